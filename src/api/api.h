@@ -1,0 +1,80 @@
+/*
+ * api.h - the handlers: one file per resource (citas, fotos, admin, auth,
+ * catalog, health, objects). Each parses the request, calls the core, and
+ * renders the answer; none runs SQL or touches files.
+ */
+#ifndef BR_API_H
+#define BR_API_H
+
+#include "../core/app.h"
+#include "../http/http.h"
+
+#define SESSION_COOKIE "barberia_session"
+
+/* The routing table and the hook that authenticates callers. */
+extern const struct http_route api_routes[];
+extern const size_t api_nroutes;
+br_err api_authorize(struct http_req *req, enum http_auth mode);
+
+/* The caller as authenticated for this request (routes with auth). */
+struct api_caller {
+    struct principal p;
+    char token[64]; /* the session token the request carried */
+};
+static inline struct app *api_app(struct http_req *r)
+{
+    return http_req_app(r);
+}
+static inline const struct principal *api_caller(struct http_req *r)
+{
+    struct api_caller *c = http_req_user(r);
+    return c ? &c->p : NULL;
+}
+/* The session token a request carries (Bearer header first, then the
+ * cookie); NULL when none. OUT: *n its length. */
+const char *api_request_token(struct http_req *r, size_t *n);
+
+/* --- reading JSON bodies ------------------------------------------------------- */
+
+/* An optional text field: OUT *out the string, or NULL when absent or null.
+ * Returns false (after replying 400 "Campo inválido: <key>") when the field
+ * holds another JSON type. */
+bool api_opt_string(struct http_req *r, json_t *body, const char *key, const char **out);
+
+/* An identifier field: a string as it is; another JSON type as its JSON
+ * text (so that it is simply not found); NULL when absent or null.
+ * *scratch receives any allocation (caller frees). */
+const char *api_id_field(json_t *body, const char *key, char **scratch);
+
+/* --- rendering ------------------------------------------------------------------ */
+
+/* A JSON string of s, or null for NULL; bytes that are not UTF-8 become
+ * U+FFFD rather than failing. */
+json_t *api_jstr(const char *s);
+json_t *api_perfil_json(const struct perfil *p);
+json_t *api_cita_json(const struct cita *c);
+json_t *api_foto_json(const struct foto *f);
+/* {"error": msg} with the status for a core error: BR_INVALID 400,
+ * BR_UNAUTH 401, BR_FORBIDDEN 403, BR_NOTFOUND 404, BR_CONFLICT 409,
+ * BR_TOOLARGE 413, everything else 500. */
+void api_reply_err(struct http_req *r, br_err rc);
+
+/* --- handlers --------------------------------------------------------------------- */
+
+void api_citas_get(struct http_req *r);
+void api_citas_post(struct http_req *r);
+void api_fotos_get(struct http_req *r);
+void api_fotos_post(struct http_req *r);
+void api_fotos_delete(struct http_req *r);
+void api_admin_usuarios_get(struct http_req *r);
+void api_admin_usuarios_patch(struct http_req *r);
+void api_auth_signup(struct http_req *r);
+void api_auth_login(struct http_req *r);
+void api_auth_logout(struct http_req *r);
+void api_auth_me(struct http_req *r);
+void api_barberos_get(struct http_req *r);
+void api_servicios_get(struct http_req *r);
+void api_healthz(struct http_req *r);
+void api_object_get(struct http_req *r);
+
+#endif

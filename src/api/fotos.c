@@ -1,0 +1,62 @@
+/*
+ * fotos.c - GET, POST and DELETE /api/fotos.
+ */
+#include "api.h"
+#include "../core/photos.h"
+
+static br_err add_foto(void *ud, const struct foto *f)
+{
+    json_array_append_new(ud, api_foto_json(f));
+    return BR_OK;
+}
+
+void api_fotos_get(struct http_req *r)
+{
+    json_t *list = json_array();
+    br_err rc = photos_list(api_app(r), http_req_query(r, "cita_id"), add_foto, list);
+    if (rc) {
+        json_decref(list);
+        api_reply_err(r, rc);
+        return;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "fotos", list);
+    http_reply_json(r, 200, o);
+}
+
+void api_fotos_post(struct http_req *r)
+{
+    const struct http_upload *hu = http_req_upload(r);
+    struct photo_upload up = {
+        .has_file = hu->has_file,
+        .fd = hu->fd,
+        .size = hu->size,
+        .too_large = hu->too_large,
+        .filename = hu->filename,
+        .content_type = hu->content_type,
+        .cita_id = http_req_field(r, "cita_id"),
+        .tipo = http_req_field(r, "tipo"),
+    };
+    struct foto f;
+    br_err rc = photos_upload(api_app(r), api_caller(r), &up, &f);
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "foto", api_foto_json(&f));
+    foto_clear(&f);
+    http_reply_json(r, 201, o);
+}
+
+void api_fotos_delete(struct http_req *r)
+{
+    br_err rc = photos_delete(api_app(r), api_caller(r), http_req_query(r, "id"));
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "ok", json_true());
+    http_reply_json(r, 200, o);
+}

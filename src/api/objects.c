@@ -1,0 +1,44 @@
+/*
+ * objects.c - GET and HEAD /storage/v1/object/public/<bucket>/<key>: the
+ * stored photos, served by the service itself with their uploaded content
+ * type. The content never runs as a page: `nosniff` stops type guessing
+ * and the Content-Security-Policy forbids everything, scripts included
+ * (an image/svg+xml upload stays an inert picture). Objects never change,
+ * so they may be cached for a year.
+ */
+#include "api.h"
+#include "../core/photos.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PREFIX "/storage/v1/object/public/"
+
+void api_object_get(struct http_req *r)
+{
+    const char *rest = http_req_path(r) + strlen(PREFIX);
+    const char *slash = strchr(rest, '/');
+    if (!slash || slash == rest || !slash[1]) {
+        http_reply_error(r, 404, "No encontrado");
+        return;
+    }
+    /* only the photo bucket is public */
+    size_t blen = (size_t)(slash - rest);
+    struct obj_info info;
+    br_err rc = BR_NOTFOUND;
+    if (blen == strlen(PHOTO_BUCKET) && !memcmp(rest, PHOTO_BUCKET, blen))
+        rc = obj_get(api_app(r)->obj, PHOTO_BUCKET, slash + 1, &info);
+    if (rc == BR_NOTFOUND) {
+        http_reply_error(r, 404, "No encontrado");
+        return;
+    }
+    if (rc) {
+        http_reply_error(r, 500, "Error interno del servidor");
+        return;
+    }
+    http_add_header(r, "X-Content-Type-Options", "nosniff");
+    http_add_header(r, "Content-Security-Policy", "default-src 'none'; sandbox");
+    http_add_header(r, "Cache-Control", "public, max-age=31536000, immutable");
+    http_reply_fd(r, 200, info.fd, info.size, info.content_type);
+    free(info.content_type);
+}

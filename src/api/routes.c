@@ -1,0 +1,83 @@
+/*
+ * routes.c - the routing table and caller authentication (see api.h).
+ */
+#include "api.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define OBJECT_PREFIX "/storage/v1/object/public/"
+
+const struct http_route api_routes[] = {
+    {"GET", "/api/citas", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_citas_get},
+    {"POST", "/api/citas", false, HTTP_AUTH_USER, HTTP_BODY_JSON, api_citas_post},
+    {"GET", "/api/fotos", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_fotos_get},
+    {"POST", "/api/fotos", false, HTTP_AUTH_USER, HTTP_BODY_MULTIPART, api_fotos_post},
+    {"DELETE", "/api/fotos", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_fotos_delete},
+    {"GET", "/api/admin/usuarios", false, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, api_admin_usuarios_get},
+    {"PATCH", "/api/admin/usuarios", false, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,
+     api_admin_usuarios_patch},
+    {"POST", "/api/auth/signup", false, HTTP_AUTH_NONE, HTTP_BODY_JSON, api_auth_signup},
+    {"POST", "/api/auth/login", false, HTTP_AUTH_NONE, HTTP_BODY_JSON, api_auth_login},
+    {"POST", "/api/auth/logout", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_auth_logout},
+    {"GET", "/api/auth/me", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_auth_me},
+    {"GET", "/api/barberos", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_barberos_get},
+    {"GET", "/api/servicios", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_servicios_get},
+    {"GET", "/healthz", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_healthz},
+    {"GET", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get},
+    {"HEAD", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get},
+};
+const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
+
+const char *api_request_token(struct http_req *r, size_t *n)
+{
+    const char *auth = http_req_header(r, "Authorization");
+    if (auth && !strncasecmp(auth, "Bearer ", 7)) {
+        const char *t = auth + 7;
+        while (*t == ' ') t++;
+        size_t len = strlen(t);
+        while (len && t[len - 1] == ' ') len--;
+        *n = len;
+        return t;
+    }
+    const char *c = http_req_cookie(r, SESSION_COOKIE);
+    if (c) {
+        *n = strlen(c);
+        return c;
+    }
+    return NULL;
+}
+
+static void caller_free(void *p)
+{
+    struct api_caller *c = p;
+    principal_clear(&c->p);
+    free(c);
+}
+
+br_err api_authorize(struct http_req *r, enum http_auth mode)
+{
+    struct app *app = api_app(r);
+    size_t n = 0;
+    const char *tok = api_request_token(r, &n);
+    struct api_caller *c = xcalloc(1, sizeof *c);
+    br_err rc = ident_authenticate(app->ident, tok, n, &c->p);
+    if (rc) {
+        free(c);
+        if (rc != BR_UNAUTH) return err_set(BR_INTERNAL, "Error interno del servidor");
+        return mode == HTTP_AUTH_ADMIN ? err_set(BR_FORBIDDEN, "Sin permisos")
+                                       : err_set(BR_UNAUTH, "No autenticado");
+    }
+    if (n < sizeof c->token) {
+        memcpy(c->token, tok, n);
+        c->token[n] = '\0';
+    }
+    if (mode == HTTP_AUTH_ADMIN &&
+        !(c->p.has_perfil && c->p.perfil.rol && !strcmp(c->p.perfil.rol, "admin"))) {
+        caller_free(c);
+        return err_set(BR_FORBIDDEN, "Sin permisos");
+    }
+    http_req_set_user(r, c, caller_free);
+    return BR_OK;
+}

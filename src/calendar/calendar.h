@@ -1,0 +1,52 @@
+/*
+ * calendar.h - the calendar port: where a booking's event is created.
+ *
+ * Adapters: "none" (nothing configured: every attempt fails quietly with
+ * BR_CONFIG) and "google" (Google Calendar, calendar/google.c). The core
+ * never asks which one it has.
+ *
+ * Thread-safety: one struct calendar serves every thread; an adapter shares
+ * what must be shared (Google's access token) behind its own lock.
+ */
+#ifndef BR_CALENDAR_H
+#define BR_CALENDAR_H
+
+#include "../util/err.h"
+
+struct config;
+
+/* The event of a booking, exactly as the specification builds it. */
+struct cal_event {
+    const char *summary;        /* "<servicio> — <cliente>" */
+    const char *description;    /* "Cliente: ...\nBarbero: ...\nServicio: ...[\nNotas: ...]" */
+    const char *start, *end;    /* UTC, YYYY-MM-DDTHH:MM:SS.sssZ */
+    const char *attendee_email; /* the client's */
+};
+
+struct calendar {
+    const struct cal_ops *ops;
+};
+
+struct cal_ops {
+    const char *name;
+    /* Creates the event, within the adapter's time bound. OUT: *event_id
+     * (caller frees). Errors: BR_CONFIG (no calendar), BR_UPSTREAM,
+     * BR_TIMEOUT, with a one-line detail in err_msg(). */
+    br_err (*create_event)(struct calendar *c, const struct cal_event *ev, char **event_id);
+    /* Deletes an event this service created (a booking that lost a race
+     * for its slot after the event was made). Same errors. */
+    br_err (*delete_event)(struct calendar *c, const char *event_id);
+    void (*close)(struct calendar *c);
+};
+
+/* Opens the adapter the configuration names ("google" when
+ * google_credentials is set, else "none"). BR_CONFIG when the credentials
+ * cannot be used. */
+br_err calendar_open(const struct config *cfg, struct calendar **out) WARN_UNUSED;
+
+static inline void calendar_close(struct calendar *c)
+{
+    if (c) c->ops->close(c);
+}
+
+#endif

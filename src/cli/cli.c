@@ -1,0 +1,408 @@
+/*
+ * cli.c - the data commands: migrate, user, barbero, servicio, outbox.
+ * They open the same ports as the server (one data store connection) and
+ * go through the same core code: `barberia user add` and POST
+ * /api/auth/signup share ident_signup().
+ */
+#include "cli.h"
+#include "../core/app.h"
+#include "../util/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("barberia: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, unsigned scopes, struct config *cfg,
+              const struct cli_flag *flags, const char *help, bool *done)
+{
+    *done = false;
+    int i = 0;
+    for (;;) {
+        if (config_load(cfg, scopes, argc, argv, &i) != BR_OK) {
+            cli_error("%s: %s", cmd, err_msg());
+            return EXIT_USAGE;
+        }
+        /* config_load restarts from the environment each call; remember flags
+         * by re-parsing all config flags seen so far in one pass at the end */
+        if (i >= argc) break;
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(help, stdout);
+            fputs("\nData settings (flag or environment variable):\n", stdout);
+            config_print_help(CONFIG_DATA, stdout);
+            if (scopes & CONFIG_SERVE) config_print_help(CONFIG_SERVE, stdout);
+            *done = true;
+            return 0;
+        }
+        const struct cli_flag *f = NULL;
+        if (!strncmp(a, "--", 2)) {
+            const char *name = a + 2;
+            const char *eq = strchr(name, '=');
+            size_t n = eq ? (size_t)(eq - name) : strlen(name);
+            for (const struct cli_flag *g = flags; g && g->name; g++)
+                if (strlen(g->name) == n && !strncmp(g->name, name, n)) f = g;
+            if (f && f->present) {
+                if (eq) {
+                    cli_error("%s: --%s takes no value", cmd, f->name);
+                    return EXIT_USAGE;
+                }
+                *f->present = true;
+                i++;
+            } else if (f) {
+                if (eq) {
+                    *f->value = eq + 1;
+                    i++;
+                } else if (i + 1 < argc) {
+                    *f->value = argv[i + 1];
+                    i += 2;
+                } else {
+                    cli_error("%s: --%s needs a value", cmd, f->name);
+                    return EXIT_USAGE;
+                }
+            }
+        }
+        if (!f) {
+            cli_error("%s: unknown argument '%s' (see barberia %s --help)", cmd, a, cmd);
+            return EXIT_USAGE;
+        }
+        /* remove the consumed command flag so that config_load can re-read
+         * the config flags from the start */
+        config_free(cfg);
+        int consumed = f->present ? 1 : (strchr(a, '=') ? 1 : 2);
+        int at = i - consumed;
+        for (int k = at; k + consumed < argc; k++) argv[k] = argv[k + consumed];
+        argc -= consumed;
+        i = 0;
+    }
+    return 0;
+}
+
+static int open_app(struct app *app, const struct config *cfg)
+{
+    if (app_open(app, cfg, 1) != BR_OK) {
+        cli_error("%s", err_msg());
+        return EXIT_REFUSED;
+    }
+    app->public_url = cfg->public_url ? cfg->public_url : "";
+    return 0;
+}
+
+/* Prints a value for a tab-separated row: tabs, newlines and backslashes
+ * escaped, NULL as an empty field. */
+static void field(const char *s, bool last)
+{
+    for (const char *p = s ? s : ""; *p; p++) {
+        switch (*p) {
+        case '\t': fputs("\\t", stdout); break;
+        case '\n': fputs("\\n", stdout); break;
+        case '\r': fputs("\\r", stdout); break;
+        case '\\': fputs("\\\\", stdout); break;
+        default: putchar(*p);
+        }
+    }
+    putchar(last ? '\n' : '\t');
+}
+
+int cli_migrate(int argc, char **argv)
+{
+    struct config cfg;
+    bool done;
+    int rc = cli_parse("migrate", argc, argv, CONFIG_DATA, &cfg, NULL,
+                       "Usage: barberia migrate [--data DIR]\n"
+                       "Creates or upgrades the schema of the data store.\n",
+                       &done);
+    if (rc || done) goto out;
+    struct app app;
+    rc = open_app(&app, &cfg);
+    if (!rc) app_close(&app);
+out:
+    config_free(&cfg);
+    return rc;
+}
+
+static br_err print_user(void *ud, const struct user *u, const struct perfil *p)
+{
+    (void)ud;
+    field(u->id, false);
+    field(u->email, false);
+    field(p ? p->rol : NULL, false);
+    field(p ? p->nombre : NULL, false);
+    field(p ? p->telefono : NULL, false);
+    field(u->created_at, false);
+    field(u->last_sign_in_at, true);
+    return BR_OK;
+}
+
+int cli_user(int argc, char **argv)
+{
+    static const char help[] =
+        "Usage: barberia user add --email E --password P [--nombre N] [--telefono T] [--rol R]\n"
+        "       barberia user list\n"
+        "add: creates an identity user and its profile (rol default: cliente) and prints\n"
+        "     the new user id.\n"
+        "list: one tab-separated row per user: id, email, rol, nombre, telefono,\n"
+        "      created_at, last sign-in.\n";
+    const char *sub = argc > 0 ? argv[0] : NULL;
+    if (!sub || (strcmp(sub, "add") && strcmp(sub, "list"))) {
+        if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
+            fputs(help, stdout);
+            return 0;
+        }
+        cli_error("user: expected 'add' or 'list' (see barberia user --help)");
+        return EXIT_USAGE;
+    }
+    const char *email = NULL, *password = NULL, *nombre = NULL, *telefono = NULL, *rol = NULL;
+    struct cli_flag add_flags[] = {{"email", &email, NULL},       {"password", &password, NULL},
+                                   {"nombre", &nombre, NULL},     {"telefono", &telefono, NULL},
+                                   {"rol", &rol, NULL},           {NULL, NULL, NULL}};
+    bool is_add = !strcmp(sub, "add");
+    struct config cfg;
+    bool done;
+    int rc = cli_parse(is_add ? "user add" : "user list", argc - 1, argv + 1, CONFIG_DATA, &cfg,
+                       is_add ? add_flags : NULL, help, &done);
+    if (rc || done) goto out;
+    if (is_add && (!email || !*email || !password || !*password)) {
+        cli_error("user add: --email and --password are required");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    struct app app;
+    rc = open_app(&app, &cfg);
+    if (rc) goto out;
+    if (is_add) {
+        struct ident_signup in = {email, password, nombre, telefono, rol && *rol ? rol : NULL};
+        struct ident_session s;
+        br_err e = ident_signup(app.ident, &in, false, &s);
+        if (e) {
+            cli_error("user add: %s", err_msg());
+            rc = e == BR_INVALID ? EXIT_USAGE : EXIT_REFUSED;
+        } else {
+            printf("%s\n", s.user_id);
+            ident_session_clear(&s);
+        }
+    } else if (store_users_each(app.store, print_user, NULL) != BR_OK) {
+        cli_error("user list: %s", err_msg());
+        rc = EXIT_REFUSED;
+    }
+    app_close(&app);
+out:
+    config_free(&cfg);
+    return rc;
+}
+
+static br_err print_barbero(void *ud, const struct barbero *b)
+{
+    (void)ud;
+    field(b->id, false);
+    field(b->nombre, false);
+    field(b->foto_url, true);
+    return BR_OK;
+}
+
+int cli_barbero(int argc, char **argv)
+{
+    static const char help[] = "Usage: barberia barbero add --nombre N [--foto-url U]\n"
+                               "       barberia barbero list\n"
+                               "add: adds a barber and prints the new id.\n"
+                               "list: one tab-separated row per barber: id, nombre, foto_url.\n";
+    const char *sub = argc > 0 ? argv[0] : NULL;
+    if (!sub || (strcmp(sub, "add") && strcmp(sub, "list"))) {
+        if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
+            fputs(help, stdout);
+            return 0;
+        }
+        cli_error("barbero: expected 'add' or 'list' (see barberia barbero --help)");
+        return EXIT_USAGE;
+    }
+    const char *nombre = NULL, *foto = NULL;
+    struct cli_flag add_flags[] = {
+        {"nombre", &nombre, NULL}, {"foto-url", &foto, NULL}, {NULL, NULL, NULL}};
+    bool is_add = !strcmp(sub, "add");
+    struct config cfg;
+    bool done;
+    int rc = cli_parse(is_add ? "barbero add" : "barbero list", argc - 1, argv + 1, CONFIG_DATA,
+                       &cfg, is_add ? add_flags : NULL, help, &done);
+    if (rc || done) goto out;
+    if (is_add && (!nombre || !*nombre)) {
+        cli_error("barbero add: --nombre is required");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    struct app app;
+    rc = open_app(&app, &cfg);
+    if (rc) goto out;
+    if (is_add) {
+        struct barbero b = {.nombre = (char *)nombre, .foto_url = (char *)(foto && *foto ? foto : NULL)};
+        uuid_v4(b.id);
+        if (store_barbero_add(app.store, &b) != BR_OK) {
+            cli_error("barbero add: %s", err_msg());
+            rc = EXIT_REFUSED;
+        } else {
+            printf("%s\n", b.id);
+        }
+    } else if (store_barberos_each(app.store, print_barbero, NULL) != BR_OK) {
+        cli_error("barbero list: %s", err_msg());
+        rc = EXIT_REFUSED;
+    }
+    app_close(&app);
+out:
+    config_free(&cfg);
+    return rc;
+}
+
+static br_err print_servicio(void *ud, const struct servicio *s)
+{
+    (void)ud;
+    char dur[32], precio[64];
+    snprintf(dur, sizeof dur, "%lld", (long long)s->duracion_min);
+    snprintf(precio, sizeof precio, "%.2f", s->precio);
+    field(s->id, false);
+    field(s->nombre, false);
+    field(dur, false);
+    field(precio, true);
+    return BR_OK;
+}
+
+int cli_servicio(int argc, char **argv)
+{
+    static const char help[] =
+        "Usage: barberia servicio add --nombre N --duracion-min M --precio P\n"
+        "       barberia servicio list\n"
+        "add: adds a service (M: whole minutes, 1-1440; P: a price >= 0) and prints the id.\n"
+        "list: one tab-separated row per service: id, nombre, duracion_min, precio.\n";
+    const char *sub = argc > 0 ? argv[0] : NULL;
+    if (!sub || (strcmp(sub, "add") && strcmp(sub, "list"))) {
+        if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
+            fputs(help, stdout);
+            return 0;
+        }
+        cli_error("servicio: expected 'add' or 'list' (see barberia servicio --help)");
+        return EXIT_USAGE;
+    }
+    const char *nombre = NULL, *dur = NULL, *precio = NULL;
+    struct cli_flag add_flags[] = {{"nombre", &nombre, NULL},
+                                   {"duracion-min", &dur, NULL},
+                                   {"precio", &precio, NULL},
+                                   {NULL, NULL, NULL}};
+    bool is_add = !strcmp(sub, "add");
+    struct config cfg;
+    bool done;
+    int rc = cli_parse(is_add ? "servicio add" : "servicio list", argc - 1, argv + 1, CONFIG_DATA,
+                       &cfg, is_add ? add_flags : NULL, help, &done);
+    if (rc || done) goto out;
+    struct servicio s = {.nombre = (char *)nombre};
+    if (is_add) {
+        char *end;
+        if (!nombre || !*nombre || !dur || !precio) {
+            cli_error("servicio add: --nombre, --duracion-min and --precio are required");
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        errno = 0;
+        long d = strtol(dur, &end, 10);
+        if (errno || end == dur || *end || d < 1 || d > 1440) {
+            cli_error("servicio add: --duracion-min must be a whole number of minutes, 1-1440");
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        errno = 0;
+        double p = strtod(precio, &end);
+        if (errno || end == precio || *end || !(p >= 0) || p > 1e9) {
+            cli_error("servicio add: --precio must be a number >= 0");
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        s.duracion_min = d;
+        s.precio = p;
+    }
+    struct app app;
+    rc = open_app(&app, &cfg);
+    if (rc) goto out;
+    if (is_add) {
+        uuid_v4(s.id);
+        if (store_servicio_add(app.store, &s) != BR_OK) {
+            cli_error("servicio add: %s", err_msg());
+            rc = EXIT_REFUSED;
+        } else {
+            printf("%s\n", s.id);
+        }
+    } else if (store_servicios_each(app.store, print_servicio, NULL) != BR_OK) {
+        cli_error("servicio list: %s", err_msg());
+        rc = EXIT_REFUSED;
+    }
+    app_close(&app);
+out:
+    config_free(&cfg);
+    return rc;
+}
+
+static br_err print_outbox(void *ud, const struct outbox_msg *m)
+{
+    (void)ud;
+    char attempts[32];
+    snprintf(attempts, sizeof attempts, "%lld", (long long)m->attempts);
+    const char *state = m->status;
+    if (!strcmp(state, "pending") && m->attempts > 0) state = "retrying";
+    field(m->id, false);
+    field(state, false);
+    field(attempts, false);
+    field(m->created_at, false);
+    field(!strcmp(m->status, "pending") ? m->next_attempt_at : "", false);
+    field(m->recipient, false);
+    field(m->cita_id, false);
+    field(m->last_error, true);
+    return BR_OK;
+}
+
+int cli_outbox(int argc, char **argv)
+{
+    static const char help[] =
+        "Usage: barberia outbox list [--status pending|sent|dropped]\n"
+        "Lists the confirmation e-mails of the outbox, oldest first (default: every message\n"
+        "not yet delivered, i.e. pending, retrying and dropped). One tab-separated row each:\n"
+        "id, state (pending, retrying, sent, dropped), attempts, queued at, next attempt,\n"
+        "recipient, cita id, last error.\n";
+    const char *sub = argc > 0 ? argv[0] : NULL;
+    if (!sub || strcmp(sub, "list")) {
+        if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
+            fputs(help, stdout);
+            return 0;
+        }
+        cli_error("outbox: expected 'list' (see barberia outbox --help)");
+        return EXIT_USAGE;
+    }
+    const char *status = NULL;
+    struct cli_flag flags[] = {{"status", &status, NULL}, {NULL, NULL, NULL}};
+    struct config cfg;
+    bool done;
+    int rc = cli_parse("outbox list", argc - 1, argv + 1, CONFIG_DATA, &cfg, flags, help, &done);
+    if (rc || done) goto out;
+    if (status && strcmp(status, "pending") && strcmp(status, "sent") && strcmp(status, "dropped")) {
+        cli_error("outbox list: --status must be pending, sent or dropped");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    struct app app;
+    rc = open_app(&app, &cfg);
+    if (rc) goto out;
+    if (store_outbox_each(app.store, status, print_outbox, NULL) != BR_OK) {
+        cli_error("outbox list: %s", err_msg());
+        rc = EXIT_REFUSED;
+    }
+    app_close(&app);
+out:
+    config_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,186 @@
+/*
+ * serve.c - `barberia serve`: wires the ports, starts the HTTP service and
+ * the mail outbox worker, and stops them gracefully on SIGINT/SIGTERM.
+ * With --demo, an empty database first gets a few barbers, services and
+ * an administrator whose generated password is printed once.
+ */
+#include "cli.h"
+#include "../api/api.h"
+#include "../core/photos.h"
+#include "../mail/outbox.h"
+#include "../util/log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define JSON_MAX (64 * 1024)
+#define MULTIPART_MAX (256ull * 1024 * 1024)
+#define DEMO_ADMIN "admin@barberia.local"
+
+static const char help[] =
+    "Usage: barberia serve [--demo] [settings]\n"
+    "Runs the HTTP service until SIGINT or SIGTERM, then stops gracefully (requests in\n"
+    "flight finish). The schema is created or upgraded on start. Logs go to stderr.\n"
+    "  --demo   on an empty database, first create demo barbers, services and an\n"
+    "           administrator (" DEMO_ADMIN ") whose password is printed once\n";
+
+static int demo_data(struct app *app)
+{
+    bool empty = false;
+    if (store_is_empty(app->store, &empty) != BR_OK) {
+        cli_error("serve --demo: %s", err_msg());
+        return EXIT_REFUSED;
+    }
+    if (!empty) {
+        log_info("demo: the database already holds data; nothing added (admin: " DEMO_ADMIN ")");
+        return 0;
+    }
+    static const char *const barberos[] = {"Carlos Méndez", "Lucía Ortega", "Mateo Ruiz"};
+    static const struct {
+        const char *nombre;
+        int min;
+        double precio;
+    } servicios[] = {
+        {"Corte clásico", 30, 15.0},
+        {"Corte y barba", 45, 22.5},
+        {"Arreglo de barba", 20, 10.0},
+        {"Afeitado a navaja", 30, 14.0},
+    };
+    br_err rc = BR_OK;
+    for (size_t i = 0; i < ARRAY_LEN(barberos) && !rc; i++) {
+        struct barbero b = {.nombre = (char *)barberos[i]};
+        uuid_v4(b.id);
+        rc = store_barbero_add(app->store, &b);
+    }
+    for (size_t i = 0; i < ARRAY_LEN(servicios) && !rc; i++) {
+        struct servicio s = {.nombre = (char *)servicios[i].nombre,
+                             .duracion_min = servicios[i].min,
+                             .precio = servicios[i].precio};
+        uuid_v4(s.id);
+        rc = store_servicio_add(app->store, &s);
+    }
+    unsigned char raw[12];
+    char password[24];
+    randombytes_buf(raw, sizeof raw);
+    sodium_bin2base64(password, sizeof password, raw, sizeof raw,
+                      sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    struct ident_signup in = {DEMO_ADMIN, password, "Administración", NULL, "admin"};
+    struct ident_session s;
+    if (!rc) rc = ident_signup(app->ident, &in, false, &s);
+    if (rc) {
+        cli_error("serve --demo: %s", err_msg());
+        return EXIT_REFUSED;
+    }
+    ident_session_clear(&s);
+    printf("Demo data created: %zu barbers, %zu services and an administrator.\n"
+           "  email:    %s\n"
+           "  password: %s\n"
+           "(the password is shown only this once)\n",
+           ARRAY_LEN(barberos), ARRAY_LEN(servicios), DEMO_ADMIN, password);
+    fflush(stdout);
+    sodium_memzero(password, sizeof password);
+    return 0;
+}
+
+static char *trim_slash(const char *url)
+{
+    char *u = xstrdup(url);
+    size_t n = strlen(u);
+    while (n && u[n - 1] == '/') u[--n] = '\0';
+    return u;
+}
+
+int cli_serve(int argc, char **argv)
+{
+    bool demo = false;
+    struct cli_flag flags[] = {{"demo", NULL, &demo}, {NULL, NULL, NULL}};
+    struct config cfg;
+    bool done;
+    int rc = cli_parse("serve", argc, argv, CONFIG_DATA | CONFIG_SERVE, &cfg, flags, help, &done);
+    if (rc || done) {
+        config_free(&cfg);
+        return rc;
+    }
+
+    /* Signals are taken by sigwait() in this thread only; every thread
+     * started from here on inherits the mask. A closed client socket must
+     * not kill the process. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct app app;
+    struct http_server *srv = NULL;
+    char *public_url = NULL;
+    char *spool = NULL;
+    if (app_open(&app, &cfg, cfg.db_pool) != BR_OK) {
+        cli_error("serve: %s", err_msg());
+        config_free(&cfg);
+        return EXIT_REFUSED;
+    }
+    rc = EXIT_REFUSED;
+    spool = xasprintf("%s/tmp", cfg.data_dir);
+    if (mkdir(spool, 0700) != 0 && errno != EEXIST) {
+        cli_error("serve: cannot create %s: %s", spool, strerror(errno));
+        goto out;
+    }
+    struct http_options ho = {
+        .listen = cfg.listen,
+        .max_connections = cfg.max_connections,
+        .shutdown_grace_ms = cfg.shutdown_grace_ms,
+        .spool_dir = spool,
+        .json_max = JSON_MAX,
+        .file_max = PHOTO_MAX_BYTES,
+        .multipart_max = MULTIPART_MAX,
+        .too_large_msg = "Máximo 5MB por imagen",
+        .file_field = "file",
+        .routes = api_routes,
+        .nroutes = api_nroutes,
+        .authorize = api_authorize,
+        .app = &app,
+    };
+    if (http_bind(&ho, &srv) != BR_OK) {
+        cli_error("serve: %s", err_msg());
+        goto out;
+    }
+    public_url = trim_slash(cfg.public_url ? cfg.public_url : http_bound_url(srv));
+    app.public_url = public_url;
+    if (demo && demo_data(&app) != 0) goto out;
+    if (mailer_enabled(app.mailer) &&
+        outbox_start(app.store, app.mailer, &cfg, &app.outbox) != BR_OK) {
+        cli_error("serve: %s", err_msg());
+        goto out;
+    }
+    if (http_serve(srv) != BR_OK) {
+        cli_error("serve: %s", err_msg());
+        goto out;
+    }
+    log_info("barberia %s listening on %s (public URL %s; data %s; store %s; calendar %s; "
+             "mail %s)",
+             BARBERIA_VERSION, http_bound_url(srv), public_url, cfg.data_dir,
+             store_backend(app.store), app.cal->ops->name, app.mailer->ops->name);
+
+    int sig = 0;
+    sigwait(&stop, &sig);
+    log_info("received %s; stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    rc = 0;
+out:
+    http_stop(srv);
+    outbox_stop(app.outbox);
+    app.outbox = NULL;
+    app_close(&app);
+    free(public_url);
+    free(spool);
+    config_free(&cfg);
+    if (rc == 0) log_info("stopped");
+    return rc;
+}

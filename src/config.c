@@ -1,0 +1,171 @@
+/*
+ * config.c - settings from the environment and flags (see config.h).
+ *
+ * One table describes every setting; parsing, defaults and --help all come
+ * from it, so they cannot disagree.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum kind { K_STR, K_INT };
+
+struct setting {
+    const char *name; /* the variable's suffix: BARBERIA_<name> */
+    unsigned scope;
+    enum kind kind;
+    size_t off;
+    const char *def; /* NULL: unset */
+    long min, max;   /* for K_INT */
+    const char *help;
+};
+
+#define S(n, sc, f, d, h) {n, sc, K_STR, offsetof(struct config, f), d, 0, 0, h}
+#define I(n, sc, f, d, lo, hi, h) {n, sc, K_INT, offsetof(struct config, f), d, lo, hi, h}
+
+static const struct setting settings[] = {
+    S("DATA", CONFIG_DATA, data_dir, "./data", "folder of the SQLite database and the photo store"),
+    S("DATABASE_URL", CONFIG_DATA, database_url, NULL,
+      "postgresql://... selects PostgreSQL instead of SQLite"),
+    S("STORAGE_URL", CONFIG_DATA, storage_url, NULL,
+      "an S3-compatible endpoint instead of the folder store"),
+    S("LISTEN", CONFIG_SERVE, listen, "127.0.0.1:8080", "address:port to listen on (:0 = any free port)"),
+    S("PUBLIC_URL", CONFIG_SERVE, public_url, NULL,
+      "base of public URLs (default http://<listen address>)"),
+    I("MAX_CONNECTIONS", CONFIG_SERVE, max_connections, "256", 1, 10000,
+      "concurrent HTTP connections"),
+    I("SHUTDOWN_GRACE_MS", CONFIG_SERVE, shutdown_grace_ms, "10000", 0, 600000,
+      "how long a stop waits for in-flight requests"),
+    I("DB_POOL", CONFIG_SERVE, db_pool, "8", 1, 256, "connections to the data store"),
+    S("GOOGLE_CREDENTIALS", CONFIG_SERVE, google_credentials, NULL,
+      "service-account key file; unset: no calendar"),
+    S("GOOGLE_CALENDAR_ID", CONFIG_SERVE, google_calendar_id, "primary", "calendar to write to"),
+    S("GOOGLE_API_URL", CONFIG_SERVE, google_api_url, "https://www.googleapis.com/calendar/v3",
+      "base of the Calendar API"),
+    I("CALENDAR_TIMEOUT_MS", CONFIG_SERVE, calendar_timeout_ms, "5000", 100, 60000,
+      "bound on the whole calendar attempt"),
+    S("SMTP_URL", CONFIG_SERVE, smtp_url, NULL, "smtp://host:port or smtps://host:port; unset: no e-mail"),
+    S("SMTP_USER", CONFIG_SERVE, smtp_user, NULL, "SMTP user name"),
+    S("SMTP_PASSWORD", CONFIG_SERVE, smtp_password, NULL, "SMTP password"),
+    S("SMTP_FROM", CONFIG_SERVE, smtp_from, "no-reply@localhost", "sender address"),
+    S("SMTP_CA_FILE", CONFIG_SERVE, smtp_ca_file, NULL,
+      "CA bundle to verify the mail server with (default: the system's)"),
+    I("SMTP_TIMEOUT_MS", CONFIG_SERVE, smtp_timeout_ms, "15000", 100, 600000,
+      "bound on one delivery attempt"),
+    I("SMTP_RETRY_FOR", CONFIG_SERVE, smtp_retry_for_s, "86400", 0, 30 * 86400,
+      "seconds a failing message is retried before it is dropped"),
+    S("TZ", CONFIG_SERVE, tz, "UTC", "the shop's time zone (IANA name) for e-mails"),
+};
+
+static char **str_field(struct config *cfg, const struct setting *s)
+{
+    return (char **)((char *)cfg + s->off);
+}
+
+static int *int_field(struct config *cfg, const struct setting *s)
+{
+    return (int *)((char *)cfg + s->off);
+}
+
+static void flag_name(const struct setting *s, char *out, size_t n)
+{
+    size_t o = 0;
+    for (const char *p = s->name; *p && o + 1 < n; p++)
+        out[o++] = *p == '_' ? '-' : (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+    out[o] = '\0';
+}
+
+static br_err set_value(struct config *cfg, const struct setting *s, const char *v,
+                        const char *origin)
+{
+    if (s->kind == K_STR) {
+        char **f = str_field(cfg, s);
+        free(*f);
+        *f = xstrdup(v);
+        return BR_OK;
+    }
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < s->min || n > s->max)
+        return err_set(BR_CONFIG, "%s: expected a whole number from %ld to %ld, got '%s'", origin,
+                       s->min, s->max, v);
+    *int_field(cfg, s) = (int)n;
+    return BR_OK;
+}
+
+br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv, int *idx)
+{
+    memset(cfg, 0, sizeof *cfg);
+    br_err rc = BR_OK;
+    for (size_t i = 0; i < ARRAY_LEN(settings) && !rc; i++) {
+        const struct setting *s = &settings[i];
+        char var[64];
+        snprintf(var, sizeof var, "BARBERIA_%s", s->name);
+        const char *v = getenv(var);
+        if (v && !*v) v = NULL; /* an empty variable counts as unset */
+        if (!v) v = s->def;
+        if (v) rc = set_value(cfg, s, v, var);
+    }
+    while (!rc && *idx < argc) {
+        const char *arg = argv[*idx];
+        if (strncmp(arg, "--", 2) != 0) break;
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        const struct setting *found = NULL;
+        for (size_t i = 0; i < ARRAY_LEN(settings); i++) {
+            char fl[64];
+            flag_name(&settings[i], fl, sizeof fl);
+            if ((settings[i].scope & scopes) && strlen(fl) == nlen && !memcmp(fl, name, nlen)) {
+                found = &settings[i];
+                break;
+            }
+        }
+        if (!found) break;
+        const char *v;
+        if (eq) {
+            v = eq + 1;
+            (*idx)++;
+        } else {
+            if (*idx + 1 >= argc) return err_set(BR_CONFIG, "%s needs a value", arg);
+            v = argv[*idx + 1];
+            *idx += 2;
+        }
+        rc = set_value(cfg, found, v, arg);
+    }
+    if (!rc && (!cfg->data_dir || !*cfg->data_dir))
+        rc = err_set(BR_CONFIG, "the data folder must not be empty");
+    return rc;
+}
+
+void config_free(struct config *cfg)
+{
+    for (size_t i = 0; i < ARRAY_LEN(settings); i++) {
+        if (settings[i].kind == K_STR) {
+            char **f = str_field(cfg, &settings[i]);
+            free(*f);
+            *f = NULL;
+        }
+    }
+}
+
+void config_print_help(unsigned scopes, void *file)
+{
+    FILE *f = file;
+    for (size_t i = 0; i < ARRAY_LEN(settings); i++) {
+        const struct setting *s = &settings[i];
+        if (!(s->scope & scopes)) continue;
+        char fl[64], left[128];
+        flag_name(s, fl, sizeof fl);
+        snprintf(left, sizeof left, "--%s (BARBERIA_%s)", fl, s->name);
+        fprintf(f, "  %-44s %s", left, s->help);
+        if (s->def) fprintf(f, " [default: %s]", s->def);
+        fputc('\n', f);
+    }
+}

@@ -1,0 +1,60 @@
+/*
+ * config.h - the service's configuration, parsed once at start.
+ *
+ * Every setting is an environment variable BARBERIA_<NAME> and also a flag
+ * --<name> (lowercase, '_' -> '-'); a flag wins over the variable. The
+ * result is an immutable struct handed to whoever needs it: nothing deeper in
+ * the code calls getenv().
+ */
+#ifndef BR_CONFIG_H
+#define BR_CONFIG_H
+
+#include "util/err.h"
+
+struct config {
+    /* the HTTP service */
+    char *listen;     /* "host:port", "[v6]:port" or ":port" */
+    char *public_url; /* base of handed-out URLs; NULL: derived from listen */
+    int max_connections;
+    int shutdown_grace_ms;
+    /* data */
+    char *data_dir;
+    char *database_url; /* NULL: SQLite in data_dir */
+    char *storage_url;  /* NULL: folder store in data_dir */
+    int db_pool;        /* connections to the data store */
+    /* calendar */
+    char *google_credentials;
+    char *google_calendar_id;
+    char *google_api_url;
+    int calendar_timeout_ms;
+    /* mail */
+    char *smtp_url;
+    char *smtp_user;
+    char *smtp_password;
+    char *smtp_from;
+    char *smtp_ca_file;
+    int smtp_timeout_ms;
+    int smtp_retry_for_s; /* give up on a message this long after it was queued */
+    char *tz;
+};
+
+/* Which settings a command accepts. */
+enum config_scope {
+    CONFIG_DATA = 1,  /* data_dir, database_url, storage_url: every command */
+    CONFIG_SERVE = 2, /* everything else: `serve` only */
+};
+
+/* Fills cfg from the environment and argv, starting at argv[*idx] and
+ * consuming the flags it knows of the given scopes; stops at the first
+ * argument it does not know and leaves *idx there. On a bad value returns
+ * BR_CONFIG with a one-line detail. cfg is owned by the caller and released
+ * with config_free() whatever the result. */
+br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv, int *idx) WARN_UNUSED;
+
+void config_free(struct config *cfg);
+
+/* Prints the settings of the given scopes as help text (flag, variable,
+ * default, meaning), one per line. */
+void config_print_help(unsigned scopes, void *file);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * app.c - opening and closing the ports (see app.h).
+ */
+#include "app.h"
+#include "../util/log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static br_err ensure_data_dir(const char *dir)
+{
+    if (mkdir(dir, 0750) != 0 && errno != EEXIST)
+        return err_set(BR_CONFIG, "cannot create data folder %s: %s", dir, strerror(errno));
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return err_set(BR_CONFIG, "data folder %s is not a folder", dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return err_set(BR_CONFIG, "data folder %s is not writable: %s", dir, strerror(errno));
+    return BR_OK;
+}
+
+br_err app_open(struct app *app, const struct config *cfg, int pool_size)
+{
+    memset(app, 0, sizeof *app);
+    app->cfg = cfg;
+    br_err rc = cfg->database_url && cfg->storage_url ? BR_OK : ensure_data_dir(cfg->data_dir);
+    if (!rc) rc = store_open(cfg, pool_size, &app->store);
+    if (!rc) rc = store_migrate(app->store);
+    if (!rc) rc = objstore_open(cfg, &app->obj);
+    if (!rc) rc = ident_open(app->store, &app->ident);
+    if (!rc) rc = calendar_open(cfg, &app->cal);
+    if (!rc) rc = mailer_open(cfg, &app->mailer);
+    if (rc) {
+        /* keep the detail: closing must not overwrite it */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", err_msg());
+        app_close(app);
+        return err_set(rc, "%s", msg);
+    }
+    return BR_OK;
+}
+
+void app_close(struct app *app)
+{
+    mailer_close(app->mailer);
+    calendar_close(app->cal);
+    ident_close(app->ident);
+    obj_close(app->obj);
+    store_close(app->store);
+    memset(app, 0, sizeof *app);
+}

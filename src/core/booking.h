@@ -1,0 +1,43 @@
+/*
+ * booking.h - appointments: the specification's POST /api/citas processing
+ * order, and who sees which appointments.
+ */
+#ifndef BR_BOOKING_H
+#define BR_BOOKING_H
+
+#include "app.h"
+
+/* What the client asked for, as text. An id or timestamp that arrived as
+ * another JSON type is passed as its JSON text (so it is simply not found,
+ * or not a valid timestamp). NULL or "" means missing. */
+struct booking_input {
+    const char *barbero_id;
+    const char *servicio_id;
+    const char *fecha_inicio;
+    const char *notas; /* NULL or "": none */
+};
+
+/* Books an appointment for caller, in the specification's order:
+ * required fields, service, fecha_fin, barber, overlap, calendar attempt,
+ * store (with the history record and the queued e-mail, in one
+ * transaction), e-mail attempt. Errors (detail in err_msg()):
+ *   BR_INVALID   "Faltan campos requeridos", "fecha_inicio inválida"
+ *   BR_NOTFOUND  "Servicio no encontrado", "Barbero no encontrado"
+ *   BR_CONFLICT  "El horario ya no está disponible"
+ *   BR_STORE     the store's message (storing the appointment failed)
+ *   BR_INTERNAL  anything unexpected
+ * OUT: *out, the stored appointment (cita_clear). */
+br_err booking_create(struct app *app, const struct principal *caller,
+                      const struct booking_input *in, struct cita *out) WARN_UNUSED;
+
+/* The appointments caller may see (admin and barbero: all; others: their
+ * own), optionally only those in `estado` (NULL or "": any), by start. */
+br_err booking_list(struct app *app, const struct principal *caller, const char *estado,
+                    store_cita_fn fn, void *ud) WARN_UNUSED;
+
+/* The calendar event's title and description for a booking, exactly as
+ * the specification words them. Caller frees both. */
+void booking_event_text(const char *servicio, const char *cliente, const char *barbero,
+                        const char *notas, char **summary, char **description);
+
+#endif

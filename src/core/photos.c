@@ -1,0 +1,170 @@
+/*
+ * photos.c - appointment photos (see photos.h).
+ *
+ * The three-per-tipo rule is checked twice, like the booking's slot: a plain
+ * count in the specification's place (step 6), and again inside the write
+ * transaction that inserts the record, so that racing uploads can never
+ * leave more than three. An upload that loses that race removes the object
+ * it stored and answers as if it had seen the count at step 6. Whatever
+ * fails after the object is stored removes it again: there is never an
+ * object without its record, nor a record without its object.
+ */
+#include "photos.h"
+#include "../util/log.h"
+#include "../util/objkey.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static bool missing(const char *s)
+{
+    return !s || !*s;
+}
+
+char *photo_ext(const char *filename)
+{
+    const char *dot = filename ? strrchr(filename, '.') : NULL;
+    if (!dot || !dot[1]) return xstrdup("jpg");
+    char *ext = xstrdup(dot + 1);
+    for (char *p = ext; *p; p++)
+        if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+    return ext;
+}
+
+char *photo_key(const char *user_id, const char *cita_id, const char *tipo, int64_t epoch_ms,
+                const char *ext)
+{
+    return xasprintf("%s/%s/%s-%" PRId64 ".%s", user_id, cita_id, tipo, epoch_ms, ext);
+}
+
+char *photo_public_url(const char *public_url, const char *key)
+{
+    char *enc = objkey_url_encode(key);
+    char *url = xasprintf("%s/storage/v1/object/public/" PHOTO_BUCKET "/%s", public_url, enc);
+    free(enc);
+    return url;
+}
+
+/* The bucket is made once per process; later uploads skip the check. */
+static atomic_bool bucket_ready;
+
+static br_err ensure_bucket(struct app *app)
+{
+    if (atomic_load(&bucket_ready)) return BR_OK;
+    br_err rc = obj_ensure_bucket(app->obj, PHOTO_BUCKET, true, PHOTO_BUCKET_LIMIT);
+    if (!rc) atomic_store(&bucket_ready, true);
+    return rc;
+}
+
+/* Puts the upload under a fresh key; a key taken in the same millisecond is
+ * never overwritten - the next millisecond is tried instead. OUT: *key. */
+static br_err put_object(struct app *app, const struct principal *caller, const char *cita_id,
+                         const struct photo_upload *up, char **key)
+{
+    br_err rc = ensure_bucket(app);
+    if (rc) return rc;
+    char *ext = photo_ext(up->filename);
+    int64_t ms = clock_now_ms();
+    for (int attempt = 0; attempt < 20; attempt++) {
+        *key = photo_key(caller->user_id, cita_id, up->tipo, ms + attempt, ext);
+        rc = obj_put(app->obj, PHOTO_BUCKET, *key, up->content_type, up->fd, up->size);
+        if (rc != BR_CONFLICT) break;
+        free(*key);
+        *key = NULL;
+    }
+    free(ext);
+    if (rc == BR_CONFLICT) rc = err_set(BR_OBJSTORE, "el objeto ya existe");
+    return rc;
+}
+
+br_err photos_upload(struct app *app, const struct principal *caller,
+                     const struct photo_upload *up, struct foto *out)
+{
+    memset(out, 0, sizeof *out);
+    /* 2. every part */
+    if (!up->has_file || missing(up->cita_id) || missing(up->tipo))
+        return err_set(BR_INVALID, "Faltan campos requeridos");
+    /* 3. size */
+    if (up->too_large || up->size > PHOTO_MAX_BYTES)
+        return err_set(BR_INVALID, "Máximo 5MB por imagen");
+    /* 4. content type (MIME types are case-insensitive) */
+    if (!up->content_type || strncasecmp(up->content_type, "image/", 6) != 0)
+        return err_set(BR_INVALID, "Solo se permiten imágenes");
+    /* 5. the appointment, whoever owns it */
+    br_id cita_id;
+    bool exists = false;
+    br_err rc = BR_OK;
+    if (uuid_parse(up->cita_id, strlen(up->cita_id), cita_id))
+        rc = store_cita_exists(app->store, cita_id, &exists);
+    if (rc) return err_set(BR_STORE, "%s", err_msg());
+    if (!exists) return err_set(BR_NOTFOUND, "Cita no encontrada");
+    /* 6. three per tipo, all uploaders together */
+    int64_t count = 0;
+    rc = store_fotos_count(app->store, cita_id, up->tipo, &count);
+    if (rc) return err_set(BR_STORE, "%s", err_msg());
+    if (count >= PHOTO_MAX_PER_TIPO) return err_set(BR_INVALID, "Máximo 3 fotos por tipo");
+    /* 7. the object */
+    char *key = NULL;
+    rc = put_object(app, caller, cita_id, up, &key);
+    if (rc) {
+        log_warn("fotos: upload for cita %s failed: %s", cita_id, err_msg());
+        free(key);
+        return err_set(BR_OBJSTORE, "Error al subir imagen: %s", err_msg());
+    }
+    /* 8. the record */
+    uuid_v4(out->id);
+    memcpy(out->cita_id, cita_id, sizeof out->cita_id);
+    memcpy(out->cliente_id, caller->user_id, sizeof out->cliente_id);
+    out->tipo = xstrdup(up->tipo);
+    out->url = photo_public_url(app->public_url, key);
+    out->storage_path = key;
+    iso8601_format(clock_now_ms(), out->created_at);
+    rc = store_foto_insert_capped(app->store, out, PHOTO_MAX_PER_TIPO);
+    if (rc) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", err_msg());
+        if (obj_remove(app->obj, PHOTO_BUCKET, key) != BR_OK)
+            log_error("fotos: could not remove object %s after a failed insert: %s", key,
+                      err_msg());
+        foto_clear(out);
+        if (rc == BR_CONFLICT) return err_set(BR_INVALID, "Máximo 3 fotos por tipo");
+        log_error("fotos: storing the record for cita %s failed: %s", cita_id, msg);
+        return err_set(BR_STORE, "%s", msg);
+    }
+    return BR_OK;
+}
+
+br_err photos_list(struct app *app, const char *cita_id, store_foto_fn fn, void *ud)
+{
+    if (missing(cita_id)) return err_set(BR_INVALID, "Falta cita_id");
+    br_id id;
+    if (!uuid_parse(cita_id, strlen(cita_id), id)) return BR_OK; /* no such cita: no photos */
+    br_err rc = store_fotos_each(app->store, id, fn, ud);
+    if (rc) return err_set(BR_STORE, "%s", err_msg());
+    return BR_OK;
+}
+
+br_err photos_delete(struct app *app, const struct principal *caller, const char *id_text)
+{
+    if (missing(id_text)) return err_set(BR_INVALID, "Falta id");
+    br_id id;
+    if (!uuid_parse(id_text, strlen(id_text), id)) return err_set(BR_NOTFOUND, "Foto no encontrada");
+    struct foto f;
+    br_err rc = store_foto_get_owned(app->store, id, caller->user_id, &f);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Foto no encontrada");
+    if (rc) return err_set(BR_STORE, "%s", err_msg());
+    rc = obj_remove(app->obj, PHOTO_BUCKET, f.storage_path);
+    if (rc) {
+        log_error("fotos: removing object %s failed: %s", f.storage_path, err_msg());
+        rc = err_set(BR_OBJSTORE, "%s", err_msg());
+    } else {
+        rc = store_foto_delete(app->store, id);
+        if (rc) rc = err_set(BR_STORE, "%s", err_msg());
+    }
+    foto_clear(&f);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/*
+ * photos.h - appointment photos: the specification's POST, GET and DELETE
+ * /api/fotos rules, and how a photo's object key is formed.
+ */
+#ifndef BR_PHOTOS_H
+#define BR_PHOTOS_H
+
+#include "app.h"
+
+#define PHOTO_BUCKET "fotos-citas"
+#define PHOTO_MAX_BYTES (5u * 1024 * 1024)          /* per uploaded image */
+#define PHOTO_BUCKET_LIMIT (10ull * 1024 * 1024)    /* per object, when the bucket is made */
+#define PHOTO_MAX_PER_TIPO 3
+
+/* An upload as the HTTP layer received it. */
+struct photo_upload {
+    bool has_file;            /* a part named "file" arrived */
+    int fd;                   /* its bytes (at most PHOTO_MAX_BYTES kept), from offset 0 */
+    uint64_t size;            /* bytes received, or more than kept when too_large */
+    bool too_large;           /* more than PHOTO_MAX_BYTES arrived */
+    const char *filename;     /* nullable, raw client text */
+    const char *content_type; /* nullable */
+    const char *cita_id;      /* NULL or "": missing */
+    const char *tipo;         /* NULL or "": missing */
+};
+
+/* Stores a photo in the specification's order. Errors (detail in
+ * err_msg()): BR_INVALID "Faltan campos requeridos", "Máximo 5MB por
+ * imagen", "Solo se permiten imágenes", "Máximo 3 fotos por tipo";
+ * BR_NOTFOUND "Cita no encontrada"; BR_OBJSTORE "Error al subir imagen:
+ * <detail>"; BR_STORE the store's message. OUT: *out (foto_clear). */
+br_err photos_upload(struct app *app, const struct principal *caller,
+                     const struct photo_upload *up, struct foto *out) WARN_UNUSED;
+
+/* The photos of a cita, oldest first. BR_INVALID "Falta cita_id". */
+br_err photos_list(struct app *app, const char *cita_id, store_foto_fn fn, void *ud) WARN_UNUSED;
+
+/* Deletes one of the caller's photos: object first, then record.
+ * BR_INVALID "Falta id"; BR_NOTFOUND "Foto no encontrada"; BR_STORE or
+ * BR_OBJSTORE with the failing store's message. */
+br_err photos_delete(struct app *app, const struct principal *caller, const char *id) WARN_UNUSED;
+
+/* The extension of a stored photo: the lowercased (ASCII) text after the
+ * last '.' of filename, or "jpg" when there is none. Caller frees. */
+char *photo_ext(const char *filename);
+
+/* `<user_id>/<cita_id>/<tipo>-<epoch_ms>.<ext>`. Caller frees. */
+char *photo_key(const char *user_id, const char *cita_id, const char *tipo, int64_t epoch_ms,
+                const char *ext);
+
+/* The public URL of an object of the photo bucket. Caller frees. */
+char *photo_public_url(const char *public_url, const char *key);
+
+#endif

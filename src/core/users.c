@@ -1,0 +1,49 @@
+/*
+ * users.c - administrators' user management (see users.h).
+ */
+#include "users.h"
+#include "../util/log.h"
+
+#include <string.h>
+
+static bool given(const char *s)
+{
+    return s && *s;
+}
+
+br_err users_list(struct app *app, store_usuario_fn fn, void *ud)
+{
+    br_err rc = store_usuarios_each(app->store, fn, ud);
+    if (rc) return err_set(BR_STORE, "%s", err_msg());
+    return BR_OK;
+}
+
+br_err users_patch(struct app *app, const struct user_patch *p)
+{
+    if (!given(p->user_id)) return err_set(BR_INVALID, "Falta userId");
+    if (given(p->password)) {
+        size_t n = strlen(p->password);
+        if (!utf8_valid(p->password, n) || utf8_count(p->password, n) < 6)
+            return err_set(BR_INVALID, "Mínimo 6 caracteres");
+    }
+    br_id uid;
+    bool is_uuid = uuid_parse(p->user_id, strlen(p->user_id), uid);
+    if (given(p->password)) {
+        br_err rc = is_uuid ? ident_set_password(app->ident, uid, p->password)
+                            : err_set(BR_NOTFOUND, "Usuario no encontrado");
+        if (rc == BR_INVALID) return rc;
+        if (rc) return err_set(BR_STORE, "%s", err_msg());
+        log_info("admin: password of user %s changed; their sessions ended", uid);
+    }
+    struct perfil_patch patch = {
+        .rol = given(p->rol) ? p->rol : NULL,
+        .nombre = given(p->nombre) ? p->nombre : NULL,
+        .set_telefono = p->has_telefono,
+        .telefono = given(p->telefono) ? p->telefono : NULL,
+    };
+    if (!patch.rol && !patch.nombre && !patch.set_telefono) return BR_OK;
+    if (!is_uuid) return BR_OK; /* no such profile: nothing to update */
+    br_err rc = store_perfil_update(app->store, uid, &patch);
+    if (rc) return err_set(BR_STORE, "%s", err_msg());
+    return BR_OK;
+}

@@ -1,0 +1,30 @@
+/*
+ * users.h - administrators' user management: the specification's GET and
+ * PATCH /api/admin/usuarios rules.
+ */
+#ifndef BR_USERS_H
+#define BR_USERS_H
+
+#include "app.h"
+
+/* Every profile, newest first, with e-mail, last sign-in, identity creation
+ * time and appointment count. BR_STORE with the store's message. */
+br_err users_list(struct app *app, store_usuario_fn fn, void *ud) WARN_UNUSED;
+
+struct user_patch {
+    const char *user_id;  /* NULL or "": missing */
+    const char *password; /* NULL or "": unchanged */
+    const char *rol;      /* NULL or "": unchanged */
+    const char *nombre;   /* NULL or "": unchanged */
+    bool has_telefono;    /* the field was present */
+    const char *telefono; /* with has_telefono: NULL or "" stores null */
+};
+
+/* Password first (ending the user's sessions), then the profile fields,
+ * not atomically, as the specification says. BR_INVALID "Falta userId",
+ * "Mínimo 6 caracteres"; BR_STORE with the identity provider's or the
+ * store's message ("Usuario no encontrado" for a password change of an
+ * unknown user). */
+br_err users_patch(struct app *app, const struct user_patch *p) WARN_UNUSED;
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * http.h - the HTTP layer: request lifecycle over libmicrohttpd, routing,
+ * body limits, multipart uploads, replies.
+ *
+ * Everything above this layer sees only this header; libmicrohttpd's types
+ * stay inside src/http/. One request goes through in one pass:
+ *
+ *   route (404/405) -> authorize (401/403, before any body byte is read)
+ *   -> body (JSON: 64 KiB cap, 413; multipart: streamed, file spooled to a
+ *      temporary file and dropped past its cap) -> handler -> one reply
+ *
+ * A request that is refused before its body is read is answered at once
+ * when it has a body (the connection then closes: the body is never read),
+ * and on the usual schedule otherwise (the connection stays open).
+ *
+ * Threads: one thread per connection; a handler may block (database,
+ * calendar call) without delaying any other connection.
+ */
+#ifndef BR_HTTP_H
+#define BR_HTTP_H
+
+#include "../util/err.h"
+
+#include <jansson.h>
+
+struct http_req;
+struct http_server;
+
+enum http_auth {
+    HTTP_AUTH_NONE,  /* public */
+    HTTP_AUTH_USER,  /* a session is required (401) */
+    HTTP_AUTH_ADMIN, /* an administrator's session is required (403) */
+};
+
+enum http_body {
+    HTTP_BODY_NONE,      /* a body, if any, is read and ignored (same cap as JSON) */
+    HTTP_BODY_JSON,      /* a JSON object, at most json_max bytes */
+    HTTP_BODY_MULTIPART, /* multipart/form-data with one spooled file part */
+};
+
+typedef void (*http_handler_fn)(struct http_req *req);
+
+struct http_route {
+    const char *method;
+    const char *path; /* exact, or a prefix when prefix is true */
+    bool prefix;
+    enum http_auth auth;
+    enum http_body body;
+    http_handler_fn handler;
+};
+
+/* Decides, before the body is read, whether a request to a route with
+ * auth != NONE may go on; on success it has attached the caller with
+ * http_req_set_user(). On failure err_msg() is the answer's message:
+ * BR_UNAUTH answers 401, BR_FORBIDDEN 403, anything else 500. */
+typedef br_err (*http_auth_fn)(struct http_req *req, enum http_auth mode);
+
+struct http_options {
+    const char *listen;         /* "host:port", "[v6]:port", ":port"; port 0 = any free */
+    int max_connections;
+    int shutdown_grace_ms;      /* how long http_stop() waits for in-flight requests */
+    const char *spool_dir;      /* uploads are spooled here (unlinked at once) */
+    size_t json_max;            /* cap of JSON (and ignored) bodies: 413 past it */
+    uint64_t file_max;          /* bytes of the file part kept; more marks it too_large */
+    uint64_t multipart_max;     /* a multipart body past this is refused */
+    const char *too_large_msg;  /* the 400 message for multipart_max */
+    const char *file_field;     /* name of the file part */
+    const struct http_route *routes;
+    size_t nroutes;
+    http_auth_fn authorize;
+    void *app;                  /* handed to handlers through http_req_app() */
+};
+
+/* Binds the listening socket (nothing is served yet). BR_CONFIG with a
+ * one-line detail when the address is unusable (bad syntax, port in use).
+ * OUT: *out, released with http_stop(). */
+br_err http_bind(const struct http_options *o, struct http_server **out) WARN_UNUSED;
+
+/* Starts serving on the bound socket. */
+br_err http_serve(struct http_server *s) WARN_UNUSED;
+
+/* "http://host:port" of the bound socket (with the real port when 0 was
+ * asked for; a wildcard address shows as loopback). Borrowed. */
+const char *http_bound_url(const struct http_server *s);
+
+/* Graceful stop: stops accepting, lets in-flight requests finish (at most
+ * shutdown_grace_ms), closes every connection and frees the server (also
+ * one that was bound but never served). */
+void http_stop(struct http_server *s);
+
+/* --- the request, for handlers ---------------------------------------------- */
+
+void *http_req_app(struct http_req *r);
+const char *http_req_method(struct http_req *r);
+/* The percent-decoded path, without the query. */
+const char *http_req_path(struct http_req *r);
+/* A percent-decoded query argument; NULL when absent. */
+const char *http_req_query(struct http_req *r, const char *name);
+const char *http_req_header(struct http_req *r, const char *name);
+const char *http_req_cookie(struct http_req *r, const char *name);
+/* HTTP_BODY_JSON routes: the body, always a JSON object. Borrowed. */
+json_t *http_req_json(struct http_req *r);
+
+/* HTTP_BODY_MULTIPART routes: what arrived. */
+struct http_upload {
+    bool has_file;
+    int fd;              /* the spooled file part (at most file_max bytes), -1 if none */
+    uint64_t size;       /* bytes of the file part received */
+    bool too_large;      /* more than file_max arrived (nothing kept) */
+    const char *filename;     /* nullable */
+    const char *content_type; /* nullable */
+};
+const struct http_upload *http_req_upload(struct http_req *r);
+/* The first value of a non-file part; NULL when absent. */
+const char *http_req_field(struct http_req *r, const char *name);
+
+/* Attaches the caller (owned by the request from now on; freed with
+ * free_fn when the request ends). */
+void http_req_set_user(struct http_req *r, void *user, void (*free_fn)(void *));
+void *http_req_user(struct http_req *r);
+
+/* --- replies: exactly one per request ----------------------------------------- */
+
+/* Adds a header to the coming reply (copied). */
+void http_add_header(struct http_req *r, const char *name, const char *value);
+/* Replies with a JSON body (takes the reference to body). */
+void http_reply_json(struct http_req *r, unsigned status, json_t *body);
+/* Replies {"error": msg}. */
+void http_reply_error(struct http_req *r, unsigned status, const char *msg);
+/* Replies with the content of fd (taken: closed by the server), zero-copy. */
+void http_reply_fd(struct http_req *r, unsigned status, int fd, uint64_t size,
+                   const char *content_type);
+
+#endif

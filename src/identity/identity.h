@@ -1,0 +1,75 @@
+/*
+ * identity.h - the embedded identity provider: users with e-mail and
+ * password, and sessions.
+ *
+ * Passwords are kept only as Argon2id hashes (libsodium's crypto_pwhash,
+ * "interactive" limits: 64 MiB, 2 passes). Hashing is memory-hard on
+ * purpose, so at most IDENT_MAX_HASHING hashes run at once; more callers
+ * wait their turn rather than exhausting memory. A session is a random
+ * 256-bit token handed to the client once, base64url-encoded (43
+ * characters); the store keeps only its SHA-256. Sessions last 30 days.
+ *
+ * Thread-safety: one struct ident serves every thread.
+ */
+#ifndef BR_IDENTITY_H
+#define BR_IDENTITY_H
+
+#include "../store/store.h"
+
+#define IDENT_TOKEN_LEN 43
+#define IDENT_SESSION_DAYS 30
+#define IDENT_MAX_HASHING 4
+#define IDENT_PASSWORD_MIN 6     /* characters (code points) */
+#define IDENT_PASSWORD_MAX 1024  /* bytes: hashing cost must stay bounded */
+
+struct ident;
+
+br_err ident_open(struct store *st, struct ident **out) WARN_UNUSED;
+void ident_close(struct ident *id);
+
+/* A signed-in session, as handed to the client. */
+struct ident_session {
+    br_id user_id;
+    char *email;                      /* owned; free with ident_session_clear */
+    char token[IDENT_TOKEN_LEN + 1];  /* empty when no session was opened */
+};
+void ident_session_clear(struct ident_session *s);
+
+struct ident_signup {
+    const char *email, *password; /* required */
+    const char *nombre, *telefono; /* nullable */
+    const char *rol;               /* NULL: "cliente" */
+};
+
+/* Creates a user and its profile; with open_session, also signs them in
+ * (the sign-up counts as a sign-in). Errors, with the contract's messages:
+ * BR_INVALID "Faltan campos requeridos" (e-mail or password empty),
+ * "Mínimo 6 caracteres", "Email inválido"; BR_CONFLICT
+ * "El email ya está registrado". */
+br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_session,
+                    struct ident_session *out) WARN_UNUSED;
+
+/* Signs in. BR_INVALID "Faltan campos requeridos"; BR_UNAUTH
+ * "Credenciales inválidas" alike for an unknown e-mail and a wrong
+ * password (both take the time of one hash). */
+br_err ident_login(struct ident *id, const char *email, const char *password,
+                   struct ident_session *out) WARN_UNUSED;
+
+/* The principal of a token (n bytes). BR_UNAUTH "No autenticado" for a
+ * malformed, unknown or expired token. OUT: *p (principal_clear). */
+br_err ident_authenticate(struct ident *id, const char *token, size_t n,
+                          struct principal *p) WARN_UNUSED;
+
+/* Ends the session of that token (unknown tokens are ignored). */
+br_err ident_logout(struct ident *id, const char *token, size_t n) WARN_UNUSED;
+
+/* Sets a user's password and ends all their sessions. The caller has
+ * checked the length rule. BR_NOTFOUND "Usuario no encontrado". */
+br_err ident_set_password(struct ident *id, const char *user_id, const char *password) WARN_UNUSED;
+
+/* Trims and lowercases an e-mail and checks its shape (local@domain.tld, no
+ * spaces or control characters, at most 254 bytes). OUT: *out (caller
+ * frees). Returns false for an address that is not one. */
+bool ident_normalize_email(const char *in, char **out) WARN_UNUSED;
+
+#endif

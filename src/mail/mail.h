@@ -1,0 +1,48 @@
+/*
+ * mail.h - the mail port: how a confirmation e-mail leaves the service.
+ *
+ * The booking never talks to a mail server. When a transport is configured
+ * the confirmation is written to the outbox (mail_outbox, in the booking's
+ * own transaction) and the outbox worker (outbox.h) hands it to the
+ * transport, retrying with backoff. Adapters: "none" (nothing configured:
+ * nothing is queued or sent) and "smtp" (mail/smtp.c, libcurl).
+ *
+ * Thread-safety: deliver() is called by one worker thread at a time per
+ * mailer, but must not keep per-call state in the mailer.
+ */
+#ifndef BR_MAIL_H
+#define BR_MAIL_H
+
+#include "../store/store.h"
+
+struct config;
+
+struct mailer {
+    const struct mail_ops *ops;
+};
+
+struct mail_ops {
+    const char *name;
+    /* False for the "none" adapter: nothing is queued. */
+    bool enabled;
+    /* Delivers one confirmation, within the adapter's time bound.
+     * BR_UPSTREAM / BR_TIMEOUT with a one-line detail on failure. */
+    br_err (*deliver)(struct mailer *m, const struct outbox_msg *msg);
+    void (*close)(struct mailer *m);
+};
+
+/* Opens the adapter the configuration names ("smtp" when smtp_url is set,
+ * else "none"). BR_CONFIG for an unusable configuration. */
+br_err mailer_open(const struct config *cfg, struct mailer **out) WARN_UNUSED;
+
+static inline bool mailer_enabled(const struct mailer *m)
+{
+    return m && m->ops->enabled;
+}
+
+static inline void mailer_close(struct mailer *m)
+{
+    if (m) m->ops->close(m);
+}
+
+#endif

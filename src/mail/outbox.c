@@ -1,0 +1,175 @@
+/*
+ * outbox.c - the confirmation e-mail worker (see outbox.h).
+ */
+#include "outbox.h"
+#include "../config.h"
+#include "../util/log.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define IDLE_POLL_MS 60000 /* re-check the table at least this often (other nodes queue too) */
+#define ERROR_PAUSE_MS 5000
+#define BACKOFF_MAX_MS (5 * 60 * 1000)
+
+struct outbox {
+    struct store *st;
+    struct mailer *m;
+    int64_t retry_for_ms;
+    int64_t lease_ms;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+    bool woken;
+};
+
+int64_t outbox_backoff_ms(int64_t attempts)
+{
+    if (attempts < 1) attempts = 1;
+    if (attempts > 20) return BACKOFF_MAX_MS;
+    int64_t d = 1000LL << (attempts - 1);
+    return d > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d;
+}
+
+/* Sleeps until `until_ms` (wall clock), a wake-up or a stop. */
+static void nap(struct outbox *o, int64_t until_ms)
+{
+    pthread_mutex_lock(&o->mu);
+    while (!o->stop && !o->woken) {
+        int64_t now = clock_now_ms();
+        if (now >= until_ms) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t wait = until_ms - now;
+        ts.tv_sec += wait / 1000;
+        ts.tv_nsec += (wait % 1000) * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&o->cv, &o->mu, &ts);
+    }
+    o->woken = false;
+    pthread_mutex_unlock(&o->mu);
+}
+
+static bool stopping(struct outbox *o)
+{
+    pthread_mutex_lock(&o->mu);
+    bool s = o->stop;
+    pthread_mutex_unlock(&o->mu);
+    return s;
+}
+
+/* Delivers one message and records the outcome. */
+static void deliver(struct outbox *o, struct outbox_msg *msg)
+{
+    err_clear();
+    br_err rc = o->m->ops->deliver(o->m, msg);
+    int64_t now = clock_now_ms();
+    br_ts now_ts;
+    iso8601_format(now, now_ts);
+    if (!rc) {
+        log_info("mail: confirmation %s for cita %s delivered (attempt %lld)", msg->id,
+                 msg->cita_id, (long long)msg->attempts);
+        if (store_outbox_sent(o->st, msg->id, now_ts) != BR_OK)
+            log_error("mail: could not mark %s as sent: %s", msg->id, err_msg());
+        return;
+    }
+    char why[512];
+    snprintf(why, sizeof why, "%s", err_msg()[0] ? err_msg() : err_name(rc));
+    int64_t queued = 0;
+    bool aged = iso8601_parse(msg->created_at, strlen(msg->created_at), &queued) &&
+                now - queued >= o->retry_for_ms;
+    if (aged) {
+        log_error("mail: confirmation %s for cita %s dropped after %lld attempts: %s", msg->id,
+                  msg->cita_id, (long long)msg->attempts, why);
+        if (store_outbox_drop(o->st, msg->id, why, now_ts) != BR_OK)
+            log_error("mail: could not mark %s as dropped: %s", msg->id, err_msg());
+        return;
+    }
+    int64_t delay = outbox_backoff_ms(msg->attempts);
+    br_ts next;
+    iso8601_format(now + delay, next);
+    log_warn("mail: delivery of confirmation %s for cita %s failed (attempt %lld): %s; "
+             "next attempt in %llds",
+             msg->id, msg->cita_id, (long long)msg->attempts, why, (long long)(delay / 1000));
+    if (store_outbox_retry(o->st, msg->id, why, next) != BR_OK)
+        log_error("mail: could not schedule a retry of %s: %s", msg->id, err_msg());
+}
+
+static void *run(void *arg)
+{
+    struct outbox *o = arg;
+    while (!stopping(o)) {
+        int64_t now = clock_now_ms();
+        br_ts now_ts, lease;
+        iso8601_format(now, now_ts);
+        iso8601_format(now + o->lease_ms, lease);
+        struct outbox_msg msg;
+        br_err rc = store_outbox_claim(o->st, now_ts, lease, &msg);
+        if (rc == BR_OK) {
+            deliver(o, &msg);
+            outbox_clear(&msg);
+            continue;
+        }
+        if (rc != BR_NOTFOUND) {
+            log_error("mail: reading the outbox failed: %s", err_msg());
+            nap(o, now + ERROR_PAUSE_MS);
+            continue;
+        }
+        br_ts next;
+        int64_t until = now + IDLE_POLL_MS, due;
+        if (store_outbox_next_due(o->st, next) == BR_OK && next[0] &&
+            iso8601_parse(next, strlen(next), &due) && due < until)
+            until = due;
+        nap(o, until);
+    }
+    return NULL;
+}
+
+br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg,
+                    struct outbox **out)
+{
+    struct outbox *o = xcalloc(1, sizeof *o);
+    o->st = st;
+    o->m = m;
+    o->retry_for_ms = (int64_t)cfg->smtp_retry_for_s * 1000;
+    o->lease_ms = (int64_t)cfg->smtp_timeout_ms + 30000;
+    pthread_mutex_init(&o->mu, NULL);
+    pthread_cond_init(&o->cv, NULL);
+    if (pthread_create(&o->thread, NULL, run, o) != 0) {
+        pthread_mutex_destroy(&o->mu);
+        pthread_cond_destroy(&o->cv);
+        free(o);
+        return err_set(BR_INTERNAL, "cannot start the mail worker thread");
+    }
+    *out = o;
+    return BR_OK;
+}
+
+void outbox_wake(struct outbox *o)
+{
+    if (!o) return;
+    pthread_mutex_lock(&o->mu);
+    o->woken = true;
+    pthread_cond_signal(&o->cv);
+    pthread_mutex_unlock(&o->mu);
+}
+
+void outbox_stop(struct outbox *o)
+{
+    if (!o) return;
+    pthread_mutex_lock(&o->mu);
+    o->stop = true;
+    pthread_cond_signal(&o->cv);
+    pthread_mutex_unlock(&o->mu);
+    pthread_join(o->thread, NULL);
+    pthread_mutex_destroy(&o->mu);
+    pthread_cond_destroy(&o->cv);
+    free(o);
+}

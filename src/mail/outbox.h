@@ -1,0 +1,33 @@
+/*
+ * outbox.h - the worker that delivers queued confirmation e-mails.
+ *
+ * Bookings write their confirmation into mail_outbox in their own
+ * transaction and wake the worker; the worker claims due messages one at a
+ * time (a lease in the table keeps two workers - two `serve` nodes - from
+ * sending the same message), hands each to the mailer, and records the
+ * outcome: sent; or a retry after an exponential backoff (1 s, 2 s, 4 s ...
+ * capped at 5 min); or, once a message has been failing for longer than
+ * smtp_retry_for seconds since it was queued, dropped with a log line.
+ * Messages left by a stopped process are picked up on the next start.
+ */
+#ifndef BR_OUTBOX_H
+#define BR_OUTBOX_H
+
+#include "mail.h"
+
+struct outbox;
+
+/* Starts the worker thread. OUT: *out, stopped with outbox_stop(). */
+br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg,
+                    struct outbox **out) WARN_UNUSED;
+
+/* Tells the worker a message was queued (NULL: does nothing). */
+void outbox_wake(struct outbox *o);
+
+/* Stops the worker after the delivery in progress, if any (NULL: nothing). */
+void outbox_stop(struct outbox *o);
+
+/* The delay before retry number `attempts` + 1 (attempts >= 1), in ms. */
+int64_t outbox_backoff_ms(int64_t attempts);
+
+#endif

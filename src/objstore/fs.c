@@ -1,0 +1,290 @@
+/*
+ * fs.c - the folder object store, the embedded default.
+ *
+ * Layout under the root folder:
+ *   <bucket>/<key>             the object's bytes, as uploaded
+ *   .meta/<bucket>/<key>       its content type (one line)
+ *   .buckets/<bucket>          the bucket's settings: "public=1 limit=<bytes>"
+ *   .tmp/                      objects being written
+ * Bucket names cannot start with a dot, so the dotted folders never clash
+ * with a bucket. A new object is written to .tmp, fsynced, and linked into
+ * place with link(2), which fails when the name exists: an object is never
+ * overwritten, even by two writers racing for one key. Keys are validated
+ * (objkey_valid) before any path is built, so no key reaches outside its
+ * bucket's folder.
+ */
+#define _GNU_SOURCE
+#include "objstore.h"
+#include "../util/objkey.h"
+#include "../util/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct fs_store {
+    struct objstore base;
+    char *root;
+};
+
+static br_err io_fail(const char *what, const char *path)
+{
+    return err_set(BR_OBJSTORE, "%s %s: %s", what, path, strerror(errno));
+}
+
+/* mkdir -p for the folders of path (not its last component). */
+static int mkdirs_for(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        int r = mkdir(path, 0755);
+        *p = '/';
+        if (r != 0 && errno != EEXIST) return -1;
+    }
+    return 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+    char *tmp = xasprintf("%s/", dir);
+    int r = mkdirs_for(tmp);
+    free(tmp);
+    return r;
+}
+
+static void fsync_dir_of(const char *path)
+{
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+static br_err read_small(const char *path, char *out, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? BR_NOTFOUND : io_fail("cannot open", path);
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    if (n < 0) return io_fail("cannot read", path);
+    out[n] = '\0';
+    char *nl = strchr(out, '\n');
+    if (nl) *nl = '\0';
+    return BR_OK;
+}
+
+/* Writes data to a new temporary file in .tmp; OUT: its path (caller frees). */
+static br_err write_tmp(struct fs_store *s, int src_fd, uint64_t size, const char *data,
+                        char **tmp_path)
+{
+    char *path = xasprintf("%s/.tmp/obj-XXXXXX", s->root);
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0) {
+        br_err e = io_fail("cannot create", path);
+        free(path);
+        return e;
+    }
+    br_err rc = BR_OK;
+    if (data) {
+        size_t len = strlen(data);
+        if (write(fd, data, len) != (ssize_t)len) rc = io_fail("cannot write", path);
+    } else {
+        char chunk[65536];
+        uint64_t off = 0;
+        while (!rc && off < size) {
+            size_t want = size - off < sizeof chunk ? (size_t)(size - off) : sizeof chunk;
+            ssize_t n = pread(src_fd, chunk, want, (off_t)off);
+            if (n <= 0) {
+                rc = n < 0 ? io_fail("cannot read upload for", path)
+                           : err_set(BR_OBJSTORE, "upload shorter than announced");
+                break;
+            }
+            if (write(fd, chunk, (size_t)n) != n) rc = io_fail("cannot write", path);
+            off += (uint64_t)n;
+        }
+    }
+    if (!rc && fsync(fd) != 0) rc = io_fail("cannot sync", path);
+    if (close(fd) != 0 && !rc) rc = io_fail("cannot close", path);
+    if (rc) {
+        unlink(path);
+        free(path);
+        return rc;
+    }
+    *tmp_path = path;
+    return BR_OK;
+}
+
+static br_err fs_ensure_bucket(struct objstore *o, const char *bucket, bool public_read,
+                               uint64_t size_limit)
+{
+    struct fs_store *s = (struct fs_store *)o;
+    if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
+    char *conf = xasprintf("%s/.buckets/%s", s->root, bucket);
+    char *dir = xasprintf("%s/%s", s->root, bucket);
+    br_err rc = BR_OK;
+    if (access(conf, F_OK) != 0) {
+        char body[64];
+        snprintf(body, sizeof body, "public=%d limit=%llu\n", public_read ? 1 : 0,
+                 (unsigned long long)size_limit);
+        char *tmp = NULL;
+        rc = write_tmp(s, -1, 0, body, &tmp);
+        if (!rc) {
+            if (link(tmp, conf) != 0 && errno != EEXIST) rc = io_fail("cannot create", conf);
+            unlink(tmp);
+            free(tmp);
+        }
+        if (!rc) log_info("storage: created bucket %s (public=%d, limit=%llu bytes)", bucket,
+                          public_read ? 1 : 0, (unsigned long long)size_limit);
+    }
+    if (!rc && mkdir(dir, 0755) != 0 && errno != EEXIST) rc = io_fail("cannot create", dir);
+    free(conf);
+    free(dir);
+    return rc;
+}
+
+static br_err bucket_limit(struct fs_store *s, const char *bucket, uint64_t *limit)
+{
+    if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
+    char *conf = xasprintf("%s/.buckets/%s", s->root, bucket);
+    char line[128];
+    br_err rc = read_small(conf, line, sizeof line);
+    free(conf);
+    if (rc == BR_NOTFOUND) return err_set(BR_OBJSTORE, "el bucket %s no existe", bucket);
+    if (rc) return rc;
+    unsigned long long lim = 0;
+    const char *p = strstr(line, "limit=");
+    if (p) lim = strtoull(p + 6, NULL, 10);
+    *limit = lim;
+    return BR_OK;
+}
+
+static br_err fs_put(struct objstore *o, const char *bucket, const char *key,
+                     const char *content_type, int fd, uint64_t size)
+{
+    struct fs_store *s = (struct fs_store *)o;
+    if (!objkey_valid(key, strlen(key))) return err_set(BR_OBJSTORE, "clave de objeto inválida");
+    if (!obj_content_type_valid(content_type))
+        return err_set(BR_OBJSTORE, "tipo de contenido inválido");
+    uint64_t limit = 0;
+    br_err rc = bucket_limit(s, bucket, &limit);
+    if (rc) return rc;
+    if (limit && size > limit)
+        return err_set(BR_OBJSTORE, "el objeto supera el límite de %llu bytes del bucket",
+                       (unsigned long long)limit);
+
+    char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
+    char *meta = xasprintf("%s/.meta/%s/%s", s->root, bucket, key);
+    char *tmp = NULL, *tmp_meta = NULL;
+    if (mkdirs_for(path) != 0 || mkdirs_for(meta) != 0) rc = io_fail("cannot create folders for", key);
+    if (!rc) rc = write_tmp(s, fd, size, NULL, &tmp);
+    if (!rc) rc = write_tmp(s, -1, 0, content_type, &tmp_meta);
+    if (!rc && link(tmp, path) != 0) {
+        rc = errno == EEXIST ? err_set(BR_CONFLICT, "el objeto ya existe")
+                             : io_fail("cannot store", key);
+    }
+    /* the object is new and ours: its metadata may replace a stale leftover */
+    if (!rc && rename(tmp_meta, meta) != 0) {
+        rc = io_fail("cannot store metadata of", key);
+        unlink(path);
+    }
+    if (!rc) fsync_dir_of(path);
+    if (tmp) unlink(tmp);
+    if (tmp_meta) unlink(tmp_meta);
+    free(tmp);
+    free(tmp_meta);
+    free(path);
+    free(meta);
+    return rc;
+}
+
+static br_err fs_get(struct objstore *o, const char *bucket, const char *key, struct obj_info *out)
+{
+    struct fs_store *s = (struct fs_store *)o;
+    if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key)))
+        return err_set(BR_NOTFOUND, "no such object");
+    char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    free(path);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+            return err_set(BR_NOTFOUND, "no such object");
+        return io_fail("cannot open", key);
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return err_set(BR_NOTFOUND, "no such object");
+    }
+    char *meta = xasprintf("%s/.meta/%s/%s", s->root, bucket, key);
+    char ct[256];
+    if (read_small(meta, ct, sizeof ct) != BR_OK || !obj_content_type_valid(ct))
+        snprintf(ct, sizeof ct, "application/octet-stream");
+    free(meta);
+    out->fd = fd;
+    out->size = (uint64_t)sb.st_size;
+    out->content_type = xstrdup(ct);
+    return BR_OK;
+}
+
+static br_err fs_remove(struct objstore *o, const char *bucket, const char *key)
+{
+    struct fs_store *s = (struct fs_store *)o;
+    if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key))) return BR_OK;
+    char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
+    char *meta = xasprintf("%s/.meta/%s/%s", s->root, bucket, key);
+    br_err rc = BR_OK;
+    if (unlink(path) != 0 && errno != ENOENT) rc = io_fail("cannot remove", key);
+    if (!rc && unlink(meta) != 0 && errno != ENOENT) rc = io_fail("cannot remove metadata of", key);
+    free(path);
+    free(meta);
+    return rc;
+}
+
+static void fs_close(struct objstore *o)
+{
+    struct fs_store *s = (struct fs_store *)o;
+    free(s->root);
+    free(s);
+}
+
+static const struct obj_ops fs_ops = {
+    .name = "folder",
+    .ensure_bucket = fs_ensure_bucket,
+    .put = fs_put,
+    .get = fs_get,
+    .remove = fs_remove,
+    .close = fs_close,
+};
+
+br_err objstore_fs_open(const char *dir, struct objstore **out)
+{
+    const char *sub[] = {"", "/.tmp", "/.meta", "/.buckets"};
+    for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
+        char *d = xasprintf("%s%s", dir, sub[i]);
+        int r = mkdir_p(d);
+        if (r == 0 && access(d, W_OK) != 0) r = -1;
+        if (r != 0) {
+            br_err e = err_set(BR_CONFIG, "object store folder %s is not writable: %s", d,
+                               strerror(errno));
+            free(d);
+            return e;
+        }
+        free(d);
+    }
+    struct fs_store *s = xcalloc(1, sizeof *s);
+    s->base.ops = &fs_ops;
+    s->root = xstrdup(dir);
+    *out = &s->base;
+    return BR_OK;
+}

@@ -1,0 +1,87 @@
+/*
+ * objstore.h - the object store port: buckets of immutable objects named by
+ * keys (see util/objkey.h for what a key may be).
+ *
+ * Adapters: the folder store (fs.c, the embedded default). An object is never
+ * overwritten: put() of an existing key fails with BR_CONFLICT. Keys are
+ * validated by every adapter before anything else happens; an invalid key
+ * fails with BR_OBJSTORE and a detail, and touches nothing.
+ *
+ * Thread-safety: one struct objstore may be used by any number of threads.
+ */
+#ifndef BR_OBJSTORE_H
+#define BR_OBJSTORE_H
+
+#include "../util/err.h"
+
+struct config;
+
+/* An object opened for reading. */
+struct obj_info {
+    int fd;             /* owned by the caller, who closes it; positioned at 0 */
+    uint64_t size;
+    char *content_type; /* owned by the caller */
+};
+
+struct objstore {
+    const struct obj_ops *ops;
+};
+
+struct obj_ops {
+    const char *name;
+    /* Creates the bucket when absent (public or not, with a per-object size
+     * limit in bytes); an existing bucket is left as it is. */
+    br_err (*ensure_bucket)(struct objstore *o, const char *bucket, bool public_read,
+                            uint64_t size_limit);
+    /* Stores size bytes read from fd (from offset 0, with pread) as
+     * bucket/key. BR_CONFLICT when the key exists; BR_OBJSTORE for an
+     * invalid key or content type, a missing bucket, an object over the
+     * bucket's limit or an I/O failure (detail in err_msg()). */
+    br_err (*put)(struct objstore *o, const char *bucket, const char *key,
+                  const char *content_type, int fd, uint64_t size);
+    /* Opens bucket/key. BR_NOTFOUND when there is no such object (or the key
+     * is invalid). */
+    br_err (*get)(struct objstore *o, const char *bucket, const char *key, struct obj_info *out);
+    /* Removes bucket/key; removing a missing object succeeds. */
+    br_err (*remove)(struct objstore *o, const char *bucket, const char *key);
+    void (*close)(struct objstore *o);
+};
+
+/* Opens the store the configuration names. OUT: *out. */
+br_err objstore_open(const struct config *cfg, struct objstore **out) WARN_UNUSED;
+
+/* The folder store rooted at dir (created when absent). */
+br_err objstore_fs_open(const char *dir, struct objstore **out) WARN_UNUSED;
+
+/* Convenience wrappers over the ops table. */
+static inline br_err obj_ensure_bucket(struct objstore *o, const char *b, bool pub, uint64_t lim)
+{
+    return o->ops->ensure_bucket(o, b, pub, lim);
+}
+static inline br_err obj_put(struct objstore *o, const char *b, const char *k, const char *ct,
+                             int fd, uint64_t size)
+{
+    return o->ops->put(o, b, k, ct, fd, size);
+}
+static inline br_err obj_get(struct objstore *o, const char *b, const char *k, struct obj_info *i)
+{
+    return o->ops->get(o, b, k, i);
+}
+static inline br_err obj_remove(struct objstore *o, const char *b, const char *k)
+{
+    return o->ops->remove(o, b, k);
+}
+static inline void obj_close(struct objstore *o)
+{
+    if (o) o->ops->close(o);
+}
+
+/* True when ct is a content type an object may carry: 1-255 printable
+ * ASCII characters with a '/'. */
+bool obj_content_type_valid(const char *ct);
+
+/* True for an S3-style bucket name: 3-63 of [a-z0-9.-], starting and
+ * ending with a letter or digit. */
+bool obj_bucket_valid(const char *bucket);
+
+#endif

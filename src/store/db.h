@@ -1,0 +1,96 @@
+/*
+ * db.h - the SQL port: what the repository (store.c) needs from a relational
+ * database, as an ops table chosen once at start.
+ *
+ * The repository writes its SQL once, with `?` placeholders, in the dialect
+ * that SQLite and PostgreSQL share; an adapter translates what differs
+ * (placeholders, how a write transaction starts, how writers are serialised)
+ * and owns the schema (DDL differs more than DML).
+ *
+ * A `struct db` is a pool of connections to one database; a transaction or a
+ * statement runs on one leased `struct db_conn`. Both are thread-safe in the
+ * usual sense: the pool may be shared, a leased connection belongs to the
+ * thread that leased it until it is released.
+ */
+#ifndef BR_DB_H
+#define BR_DB_H
+
+#include "../util/err.h"
+
+enum db_type { DB_NULL, DB_INT, DB_REAL, DB_TEXT };
+
+/* A parameter or a column value. Text is borrowed: a parameter's text must
+ * outlive the exec call; a column's text lives until the row callback
+ * returns. */
+struct db_val {
+    enum db_type type;
+    int64_t i;
+    double d;
+    const char *s; /* DB_TEXT: not necessarily NUL-terminated, see n */
+    size_t n;
+};
+
+static inline struct db_val db_null(void)
+{
+    return (struct db_val){.type = DB_NULL};
+}
+static inline struct db_val db_int(int64_t i)
+{
+    return (struct db_val){.type = DB_INT, .i = i};
+}
+static inline struct db_val db_real(double d)
+{
+    return (struct db_val){.type = DB_REAL, .d = d};
+}
+/* NULL text becomes SQL NULL. */
+static inline struct db_val db_text(const char *s)
+{
+    if (!s) return db_null();
+    size_t n = 0;
+    while (s[n]) n++;
+    return (struct db_val){.type = DB_TEXT, .s = s, .n = n};
+}
+
+/* Called once per result row with ncols values; a non-BR_OK return stops
+ * the statement and becomes exec's result. */
+typedef br_err (*db_row_fn)(void *ud, const struct db_val *cols, int ncols);
+
+struct db_conn;
+
+/* Base of every adapter's pool struct. */
+struct db {
+    const struct db_ops *ops;
+};
+
+struct db_ops {
+    const char *name;
+    /* Opens a pool of n connections to target (a file path or a URL). */
+    br_err (*open)(const char *target, int n, struct db **out);
+    void (*close)(struct db *db);
+    /* Creates or upgrades the schema; safe to run from several processes. */
+    br_err (*migrate)(struct db *db);
+    /* Checks that the database answers. */
+    br_err (*ping)(struct db *db);
+    /* Leases a connection, waiting for one to be free. */
+    br_err (*acquire)(struct db *db, struct db_conn **out);
+    void (*release)(struct db *db, struct db_conn *c);
+    /* Starts a transaction that will write: on SQLite it takes the write
+     * lock at once (BEGIN IMMEDIATE), so a check-then-write cannot race. */
+    br_err (*begin)(struct db_conn *c);
+    br_err (*commit)(struct db_conn *c);
+    void (*rollback)(struct db_conn *c);
+    /* Inside a transaction: serialises every writer that locks the same key
+     * until the transaction ends (a no-op where begin() already serialises
+     * all writers). */
+    br_err (*lock)(struct db_conn *c, const char *key);
+    /* Runs one statement. sql must be a string constant (adapters cache
+     * prepared statements by it). fn may be NULL. OUT: *changes (may be
+     * NULL), the rows a write touched. A unique-key violation gives
+     * BR_CONFLICT; other failures BR_STORE with the database's message. */
+    br_err (*exec)(struct db_conn *c, const char *sql, const struct db_val *params, int nparams,
+                   db_row_fn fn, void *ud, int64_t *changes);
+};
+
+extern const struct db_ops db_sqlite_ops;
+
+#endif

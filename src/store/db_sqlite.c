@@ -1,0 +1,329 @@
+/*
+ * db_sqlite.c - the SQL port on an embedded SQLite file (see db.h).
+ *
+ * The database runs in WAL mode, so readers never wait for the writer, with
+ * synchronous=FULL (a 201 means the booking survives a power cut),
+ * foreign_keys=ON and a busy timeout. Every transaction that may write starts
+ * with BEGIN IMMEDIATE: it takes the single write lock up front, so a
+ * check-then-write (overlap check and insert, photo count and insert) is
+ * serialised against every other writer, across threads and processes (the
+ * CLI may run beside `serve`). A deferred transaction that later upgrades to
+ * a write could fail with SQLITE_BUSY that no busy timeout rescues.
+ *
+ * Connections are pooled; each caches its prepared statements keyed by the
+ * SQL string's address (the repository passes string constants).
+ */
+#include "db.h"
+#include "schema.h"
+#include "../util/log.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STMT_CACHE 128 /* slots; the repository has fewer statements */
+#define MAX_COLS 32
+#define BUSY_TIMEOUT_MS 10000
+
+struct stmt_slot {
+    const char *sql;
+    sqlite3_stmt *stmt;
+};
+
+struct db_conn {
+    sqlite3 *h;
+    struct stmt_slot cache[STMT_CACHE];
+    struct db_conn *next_free;
+};
+
+struct sqlite_db {
+    struct db base;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct db_conn *conns;
+    int n;
+    struct db_conn *free_list;
+};
+
+static br_err fail(sqlite3 *h, int rc, const char *what)
+{
+    const char *msg = h ? sqlite3_errmsg(h) : sqlite3_errstr(rc);
+    if ((rc & 0xff) == SQLITE_CONSTRAINT &&
+        (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY))
+        return err_set(BR_CONFLICT, "%s", msg);
+    (void)what;
+    return err_set(BR_STORE, "%s", msg);
+}
+
+static br_err exec_plain(sqlite3 *h, const char *sql)
+{
+    char *emsg = NULL;
+    int rc = sqlite3_exec(h, sql, NULL, NULL, &emsg);
+    if (rc != SQLITE_OK) {
+        br_err e = err_set(BR_STORE, "%s", emsg ? emsg : sqlite3_errstr(rc));
+        sqlite3_free(emsg);
+        return e;
+    }
+    return BR_OK;
+}
+
+static br_err conn_open(const char *path, struct db_conn *c)
+{
+    memset(c, 0, sizeof *c);
+    int rc = sqlite3_open_v2(path, &c->h,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        br_err e = err_set(BR_STORE, "cannot open %s: %s", path,
+                           c->h ? sqlite3_errmsg(c->h) : sqlite3_errstr(rc));
+        sqlite3_close(c->h);
+        c->h = NULL;
+        return e;
+    }
+    sqlite3_extended_result_codes(c->h, 1);
+    sqlite3_busy_timeout(c->h, BUSY_TIMEOUT_MS);
+    br_err e = exec_plain(c->h, "PRAGMA journal_mode=WAL;"
+                                "PRAGMA synchronous=FULL;"
+                                "PRAGMA foreign_keys=ON;");
+    return e;
+}
+
+static void conn_close(struct db_conn *c)
+{
+    for (int i = 0; i < STMT_CACHE; i++)
+        if (c->cache[i].stmt) sqlite3_finalize(c->cache[i].stmt);
+    sqlite3_close(c->h);
+    c->h = NULL;
+}
+
+static void sq_close(struct db *db)
+{
+    struct sqlite_db *s = (struct sqlite_db *)db;
+    if (!s) return;
+    for (int i = 0; i < s->n; i++)
+        if (s->conns[i].h) conn_close(&s->conns[i]);
+    free(s->conns);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s);
+}
+
+static br_err sq_open(const char *path, int n, struct db **out)
+{
+    struct sqlite_db *s = xcalloc(1, sizeof *s);
+    s->base.ops = &db_sqlite_ops;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->conns = xcalloc((size_t)n, sizeof *s->conns);
+    br_err rc = BR_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        rc = conn_open(path, &s->conns[i]);
+        s->n = i + 1;
+        s->conns[i].next_free = s->free_list;
+        s->free_list = &s->conns[i];
+    }
+    if (rc) {
+        sq_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return BR_OK;
+}
+
+static br_err sq_acquire(struct db *db, struct db_conn **out)
+{
+    struct sqlite_db *s = (struct sqlite_db *)db;
+    pthread_mutex_lock(&s->mu);
+    while (!s->free_list) pthread_cond_wait(&s->cv, &s->mu);
+    struct db_conn *c = s->free_list;
+    s->free_list = c->next_free;
+    pthread_mutex_unlock(&s->mu);
+    *out = c;
+    return BR_OK;
+}
+
+static void sq_release(struct db *db, struct db_conn *c)
+{
+    struct sqlite_db *s = (struct sqlite_db *)db;
+    if (!sqlite3_get_autocommit(c->h)) {
+        /* a caller forgot to end its transaction: never hand that on */
+        log_error("db: connection released inside a transaction; rolling back");
+        sqlite3_exec(c->h, "ROLLBACK", NULL, NULL, NULL);
+    }
+    pthread_mutex_lock(&s->mu);
+    c->next_free = s->free_list;
+    s->free_list = c;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static br_err sq_begin(struct db_conn *c)
+{
+    return exec_plain(c->h, "BEGIN IMMEDIATE");
+}
+
+static br_err sq_commit(struct db_conn *c)
+{
+    br_err rc = exec_plain(c->h, "COMMIT");
+    if (rc && !sqlite3_get_autocommit(c->h)) sqlite3_exec(c->h, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static void sq_rollback(struct db_conn *c)
+{
+    if (!sqlite3_get_autocommit(c->h)) sqlite3_exec(c->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static br_err sq_lock(struct db_conn *c, const char *key)
+{
+    /* BEGIN IMMEDIATE already holds the database's only write lock. */
+    (void)c;
+    (void)key;
+    return BR_OK;
+}
+
+static br_err prepared(struct db_conn *c, const char *sql, sqlite3_stmt **out)
+{
+    size_t h = ((uintptr_t)sql >> 3) % STMT_CACHE;
+    for (size_t probe = 0; probe < STMT_CACHE; probe++) {
+        struct stmt_slot *slot = &c->cache[(h + probe) % STMT_CACHE];
+        if (slot->sql == sql) {
+            *out = slot->stmt;
+            return BR_OK;
+        }
+        if (!slot->sql) {
+            int rc = sqlite3_prepare_v3(c->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &slot->stmt,
+                                        NULL);
+            if (rc != SQLITE_OK) {
+                slot->stmt = NULL;
+                return fail(c->h, rc, "prepare");
+            }
+            slot->sql = sql;
+            *out = slot->stmt;
+            return BR_OK;
+        }
+    }
+    /* cache full: should not happen with a fixed set of statements */
+    return err_set(BR_STORE, "statement cache full");
+}
+
+static br_err sq_exec(struct db_conn *c, const char *sql, const struct db_val *params, int nparams,
+                      db_row_fn fn, void *ud, int64_t *changes)
+{
+    sqlite3_stmt *st = NULL;
+    br_err rc = prepared(c, sql, &st);
+    if (rc) return rc;
+    int src = SQLITE_OK;
+    for (int i = 0; i < nparams && src == SQLITE_OK; i++) {
+        const struct db_val *p = &params[i];
+        switch (p->type) {
+        case DB_NULL: src = sqlite3_bind_null(st, i + 1); break;
+        case DB_INT: src = sqlite3_bind_int64(st, i + 1, p->i); break;
+        case DB_REAL: src = sqlite3_bind_double(st, i + 1, p->d); break;
+        case DB_TEXT:
+            src = sqlite3_bind_text64(st, i + 1, p->s, p->n, SQLITE_STATIC, SQLITE_UTF8);
+            break;
+        }
+    }
+    if (src != SQLITE_OK) rc = fail(c->h, src, "bind");
+    while (!rc) {
+        src = sqlite3_step(st);
+        if (src == SQLITE_DONE) break;
+        if (src != SQLITE_ROW) {
+            rc = fail(c->h, src, "step");
+            break;
+        }
+        if (!fn) continue;
+        int n = sqlite3_column_count(st);
+        if (n > MAX_COLS) n = MAX_COLS;
+        struct db_val cols[MAX_COLS];
+        for (int i = 0; i < n; i++) {
+            switch (sqlite3_column_type(st, i)) {
+            case SQLITE_NULL: cols[i] = db_null(); break;
+            case SQLITE_INTEGER: cols[i] = db_int(sqlite3_column_int64(st, i)); break;
+            case SQLITE_FLOAT: cols[i] = db_real(sqlite3_column_double(st, i)); break;
+            default: {
+                const unsigned char *t = sqlite3_column_text(st, i);
+                cols[i] = (struct db_val){.type = DB_TEXT,
+                                          .s = t ? (const char *)t : "",
+                                          .n = (size_t)sqlite3_column_bytes(st, i)};
+            }
+            }
+        }
+        rc = fn(ud, cols, n);
+    }
+    if (!rc && changes) *changes = sqlite3_changes64(c->h);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+static br_err sq_ping(struct db *db)
+{
+    struct db_conn *c;
+    br_err rc = sq_acquire(db, &c);
+    if (rc) return rc;
+    rc = exec_plain(c->h, "SELECT 1 FROM perfiles LIMIT 1");
+    sq_release(db, c);
+    return rc;
+}
+
+static br_err user_version(sqlite3 *h, int *v)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL);
+    if (rc != SQLITE_OK) return fail(h, rc, "user_version");
+    rc = sqlite3_step(st);
+    *v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? BR_OK : fail(h, rc, "user_version");
+}
+
+static br_err sq_migrate(struct db *db)
+{
+    struct db_conn *c;
+    br_err rc = sq_acquire(db, &c);
+    if (rc) return rc;
+    rc = exec_plain(c->h, "BEGIN IMMEDIATE");
+    int v = 0;
+    if (!rc) rc = user_version(c->h, &v);
+    for (int i = v; !rc && i < schema_sqlite_count; i++) {
+        rc = exec_plain(c->h, schema_sqlite[i]);
+        if (!rc) {
+            char pragma[48];
+            snprintf(pragma, sizeof pragma, "PRAGMA user_version=%d", i + 1);
+            rc = exec_plain(c->h, pragma);
+        }
+        if (!rc) log_info("db: schema migrated to version %d", i + 1);
+    }
+    if (!rc && v > schema_sqlite_count)
+        rc = err_set(BR_STORE, "database schema version %d is newer than this program's (%d)", v,
+                     schema_sqlite_count);
+    if (!rc) rc = exec_plain(c->h, "COMMIT");
+    if (rc) sq_rollback(c);
+    /* statements prepared before the migration may refer to the old schema */
+    for (int i = 0; i < STMT_CACHE; i++) {
+        if (c->cache[i].stmt) sqlite3_finalize(c->cache[i].stmt);
+        c->cache[i].stmt = NULL;
+        c->cache[i].sql = NULL;
+    }
+    sq_release(db, c);
+    return rc;
+}
+
+const struct db_ops db_sqlite_ops = {
+    .name = "sqlite",
+    .open = sq_open,
+    .close = sq_close,
+    .migrate = sq_migrate,
+    .ping = sq_ping,
+    .acquire = sq_acquire,
+    .release = sq_release,
+    .begin = sq_begin,
+    .commit = sq_commit,
+    .rollback = sq_rollback,
+    .lock = sq_lock,
+    .exec = sq_exec,
+};

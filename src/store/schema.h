@@ -1,0 +1,18 @@
+/*
+ * schema.h - the relational schema, one migration per array element.
+ *
+ * Tables carry the specification's resource names and fields (perfiles,
+ * citas, servicios, barberos, fotos_cita, historial_cortes); identity users
+ * and sessions live in auth_users and auth_sessions, and the confirmation
+ * e-mails waiting to be delivered in mail_outbox. Timestamps are TEXT in the
+ * API's UTC form `YYYY-MM-DDTHH:MM:SS.sssZ`, which sorts in time order.
+ * Element i upgrades the schema from version i to i + 1 (PRAGMA
+ * user_version on SQLite); released elements are never edited, only added.
+ */
+#ifndef BR_SCHEMA_H
+#define BR_SCHEMA_H
+
+extern const char *const schema_sqlite[];
+extern const int schema_sqlite_count;
+
+#endif

@@ -1,0 +1,1048 @@
+/*
+ * store.c - the repository: every statement the service runs, written once
+ * over the SQL port (see store.h, db.h).
+ *
+ * Each operation leases a connection for just as long as it needs it; a
+ * transaction stays on one connection. No statement is ever built from
+ * input: values travel as bound parameters and every SQL text is a constant.
+ */
+#include "store.h"
+#include "db.h"
+#include "../config.h"
+#include "../util/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct store {
+    struct db *db;
+};
+
+/* --- plumbing ---------------------------------------------------------------- */
+
+static br_err run(struct store *st, const char *sql, const struct db_val *p, int n, db_row_fn fn,
+                  void *ud, int64_t *changes)
+{
+    struct db_conn *c;
+    br_err rc = st->db->ops->acquire(st->db, &c);
+    if (rc) return rc;
+    rc = st->db->ops->exec(c, sql, p, n, fn, ud, changes);
+    st->db->ops->release(st->db, c);
+    return rc;
+}
+
+typedef br_err (*tx_fn)(struct db *db, struct db_conn *c, void *ud);
+
+/* Runs fn inside one write transaction; commits on BR_OK, else rolls back
+ * and returns fn's error. */
+static br_err in_tx(struct store *st, tx_fn fn, void *ud)
+{
+    const struct db_ops *ops = st->db->ops;
+    struct db_conn *c;
+    br_err rc = ops->acquire(st->db, &c);
+    if (rc) return rc;
+    rc = ops->begin(c);
+    if (!rc) {
+        rc = fn(st->db, c, ud);
+        if (rc)
+            ops->rollback(c);
+        else
+            rc = ops->commit(c);
+    }
+    ops->release(st->db, c);
+    return rc;
+}
+
+#define EXEC(db, c, sql, params, fn, ud, ch)                                                       \
+    (db)->ops->exec(c, sql, params, (int)ARRAY_LEN(params), fn, ud, ch)
+
+static const char *text_or_null(const struct db_val *v)
+{
+    return v->type == DB_TEXT ? v->s : NULL;
+}
+
+static const char *text_or_empty(const struct db_val *v)
+{
+    return v->type == DB_TEXT ? v->s : "";
+}
+
+static char *dup_or_null(const struct db_val *v)
+{
+    return v->type == DB_TEXT ? xstrndup(v->s, v->n) : NULL;
+}
+
+static void copy_fixed(char *dst, size_t cap, const struct db_val *v)
+{
+    size_t n = v->type == DB_TEXT ? v->n : 0;
+    if (n >= cap) n = cap - 1;
+    if (n) memcpy(dst, v->s, n);
+    dst[n] = '\0';
+}
+#define COPY(dst, v) copy_fixed(dst, sizeof(dst), v)
+
+static int64_t as_int(const struct db_val *v)
+{
+    switch (v->type) {
+    case DB_INT: return v->i;
+    case DB_REAL: return (int64_t)v->d;
+    case DB_TEXT: return strtoll(v->s, NULL, 10);
+    default: return 0;
+    }
+}
+
+static double as_real(const struct db_val *v)
+{
+    switch (v->type) {
+    case DB_INT: return (double)v->i;
+    case DB_REAL: return v->d;
+    case DB_TEXT: return strtod(v->s, NULL);
+    default: return 0;
+    }
+}
+
+/* Row callback for single-value queries: stores the first column. */
+static br_err one_int(void *ud, const struct db_val *cols, int n)
+{
+    *(int64_t *)ud = n > 0 ? as_int(&cols[0]) : 0;
+    return BR_OK;
+}
+
+static br_err one_flag(void *ud, const struct db_val *cols, int n)
+{
+    (void)cols;
+    (void)n;
+    *(bool *)ud = true;
+    return BR_OK;
+}
+
+/* --- lifetime ------------------------------------------------------------------ */
+
+br_err store_open(const struct config *cfg, int pool_size, struct store **out)
+{
+    if (cfg->database_url)
+        return err_set(BR_CONFIG,
+                       "BARBERIA_DATABASE_URL: the PostgreSQL backend is not part of this build "
+                       "yet; unset it to use the embedded SQLite database");
+    char *path = xasprintf("%s/barberia.db", cfg->data_dir);
+    struct db *db = NULL;
+    br_err rc = db_sqlite_ops.open(path, pool_size, &db);
+    free(path);
+    if (rc) return rc;
+    struct store *st = xcalloc(1, sizeof *st);
+    st->db = db;
+    *out = st;
+    return BR_OK;
+}
+
+void store_close(struct store *st)
+{
+    if (!st) return;
+    st->db->ops->close(st->db);
+    free(st);
+}
+
+br_err store_migrate(struct store *st)
+{
+    return st->db->ops->migrate(st->db);
+}
+
+br_err store_ping(struct store *st)
+{
+    return st->db->ops->ping(st->db);
+}
+
+const char *store_backend(const struct store *st)
+{
+    return st->db->ops->name;
+}
+
+/* --- row decoders ---------------------------------------------------------------- */
+
+/* perfil from 5 columns: id, rol, nombre, telefono, created_at (borrowed). */
+static void perfil_view(struct perfil *p, const struct db_val *c)
+{
+    COPY(p->id, &c[0]);
+    p->rol = (char *)text_or_empty(&c[1]);
+    p->nombre = (char *)text_or_null(&c[2]);
+    p->telefono = (char *)text_or_null(&c[3]);
+    COPY(p->created_at, &c[4]);
+}
+
+static void perfil_own(struct perfil *p)
+{
+    p->rol = xstrdup(p->rol);
+    p->nombre = xstrdup_or_null(p->nombre);
+    p->telefono = xstrdup_or_null(p->telefono);
+}
+
+#define CITA_COLS                                                                                  \
+    "c.id, c.cliente_id, c.barbero_id, c.servicio_id, c.fecha_inicio, c.fecha_fin, c.estado, "     \
+    "c.notas, c.google_event_id, c.created_at"
+
+static void cita_view(struct cita *ci, const struct db_val *c)
+{
+    COPY(ci->id, &c[0]);
+    COPY(ci->cliente_id, &c[1]);
+    COPY(ci->barbero_id, &c[2]);
+    COPY(ci->servicio_id, &c[3]);
+    COPY(ci->fecha_inicio, &c[4]);
+    COPY(ci->fecha_fin, &c[5]);
+    ci->estado = (char *)text_or_empty(&c[6]);
+    ci->notas = (char *)text_or_null(&c[7]);
+    ci->google_event_id = (char *)text_or_null(&c[8]);
+    COPY(ci->created_at, &c[9]);
+}
+
+#define FOTO_COLS "id, cita_id, cliente_id, tipo, url, storage_path, created_at"
+
+static void foto_view(struct foto *f, const struct db_val *c)
+{
+    COPY(f->id, &c[0]);
+    COPY(f->cita_id, &c[1]);
+    COPY(f->cliente_id, &c[2]);
+    f->tipo = (char *)text_or_empty(&c[3]);
+    f->url = (char *)text_or_empty(&c[4]);
+    f->storage_path = (char *)text_or_empty(&c[5]);
+    COPY(f->created_at, &c[6]);
+}
+
+/* --- identity ---------------------------------------------------------------------- */
+
+static br_err user_create_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    const struct new_user *u = ud;
+    struct db_val pu[] = {db_text(u->id), db_text(u->email), db_text(u->password_hash),
+                          db_text(u->created_at), db_text(u->last_sign_in_at)};
+    br_err rc = EXEC(db, c,
+                     "INSERT INTO auth_users (id, email, password_hash, created_at, "
+                     "last_sign_in_at) VALUES (?, ?, ?, ?, ?)",
+                     pu, NULL, NULL, NULL);
+    if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, "email taken");
+    if (rc) return rc;
+    struct db_val pp[] = {db_text(u->id), db_text(u->rol), db_text(u->nombre),
+                          db_text(u->telefono), db_text(u->created_at)};
+    rc = EXEC(db, c,
+              "INSERT INTO perfiles (id, rol, nombre, telefono, created_at) VALUES (?, ?, ?, ?, ?)",
+              pp, NULL, NULL, NULL);
+    if (rc || !u->session_hash) return rc;
+    struct db_val ps[] = {db_text(u->session_hash), db_text(u->id), db_text(u->created_at),
+                          db_text(u->session_expires_at)};
+    return EXEC(db, c,
+                "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
+                "VALUES (?, ?, ?, ?)",
+                ps, NULL, NULL, NULL);
+}
+
+br_err store_user_create(struct store *st, const struct new_user *u)
+{
+    return in_tx(st, user_create_tx, (void *)u);
+}
+
+struct user_pw {
+    struct user *u;
+    char **hash;
+    bool found;
+};
+
+static br_err user_pw_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct user_pw *r = ud;
+    COPY(r->u->id, &c[0]);
+    r->u->email = dup_or_null(&c[1]);
+    COPY(r->u->created_at, &c[2]);
+    r->u->last_sign_in_at = dup_or_null(&c[3]);
+    *r->hash = dup_or_null(&c[4]);
+    r->found = true;
+    return BR_OK;
+}
+
+br_err store_user_by_email(struct store *st, const char *email, struct user *u,
+                           char **password_hash)
+{
+    memset(u, 0, sizeof *u);
+    *password_hash = NULL;
+    struct user_pw r = {u, password_hash, false};
+    struct db_val p[] = {db_text(email)};
+    br_err rc = run(st,
+                    "SELECT id, email, created_at, last_sign_in_at, password_hash "
+                    "FROM auth_users WHERE email = ?",
+                    p, 1, user_pw_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such user");
+    if (rc) {
+        user_clear(u);
+        free(*password_hash);
+        *password_hash = NULL;
+    }
+    return rc;
+}
+
+struct set_pw {
+    const char *id, *hash;
+};
+
+static br_err set_password_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct set_pw *a = ud;
+    int64_t changes = 0;
+    struct db_val p[] = {db_text(a->hash), db_text(a->id)};
+    br_err rc = EXEC(db, c, "UPDATE auth_users SET password_hash = ? WHERE id = ?", p, NULL, NULL,
+                     &changes);
+    if (rc) return rc;
+    if (changes == 0) return err_set(BR_NOTFOUND, "Usuario no encontrado");
+    struct db_val q[] = {db_text(a->id)};
+    return EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ?", q, NULL, NULL, NULL);
+}
+
+br_err store_user_set_password(struct store *st, const char *user_id, const char *password_hash)
+{
+    struct set_pw a = {user_id, password_hash};
+    return in_tx(st, set_password_tx, &a);
+}
+
+struct session_args {
+    const char *user_id, *hash, *now, *expires;
+};
+
+static br_err session_open_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct session_args *a = ud;
+    struct db_val pd[] = {db_text(a->user_id), db_text(a->now)};
+    br_err rc = EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ? AND expires_at <= ?", pd,
+                     NULL, NULL, NULL);
+    struct db_val ps[] = {db_text(a->hash), db_text(a->user_id), db_text(a->now),
+                          db_text(a->expires)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
+                  "VALUES (?, ?, ?, ?)",
+                  ps, NULL, NULL, NULL);
+    struct db_val pu[] = {db_text(a->now), db_text(a->user_id)};
+    if (!rc)
+        rc = EXEC(db, c, "UPDATE auth_users SET last_sign_in_at = ? WHERE id = ?", pu, NULL, NULL,
+                  NULL);
+    return rc;
+}
+
+br_err store_session_open(struct store *st, const char *user_id, const char *token_hash,
+                          const char *now, const char *expires_at)
+{
+    struct session_args a = {user_id, token_hash, now, expires_at};
+    return in_tx(st, session_open_tx, &a);
+}
+
+struct principal_row {
+    struct principal *p;
+    bool found;
+};
+
+static br_err principal_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct principal_row *r = ud;
+    COPY(r->p->user_id, &c[0]);
+    r->p->email = dup_or_null(&c[1]);
+    r->p->has_perfil = c[2].type != DB_NULL;
+    if (r->p->has_perfil) {
+        perfil_view(&r->p->perfil, &c[2]);
+        perfil_own(&r->p->perfil);
+    }
+    r->found = true;
+    return BR_OK;
+}
+
+br_err store_session_principal(struct store *st, const char *token_hash, const char *now,
+                               struct principal *p)
+{
+    memset(p, 0, sizeof *p);
+    struct principal_row r = {p, false};
+    struct db_val params[] = {db_text(token_hash), db_text(now)};
+    br_err rc = run(st,
+                    "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at "
+                    "FROM auth_sessions s JOIN auth_users u ON u.id = s.user_id "
+                    "LEFT JOIN perfiles p ON p.id = u.id "
+                    "WHERE s.token_hash = ? AND s.expires_at > ?",
+                    params, 2, principal_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such session");
+    if (rc) principal_clear(p);
+    return rc;
+}
+
+br_err store_session_close(struct store *st, const char *token_hash)
+{
+    struct db_val p[] = {db_text(token_hash)};
+    return run(st, "DELETE FROM auth_sessions WHERE token_hash = ?", p, 1, NULL, NULL, NULL);
+}
+
+struct users_each {
+    store_user_fn fn;
+    void *ud;
+};
+
+static br_err users_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct users_each *a = ud;
+    struct user u;
+    COPY(u.id, &c[0]);
+    u.email = (char *)text_or_empty(&c[1]);
+    COPY(u.created_at, &c[2]);
+    u.last_sign_in_at = (char *)text_or_null(&c[3]);
+    struct perfil p;
+    bool has = c[4].type != DB_NULL;
+    if (has) perfil_view(&p, &c[4]);
+    return a->fn(a->ud, &u, has ? &p : NULL);
+}
+
+br_err store_users_each(struct store *st, store_user_fn fn, void *ud)
+{
+    struct users_each a = {fn, ud};
+    return run(st,
+               "SELECT u.id, u.email, u.created_at, u.last_sign_in_at, "
+               "p.id, p.rol, p.nombre, p.telefono, p.created_at "
+               "FROM auth_users u LEFT JOIN perfiles p ON p.id = u.id ORDER BY u.email",
+               NULL, 0, users_row, &a, NULL);
+}
+
+/* --- perfiles --------------------------------------------------------------------- */
+
+struct perfil_row {
+    struct perfil *p;
+    bool found;
+};
+
+static br_err perfil_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct perfil_row *r = ud;
+    perfil_view(r->p, c);
+    perfil_own(r->p);
+    r->found = true;
+    return BR_OK;
+}
+
+br_err store_perfil_get(struct store *st, const char *id, struct perfil *p)
+{
+    memset(p, 0, sizeof *p);
+    struct perfil_row r = {p, false};
+    struct db_val params[] = {db_text(id)};
+    br_err rc = run(st, "SELECT id, rol, nombre, telefono, created_at FROM perfiles WHERE id = ?",
+                    params, 1, perfil_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such profile");
+    return rc;
+}
+
+br_err store_perfil_update(struct store *st, const char *id, const struct perfil_patch *patch)
+{
+    struct db_val p[] = {
+        db_int(patch->rol != NULL),    db_text(patch->rol),
+        db_int(patch->nombre != NULL), db_text(patch->nombre),
+        db_int(patch->set_telefono),   db_text(patch->telefono),
+        db_text(id),
+    };
+    return run(st,
+               "UPDATE perfiles SET "
+               "rol = CASE WHEN ? = 1 THEN ? ELSE rol END, "
+               "nombre = CASE WHEN ? = 1 THEN ? ELSE nombre END, "
+               "telefono = CASE WHEN ? = 1 THEN ? ELSE telefono END "
+               "WHERE id = ?",
+               p, (int)ARRAY_LEN(p), NULL, NULL, NULL);
+}
+
+struct usuarios_each {
+    store_usuario_fn fn;
+    void *ud;
+};
+
+static br_err usuarios_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct usuarios_each *a = ud;
+    struct usuario_view v;
+    perfil_view(&v.perfil, c);
+    v.email = text_or_empty(&c[5]);
+    v.ultimo_acceso = text_or_null(&c[6]);
+    v.creado_en = c[7].type == DB_TEXT ? c[7].s : v.perfil.created_at;
+    v.total_citas = as_int(&c[8]);
+    return a->fn(a->ud, &v);
+}
+
+br_err store_usuarios_each(struct store *st, store_usuario_fn fn, void *ud)
+{
+    struct usuarios_each a = {fn, ud};
+    return run(st,
+               "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, "
+               "u.email, u.last_sign_in_at, u.created_at, "
+               "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id) "
+               "FROM perfiles p LEFT JOIN auth_users u ON u.id = p.id "
+               "ORDER BY p.created_at DESC, p.id DESC",
+               NULL, 0, usuarios_row, &a, NULL);
+}
+
+/* --- catalog --------------------------------------------------------------------- */
+
+br_err store_barbero_add(struct store *st, const struct barbero *b)
+{
+    struct db_val p[] = {db_text(b->id), db_text(b->nombre), db_text(b->foto_url)};
+    return run(st, "INSERT INTO barberos (id, nombre, foto_url) VALUES (?, ?, ?)", p, 3, NULL, NULL,
+               NULL);
+}
+
+struct barbero_cb {
+    store_barbero_fn fn;
+    void *ud;
+    struct barbero *out;
+    bool found;
+};
+
+static br_err barbero_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct barbero_cb *a = ud;
+    struct barbero b;
+    COPY(b.id, &c[0]);
+    b.nombre = (char *)text_or_empty(&c[1]);
+    b.foto_url = (char *)text_or_null(&c[2]);
+    if (a->fn) return a->fn(a->ud, &b);
+    *a->out = b;
+    a->out->nombre = xstrdup(b.nombre);
+    a->out->foto_url = xstrdup_or_null(b.foto_url);
+    a->found = true;
+    return BR_OK;
+}
+
+br_err store_barbero_get(struct store *st, const char *id, struct barbero *b)
+{
+    memset(b, 0, sizeof *b);
+    struct barbero_cb a = {.out = b};
+    struct db_val p[] = {db_text(id)};
+    br_err rc = run(st, "SELECT id, nombre, foto_url FROM barberos WHERE id = ?", p, 1,
+                    barbero_row, &a, NULL);
+    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such barber");
+    return rc;
+}
+
+br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud)
+{
+    struct barbero_cb a = {.fn = fn, .ud = ud};
+    return run(st, "SELECT id, nombre, foto_url FROM barberos ORDER BY nombre, id", NULL, 0,
+               barbero_row, &a, NULL);
+}
+
+br_err store_servicio_add(struct store *st, const struct servicio *s)
+{
+    struct db_val p[] = {db_text(s->id), db_text(s->nombre), db_int(s->duracion_min),
+                         db_real(s->precio)};
+    return run(st, "INSERT INTO servicios (id, nombre, duracion_min, precio) VALUES (?, ?, ?, ?)",
+               p, 4, NULL, NULL, NULL);
+}
+
+struct servicio_cb {
+    store_servicio_fn fn;
+    void *ud;
+    struct servicio *out;
+    bool found;
+};
+
+static br_err servicio_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct servicio_cb *a = ud;
+    struct servicio s;
+    COPY(s.id, &c[0]);
+    s.nombre = (char *)text_or_empty(&c[1]);
+    s.duracion_min = as_int(&c[2]);
+    s.precio = as_real(&c[3]);
+    if (a->fn) return a->fn(a->ud, &s);
+    *a->out = s;
+    a->out->nombre = xstrdup(s.nombre);
+    a->found = true;
+    return BR_OK;
+}
+
+br_err store_servicio_get(struct store *st, const char *id, struct servicio *s)
+{
+    memset(s, 0, sizeof *s);
+    struct servicio_cb a = {.out = s};
+    struct db_val p[] = {db_text(id)};
+    br_err rc = run(st, "SELECT id, nombre, duracion_min, precio FROM servicios WHERE id = ?", p,
+                    1, servicio_row, &a, NULL);
+    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such service");
+    return rc;
+}
+
+br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud)
+{
+    struct servicio_cb a = {.fn = fn, .ud = ud};
+    return run(st, "SELECT id, nombre, duracion_min, precio FROM servicios ORDER BY nombre, id",
+               NULL, 0, servicio_row, &a, NULL);
+}
+
+br_err store_is_empty(struct store *st, bool *empty)
+{
+    int64_t n = 0;
+    br_err rc = run(st,
+                    "SELECT (SELECT count(*) FROM auth_users) + (SELECT count(*) FROM barberos) + "
+                    "(SELECT count(*) FROM servicios)",
+                    NULL, 0, one_int, &n, NULL);
+    if (!rc) *empty = n == 0;
+    return rc;
+}
+
+/* --- citas ------------------------------------------------------------------------ */
+
+static const char sql_overlap[] = "SELECT 1 FROM citas WHERE barbero_id = ? AND "
+                                  "estado <> 'cancelada' AND fecha_inicio < ? AND fecha_fin > ? "
+                                  "LIMIT 1";
+
+br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char *inicio,
+                           const char *fin, bool *overlaps)
+{
+    *overlaps = false;
+    struct db_val p[] = {db_text(barbero_id), db_text(fin), db_text(inicio)};
+    return run(st, sql_overlap, p, 3, one_flag, overlaps, NULL);
+}
+
+struct book_args {
+    const struct cita *c;
+    const struct outbox_msg *m;
+};
+
+static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
+{
+    struct book_args *a = ud;
+    const struct cita *c = a->c;
+    char key[64];
+    snprintf(key, sizeof key, "barbero:%s", c->barbero_id);
+    br_err rc = db->ops->lock(conn, key);
+    if (rc) return rc;
+
+    bool taken = false;
+    struct db_val po[] = {db_text(c->barbero_id), db_text(c->fecha_fin), db_text(c->fecha_inicio)};
+    rc = EXEC(db, conn, sql_overlap, po, one_flag, &taken, NULL);
+    if (rc) return rc;
+    if (taken) return err_set(BR_CONFLICT, "slot taken");
+
+    struct db_val pc[] = {db_text(c->id),           db_text(c->cliente_id),
+                          db_text(c->barbero_id),   db_text(c->servicio_id),
+                          db_text(c->fecha_inicio), db_text(c->fecha_fin),
+                          db_text(c->estado),       db_text(c->notas),
+                          db_text(c->google_event_id), db_text(c->created_at)};
+    rc = EXEC(db, conn,
+              "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, "
+              "fecha_fin, estado, notas, google_event_id, created_at) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+              pc, NULL, NULL, NULL);
+    if (rc) return rc;
+
+    br_id hid;
+    uuid_v4(hid);
+    char fecha[11];
+    memcpy(fecha, c->fecha_inicio, 10);
+    fecha[10] = '\0';
+    struct db_val ph[] = {db_text(hid),           db_text(c->cliente_id), db_text(c->id),
+                          db_text(c->barbero_id), db_text(c->servicio_id), db_text(fecha),
+                          db_text(c->created_at)};
+    rc = EXEC(db, conn,
+              "INSERT INTO historial_cortes (id, cliente_id, cita_id, barbero_id, servicio_id, "
+              "fecha, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+              ph, NULL, NULL, NULL);
+    if (rc || !a->m) return rc;
+
+    const struct outbox_msg *m = a->m;
+    struct db_val pm[] = {db_text(m->id),
+                          db_text(m->cita_id),
+                          db_text(m->recipient),
+                          db_text(m->cliente_nombre),
+                          db_text(m->barbero_nombre),
+                          db_text(m->servicio_nombre),
+                          db_text(m->fecha_inicio),
+                          db_text(m->fecha_fin),
+                          db_text(m->notas),
+                          db_text(m->created_at),
+                          db_text(m->created_at)};
+    return EXEC(db, conn,
+                "INSERT INTO mail_outbox (id, cita_id, recipient, cliente_nombre, barbero_nombre, "
+                "servicio_nombre, fecha_inicio, fecha_fin, notas, created_at, status, attempts, "
+                "next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)",
+                pm, NULL, NULL, NULL);
+}
+
+br_err store_cita_book(struct store *st, const struct cita *c, const struct outbox_msg *mail)
+{
+    struct book_args a = {c, mail};
+    return in_tx(st, book_tx, &a);
+}
+
+br_err store_cita_exists(struct store *st, const char *id, bool *exists)
+{
+    *exists = false;
+    struct db_val p[] = {db_text(id)};
+    return run(st, "SELECT 1 FROM citas WHERE id = ?", p, 1, one_flag, exists, NULL);
+}
+
+struct citas_each {
+    store_cita_fn fn;
+    void *ud;
+};
+
+static br_err citas_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct citas_each *a = ud;
+    struct cita_view v;
+    cita_view(&v.cita, c);
+    v.has_perfil = c[10].type != DB_NULL;
+    v.perfil_nombre = text_or_null(&c[11]);
+    v.perfil_telefono = text_or_null(&c[12]);
+    v.barbero_nombre = text_or_null(&c[13]);
+    v.barbero_foto_url = text_or_null(&c[14]);
+    v.servicio_nombre = text_or_null(&c[15]);
+    v.servicio_duracion_min = as_int(&c[16]);
+    v.servicio_precio = as_real(&c[17]);
+    return a->fn(a->ud, &v);
+}
+
+#define CITAS_SELECT                                                                               \
+    "SELECT " CITA_COLS ", p.id, p.nombre, p.telefono, b.nombre, b.foto_url, "                     \
+    "s.nombre, s.duracion_min, s.precio FROM citas c "                                             \
+    "LEFT JOIN perfiles p ON p.id = c.cliente_id "                                                 \
+    "LEFT JOIN barberos b ON b.id = c.barbero_id "                                                 \
+    "LEFT JOIN servicios s ON s.id = c.servicio_id "
+#define CITAS_ORDER " ORDER BY c.fecha_inicio, c.id"
+
+br_err store_citas_each(struct store *st, const char *cliente_id, const char *estado,
+                        store_cita_fn fn, void *ud)
+{
+    /* Four constant statements rather than `? IS NULL OR ...`, so that each
+     * keeps its index and PostgreSQL can type every parameter. */
+    static const char all[] = CITAS_SELECT CITAS_ORDER;
+    static const char by_cliente[] = CITAS_SELECT "WHERE c.cliente_id = ?" CITAS_ORDER;
+    static const char by_estado[] = CITAS_SELECT "WHERE c.estado = ?" CITAS_ORDER;
+    static const char by_both[] =
+        CITAS_SELECT "WHERE c.cliente_id = ? AND c.estado = ?" CITAS_ORDER;
+    struct citas_each a = {fn, ud};
+    struct db_val p[2];
+    int n = 0;
+    const char *sql;
+    if (cliente_id) p[n++] = db_text(cliente_id);
+    if (estado) p[n++] = db_text(estado);
+    if (cliente_id && estado)
+        sql = by_both;
+    else if (cliente_id)
+        sql = by_cliente;
+    else if (estado)
+        sql = by_estado;
+    else
+        sql = all;
+    return run(st, sql, p, n, citas_row, &a, NULL);
+}
+
+/* --- fotos ------------------------------------------------------------------------ */
+
+static const char sql_fotos_count[] = "SELECT count(*) FROM fotos_cita WHERE cita_id = ? AND tipo = ?";
+
+br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo, int64_t *count)
+{
+    *count = 0;
+    struct db_val p[] = {db_text(cita_id), db_text(tipo)};
+    return run(st, sql_fotos_count, p, 2, one_int, count, NULL);
+}
+
+struct foto_insert {
+    const struct foto *f;
+    int cap;
+};
+
+static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct foto_insert *a = ud;
+    const struct foto *f = a->f;
+    char key[64];
+    snprintf(key, sizeof key, "fotos:%s", f->cita_id);
+    br_err rc = db->ops->lock(c, key);
+    if (rc) return rc;
+    int64_t n = 0;
+    struct db_val pc[] = {db_text(f->cita_id), db_text(f->tipo)};
+    rc = EXEC(db, c, sql_fotos_count, pc, one_int, &n, NULL);
+    if (rc) return rc;
+    if (n >= a->cap) return err_set(BR_CONFLICT, "full");
+    struct db_val p[] = {db_text(f->id),   db_text(f->cita_id),      db_text(f->cliente_id),
+                         db_text(f->tipo), db_text(f->url),          db_text(f->storage_path),
+                         db_text(f->created_at)};
+    rc = EXEC(db, c, "INSERT INTO fotos_cita (" FOTO_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?)", p,
+              NULL, NULL, NULL);
+    /* a unique storage_path clash is a store failure here, not "full" */
+    if (rc == BR_CONFLICT) rc = BR_STORE;
+    return rc;
+}
+
+br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap)
+{
+    struct foto_insert a = {f, cap};
+    return in_tx(st, foto_insert_tx, &a);
+}
+
+struct foto_cb {
+    store_foto_fn fn;
+    void *ud;
+    struct foto *out;
+    bool found;
+};
+
+static br_err foto_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct foto_cb *a = ud;
+    struct foto f;
+    foto_view(&f, c);
+    if (a->fn) return a->fn(a->ud, &f);
+    *a->out = f;
+    a->out->tipo = xstrdup(f.tipo);
+    a->out->url = xstrdup(f.url);
+    a->out->storage_path = xstrdup(f.storage_path);
+    a->found = true;
+    return BR_OK;
+}
+
+br_err store_foto_get_owned(struct store *st, const char *id, const char *cliente_id,
+                            struct foto *f)
+{
+    memset(f, 0, sizeof *f);
+    struct foto_cb a = {.out = f};
+    struct db_val p[] = {db_text(id), db_text(cliente_id)};
+    br_err rc = run(st, "SELECT " FOTO_COLS " FROM fotos_cita WHERE id = ? AND cliente_id = ?", p,
+                    2, foto_row, &a, NULL);
+    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such photo");
+    return rc;
+}
+
+br_err store_foto_delete(struct store *st, const char *id)
+{
+    struct db_val p[] = {db_text(id)};
+    return run(st, "DELETE FROM fotos_cita WHERE id = ?", p, 1, NULL, NULL, NULL);
+}
+
+br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn, void *ud)
+{
+    struct foto_cb a = {.fn = fn, .ud = ud};
+    struct db_val p[] = {db_text(cita_id)};
+    return run(st,
+               "SELECT " FOTO_COLS " FROM fotos_cita WHERE cita_id = ? ORDER BY created_at, id",
+               p, 1, foto_row, &a, NULL);
+}
+
+/* --- mail outbox -------------------------------------------------------------------- */
+
+#define OUTBOX_COLS                                                                                \
+    "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, fecha_inicio, "      \
+    "fecha_fin, notas, created_at, status, attempts, next_attempt_at, last_error"
+
+static void outbox_view(struct outbox_msg *m, const struct db_val *c)
+{
+    COPY(m->id, &c[0]);
+    COPY(m->cita_id, &c[1]);
+    m->recipient = (char *)text_or_empty(&c[2]);
+    m->cliente_nombre = (char *)text_or_empty(&c[3]);
+    m->barbero_nombre = (char *)text_or_empty(&c[4]);
+    m->servicio_nombre = (char *)text_or_empty(&c[5]);
+    COPY(m->fecha_inicio, &c[6]);
+    COPY(m->fecha_fin, &c[7]);
+    m->notas = (char *)text_or_null(&c[8]);
+    COPY(m->created_at, &c[9]);
+    m->status = (char *)text_or_empty(&c[10]);
+    m->attempts = as_int(&c[11]);
+    COPY(m->next_attempt_at, &c[12]);
+    m->last_error = (char *)text_or_null(&c[13]);
+}
+
+struct outbox_cb {
+    store_outbox_fn fn;
+    void *ud;
+    struct outbox_msg *out;
+    bool found;
+};
+
+static br_err outbox_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct outbox_cb *a = ud;
+    struct outbox_msg m;
+    outbox_view(&m, c);
+    if (a->fn) return a->fn(a->ud, &m);
+    *a->out = m;
+    a->out->recipient = xstrdup(m.recipient);
+    a->out->cliente_nombre = xstrdup(m.cliente_nombre);
+    a->out->barbero_nombre = xstrdup(m.barbero_nombre);
+    a->out->servicio_nombre = xstrdup(m.servicio_nombre);
+    a->out->notas = xstrdup_or_null(m.notas);
+    a->out->status = xstrdup(m.status);
+    a->out->last_error = xstrdup_or_null(m.last_error);
+    a->found = true;
+    return BR_OK;
+}
+
+struct claim_args {
+    const char *now, *lease;
+    struct outbox_msg *m;
+    bool found;
+};
+
+static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct claim_args *a = ud;
+    br_err rc = db->ops->lock(c, "outbox");
+    if (rc) return rc;
+    struct outbox_cb cb = {.out = a->m};
+    struct db_val p[] = {db_text(a->now), db_text(a->now)};
+    rc = EXEC(db, c,
+              "SELECT " OUTBOX_COLS " FROM mail_outbox WHERE status = 'pending' AND "
+              "next_attempt_at <= ? AND (locked_until IS NULL OR locked_until <= ?) "
+              "ORDER BY next_attempt_at, created_at LIMIT 1",
+              p, outbox_row, &cb, NULL);
+    if (rc || !cb.found) return rc;
+    a->found = true;
+    struct db_val u[] = {db_text(a->lease), db_text(a->m->id)};
+    return EXEC(db, c,
+                "UPDATE mail_outbox SET locked_until = ?, attempts = attempts + 1 WHERE id = ?", u,
+                NULL, NULL, NULL);
+}
+
+br_err store_outbox_claim(struct store *st, const char *now, const char *lease_until,
+                          struct outbox_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    struct claim_args a = {now, lease_until, m, false};
+    br_err rc = in_tx(st, claim_tx, &a);
+    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "nothing due");
+    if (rc) outbox_clear(m);
+    else m->attempts++;
+    return rc;
+}
+
+br_err store_outbox_sent(struct store *st, const char *id, const char *now)
+{
+    struct db_val p[] = {db_text(now), db_text(id)};
+    return run(st,
+               "UPDATE mail_outbox SET status = 'sent', done_at = ?, locked_until = NULL, "
+               "last_error = NULL WHERE id = ?",
+               p, 2, NULL, NULL, NULL);
+}
+
+br_err store_outbox_retry(struct store *st, const char *id, const char *error,
+                          const char *next_attempt_at)
+{
+    struct db_val p[] = {db_text(error), db_text(next_attempt_at), db_text(id)};
+    return run(st,
+               "UPDATE mail_outbox SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
+               "WHERE id = ?",
+               p, 3, NULL, NULL, NULL);
+}
+
+br_err store_outbox_drop(struct store *st, const char *id, const char *error, const char *now)
+{
+    struct db_val p[] = {db_text(error), db_text(now), db_text(id)};
+    return run(st,
+               "UPDATE mail_outbox SET status = 'dropped', last_error = ?, done_at = ?, "
+               "locked_until = NULL WHERE id = ?",
+               p, 3, NULL, NULL, NULL);
+}
+
+static br_err one_ts(void *ud, const struct db_val *c, int n)
+{
+    char *out = ud;
+    if (n > 0) copy_fixed(out, ISO8601_LEN + 1, &c[0]);
+    return BR_OK;
+}
+
+br_err store_outbox_next_due(struct store *st, br_ts next)
+{
+    next[0] = '\0';
+    return run(st,
+               "SELECT min(CASE WHEN locked_until IS NOT NULL AND locked_until > next_attempt_at "
+               "THEN locked_until ELSE next_attempt_at END) FROM mail_outbox "
+               "WHERE status = 'pending'",
+               NULL, 0, one_ts, next, NULL);
+}
+
+br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn fn, void *ud)
+{
+    struct outbox_cb a = {.fn = fn, .ud = ud};
+    if (!status)
+        return run(st,
+                   "SELECT " OUTBOX_COLS " FROM mail_outbox WHERE status <> 'sent' "
+                   "ORDER BY created_at, id",
+                   NULL, 0, outbox_row, &a, NULL);
+    struct db_val p[] = {db_text(status)};
+    return run(st,
+               "SELECT " OUTBOX_COLS " FROM mail_outbox WHERE status = ? ORDER BY created_at, id",
+               p, 1, outbox_row, &a, NULL);
+}
+
+/* --- releasing owned records -------------------------------------------------------- */
+
+void user_clear(struct user *u)
+{
+    free(u->email);
+    free(u->last_sign_in_at);
+    u->email = u->last_sign_in_at = NULL;
+}
+
+void perfil_clear(struct perfil *p)
+{
+    free(p->rol);
+    free(p->nombre);
+    free(p->telefono);
+    p->rol = p->nombre = p->telefono = NULL;
+}
+
+void principal_clear(struct principal *p)
+{
+    free(p->email);
+    p->email = NULL;
+    if (p->has_perfil) perfil_clear(&p->perfil);
+    p->has_perfil = false;
+}
+
+void barbero_clear(struct barbero *b)
+{
+    free(b->nombre);
+    free(b->foto_url);
+    b->nombre = b->foto_url = NULL;
+}
+
+void servicio_clear(struct servicio *s)
+{
+    free(s->nombre);
+    s->nombre = NULL;
+}
+
+void cita_clear(struct cita *c)
+{
+    free(c->estado);
+    free(c->notas);
+    free(c->google_event_id);
+    c->estado = c->notas = c->google_event_id = NULL;
+}
+
+void foto_clear(struct foto *f)
+{
+    free(f->tipo);
+    free(f->url);
+    free(f->storage_path);
+    f->tipo = f->url = f->storage_path = NULL;
+}
+
+void outbox_clear(struct outbox_msg *m)
+{
+    free(m->recipient);
+    free(m->cliente_nombre);
+    free(m->barbero_nombre);
+    free(m->servicio_nombre);
+    free(m->notas);
+    free(m->status);
+    free(m->last_error);
+    m->recipient = m->cliente_nombre = m->barbero_nombre = m->servicio_nombre = NULL;
+    m->notas = m->status = m->last_error = NULL;
+}

@@ -1,0 +1,292 @@
+/*
+ * store.h - the data store: every read and write the service makes, as named
+ * operations on records (the repository). The SQL behind them is written
+ * once, in store.c, over the SQL port of db.h.
+ *
+ * Ownership: a record filled by a *_get function owns its strings; release
+ * them with the matching *_clear. A record handed to a visitor callback is
+ * borrowed: its strings live until the callback returns.
+ *
+ * Errors: BR_NOTFOUND when the named thing does not exist, BR_CONFLICT when a
+ * write clashes with existing data (as documented per function), BR_STORE
+ * with the database's own message for anything else.
+ *
+ * Thread-safety: a struct store may be used from any number of threads.
+ */
+#ifndef BR_STORE_H
+#define BR_STORE_H
+
+#include "../util/err.h"
+#include "../util/iso8601.h"
+#include "../util/uuid.h"
+
+struct config;
+struct store;
+
+typedef char br_id[UUID_LEN + 1];
+typedef char br_ts[ISO8601_LEN + 1];
+
+struct user {
+    br_id id;
+    char *email;
+    br_ts created_at;
+    char *last_sign_in_at; /* NULL: never signed in */
+};
+
+struct perfil {
+    br_id id;
+    char *rol;
+    char *nombre;   /* nullable */
+    char *telefono; /* nullable */
+    br_ts created_at;
+};
+
+/* The caller of a request, as its session names it. */
+struct principal {
+    br_id user_id;
+    char *email;
+    bool has_perfil;
+    struct perfil perfil; /* meaningful when has_perfil */
+};
+
+struct barbero {
+    br_id id;
+    char *nombre;
+    char *foto_url; /* nullable */
+};
+
+struct servicio {
+    br_id id;
+    char *nombre;
+    int64_t duracion_min;
+    double precio;
+};
+
+struct cita {
+    br_id id;
+    br_id cliente_id;
+    br_id barbero_id;
+    br_id servicio_id;
+    br_ts fecha_inicio;
+    br_ts fecha_fin;
+    char *estado;
+    char *notas;           /* nullable */
+    char *google_event_id; /* nullable */
+    br_ts created_at;
+};
+
+/* A cita with the objects GET /api/citas embeds. */
+struct cita_view {
+    struct cita cita;
+    bool has_perfil;
+    const char *perfil_nombre, *perfil_telefono;
+    const char *barbero_nombre, *barbero_foto_url;
+    const char *servicio_nombre;
+    int64_t servicio_duracion_min;
+    double servicio_precio;
+};
+
+struct foto {
+    br_id id;
+    br_id cita_id;
+    br_id cliente_id;
+    char *tipo;
+    char *url;
+    char *storage_path;
+    br_ts created_at;
+};
+
+/* A row of the admin listing: a profile and what the identity side knows. */
+struct usuario_view {
+    struct perfil perfil;
+    const char *email;           /* "" when no identity user matches */
+    const char *ultimo_acceso;   /* NULL: never signed in */
+    const char *creado_en;       /* the user's created_at, else the profile's */
+    int64_t total_citas;
+};
+
+/* A confirmation e-mail waiting in the outbox. */
+struct outbox_msg {
+    br_id id;
+    br_id cita_id;
+    char *recipient;
+    char *cliente_nombre;
+    char *barbero_nombre;
+    char *servicio_nombre;
+    br_ts fecha_inicio;
+    br_ts fecha_fin;
+    char *notas; /* nullable */
+    br_ts created_at;
+    char *status; /* pending | sent | dropped */
+    int64_t attempts;
+    br_ts next_attempt_at;
+    char *last_error; /* nullable */
+};
+
+/* --- lifetime ------------------------------------------------------------ */
+
+/* Opens the store the configuration names (SQLite in data_dir unless
+ * database_url is set) with a pool of pool_size connections. Does not
+ * migrate. OUT: *out, closed with store_close(). */
+br_err store_open(const struct config *cfg, int pool_size, struct store **out) WARN_UNUSED;
+void store_close(struct store *st);
+br_err store_migrate(struct store *st) WARN_UNUSED;
+br_err store_ping(struct store *st) WARN_UNUSED;
+/* "sqlite" or "postgresql". */
+const char *store_backend(const struct store *st);
+
+/* --- identity: users and sessions ----------------------------------------- */
+
+struct new_user {
+    const char *id, *email, *password_hash, *created_at;
+    const char *last_sign_in_at; /* nullable */
+    const char *rol, *nombre, *telefono; /* the profile; nombre, telefono nullable */
+    /* when set, a first session is opened in the same transaction */
+    const char *session_hash, *session_expires_at;
+};
+
+/* Creates an identity user and its profile in one transaction.
+ * BR_CONFLICT when the e-mail is taken. */
+br_err store_user_create(struct store *st, const struct new_user *u) WARN_UNUSED;
+
+/* The user with that (normalised) e-mail. OUT: *u (clear with user_clear)
+ * and *password_hash (caller frees). BR_NOTFOUND when none. */
+br_err store_user_by_email(struct store *st, const char *email, struct user *u,
+                           char **password_hash) WARN_UNUSED;
+
+/* Replaces the password hash and ends every session of the user, in one
+ * transaction. BR_NOTFOUND when there is no such user. */
+br_err store_user_set_password(struct store *st, const char *user_id,
+                               const char *password_hash) WARN_UNUSED;
+
+/* Opens a session for a sign-in: stores the token's hash, records the time
+ * as the user's last sign-in and drops the user's expired sessions. */
+br_err store_session_open(struct store *st, const char *user_id, const char *token_hash,
+                          const char *now, const char *expires_at) WARN_UNUSED;
+
+/* The principal of a live session (expires_at > now). OUT: *p, cleared with
+ * principal_clear. BR_NOTFOUND when there is no such live session. */
+br_err store_session_principal(struct store *st, const char *token_hash, const char *now,
+                               struct principal *p) WARN_UNUSED;
+
+br_err store_session_close(struct store *st, const char *token_hash) WARN_UNUSED;
+
+typedef br_err (*store_user_fn)(void *ud, const struct user *u, const struct perfil *p);
+/* Every user with its profile (p NULL when none), by e-mail. */
+br_err store_users_each(struct store *st, store_user_fn fn, void *ud) WARN_UNUSED;
+
+/* --- perfiles ------------------------------------------------------------- */
+
+/* OUT: *p (clear with perfil_clear). BR_NOTFOUND when there is none. */
+br_err store_perfil_get(struct store *st, const char *id, struct perfil *p) WARN_UNUSED;
+
+/* Which profile fields to change; a NULL pointer leaves a field alone. */
+struct perfil_patch {
+    const char *rol;
+    const char *nombre;
+    bool set_telefono;
+    const char *telefono; /* with set_telefono: NULL stores NULL */
+};
+/* Updates the profile; a missing profile is left missing (no error). */
+br_err store_perfil_update(struct store *st, const char *id,
+                           const struct perfil_patch *patch) WARN_UNUSED;
+
+typedef br_err (*store_usuario_fn)(void *ud, const struct usuario_view *u);
+/* The admin listing: every profile, newest first, with its identity data
+ * and appointment count, in one query. */
+br_err store_usuarios_each(struct store *st, store_usuario_fn fn, void *ud) WARN_UNUSED;
+
+/* --- catalog --------------------------------------------------------------- */
+
+br_err store_barbero_add(struct store *st, const struct barbero *b) WARN_UNUSED;
+/* OUT: *b (clear with barbero_clear). BR_NOTFOUND when none. */
+br_err store_barbero_get(struct store *st, const char *id, struct barbero *b) WARN_UNUSED;
+typedef br_err (*store_barbero_fn)(void *ud, const struct barbero *b);
+/* By nombre. */
+br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud) WARN_UNUSED;
+
+br_err store_servicio_add(struct store *st, const struct servicio *s) WARN_UNUSED;
+br_err store_servicio_get(struct store *st, const char *id, struct servicio *s) WARN_UNUSED;
+typedef br_err (*store_servicio_fn)(void *ud, const struct servicio *s);
+br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud) WARN_UNUSED;
+
+/* True when the database holds no user, barber or service (for --demo). */
+br_err store_is_empty(struct store *st, bool *empty) WARN_UNUSED;
+
+/* --- citas ----------------------------------------------------------------- */
+
+/* OUT: *overlaps, whether a non-cancelled cita of the barber intersects
+ * [inicio, fin) (touching ends do not intersect). */
+br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char *inicio,
+                           const char *fin, bool *overlaps) WARN_UNUSED;
+
+/* Books: in one write transaction, re-checks the overlap, inserts the cita,
+ * its historial_cortes record (fecha = date part of fecha_inicio) and, when
+ * mail is non-NULL, the confirmation in the outbox. BR_CONFLICT when the
+ * slot was taken meanwhile (nothing written). */
+br_err store_cita_book(struct store *st, const struct cita *c,
+                       const struct outbox_msg *mail) WARN_UNUSED;
+
+br_err store_cita_exists(struct store *st, const char *id, bool *exists) WARN_UNUSED;
+
+typedef br_err (*store_cita_fn)(void *ud, const struct cita_view *c);
+/* Citas by fecha_inicio; cliente_id NULL lists every client's, estado NULL
+ * every state. One query with the three embedded objects joined. */
+br_err store_citas_each(struct store *st, const char *cliente_id, const char *estado,
+                        store_cita_fn fn, void *ud) WARN_UNUSED;
+
+/* --- fotos ----------------------------------------------------------------- */
+
+br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo,
+                         int64_t *count) WARN_UNUSED;
+
+/* Inserts the photo record unless the cita already has `cap` photos of that
+ * tipo, counted and inserted in one write transaction. BR_CONFLICT when
+ * full (nothing written). */
+br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap) WARN_UNUSED;
+
+/* OUT: *f (clear with foto_clear). BR_NOTFOUND unless a photo with that id
+ * was uploaded by cliente_id. */
+br_err store_foto_get_owned(struct store *st, const char *id, const char *cliente_id,
+                            struct foto *f) WARN_UNUSED;
+
+br_err store_foto_delete(struct store *st, const char *id) WARN_UNUSED;
+
+typedef br_err (*store_foto_fn)(void *ud, const struct foto *f);
+/* The cita's photos by created_at. */
+br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn,
+                        void *ud) WARN_UNUSED;
+
+/* --- mail outbox ----------------------------------------------------------- */
+
+/* Claims the oldest pending message due at `now` that no worker holds,
+ * holding it until lease_until. OUT: *m (clear with outbox_clear).
+ * BR_NOTFOUND when nothing is due. */
+br_err store_outbox_claim(struct store *st, const char *now, const char *lease_until,
+                          struct outbox_msg *m) WARN_UNUSED;
+br_err store_outbox_sent(struct store *st, const char *id, const char *now) WARN_UNUSED;
+/* Records a failed attempt; the message is retried at next_attempt_at. */
+br_err store_outbox_retry(struct store *st, const char *id, const char *error,
+                          const char *next_attempt_at) WARN_UNUSED;
+br_err store_outbox_drop(struct store *st, const char *id, const char *error,
+                         const char *now) WARN_UNUSED;
+/* OUT: *next, the earliest next_attempt_at among pending messages ("" when
+ * none), so the worker knows how long it may sleep. */
+br_err store_outbox_next_due(struct store *st, br_ts next) WARN_UNUSED;
+typedef br_err (*store_outbox_fn)(void *ud, const struct outbox_msg *m);
+/* Messages in the given status (NULL: pending and dropped), oldest first. */
+br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn fn,
+                         void *ud) WARN_UNUSED;
+
+/* --- releasing owned records ------------------------------------------------ */
+
+void user_clear(struct user *u);
+void perfil_clear(struct perfil *p);
+void principal_clear(struct principal *p);
+void barbero_clear(struct barbero *b);
+void servicio_clear(struct servicio *s);
+void cita_clear(struct cita *c);
+void foto_clear(struct foto *f);
+void outbox_clear(struct outbox_msg *m);
+
+#endif

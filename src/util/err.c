@@ -1,0 +1,41 @@
+/*
+ * err.c - per-thread error details (see err.h).
+ */
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char detail[512];
+
+br_err err_set(br_err code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+const char *err_msg(void)
+{
+    return detail;
+}
+
+void err_clear(void)
+{
+    detail[0] = '\0';
+}
+
+const char *err_name(br_err code)
+{
+    static const char *const names[] = {
+        [BR_OK] = "ok",           [BR_INVALID] = "invalid",   [BR_UNAUTH] = "unauthenticated",
+        [BR_FORBIDDEN] = "forbidden", [BR_NOTFOUND] = "not found", [BR_CONFLICT] = "conflict",
+        [BR_TOOLARGE] = "too large", [BR_STORE] = "store",    [BR_OBJSTORE] = "object store",
+        [BR_UPSTREAM] = "upstream", [BR_TIMEOUT] = "timeout",  [BR_IO] = "io",
+        [BR_CONFIG] = "config",   [BR_INTERNAL] = "internal",
+    };
+    if ((unsigned)code < ARRAY_LEN(names) && names[code]) return names[code];
+    return "unknown";
+}

@@ -1,0 +1,47 @@
+/*
+ * err.h - the service's one error type.
+ *
+ * Every fallible function returns a br_err (BR_OK, 0, is success). The human
+ * detail - the specification's Spanish message, or the data store's own
+ * message - is kept per thread by err_set() and read back with err_msg() by
+ * whoever turns the error into an answer (HTTP reply, CLI line, log line).
+ * Threads never share a detail, so a request's message cannot leak into
+ * another's.
+ */
+#ifndef BR_ERR_H
+#define BR_ERR_H
+
+#include "common.h"
+
+typedef enum br_err {
+    BR_OK = 0,
+    BR_INVALID,    /* the caller's input is wrong (400) */
+    BR_UNAUTH,     /* no valid session (401) */
+    BR_FORBIDDEN,  /* valid session, not allowed (403) */
+    BR_NOTFOUND,   /* the thing named does not exist (404) */
+    BR_CONFLICT,   /* clashes with existing data (409) */
+    BR_TOOLARGE,   /* a size cap was passed (413) */
+    BR_STORE,      /* the data store failed; detail is its message (500) */
+    BR_OBJSTORE,   /* the object store failed; detail is its message (500) */
+    BR_UPSTREAM,   /* an outbound call (calendar, mail) failed */
+    BR_TIMEOUT,    /* an outbound call ran out of time */
+    BR_IO,         /* a local file operation failed */
+    BR_CONFIG,     /* the configuration is unusable */
+    BR_INTERNAL,   /* anything else (500, generic message) */
+} br_err;
+
+/* Records a detail message for the calling thread and returns code, so that
+ * `return err_set(BR_NOTFOUND, "Cita no encontrada");` reads in one line. */
+br_err err_set(br_err code, const char *fmt, ...) PRINTF_LIKE(2, 3);
+
+/* The calling thread's last detail message; "" when none. Borrowed until the
+ * next err_set() on this thread. */
+const char *err_msg(void);
+
+/* Clears the calling thread's detail. */
+void err_clear(void);
+
+/* A short English name for a code, for logs ("store", "timeout", ...). */
+const char *err_name(br_err code);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * log.c - stderr logging (see log.h).
+ */
+#include "log.h"
+#include "iso8601.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LINE_MAX_LEN 2048
+
+static void emit(const char *level, const char *fmt, va_list ap)
+{
+    char line[LINE_MAX_LEN];
+    char ts[ISO8601_LEN + 1];
+    iso8601_format(clock_now_ms(), ts);
+    int n = snprintf(line, sizeof line, "%s %s ", ts, level);
+    if (n < 0) return;
+    int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof line - 2) len = sizeof line - 2;
+    line[len++] = '\n';
+    if (write(STDERR_FILENO, line, len) < 0) {
+        /* stderr is gone; nothing sensible left to do */
+    }
+}
+
+#define DEFINE_LOG(fn, level)                                                                      \
+    void fn(const char *fmt, ...)                                                                  \
+    {                                                                                              \
+        va_list ap;                                                                                \
+        va_start(ap, fmt);                                                                         \
+        emit(level, fmt, ap);                                                                      \
+        va_end(ap);                                                                                \
+    }
+
+DEFINE_LOG(log_info, "info")
+DEFINE_LOG(log_warn, "warn")
+DEFINE_LOG(log_error, "error")
+
+void log_access(const char *method, const char *path, unsigned status, double ms)
+{
+    char safe[512];
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)path; *p && o + 5 < sizeof safe; p++) {
+        if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\') {
+            o += (size_t)snprintf(safe + o, sizeof safe - o, "\\x%02x", *p);
+        } else {
+            safe[o++] = (char)*p;
+        }
+    }
+    safe[o] = '\0';
+    log_info("%s %s %u %.1fms", method, safe, status, ms);
+}

@@ -1,0 +1,569 @@
+/*
+ * harness.c - the HTTP-level test harness (see harness.h).
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+        size_t k = fread(buf + n, 1, 4096, f);
+        n += k;
+        if (k == 0) break;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+/* --- the server ------------------------------------------------------------------- */
+
+void srv_init(struct srv *s)
+{
+    if (s->dir[0]) return;
+    pthread_once(&curl_once, curl_init);
+    snprintf(s->dir, sizeof s->dir, "/tmp/barberia-test-XXXXXX");
+    if (!mkdtemp(s->dir)) fail_msg("mkdtemp: %s", strerror(errno));
+    snprintf(s->data, sizeof s->data, "%s/data", s->dir);
+    snprintf(s->log, sizeof s->log, "%s/server.log", s->dir);
+    snprintf(s->out, sizeof s->out, "%s/server.out", s->dir);
+}
+
+/* In a child: a clean BARBERIA_* environment plus env. */
+static void child_env(const char *const *env)
+{
+    for (;;) {
+        char **e = environ;
+        char *found = NULL;
+        for (; e && *e; e++)
+            if (!strncmp(*e, "BARBERIA_", 9)) found = *e;
+        if (!found) break;
+        char name[128];
+        size_t n = strcspn(found, "=");
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, found, n);
+        name[n] = '\0';
+        unsetenv(name);
+    }
+    for (; env && *env; env++) putenv((char *)*env);
+}
+
+void srv_start(struct srv *s, const char *const *env, const char *const *args)
+{
+    srv_init(s);
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = "barberia";
+    argv[n++] = "serve";
+    argv[n++] = "--listen";
+    argv[n++] = "127.0.0.1:0";
+    argv[n++] = "--data";
+    argv[n++] = s->data;
+    for (; args && *args && n < 62; args++) argv[n++] = *args;
+    argv[n] = NULL;
+    /* a fresh log for each start, so the "listening" line is this run's */
+    int logfd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    int outfd = open(s->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (logfd < 0 || outfd < 0) fail_msg("cannot create the server's log files");
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(outfd, 1);
+        dup2(logfd, 2);
+        child_env(env);
+        execv(BARBERIA_BIN, (char *const *)argv);
+        _exit(127);
+    }
+    close(logfd);
+    close(outfd);
+    if (pid < 0) fail_msg("fork: %s", strerror(errno));
+    s->pid = pid;
+    for (int waited = 0; waited < 60000; waited += 20) {
+        char *log = read_file(s->log, NULL);
+        char *p = log ? strstr(log, "listening on http://127.0.0.1:") : NULL;
+        if (p) {
+            s->port = atoi(p + strlen("listening on http://127.0.0.1:"));
+            snprintf(s->base, sizeof s->base, "http://127.0.0.1:%d", s->port);
+            free(log);
+            return;
+        }
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            s->pid = 0;
+            fail_msg("barberia serve exited before listening (status %d):\n%s",
+                     WIFEXITED(st) ? WEXITSTATUS(st) : -1, log ? log : "");
+        }
+        free(log);
+        sleep_ms(20);
+    }
+    fail_msg("barberia serve did not start listening within 60 s");
+}
+
+int srv_stop_within(struct srv *s, int timeout_ms)
+{
+    if (s->pid <= 0) return -1;
+    kill(s->pid, SIGTERM);
+    int st = 0;
+    for (int waited = 0; waited <= timeout_ms; waited += 10) {
+        pid_t r = waitpid(s->pid, &st, WNOHANG);
+        if (r == s->pid) {
+            s->pid = 0;
+            if (WIFEXITED(st)) return WEXITSTATUS(st);
+            if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+            return -1;
+        }
+        sleep_ms(10);
+    }
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, &st, 0);
+    s->pid = 0;
+    return -1;
+}
+
+int srv_stop(struct srv *s)
+{
+    return srv_stop_within(s, 60000);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void srv_cleanup(struct srv *s)
+{
+    int status = s->pid > 0 ? srv_stop(s) : 0;
+    char *log = s->dir[0] ? srv_log(s) : strdup("");
+    bool sanitizer = strstr(log, "Sanitizer") || strstr(log, "runtime error:");
+    if (s->dir[0]) nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    s->dir[0] = '\0';
+    /* a server that crashed, failed to stop cleanly or tripped a sanitizer
+     * fails the test group that ran it */
+    if (status != 0 || sanitizer) {
+        fprintf(stderr, "server log:\n%s\n", log);
+        free(log);
+        fail_msg("the server exited with status %d%s", status,
+                 sanitizer ? " and a sanitizer report" : "");
+    }
+    free(log);
+}
+
+char *srv_log(const struct srv *s)
+{
+    char *log = read_file(s->log, NULL);
+    return log ? log : strdup("");
+}
+
+bool srv_wait_log(const struct srv *s, const char *needle, int timeout_ms)
+{
+    for (int waited = 0; waited <= timeout_ms; waited += 20) {
+        char *log = srv_log(s);
+        bool found = strstr(log, needle) != NULL;
+        free(log);
+        if (found) return true;
+        sleep_ms(20);
+    }
+    return false;
+}
+
+int run_cli(const struct srv *s, const char *const *env, const char *const *args, bool data_flag,
+            char **out, char **err)
+{
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = "barberia";
+    for (; args && *args && n < 60; args++) argv[n++] = *args;
+    if (data_flag) {
+        argv[n++] = "--data";
+        argv[n++] = s->data;
+    }
+    argv[n] = NULL;
+    char opath[400], epath[400];
+    snprintf(opath, sizeof opath, "%s/cli.out", s->dir);
+    snprintf(epath, sizeof epath, "%s/cli.err", s->dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        child_env(env);
+        execv(BARBERIA_BIN, (char *const *)argv);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (out) *out = read_file(opath, NULL);
+    if (err) *err = read_file(epath, NULL);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int srv_cli(const struct srv *s, char **out, char **err, ...)
+{
+    const char *args[48];
+    int n = 0;
+    va_list ap;
+    va_start(ap, err);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) && n < 47) args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    return run_cli(s, NULL, args, true, out, err);
+}
+
+/* --- HTTP ------------------------------------------------------------------------------ */
+
+struct sink {
+    char *p;
+    size_t n;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct sink *s = ud;
+    size_t k = size * nmemb;
+    s->p = realloc(s->p, s->n + k + 1);
+    memcpy(s->p + s->n, ptr, k);
+    s->n += k;
+    s->p[s->n] = '\0';
+    return k;
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct sink *s = ud;
+    size_t k = size * nmemb;
+    /* a new status line starts a new header block (after 100 Continue) */
+    if (k > 5 && !strncmp(ptr, "HTTP/", 5)) s->n = 0;
+    return on_data(ptr, size, nmemb, ud);
+}
+
+void resp_free(struct resp *r)
+{
+    free(r->body);
+    free(r->headers);
+    json_decref(r->json);
+    memset(r, 0, sizeof *r);
+}
+
+const char *resp_header(const struct resp *r, const char *name, char *buf, size_t n)
+{
+    const char *found = NULL;
+    size_t nl = strlen(name);
+    for (const char *line = r->headers; line && *line;) {
+        const char *end = strstr(line, "\r\n");
+        if (!end) end = line + strlen(line);
+        if ((size_t)(end - line) > nl && !strncasecmp(line, name, nl) && line[nl] == ':')
+            found = line;
+        line = *end ? end + 2 : end;
+    }
+    if (!found) return NULL;
+    const char *v = found + nl + 1;
+    while (*v == ' ') v++;
+    size_t len = strcspn(v, "\r\n");
+    if (len >= n) len = n - 1;
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+static void perform(CURL *c, struct resp *r, struct curl_slist *hdrs)
+{
+    struct sink body = {0}, head = {0};
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &head);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    CURLcode cc = curl_easy_perform(c);
+    memset(r, 0, sizeof *r);
+    if (cc != CURLE_OK) {
+        free(body.p);
+        free(head.p);
+        curl_slist_free_all(hdrs);
+        curl_easy_cleanup(c);
+        fail_msg("HTTP request failed: %s", curl_easy_strerror(cc));
+    }
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    r->body = body.p ? body.p : strdup("");
+    r->len = body.n;
+    r->headers = head.p ? head.p : strdup("");
+    r->json = json_loadb(r->body, r->len, 0, NULL);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(c);
+}
+
+void http_req(const struct srv *s, const char *method, const char *path, const struct req_opts *o,
+              struct resp *r)
+{
+    pthread_once(&curl_once, curl_init);
+    CURL *c = curl_easy_init();
+    char url[2048];
+    snprintf(url, sizeof url, "%s%s", s->base, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    if (!strcmp(method, "HEAD")) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    struct curl_slist *h = NULL;
+    char line[512];
+    if (o && o->token) {
+        snprintf(line, sizeof line, "Authorization: Bearer %s", o->token);
+        h = curl_slist_append(h, line);
+    }
+    if (o && o->cookie) {
+        snprintf(line, sizeof line, "Cookie: %s", o->cookie);
+        h = curl_slist_append(h, line);
+    }
+    if (o && o->body) {
+        snprintf(line, sizeof line, "Content-Type: %s",
+                 o->content_type ? o->content_type : "application/json");
+        h = curl_slist_append(h, line);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, o->body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+                         (curl_off_t)(o->len ? o->len : strlen(o->body)));
+    }
+    for (const char *const *x = o ? o->headers : NULL; x && *x; x++) h = curl_slist_append(h, *x);
+    perform(c, r, h);
+}
+
+void http_get(const struct srv *s, const char *path, const char *token, struct resp *r)
+{
+    struct req_opts o = {.token = token};
+    http_req(s, "GET", path, &o, r);
+}
+
+void http_json(const struct srv *s, const char *method, const char *path, const char *token,
+               const char *json, struct resp *r)
+{
+    struct req_opts o = {.token = token, .body = json};
+    http_req(s, method, path, &o, r);
+}
+
+void http_multipart(const struct srv *s, const char *path, const char *token,
+                    const struct part *parts, size_t n, struct resp *r)
+{
+    pthread_once(&curl_once, curl_init);
+    CURL *c = curl_easy_init();
+    char url[2048];
+    snprintf(url, sizeof url, "%s%s", s->base, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_mime *mime = curl_mime_init(c);
+    for (size_t i = 0; i < n; i++) {
+        curl_mimepart *p = curl_mime_addpart(mime);
+        curl_mime_name(p, parts[i].name);
+        size_t len = parts[i].len ? parts[i].len : strlen(parts[i].data);
+        curl_mime_data(p, parts[i].data, len);
+        if (parts[i].filename) curl_mime_filename(p, parts[i].filename);
+        if (parts[i].type) curl_mime_type(p, parts[i].type);
+    }
+    curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
+    struct curl_slist *h = NULL;
+    char line[512];
+    if (token) {
+        snprintf(line, sizeof line, "Authorization: Bearer %s", token);
+        h = curl_slist_append(h, line);
+    }
+    perform(c, r, h);
+    curl_mime_free(mime);
+}
+
+void expect_error(const struct resp *r, long status, const char *msg)
+{
+    if (r->status != status)
+        fail_msg("expected status %ld, got %ld: %s", status, r->status, r->body);
+    if (!msg) return;
+    if (!r->json) fail_msg("expected a JSON error body, got: %s", r->body);
+    const char *got = jstr(r->json, "error");
+    if (!got || strcmp(got, msg) != 0)
+        fail_msg("expected error \"%s\", got: %s", msg, r->body);
+    if (json_object_size(r->json) != 1) fail_msg("error body has extra members: %s", r->body);
+}
+
+/* --- fixtures ----------------------------------------------------------------------------- */
+
+void unique_email(char *buf, size_t n, const char *prefix)
+{
+    static int counter;
+    snprintf(buf, n, "%s-%d-%d@test.example", prefix, __atomic_add_fetch(&counter, 1, 0),
+             (int)getpid());
+}
+
+static void take_session(struct user *u, const struct resp *r)
+{
+    const json_t *user = json_object_get(r->json, "user");
+    const char *id = jstr(user, "id"), *tok = jstr(r->json, "token");
+    if (!id || !tok) fail_msg("no user/token in: %s", r->body);
+    snprintf(u->id, sizeof u->id, "%s", id);
+    snprintf(u->token, sizeof u->token, "%s", tok);
+}
+
+void signup_user(const struct srv *s, struct user *u, const char *nombre)
+{
+    memset(u, 0, sizeof *u);
+    unique_email(u->email, sizeof u->email, "cliente");
+    snprintf(u->password, sizeof u->password, "secreto-%d", rand() % 100000);
+    json_t *b = json_pack("{s:s, s:s}", "email", u->email, "password", u->password);
+    if (nombre) json_object_set_new(b, "nombre", json_string(nombre));
+    char *text = json_dumps(b, 0);
+    json_decref(b);
+    struct resp r;
+    http_json(s, "POST", "/api/auth/signup", NULL, text, &r);
+    free(text);
+    if (r.status != 201) fail_msg("signup failed: %ld %s", r.status, r.body);
+    take_session(u, &r);
+    resp_free(&r);
+}
+
+void make_user(const struct srv *s, struct user *u, const char *nombre, const char *rol)
+{
+    memset(u, 0, sizeof *u);
+    unique_email(u->email, sizeof u->email, rol ? rol : "user");
+    snprintf(u->password, sizeof u->password, "clave-%d", rand() % 100000);
+    const char *args[16];
+    int n = 0;
+    args[n++] = "user";
+    args[n++] = "add";
+    args[n++] = "--email";
+    args[n++] = u->email;
+    args[n++] = "--password";
+    args[n++] = u->password;
+    if (nombre) {
+        args[n++] = "--nombre";
+        args[n++] = nombre;
+    }
+    if (rol) {
+        args[n++] = "--rol";
+        args[n++] = rol;
+    }
+    args[n] = NULL;
+    char *out = NULL, *err = NULL;
+    int st = run_cli(s, NULL, args, true, &out, &err);
+    if (st != 0) fail_msg("user add failed (%d): %s", st, err ? err : "");
+    free(out);
+    free(err);
+    char body[512];
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"%s\"}", u->email, u->password);
+    struct resp r;
+    http_json(s, "POST", "/api/auth/login", NULL, body, &r);
+    if (r.status != 200) fail_msg("login failed: %ld %s", r.status, r.body);
+    take_session(u, &r);
+    resp_free(&r);
+}
+
+static char *first_line(char *out)
+{
+    if (!out) return NULL;
+    out[strcspn(out, "\n")] = '\0';
+    return out;
+}
+
+char *make_barbero(const struct srv *s, const char *nombre)
+{
+    char *out = NULL, *err = NULL;
+    int st = srv_cli(s, &out, &err, "barbero", "add", "--nombre", nombre, NULL);
+    if (st != 0) fail_msg("barbero add failed (%d): %s", st, err ? err : "");
+    free(err);
+    return first_line(out);
+}
+
+char *make_servicio(const struct srv *s, const char *nombre, int duracion_min, double precio)
+{
+    char dur[32], pr[64];
+    snprintf(dur, sizeof dur, "%d", duracion_min);
+    snprintf(pr, sizeof pr, "%.2f", precio);
+    char *out = NULL, *err = NULL;
+    int st = srv_cli(s, &out, &err, "servicio", "add", "--nombre", nombre, "--duracion-min", dur,
+                     "--precio", pr, NULL);
+    if (st != 0) fail_msg("servicio add failed (%d): %s", st, err ? err : "");
+    free(err);
+    return first_line(out);
+}
+
+char *book(const struct srv *s, const struct user *u, const char *barbero, const char *servicio,
+           const char *fecha_inicio, const char *notas)
+{
+    json_t *b = json_pack("{s:s, s:s, s:s}", "barbero_id", barbero, "servicio_id", servicio,
+                          "fecha_inicio", fecha_inicio);
+    if (notas) json_object_set_new(b, "notas", json_string(notas));
+    char *text = json_dumps(b, 0);
+    json_decref(b);
+    struct resp r;
+    http_json(s, "POST", "/api/citas", u->token, text, &r);
+    free(text);
+    if (r.status != 201) fail_msg("booking failed: %ld %s", r.status, r.body);
+    const char *id = jstr(json_object_get(r.json, "cita"), "id");
+    if (!id) fail_msg("no cita id in: %s", r.body);
+    char *copy = strdup(id);
+    resp_free(&r);
+    return copy;
+}
+
+const char *jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+long proc_rss_kib(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    char *st = read_file(path, NULL);
+    if (!st) return -1;
+    const char *p = strstr(st, "VmRSS:");
+    long v = p ? strtol(p + 6, NULL, 10) : -1;
+    free(st);
+    return v;
+}
+
+bool built_with_asan(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return true;
+#else
+    return false;
+#endif
+}

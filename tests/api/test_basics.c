@@ -1,0 +1,85 @@
+/*
+ * test_basics.c - the server as a whole: health, unknown paths and methods,
+ * JSON everywhere, the access log, and a graceful stop.
+ */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct srv S;
+
+static int setup(void **state)
+{
+    (void)state;
+    srv_start(&S, NULL, NULL);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    srv_cleanup(&S);
+    return 0;
+}
+
+static void healthz_answers_ok_when_the_store_answers(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_get(&S, "/healthz", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_is_true(json_object_get(r.json, "ok")));
+    char ct[128];
+    assert_string_equal(resp_header(&r, "Content-Type", ct, sizeof ct),
+                        "application/json; charset=utf-8");
+    resp_free(&r);
+}
+
+static void unknown_path_is_404_json(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_get(&S, "/no/such/thing", NULL, &r);
+    expect_error(&r, 404, "No encontrado");
+    resp_free(&r);
+}
+
+static void wrong_method_is_405_with_allow(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_json(&S, "PUT", "/api/citas", NULL, "{}", &r);
+    expect_error(&r, 405, "Método no permitido");
+    char allow[128];
+    assert_non_null(resp_header(&r, "Allow", allow, sizeof allow));
+    assert_non_null(strstr(allow, "GET"));
+    assert_non_null(strstr(allow, "POST"));
+    resp_free(&r);
+    http_req(&S, "DELETE", "/api/admin/usuarios", NULL, &r);
+    expect_error(&r, 405, "Método no permitido");
+    assert_non_null(resp_header(&r, "Allow", allow, sizeof allow));
+    assert_string_equal(allow, "GET, PATCH");
+    resp_free(&r);
+}
+
+static void access_log_has_one_line_per_request(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_get(&S, "/api/barberos?probe=1", NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    assert_true(srv_wait_log(&S, "GET /api/barberos 200 ", 5000));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(healthz_answers_ok_when_the_store_answers),
+        cmocka_unit_test(unknown_path_is_404_json),
+        cmocka_unit_test(wrong_method_is_405_with_allow),
+        cmocka_unit_test(access_log_has_one_line_per_request),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
