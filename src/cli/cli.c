@@ -24,6 +24,10 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+/* Settings flags and command flags may come in any order. config_load()
+ * reads settings flags from the start of argv up to the first one it does
+ * not know; that one is taken here as a command flag and removed from argv,
+ * and the settings are read again from the start. argv is rearranged. */
 int cli_parse(const char *cmd, int argc, char **argv, unsigned scopes, struct config *cfg,
               const struct cli_flag *flags, const char *help, bool *done)
 {
@@ -34,8 +38,6 @@ int cli_parse(const char *cmd, int argc, char **argv, unsigned scopes, struct co
             cli_error("%s: %s", cmd, err_msg());
             return EXIT_USAGE;
         }
-        /* config_load restarts from the environment each call; remember flags
-         * by re-parsing all config flags seen so far in one pass at the end */
         if (i >= argc) break;
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -77,8 +79,6 @@ int cli_parse(const char *cmd, int argc, char **argv, unsigned scopes, struct co
             cli_error("%s: unknown argument '%s' (see barberia %s --help)", cmd, a, cmd);
             return EXIT_USAGE;
         }
-        /* remove the consumed command flag so that config_load can re-read
-         * the config flags from the start */
         config_free(cfg);
         int consumed = f->present ? 1 : (strchr(a, '=') ? 1 : 2);
         int at = i - consumed;

@@ -5,15 +5,30 @@
 #include "../util/log.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Creates the data folder and its missing parents (mkdir -p). */
 static br_err ensure_data_dir(const char *dir)
 {
-    if (mkdir(dir, 0750) != 0 && errno != EEXIST)
-        return err_set(BR_CONFIG, "cannot create data folder %s: %s", dir, strerror(errno));
+    char *path = xstrdup(dir);
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char c = *p;
+        *p = '\0';
+        int r = mkdir(path, 0750);
+        *p = c;
+        if (r != 0 && errno != EEXIST) {
+            br_err e = err_set(BR_CONFIG, "cannot create data folder %s: %s", dir, strerror(errno));
+            free(path);
+            return e;
+        }
+        if (!c) break;
+    }
+    free(path);
     struct stat sb;
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return err_set(BR_CONFIG, "data folder %s is not a folder", dir);

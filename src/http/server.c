@@ -58,7 +58,7 @@ struct field {
 struct http_req {
     struct http_server *srv;
     struct MHD_Connection *conn;
-    int64_t t0;
+    int64_t t0; /* monotonic microseconds at the request's first byte */
     bool started;
     char method[16];
     char *path;
@@ -322,7 +322,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     struct http_server *s = cls;
     struct http_req *r = xcalloc(1, sizeof *r);
     r->srv = s;
-    r->t0 = clock_mono_ms();
+    r->t0 = clock_mono_us();
     r->cur = -1;
     r->up.fd = -1;
     buf_init(&r->body, s->o.json_max);
@@ -362,7 +362,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!r) return;
     *con_cls = NULL;
     if (r->started) {
-        double ms = (double)(clock_mono_ms() - r->t0);
+        double ms = (double)(clock_mono_us() - r->t0) / 1000.0;
         if (r->replied)
             log_access(r->method, r->path ? r->path : "", r->status, ms);
         else

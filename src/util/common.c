@@ -85,6 +85,13 @@ int64_t clock_mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t clock_mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* Length of the UTF-8 sequence starting at s (at most n bytes), 0 if malformed.
  * Rejects overlong forms, surrogates and code points past U+10FFFF. */
 static size_t utf8_seq(const unsigned char *s, size_t n)

@@ -32,8 +32,9 @@ char *xasprintf(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
 /* Milliseconds since the Unix epoch, wall clock. */
 int64_t clock_now_ms(void);
-/* Milliseconds of a monotonic clock, for durations and deadlines. */
+/* Milliseconds (microseconds) of a monotonic clock, for durations and deadlines. */
 int64_t clock_mono_ms(void);
+int64_t clock_mono_us(void);
 
 /* True when the n bytes at s are well-formed UTF-8 without NUL bytes. */
 bool utf8_valid(const char *s, size_t n);

@@ -121,7 +121,7 @@ void srv_start(struct srv *s, const char *const *env, const char *const *args)
         char *log = read_file(s->log, NULL);
         char *p = log ? strstr(log, "listening on http://127.0.0.1:") : NULL;
         if (p) {
-            s->port = atoi(p + strlen("listening on http://127.0.0.1:"));
+            s->port = (int)strtol(p + strlen("listening on http://127.0.0.1:"), NULL, 10);
             snprintf(s->base, sizeof s->base, "http://127.0.0.1:%d", s->port);
             free(log);
             return;
@@ -566,4 +566,259 @@ bool built_with_asan(void)
 #else
     return false;
 #endif
+}
+
+/* --- the database through the sqlite3 tool, and shape checks --------------------------- */
+
+int db_exec(const struct srv *s, const char *sql, char **out)
+{
+    static int counter;
+    int k = __atomic_add_fetch(&counter, 1, 0);
+    char db[400], opath[400], epath[400];
+    snprintf(db, sizeof db, "%s/barberia.db", s->data);
+    snprintf(opath, sizeof opath, "%s/sql-%d.out", s->dir, k);
+    snprintf(epath, sizeof epath, "%s/sql-%d.err", s->dir, k);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execlp("sqlite3", "sqlite3", "-batch", "-bail", "-noheader", "-separator", "\t", "-cmd",
+               ".timeout 30000", db, sql, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char *o = read_file(opath, NULL);
+    char *e = read_file(epath, NULL);
+    remove(opath);
+    remove(epath);
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (rc != 0) fprintf(stderr, "sqlite3 failed (%d) on: %s\n%s\n", rc, sql, e ? e : "");
+    free(e);
+    if (out)
+        *out = o ? o : strdup("");
+    else
+        free(o);
+    return rc;
+}
+
+static char *db_vquery(const struct srv *s, const char *fmt, va_list ap)
+{
+    char *sql = NULL;
+    if (vasprintf(&sql, fmt, ap) < 0) fail_msg("out of memory");
+    char *out = NULL;
+    int rc = db_exec(s, sql, &out);
+    if (rc != 0) {
+        free(out);
+        fail_msg("sqlite3 exited with %d on: %s", rc, sql);
+    }
+    free(sql);
+    size_t n = strlen(out);
+    while (n && (out[n - 1] == '\n' || out[n - 1] == '\r')) out[--n] = '\0';
+    return out;
+}
+
+char *db_query(const struct srv *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *out = db_vquery(s, fmt, ap);
+    va_end(ap);
+    return out;
+}
+
+long db_count(const struct srv *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *out = db_vquery(s, fmt, ap);
+    va_end(ap);
+    char *end;
+    long v = strtol(out, &end, 10);
+    bool ok = end != out && *end == '\0';
+    if (!ok) {
+        fprintf(stderr, "not a number: '%s'\n", out);
+        free(out);
+        fail_msg("a count query did not answer one integer");
+    }
+    free(out);
+    return v;
+}
+
+bool is_lower_uuid(const char *s)
+{
+    if (!s || strlen(s) != 36) return false;
+    for (int i = 0; i < 36; i++) {
+        char c = s[i];
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (c != '-') return false;
+        } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void expect_keys(const json_t *o, ...)
+{
+    if (!json_is_object(o)) fail_msg("expected a JSON object");
+    va_list ap;
+    va_start(ap, o);
+    size_t n = 0;
+    const char *k;
+    while ((k = va_arg(ap, const char *))) {
+        n++;
+        if (!json_object_get(o, k)) {
+            va_end(ap);
+            char *text = json_dumps(o, JSON_COMPACT);
+            fprintf(stderr, "object: %s\n", text ? text : "?");
+            free(text);
+            fail_msg("member \"%s\" missing", k);
+        }
+    }
+    va_end(ap);
+    if (json_object_size(o) != n) {
+        char *text = json_dumps(o, JSON_COMPACT);
+        fprintf(stderr, "object: %s\n", text ? text : "?");
+        free(text);
+        fail_msg("expected exactly %zu members, got %zu", n, json_object_size(o));
+    }
+}
+
+/* --- processes, raw HTTP and folders (operator-facing tests) ----------------------------- */
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+int run_cli_within(const struct srv *s, const char *const *env, const char *const *args,
+                   bool data_flag, int timeout_ms, char **out, char **err)
+{
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = "barberia";
+    for (; args && *args && n < 60; args++) argv[n++] = *args;
+    if (data_flag) {
+        argv[n++] = "--data";
+        argv[n++] = s->data;
+    }
+    argv[n] = NULL;
+    char opath[400], epath[400];
+    snprintf(opath, sizeof opath, "%s/cli.out", s->dir);
+    snprintf(epath, sizeof epath, "%s/cli.err", s->dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        child_env(env);
+        execv(BARBERIA_BIN, (char *const *)argv);
+        _exit(127);
+    }
+    int st = 0, rc = -1;
+    for (int waited = 0;; waited += 10) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) {
+            rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            break;
+        }
+        if (waited >= timeout_ms) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            break;
+        }
+        sleep_ms(10);
+    }
+    if (out) *out = read_file(opath, NULL);
+    if (err) *err = read_file(epath, NULL);
+    return rc;
+}
+
+int srv_wait_exit(struct srv *s, int timeout_ms)
+{
+    if (s->pid <= 0) return -1;
+    int st = 0;
+    for (int waited = 0; waited <= timeout_ms; waited += 10) {
+        if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+            s->pid = 0;
+            if (WIFEXITED(st)) return WEXITSTATUS(st);
+            if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+            return -1;
+        }
+        sleep_ms(10);
+    }
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, &st, 0);
+    s->pid = 0;
+    return -1;
+}
+
+long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, char **reply)
+{
+    if (reply) *reply = NULL;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) fail_msg("socket: %s", strerror(errno));
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)s->port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        int e = errno;
+        close(fd);
+        fail_msg("connect to port %d: %s", s->port, strerror(e));
+    }
+    struct timeval tv = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    const char *p = req;
+    while (len) {
+        ssize_t k = send(fd, p, len, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break; /* the server hung up (or stopped reading): read its answer */
+        p += k;
+        len -= (size_t)k;
+    }
+    struct sink in = {0};
+    char chunk[16384];
+    for (;;) {
+        ssize_t k = recv(fd, chunk, sizeof chunk, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        on_data(chunk, 1, (size_t)k, &in);
+    }
+    close(fd);
+    char *text = in.p ? in.p : strdup("");
+    long status = 0;
+    if (!strncmp(text, "HTTP/1.", 7) && strlen(text) > 12) status = strtol(text + 9, NULL, 10);
+    if (reply)
+        *reply = text;
+    else
+        free(text);
+    return status;
+}
+
+const char *raw_body(const char *reply)
+{
+    const char *b = reply ? strstr(reply, "\r\n\r\n") : NULL;
+    return b ? b + 4 : "";
+}
+
+static __thread size_t counted_files;
+
+static int count_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)path;
+    (void)ftw;
+    if (flag == FTW_F && S_ISREG(sb->st_mode)) counted_files++;
+    return 0;
+}
+
+size_t count_files(const char *dir)
+{
+    counted_files = 0;
+    if (nftw(dir, count_entry, 16, FTW_PHYS) != 0) return 0;
+    return counted_files;
 }

@@ -1,0 +1,295 @@
+/*
+ * test_store.c - the repository on a real SQLite file in a temporary
+ * folder: the overlap rule, the guarded writes, sessions, the profile patch,
+ * the admin listing and the outbox's claim/lease/retry cycle.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <ftw.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "store/store.h"
+
+struct fx {
+    char dir[64];
+    struct config cfg;
+    struct store *st;
+    br_id user, barbero, servicio;
+};
+
+static int rm_entry(const char *p, const struct stat *sb, int f, struct FTW *w)
+{
+    (void)sb;
+    (void)f;
+    (void)w;
+    return remove(p);
+}
+
+static void add_user(struct fx *f, br_id id, const char *email, const char *created)
+{
+    uuid_v4(id);
+    struct new_user u = {.id = id, .email = email, .password_hash = "h", .created_at = created,
+                         .rol = "cliente", .nombre = "N"};
+    assert_int_equal(store_user_create(f->st, &u), BR_OK);
+}
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/barberia-store-XXXXXX");
+    if (!mkdtemp(f->dir) || sodium_init() < 0) return -1;
+    f->cfg.data_dir = f->dir;
+    if (store_open(&f->cfg, 2, &f->st) != BR_OK || store_migrate(f->st) != BR_OK) return -1;
+    add_user(f, f->user, "a@example.com", "2031-01-01T00:00:00.000Z");
+    struct barbero b = {.nombre = "Carlos"};
+    uuid_v4(b.id);
+    assert_int_equal(store_barbero_add(f->st, &b), BR_OK);
+    memcpy(f->barbero, b.id, sizeof b.id);
+    struct servicio s = {.nombre = "Corte", .duracion_min = 30, .precio = 15};
+    uuid_v4(s.id);
+    assert_int_equal(store_servicio_add(f->st, &s), BR_OK);
+    memcpy(f->servicio, s.id, sizeof s.id);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    store_close(f->st);
+    nftw(f->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+static br_err book_at(struct fx *f, const char *start, const char *end, br_id id_out)
+{
+    struct cita c = {.estado = "confirmada"};
+    uuid_v4(c.id);
+    memcpy(c.cliente_id, f->user, sizeof c.cliente_id);
+    memcpy(c.barbero_id, f->barbero, sizeof c.barbero_id);
+    memcpy(c.servicio_id, f->servicio, sizeof c.servicio_id);
+    snprintf(c.fecha_inicio, sizeof c.fecha_inicio, "%s", start);
+    snprintf(c.fecha_fin, sizeof c.fecha_fin, "%s", end);
+    snprintf(c.created_at, sizeof c.created_at, "2031-01-01T00:00:00.000Z");
+    if (id_out) memcpy(id_out, c.id, sizeof c.id);
+    return store_cita_book(f->st, &c, NULL);
+}
+
+static void overlapping_bookings_conflict_and_touching_ones_do_not(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(book_at(f, "2031-05-04T10:00:00.000Z", "2031-05-04T10:30:00.000Z", NULL),
+                     BR_OK);
+    /* touching on both sides */
+    assert_int_equal(book_at(f, "2031-05-04T09:30:00.000Z", "2031-05-04T10:00:00.000Z", NULL),
+                     BR_OK);
+    assert_int_equal(book_at(f, "2031-05-04T10:30:00.000Z", "2031-05-04T11:00:00.000Z", NULL),
+                     BR_OK);
+    /* inside, around, straddling */
+    assert_int_equal(book_at(f, "2031-05-04T10:10:00.000Z", "2031-05-04T10:20:00.000Z", NULL),
+                     BR_CONFLICT);
+    assert_int_equal(book_at(f, "2031-05-04T08:00:00.000Z", "2031-05-04T12:00:00.000Z", NULL),
+                     BR_CONFLICT);
+    assert_int_equal(book_at(f, "2031-05-04T10:59:00.000Z", "2031-05-04T11:29:00.000Z", NULL),
+                     BR_CONFLICT);
+    bool taken = false;
+    assert_int_equal(store_cita_overlaps(f->st, f->barbero, "2031-05-04T10:29:59.999Z",
+                                         "2031-05-04T10:45:00.000Z", &taken),
+                     BR_OK);
+    assert_true(taken);
+    assert_int_equal(store_cita_overlaps(f->st, f->barbero, "2031-05-04T11:00:00.000Z",
+                                         "2031-05-04T11:30:00.000Z", &taken),
+                     BR_OK);
+    assert_false(taken);
+}
+
+static br_err count_citas(void *ud, const struct cita_view *v)
+{
+    (void)v;
+    (*(int *)ud)++;
+    return BR_OK;
+}
+
+static void a_refused_booking_writes_nothing(void **state)
+{
+    struct fx *f = *state;
+    int before = 0, after = 0;
+    assert_int_equal(book_at(f, "2031-05-04T10:00:00.000Z", "2031-05-04T10:30:00.000Z", NULL),
+                     BR_OK);
+    assert_int_equal(store_citas_each(f->st, NULL, NULL, count_citas, &before), BR_OK);
+    assert_int_equal(before, 1);
+    assert_int_equal(book_at(f, "2031-05-04T10:15:00.000Z", "2031-05-04T10:45:00.000Z", NULL),
+                     BR_CONFLICT);
+    assert_int_equal(store_citas_each(f->st, NULL, NULL, count_citas, &after), BR_OK);
+    assert_int_equal(before, after);
+}
+
+static void photo_inserts_stop_at_the_cap(void **state)
+{
+    struct fx *f = *state;
+    br_id cita;
+    assert_int_equal(book_at(f, "2031-06-01T10:00:00.000Z", "2031-06-01T10:30:00.000Z", cita),
+                     BR_OK);
+    for (int i = 0; i < 4; i++) {
+        struct foto p = {.tipo = "antes", .url = "u"};
+        char path[64];
+        snprintf(path, sizeof path, "k/%d", i);
+        p.storage_path = path;
+        uuid_v4(p.id);
+        memcpy(p.cita_id, cita, sizeof p.cita_id);
+        memcpy(p.cliente_id, f->user, sizeof p.cliente_id);
+        snprintf(p.created_at, sizeof p.created_at, "2031-01-01T00:00:00.00%dZ", i);
+        assert_int_equal(store_foto_insert_capped(f->st, &p, 3), i < 3 ? BR_OK : BR_CONFLICT);
+    }
+    int64_t n = 0;
+    assert_int_equal(store_fotos_count(f->st, cita, "antes", &n), BR_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(store_fotos_count(f->st, cita, "despues", &n), BR_OK);
+    assert_int_equal(n, 0);
+}
+
+static void sessions_expire_and_end_with_a_password_change(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(store_session_open(f->st, f->user, "h1", "2031-01-01T00:00:00.000Z",
+                                        "2031-01-31T00:00:00.000Z"),
+                     BR_OK);
+    struct principal p;
+    assert_int_equal(store_session_principal(f->st, "h1", "2031-01-30T23:59:59.999Z", &p), BR_OK);
+    assert_string_equal(p.email, "a@example.com");
+    assert_true(p.has_perfil);
+    assert_string_equal(p.perfil.rol, "cliente");
+    principal_clear(&p);
+    assert_int_equal(store_session_principal(f->st, "h1", "2031-01-31T00:00:00.000Z", &p),
+                     BR_NOTFOUND);
+    assert_int_equal(store_session_open(f->st, f->user, "h2", "2031-01-01T00:00:00.000Z",
+                                        "2031-01-31T00:00:00.000Z"),
+                     BR_OK);
+    assert_int_equal(store_user_set_password(f->st, f->user, "new"), BR_OK);
+    assert_int_equal(store_session_principal(f->st, "h2", "2031-01-02T00:00:00.000Z", &p),
+                     BR_NOTFOUND);
+    br_id nobody;
+    uuid_v4(nobody);
+    assert_int_equal(store_user_set_password(f->st, nobody, "x"), BR_NOTFOUND);
+}
+
+static void profile_patch_touches_only_what_it_names(void **state)
+{
+    struct fx *f = *state;
+    struct perfil_patch p1 = {.set_telefono = true, .telefono = "600"};
+    assert_int_equal(store_perfil_update(f->st, f->user, &p1), BR_OK);
+    struct perfil p;
+    assert_int_equal(store_perfil_get(f->st, f->user, &p), BR_OK);
+    assert_string_equal(p.nombre, "N");
+    assert_string_equal(p.telefono, "600");
+    perfil_clear(&p);
+    struct perfil_patch p2 = {.rol = "barbero", .set_telefono = true, .telefono = NULL};
+    assert_int_equal(store_perfil_update(f->st, f->user, &p2), BR_OK);
+    assert_int_equal(store_perfil_get(f->st, f->user, &p), BR_OK);
+    assert_string_equal(p.rol, "barbero");
+    assert_string_equal(p.nombre, "N");
+    assert_null(p.telefono);
+    perfil_clear(&p);
+}
+
+static br_err collect(void *ud, const struct usuario_view *u)
+{
+    char *buf = ud;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 1024 - n, "%s=%lld;", u->email, (long long)u->total_citas);
+    return BR_OK;
+}
+
+static void admin_listing_is_newest_first_with_counts(void **state)
+{
+    struct fx *f = *state;
+    br_id other;
+    add_user(f, other, "b@example.com", "2031-02-01T00:00:00.000Z");
+    assert_int_equal(book_at(f, "2031-07-01T10:00:00.000Z", "2031-07-01T10:30:00.000Z", NULL),
+                     BR_OK);
+    char buf[1024] = "";
+    assert_int_equal(store_usuarios_each(f->st, collect, buf), BR_OK);
+    assert_string_equal(buf, "b@example.com=0;a@example.com=1;");
+}
+
+static void outbox_messages_are_claimed_once_retried_and_dropped(void **state)
+{
+    struct fx *f = *state;
+    br_id cita;
+    struct cita c = {.estado = "confirmada"};
+    uuid_v4(c.id);
+    memcpy(cita, c.id, sizeof cita);
+    memcpy(c.cliente_id, f->user, sizeof c.cliente_id);
+    memcpy(c.barbero_id, f->barbero, sizeof c.barbero_id);
+    memcpy(c.servicio_id, f->servicio, sizeof c.servicio_id);
+    snprintf(c.fecha_inicio, sizeof c.fecha_inicio, "2031-08-01T10:00:00.000Z");
+    snprintf(c.fecha_fin, sizeof c.fecha_fin, "2031-08-01T10:30:00.000Z");
+    snprintf(c.created_at, sizeof c.created_at, "2031-01-01T00:00:00.000Z");
+    struct outbox_msg m = {.recipient = "a@example.com", .cliente_nombre = "N",
+                           .barbero_nombre = "Carlos", .servicio_nombre = "Corte"};
+    uuid_v4(m.id);
+    memcpy(m.cita_id, c.id, sizeof m.cita_id);
+    memcpy(m.fecha_inicio, c.fecha_inicio, sizeof m.fecha_inicio);
+    memcpy(m.fecha_fin, c.fecha_fin, sizeof m.fecha_fin);
+    memcpy(m.created_at, c.created_at, sizeof m.created_at);
+    assert_int_equal(store_cita_book(f->st, &c, &m), BR_OK);
+
+    struct outbox_msg got, again;
+    assert_int_equal(store_outbox_claim(f->st, "2031-01-01T00:00:01.000Z",
+                                        "2031-01-01T00:01:00.000Z", &got),
+                     BR_OK);
+    assert_string_equal(got.id, m.id);
+    assert_int_equal(got.attempts, 1);
+    /* leased: nobody else gets it until the lease ends */
+    assert_int_equal(store_outbox_claim(f->st, "2031-01-01T00:00:02.000Z",
+                                        "2031-01-01T00:01:00.000Z", &again),
+                     BR_NOTFOUND);
+    assert_int_equal(store_outbox_retry(f->st, got.id, "down", "2031-01-01T00:00:10.000Z"), BR_OK);
+    br_ts next;
+    assert_int_equal(store_outbox_next_due(f->st, next), BR_OK);
+    assert_string_equal(next, "2031-01-01T00:00:10.000Z");
+    assert_int_equal(store_outbox_claim(f->st, "2031-01-01T00:00:05.000Z",
+                                        "2031-01-01T00:01:00.000Z", &again),
+                     BR_NOTFOUND);
+    outbox_clear(&got);
+    assert_int_equal(store_outbox_claim(f->st, "2031-01-01T00:00:10.000Z",
+                                        "2031-01-01T00:01:00.000Z", &got),
+                     BR_OK);
+    assert_int_equal(got.attempts, 2);
+    assert_string_equal(got.last_error, "down");
+    assert_int_equal(store_outbox_drop(f->st, got.id, "gave up", "2031-01-01T00:00:11.000Z"),
+                     BR_OK);
+    outbox_clear(&got);
+    assert_int_equal(store_outbox_next_due(f->st, next), BR_OK);
+    assert_string_equal(next, "");
+    assert_int_equal(store_outbox_claim(f->st, "2031-12-01T00:00:00.000Z",
+                                        "2031-12-01T00:01:00.000Z", &got),
+                     BR_NOTFOUND);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(overlapping_bookings_conflict_and_touching_ones_do_not,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(a_refused_booking_writes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(photo_inserts_stop_at_the_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(sessions_expire_and_end_with_a_password_change, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(profile_patch_touches_only_what_it_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(admin_listing_is_newest_first_with_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(outbox_messages_are_claimed_once_retried_and_dropped, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
