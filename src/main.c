@@ -3,6 +3,7 @@
  */
 #include "cli/cli.h"
 #include "config.h"
+#include "util/log.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -39,7 +40,7 @@ void cli_usage(void *file)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        cli_usage(stderr);
+        cli_error("missing command (see barberia --help)");
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
@@ -62,6 +63,8 @@ int main(int argc, char **argv)
         return EXIT_REFUSED;
     }
     json_object_seed(0);
+    /* the data commands answer with their own one line; serve logs */
+    log_set_quiet(strcmp(cmd, "serve") != 0);
 
     static const struct {
         const char *name;

@@ -178,6 +178,15 @@ int cli_user(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    if (is_add) {
+        /* bad arguments are refused before anything is opened or written */
+        struct ident_signup check = {email, password, NULL, NULL, NULL};
+        if (ident_signup_check(&check) != BR_OK) {
+            cli_error("user add: %s", err_msg());
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    }
     struct app app;
     rc = open_app(&app, &cfg);
     if (rc) goto out;

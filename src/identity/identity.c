@@ -172,13 +172,23 @@ static br_err check_password(const char *pw)
     return BR_OK;
 }
 
+br_err ident_signup_check(const struct ident_signup *in)
+{
+    if (!in->email || !*in->email || !in->password || !*in->password)
+        return err_set(BR_INVALID, "Faltan campos requeridos");
+    br_err rc = check_password(in->password);
+    if (rc) return rc;
+    char *email = NULL;
+    if (!ident_normalize_email(in->email, &email)) return err_set(BR_INVALID, "Email inválido");
+    free(email);
+    return BR_OK;
+}
+
 br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_session,
                     struct ident_session *out)
 {
     memset(out, 0, sizeof *out);
-    if (!in->email || !*in->email || !in->password || !*in->password)
-        return err_set(BR_INVALID, "Faltan campos requeridos");
-    br_err rc = check_password(in->password);
+    br_err rc = ident_signup_check(in);
     if (rc) return rc;
     char *email = NULL;
     if (!ident_normalize_email(in->email, &email)) return err_set(BR_INVALID, "Email inválido");

@@ -49,6 +49,11 @@ struct ident_signup {
 br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_session,
                     struct ident_session *out) WARN_UNUSED;
 
+/* The checks ident_signup() makes before it touches the store, in its
+ * order and with its errors (required fields, password length, e-mail
+ * form): lets the CLI refuse bad arguments before it opens anything. */
+br_err ident_signup_check(const struct ident_signup *in) WARN_UNUSED;
+
 /* Signs in. BR_INVALID "Faltan campos requeridos"; BR_UNAUTH
  * "Credenciales inválidas" alike for an unknown e-mail and a wrong
  * password (both take the time of one hash). */

@@ -5,15 +5,21 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char detail[512];
 
 br_err err_set(br_err code, const char *fmt, ...)
 {
+    /* formatted aside first: callers pass err_msg() itself as an argument
+     * (err_set(BR_STORE, "%s", err_msg())), and vsnprintf() into its own
+     * source is undefined (glibc empties the message) */
+    char tmp[sizeof detail];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
+    memcpy(detail, tmp, sizeof detail);
     return code;
 }
 

@@ -5,11 +5,19 @@
 #include "iso8601.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #define LINE_MAX_LEN 2048
+
+static atomic_bool quiet;
+
+void log_set_quiet(bool q)
+{
+    atomic_store(&quiet, q);
+}
 
 static void emit(const char *level, const char *fmt, va_list ap)
 {
@@ -36,7 +44,15 @@ static void emit(const char *level, const char *fmt, va_list ap)
         va_end(ap);                                                                                \
     }
 
-DEFINE_LOG(log_info, "info")
+void log_info(const char *fmt, ...)
+{
+    if (atomic_load(&quiet)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit("info", fmt, ap);
+    va_end(ap);
+}
+
 DEFINE_LOG(log_warn, "warn")
 DEFINE_LOG(log_error, "error")
 

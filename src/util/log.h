@@ -12,6 +12,10 @@
 
 #include "common.h"
 
+/* Drops info lines (warnings and errors still go out): the CLI's data
+ * commands print their own one-line results. */
+void log_set_quiet(bool quiet);
+
 void log_info(const char *fmt, ...) PRINTF_LIKE(1, 2);
 void log_warn(const char *fmt, ...) PRINTF_LIKE(1, 2);
 void log_error(const char *fmt, ...) PRINTF_LIKE(1, 2);

@@ -148,4 +148,43 @@ long proc_rss_kib(pid_t pid);
 /* True when built with AddressSanitizer (memory numbers are not comparable). */
 bool built_with_asan(void);
 
+/* --- the database through the sqlite3 tool, and shape checks ------------------------ */
+
+/* Runs sql with the `sqlite3` command-line tool on <data>/barberia.db (busy
+ * timeout 30 s, no header, columns separated by a tab). OUT: *out its
+ * stdout (caller frees; may be NULL). Returns the exit status. */
+int db_exec(const struct srv *s, const char *sql, char **out);
+/* printf-style: runs the SQL, asserts success and returns stdout without
+ * its trailing newline (caller frees). */
+char *db_query(const struct srv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* printf-style: a query answering one integer. */
+long db_count(const struct srv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* True when s is a canonical lowercase UUID (8-4-4-4-12 hex digits). */
+bool is_lower_uuid(const char *s);
+/* Asserts that o is a JSON object with exactly the member names given
+ * (NULL-terminated), in any order. */
+void expect_keys(const json_t *o, ...);
+
+/* --- processes, raw HTTP and folders (operator-facing tests) ----------------------- */
+
+/* run_cli, bounded: a command still running after timeout_ms is SIGKILLed
+ * and -1 is returned. */
+int run_cli_within(const struct srv *s, const char *const *env, const char *const *args,
+                   bool data_flag, int timeout_ms, char **out, char **err);
+/* Waits (at most timeout_ms) for the server to exit by itself, without
+ * signalling it. Returns the exit status as srv_stop_within does; -1 on
+ * timeout (the server is then SIGKILLed). */
+int srv_wait_exit(struct srv *s, int timeout_ms);
+/* Sends len raw bytes over a fresh connection, then reads until the server
+ * closes or nothing arrives for timeout_ms. A send the server cuts short (it
+ * may answer and hang up before the body is in) is not an error. Returns
+ * the status of the reply, 0 when there is none. OUT: *reply, the whole
+ * reply NUL-terminated (caller frees; may be NULL). */
+long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, char **reply);
+/* The body of a raw reply (after the blank line), or "" when there is none. */
+const char *raw_body(const char *reply);
+/* Regular files under dir, recursively (0 when dir does not exist). */
+size_t count_files(const char *dir);
+
 #endif

@@ -1,0 +1,522 @@
+/*
+ * test_cli.c - the `barberia` command line as the contract states it:
+ * --help and --version, exit statuses 0/1/2 with one-line errors and
+ * nothing written on bad arguments, what add and list commands print, the
+ * CLI beside a running `serve`, and `migrate` creating the schema.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* --- helpers ------------------------------------------------------------------------ */
+
+/* Runs argv (NULL-terminated) with no --data added. */
+static int cli(const struct srv *s, char **out, char **err, const char *const *argv)
+{
+    return run_cli(s, NULL, argv, false, out, err);
+}
+
+static bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static bool db_exists(const struct srv *s)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/barberia.db", s->data);
+    return file_exists(p);
+}
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        if (*s == '\n') n++;
+    return n;
+}
+
+static size_t count_char(const char *s, char c)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        if (*s == c) n++;
+    return n;
+}
+
+static void print_argv(const char *const *argv)
+{
+    fprintf(stderr, "command:");
+    for (; *argv; argv++)
+        fprintf(stderr, " '%s'", *argv);
+    fprintf(stderr, "\n");
+}
+
+/* Asserts exit status `want`, nothing on stdout, and exactly one line on
+ * stderr starting with "barberia: ". */
+static void expect_refusal(const struct srv *s, int want, const char *const *argv)
+{
+    char *out = NULL, *err = NULL;
+    int st = cli(s, &out, &err, argv);
+    if (st != want || strcmp(out, "") || count_lines(err) != 1 || err[strlen(err) - 1] != '\n' ||
+        strncmp(err, "barberia: ", 10)) {
+        print_argv(argv);
+        fail_msg("expected exit %d, one stderr line and no stdout; got %d\nstdout: %s\nstderr: %s",
+                 want, st, out, err);
+    }
+    free(out);
+    free(err);
+}
+
+/* Runs a command expected to succeed; returns stdout (caller frees). */
+static char *expect_ok(const struct srv *s, const char *const *argv)
+{
+    char *out = NULL, *err = NULL;
+    int st = cli(s, &out, &err, argv);
+    if (st != 0) {
+        print_argv(argv);
+        fail_msg("exit %d: %s", st, err);
+    }
+    free(err);
+    return out;
+}
+
+/* Asserts out is one lowercase UUID and a newline; returns it (static). */
+static const char *expect_id_line(const char *out)
+{
+    static char id[40];
+    if (strlen(out) != 37 || out[36] != '\n') fail_msg("expected an id line, got '%s'", out);
+    memcpy(id, out, 36);
+    id[36] = '\0';
+    assert_true(is_lower_uuid(id));
+    return id;
+}
+
+/* Row counts of the tables a CLI command could write. */
+static char *counts(const struct srv *s)
+{
+    return db_query(s, "SELECT (SELECT count(*) FROM auth_users), (SELECT count(*) FROM perfiles), "
+                       "(SELECT count(*) FROM barberos), (SELECT count(*) FROM servicios)");
+}
+
+/* --- help and version ------------------------------------------------------------------- */
+
+static void help_and_version_exit_0(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_init(&s);
+    char *out = NULL, *err = NULL;
+    const char *help[] = {"--help", NULL};
+    assert_int_equal(cli(&s, &out, &err, help), 0);
+    assert_non_null(strstr(out, "Usage: barberia COMMAND"));
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+    const char *version[] = {"--version", NULL};
+    assert_int_equal(cli(&s, &out, &err, version), 0);
+    assert_true(!strncmp(out, "barberia ", 9));
+    assert_int_equal(count_lines(out), 1);
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+    static const char *const cmds[][4] = {
+        {"serve", "--help", NULL},
+        {"migrate", "--help", NULL},
+        {"user", "--help", NULL},
+        {"user", "add", "--help", NULL},
+        {"user", "list", "--help", NULL},
+        {"barbero", "--help", NULL},
+        {"barbero", "add", "--help", NULL},
+        {"barbero", "list", "--help", NULL},
+        {"servicio", "--help", NULL},
+        {"servicio", "add", "--help", NULL},
+        {"servicio", "list", "--help", NULL},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "Usage: barberia %s", cmds[i][0]);
+        assert_int_equal(cli(&s, &out, &err, cmds[i]), 0);
+        if (!strstr(out, want)) {
+            print_argv(cmds[i]);
+            fail_msg("no '%s' in: %s", want, out);
+        }
+        assert_string_equal(err, "");
+        free(out);
+        free(err);
+    }
+    /* --help writes nothing, not even with --data and other flags around it */
+    const char *with_data[] = {"barbero", "add", "--nombre", "X", "--help", "--data", s.data, NULL};
+    assert_int_equal(cli(&s, &out, &err, with_data), 0);
+    free(out);
+    free(err);
+    assert_false(file_exists(s.data));
+    srv_cleanup(&s);
+}
+
+/* --- bad arguments: exit 2, one line, nothing written -------------------------------------- */
+
+/* Every bad command line, each given --data first so that a missing flag
+ * value is really missing. */
+static void bad_arguments(const struct srv *s)
+{
+    const char *d = s->data;
+    const char *const cases[][14] = {
+        /* unknown command and subcommand */
+        {"frobnicate", "--data", d, NULL},
+        {"barbero", "--data", d, "borrar", NULL},
+        {"barbero", NULL},
+        {"servicio", "quitar", "--data", d, NULL},
+        {"user", "delete", "--data", d, NULL},
+        /* unknown flag, stray argument */
+        {"barbero", "add", "--data", d, "--nombre", "X", "--bogus", "1", NULL},
+        {"barbero", "list", "--data", d, "--bogus", NULL},
+        {"barbero", "add", "--data", d, "--nombre", "X", "extra", NULL},
+        {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "30", "--precio", "1",
+         "--iva", "21", NULL},
+        {"user", "add", "--data", d, "--email", "x@test.example", "--password", "secreto1",
+         "--admin", NULL},
+        {"migrate", "--data", d, "--force", NULL},
+        {"user", "list", "--data", d, "-x", NULL},
+        /* missing required flag or its value */
+        {"barbero", "add", "--data", d, NULL},
+        {"barbero", "add", "--data", d, "--nombre", "", NULL},
+        {"barbero", "add", "--data", d, "--nombre", NULL},
+        {"barbero", "add", "--data", d, "--foto-url", "https://x.example/a.png", NULL},
+        {"servicio", "add", "--data", d, "--nombre", "X", "--precio", "1", NULL},
+        {"servicio", "add", "--data", d, "--duracion-min", "30", "--precio", "1", NULL},
+        {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "30", NULL},
+        {"user", "add", "--data", d, "--email", "x@test.example", NULL},
+        {"user", "add", "--data", d, "--password", "secreto1", NULL},
+        {"user", "add", "--data", d, "--email", "x@test.example", "--password", NULL},
+        /* numbers that are not numbers */
+        {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "abc", "--precio", "1",
+         NULL},
+        {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "30m", "--precio", "1",
+         NULL},
+        {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "2.5", "--precio", "1",
+         NULL},
+        {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "", "--precio", "1",
+         NULL},
+        {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "0", "--precio", "1",
+         NULL},
+        {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "-5", "--precio", "1",
+         NULL},
+        {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "30", "--precio",
+         "diez", NULL},
+        {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "30", "--precio", "-1",
+         NULL},
+        /* values the identity provider refuses as given */
+        {"user", "add", "--data", d, "--email", "no-es-email", "--password", "secreto1", NULL},
+        {"user", "add", "--data", d, "--email", "corta@test.example", "--password", "abc", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_refusal(s, 2, cases[i]);
+}
+
+static void bad_arguments_exit_2_and_create_nothing(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_init(&s);
+    bad_arguments(&s);
+    /* on a fresh folder: no database appeared */
+    assert_false(db_exists(&s));
+    srv_cleanup(&s);
+}
+
+static void bad_arguments_write_no_rows(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_init(&s);
+    const char *migrate[] = {"migrate", "--data", s.data, NULL};
+    free(expect_ok(&s, migrate));
+    char *before = counts(&s);
+    assert_string_equal(before, "0\t0\t0\t0");
+    bad_arguments(&s);
+    char *after = counts(&s);
+    assert_string_equal(after, before);
+    free(before);
+    free(after);
+    srv_cleanup(&s);
+}
+
+/* --- refused operations: exit 1 ------------------------------------------------------------ */
+
+static void user_add_with_a_registered_email_exits_1(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_init(&s);
+    char email[128];
+    unique_email(email, sizeof email, "dup");
+    const char *add[] = {"user", "add",        "--data",   s.data, "--email",
+                         email,  "--password", "secreto1", NULL};
+    char *out = expect_ok(&s, add);
+    expect_id_line(out);
+    free(out);
+    char *before = counts(&s);
+    expect_refusal(&s, 1, add);
+    /* the same address in another case, with white space */
+    char upper[160];
+    snprintf(upper, sizeof upper, " %s ", email);
+    for (char *p = upper; *p; p++)
+        if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
+    const char *add2[] = {"user",       "add",        "--data",   s.data, "--email", upper,
+                          "--password", "otra-clave", "--nombre", "Otro", NULL};
+    expect_refusal(&s, 1, add2);
+    char *after = counts(&s);
+    assert_string_equal(after, before);
+    free(before);
+    free(after);
+    srv_cleanup(&s);
+}
+
+/* --- add and list -------------------------------------------------------------------------- */
+
+static void add_commands_print_ids_and_lists_print_tab_separated_rows(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_init(&s);
+    const char *d = s.data;
+    /* empty lists print nothing */
+    const char *bl[] = {"barbero", "list", "--data", d, NULL};
+    const char *sl[] = {"servicio", "list", "--data", d, NULL};
+    const char *ul[] = {"user", "list", "--data", d, NULL};
+    char *out = expect_ok(&s, bl);
+    assert_string_equal(out, "");
+    free(out);
+
+    const char *b1[] = {"barbero", "add", "--data", d, "--nombre", "Zacarías", NULL};
+    const char *b2[] = {"barbero",
+                        "add",
+                        "--data",
+                        d,
+                        "--nombre=Bruno",
+                        "--foto-url",
+                        "https://img.example/bruno.jpg",
+                        NULL};
+    const char *b3[] = {"barbero", "add", "--data", d, "--nombre", "Con\tTab", NULL};
+    char id1[40], id2[40], id3[40];
+    out = expect_ok(&s, b1);
+    snprintf(id1, sizeof id1, "%s", expect_id_line(out));
+    free(out);
+    out = expect_ok(&s, b2);
+    snprintf(id2, sizeof id2, "%s", expect_id_line(out));
+    free(out);
+    out = expect_ok(&s, b3);
+    snprintf(id3, sizeof id3, "%s", expect_id_line(out));
+    free(out);
+    out = expect_ok(&s, bl);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "%s\tBruno\thttps://img.example/bruno.jpg\n%s\tCon\\tTab\t\n%s\tZacarías\t\n", id2,
+             id3, id1);
+    assert_string_equal(out, want);
+    free(out);
+
+    const char *s1[] = {"servicio",       "add", "--data",   d,      "--nombre", "Corte",
+                        "--duracion-min", "30",  "--precio", "12.5", NULL};
+    const char *s2[] = {"servicio",          "add",        "--data", d, "--nombre", "Afeitado",
+                        "--duracion-min=20", "--precio=9", NULL};
+    char sid1[40], sid2[40];
+    out = expect_ok(&s, s1);
+    snprintf(sid1, sizeof sid1, "%s", expect_id_line(out));
+    free(out);
+    out = expect_ok(&s, s2);
+    snprintf(sid2, sizeof sid2, "%s", expect_id_line(out));
+    free(out);
+    out = expect_ok(&s, sl);
+    snprintf(want, sizeof want, "%s\tAfeitado\t20\t9.00\n%s\tCorte\t30\t12.50\n", sid2, sid1);
+    assert_string_equal(out, want);
+    free(out);
+    assert_int_equal(db_count(&s,
+                              "SELECT count(*) FROM servicios WHERE id = '%s' AND "
+                              "duracion_min = 30 AND precio = 12.5",
+                              sid1),
+                     1);
+
+    char email[128];
+    unique_email(email, sizeof email, "lista");
+    const char *u1[] = {"user",       "add",        "--data",   d,          "--email",
+                        email,        "--password", "secreto1", "--nombre", "Lista Uno",
+                        "--telefono", "600 1",      "--rol",    "barbero",  NULL};
+    out = expect_ok(&s, u1);
+    char uid[40];
+    snprintf(uid, sizeof uid, "%s", expect_id_line(out));
+    free(out);
+    out = expect_ok(&s, ul);
+    assert_int_equal(count_lines(out), 1);
+    assert_int_equal(count_char(out, '\t'), 6);
+    char *created = db_query(&s, "SELECT created_at FROM auth_users WHERE id = '%s'", uid);
+    snprintf(want, sizeof want, "%s\t%s\tbarbero\tLista Uno\t600 1\t%s\t\n", uid, email, created);
+    assert_string_equal(out, want);
+    free(created);
+    free(out);
+    srv_cleanup(&s);
+}
+
+/* --- beside a running server ------------------------------------------------------------- */
+
+static void cli_works_while_serve_runs_on_the_same_data(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_start(&s, NULL, NULL);
+    char *barb = make_barbero(&s, "Barbero En Vivo");
+    assert_true(is_lower_uuid(barb));
+    struct resp r;
+    http_get(&s, "/api/barberos", NULL, &r);
+    assert_int_equal(r.status, 200);
+    json_t *l = json_object_get(r.json, "barberos");
+    assert_int_equal(json_array_size(l), 1);
+    assert_string_equal(jstr(json_array_get(l, 0), "id"), barb);
+    assert_string_equal(jstr(json_array_get(l, 0), "nombre"), "Barbero En Vivo");
+    resp_free(&r);
+    char *serv = make_servicio(&s, "Servicio En Vivo", 25, 11);
+    http_get(&s, "/api/servicios", NULL, &r);
+    assert_int_equal(json_array_size(json_object_get(r.json, "servicios")), 1);
+    assert_string_equal(jstr(json_array_get(json_object_get(r.json, "servicios"), 0), "id"), serv);
+    resp_free(&r);
+
+    /* user add: the id alone on stdout, and that user can sign in */
+    char email[128], shouted[128];
+    unique_email(email, sizeof email, "vivo");
+    snprintf(shouted, sizeof shouted, "%s", email);
+    for (char *p = shouted; *p; p++)
+        if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
+    char *out = NULL, *err = NULL;
+    assert_int_equal(srv_cli(&s, &out, &err, "user", "add", "--email", shouted, "--password",
+                             "clave-viva", "--nombre", "Vivo", "--telefono", "611", NULL),
+                     0);
+    char uid[40];
+    snprintf(uid, sizeof uid, "%s", expect_id_line(out));
+    free(out);
+    free(err);
+    char body[256];
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"clave-viva\"}", email);
+    http_json(&s, "POST", "/api/auth/login", NULL, body, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(json_object_get(r.json, "user"), "id"), uid);
+    assert_string_equal(jstr(json_object_get(r.json, "user"), "email"), email);
+    char tok[64];
+    snprintf(tok, sizeof tok, "%s", jstr(r.json, "token"));
+    resp_free(&r);
+    http_get(&s, "/api/auth/me", tok, &r);
+    assert_int_equal(r.status, 200);
+    json_t *p = json_object_get(r.json, "perfil");
+    assert_string_equal(jstr(p, "rol"), "cliente"); /* the default role */
+    assert_string_equal(jstr(p, "nombre"), "Vivo");
+    assert_string_equal(jstr(p, "telefono"), "611");
+    resp_free(&r);
+    /* and book with what the CLI added */
+    struct user u = {0};
+    snprintf(u.id, sizeof u.id, "%s", uid);
+    snprintf(u.token, sizeof u.token, "%s", tok);
+    free(book(&s, &u, barb, serv, "2031-01-01T10:00:00Z", NULL));
+    /* list commands read while serve runs */
+    assert_int_equal(srv_cli(&s, &out, &err, "user", "list", NULL), 0);
+    assert_non_null(strstr(out, uid));
+    free(out);
+    free(err);
+    free(barb);
+    free(serv);
+    srv_cleanup(&s);
+}
+
+/* --- migrate -------------------------------------------------------------------------------- */
+
+static void migrate_on_an_empty_folder_creates_the_spec_tables(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_init(&s);
+    assert_int_equal(mkdir(s.data, 0755), 0);
+    char *out = NULL, *err = NULL;
+    const char *migrate[] = {"migrate", "--data", s.data, NULL};
+    assert_int_equal(cli(&s, &out, &err, migrate), 0);
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+    assert_true(db_exists(&s));
+    static const struct {
+        const char *table, *cols;
+    } spec[] = {
+        {"perfiles", "created_at,id,nombre,rol,telefono"},
+        {"citas", "barbero_id,cliente_id,estado,fecha_fin,fecha_inicio,google_event_id,id,notas,"
+                  "servicio_id"},
+        {"servicios", "duracion_min,id,nombre,precio"},
+        {"barberos", "foto_url,id,nombre"},
+        {"fotos_cita", "cita_id,cliente_id,created_at,id,storage_path,tipo,url"},
+        {"historial_cortes", "barbero_id,cita_id,cliente_id,fecha,servicio_id"},
+    };
+    for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
+        /* every field of the specification is a column (extra columns allowed) */
+        char *cols = db_query(&s,
+                              "SELECT group_concat(name, ',') FROM (SELECT name FROM "
+                              "pragma_table_info('%s') WHERE ',%s,' LIKE '%%,' || name || ',%%' "
+                              "ORDER BY name)",
+                              spec[i].table, spec[i].cols);
+        if (strcmp(cols, spec[i].cols))
+            fail_msg("table %s: spec columns found: '%s', expected '%s'", spec[i].table, cols,
+                     spec[i].cols);
+        free(cols);
+    }
+    /* empty, and migrating again is harmless */
+    char *c = counts(&s);
+    assert_string_equal(c, "0\t0\t0\t0");
+    free(c);
+    free(expect_ok(&s, migrate));
+    /* BARBERIA_DATA works as well as --data */
+    char env_data[400];
+    snprintf(env_data, sizeof env_data, "BARBERIA_DATA=%s", s.data);
+    const char *env[] = {env_data, NULL};
+    const char *add[] = {"barbero", "add", "--nombre", "Por Entorno", NULL};
+    assert_int_equal(run_cli(&s, env, add, false, &out, &err), 0);
+    expect_id_line(out);
+    free(out);
+    free(err);
+    assert_int_equal(db_count(&s, "SELECT count(*) FROM barberos WHERE nombre = 'Por Entorno'"), 1);
+    srv_cleanup(&s);
+}
+
+static void migrate_creates_a_missing_data_folder(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_init(&s);
+    char nested[400];
+    snprintf(nested, sizeof nested, "%s/a/b", s.data);
+    const char *migrate[] = {"migrate", "--data", nested, NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(cli(&s, &out, &err, migrate), 0);
+    free(out);
+    free(err);
+    char db[440];
+    snprintf(db, sizeof db, "%s/barberia.db", nested);
+    assert_true(file_exists(db));
+    srv_cleanup(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(help_and_version_exit_0),
+        cmocka_unit_test(bad_arguments_exit_2_and_create_nothing),
+        cmocka_unit_test(bad_arguments_write_no_rows),
+        cmocka_unit_test(user_add_with_a_registered_email_exits_1),
+        cmocka_unit_test(add_commands_print_ids_and_lists_print_tab_separated_rows),
+        cmocka_unit_test(cli_works_while_serve_runs_on_the_same_data),
+        cmocka_unit_test(migrate_on_an_empty_folder_creates_the_spec_tables),
+        cmocka_unit_test(migrate_creates_a_missing_data_folder),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
