@@ -44,6 +44,8 @@ static const struct setting settings[] = {
     I("DB_POOL", CONFIG_SERVE, db_pool, "8", 1, 256, "connections to the data store"),
     S("GOOGLE_CREDENTIALS", CONFIG_SERVE, google_credentials, NULL,
       "service-account key file; unset: no calendar"),
+    S("GOOGLE_SUBJECT", CONFIG_SERVE, google_subject, NULL,
+      "Workspace user the service account acts for (domain-wide delegation)"),
     S("GOOGLE_CALENDAR_ID", CONFIG_SERVE, google_calendar_id, "primary", "calendar to write to"),
     S("GOOGLE_API_URL", CONFIG_SERVE, google_api_url, "https://www.googleapis.com/calendar/v3",
       "base of the Calendar API"),

@@ -24,6 +24,7 @@ struct config {
     int db_pool;        /* connections to the data store */
     /* calendar */
     char *google_credentials;
+    char *google_subject; /* Workspace user to act for (domain-wide delegation) */
     char *google_calendar_id;
     char *google_api_url;
     int calendar_timeout_ms;

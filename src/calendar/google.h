@@ -6,7 +6,15 @@
  * is cached (shared by every thread) and renewed shortly before it expires;
  * events are inserted with events.insert on the configured calendar. The
  * whole attempt, token included, is bounded by calendar_timeout_ms.
- * See docs/integrations.md.
+ *
+ * create_event and delete_event may run on any number of threads at once.
+ * Besides the port's BR_UPSTREAM (Google refused or garbled the answer) and
+ * BR_TIMEOUT (the bound ran out, also while waiting for another thread's
+ * token fetch), they may return BR_INTERNAL for a local failure (signing,
+ * building the request). Details are one line and never hold the private
+ * key, the assertion or the access token. token_uri and the API URL must be
+ * https (plain http only to 127.0.0.1, localhost or [::1]).
+ * See docs/google-calendar.md (set-up, failure behaviour, token caching).
  */
 #ifndef BR_CALENDAR_GOOGLE_H
 #define BR_CALENDAR_GOOGLE_H

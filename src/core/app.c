@@ -41,13 +41,15 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
 {
     memset(app, 0, sizeof *app);
     app->cfg = cfg;
-    br_err rc = cfg->database_url && cfg->storage_url ? BR_OK : ensure_data_dir(cfg->data_dir);
+    /* the integrations first: a configuration they cannot use stops the
+     * start before anything is written */
+    br_err rc = calendar_open(cfg, &app->cal);
+    if (!rc) rc = mailer_open(cfg, &app->mailer);
+    if (!rc && !(cfg->database_url && cfg->storage_url)) rc = ensure_data_dir(cfg->data_dir);
     if (!rc) rc = store_open(cfg, pool_size, &app->store);
     if (!rc) rc = store_migrate(app->store);
     if (!rc) rc = objstore_open(cfg, &app->obj);
     if (!rc) rc = ident_open(app->store, &app->ident);
-    if (!rc) rc = calendar_open(cfg, &app->cal);
-    if (!rc) rc = mailer_open(cfg, &app->mailer);
     if (rc) {
         /* keep the detail: closing must not overwrite it */
         char msg[512];

@@ -126,7 +126,10 @@ br_err booking_create(struct app *app, const struct principal *caller,
     struct cal_event ev = {summary, description, start, end, caller->email};
     uuid_v4(out->id);
     br_err crc = app->cal->ops->create_event(app->cal, &ev, &event_id);
-    if (crc) {
+    if (crc == BR_CONFIG) {
+        log_info("calendar: no event for cita %s: %s", out->id, err_msg());
+        event_id = NULL;
+    } else if (crc) {
         log_warn("calendar: no event for cita %s (%s): %s", out->id, app->cal->ops->name,
                  err_msg());
         event_id = NULL;

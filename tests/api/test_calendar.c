@@ -1,0 +1,1220 @@
+/*
+ * test_calendar.c - the Google Calendar adapter, end to end: the real
+ * `barberia serve` talks to tests/doubles/gcal_double.c, a strict local
+ * stand-in for Google's token endpoint and Calendar API that logs every
+ * request it gets as one JSON line. The tests make a throw-away RSA key and
+ * service-account key file, then prove what a booking sends (token grant,
+ * event body, encoded calendar id), that the access token is cached and
+ * renewed, and that a failing, garbled or silent Google leaves the booking
+ * at 201 with google_event_id null within the configured bound, with one
+ * log line and no secret in it. Timing assertions only ever bound from
+ * above, with a wide margin, so a slow machine cannot fail them.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "util/iso8601.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CLIENT_EMAIL     "barberia-test@barberia-test.iam.gserviceaccount.com"
+#define CALENDAR_ID      "barberia@group.calendar.google.com"
+#define CALENDAR_RAW     "barberia%40group.calendar.google.com"
+#define ODD_CALENDAR_ID  "Sala 1 #norte/sur"
+#define ODD_CALENDAR_RAW "Sala%201%20%23norte%2Fsur"
+#define EVENTS_PREFIX    "/calendar/v3/calendars/"
+#define SHORT_BOUND_MS   1500
+/* happy paths get a wide bound: a slow machine must not turn them red */
+#define LONG_BOUND_MS 30000
+#define MARGIN_MS     8000
+/* base64url of {"alg":"RS256","typ":"JWT"}: the start of every assertion */
+#define JWT_HEADER_B64 "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9"
+
+extern char **environ;
+
+/* --- the double --------------------------------------------------------------------- */
+
+static struct {
+    pid_t pid;
+    struct srv http; /* only .base is used: the harness's HTTP helpers */
+    char log[320], out[320], err[320];
+    char token_url[128];
+} D;
+
+static char ROOT[256];                          /* temporary folder of the group */
+static char KEY[320], PUB[320], OTHER_KEY[320]; /* PEM files */
+static char CREDS[320];                         /* the good service-account key file */
+static char CREDS_WRONG_EMAIL[320], CREDS_WRONG_KEY[320];
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void double_start(void)
+{
+    snprintf(D.log, sizeof D.log, "%s/double.jsonl", ROOT);
+    snprintf(D.out, sizeof D.out, "%s/double.out", ROOT);
+    snprintf(D.err, sizeof D.err, "%s/double.err", ROOT);
+    int outfd = open(D.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int errfd = open(D.err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(outfd >= 0 && errfd >= 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(outfd, 1);
+        dup2(errfd, 2);
+        execl(BARBERIA_DOUBLES_DIR "/gcal_double", "gcal_double", "--public-key", PUB,
+              "--client-email", CLIENT_EMAIL, "--log", D.log, (char *)NULL);
+        _exit(127);
+    }
+    close(outfd);
+    close(errfd);
+    assert_true(pid > 0);
+    D.pid = pid;
+    for (int waited = 0; waited < 60000; waited += 20) {
+        char *out = read_file(D.out, NULL);
+        const char *p = out ? strstr(out, "port ") : NULL;
+        if (p && strchr(p, '\n')) {
+            int port = (int)strtol(p + 5, NULL, 10);
+            free(out);
+            snprintf(D.http.base, sizeof D.http.base, "http://127.0.0.1:%d", port);
+            snprintf(D.token_url, sizeof D.token_url, "http://127.0.0.1:%d/token", port);
+            return;
+        }
+        free(out);
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            D.pid = 0;
+            char *err = read_file(D.err, NULL);
+            fail_msg("gcal_double exited before listening: %s", err ? err : "");
+        }
+        sleep_ms(20);
+    }
+    fail_msg("gcal_double did not print its port within 60 s");
+}
+
+/* Stops the double; it must go promptly (even with hung requests) and
+ * cleanly. */
+static void double_stop(void)
+{
+    if (D.pid <= 0) return;
+    kill(D.pid, SIGTERM);
+    int st = 0;
+    bool gone = false;
+    for (int waited = 0; waited < 20000 && !gone; waited += 10) {
+        gone = waitpid(D.pid, &st, WNOHANG) == D.pid;
+        if (!gone) sleep_ms(10);
+    }
+    if (!gone) {
+        kill(D.pid, SIGKILL);
+        waitpid(D.pid, &st, 0);
+    }
+    D.pid = 0;
+    char *err = read_file(D.err, NULL);
+    bool sanitizer = err && (strstr(err, "Sanitizer") || strstr(err, "runtime error:"));
+    if (!gone || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || sanitizer) {
+        fprintf(stderr, "gcal_double stderr:\n%s\n", err ? err : "");
+        free(err);
+        fail_msg("gcal_double did not stop promptly and cleanly on SIGTERM");
+    }
+    free(err);
+}
+
+static void double_control(const char *query)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/control?%s", query);
+    struct resp r;
+    http_req(&D.http, "POST", path, NULL, &r);
+    if (r.status != 200) fail_msg("double control %s: %ld %s", query, r.status, r.body);
+    resp_free(&r);
+}
+
+/* Where the double's log ends now: entries after it are what came next. */
+static size_t dlog_mark(void)
+{
+    struct stat st;
+    return stat(D.log, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* The double's log entries written after mark, as a JSON array (caller
+ * decrefs). */
+static json_t *dlog_since(size_t mark)
+{
+    size_t len = 0;
+    char *text = read_file(D.log, &len);
+    json_t *all = json_array();
+    for (char *line = text && mark <= len ? text + mark : NULL; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (!nl) break;
+        json_t *e = json_loadb(line, (size_t)(nl - line), 0, NULL);
+        if (!e) fail_msg("double log line is not JSON: %.*s", (int)(nl - line), line);
+        json_array_append_new(all, e);
+        line = nl + 1;
+    }
+    free(text);
+    return all;
+}
+
+static bool is_token_entry(const json_t *e)
+{
+    return !strcmp(jstr(e, "path"), "/token");
+}
+
+static bool is_insert_entry(const json_t *e)
+{
+    return !strcmp(jstr(e, "method"), "POST") &&
+           !strncmp(jstr(e, "uri"), EVENTS_PREFIX, strlen(EVENTS_PREFIX));
+}
+
+static size_t count_tokens_since(size_t mark)
+{
+    json_t *all = dlog_since(mark);
+    size_t i, n = 0;
+    json_t *e;
+    json_array_foreach(all, i, e) n += is_token_entry(e);
+    json_decref(all);
+    return n;
+}
+
+/* The events.insert entry that issued event id, borrowed from all. */
+static const json_t *insert_entry_for(const json_t *all, const char *event_id)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        const char *id = jstr(e, "issued_id");
+        if (id && !strcmp(id, event_id)) return e;
+    }
+    fail_msg("the double issued no event %s", event_id);
+    return NULL;
+}
+
+/* --- keys and key files --------------------------------------------------------------- */
+
+static void make_keypair(const char *priv_path, const char *pub_path)
+{
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, NULL);
+    EVP_PKEY *k = NULL;
+    assert_non_null(ctx);
+    assert_int_equal(EVP_PKEY_keygen_init(ctx), 1);
+    assert_true(EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, 2048) > 0);
+    assert_int_equal(EVP_PKEY_keygen(ctx, &k), 1);
+    FILE *f = fopen(priv_path, "w");
+    assert_non_null(f);
+    /* PKCS#8, "BEGIN PRIVATE KEY", as Google's key files hold it */
+    assert_int_equal(PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL), 1);
+    fclose(f);
+    if (pub_path) {
+        f = fopen(pub_path, "w");
+        assert_non_null(f);
+        assert_int_equal(PEM_write_PUBKEY(f, k), 1);
+        fclose(f);
+    }
+    EVP_PKEY_free(k);
+    EVP_PKEY_CTX_free(ctx);
+}
+
+/* Writes a service-account key file shaped like the ones Google hands out. */
+static void write_creds(const char *path, const char *email, const char *key_path)
+{
+    char *pem = read_file(key_path, NULL);
+    assert_non_null(pem);
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type", "service_account",
+                          "project_id", "barberia-test", "private_key_id", "0123456789abcdef",
+                          "private_key", pem, "client_email", email, "client_id",
+                          "123456789012345678901", "auth_uri",
+                          "https://accounts.google.com/o/oauth2/auth", "token_uri", D.token_url);
+    free(pem);
+    assert_int_equal(json_dump_file(j, path, JSON_INDENT(2)), 0);
+    json_decref(j);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* --- shops: a server with a barber, a service and a named client ----------------------- */
+
+struct shop {
+    struct srv s;
+    char *barbero, *servicio;
+    struct user ana; /* her profile has a nombre */
+    char env[5][512];
+    const char *envp[6];
+};
+
+#define BARBERO_NOMBRE  "Carlos Méndez"
+#define SERVICIO_NOMBRE "Corte clásico"
+#define ANA_NOMBRE      "Ana Pérez"
+
+static struct shop G; /* the main shop: good key, CALENDAR_ID, a wide bound */
+static struct shop T; /* short bound, for the failure modes */
+
+/* Starts a shop. creds NULL: no calendar configured at all. */
+static void shop_start(struct shop *sh, const char *creds, const char *calendar_id, int bound_ms)
+{
+    memset(sh, 0, sizeof *sh);
+    int n = 0;
+    if (creds) {
+        snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_GOOGLE_CREDENTIALS=%s", creds);
+        snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_GOOGLE_API_URL=%s/calendar/v3",
+                 D.http.base);
+        snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_GOOGLE_CALENDAR_ID=%s", calendar_id);
+        snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_CALENDAR_TIMEOUT_MS=%d", bound_ms);
+    }
+    for (int i = 0; i < n; i++)
+        sh->envp[i] = sh->env[i];
+    sh->envp[n] = NULL;
+    srv_start(&sh->s, sh->envp, NULL);
+    sh->barbero = make_barbero(&sh->s, BARBERO_NOMBRE);
+    sh->servicio = make_servicio(&sh->s, SERVICIO_NOMBRE, 30, 15.0);
+    signup_user(&sh->s, &sh->ana, ANA_NOMBRE);
+}
+
+static void shop_stop(struct shop *sh)
+{
+    if (sh->s.dir[0]) srv_cleanup(&sh->s);
+    free(sh->barbero);
+    free(sh->servicio);
+    sh->barbero = sh->servicio = NULL;
+}
+
+/* A fresh slot every call: one hour apart from 2031-01-01, so no booking
+ * of any test overlaps another. */
+static void next_slot(char out[ISO8601_LEN + 1])
+{
+    static int n;
+    int64_t base = iso8601_days_from_civil(2031, 1, 1) * 86400000LL;
+    iso8601_format(base + (int64_t)(n++) * 3600000LL, out);
+}
+
+/* Books and asserts 201. Returns the cita (caller decrefs); OUT: *elapsed_ms
+ * (may be NULL). notas NULL: no notas member. */
+static json_t *book_cita(const struct shop *sh, const struct user *u, const char *fecha,
+                         const char *notas, int64_t *elapsed_ms)
+{
+    json_t *b = json_pack("{s:s, s:s, s:s}", "barbero_id", sh->barbero, "servicio_id", sh->servicio,
+                          "fecha_inicio", fecha);
+    if (notas) json_object_set_new(b, "notas", json_string(notas));
+    char *text = json_dumps(b, 0);
+    json_decref(b);
+    struct resp r;
+    int64_t t0 = now_ms();
+    http_json(&sh->s, "POST", "/api/citas", u->token, text, &r);
+    if (elapsed_ms) *elapsed_ms = now_ms() - t0;
+    free(text);
+    if (r.status != 201) fail_msg("booking failed: %ld %s", r.status, r.body);
+    json_t *cita = json_incref(json_object_get(r.json, "cita"));
+    resp_free(&r);
+    assert_non_null(cita);
+    return cita;
+}
+
+/* Asserts that the server log holds exactly one line naming both a and b,
+ * and returns a copy of it (caller frees). */
+static char *one_log_line(const struct srv *s, const char *a, const char *b)
+{
+    char *log = srv_log(s);
+    char *found = NULL;
+    int n = 0;
+    for (char *line = log; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char *copy = strndup(line, len);
+        if (strstr(copy, a) && strstr(copy, b)) {
+            n++;
+            free(found);
+            found = copy;
+        } else {
+            free(copy);
+        }
+        line = nl ? nl + 1 : line + len;
+    }
+    if (n != 1) {
+        fprintf(stderr, "server log:\n%s\n", log);
+        free(log);
+        free(found);
+        fail_msg("expected one log line with \"%s\" and \"%s\", found %d", a, b, n);
+    }
+    free(log);
+    return found;
+}
+
+/* Asserts that no access token the double ever issued, no assertion it was
+ * sent and no private key appears in the server's log. */
+static void assert_log_holds_no_secret(const struct srv *s)
+{
+    char *log = srv_log(s);
+    json_t *all = dlog_since(0);
+    size_t i;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        const char *tok = jstr(e, "issued");
+        if (tok && strstr(log, tok)) fail_msg("the server log holds an access token");
+        const char *body = jstr(e, "body");
+        const char *assertion = body && is_token_entry(e) ? strstr(body, "assertion=") : NULL;
+        if (assertion && strlen(assertion) > 20 && strstr(log, assertion + 10))
+            fail_msg("the server log holds an assertion");
+    }
+    json_decref(all);
+    assert_null(strstr(log, JWT_HEADER_B64));
+    assert_null(strstr(log, "PRIVATE KEY"));
+    assert_null(strstr(log, "Bearer "));
+    free(log);
+}
+
+/* --- concurrent bookings ------------------------------------------------------------- */
+
+struct racer {
+    pthread_barrier_t *start;
+    const char *url, *token;
+    char body[512];
+    long status;
+    json_t *cita; /* the answer's cita, or NULL */
+    int64_t elapsed_ms;
+};
+
+struct sink {
+    char *p;
+    size_t n;
+};
+
+static size_t racer_sink(char *p, size_t size, size_t nmemb, void *ud)
+{
+    struct sink *s = ud;
+    size_t k = size * nmemb;
+    char *grown = realloc(s->p, s->n + k + 1);
+    if (!grown) return 0;
+    s->p = grown;
+    memcpy(s->p + s->n, p, k);
+    s->n += k;
+    s->p[s->n] = '\0';
+    return k;
+}
+
+/* One booking from its own thread (no cmocka assertion may run here). */
+static void *racer_run(void *arg)
+{
+    struct racer *r = arg;
+    struct sink sink = {NULL, 0};
+    CURL *c = curl_easy_init();
+    char auth[256];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", r->token);
+    struct curl_slist *h = curl_slist_append(NULL, auth);
+    h = curl_slist_append(h, "Content-Type: application/json");
+    curl_easy_setopt(c, CURLOPT_URL, r->url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, racer_sink);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    pthread_barrier_wait(r->start);
+    int64_t t0 = now_ms();
+    if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    r->elapsed_ms = now_ms() - t0;
+    json_t *j = sink.p ? json_loads(sink.p, 0, NULL) : NULL;
+    r->cita = json_incref(json_object_get(j, "cita"));
+    json_decref(j);
+    free(sink.p);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return NULL;
+}
+
+/* Books n slots at once (fechas[i]) as u. rs[i] filled; caller decrefs
+ * rs[i].cita. */
+static void book_concurrently(const struct shop *sh, const struct user *u, char (*fechas)[32],
+                              size_t n, struct racer *rs)
+{
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)n);
+    pthread_t th[16];
+    assert_true(n <= 16);
+    char url[128];
+    snprintf(url, sizeof url, "%s/api/citas", sh->s.base);
+    for (size_t i = 0; i < n; i++) {
+        memset(&rs[i], 0, sizeof rs[i]);
+        rs[i].start = &start;
+        rs[i].url = url;
+        rs[i].token = u->token;
+        snprintf(rs[i].body, sizeof rs[i].body,
+                 "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}",
+                 sh->barbero, sh->servicio, fechas[i]);
+        assert_int_equal(pthread_create(&th[i], NULL, racer_run, &rs[i]), 0);
+    }
+    for (size_t i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&start);
+}
+
+/* --- set-up ----------------------------------------------------------------------------- */
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(ROOT, sizeof ROOT, "/tmp/barberia-gcal-XXXXXX");
+    if (!mkdtemp(ROOT)) fail_msg("mkdtemp: %s", strerror(errno));
+    snprintf(KEY, sizeof KEY, "%s/key.pem", ROOT);
+    snprintf(PUB, sizeof PUB, "%s/pub.pem", ROOT);
+    snprintf(OTHER_KEY, sizeof OTHER_KEY, "%s/other-key.pem", ROOT);
+    snprintf(CREDS, sizeof CREDS, "%s/service-account.json", ROOT);
+    snprintf(CREDS_WRONG_EMAIL, sizeof CREDS_WRONG_EMAIL, "%s/wrong-email.json", ROOT);
+    snprintf(CREDS_WRONG_KEY, sizeof CREDS_WRONG_KEY, "%s/wrong-key.json", ROOT);
+    make_keypair(KEY, PUB);
+    make_keypair(OTHER_KEY, NULL);
+    double_start();
+    write_creds(CREDS, CLIENT_EMAIL, KEY);
+    write_creds(CREDS_WRONG_EMAIL, "someone-else@other.iam.gserviceaccount.com", KEY);
+    write_creds(CREDS_WRONG_KEY, CLIENT_EMAIL, OTHER_KEY);
+    shop_start(&G, CREDS, CALENDAR_ID, LONG_BOUND_MS);
+    shop_start(&T, CREDS, CALENDAR_ID, SHORT_BOUND_MS);
+    return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    shop_stop(&G);
+    shop_stop(&T);
+    double_stop();
+    if (ROOT[0]) nftw(ROOT, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+/* Every test starts with a well-behaved Google. */
+static int reset_double(void **state)
+{
+    (void)state;
+    double_control("reset=1");
+    return 0;
+}
+
+/* --- what a booking sends ---------------------------------------------------------------- */
+
+static void booking_keeps_the_event_id_google_returned_and_lists_it(void **state)
+{
+    (void)state;
+    char fecha[32];
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    json_t *cita = book_cita(&G, &G.ana, fecha, NULL, NULL);
+    const char *event_id = jstr(cita, "google_event_id");
+    assert_non_null(event_id);
+    json_t *all = dlog_since(mark);
+    const json_t *e = insert_entry_for(all, event_id);
+    assert_string_equal(jstr(e, "verdict"), "ok");
+    assert_int_equal(json_integer_value(json_object_get(e, "status")), 200);
+
+    struct resp r;
+    http_get(&G.s, "/api/citas", G.ana.token, &r);
+    assert_int_equal(r.status, 200);
+    size_t i;
+    json_t *c;
+    bool seen = false;
+    json_array_foreach(json_object_get(r.json, "citas"), i, c)
+    {
+        if (strcmp(jstr(c, "id"), jstr(cita, "id")) != 0) continue;
+        assert_string_equal(jstr(c, "google_event_id"), event_id);
+        seen = true;
+    }
+    assert_true(seen);
+    resp_free(&r);
+    json_decref(all);
+    json_decref(cita);
+}
+
+static void event_summary_is_service_em_dash_profile_name(void **state)
+{
+    (void)state;
+    char fecha[32];
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    json_t *cita = book_cita(&G, &G.ana, fecha, NULL, NULL);
+    json_t *all = dlog_since(mark);
+    const json_t *e = insert_entry_for(all, jstr(cita, "google_event_id"));
+    json_t *ev = json_loads(jstr(e, "body"), 0, NULL);
+    assert_non_null(ev);
+    /* U+2014 with one space on each side */
+    assert_string_equal(jstr(ev, "summary"), SERVICIO_NOMBRE " \xe2\x80\x94 " ANA_NOMBRE);
+    json_decref(ev);
+    json_decref(all);
+    json_decref(cita);
+}
+
+static void event_summary_falls_back_to_the_email_without_a_profile_name(void **state)
+{
+    (void)state;
+    struct user nameless;
+    signup_user(&G.s, &nameless, NULL);
+    char fecha[32];
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    json_t *cita = book_cita(&G, &nameless, fecha, NULL, NULL);
+    json_t *all = dlog_since(mark);
+    const json_t *e = insert_entry_for(all, jstr(cita, "google_event_id"));
+    json_t *ev = json_loads(jstr(e, "body"), 0, NULL);
+    char want[256];
+    snprintf(want, sizeof want, "%s \xe2\x80\x94 %s", SERVICIO_NOMBRE, nameless.email);
+    assert_string_equal(jstr(ev, "summary"), want);
+    snprintf(want, sizeof want, "Cliente: %s\nBarbero: %s\nServicio: %s", nameless.email,
+             BARBERO_NOMBRE, SERVICIO_NOMBRE);
+    assert_string_equal(jstr(ev, "description"), want);
+    json_decref(ev);
+    json_decref(all);
+    json_decref(cita);
+}
+
+static void event_description_has_notas_line_only_when_notas_given(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *notas; /* NULL: member absent */
+        const char *description;
+    } cases[] = {
+        {"Degradado bajo, por favor",
+         "Cliente: " ANA_NOMBRE "\nBarbero: " BARBERO_NOMBRE "\nServicio: " SERVICIO_NOMBRE
+         "\nNotas: Degradado bajo, por favor"},
+        {NULL, "Cliente: " ANA_NOMBRE "\nBarbero: " BARBERO_NOMBRE "\nServicio: " SERVICIO_NOMBRE},
+        {"", "Cliente: " ANA_NOMBRE "\nBarbero: " BARBERO_NOMBRE "\nServicio: " SERVICIO_NOMBRE},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char fecha[32];
+        next_slot(fecha);
+        size_t mark = dlog_mark();
+        json_t *cita = book_cita(&G, &G.ana, fecha, cases[i].notas, NULL);
+        json_t *all = dlog_since(mark);
+        const json_t *e = insert_entry_for(all, jstr(cita, "google_event_id"));
+        json_t *ev = json_loads(jstr(e, "body"), 0, NULL);
+        assert_string_equal(jstr(ev, "description"), cases[i].description);
+        json_decref(ev);
+        json_decref(all);
+        json_decref(cita);
+    }
+}
+
+static void event_times_are_the_stored_utc_times_and_the_attendee_is_the_client(void **state)
+{
+    (void)state;
+    /* an offset in the input: the event carries the stored UTC times */
+    const char *fecha = "2031-06-15T12:00:00+02:00";
+    size_t mark = dlog_mark();
+    json_t *cita = book_cita(&G, &G.ana, fecha, NULL, NULL);
+    assert_string_equal(jstr(cita, "fecha_inicio"), "2031-06-15T10:00:00.000Z");
+    assert_string_equal(jstr(cita, "fecha_fin"), "2031-06-15T10:30:00.000Z");
+    json_t *all = dlog_since(mark);
+    const json_t *e = insert_entry_for(all, jstr(cita, "google_event_id"));
+    json_t *ev = json_loads(jstr(e, "body"), 0, NULL);
+    assert_string_equal(jstr(json_object_get(ev, "start"), "dateTime"), jstr(cita, "fecha_inicio"));
+    assert_string_equal(jstr(json_object_get(ev, "end"), "dateTime"), jstr(cita, "fecha_fin"));
+    const json_t *att = json_object_get(ev, "attendees");
+    assert_int_equal(json_array_size(att), 1);
+    assert_string_equal(jstr(json_array_get(att, 0), "email"), G.ana.email);
+    assert_string_equal(jstr(e, "content_type"), "application/json");
+    json_decref(ev);
+    json_decref(all);
+    json_decref(cita);
+}
+
+static void calendar_id_is_percent_encoded_in_the_request_path(void **state)
+{
+    (void)state;
+    char fecha[32];
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    json_t *cita = book_cita(&G, &G.ana, fecha, NULL, NULL);
+    json_t *all = dlog_since(mark);
+    const json_t *e = insert_entry_for(all, jstr(cita, "google_event_id"));
+    assert_string_equal(jstr(e, "uri"), EVENTS_PREFIX CALENDAR_RAW "/events");
+    assert_string_equal(jstr(e, "calendar_id"), CALENDAR_ID);
+    json_decref(all);
+    json_decref(cita);
+}
+
+static void calendar_id_with_space_hash_and_slash_is_percent_encoded(void **state)
+{
+    (void)state;
+    struct shop odd;
+    shop_start(&odd, CREDS, ODD_CALENDAR_ID, LONG_BOUND_MS);
+    char fecha[32];
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    json_t *cita = book_cita(&odd, &odd.ana, fecha, NULL, NULL);
+    assert_non_null(jstr(cita, "google_event_id"));
+    json_t *all = dlog_since(mark);
+    const json_t *e = insert_entry_for(all, jstr(cita, "google_event_id"));
+    assert_string_equal(jstr(e, "uri"), EVENTS_PREFIX ODD_CALENDAR_RAW "/events");
+    assert_string_equal(jstr(e, "calendar_id"), ODD_CALENDAR_ID);
+    json_decref(all);
+    json_decref(cita);
+    shop_stop(&odd);
+}
+
+static void token_request_is_a_signed_jwt_bearer_grant(void **state)
+{
+    (void)state;
+    /* a fresh server has no token yet: its first booking asks for one */
+    struct shop fresh;
+    shop_start(&fresh, CREDS, CALENDAR_ID, LONG_BOUND_MS);
+    char fecha[32];
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    json_t *cita = book_cita(&fresh, &fresh.ana, fecha, NULL, NULL);
+    assert_non_null(jstr(cita, "google_event_id"));
+    json_t *all = dlog_since(mark);
+    const json_t *tok = json_array_get(all, 0);
+    assert_true(is_token_entry(tok));
+    assert_string_equal(jstr(tok, "verdict"), "ok");
+    assert_string_equal(jstr(tok, "method"), "POST");
+    assert_string_equal(jstr(tok, "content_type"), "application/x-www-form-urlencoded");
+    const char *body = jstr(tok, "body");
+    const char *grant = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&"
+                        "assertion=" JWT_HEADER_B64 ".";
+    assert_true(!strncmp(body, grant, strlen(grant)));
+    const json_t *claims = json_object_get(tok, "claims");
+    assert_string_equal(jstr(claims, "iss"), CLIENT_EMAIL);
+    assert_string_equal(jstr(claims, "scope"), "https://www.googleapis.com/auth/calendar");
+    assert_string_equal(jstr(claims, "aud"), D.token_url);
+    json_int_t iat = json_integer_value(json_object_get(claims, "iat"));
+    assert_int_equal(json_integer_value(json_object_get(claims, "exp")), iat + 3600);
+    /* then the event, with the token just issued */
+    const json_t *ins = insert_entry_for(all, jstr(cita, "google_event_id"));
+    char bearer[128];
+    snprintf(bearer, sizeof bearer, "Bearer %s", jstr(tok, "issued"));
+    assert_string_equal(jstr(ins, "authorization"), bearer);
+    json_decref(all);
+    json_decref(cita);
+    assert_log_holds_no_secret(&fresh.s);
+    shop_stop(&fresh);
+}
+
+/* --- the access token cache -------------------------------------------------------------- */
+
+static void one_token_request_serves_several_bookings(void **state)
+{
+    (void)state;
+    struct shop fresh;
+    shop_start(&fresh, CREDS, CALENDAR_ID, LONG_BOUND_MS);
+    size_t mark = dlog_mark();
+    for (int i = 0; i < 4; i++) {
+        char fecha[32];
+        next_slot(fecha);
+        json_t *cita = book_cita(&fresh, &fresh.ana, fecha, NULL, NULL);
+        assert_non_null(jstr(cita, "google_event_id"));
+        json_decref(cita);
+    }
+    assert_int_equal(count_tokens_since(mark), 1);
+    shop_stop(&fresh);
+}
+
+static void concurrent_first_bookings_share_one_token_request(void **state)
+{
+    (void)state;
+    struct shop fresh;
+    shop_start(&fresh, CREDS, CALENDAR_ID, LONG_BOUND_MS);
+    /* a slow token endpoint: every booking arrives while the first fetches */
+    double_control("token_delay_ms=700");
+    enum { N = 6 };
+    char fechas[N][32];
+    for (int i = 0; i < N; i++)
+        next_slot(fechas[i]);
+    struct racer rs[N];
+    size_t mark = dlog_mark();
+    book_concurrently(&fresh, &fresh.ana, fechas, N, rs);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(rs[i].status, 201);
+        assert_non_null(jstr(rs[i].cita, "google_event_id"));
+        for (int k = 0; k < i; k++)
+            assert_string_not_equal(jstr(rs[i].cita, "google_event_id"),
+                                    jstr(rs[k].cita, "google_event_id"));
+    }
+    for (int i = 0; i < N; i++)
+        json_decref(rs[i].cita);
+    assert_int_equal(count_tokens_since(mark), 1);
+    shop_stop(&fresh);
+}
+
+static void token_is_renewed_when_less_than_a_minute_of_it_is_left(void **state)
+{
+    (void)state;
+    struct shop fresh;
+    shop_start(&fresh, CREDS, CALENDAR_ID, LONG_BOUND_MS);
+    /* tokens that live 30 s are never worth keeping: each booking renews */
+    double_control("expires_in=30");
+    size_t mark = dlog_mark();
+    for (int i = 0; i < 2; i++) {
+        char fecha[32];
+        next_slot(fecha);
+        json_decref(book_cita(&fresh, &fresh.ana, fecha, NULL, NULL));
+    }
+    assert_int_equal(count_tokens_since(mark), 2);
+    /* an hour-long token is kept */
+    double_control("expires_in=3600");
+    mark = dlog_mark();
+    for (int i = 0; i < 3; i++) {
+        char fecha[32];
+        next_slot(fecha);
+        json_t *cita = book_cita(&fresh, &fresh.ana, fecha, NULL, NULL);
+        assert_non_null(jstr(cita, "google_event_id"));
+        json_decref(cita);
+    }
+    assert_int_equal(count_tokens_since(mark), 1);
+    shop_stop(&fresh);
+}
+
+static void refused_token_is_dropped_and_the_next_booking_fetches_a_fresh_one(void **state)
+{
+    (void)state;
+    /* make sure G holds a token, then have Google forget it */
+    char fecha[32];
+    next_slot(fecha);
+    json_decref(book_cita(&G, &G.ana, fecha, NULL, NULL));
+    double_control("revoke=1");
+    size_t mark = dlog_mark();
+    next_slot(fecha);
+    json_t *cita = book_cita(&G, &G.ana, fecha, NULL, NULL);
+    assert_true(json_is_null(json_object_get(cita, "google_event_id")));
+    free(one_log_line(&G.s, jstr(cita, "id"), "HTTP 401"));
+    json_decref(cita);
+    assert_int_equal(count_tokens_since(mark), 0);
+    next_slot(fecha);
+    cita = book_cita(&G, &G.ana, fecha, NULL, NULL);
+    assert_non_null(jstr(cita, "google_event_id"));
+    json_decref(cita);
+    assert_int_equal(count_tokens_since(mark), 1);
+    assert_log_holds_no_secret(&G.s);
+}
+
+/* --- a Google that fails ------------------------------------------------------------------ */
+
+/* Books on T with Google in the given mode; asserts 201, a null event id,
+ * an answer within the bound, and one log line holding want. */
+static void booking_survives(const char *control, const char *want)
+{
+    double_control(control);
+    char fecha[32];
+    next_slot(fecha);
+    int64_t elapsed = 0;
+    json_t *cita = book_cita(&T, &T.ana, fecha, NULL, &elapsed);
+    assert_true(json_is_null(json_object_get(cita, "google_event_id")));
+    if (elapsed >= SHORT_BOUND_MS + MARGIN_MS)
+        fail_msg("the booking took %lld ms with a %d ms bound", (long long)elapsed, SHORT_BOUND_MS);
+    char *line = one_log_line(&T.s, jstr(cita, "id"), "calendar");
+    if (!strstr(line, want)) fail_msg("log line without \"%s\": %s", want, line);
+    free(line);
+    json_decref(cita);
+    /* the listing agrees */
+    struct resp r;
+    http_get(&T.s, "/api/citas", T.ana.token, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    assert_log_holds_no_secret(&T.s);
+}
+
+static void google_answering_500_leaves_the_event_null(void **state)
+{
+    (void)state;
+    booking_survives("mode=500", "HTTP 500");
+}
+
+static void google_answering_garbage_leaves_the_event_null(void **state)
+{
+    (void)state;
+    booking_survives("mode=garbage", "not a JSON object");
+}
+
+static void google_answering_without_an_id_leaves_the_event_null(void **state)
+{
+    (void)state;
+    booking_survives("mode=noid", "no usable event id");
+}
+
+static void google_answering_more_than_64_kib_leaves_the_event_null(void **state)
+{
+    (void)state;
+    booking_survives("mode=huge", "answer larger than 64 KiB");
+}
+
+static void google_never_answering_leaves_the_event_null_within_the_bound(void **state)
+{
+    (void)state;
+    booking_survives("mode=hang", "no answer within");
+}
+
+static void google_refusing_attendees_is_logged_with_its_reason(void **state)
+{
+    (void)state;
+    booking_survives("mode=forbidden", "HTTP 403: Service accounts cannot invite attendees");
+}
+
+static void token_endpoint_never_answering_bounds_every_waiting_booking(void **state)
+{
+    (void)state;
+    struct shop fresh;
+    shop_start(&fresh, CREDS, CALENDAR_ID, SHORT_BOUND_MS);
+    double_control("mode=hang&target=token");
+    enum { N = 3 };
+    char fechas[N][32];
+    for (int i = 0; i < N; i++)
+        next_slot(fechas[i]);
+    struct racer rs[N];
+    book_concurrently(&fresh, &fresh.ana, fechas, N, rs);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(rs[i].status, 201);
+        assert_true(json_is_null(json_object_get(rs[i].cita, "google_event_id")));
+        if (rs[i].elapsed_ms >= SHORT_BOUND_MS + MARGIN_MS)
+            fail_msg("a booking took %lld ms with a %d ms bound", (long long)rs[i].elapsed_ms,
+                     SHORT_BOUND_MS);
+        free(one_log_line(&fresh.s, jstr(rs[i].cita, "id"), "(google): token request"));
+        json_decref(rs[i].cita);
+    }
+    /* once Google answers again, bookings get their events */
+    double_control("reset=1");
+    char fecha[32];
+    next_slot(fecha);
+    json_t *cita = book_cita(&fresh, &fresh.ana, fecha, NULL, NULL);
+    assert_non_null(jstr(cita, "google_event_id"));
+    json_decref(cita);
+    assert_log_holds_no_secret(&fresh.s);
+    shop_stop(&fresh);
+}
+
+static void token_refused_by_google_leaves_the_event_null_and_logs_why(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *creds;
+        const char *want;
+    } cases[] = {
+        {CREDS_WRONG_EMAIL, "HTTP 401: invalid_client"},
+        {CREDS_WRONG_KEY, "HTTP 400: invalid_grant Invalid JWT Signature."},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct shop bad;
+        shop_start(&bad, cases[i].creds, CALENDAR_ID, LONG_BOUND_MS);
+        char fecha[32];
+        next_slot(fecha);
+        size_t mark = dlog_mark();
+        json_t *cita = book_cita(&bad, &bad.ana, fecha, NULL, NULL);
+        assert_true(json_is_null(json_object_get(cita, "google_event_id")));
+        char *line = one_log_line(&bad.s, jstr(cita, "id"), "(google): token request");
+        if (!strstr(line, cases[i].want))
+            fail_msg("log line without \"%s\": %s", cases[i].want, line);
+        free(line);
+        json_decref(cita);
+        /* refused at the token endpoint: no event was attempted */
+        json_t *all = dlog_since(mark);
+        size_t k;
+        json_t *e;
+        json_array_foreach(all, k, e) assert_false(is_insert_entry(e));
+        json_decref(all);
+        assert_log_holds_no_secret(&bad.s);
+        shop_stop(&bad);
+    }
+}
+
+/* --- the lost race --------------------------------------------------------------------------- */
+
+static void booking_that_loses_the_race_deletes_its_event(void **state)
+{
+    (void)state;
+    struct user other;
+    signup_user(&G.s, &other, "Beto");
+    /* slow events: both requests pass the first slot check before either
+     * stores its cita; the loser must then delete the event it made */
+    double_control("delay_ms=1500");
+    for (int attempt = 0; attempt < 5; attempt++) {
+        char fecha[32];
+        next_slot(fecha);
+        char fechas[2][32];
+        memcpy(fechas[0], fecha, sizeof fechas[0]);
+        memcpy(fechas[1], fecha, sizeof fechas[1]);
+        struct racer rs[2];
+        size_t mark = dlog_mark();
+        /* two users, one slot */
+        pthread_barrier_t start;
+        pthread_barrier_init(&start, NULL, 2);
+        pthread_t th[2];
+        char url[128];
+        snprintf(url, sizeof url, "%s/api/citas", G.s.base);
+        for (int i = 0; i < 2; i++) {
+            memset(&rs[i], 0, sizeof rs[i]);
+            rs[i].start = &start;
+            rs[i].url = url;
+            rs[i].token = i == 0 ? G.ana.token : other.token;
+            snprintf(rs[i].body, sizeof rs[i].body,
+                     "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}",
+                     G.barbero, G.servicio, fecha);
+            assert_int_equal(pthread_create(&th[i], NULL, racer_run, &rs[i]), 0);
+        }
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&start);
+        int winner = rs[0].status == 201 ? 0 : 1;
+        assert_int_equal(rs[winner].status, 201);
+        assert_int_equal(rs[1 - winner].status, 409);
+        const char *kept = jstr(rs[winner].cita, "google_event_id");
+        assert_non_null(kept);
+        json_t *all = dlog_since(mark);
+        size_t i, inserts = 0;
+        json_t *e;
+        const char *lost = NULL;
+        json_array_foreach(all, i, e)
+        {
+            if (!is_insert_entry(e)) continue;
+            inserts++;
+            if (strcmp(jstr(e, "issued_id"), kept) != 0) lost = jstr(e, "issued_id");
+        }
+        if (inserts < 2) {
+            /* the second request came after the first had stored: no race */
+            json_decref(all);
+            for (int k = 0; k < 2; k++)
+                json_decref(rs[k].cita);
+            continue;
+        }
+        assert_non_null(lost);
+        bool deleted = false;
+        json_array_foreach(all, i, e)
+        {
+            if (strcmp(jstr(e, "method"), "DELETE") != 0) continue;
+            assert_string_equal(jstr(e, "event_id"), lost);
+            assert_string_equal(jstr(e, "verdict"), "ok");
+            assert_int_equal(json_integer_value(json_object_get(e, "status")), 204);
+            char uri[256];
+            snprintf(uri, sizeof uri, "%s/events/%s", EVENTS_PREFIX CALENDAR_RAW, lost);
+            assert_string_equal(jstr(e, "uri"), uri);
+            deleted = true;
+        }
+        assert_true(deleted);
+        json_decref(all);
+        for (int k = 0; k < 2; k++)
+            json_decref(rs[k].cita);
+        return;
+    }
+    fail_msg("could not provoke two concurrent bookings of one slot in 5 attempts");
+}
+
+/* --- configuration -------------------------------------------------------------------------- */
+
+static void nothing_configured_leaves_the_event_null(void **state)
+{
+    (void)state;
+    struct shop none;
+    shop_start(&none, NULL, NULL, 0);
+    char fecha[32];
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    json_t *cita = book_cita(&none, &none.ana, fecha, NULL, NULL);
+    assert_true(json_is_null(json_object_get(cita, "google_event_id")));
+    json_decref(cita);
+    /* not a single request went to Google */
+    json_t *all = dlog_since(mark);
+    assert_int_equal(json_array_size(all), 0);
+    json_decref(all);
+    shop_stop(&none);
+}
+
+/* Runs `barberia serve` with a key file and expects it to refuse to start:
+ * exit status 1 and one error line, which is returned (caller frees). */
+static char *serve_refuses(const char *creds_path)
+{
+    char data[400], errpath[400], env_creds[600], env_api[300];
+    static int n;
+    snprintf(data, sizeof data, "%s/refused-%d", ROOT, ++n);
+    snprintf(errpath, sizeof errpath, "%s/refused-%d.err", ROOT, n);
+    snprintf(env_creds, sizeof env_creds, "BARBERIA_GOOGLE_CREDENTIALS=%s", creds_path);
+    snprintf(env_api, sizeof env_api, "BARBERIA_GOOGLE_API_URL=%s/calendar/v3", D.http.base);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int nul = open("/dev/null", O_WRONLY);
+        dup2(nul, 1);
+        dup2(fd, 2);
+        /* only this test's BARBERIA_* settings */
+        for (bool again = true; again;) {
+            again = false;
+            for (char **e = environ; *e; e++) {
+                if (strncmp(*e, "BARBERIA_", 9) != 0) continue;
+                char name[128];
+                size_t k = strcspn(*e, "=");
+                snprintf(name, sizeof name, "%.*s", (int)k, *e);
+                unsetenv(name);
+                again = true;
+                break;
+            }
+        }
+        putenv(env_creds);
+        putenv(env_api);
+        execl(BARBERIA_BIN, "barberia", "serve", "--listen", "127.0.0.1:0", "--data", data,
+              (char *)NULL);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    int st = 0;
+    bool exited = false;
+    for (int waited = 0; waited < 60000 && !exited; waited += 20) {
+        exited = waitpid(pid, &st, WNOHANG) == pid;
+        if (!exited) sleep_ms(20);
+    }
+    if (!exited) {
+        kill(pid, SIGTERM);
+        waitpid(pid, &st, 0);
+        fail_msg("barberia serve started with the key file %s", creds_path);
+    }
+    char *err = read_file(errpath, NULL);
+    assert_non_null(err);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
+        fail_msg("expected exit status 1, got %d: %s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, err);
+    if (strstr(err, "Sanitizer") || strstr(err, "runtime error:"))
+        fail_msg("sanitizer report on a refused start:\n%s", err);
+    /* the log may hold info lines (the database is opened first); exactly
+     * one line is the error, and it is the cli's */
+    char *found = NULL;
+    int errors = 0;
+    for (char *line = err; *line;) {
+        char *nl = strchr(line, '\n');
+        if (!nl) fail_msg("stderr does not end with a newline: %s", err);
+        *nl = '\0';
+        if (!strstr(line, " info ")) {
+            errors++;
+            free(found);
+            found = strdup(line);
+        }
+        line = nl + 1;
+    }
+    if (errors != 1) fail_msg("expected one error line, got %d:\n%s", errors, err);
+    free(err);
+    assert_true(!strncmp(found, "barberia: serve: ", strlen("barberia: serve: ")));
+    assert_non_null(strstr(found, creds_path));
+    assert_null(strstr(found, "PRIVATE KEY"));
+    return found;
+}
+
+static void missing_key_file_stops_serve_with_one_error_line(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/no-such-key.json", ROOT);
+    char *line = serve_refuses(path);
+    assert_non_null(strstr(line, "cannot read"));
+    free(line);
+}
+
+static void malformed_key_file_stops_serve_with_one_error_line(void **state)
+{
+    (void)state;
+    char *pem = read_file(KEY, NULL);
+    assert_non_null(pem);
+    json_t *good = json_pack("{s:s, s:s, s:s, s:s}", "type", "service_account", "client_email",
+                             CLIENT_EMAIL, "private_key", pem, "token_uri", D.token_url);
+    free(pem);
+    static const struct {
+        const char *drop;  /* member removed from a good key file */
+        const char *set;   /* member replaced ... */
+        const char *value; /* ... by this */
+        const char *raw;   /* or the whole file */
+        const char *want;
+    } cases[] = {
+        {NULL, NULL, NULL, "{\"client_email\": \"x@y\", \"private_key\": \"-----BEGIN",
+         "not valid JSON"},
+        {NULL, NULL, NULL, "[1, 2, 3]", "not a JSON object"},
+        {"private_key", NULL, NULL, NULL, "missing \"private_key\""},
+        {"client_email", NULL, NULL, NULL, "client_email"},
+        {"token_uri", NULL, NULL, NULL, "missing \"token_uri\""},
+        {NULL, "private_key",
+         "-----BEGIN PRIVATE KEY-----\nTUlJQm9ndXM=\n-----END PRIVATE KEY-----\n", NULL,
+         "not a PEM private key"},
+        {NULL, "token_uri", "http://oauth2.example.com/token", NULL, "https"},
+        {NULL, "type", "authorized_user", NULL, "not a service-account key"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/bad-key-%zu.json", ROOT, i);
+        if (cases[i].raw) {
+            write_text(path, cases[i].raw);
+        } else {
+            json_t *j = json_deep_copy(good);
+            if (cases[i].drop) json_object_del(j, cases[i].drop);
+            if (cases[i].set) json_object_set_new(j, cases[i].set, json_string(cases[i].value));
+            assert_int_equal(json_dump_file(j, path, 0), 0);
+            json_decref(j);
+        }
+        char *line = serve_refuses(path);
+        if (!strstr(line, cases[i].want))
+            fail_msg("case %zu: error line without \"%s\": %s", i, cases[i].want, line);
+        assert_null(strstr(line, "TUlJQm9ndXM"));
+        free(line);
+    }
+    json_decref(good);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T_(f) cmocka_unit_test_setup(f, reset_double)
+        T_(booking_keeps_the_event_id_google_returned_and_lists_it),
+        T_(event_summary_is_service_em_dash_profile_name),
+        T_(event_summary_falls_back_to_the_email_without_a_profile_name),
+        T_(event_description_has_notas_line_only_when_notas_given),
+        T_(event_times_are_the_stored_utc_times_and_the_attendee_is_the_client),
+        T_(calendar_id_is_percent_encoded_in_the_request_path),
+        T_(calendar_id_with_space_hash_and_slash_is_percent_encoded),
+        T_(token_request_is_a_signed_jwt_bearer_grant),
+        T_(one_token_request_serves_several_bookings),
+        T_(concurrent_first_bookings_share_one_token_request),
+        T_(token_is_renewed_when_less_than_a_minute_of_it_is_left),
+        T_(refused_token_is_dropped_and_the_next_booking_fetches_a_fresh_one),
+        T_(google_answering_500_leaves_the_event_null),
+        T_(google_answering_garbage_leaves_the_event_null),
+        T_(google_answering_without_an_id_leaves_the_event_null),
+        T_(google_answering_more_than_64_kib_leaves_the_event_null),
+        T_(google_never_answering_leaves_the_event_null_within_the_bound),
+        T_(google_refusing_attendees_is_logged_with_its_reason),
+        T_(token_endpoint_never_answering_bounds_every_waiting_booking),
+        T_(token_refused_by_google_leaves_the_event_null_and_logs_why),
+        T_(booking_that_loses_the_race_deletes_its_event),
+        T_(nothing_configured_leaves_the_event_null),
+        T_(missing_key_file_stops_serve_with_one_error_line),
+        T_(malformed_key_file_stops_serve_with_one_error_line),
+#undef T_
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
