@@ -114,7 +114,7 @@ bool ident_normalize_email(const char *in, char **out)
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)e[i];
         if (c >= 'A' && c <= 'Z') e[i] = (char)(c - 'A' + 'a');
-        if (c <= 0x20 || c == 0x7f || c == '<' || c == '>' || c == '(' || c == ')' || c == ',' ||
+        if (c <= 0x20 || c >= 0x7f || c == '<' || c == '>' || c == '(' || c == ')' || c == ',' ||
             c == ';' || c == ':' || c == '\\' || c == '"' || c == '[' || c == ']')
             ok = false;
         if (c == '@') {

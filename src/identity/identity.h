@@ -73,7 +73,8 @@ br_err ident_logout(struct ident *id, const char *token, size_t n) WARN_UNUSED;
 br_err ident_set_password(struct ident *id, const char *user_id, const char *password) WARN_UNUSED;
 
 /* Trims and lowercases an e-mail and checks its shape (local@domain.tld, no
- * spaces or control characters, at most 254 bytes). OUT: *out (caller
+ * spaces, control or non-ASCII characters, at most 254 bytes: the SMTP
+ * transport cannot carry internationalised addresses). OUT: *out (caller
  * frees). Returns false for an address that is not one. */
 bool ident_normalize_email(const char *in, char **out) WARN_UNUSED;
 

@@ -1,1 +1,714 @@
-/* placeholder */
+/*
+ * compose.c - the confirmation e-mail (see compose.h).
+ *
+ * Everything is built into capped buffers through a small writer with a
+ * sticky error, so the long sequence of appends reads as the message it
+ * writes and the one error check sits at the end. User text goes through
+ * clean_text() first (valid UTF-8, no control characters) and is then only
+ * written as encoded-words, HTML-escaped into a base64 body, or
+ * iCalendar-escaped into the base64 attachment.
+ */
+#include "compose.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ZONEINFO     "/usr/share/zoneinfo/"
+#define TZ_NAME_MAX  128
+#define EW_OPEN      "=?UTF-8?B?"
+#define EW_OVERHEAD  12 /* strlen("=?UTF-8?B?") + strlen("?=") */
+#define EW_MAX       75 /* RFC 2047: an encoded-word is at most 75 octets */
+#define EW_LINE_MAX  76 /* RFC 2047: a line holding encoded-words, at most 76 */
+#define ICS_LINE_MAX 75 /* RFC 5545: octets per physical line, CRLF excluded */
+#define B64_LINE_IN  57 /* 57 octets make one 76-character base64 line */
+#define PART_MAX     (MAIL_MAX_BYTES / 2)
+
+/* --- a writer with a sticky error ---------------------------------------------- */
+
+struct wr {
+    struct buf b;
+    br_err rc;
+};
+
+static void wr_init(struct wr *w, size_t max)
+{
+    buf_init(&w->b, max);
+    w->rc = BR_OK;
+}
+
+static void wr_put(struct wr *w, const char *s, size_t n)
+{
+    if (!w->rc) w->rc = buf_append(&w->b, s, n);
+}
+
+static void wr_puts(struct wr *w, const char *s)
+{
+    wr_put(w, s, strlen(s));
+}
+
+static void wr_printf(struct wr *w, const char *fmt, ...) PRINTF_LIKE(2, 3);
+static void wr_printf(struct wr *w, const char *fmt, ...)
+{
+    if (w->rc) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char small[512];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        w->rc = err_set(BR_INTERNAL, "format error");
+    } else if ((size_t)n < sizeof small) {
+        wr_put(w, small, (size_t)n);
+    } else {
+        char *big = xmalloc((size_t)n + 1);
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        wr_put(w, big, (size_t)n);
+        free(big);
+    }
+}
+
+/* --- text hygiene ----------------------------------------------------------------- */
+
+/* The length of the well-formed UTF-8 sequence at s (n octets available),
+ * 0 when it is not one (overlong forms and surrogates included). OUT: *cp */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t len;
+    uint32_t v, min;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2, v = c & 0x1Fu, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3, v = c & 0x0Fu, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4, v = c & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        v = (v << 6) | (s[i] & 0x3Fu);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return len;
+}
+
+/* A copy of s fit to show anywhere: malformed UTF-8 becomes U+FFFD and
+ * every control character (C0, DEL, C1) a space - except that with
+ * multiline, line breaks (LF, CRLF, CR, U+2028, U+2029) become one '\n'.
+ * NULL gives "". Caller frees. */
+static char *clean_text(const char *s, bool multiline)
+{
+    if (!s) return xstrdup("");
+    size_t n = strlen(s);
+    /* each input octet yields at most 3 output octets (U+FFFD) */
+    char *out = xmalloc(3 * n + 1);
+    size_t o = 0;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = utf8_seq(u + i, n - i, &cp);
+        if (k == 0) {
+            memcpy(out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+            continue;
+        }
+        bool brk = cp == '\n' || cp == '\r' || cp == 0x2028 || cp == 0x2029;
+        if (brk && multiline) {
+            out[o++] = '\n';
+            if (cp == '\r' && i + 1 < n && u[i + 1] == '\n') k = 2;
+        } else if (brk || cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {
+            out[o++] = ' ';
+        } else {
+            memcpy(out + o, s + i, k);
+            o += k;
+        }
+        i += k;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+bool mail_address_ok(const char *addr)
+{
+    if (!addr) return false;
+    size_t n = strlen(addr), at = 0, ats = 0;
+    if (n < 3 || n > 254) return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)addr[i];
+        if (c <= 0x20 || c >= 0x7F || strchr("<>()[]\\,;:\"", c)) return false;
+        if (c == '@') at = i, ats++;
+    }
+    if (ats != 1 || at == 0 || at > 64 || at == n - 1) return false;
+    const char *dom = addr + at + 1;
+    return dom[0] != '.' && dom[0] != '-' && addr[n - 1] != '.' && !strstr(addr, "..") &&
+           addr[0] != '.' && addr[at - 1] != '.';
+}
+
+/* --- the time zone ---------------------------------------------------------------- */
+
+br_err mail_tz_use(const char *tz)
+{
+    if (!tz || !*tz) return err_set(BR_CONFIG, "BARBERIA_TZ is empty");
+    size_t n = strlen(tz);
+    bool ok = n <= TZ_NAME_MAX && tz[0] != '/' && tz[0] != '-' && tz[n - 1] != '/';
+    for (size_t i = 0; ok && i < n; i++) {
+        char c = tz[i];
+        ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+             c == '/' || c == '_' || c == '-' || c == '+';
+    }
+    /* the character set has no '.', so ".." cannot occur; say it anyway */
+    if (!ok || strstr(tz, ".."))
+        return err_set(BR_CONFIG, "BARBERIA_TZ must be an IANA zone name such as Europe/Madrid");
+    char path[sizeof ZONEINFO + TZ_NAME_MAX];
+    snprintf(path, sizeof path, ZONEINFO "%s", tz);
+    /* a real zone file starts with "TZif"; this refuses folders
+     * (Europe) and the odd files that live beside the zones */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return err_set(BR_CONFIG, "BARBERIA_TZ: unknown time zone %s", tz);
+    struct stat sb;
+    char magic[4];
+    bool zone = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+                read(fd, magic, sizeof magic) == (ssize_t)sizeof magic && !memcmp(magic, "TZif", 4);
+    close(fd);
+    if (!zone) return err_set(BR_CONFIG, "BARBERIA_TZ: %s is not a time zone", tz);
+    /* ":<path>" makes the C library read exactly the file checked above,
+     * whatever TZDIR says */
+    char value[sizeof path + 1];
+    snprintf(value, sizeof value, ":%s", path);
+    if (setenv("TZ", value, 1) != 0)
+        return err_set(BR_CONFIG, "BARBERIA_TZ: cannot set TZ: %s", strerror(errno));
+    tzset();
+    return BR_OK;
+}
+
+static const char *const dias[] = {"domingo", "lunes",   "martes", "miércoles",
+                                   "jueves",  "viernes", "sábado"};
+static const char *const meses[] = {"enero",      "febrero", "marzo",     "abril",
+                                    "mayo",       "junio",   "julio",     "agosto",
+                                    "septiembre", "octubre", "noviembre", "diciembre"};
+
+/* The local broken-down time of ms; false when the C library cannot. */
+static bool local_tm(int64_t ms, struct tm *tm)
+{
+    int64_t s = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+    time_t t = (time_t)s;
+    return localtime_r(&t, tm) != NULL;
+}
+
+void mail_when(int64_t ms, char *out, size_t n)
+{
+    struct tm tm;
+    if (!local_tm(ms, &tm) || tm.tm_wday < 0 || tm.tm_wday > 6 || tm.tm_mon < 0 || tm.tm_mon > 11) {
+        snprintf(out, n, "?");
+        return;
+    }
+    snprintf(out, n, "%s %d de %s de %d, %02d:%02d", dias[tm.tm_wday], tm.tm_mday, meses[tm.tm_mon],
+             tm.tm_year + 1900, tm.tm_hour, tm.tm_min);
+}
+
+void mail_date_header(int64_t ms, char out[40])
+{
+    static const char *const wd[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    static const char *const mo[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                     "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    struct tm tm;
+    int64_t t = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+    if (!local_tm(ms, &tm) || tm.tm_wday < 0 || tm.tm_wday > 6 || tm.tm_mon < 0 || tm.tm_mon > 11) {
+        snprintf(out, 40, "Thu, 1 Jan 1970 00:00:00 +0000");
+        return;
+    }
+    /* the offset is what the local wall clock says minus UTC; computed
+     * from the civil date so it needs no tm_gmtoff extension */
+    int64_t local =
+        iso8601_days_from_civil(tm.tm_year + 1900, (unsigned)tm.tm_mon + 1, (unsigned)tm.tm_mday) *
+            86400 +
+        tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec;
+    int64_t off = (local - t) / 60;
+    char sign = off < 0 ? '-' : '+';
+    if (off < 0) off = -off;
+    snprintf(out, 40, "%s, %d %s %04d %02d:%02d:%02d %c%02d%02d", wd[tm.tm_wday], tm.tm_mday,
+             mo[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec, sign,
+             (int)(off / 60 % 100), (int)(off % 60));
+}
+
+void mail_ics_utc(int64_t ms, char out[17])
+{
+    int64_t s = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+    int64_t days = s >= 0 ? s / 86400 : -((-s + 86399) / 86400);
+    int64_t sec = s - days * 86400;
+    int64_t y;
+    unsigned m, d;
+    iso8601_civil_from_days(days, &y, &m, &d);
+    /* the moduli only tell the compiler the fields fit; in range already */
+    unsigned s_day = (unsigned)sec;
+    snprintf(out, 17, "%04u%02u%02uT%02u%02u%02uZ", (unsigned)y % 10000u, m % 100u, d % 100u,
+             s_day / 3600u % 24u, s_day / 60u % 60u, s_day % 60u);
+}
+
+/* --- RFC 2047 ------------------------------------------------------------------------ */
+
+/* How many octets from s (n left) make whole characters within max octets. */
+static size_t whole_chars(const char *s, size_t n, size_t max)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint32_t cp;
+        size_t k = utf8_seq((const unsigned char *)s + i, n - i, &cp);
+        if (k == 0) k = 1; /* a stray octet counts as one character */
+        if (i + k > max) break;
+        i += k;
+    }
+    return i;
+}
+
+br_err mail_encode_words(struct buf *out, size_t *col, const char *text)
+{
+    size_t n = strlen(text), i = 0;
+    bool need_sep = false;
+    while (i < n) {
+        size_t sep = need_sep ? 1 : 0;
+        size_t room =
+            *col + sep + EW_OVERHEAD < EW_LINE_MAX ? EW_LINE_MAX - *col - sep - EW_OVERHEAD : 0;
+        if (room > EW_MAX - EW_OVERHEAD) room = EW_MAX - EW_OVERHEAD;
+        size_t take = whole_chars(text + i, n - i, room / 4 * 3);
+        if (take == 0) {
+            /* no room for the next character on this line: fold; a fresh
+             * line always has room for the longest character */
+            if (*col <= 1) return err_set(BR_INTERNAL, "encoded-word cannot fit a line");
+            br_err rc = buf_append(out, "\r\n ", 3);
+            if (rc) return rc;
+            *col = 1;
+            need_sep = false;
+            continue;
+        }
+        char b64[EW_MAX];
+        sodium_bin2base64(b64, sizeof b64, (const unsigned char *)text + i, take,
+                          sodium_base64_VARIANT_ORIGINAL);
+        size_t bl = strlen(b64);
+        br_err rc = sep ? buf_append(out, " ", 1) : BR_OK;
+        if (!rc) rc = buf_puts(out, EW_OPEN);
+        if (!rc) rc = buf_append(out, b64, bl);
+        if (!rc) rc = buf_append(out, "?=", 2);
+        if (rc) return rc;
+        *col += sep + EW_OVERHEAD + bl;
+        need_sep = true;
+        i += take;
+    }
+    return BR_OK;
+}
+
+/* True when text may stand in a header as is: printable ASCII, no "=?"
+ * (it would read as an encoded-word), and short enough for one line. */
+static bool plain_header_ok(const char *text, size_t col)
+{
+    size_t n = strlen(text);
+    if (n == 0 || col + n > EW_LINE_MAX || strstr(text, "=?")) return false;
+    if (text[0] == ' ' || text[n - 1] == ' ') return false;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)text[i] < 0x20 || (unsigned char)text[i] > 0x7E) return false;
+    return true;
+}
+
+br_err mail_header_text(struct buf *out, const char *name, const char *text)
+{
+    char *clean = clean_text(text, false);
+    size_t col = strlen(name) + 2;
+    br_err rc = buf_printf(out, "%s: ", name);
+    if (!rc && plain_header_ok(clean, col))
+        rc = buf_puts(out, clean);
+    else if (!rc)
+        rc = mail_encode_words(out, &col, clean);
+    if (!rc) rc = buf_append(out, "\r\n", 2);
+    free(clean);
+    return rc;
+}
+
+/* "name: <display name as encoded-words> <addr>" CRLF; no display name
+ * when it is empty or the address itself. */
+static void header_address(struct wr *w, const char *name, const char *display, const char *addr)
+{
+    char *clean = clean_text(display, false);
+    size_t col = strlen(name) + 2;
+    wr_printf(w, "%s: ", name);
+    if (*clean && strcmp(clean, addr) != 0) {
+        if (!w->rc) w->rc = mail_encode_words(&w->b, &col, clean);
+        size_t need = strlen(addr) + 3; /* " <" addr ">" */
+        if (col + need > EW_LINE_MAX) {
+            wr_put(w, "\r\n", 2);
+            col = 0;
+        }
+        wr_printf(w, " <%s>\r\n", addr);
+    } else {
+        wr_printf(w, "%s\r\n", addr);
+    }
+    free(clean);
+}
+
+/* --- RFC 5545 ---------------------------------------------------------------------------- */
+
+br_err mail_ics_text(struct buf *out, const char *text)
+{
+    br_err rc = BR_OK;
+    for (const char *p = text; *p && !rc; p++) {
+        switch (*p) {
+        case '\\':
+            rc = buf_append(out, "\\\\", 2);
+            break;
+        case ';':
+            rc = buf_append(out, "\\;", 2);
+            break;
+        case ',':
+            rc = buf_append(out, "\\,", 2);
+            break;
+        case '\r':
+            if (p[1] == '\n') p++;
+            rc = buf_append(out, "\\n", 2);
+            break;
+        case '\n':
+            rc = buf_append(out, "\\n", 2);
+            break;
+        default:
+            if ((unsigned char)*p < 0x20 || *p == 0x7F)
+                rc = buf_append(out, " ", 1);
+            else
+                rc = buf_append(out, p, 1);
+        }
+    }
+    return rc;
+}
+
+br_err mail_ics_fold(struct buf *out, const char *line, size_t n)
+{
+    size_t i = 0, room = ICS_LINE_MAX;
+    br_err rc = BR_OK;
+    for (;;) {
+        size_t take = whole_chars(line + i, n - i, room);
+        if (take == 0 && i < n) take = 1; /* cannot happen with room >= 4 */
+        rc = buf_append(out, line + i, take);
+        i += take;
+        if (rc || i >= n) break;
+        /* the leading space of a continuation counts toward its 75 */
+        rc = buf_append(out, "\r\n ", 3);
+        room = ICS_LINE_MAX - 1;
+        if (rc) break;
+    }
+    return rc ? rc : buf_append(out, "\r\n", 2);
+}
+
+/* One property "NAME:" + escaped text, folded. */
+static void ics_prop_text(struct wr *w, struct buf *line, const char *name, const char *text)
+{
+    if (w->rc) return;
+    buf_reset(line);
+    br_err rc = buf_puts(line, name);
+    if (!rc) rc = buf_append(line, ":", 1);
+    if (!rc) rc = mail_ics_text(line, text);
+    if (!rc) rc = mail_ics_fold(&w->b, line->p, line->len);
+    w->rc = rc;
+}
+
+/* One property whose value needs no escaping (ids, dates, constants). */
+static void ics_prop_raw(struct wr *w, const char *name, const char *value)
+{
+    if (w->rc) return;
+    char *l = xasprintf("%s:%s", name, value);
+    w->rc = mail_ics_fold(&w->b, l, strlen(l));
+    free(l);
+}
+
+/* --- the message ------------------------------------------------------------------------ */
+
+/* The texts of one message, cleaned. */
+struct fields {
+    char *cliente, *barbero, *servicio, *notas; /* notas "" when none */
+    char inicio[96], fin[96];                   /* Spanish local dates */
+    char ics_start[17], ics_end[17], ics_stamp[17];
+    const char *tz;
+};
+
+static void fields_free(struct fields *f)
+{
+    free(f->cliente);
+    free(f->barbero);
+    free(f->servicio);
+    free(f->notas);
+}
+
+/* Appends the base64 of data in lines of 76 characters, each with CRLF. */
+static void put_base64(struct wr *w, const char *data, size_t n)
+{
+    char line[80];
+    for (size_t i = 0; i < n && !w->rc; i += B64_LINE_IN) {
+        size_t k = n - i < B64_LINE_IN ? n - i : B64_LINE_IN;
+        sodium_bin2base64(line, sizeof line, (const unsigned char *)data + i, k,
+                          sodium_base64_VARIANT_ORIGINAL);
+        wr_puts(w, line);
+        wr_put(w, "\r\n", 2);
+    }
+}
+
+/* Appends text with its line breaks as CRLF (bodies are canonical text). */
+static void put_crlf(struct wr *w, const char *s)
+{
+    for (const char *p = s; *p && !w->rc; p++) {
+        if (*p == '\n')
+            wr_put(w, "\r\n", 2);
+        else
+            wr_put(w, p, 1);
+    }
+}
+
+static void put_html(struct wr *w, const char *s)
+{
+    for (const char *p = s; *p && !w->rc; p++) {
+        switch (*p) {
+        case '&':
+            wr_puts(w, "&amp;");
+            break;
+        case '<':
+            wr_puts(w, "&lt;");
+            break;
+        case '>':
+            wr_puts(w, "&gt;");
+            break;
+        case '"':
+            wr_puts(w, "&quot;");
+            break;
+        case '\'':
+            wr_puts(w, "&#39;");
+            break;
+        case '\n':
+            wr_puts(w, "<br>\r\n");
+            break;
+        default:
+            wr_put(w, p, 1);
+        }
+    }
+}
+
+static void text_body(struct wr *w, const struct fields *f, const struct outbox_msg *m)
+{
+    wr_puts(w, "Hola, ");
+    put_crlf(w, f->cliente);
+    wr_puts(w, ":\r\n\r\n"
+               "Tu cita está confirmada. Estos son los detalles:\r\n\r\n"
+               "  Servicio: ");
+    put_crlf(w, f->servicio);
+    wr_puts(w, "\r\n  Barbero:  ");
+    put_crlf(w, f->barbero);
+    wr_puts(w, "\r\n  Cliente:  ");
+    put_crlf(w, f->cliente);
+    wr_printf(w, "\r\n  Inicio:   %s (%s)\r\n  Fin:      %s (%s)\r\n", f->inicio, f->tz, f->fin,
+              f->tz);
+    if (*f->notas) {
+        /* notes keep their lines, indented under the label */
+        wr_puts(w, "  Notas:    ");
+        for (const char *p = f->notas; *p && !w->rc; p++) {
+            if (*p == '\n')
+                wr_puts(w, "\r\n            ");
+            else
+                wr_put(w, p, 1);
+        }
+        wr_puts(w, "\r\n");
+    }
+    wr_printf(w, "  N.º de cita: %s\r\n\r\n", m->cita_id);
+    wr_puts(w, "Te adjuntamos la cita (cita.ics) para que la añadas a tu calendario.\r\n"
+               "Si no puedes venir, avísanos con tiempo.\r\n\r\n"
+               "¡Te esperamos!\r\n"
+               "Barbería\r\n\r\n"
+               "-- \r\n"
+               "Este mensaje se ha enviado automáticamente; no es necesario responder.\r\n");
+}
+
+static void html_row(struct wr *w, const char *label, const char *value)
+{
+    wr_printf(w, "<tr><th align=\"left\" style=\"padding:2px 12px 2px 0\">%s</th><td>", label);
+    put_html(w, value);
+    wr_puts(w, "</td></tr>\r\n");
+}
+
+static void html_body(struct wr *w, const struct fields *f, const struct outbox_msg *m)
+{
+    wr_puts(w, "<!DOCTYPE html>\r\n<html lang=\"es\">\r\n<head>\r\n<meta charset=\"utf-8\">\r\n"
+               "<title>Cita confirmada</title>\r\n</head>\r\n"
+               "<body style=\"font-family:sans-serif;color:#222\">\r\n<p>Hola, ");
+    put_html(w, f->cliente);
+    wr_puts(w, ":</p>\r\n<p>Tu cita está confirmada. Estos son los detalles:</p>\r\n<table>\r\n");
+    html_row(w, "Servicio", f->servicio);
+    html_row(w, "Barbero", f->barbero);
+    html_row(w, "Cliente", f->cliente);
+    char *when = xasprintf("%s (%s)", f->inicio, f->tz);
+    html_row(w, "Inicio", when);
+    free(when);
+    when = xasprintf("%s (%s)", f->fin, f->tz);
+    html_row(w, "Fin", when);
+    free(when);
+    if (*f->notas) html_row(w, "Notas", f->notas);
+    html_row(w, "N.º de cita", m->cita_id);
+    wr_puts(w, "</table>\r\n"
+               "<p>Te adjuntamos la cita (cita.ics) para que la añadas a tu calendario.<br>\r\n"
+               "Si no puedes venir, avísanos con tiempo.</p>\r\n"
+               "<p>¡Te esperamos!<br>\r\nBarbería</p>\r\n</body>\r\n</html>\r\n");
+}
+
+static void ics_body(struct wr *w, const struct fields *f, const struct outbox_msg *m,
+                     const char *from)
+{
+    struct buf line;
+    buf_init(&line, PART_MAX);
+    ics_prop_raw(w, "BEGIN", "VCALENDAR");
+    ics_prop_raw(w, "VERSION", "2.0");
+    ics_prop_raw(w, "PRODID", "-//Barberia//Citas " BARBERIA_VERSION "//ES");
+    ics_prop_raw(w, "CALSCALE", "GREGORIAN");
+    ics_prop_raw(w, "METHOD", "PUBLISH");
+    ics_prop_raw(w, "BEGIN", "VEVENT");
+    char *uid = xasprintf("%s@barberia", m->cita_id);
+    ics_prop_raw(w, "UID", uid);
+    free(uid);
+    /* DTSTAMP is when the booking was made, so a retried message carries
+     * the very same calendar object */
+    ics_prop_raw(w, "DTSTAMP", f->ics_stamp);
+    ics_prop_raw(w, "DTSTART", f->ics_start);
+    ics_prop_raw(w, "DTEND", f->ics_end);
+    char *summary = xasprintf("%s con %s", f->servicio, f->barbero);
+    ics_prop_text(w, &line, "SUMMARY", summary);
+    free(summary);
+    char *desc = *f->notas ? xasprintf("Cliente: %s\nBarbero: %s\nServicio: %s\nCita: %s\n"
+                                       "Notas: %s",
+                                       f->cliente, f->barbero, f->servicio, m->cita_id, f->notas)
+                           : xasprintf("Cliente: %s\nBarbero: %s\nServicio: %s\nCita: %s",
+                                       f->cliente, f->barbero, f->servicio, m->cita_id);
+    ics_prop_text(w, &line, "DESCRIPTION", desc);
+    free(desc);
+    /* RFC 5546 wants an ORGANIZER on a published event; the sender is the
+     * only address the shop has */
+    char *org = xasprintf("mailto:%s", from);
+    ics_prop_raw(w, "ORGANIZER;CN=Barbería", org);
+    free(org);
+    ics_prop_raw(w, "STATUS", "CONFIRMED");
+    ics_prop_raw(w, "SEQUENCE", "0");
+    ics_prop_raw(w, "TRANSP", "OPAQUE");
+    ics_prop_raw(w, "END", "VEVENT");
+    ics_prop_raw(w, "END", "VCALENDAR");
+    buf_free(&line);
+}
+
+/* A boundary no base64 line or encoded-word can contain ("=_" never
+ * starts a base64 line) and nobody can guess. */
+static void new_boundary(char out[48], const char *kind)
+{
+    unsigned char rnd[12];
+    char hex[25];
+    randombytes_buf(rnd, sizeof rnd);
+    sodium_bin2hex(hex, sizeof hex, rnd, sizeof rnd);
+    snprintf(out, 48, "=_barberia_%s_%s", kind, hex);
+}
+
+/* One text part: its headers and its body in base64. */
+static void put_part(struct wr *w, const char *boundary, const char *headers, struct wr *body)
+{
+    if (!w->rc && body->rc) w->rc = body->rc;
+    wr_printf(w, "--%s\r\n%sContent-Transfer-Encoding: base64\r\n\r\n", boundary, headers);
+    put_base64(w, buf_cstr(&body->b), body->b.len);
+}
+
+br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *m, char **out,
+                    size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    if (!mail_address_ok(o->from)) return err_set(BR_INVALID, "the sender address is not usable");
+    if (!mail_address_ok(m->recipient))
+        return err_set(BR_INVALID, "the recipient address is not usable");
+    int64_t start, end, stamp;
+    if (!iso8601_parse(m->fecha_inicio, strlen(m->fecha_inicio), &start) ||
+        !iso8601_parse(m->fecha_fin, strlen(m->fecha_fin), &end))
+        return err_set(BR_INVALID, "the appointment's times do not parse");
+    if (!iso8601_parse(m->created_at, strlen(m->created_at), &stamp)) stamp = clock_now_ms();
+    int64_t now = o->now_ms ? o->now_ms : clock_now_ms();
+
+    struct fields f = {
+        .cliente = clean_text(m->cliente_nombre, false),
+        .barbero = clean_text(m->barbero_nombre, false),
+        .servicio = clean_text(m->servicio_nombre, false),
+        .notas = clean_text(m->notas, true),
+        .tz = o->tz && *o->tz ? o->tz : "UTC",
+    };
+    mail_when(start, f.inicio, sizeof f.inicio);
+    mail_when(end, f.fin, sizeof f.fin);
+    mail_ics_utc(start, f.ics_start);
+    mail_ics_utc(end, f.ics_end);
+    mail_ics_utc(stamp, f.ics_stamp);
+
+    struct wr text, html, ics, msg;
+    wr_init(&text, PART_MAX);
+    wr_init(&html, PART_MAX);
+    wr_init(&ics, PART_MAX);
+    wr_init(&msg, MAIL_MAX_BYTES);
+    text_body(&text, &f, m);
+    html_body(&html, &f, m);
+    ics_body(&ics, &f, m, o->from);
+
+    char mixed[48], alt[48], date[40];
+    new_boundary(mixed, "m");
+    new_boundary(alt, "a");
+    mail_date_header(now, date);
+    const char *host = strchr(o->from, '@') + 1;
+
+    wr_printf(&msg, "Date: %s\r\n", date);
+    header_address(&msg, "From", "Barbería", o->from);
+    header_address(&msg, "To", f.cliente, m->recipient);
+    char *subject = xasprintf("Cita confirmada: %s, %s", f.servicio, f.inicio);
+    if (!msg.rc) msg.rc = mail_header_text(&msg.b, "Subject", subject);
+    free(subject);
+    /* the outbox id is stable across retries, so a receiver that sees a
+     * message twice can tell it is the same one */
+    wr_printf(&msg, "Message-ID: <%s@%s>\r\n", m->id, host);
+    wr_puts(&msg, "MIME-Version: 1.0\r\n"
+                  "Auto-Submitted: auto-generated\r\n"
+                  "Content-Language: es\r\n");
+    wr_printf(&msg, "Content-Type: multipart/mixed;\r\n boundary=\"%s\"\r\n\r\n", mixed);
+    wr_puts(&msg, "This is a multi-part message in MIME format.\r\n\r\n");
+    wr_printf(&msg, "--%s\r\nContent-Type: multipart/alternative;\r\n boundary=\"%s\"\r\n\r\n",
+              mixed, alt);
+    put_part(&msg, alt, "Content-Type: text/plain; charset=utf-8\r\n", &text);
+    put_part(&msg, alt, "Content-Type: text/html; charset=utf-8\r\n", &html);
+    wr_printf(&msg, "--%s--\r\n\r\n", alt);
+    put_part(&msg, mixed,
+             "Content-Type: text/calendar; charset=utf-8; method=PUBLISH;\r\n name=\"cita.ics\"\r\n"
+             "Content-Disposition: attachment; filename=\"cita.ics\"\r\n",
+             &ics);
+    wr_printf(&msg, "--%s--\r\n", mixed);
+
+    br_err rc = msg.rc;
+    buf_free(&text.b);
+    buf_free(&html.b);
+    buf_free(&ics.b);
+    fields_free(&f);
+    if (rc) {
+        buf_free(&msg.b);
+        return rc == BR_TOOLARGE
+                   ? err_set(BR_TOOLARGE, "the message would pass %u bytes", MAIL_MAX_BYTES)
+                   : rc;
+    }
+    *out = buf_steal(&msg.b, len);
+    return BR_OK;
+}

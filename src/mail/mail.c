@@ -4,6 +4,7 @@
  */
 #include "mail.h"
 #include "smtp.h"
+#include "compose.h"
 #include "../config.h"
 
 static br_err none_deliver(struct mailer *m, const struct outbox_msg *msg)
@@ -22,6 +23,7 @@ static const struct mail_ops none_ops = {
     .name = "none",
     .enabled = false,
     .deliver = none_deliver,
+    .cancel = NULL,
     .close = none_close,
 };
 
@@ -30,6 +32,9 @@ static struct mailer none_mailer = {&none_ops};
 br_err mailer_open(const struct config *cfg, struct mailer **out)
 {
     if (cfg->smtp_url) return mailer_smtp_open(cfg, out);
+    /* checked even while mail is off, so a wrong zone shows at once */
+    br_err rc = mail_tz_use(cfg->tz ? cfg->tz : "UTC");
+    if (rc) return rc;
     *out = &none_mailer;
     return BR_OK;
 }

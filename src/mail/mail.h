@@ -25,9 +25,15 @@ struct mail_ops {
     const char *name;
     /* False for the "none" adapter: nothing is queued. */
     bool enabled;
-    /* Delivers one confirmation, within the adapter's time bound.
-     * BR_UPSTREAM / BR_TIMEOUT with a one-line detail on failure. */
+    /* Delivers one confirmation, within the adapter's time bound. On
+     * failure a one-line detail and: BR_UPSTREAM / BR_TIMEOUT for a failure
+     * worth retrying; BR_INVALID for a permanent refusal (the server
+     * rejected the recipient or the message with a 5xx reply other than an
+     * authentication problem): the message is then dropped at once. */
     br_err (*deliver)(struct mailer *m, const struct outbox_msg *msg);
+    /* Makes a deliver() in progress in another thread give up soon (the
+     * service is stopping); NULL when deliveries are instant. */
+    void (*cancel)(struct mailer *m);
     void (*close)(struct mailer *m);
 };
 

@@ -85,6 +85,13 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     int64_t queued = 0;
     bool aged = iso8601_parse(msg->created_at, strlen(msg->created_at), &queued) &&
                 now - queued >= o->retry_for_ms;
+    if (rc == BR_INVALID) {
+        log_error("mail: confirmation %s for cita %s dropped: refused for good: %s", msg->id,
+                  msg->cita_id, why);
+        if (store_outbox_drop(o->st, msg->id, why, now_ts) != BR_OK)
+            log_error("mail: could not mark %s as dropped: %s", msg->id, err_msg());
+        return;
+    }
     if (aged) {
         log_error("mail: confirmation %s for cita %s dropped after %lld attempts: %s", msg->id,
                   msg->cita_id, (long long)msg->attempts, why);
@@ -168,6 +175,8 @@ void outbox_stop(struct outbox *o)
     o->stop = true;
     pthread_cond_signal(&o->cv);
     pthread_mutex_unlock(&o->mu);
+    /* a delivery in progress gives up now; its message stays queued */
+    if (o->m->ops->cancel) o->m->ops->cancel(o->m);
     pthread_join(o->thread, NULL);
     pthread_mutex_destroy(&o->mu);
     pthread_cond_destroy(&o->cv);

@@ -7,7 +7,8 @@
  * sending the same message), hands each to the mailer, and records the
  * outcome: sent; or a retry after an exponential backoff (1 s, 2 s, 4 s ...
  * capped at 5 min); or, once a message has been failing for longer than
- * smtp_retry_for seconds since it was queued, dropped with a log line.
+ * smtp_retry_for seconds since it was queued - or at once when the server
+ * refused it for good - dropped with a log line.
  * Messages left by a stopped process are picked up on the next start.
  */
 #ifndef BR_OUTBOX_H
@@ -24,7 +25,8 @@ br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg
 /* Tells the worker a message was queued (NULL: does nothing). */
 void outbox_wake(struct outbox *o);
 
-/* Stops the worker after the delivery in progress, if any (NULL: nothing). */
+/* Stops the worker; a delivery in progress is cancelled and its message
+ * stays queued for the next start (NULL: nothing). */
 void outbox_stop(struct outbox *o);
 
 /* The delay before retry number `attempts` + 1 (attempts >= 1), in ms. */

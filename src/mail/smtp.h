@@ -3,7 +3,7 @@
  *
  * Delivers the confirmation composed by compose.h to smtp:// (STARTTLS
  * when the server offers it) or smtps:// servers, with optional
- * credentials, within smtp_timeout_ms. See docs/integrations.md.
+ * credentials, within smtp_timeout_ms. See docs/email.md.
  */
 #ifndef BR_SMTP_H
 #define BR_SMTP_H

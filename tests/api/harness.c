@@ -105,7 +105,20 @@ void srv_start(struct srv *s, const char *const *env, const char *const *args)
     argv[n++] = s->data;
     for (; args && *args && n < 62; args++) argv[n++] = *args;
     argv[n] = NULL;
-    /* a fresh log for each start, so the "listening" line is this run's */
+    /* a fresh log for each start, so the "listening" line is this run's;
+     * the previous run's log is kept aside for srv_cleanup's checks */
+    size_t oldlen = 0;
+    char *old = read_file(s->log, &oldlen);
+    if (old && oldlen) {
+        char prev[400];
+        snprintf(prev, sizeof prev, "%s/server.log.previous", s->dir);
+        FILE *f = fopen(prev, "ab");
+        if (f) {
+            fwrite(old, 1, oldlen, f);
+            fclose(f);
+        }
+    }
+    free(old);
     int logfd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
     int outfd = open(s->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (logfd < 0 || outfd < 0) fail_msg("cannot create the server's log files");
@@ -181,6 +194,20 @@ void srv_cleanup(struct srv *s)
 {
     int status = s->pid > 0 ? srv_stop(s) : 0;
     char *log = s->dir[0] ? srv_log(s) : strdup("");
+    if (s->dir[0]) {
+        /* earlier runs of the same server count too */
+        char prev[400];
+        snprintf(prev, sizeof prev, "%s/server.log.previous", s->dir);
+        char *p = read_file(prev, NULL);
+        if (p) {
+            size_t n = strlen(p) + strlen(log) + 1;
+            char *both = malloc(n);
+            snprintf(both, n, "%s%s", p, log);
+            free(p);
+            free(log);
+            log = both;
+        }
+    }
     bool sanitizer = strstr(log, "Sanitizer") || strstr(log, "runtime error:");
     if (s->dir[0]) nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     s->dir[0] = '\0';

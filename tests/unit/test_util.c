@@ -74,7 +74,7 @@ static void emails_are_trimmed_lowercased_and_checked(void **state)
         {"Ana@Example.COM", "ana@example.com"},
         {"  ana@example.com \t", "ana@example.com"},
         {"ana.maria+citas@sub.example.es", "ana.maria+citas@sub.example.es"},
-        {"josé@correo.es", "josé@correo.es"},
+        {"josé@correo.es", NULL}, /* SMTP without SMTPUTF8 cannot carry it */
         {"", NULL},
         {"   ", NULL},
         {"ana", NULL},

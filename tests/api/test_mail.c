@@ -1,0 +1,981 @@
+/*
+ * test_mail.c - the confirmation e-mail end to end: the real server sends
+ * through its SMTP adapter to a real SMTP server (tests/tools/smtp_sink.py,
+ * aiosmtpd on 127.0.0.1), and every received message is read back with
+ * Python's email package (tests/tools/mail_to_json.py) so the assertions
+ * are about what a mail client would show. Also: a mail server that is
+ * down, silent, restarted or never configured; STARTTLS with a certificate
+ * made here; AUTH; and that a booking never waits for any of it.
+ *
+ * Waits poll with generous bounds: a slow machine makes a test slower,
+ * never red.
+ */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define PYTHON       "/usr/bin/python3"
+#define SINK_PY      BARBERIA_TESTS_DIR "/tools/smtp_sink.py"
+#define TO_JSON_PY   BARBERIA_TESTS_DIR "/tools/mail_to_json.py"
+#define WAIT_MAIL_MS 60000 /* the longest a message may take to arrive */
+#define SETTLE_MS    2000  /* how long "no second message" is watched for */
+#define START_UTC    "2031-05-04T08:30:00Z"
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* --- running helper programs ----------------------------------------------------------- */
+
+/* In a child: the environment without BARBERIA_* variables, plus env. */
+static void clean_env(const char *const *env)
+{
+    for (bool again = true; again;) {
+        again = false;
+        for (char **e = environ; e && *e; e++) {
+            if (strncmp(*e, "BARBERIA_", 9)) continue;
+            char name[128];
+            size_t n = strcspn(*e, "=");
+            if (n >= sizeof name) n = sizeof name - 1;
+            memcpy(name, *e, n);
+            name[n] = '\0';
+            unsetenv(name);
+            again = true;
+            break;
+        }
+    }
+    for (; env && *env; env++) {
+        char name[128];
+        size_t n = strcspn(*env, "=");
+        if (n >= sizeof name || !(*env)[n]) continue;
+        memcpy(name, *env, n);
+        name[n] = '\0';
+        setenv(name, *env + n + 1, 1);
+    }
+}
+
+/* Runs argv[0] with argv, stdout into *out and stderr into *err (caller
+ * frees; either may be NULL), killing it after timeout_ms. Returns the exit
+ * status, 128 + signal, or -1 when it had to be killed. */
+static int run_capture(const char *const *argv, const char *const *env, int timeout_ms, char **out,
+                       char **err)
+{
+    char opath[] = "/tmp/barberia-mail-out-XXXXXX", epath[] = "/tmp/barberia-mail-err-XXXXXX";
+    int o = mkstemp(opath), e = mkstemp(epath);
+    if (o < 0 || e < 0) fail_msg("mkstemp: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(o, 1);
+        dup2(e, 2);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
+        clean_env(env);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(o);
+    close(e);
+    if (pid < 0) fail_msg("fork: %s", strerror(errno));
+    int st = 0, rc = -1;
+    for (int waited = 0;; waited += 10) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) {
+            rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            break;
+        }
+        if (waited >= timeout_ms) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            break;
+        }
+        sleep_ms(10);
+    }
+    if (out) *out = read_file(opath, NULL);
+    if (err) *err = read_file(epath, NULL);
+    unlink(opath);
+    unlink(epath);
+    return rc;
+}
+
+/* A loopback port nothing listens on (it was free a moment ago). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+        fail_msg("cannot find a free port: %s", strerror(errno));
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* --- the SMTP sink -------------------------------------------------------------------------- */
+
+struct sink {
+    pid_t pid;
+    int port;
+    char dir[400]; /* saved messages */
+    char log[400]; /* the sink's stderr */
+};
+
+/* Starts smtp_sink.py on port (0: any) with extra arguments (NULL-ended,
+ * may be NULL), saving into <root>/mail. Waits until it listens. */
+static void sink_start(struct sink *k, const char *root, int port, const char *const *extra)
+{
+    snprintf(k->dir, sizeof k->dir, "%s/mail", root);
+    snprintf(k->log, sizeof k->log, "%s/sink.log", root);
+    char portarg[16];
+    snprintf(portarg, sizeof portarg, "%d", port);
+    const char *argv[32] = {PYTHON, SINK_PY, "--dir", k->dir, "--port", portarg};
+    int n = 6;
+    for (; extra && *extra && n < 30; extra++)
+        argv[n++] = *extra;
+    argv[n] = NULL;
+    int pfd[2];
+    if (pipe(pfd) != 0) fail_msg("pipe: %s", strerror(errno));
+    int logfd = open(k->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (logfd < 0) fail_msg("cannot create %s", k->log);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        dup2(logfd, 2);
+        close(pfd[0]);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    close(logfd);
+    if (pid < 0) fail_msg("fork: %s", strerror(errno));
+    k->pid = pid;
+    /* the first line of its stdout is the port it listens on */
+    char line[32] = "";
+    size_t got = 0;
+    int64_t deadline = mono_ms() + 60000;
+    while (!memchr(line, '\n', got) && got < sizeof line - 1) {
+        struct pollfd p = {pfd[0], POLLIN, 0};
+        int left = (int)(deadline - mono_ms());
+        if (left <= 0 || poll(&p, 1, left) <= 0) break;
+        ssize_t r = read(pfd[0], line + got, sizeof line - 1 - got);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    line[got] = '\0';
+    close(pfd[0]);
+    k->port = (int)strtol(line, NULL, 10);
+    if (k->port <= 0) {
+        char *log = read_file(k->log, NULL);
+        fail_msg("smtp_sink.py did not start: %s", log ? log : "");
+    }
+    if (port) assert_int_equal(k->port, port);
+}
+
+/* SIGTERM and wait; returns the exit status (-1 when it had to be killed). */
+static int sink_stop(struct sink *k)
+{
+    if (k->pid <= 0) return 0;
+    kill(k->pid, SIGTERM);
+    int st = 0;
+    for (int waited = 0; waited < 20000; waited += 10) {
+        if (waitpid(k->pid, &st, WNOHANG) == k->pid) {
+            k->pid = 0;
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+        sleep_ms(10);
+    }
+    kill(k->pid, SIGKILL);
+    waitpid(k->pid, &st, 0);
+    k->pid = 0;
+    return -1;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The saved messages, oldest first: full paths (caller frees each and the
+ * array). Returns how many. */
+static size_t sink_files(const struct sink *k, char ***paths)
+{
+    *paths = NULL;
+    DIR *d = opendir(k->dir);
+    if (!d) return 0;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (e->d_name[0] == '.' || l < 6 || strcmp(e->d_name + l - 5, ".json")) continue;
+        *paths = realloc(*paths, (n + 1) * sizeof **paths);
+        size_t need = strlen(k->dir) + l + 2;
+        (*paths)[n] = malloc(need);
+        snprintf((*paths)[n], need, "%s/%s", k->dir, e->d_name);
+        n++;
+    }
+    closedir(d);
+    if (n) qsort(*paths, n, sizeof **paths, cmp_names);
+    return n;
+}
+
+static void free_paths(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}
+
+static size_t sink_count(const struct sink *k)
+{
+    char **paths;
+    size_t n = sink_files(k, &paths);
+    free_paths(paths, n);
+    return n;
+}
+
+/* Waits until at least n messages were saved; false on timeout. */
+static bool sink_wait(const struct sink *k, size_t n, int timeout_ms)
+{
+    for (int64_t end = mono_ms() + timeout_ms; mono_ms() < end; sleep_ms(50))
+        if (sink_count(k) >= n) return true;
+    return sink_count(k) >= n;
+}
+
+/* Waits for one message, checks no second one follows, and returns it as
+ * mail_to_json.py sees it (caller decrefs). */
+static json_t *sink_the_one_message(const struct sink *k, const struct srv *s)
+{
+    if (!sink_wait(k, 1, WAIT_MAIL_MS)) {
+        char *log = srv_log(s);
+        fail_msg("no message arrived within %d s; server log:\n%s", WAIT_MAIL_MS / 1000, log);
+    }
+    sleep_ms(SETTLE_MS);
+    char **paths;
+    size_t n = sink_files(k, &paths);
+    if (n != 1) {
+        free_paths(paths, n);
+        fail_msg("expected exactly one message, the sink holds %zu", n);
+    }
+    const char *argv[] = {PYTHON, TO_JSON_PY, paths[0], NULL};
+    char *out = NULL, *err = NULL;
+    int st = run_capture(argv, NULL, 60000, &out, &err);
+    if (st != 0) fail_msg("mail_to_json.py failed (%d): %s", st, err ? err : "");
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    if (!j) fail_msg("mail_to_json.py printed no JSON: %s", out);
+    free(out);
+    free(err);
+    free_paths(paths, n);
+    json_t *problems = json_object_get(j, "problems");
+    if (json_array_size(problems) > 0) {
+        char *p = json_dumps(problems, 0);
+        fail_msg("the message breaks the rules: %s", p);
+    }
+    return j;
+}
+
+/* --- the server under test ------------------------------------------------------------------- */
+
+static struct srv S;
+static struct sink K;
+static int HOLE = -1; /* a listening socket that never answers, or -1 */
+
+static int teardown(void **state)
+{
+    (void)state;
+    /* closed first: the server's retries then end at once */
+    if (HOLE >= 0) close(HOLE);
+    HOLE = -1;
+    sink_stop(&K);
+    srv_cleanup(&S);
+    memset(&S, 0, sizeof S);
+    memset(&K, 0, sizeof K);
+    return 0;
+}
+
+/* `barberia outbox list [--status st]`: its stdout (caller frees). */
+static char *outbox_list(const struct srv *s, const char *status)
+{
+    char *out = NULL, *err = NULL;
+    int st = status ? srv_cli(s, &out, &err, "outbox", "list", "--status", status, NULL)
+                    : srv_cli(s, &out, &err, "outbox", "list", NULL);
+    if (st != 0) fail_msg("outbox list failed (%d): %s", st, err ? err : "");
+    free(err);
+    return out;
+}
+
+/* The state column (2nd) of the outbox row for cita_id, copied into buf;
+ * "" when there is no such row (in the default listing: delivered). */
+static const char *outbox_state(const struct srv *s, const char *cita_id, char *buf, size_t n,
+                                char **row)
+{
+    char *out = outbox_list(s, NULL);
+    buf[0] = '\0';
+    if (row) *row = NULL;
+    for (char *line = out; line && *line;) {
+        char *eol = strchr(line, '\n');
+        if (eol) *eol = '\0';
+        if (strstr(line, cita_id)) {
+            char *t = strchr(line, '\t');
+            size_t len = t ? strcspn(t + 1, "\t") : 0;
+            if (len >= n) len = n - 1;
+            if (t) memcpy(buf, t + 1, len);
+            buf[len] = '\0';
+            if (row) *row = strdup(line);
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    free(out);
+    return buf;
+}
+
+/* Polls the outbox until cita_id's state is want; false on timeout. */
+static bool outbox_wait_state(const struct srv *s, const char *cita_id, const char *want,
+                              int timeout_ms)
+{
+    char st[32];
+    for (int64_t end = mono_ms() + timeout_ms; mono_ms() < end; sleep_ms(100))
+        if (!strcmp(outbox_state(s, cita_id, st, sizeof st, NULL), want)) return true;
+    return false;
+}
+
+static void expect_healthy(const struct srv *s)
+{
+    struct resp r;
+    http_get(s, "/healthz", NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+}
+
+/* A barber, a service and a client with a name; books START_UTC and
+ * returns the cita id (caller frees). OUT: *u. */
+static char *book_one(const struct srv *s, struct user *u, const char *cliente, const char *notas)
+{
+    char *barbero = make_barbero(s, "Carlos Méndez");
+    char *servicio = make_servicio(s, "Corte clásico", 30, 15.0);
+    signup_user(s, u, cliente);
+    char *id = book(s, u, barbero, servicio, START_UTC, notas);
+    free(barbero);
+    free(servicio);
+    return id;
+}
+
+/* The booking's time as stored ("2031-05-04T08:30:00.000Z") in iCalendar
+ * form ("20310504T083000Z"). */
+static void ics_form(const char *iso, char out[17])
+{
+    snprintf(out, 17, "%.4s%.2s%.2sT%.2s%.2s%.2sZ", iso, iso + 5, iso + 8, iso + 11, iso + 14,
+             iso + 17);
+}
+
+/* The unfolded .ics lines named name (and, for BEGIN, with that value). */
+static size_t ics_count(const json_t *mail, const char *name, const char *value)
+{
+    size_t i, n = 0;
+    json_t *l;
+    json_array_foreach(json_object_get(mail, "ics"), i, l)
+    {
+        if (!strcmp(jstr(l, "name"), name) && (!value || !strcmp(jstr(l, "value"), value))) n++;
+    }
+    return n;
+}
+
+static const char *ics_value(const json_t *mail, const char *name, const char *key)
+{
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(mail, "ics"), i, l)
+    {
+        if (!strcmp(jstr(l, "name"), name)) return jstr(l, key);
+    }
+    return NULL;
+}
+
+static void expect_contains(const char *hay, const char *needle, const char *what)
+{
+    if (!hay) fail_msg("%s is missing (looking for \"%s\")", what, needle);
+    if (!strstr(hay, needle)) fail_msg("%s lacks \"%s\":\n%s", what, needle, hay);
+}
+
+/* --- the tests ----------------------------------------------------------------------------------
+ */
+
+static void confirmation_arrives_once_with_the_booking_details(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    sink_start(&K, S.dir, 0, NULL);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    const char *env[] = {url, "BARBERIA_TZ=Europe/Madrid", "BARBERIA_SMTP_FROM=citas@barberia.test",
+                         NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Ana María Pérez", "Degradado <b>corto</b> & barba; gracias");
+
+    json_t *m = sink_the_one_message(&K, &S);
+    /* the envelope and the headers name the client, and only the client */
+    assert_string_equal(jstr(m, "mail_from"), "citas@barberia.test");
+    json_t *rcpt = json_object_get(m, "rcpt_tos");
+    assert_int_equal(json_array_size(rcpt), 1);
+    assert_string_equal(json_string_value(json_array_get(rcpt, 0)), u.email);
+    json_t *to = json_object_get(m, "to_addresses");
+    assert_int_equal(json_array_size(to), 1);
+    assert_string_equal(json_string_value(json_array_get(to, 0)), u.email);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(m, "to_names"), 0)),
+                        "Ana María Pérez");
+    expect_contains(jstr(m, "from"), "citas@barberia.test", "From");
+    expect_contains(jstr(m, "subject"), "Cita confirmada", "the subject");
+    expect_contains(jstr(m, "subject"), "Corte clásico", "the subject");
+    expect_contains(jstr(m, "message_id"), "@barberia.test>", "Message-ID");
+
+    /* the text a person reads: times in the shop's zone (CEST, +2) */
+    const char *text = jstr(m, "text");
+    expect_contains(text, "Ana María Pérez", "the text body");
+    expect_contains(text, "Carlos Méndez", "the text body");
+    expect_contains(text, "Corte clásico", "the text body");
+    expect_contains(text, "domingo 4 de mayo de 2031, 10:30 (Europe/Madrid)", "the text body");
+    expect_contains(text, "domingo 4 de mayo de 2031, 11:00 (Europe/Madrid)", "the text body");
+    expect_contains(text, id, "the text body");
+    expect_contains(text, "Degradado <b>corto</b> & barba; gracias", "the text body");
+    const char *html = jstr(m, "html");
+    expect_contains(html, "Degradado &lt;b&gt;corto&lt;/b&gt; &amp; barba; gracias", "the HTML");
+    expect_contains(html, "Ana María Pérez", "the HTML");
+    assert_null(strstr(html, "<b>corto"));
+
+    /* the calendar attachment matches the booking as the API reports it */
+    struct resp r;
+    http_get(&S, "/api/citas", u.token, &r);
+    assert_int_equal(r.status, 200);
+    json_t *cita = json_array_get(json_object_get(r.json, "citas"), 0);
+    assert_string_equal(jstr(cita, "id"), id);
+    char dtstart[17], dtend[17];
+    ics_form(jstr(cita, "fecha_inicio"), dtstart);
+    ics_form(jstr(cita, "fecha_fin"), dtend);
+    resp_free(&r);
+    assert_string_equal(jstr(m, "ics_filename"), "cita.ics");
+    assert_string_equal(ics_value(m, "METHOD", "value"), "PUBLISH");
+    assert_int_equal(ics_count(m, "BEGIN", "VEVENT"), 1);
+    expect_contains(ics_value(m, "UID", "value"), id, "UID");
+    assert_string_equal(ics_value(m, "DTSTART", "value"), dtstart);
+    assert_string_equal(ics_value(m, "DTEND", "value"), dtend);
+    assert_string_equal(dtstart, "20310504T083000Z");
+    assert_string_equal(dtend, "20310504T090000Z");
+    expect_contains(ics_value(m, "SUMMARY", "text"), "Corte clásico", "SUMMARY");
+    expect_contains(ics_value(m, "DESCRIPTION", "text"), "Degradado <b>corto</b> & barba; gracias",
+                    "DESCRIPTION");
+    json_decref(m);
+
+    /* the outbox knows it was delivered */
+    char st[32];
+    assert_string_equal(outbox_state(&S, id, st, sizeof st, NULL), "");
+    char *sent = outbox_list(&S, "sent");
+    expect_contains(sent, id, "outbox list --status sent");
+    free(sent);
+    assert_true(srv_wait_log(&S, "delivered (attempt 1)", 10000));
+    free(id);
+}
+
+static void a_name_with_crlf_adds_no_header_or_recipient(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    sink_start(&K, S.dir, 0, NULL);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    const char *env[] = {url, NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Eva\r\nBcc: evil@x",
+                        "hola\r\n.\r\nRCPT TO:<evil@x>\r\n--=_barberia_m_0--\r\nBcc: evil@x");
+    json_t *m = sink_the_one_message(&K, &S);
+    json_t *rcpt = json_object_get(m, "rcpt_tos");
+    assert_int_equal(json_array_size(rcpt), 1);
+    assert_string_equal(json_string_value(json_array_get(rcpt, 0)), u.email);
+    assert_int_equal(json_array_size(json_object_get(m, "to_addresses")), 1);
+    size_t i;
+    json_t *h;
+    json_array_foreach(json_object_get(m, "header_names"), i, h)
+    {
+        if (!strcasecmp(json_string_value(h), "Bcc") || !strcasecmp(json_string_value(h), "Cc"))
+            fail_msg("the message has a %s header", json_string_value(h));
+    }
+    /* nowhere in the raw message does a line start with Bcc: */
+    const char *raw = jstr(m, "raw");
+    for (const char *line = raw; line && *line;) {
+        if (!strncasecmp(line, "bcc:", 4)) fail_msg("a Bcc line: %.60s", line);
+        const char *eol = strstr(line, "\r\n");
+        line = eol ? eol + 2 : NULL;
+    }
+    /* the structure is intact and the name is shown as written, on one line */
+    json_t *parts = json_object_get(m, "structure");
+    assert_int_equal(json_array_size(parts), 5);
+    assert_string_equal(json_string_value(json_array_get(parts, 4)), "text/calendar");
+    expect_contains(jstr(m, "text"), "Eva  Bcc: evil@x", "the text body");
+    expect_contains(ics_value(m, "UID", "value"), id, "UID");
+    json_decref(m);
+    free(id);
+}
+
+static void booking_is_answered_while_the_mail_server_is_down_and_mail_arrives_later(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    int port = free_port();
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", port);
+    const char *env[] = {url, "BARBERIA_SMTP_RETRY_FOR=3600", NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Luis", NULL);
+    /* the failure is recorded and retried, and the service stays healthy */
+    if (!outbox_wait_state(&S, id, "retrying", 60000)) {
+        char *log = srv_log(&S);
+        fail_msg("the outbox never showed a retry; server log:\n%s", log);
+    }
+    char st[32], *row = NULL;
+    outbox_state(&S, id, st, sizeof st, &row);
+    expect_contains(row, u.email, "the outbox row");
+    expect_contains(row, "smtp:", "the outbox row's last error");
+    free(row);
+    expect_healthy(&S);
+    assert_true(srv_wait_log(&S, "next attempt in", 10000));
+
+    /* the mail server comes up on the same port: the next retry delivers */
+    sink_start(&K, S.dir, port, NULL);
+    json_t *m = sink_the_one_message(&K, &S);
+    expect_contains(jstr(m, "text"), id, "the text body");
+    json_decref(m);
+    assert_true(outbox_wait_state(&S, id, "", 10000));
+    char *sent = outbox_list(&S, "sent");
+    expect_contains(sent, id, "outbox list --status sent");
+    free(sent);
+    free(id);
+}
+
+static void undelivered_mail_is_sent_once_after_a_restart(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    int port = free_port();
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", port);
+    const char *env[] = {url, "BARBERIA_SMTP_RETRY_FOR=3600", NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Marta", NULL);
+    assert_true(outbox_wait_state(&S, id, "retrying", 60000));
+    assert_int_equal(srv_stop(&S), 0);
+
+    /* still queued while nothing runs */
+    char st[32];
+    assert_string_equal(outbox_state(&S, id, st, sizeof st, NULL), "retrying");
+    sink_start(&K, S.dir, port, NULL);
+    srv_start(&S, env, NULL); /* same data folder */
+    json_t *m = sink_the_one_message(&K, &S);
+    expect_contains(jstr(m, "text"), id, "the text body");
+    json_decref(m);
+    assert_true(outbox_wait_state(&S, id, "", 10000));
+    /* a stop and a start more change nothing: it was sent once */
+    assert_int_equal(srv_stop(&S), 0);
+    srv_start(&S, env, NULL);
+    sleep_ms(SETTLE_MS);
+    assert_int_equal(sink_count(&K), 1);
+    free(id);
+}
+
+static void failing_mail_is_retried_then_dropped(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    int port = free_port();
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", port);
+    const char *env[] = {url, "BARBERIA_SMTP_RETRY_FOR=6", NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Pablo", NULL);
+    char st[32];
+    outbox_state(&S, id, st, sizeof st, NULL);
+    /* queued first (pending), then failing (retrying) - or, on a very slow
+     * machine, already past its window */
+    assert_true(!strcmp(st, "pending") || !strcmp(st, "retrying") || !strcmp(st, "dropped"));
+    expect_healthy(&S);
+    if (!outbox_wait_state(&S, id, "dropped", 90000)) {
+        char *log = srv_log(&S);
+        fail_msg("the message was never dropped; server log:\n%s", log);
+    }
+    assert_true(srv_wait_log(&S, "dropped after", 10000));
+    char *dropped = outbox_list(&S, "dropped");
+    expect_contains(dropped, id, "outbox list --status dropped");
+    free(dropped);
+    expect_healthy(&S);
+    free(id);
+}
+
+static void retrying_is_visible_while_the_server_is_down(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    int port = free_port();
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", port);
+    const char *env[] = {url, "BARBERIA_SMTP_RETRY_FOR=3600", NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Rosa", NULL);
+    assert_true(outbox_wait_state(&S, id, "retrying", 60000));
+    char *all = outbox_list(&S, NULL);
+    expect_contains(all, "\tretrying\t", "outbox list");
+    free(all);
+    char *pending = outbox_list(&S, "pending");
+    expect_contains(pending, id, "outbox list --status pending");
+    free(pending);
+    free(id);
+}
+
+/* Makes a self-signed certificate for 127.0.0.1 in dir. */
+static void make_cert(const char *dir, char *cert, char *key, size_t n)
+{
+    snprintf(cert, n, "%s/cert.pem", dir);
+    snprintf(key, n, "%s/key.pem", dir);
+    const char *argv[] = {"/usr/bin/openssl",
+                          "req",
+                          "-x509",
+                          "-newkey",
+                          "rsa:2048",
+                          "-nodes",
+                          "-keyout",
+                          key,
+                          "-out",
+                          cert,
+                          "-days",
+                          "2",
+                          "-subj",
+                          "/CN=127.0.0.1",
+                          "-addext",
+                          "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                          NULL};
+    char *err = NULL;
+    int st = run_capture(argv, NULL, 120000, NULL, &err);
+    if (st != 0) fail_msg("openssl req failed (%d): %s", st, err ? err : "");
+    free(err);
+}
+
+#define SMTP_PASSWORD "Pa55-w0rd-que-nadie-debe-ver"
+
+static void starttls_and_auth_deliver_without_leaking_the_password(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    char cert[400], key[400];
+    make_cert(S.dir, cert, key, sizeof cert);
+    const char *extra[] = {"--tls-cert",  cert,       "--tls-key",       key,
+                           "--auth-user", "barberia", "--auth-password", SMTP_PASSWORD,
+                           NULL};
+    sink_start(&K, S.dir, 0, extra);
+    char url[64], ca[440];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    snprintf(ca, sizeof ca, "BARBERIA_SMTP_CA_FILE=%s", cert);
+    const char *env[] = {url, ca, "BARBERIA_SMTP_USER=barberia",
+                         "BARBERIA_SMTP_PASSWORD=" SMTP_PASSWORD, NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Sofía", NULL);
+    json_t *m = sink_the_one_message(&K, &S);
+    assert_true(json_is_true(json_object_get(m, "tls")));
+    assert_string_equal(jstr(m, "auth_login"), "barberia");
+    expect_contains(jstr(m, "text"), id, "the text body");
+    json_decref(m);
+    char *log = srv_log(&S);
+    assert_null(strstr(log, SMTP_PASSWORD));
+    free(log);
+    char *sinklog = read_file(K.log, NULL);
+    assert_null(strstr(sinklog, SMTP_PASSWORD));
+    free(sinklog);
+    free(id);
+}
+
+static void wrong_credentials_are_reported_without_the_password(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    char cert[400], key[400];
+    make_cert(S.dir, cert, key, sizeof cert);
+    const char *extra[] = {"--tls-cert",  cert,       "--tls-key",       key,
+                           "--auth-user", "barberia", "--auth-password", "la-buena",
+                           NULL};
+    sink_start(&K, S.dir, 0, extra);
+    char url[64], ca[440];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    snprintf(ca, sizeof ca, "BARBERIA_SMTP_CA_FILE=%s", cert);
+    const char *env[] = {url,
+                         ca,
+                         "BARBERIA_SMTP_USER=barberia",
+                         "BARBERIA_SMTP_PASSWORD=" SMTP_PASSWORD,
+                         "BARBERIA_SMTP_RETRY_FOR=3600",
+                         NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Tomás", NULL);
+    assert_true(outbox_wait_state(&S, id, "retrying", 60000));
+    char st[32], *row = NULL;
+    outbox_state(&S, id, st, sizeof st, &row);
+    expect_contains(row, "smtp:", "the last error");
+    expect_contains(row, "535", "the last error"); /* the server's "authentication failed" */
+    assert_null(strstr(row, SMTP_PASSWORD));
+    free(row);
+    assert_int_equal(sink_count(&K), 0);
+    char *log = srv_log(&S);
+    assert_null(strstr(log, SMTP_PASSWORD));
+    free(log);
+    free(id);
+}
+
+static void an_untrusted_certificate_is_refused(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    char cert[400], key[400];
+    make_cert(S.dir, cert, key, sizeof cert);
+    const char *extra[] = {"--tls-cert", cert, "--tls-key", key, NULL};
+    sink_start(&K, S.dir, 0, extra);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    /* no CA file: the self-signed certificate cannot be trusted, and a
+     * STARTTLS that fails verification must not fall back to plain text */
+    const char *env[] = {url, "BARBERIA_SMTP_RETRY_FOR=3600", NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Ulises", NULL);
+    assert_true(outbox_wait_state(&S, id, "retrying", 60000));
+    assert_int_equal(sink_count(&K), 0);
+    free(id);
+}
+
+static void booking_never_waits_on_a_silent_mail_server(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    /* a server that accepts connections (the kernel does) and never says
+     * a word */
+    HOLE = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_true(HOLE >= 0);
+    assert_int_equal(bind(HOLE, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(HOLE, 16), 0);
+    assert_int_equal(getsockname(HOLE, (struct sockaddr *)&a, &len), 0);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", ntohs(a.sin_port));
+    const char *env[] = {url, "BARBERIA_SMTP_TIMEOUT_MS=20000", "BARBERIA_SMTP_RETRY_FOR=3600",
+                         NULL};
+    srv_start(&S, env, NULL);
+    char *barbero = make_barbero(&S, "Carlos Méndez");
+    char *servicio = make_servicio(&S, "Corte clásico", 30, 15.0);
+    struct user u;
+    signup_user(&S, &u, "Victoria");
+    /* the first booking wakes the worker, which hangs on the silent
+     * server; bookings made meanwhile are answered at once */
+    int64_t t0 = mono_ms();
+    char *first = book(&S, &u, barbero, servicio, START_UTC, NULL);
+    int64_t took1 = mono_ms() - t0;
+    sleep_ms(300);
+    t0 = mono_ms();
+    char *second = book(&S, &u, barbero, servicio, "2031-05-04T10:00:00Z", NULL);
+    int64_t took2 = mono_ms() - t0;
+    if (took1 >= 10000 || took2 >= 10000)
+        fail_msg("bookings took %lld and %lld ms while the mail server was silent",
+                 (long long)took1, (long long)took2);
+    expect_healthy(&S);
+    /* the attempt ends at the configured bound, as a timeout */
+    assert_true(srv_wait_log(&S, "failed (attempt 1)", 60000));
+    char *log = srv_log(&S);
+    expect_contains(log, "Timeout", "the server log");
+    free(log);
+    /* from now on connections are refused, so retries end quickly */
+    close(HOLE);
+    HOLE = -1;
+    free(first);
+    free(second);
+    free(barbero);
+    free(servicio);
+}
+
+static void a_recipient_refused_for_good_is_dropped_at_once(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    const char *extra[] = {"--reject-rcpt", "@test.example", NULL};
+    sink_start(&K, S.dir, 0, extra);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    const char *env[] = {url, "BARBERIA_SMTP_RETRY_FOR=86400", NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Nadia", NULL);
+    /* a 550 is not retried for a day: the message is dropped after one try */
+    if (!outbox_wait_state(&S, id, "dropped", 60000)) {
+        char *log = srv_log(&S);
+        fail_msg("the refused message was not dropped; server log:\n%s", log);
+    }
+    char st[32], *row = NULL;
+    outbox_state(&S, id, st, sizeof st, &row);
+    assert_non_null(row);
+    char *attempts = strchr(row, '\t');
+    assert_non_null(attempts);
+    attempts = strchr(attempts + 1, '\t');
+    assert_non_null(attempts);
+    assert_int_equal(strtol(attempts + 1, NULL, 10), 1);
+    expect_contains(row, "550", "the outbox row's last error");
+    free(row);
+    assert_true(srv_wait_log(&S, "refused for good", 10000));
+    assert_int_equal(sink_count(&K), 0);
+    expect_healthy(&S);
+    free(id);
+}
+
+static void a_stop_cancels_a_delivery_in_progress_and_keeps_the_message(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    HOLE = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_true(HOLE >= 0);
+    assert_int_equal(bind(HOLE, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(HOLE, 16), 0);
+    assert_int_equal(getsockname(HOLE, (struct sockaddr *)&a, &len), 0);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", ntohs(a.sin_port));
+    /* an attempt that would last ten minutes on its own */
+    const char *env[] = {url, "BARBERIA_SMTP_TIMEOUT_MS=600000", NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Olga", NULL);
+    /* wait until the worker has connected to the silent server */
+    int conn = -1;
+    for (int64_t end = mono_ms() + 60000; conn < 0 && mono_ms() < end; sleep_ms(50)) {
+        struct pollfd p = {HOLE, POLLIN, 0};
+        if (poll(&p, 1, 0) == 1) conn = accept(HOLE, NULL, NULL);
+    }
+    assert_true(conn >= 0);
+    /* the stop does not wait for the attempt's own bound */
+    int status = srv_stop_within(&S, 30000);
+    close(conn);
+    assert_int_equal(status, 0);
+    /* the message is still queued for the next start */
+    char st[32];
+    outbox_state(&S, id, st, sizeof st, NULL);
+    assert_true(!strcmp(st, "pending") || !strcmp(st, "retrying"));
+    close(HOLE);
+    HOLE = -1;
+    free(id);
+}
+
+static void without_smtp_nothing_is_queued(void **state)
+{
+    (void)state;
+    srv_start(&S, NULL, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Walter", NULL);
+    assert_true(srv_wait_log(&S, "no mail transport configured", 10000));
+    char *all = outbox_list(&S, NULL);
+    assert_string_equal(all, "");
+    free(all);
+    char *sent = outbox_list(&S, "sent");
+    assert_string_equal(sent, "");
+    free(sent);
+    char *log = srv_log(&S);
+    expect_contains(log, "mail none", "the start-up line");
+    free(log);
+    free(id);
+}
+
+static void unusable_smtp_settings_stop_the_start(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    static const struct {
+        const char *env[4];
+        const char *says;
+    } cases[] = {
+        {{"BARBERIA_SMTP_URL=ftp://127.0.0.1:25"}, "smtp:// or smtps://"},
+        {{"BARBERIA_SMTP_URL=smtp://"}, "BARBERIA_SMTP_URL"},
+        {{"BARBERIA_SMTP_URL=not a url"}, "BARBERIA_SMTP_URL"},
+        {{"BARBERIA_SMTP_URL=smtp://user:" SMTP_PASSWORD "@127.0.0.1:25"}, "credentials"},
+        {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_TZ=Europe/Nowhere"}, "BARBERIA_TZ"},
+        {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_TZ=../../etc/passwd"}, "BARBERIA_TZ"},
+        {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_SMTP_FROM=Barberia <x@y.z>"},
+         "BARBERIA_SMTP_FROM"},
+        {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_SMTP_PASSWORD=" SMTP_PASSWORD},
+         "BARBERIA_SMTP_USER"},
+        {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_SMTP_CA_FILE=/no/such/ca.pem"},
+         "BARBERIA_SMTP_CA_FILE"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *argv[] = {BARBERIA_BIN, "serve", "--listen", "127.0.0.1:0",
+                              "--data",     S.data,  NULL};
+        char *out = NULL, *err = NULL;
+        int st = run_capture(argv, cases[i].env, 60000, &out, &err);
+        if (st == 0 || st == -1) fail_msg("case %zu: serve did not refuse to start (%d)", i, st);
+        /* one line names the setting at fault, and never the password */
+        const char *line = strstr(err, "barberia: serve: ");
+        if (!line) fail_msg("case %zu: no error line in: %s", i, err);
+        size_t n = strcspn(line, "\n");
+        char *one = strndup(line, n);
+        expect_contains(one, cases[i].says, "the error line");
+        free(one);
+        assert_null(strstr(err, SMTP_PASSWORD));
+        assert_null(strstr(err, "Sanitizer"));
+        free(out);
+        free(err);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(confirmation_arrives_once_with_the_booking_details, teardown),
+        cmocka_unit_test_teardown(a_name_with_crlf_adds_no_header_or_recipient, teardown),
+        cmocka_unit_test_teardown(
+            booking_is_answered_while_the_mail_server_is_down_and_mail_arrives_later, teardown),
+        cmocka_unit_test_teardown(undelivered_mail_is_sent_once_after_a_restart, teardown),
+        cmocka_unit_test_teardown(failing_mail_is_retried_then_dropped, teardown),
+        cmocka_unit_test_teardown(retrying_is_visible_while_the_server_is_down, teardown),
+        cmocka_unit_test_teardown(starttls_and_auth_deliver_without_leaking_the_password, teardown),
+        cmocka_unit_test_teardown(wrong_credentials_are_reported_without_the_password, teardown),
+        cmocka_unit_test_teardown(an_untrusted_certificate_is_refused, teardown),
+        cmocka_unit_test_teardown(booking_never_waits_on_a_silent_mail_server, teardown),
+        cmocka_unit_test_teardown(a_recipient_refused_for_good_is_dropped_at_once, teardown),
+        cmocka_unit_test_teardown(a_stop_cancels_a_delivery_in_progress_and_keeps_the_message,
+                                  teardown),
+        cmocka_unit_test_teardown(without_smtp_nothing_is_queued, teardown),
+        cmocka_unit_test_teardown(unusable_smtp_settings_stop_the_start, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
