@@ -38,6 +38,9 @@ static struct calendar none_calendar = {&none_ops};
 br_err calendar_open(const struct config *cfg, struct calendar **out)
 {
     if (cfg->google_credentials) return calendar_google_open(cfg, out);
+    if (cfg->google_subject)
+        return err_set(BR_CONFIG, "BARBERIA_GOOGLE_SUBJECT is set but "
+                                  "BARBERIA_GOOGLE_CREDENTIALS is not: no calendar to act on");
     *out = &none_calendar;
     return BR_OK;
 }

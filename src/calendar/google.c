@@ -14,6 +14,19 @@
  * (private key, assertion, access token) ever reaches an error detail or the
  * log; the details carry HTTP statuses, curl's errors and Google's own short
  * error message.
+ *
+ * Attendees. An ordinary service account (no Google Workspace domain-wide
+ * delegation) may create events but not invite anyone: Google answers an
+ * events.insert that carries attendees with 403, reason
+ * forbiddenForServiceAccounts. The adapter then sends the same event once
+ * more without attendees, within the same deadline, and keeps that event's
+ * id; it remembers the refusal (an atomic flag) so that later bookings go
+ * straight to the attendee-less request, and explains it in one warn line,
+ * once per process. With cfg->google_subject (BARBERIA_GOOGLE_SUBJECT) the
+ * assertion carries "sub": the service account acts for that Workspace user
+ * and, given domain-wide delegation, may invite; then the refusal is not
+ * remembered (every booking tries to invite first), but still explained
+ * once.
  */
 #include "google.h"
 #include "../config.h"
@@ -28,6 +41,7 @@
 #include <openssl/pem.h>
 #include <pthread.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +57,11 @@
 #define TOKEN_MAX       4096
 #define EVENT_ID_MAX    1024
 #define REASON_MAX      160
+#define SUBJECT_MAX     254
+/* Google's error reason for attendees sent by a service account without
+ * domain-wide delegation, and the start of its message */
+#define NO_INVITE_REASON  "forbiddenForServiceAccounts"
+#define NO_INVITE_MESSAGE "Service accounts cannot invite attendees"
 /* a cached token is renewed once less than this is left of it */
 #define TOKEN_MARGIN_MS 60000
 /* Google's tokens last an hour; a longer claim is not believed */
@@ -51,6 +70,7 @@
 struct gcal {
     struct calendar base; /* first: the port hands &base back to us */
     char *client_email;
+    char *subject; /* NULL: the service account acts as itself (no "sub") */
     char *token_uri;
     char *events_url; /* <api>/calendars/<calendar id, percent-encoded>/events */
     EVP_PKEY *key;
@@ -61,6 +81,11 @@ struct gcal {
     pthread_mutex_t lock;
     char *token;          /* NULL: none cached */
     int64_t token_expiry; /* clock_mono_ms() at which the token stops working */
+    /* Google refused attendees from this account (forbiddenForServiceAccounts):
+     * events go without them from now on. Only ever set without a subject. */
+    atomic_bool no_invites;
+    /* the warn line explaining events without attendees has been logged */
+    atomic_bool explained;
 };
 
 /* One HTTP exchange with Google. */
@@ -259,7 +284,10 @@ static br_err make_assertion(const struct gcal *g, char **out)
     json_t *claims =
         json_pack("{s:s, s:s, s:s, s:I, s:I}", "iss", g->client_email, "scope", GCAL_SCOPE, "aud",
                   g->token_uri, "iat", iat, "exp", iat + ASSERTION_TTL_S);
-    char *claims_text = claims ? json_dumps(claims, JSON_COMPACT) : NULL;
+    /* domain-wide delegation: the Workspace user the account acts for */
+    bool bad = !claims ||
+               (g->subject && json_object_set_new(claims, "sub", json_string(g->subject)) != 0);
+    char *claims_text = !bad ? json_dumps(claims, JSON_COMPACT) : NULL;
     json_decref(claims);
     if (!claims_text) return err_set(BR_INTERNAL, "cannot build the token claims");
     char *h64 = b64url(JWT_HEADER, strlen(JWT_HEADER));
@@ -449,10 +477,11 @@ static br_err authorized_call(struct gcal *g, int64_t deadline, struct call *c,
     return rc;
 }
 
-/* The events.insert body. Caller frees; NULL when a text is not UTF-8. */
-static char *event_json(const struct cal_event *ev)
+/* The events.insert body, with or without the attendees member. Caller
+ * frees; NULL when a text is not UTF-8. */
+static char *event_json(const struct cal_event *ev, bool with_attendees)
 {
-    json_t *att = json_array();
+    json_t *att = with_attendees ? json_array() : NULL;
     if (att && ev->attendee_email && *ev->attendee_email &&
         json_array_append_new(att, json_pack("{s:s}", "email", ev->attendee_email)) != 0) {
         json_decref(att);
@@ -466,20 +495,60 @@ static char *event_json(const struct cal_event *ev)
     bad |= json_object_set_new(o, "description", json_string(ev->description));
     bad |= json_object_set_new(o, "start", json_pack("{s:s}", "dateTime", ev->start));
     bad |= json_object_set_new(o, "end", json_pack("{s:s}", "dateTime", ev->end));
-    bad |= json_object_set_new(o, "attendees", att);
+    if (with_attendees) bad |= json_object_set_new(o, "attendees", att);
     char *text = bad ? NULL : json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return text;
 }
 
-static br_err gcal_create(struct calendar *cal, const struct cal_event *ev, char **event_id)
+/* True when a refusal's reason (one of error.errors[], or a
+ * google.rpc.ErrorInfo in error.details[]) is forbiddenForServiceAccounts. */
+static bool has_no_invite_reason(const json_t *list)
 {
-    struct gcal *g = (struct gcal *)cal;
+    size_t i;
+    const json_t *item;
+    json_array_foreach(list, i, item)
+    {
+        const char *reason = json_string_value(json_object_get(item, "reason"));
+        if (reason && !strcmp(reason, NO_INVITE_REASON)) return true;
+    }
+    return false;
+}
+
+/* True when an events.insert answer's body is Google's refusal of
+ * attendees from a service account without domain-wide delegation: the
+ * Calendar API's {"error": {"errors": [{"reason":
+ * "forbiddenForServiceAccounts", ...}], "code": 403, "message": ...}}, or
+ * the newer shape with error.status PERMISSION_DENIED and the same message
+ * or an ErrorInfo reason. Any other 403 is not. */
+static bool refuses_attendees(const struct buf *body)
+{
+    json_t *j = json_loadb(body->p ? body->p : "", body->len, 0, NULL);
+    const json_t *e = json_object_get(j, "error");
+    bool yes = has_no_invite_reason(json_object_get(e, "errors")) ||
+               has_no_invite_reason(json_object_get(e, "details"));
+    if (!yes) {
+        const char *status = json_string_value(json_object_get(e, "status"));
+        const char *message = json_string_value(json_object_get(e, "message"));
+        yes = message && !strncmp(message, NO_INVITE_MESSAGE, strlen(NO_INVITE_MESSAGE)) &&
+              (!status || !strcmp(status, "PERMISSION_DENIED"));
+    }
+    json_decref(j);
+    return yes;
+}
+
+/* One events.insert within deadline, with or without the attendees. OUT:
+ * *event_id (caller frees) on success; *no_invites set when Google refused
+ * it for its attendees (see refuses_attendees). */
+static br_err insert_event(struct gcal *g, int64_t deadline, const struct cal_event *ev,
+                           bool with_attendees, char **event_id, bool *no_invites)
+{
     *event_id = NULL;
-    int64_t deadline = clock_mono_ms() + g->timeout_ms;
-    char *body = event_json(ev);
-    if (!body) return err_set(BR_INTERNAL, "events.insert: cannot build the event");
-    struct call c = {.what = "events.insert",
+    *no_invites = false;
+    const char *what = with_attendees ? "events.insert" : "events.insert without attendees";
+    char *body = event_json(ev, with_attendees);
+    if (!body) return err_set(BR_INTERNAL, "%s: cannot build the event", what);
+    struct call c = {.what = what,
                      .method = "POST",
                      .url = g->events_url,
                      .body = body,
@@ -490,23 +559,61 @@ static br_err gcal_create(struct calendar *cal, const struct cal_event *ev, char
     if (!rc && (c.status < 200 || c.status > 299)) {
         char why[REASON_MAX + 4];
         error_reason(&c.resp, why, sizeof why);
-        rc = err_set(BR_UPSTREAM, "events.insert: HTTP %ld%s", c.status, why);
+        rc = err_set(BR_UPSTREAM, "%s: HTTP %ld%s", what, c.status, why);
+        *no_invites = with_attendees && c.status == 403 && refuses_attendees(&c.resp);
     }
     json_t *j = NULL;
     if (!rc) {
         j = json_loadb(c.resp.p ? c.resp.p : "", c.resp.len, 0, NULL);
         if (!json_is_object(j))
-            rc = err_set(BR_UPSTREAM,
-                         "events.insert: HTTP %ld with a body that is "
-                         "not a JSON object",
+            rc = err_set(BR_UPSTREAM, "%s: HTTP %ld with a body that is not a JSON object", what,
                          c.status);
     }
     const char *id = json_string_value(json_object_get(j, "id"));
     if (!rc && (!id || !visible_ascii(id, EVENT_ID_MAX)))
-        rc = err_set(BR_UPSTREAM, "events.insert: the answer has no usable event id");
+        rc = err_set(BR_UPSTREAM, "%s: the answer has no usable event id", what);
     if (!rc) *event_id = xstrdup(id);
     json_decref(j);
     buf_free(&c.resp);
+    return rc;
+}
+
+/* The one warn line (per process) saying why clients are not invited. */
+static void explain_no_invites(struct gcal *g)
+{
+    if (atomic_exchange(&g->explained, true)) return;
+    if (!g->subject)
+        log_warn("calendar: the client is not invited to the event: Google refuses attendees "
+                 "from service account %s (" NO_INVITE_REASON "), so events are created "
+                 "without them from now on; inviting clients needs a Google Workspace "
+                 "domain-wide delegation and BARBERIA_GOOGLE_SUBJECT set to the user to act "
+                 "for (see docs/google-calendar.md)",
+                 g->client_email);
+    else
+        log_warn("calendar: the client is not invited to the event: Google refuses attendees "
+                 "from service account %s acting for %s (" NO_INVITE_REASON "), so the event "
+                 "was created without them; check the domain-wide delegation of the account's "
+                 "client id for the scope " GCAL_SCOPE " in the Workspace admin console "
+                 "(logged once; every booking still tries to invite first)",
+                 g->client_email, g->subject);
+}
+
+static br_err gcal_create(struct calendar *cal, const struct cal_event *ev, char **event_id)
+{
+    struct gcal *g = (struct gcal *)cal;
+    *event_id = NULL;
+    int64_t deadline = clock_mono_ms() + g->timeout_ms;
+    /* without a subject, a refusal is final: skip the doomed attempt */
+    bool invite = g->subject || !atomic_load(&g->no_invites);
+    bool refused = false;
+    br_err rc = insert_event(g, deadline, ev, invite, event_id, &refused);
+    if (rc && refused) {
+        if (!g->subject) atomic_store(&g->no_invites, true);
+        invite = false;
+        /* once more without attendees, within what is left of the bound */
+        rc = insert_event(g, deadline, ev, false, event_id, &refused);
+    }
+    if (!rc && !invite) explain_no_invites(g);
     return rc;
 }
 
@@ -539,6 +646,7 @@ static void gcal_free(struct gcal *g)
     if (g->lock_ready) pthread_mutex_destroy(&g->lock);
     wipe_free(g->token);
     free(g->client_email);
+    free(g->subject);
     free(g->token_uri);
     free(g->events_url);
     EVP_PKEY_free(g->key);
@@ -698,13 +806,56 @@ static br_err build_events_url(struct gcal *g, const char *api_url, const char *
     return BR_OK;
 }
 
+/* True when s looks like the e-mail address of a Workspace user:
+ * local@domain.tld in visible ASCII, one '@', nothing that would need
+ * quoting, a domain of letters, digits, '-' and inner dots. */
+static bool looks_like_email(const char *s)
+{
+    size_t n = strlen(s);
+    const char *at = strchr(s, '@');
+    if (n > SUBJECT_MAX || !at || at == s || at - s > 64 || strchr(at + 1, '@')) return false;
+    for (const char *p = s; p < at; p++)
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f || strchr("()<>[]\\,;:\"", *p))
+            return false;
+    const char *d = at + 1;
+    size_t dn = strlen(d);
+    if (!dn || d[0] == '.' || d[dn - 1] == '.' || d[0] == '-' || !strchr(d, '.') ||
+        strstr(d, ".."))
+        return false;
+    for (const char *p = d; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '.'))
+            return false;
+    return true;
+}
+
+static br_err check_subject(const char *subject)
+{
+    if (looks_like_email(subject)) return BR_OK;
+    /* shown, but as one line of printable ASCII, cut short */
+    char shown[64];
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)subject; *p && o + 1 < sizeof shown; p++)
+        shown[o++] = *p >= 0x20 && *p < 0x7f ? (char)*p : '?';
+    shown[o] = '\0';
+    return err_set(BR_CONFIG,
+                   "BARBERIA_GOOGLE_SUBJECT \"%s%s\" is not an e-mail address (it must be the "
+                   "Workspace user the service account acts for, e.g. agenda@example.com)",
+                   shown, subject[o] ? "..." : "");
+}
+
 br_err calendar_google_open(const struct config *cfg, struct calendar **out)
 {
     *out = NULL;
+    br_err rc = cfg->google_subject ? check_subject(cfg->google_subject) : BR_OK;
+    if (rc) return rc;
     struct gcal *g = xcalloc(1, sizeof *g);
     g->base.ops = &gcal_ops;
     g->timeout_ms = cfg->calendar_timeout_ms > 0 ? cfg->calendar_timeout_ms : 5000;
-    br_err rc = load_key_file(g, cfg->google_credentials);
+    g->subject = cfg->google_subject ? xstrdup(cfg->google_subject) : NULL;
+    atomic_init(&g->no_invites, false);
+    atomic_init(&g->explained, false);
+    rc = load_key_file(g, cfg->google_credentials);
     if (!rc) rc = build_events_url(g, cfg->google_api_url, cfg->google_calendar_id);
     if (!rc) {
         int e = pthread_mutex_init(&g->lock, NULL);
@@ -715,8 +866,9 @@ br_err calendar_google_open(const struct config *cfg, struct calendar **out)
         gcal_free(g);
         return rc;
     }
-    log_info("calendar: Google Calendar \"%s\" as %s (bound %lld ms)", cfg->google_calendar_id,
-             g->client_email, (long long)g->timeout_ms);
+    log_info("calendar: Google Calendar \"%s\" as %s%s%s (bound %lld ms)",
+             cfg->google_calendar_id, g->client_email, g->subject ? " acting for " : "",
+             g->subject ? g->subject : "", (long long)g->timeout_ms);
     *out = &g->base;
     return BR_OK;
 }

@@ -7,6 +7,13 @@
  * events are inserted with events.insert on the configured calendar. The
  * whole attempt, token included, is bounded by calendar_timeout_ms.
  *
+ * Attendees: Google lets a service account invite people only when it acts
+ * for a Workspace user (domain-wide delegation; cfg->google_subject goes
+ * into the assertion as "sub"). Without that, Google refuses an event with
+ * attendees (403 forbiddenForServiceAccounts); the adapter then creates the
+ * same event without the attendee, within the same bound, says so once in
+ * the log, and sends later events without attendees straight away.
+ *
  * create_event and delete_event may run on any number of threads at once.
  * Besides the port's BR_UPSTREAM (Google refused or garbled the answer) and
  * BR_TIMEOUT (the bound ran out, also while waiting for another thread's

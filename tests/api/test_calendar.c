@@ -43,22 +43,29 @@
 #define MARGIN_MS     8000
 /* base64url of {"alg":"RS256","typ":"JWT"}: the start of every assertion */
 #define JWT_HEADER_B64 "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9"
+/* the Workspace user DS's account acts for (domain-wide delegation) */
+#define SUBJECT "agenda@barberia-test.example"
 
 extern char **environ;
 
-/* --- the double --------------------------------------------------------------------- */
+/* --- the doubles --------------------------------------------------------------------- */
 
-static struct {
+/* One running gcal_double. */
+struct dbl {
     pid_t pid;
     struct srv http; /* only .base is used: the harness's HTTP helpers */
     char log[320], out[320], err[320];
     char token_url[128];
-} D;
+};
+
+static struct dbl D;  /* an ordinary service account: no delegation, no "sub" */
+static struct dbl DS; /* domain-wide delegation, acting for SUBJECT */
 
 static char ROOT[256];                          /* temporary folder of the group */
 static char KEY[320], PUB[320], OTHER_KEY[320]; /* PEM files */
 static char CREDS[320];                         /* the good service-account key file */
 static char CREDS_WRONG_EMAIL[320], CREDS_WRONG_KEY[320];
+static char CREDS_DS[320]; /* the same account, with DS's token_uri */
 
 static void sleep_ms(int ms)
 {
@@ -73,41 +80,52 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void double_start(void)
+/* Starts a double whose files are <ROOT>/<name>.*; subject NULL: no
+ * domain-wide delegation. */
+static void dbl_start(struct dbl *d, const char *name, const char *subject)
 {
-    snprintf(D.log, sizeof D.log, "%s/double.jsonl", ROOT);
-    snprintf(D.out, sizeof D.out, "%s/double.out", ROOT);
-    snprintf(D.err, sizeof D.err, "%s/double.err", ROOT);
-    int outfd = open(D.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int errfd = open(D.err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    snprintf(d->log, sizeof d->log, "%s/%s.jsonl", ROOT, name);
+    snprintf(d->out, sizeof d->out, "%s/%s.out", ROOT, name);
+    snprintf(d->err, sizeof d->err, "%s/%s.err", ROOT, name);
+    int outfd = open(d->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int errfd = open(d->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     assert_true(outfd >= 0 && errfd >= 0);
+    const char *argv[] = {"gcal_double",
+                          "--public-key",
+                          PUB,
+                          "--client-email",
+                          CLIENT_EMAIL,
+                          "--log",
+                          d->log,
+                          subject ? "--subject" : NULL, /* the list ends here without one */
+                          subject,
+                          NULL};
     pid_t pid = fork();
     if (pid == 0) {
         dup2(outfd, 1);
         dup2(errfd, 2);
-        execl(BARBERIA_DOUBLES_DIR "/gcal_double", "gcal_double", "--public-key", PUB,
-              "--client-email", CLIENT_EMAIL, "--log", D.log, (char *)NULL);
+        execv(BARBERIA_DOUBLES_DIR "/gcal_double", (char *const *)argv);
         _exit(127);
     }
     close(outfd);
     close(errfd);
     assert_true(pid > 0);
-    D.pid = pid;
+    d->pid = pid;
     for (int waited = 0; waited < 60000; waited += 20) {
-        char *out = read_file(D.out, NULL);
+        char *out = read_file(d->out, NULL);
         const char *p = out ? strstr(out, "port ") : NULL;
         if (p && strchr(p, '\n')) {
             int port = (int)strtol(p + 5, NULL, 10);
             free(out);
-            snprintf(D.http.base, sizeof D.http.base, "http://127.0.0.1:%d", port);
-            snprintf(D.token_url, sizeof D.token_url, "http://127.0.0.1:%d/token", port);
+            snprintf(d->http.base, sizeof d->http.base, "http://127.0.0.1:%d", port);
+            snprintf(d->token_url, sizeof d->token_url, "http://127.0.0.1:%d/token", port);
             return;
         }
         free(out);
         int st;
         if (waitpid(pid, &st, WNOHANG) == pid) {
-            D.pid = 0;
-            char *err = read_file(D.err, NULL);
+            d->pid = 0;
+            char *err = read_file(d->err, NULL);
             fail_msg("gcal_double exited before listening: %s", err ? err : "");
         }
         sleep_ms(20);
@@ -115,24 +133,24 @@ static void double_start(void)
     fail_msg("gcal_double did not print its port within 60 s");
 }
 
-/* Stops the double; it must go promptly (even with hung requests) and
+/* Stops a double; it must go promptly (even with hung requests) and
  * cleanly. */
-static void double_stop(void)
+static void dbl_stop(struct dbl *d)
 {
-    if (D.pid <= 0) return;
-    kill(D.pid, SIGTERM);
+    if (d->pid <= 0) return;
+    kill(d->pid, SIGTERM);
     int st = 0;
     bool gone = false;
     for (int waited = 0; waited < 20000 && !gone; waited += 10) {
-        gone = waitpid(D.pid, &st, WNOHANG) == D.pid;
+        gone = waitpid(d->pid, &st, WNOHANG) == d->pid;
         if (!gone) sleep_ms(10);
     }
     if (!gone) {
-        kill(D.pid, SIGKILL);
-        waitpid(D.pid, &st, 0);
+        kill(d->pid, SIGKILL);
+        waitpid(d->pid, &st, 0);
     }
-    D.pid = 0;
-    char *err = read_file(D.err, NULL);
+    d->pid = 0;
+    char *err = read_file(d->err, NULL);
     bool sanitizer = err && (strstr(err, "Sanitizer") || strstr(err, "runtime error:"));
     if (!gone || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || sanitizer) {
         fprintf(stderr, "gcal_double stderr:\n%s\n", err ? err : "");
@@ -142,29 +160,39 @@ static void double_stop(void)
     free(err);
 }
 
-static void double_control(const char *query)
+static void dbl_control(struct dbl *d, const char *query)
 {
     char path[256];
     snprintf(path, sizeof path, "/control?%s", query);
     struct resp r;
-    http_req(&D.http, "POST", path, NULL, &r);
+    http_req(&d->http, "POST", path, NULL, &r);
     if (r.status != 200) fail_msg("double control %s: %ld %s", query, r.status, r.body);
     resp_free(&r);
 }
 
-/* Where the double's log ends now: entries after it are what came next. */
-static size_t dlog_mark(void)
+static void double_control(const char *query)
 {
-    struct stat st;
-    return stat(D.log, &st) == 0 ? (size_t)st.st_size : 0;
+    dbl_control(&D, query);
 }
 
-/* The double's log entries written after mark, as a JSON array (caller
+/* Where a double's log ends now: entries after it are what came next. */
+static size_t dbl_mark(const struct dbl *d)
+{
+    struct stat st;
+    return stat(d->log, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+static size_t dlog_mark(void)
+{
+    return dbl_mark(&D);
+}
+
+/* A double's log entries written after mark, as a JSON array (caller
  * decrefs). */
-static json_t *dlog_since(size_t mark)
+static json_t *dbl_since(const struct dbl *d, size_t mark)
 {
     size_t len = 0;
-    char *text = read_file(D.log, &len);
+    char *text = d->log[0] ? read_file(d->log, &len) : NULL;
     json_t *all = json_array();
     for (char *line = text && mark <= len ? text + mark : NULL; line && *line;) {
         char *nl = strchr(line, '\n');
@@ -176,6 +204,11 @@ static json_t *dlog_since(size_t mark)
     }
     free(text);
     return all;
+}
+
+static json_t *dlog_since(size_t mark)
+{
+    return dbl_since(&D, mark);
 }
 
 static bool is_token_entry(const json_t *e)
@@ -238,8 +271,10 @@ static void make_keypair(const char *priv_path, const char *pub_path)
     EVP_PKEY_CTX_free(ctx);
 }
 
-/* Writes a service-account key file shaped like the ones Google hands out. */
-static void write_creds(const char *path, const char *email, const char *key_path)
+/* Writes a service-account key file shaped like the ones Google hands out,
+ * whose token_uri is d's. */
+static void write_creds_for(const struct dbl *d, const char *path, const char *email,
+                            const char *key_path)
 {
     char *pem = read_file(key_path, NULL);
     assert_non_null(pem);
@@ -247,10 +282,15 @@ static void write_creds(const char *path, const char *email, const char *key_pat
                           "project_id", "barberia-test", "private_key_id", "0123456789abcdef",
                           "private_key", pem, "client_email", email, "client_id",
                           "123456789012345678901", "auth_uri",
-                          "https://accounts.google.com/o/oauth2/auth", "token_uri", D.token_url);
+                          "https://accounts.google.com/o/oauth2/auth", "token_uri", d->token_url);
     free(pem);
     assert_int_equal(json_dump_file(j, path, JSON_INDENT(2)), 0);
     json_decref(j);
+}
+
+static void write_creds(const char *path, const char *email, const char *key_path)
+{
+    write_creds_for(&D, path, email, key_path);
 }
 
 static void write_text(const char *path, const char *text)
@@ -278,18 +318,22 @@ struct shop {
 static struct shop G; /* the main shop: good key, CALENDAR_ID, a wide bound */
 static struct shop T; /* short bound, for the failure modes */
 
-/* Starts a shop. creds NULL: no calendar configured at all. */
-static void shop_start(struct shop *sh, const char *creds, const char *calendar_id, int bound_ms)
+/* Starts a shop that talks to double d. creds NULL: no calendar configured
+ * at all. subject: BARBERIA_GOOGLE_SUBJECT (NULL: unset). */
+static void shop_start_on(struct shop *sh, const struct dbl *d, const char *creds,
+                          const char *calendar_id, int bound_ms, const char *subject)
 {
     memset(sh, 0, sizeof *sh);
     int n = 0;
     if (creds) {
         snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_GOOGLE_CREDENTIALS=%s", creds);
         snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_GOOGLE_API_URL=%s/calendar/v3",
-                 D.http.base);
+                 d->http.base);
         snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_GOOGLE_CALENDAR_ID=%s", calendar_id);
         snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_CALENDAR_TIMEOUT_MS=%d", bound_ms);
     }
+    if (subject)
+        snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_GOOGLE_SUBJECT=%s", subject);
     for (int i = 0; i < n; i++)
         sh->envp[i] = sh->env[i];
     sh->envp[n] = NULL;
@@ -297,6 +341,11 @@ static void shop_start(struct shop *sh, const char *creds, const char *calendar_
     sh->barbero = make_barbero(&sh->s, BARBERO_NOMBRE);
     sh->servicio = make_servicio(&sh->s, SERVICIO_NOMBRE, 30, 15.0);
     signup_user(&sh->s, &sh->ana, ANA_NOMBRE);
+}
+
+static void shop_start(struct shop *sh, const char *creds, const char *calendar_id, int bound_ms)
+{
+    shop_start_on(sh, &D, creds, calendar_id, bound_ms, NULL);
 }
 
 static void shop_stop(struct shop *sh)
@@ -368,24 +417,27 @@ static char *one_log_line(const struct srv *s, const char *a, const char *b)
     return found;
 }
 
-/* Asserts that no access token the double ever issued, no assertion it was
- * sent and no private key appears in the server's log. */
+/* Asserts that no access token either double ever issued, no assertion it
+ * was sent and no private key appears in the server's log. */
 static void assert_log_holds_no_secret(const struct srv *s)
 {
     char *log = srv_log(s);
-    json_t *all = dlog_since(0);
-    size_t i;
-    json_t *e;
-    json_array_foreach(all, i, e)
-    {
-        const char *tok = jstr(e, "issued");
-        if (tok && strstr(log, tok)) fail_msg("the server log holds an access token");
-        const char *body = jstr(e, "body");
-        const char *assertion = body && is_token_entry(e) ? strstr(body, "assertion=") : NULL;
-        if (assertion && strlen(assertion) > 20 && strstr(log, assertion + 10))
-            fail_msg("the server log holds an assertion");
+    const struct dbl *ds[] = {&D, &DS};
+    for (size_t k = 0; k < ARRAY_LEN(ds); k++) {
+        json_t *all = dbl_since(ds[k], 0);
+        size_t i;
+        json_t *e;
+        json_array_foreach(all, i, e)
+        {
+            const char *tok = jstr(e, "issued");
+            if (tok && strstr(log, tok)) fail_msg("the server log holds an access token");
+            const char *body = jstr(e, "body");
+            const char *assertion = body && is_token_entry(e) ? strstr(body, "assertion=") : NULL;
+            if (assertion && strlen(assertion) > 20 && strstr(log, assertion + 10))
+                fail_msg("the server log holds an assertion");
+        }
+        json_decref(all);
     }
-    json_decref(all);
     assert_null(strstr(log, JWT_HEADER_B64));
     assert_null(strstr(log, "PRIVATE KEY"));
     assert_null(strstr(log, "Bearer "));
@@ -492,7 +544,10 @@ static int group_setup(void **state)
     snprintf(CREDS_WRONG_KEY, sizeof CREDS_WRONG_KEY, "%s/wrong-key.json", ROOT);
     make_keypair(KEY, PUB);
     make_keypair(OTHER_KEY, NULL);
-    double_start();
+    dbl_start(&D, "double", NULL);
+    dbl_start(&DS, "double-dwd", SUBJECT);
+    snprintf(CREDS_DS, sizeof CREDS_DS, "%s/service-account-dwd.json", ROOT);
+    write_creds_for(&DS, CREDS_DS, CLIENT_EMAIL, KEY);
     write_creds(CREDS, CLIENT_EMAIL, KEY);
     write_creds(CREDS_WRONG_EMAIL, "someone-else@other.iam.gserviceaccount.com", KEY);
     write_creds(CREDS_WRONG_KEY, CLIENT_EMAIL, OTHER_KEY);
@@ -515,7 +570,8 @@ static int group_teardown(void **state)
     (void)state;
     shop_stop(&G);
     shop_stop(&T);
-    double_stop();
+    dbl_stop(&D);
+    dbl_stop(&DS);
     if (ROOT[0]) nftw(ROOT, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return 0;
 }
@@ -879,10 +935,20 @@ static void google_never_answering_leaves_the_event_null_within_the_bound(void *
     booking_survives("mode=hang", "no answer within");
 }
 
-static void google_refusing_attendees_is_logged_with_its_reason(void **state)
+static void google_refusing_writes_with_another_403_fails_without_a_retry(void **state)
 {
     (void)state;
-    booking_survives("mode=forbidden", "HTTP 403: Service accounts cannot invite attendees");
+    /* a calendar shared read-only: a 403 that has nothing to do with the
+     * attendees is a failure, and the event is not sent again */
+    size_t mark = dlog_mark();
+    booking_survives("mode=noaccess",
+                     "events.insert: HTTP 403: You need to have writer access to this calendar.");
+    json_t *all = dlog_since(mark);
+    size_t i, inserts = 0;
+    json_t *e;
+    json_array_foreach(all, i, e) inserts += is_insert_entry(e);
+    assert_int_equal(inserts, 1);
+    json_decref(all);
 }
 
 static void token_endpoint_never_answering_bounds_every_waiting_booking(void **state)
@@ -1052,16 +1118,19 @@ static void nothing_configured_leaves_the_event_null(void **state)
     shop_stop(&none);
 }
 
-/* Runs `barberia serve` with a key file and expects it to refuse to start:
- * exit status 1 and one error line, which is returned (caller frees). */
-static char *serve_refuses(const char *creds_path)
+/* Runs `barberia serve` with a key file (and extra_env, "NAME=value" or
+ * NULL) and expects it to refuse to start: exit status 1 and one error line,
+ * which must hold must_hold and is returned (caller frees). */
+static char *serve_refuses_with(const char *creds_path, const char *extra_env,
+                                const char *must_hold)
 {
-    char data[400], errpath[400], env_creds[600], env_api[300];
+    char data[400], errpath[400], env_creds[600], env_api[300], env_extra[600];
     static int n;
     snprintf(data, sizeof data, "%s/refused-%d", ROOT, ++n);
     snprintf(errpath, sizeof errpath, "%s/refused-%d.err", ROOT, n);
     snprintf(env_creds, sizeof env_creds, "BARBERIA_GOOGLE_CREDENTIALS=%s", creds_path);
     snprintf(env_api, sizeof env_api, "BARBERIA_GOOGLE_API_URL=%s/calendar/v3", D.http.base);
+    snprintf(env_extra, sizeof env_extra, "%s", extra_env ? extra_env : "");
     pid_t pid = fork();
     if (pid == 0) {
         int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -1083,6 +1152,7 @@ static char *serve_refuses(const char *creds_path)
         }
         putenv(env_creds);
         putenv(env_api);
+        if (env_extra[0]) putenv(env_extra);
         execl(BARBERIA_BIN, "barberia", "serve", "--listen", "127.0.0.1:0", "--data", data,
               (char *)NULL);
         _exit(127);
@@ -1123,9 +1193,14 @@ static char *serve_refuses(const char *creds_path)
     if (errors != 1) fail_msg("expected one error line, got %d:\n%s", errors, err);
     free(err);
     assert_true(!strncmp(found, "barberia: serve: ", strlen("barberia: serve: ")));
-    assert_non_null(strstr(found, creds_path));
+    if (!strstr(found, must_hold)) fail_msg("error line without \"%s\": %s", must_hold, found);
     assert_null(strstr(found, "PRIVATE KEY"));
     return found;
+}
+
+static char *serve_refuses(const char *creds_path)
+{
+    return serve_refuses_with(creds_path, NULL, creds_path);
 }
 
 static void missing_key_file_stops_serve_with_one_error_line(void **state)
@@ -1186,6 +1261,357 @@ static void malformed_key_file_stops_serve_with_one_error_line(void **state)
     json_decref(good);
 }
 
+/* --- attendees: ordinary service accounts and domain-wide delegation ------------------------- */
+
+/* The events.insert entries of all, in order, as a new array (caller
+ * decrefs). */
+static json_t *insert_entries(const json_t *all)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(all, i, e) if (is_insert_entry(e)) json_array_append(out, e);
+    return out;
+}
+
+/* The event an entry's body holds (caller decrefs). */
+static json_t *entry_event(const json_t *e)
+{
+    json_t *ev = json_loads(jstr(e, "body"), 0, NULL);
+    if (!json_is_object(ev)) fail_msg("an events.insert body is not a JSON object");
+    return ev;
+}
+
+/* Lines of the server log holding a (and b, when not NULL). */
+static int count_log_lines(const struct srv *s, const char *a, const char *b)
+{
+    char *log = srv_log(s);
+    int n = 0;
+    for (char *line = log; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        n += strstr(line, a) && (!b || strstr(line, b));
+        line = nl ? nl + 1 : line + strlen(line);
+    }
+    free(log);
+    return n;
+}
+
+/* Asserts that e is an accepted events.insert without attendees that
+ * issued event_id. */
+static void expect_created_without_attendees(const json_t *e, const char *event_id)
+{
+    assert_string_equal(jstr(e, "verdict"), "ok");
+    assert_int_equal(json_integer_value(json_object_get(e, "status")), 200);
+    assert_string_equal(jstr(e, "issued_id"), event_id);
+    json_t *ev = entry_event(e);
+    assert_null(json_object_get(ev, "attendees"));
+    json_decref(ev);
+}
+
+/* The explanation of events without attendees: one warn line. */
+static void expect_one_explanation(const struct srv *s)
+{
+    char *line = one_log_line(s, "not invited", "BARBERIA_GOOGLE_SUBJECT");
+    if (!strstr(line, " warn calendar: ") || !strstr(line, "domain-wide delegation") ||
+        !strstr(line, "forbiddenForServiceAccounts"))
+        fail_msg("unexpected explanation line: %s", line);
+    free(line);
+}
+
+static void ordinary_service_account_creates_the_event_without_inviting_the_client(void **state)
+{
+    (void)state;
+    struct shop sa;
+    shop_start(&sa, CREDS, CALENDAR_ID, LONG_BOUND_MS);
+    /* Google as it is for a service account without domain-wide delegation */
+    double_control("mode=forbidden");
+    char fecha[32];
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    json_t *cita = book_cita(&sa, &sa.ana, fecha, NULL, NULL);
+    const char *event_id = jstr(cita, "google_event_id");
+    assert_non_null(event_id);
+    json_t *all = dlog_since(mark);
+    /* the assertion has no "sub": the account acts as itself */
+    const json_t *tok = json_array_get(all, 0);
+    assert_true(is_token_entry(tok));
+    assert_string_equal(jstr(tok, "verdict"), "ok");
+    assert_null(json_object_get(json_object_get(tok, "claims"), "sub"));
+    /* first the event with the client as attendee, refused with Google's
+     * 403, then the same event without attendees, accepted */
+    json_t *ins = insert_entries(all);
+    assert_int_equal(json_array_size(ins), 2);
+    const json_t *refused = json_array_get(ins, 0);
+    assert_int_equal(json_integer_value(json_object_get(refused, "status")), 403);
+    assert_string_equal(jstr(refused, "verdict"), "ok");
+    json_t *with = entry_event(refused);
+    const json_t *att = json_object_get(with, "attendees");
+    assert_int_equal(json_array_size(att), 1);
+    assert_string_equal(jstr(json_array_get(att, 0), "email"), sa.ana.email);
+    const json_t *accepted = json_array_get(ins, 1);
+    expect_created_without_attendees(accepted, event_id);
+    /* the same event but for the attendees, with the same token */
+    json_t *without = entry_event(accepted);
+    json_object_del(with, "attendees");
+    assert_true(json_equal(with, without));
+    assert_string_equal(jstr(refused, "authorization"), jstr(accepted, "authorization"));
+    json_decref(with);
+    json_decref(without);
+    json_decref(ins);
+    json_decref(all);
+    /* no failure is logged for the booking; one line explains */
+    assert_int_equal(count_log_lines(&sa.s, "no event for cita", NULL), 0);
+    expect_one_explanation(&sa.s);
+    json_decref(cita);
+
+    /* later bookings skip the doomed attempt: one request each */
+    for (int k = 0; k < 2; k++) {
+        next_slot(fecha);
+        mark = dlog_mark();
+        cita = book_cita(&sa, &sa.ana, fecha, NULL, NULL);
+        assert_non_null(jstr(cita, "google_event_id"));
+        all = dlog_since(mark);
+        ins = insert_entries(all);
+        assert_int_equal(json_array_size(ins), 1);
+        expect_created_without_attendees(json_array_get(ins, 0), jstr(cita, "google_event_id"));
+        json_decref(ins);
+        json_decref(all);
+        json_decref(cita);
+    }
+    /* still explained once, not per booking */
+    expect_one_explanation(&sa.s);
+    assert_log_holds_no_secret(&sa.s);
+    shop_stop(&sa);
+}
+
+static void concurrent_first_bookings_without_delegation_all_get_events(void **state)
+{
+    (void)state;
+    struct shop sa;
+    shop_start(&sa, CREDS, CALENDAR_ID, LONG_BOUND_MS);
+    double_control("mode=forbidden");
+    enum { N = 5 };
+    char fechas[N][32];
+    for (int i = 0; i < N; i++)
+        next_slot(fechas[i]);
+    struct racer rs[N];
+    size_t mark = dlog_mark();
+    book_concurrently(&sa, &sa.ana, fechas, N, rs);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(rs[i].status, 201);
+        assert_non_null(jstr(rs[i].cita, "google_event_id"));
+        for (int k = 0; k < i; k++)
+            assert_string_not_equal(jstr(rs[i].cita, "google_event_id"),
+                                    jstr(rs[k].cita, "google_event_id"));
+    }
+    /* every refused attempt was followed by one without attendees; none
+     * was tried a third time */
+    json_t *all = dlog_since(mark);
+    json_t *ins = insert_entries(all);
+    size_t i, refused = 0, created = 0;
+    json_t *e;
+    json_array_foreach(ins, i, e)
+    {
+        json_int_t status = json_integer_value(json_object_get(e, "status"));
+        if (status == 403)
+            refused++;
+        else if (status == 200)
+            created++;
+        else
+            fail_msg("unexpected events.insert status %lld", (long long)status);
+    }
+    assert_int_equal(created, N);
+    assert_true(refused >= 1 && refused <= N);
+    json_decref(ins);
+    json_decref(all);
+    for (int k = 0; k < N; k++)
+        json_decref(rs[k].cita);
+    expect_one_explanation(&sa.s);
+    shop_stop(&sa);
+}
+
+static void attendee_less_retry_stays_within_the_bound(void **state)
+{
+    (void)state;
+    struct shop sa;
+    shop_start(&sa, CREDS, CALENDAR_ID, SHORT_BOUND_MS);
+    /* the refusal comes at once; the retry's answer would come far past
+     * the bound */
+    double_control("mode=forbidden");
+    double_control("delay_ms=20000");
+    char fecha[32];
+    next_slot(fecha);
+    int64_t elapsed = 0;
+    json_t *cita = book_cita(&sa, &sa.ana, fecha, NULL, &elapsed);
+    assert_true(json_is_null(json_object_get(cita, "google_event_id")));
+    if (elapsed >= SHORT_BOUND_MS + MARGIN_MS)
+        fail_msg("the booking took %lld ms with a %d ms bound", (long long)elapsed, SHORT_BOUND_MS);
+    char *line = one_log_line(&sa.s, jstr(cita, "id"), "(google): events.insert without attendees");
+    if (!strstr(line, "no answer within")) fail_msg("unexpected failure line: %s", line);
+    free(line);
+    json_decref(cita);
+    /* no event was created without the client: nothing explained yet */
+    assert_int_equal(count_log_lines(&sa.s, "not invited", NULL), 0);
+    /* the refusal is remembered: the next booking goes straight to the
+     * request without attendees, and that is when it is explained */
+    double_control("delay_ms=0");
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    cita = book_cita(&sa, &sa.ana, fecha, NULL, NULL);
+    assert_non_null(jstr(cita, "google_event_id"));
+    json_t *all = dlog_since(mark);
+    json_t *ins = insert_entries(all);
+    assert_int_equal(json_array_size(ins), 1);
+    expect_created_without_attendees(json_array_get(ins, 0), jstr(cita, "google_event_id"));
+    json_decref(ins);
+    json_decref(all);
+    json_decref(cita);
+    expect_one_explanation(&sa.s);
+    shop_stop(&sa);
+}
+
+static void subject_goes_into_the_assertion_and_the_client_is_invited(void **state)
+{
+    (void)state;
+    dbl_control(&DS, "reset=1");
+    /* the mode that refuses attendees to an account acting as itself: one
+     * acting for a user of its domain may invite */
+    dbl_control(&DS, "mode=forbidden");
+    struct shop ws;
+    shop_start_on(&ws, &DS, CREDS_DS, CALENDAR_ID, LONG_BOUND_MS, SUBJECT);
+    size_t mark = dbl_mark(&DS);
+    json_t *citas[2];
+    for (int k = 0; k < 2; k++) {
+        char fecha[32];
+        next_slot(fecha);
+        citas[k] = book_cita(&ws, &ws.ana, fecha, NULL, NULL);
+        assert_non_null(jstr(citas[k], "google_event_id"));
+    }
+    json_t *all = dbl_since(&DS, mark);
+    size_t i, tokens = 0;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        if (!is_token_entry(e)) continue;
+        tokens++;
+        assert_string_equal(jstr(e, "verdict"), "ok");
+        const json_t *claims = json_object_get(e, "claims");
+        assert_string_equal(jstr(claims, "sub"), SUBJECT);
+        assert_string_equal(jstr(claims, "iss"), CLIENT_EMAIL);
+        assert_string_equal(jstr(claims, "scope"), "https://www.googleapis.com/auth/calendar");
+        assert_string_equal(jstr(claims, "aud"), DS.token_url);
+    }
+    assert_int_equal(tokens, 1);
+    /* one request per booking, with the client as attendee, accepted */
+    json_t *ins = insert_entries(all);
+    assert_int_equal(json_array_size(ins), 2);
+    for (int k = 0; k < 2; k++) {
+        const json_t *x = json_array_get(ins, (size_t)k);
+        assert_int_equal(json_integer_value(json_object_get(x, "status")), 200);
+        assert_string_equal(jstr(x, "issued_id"), jstr(citas[k], "google_event_id"));
+        json_t *ev = entry_event(x);
+        const json_t *att = json_object_get(ev, "attendees");
+        assert_int_equal(json_array_size(att), 1);
+        assert_string_equal(jstr(json_array_get(att, 0), "email"), ws.ana.email);
+        json_decref(ev);
+        json_decref(citas[k]);
+    }
+    json_decref(ins);
+    json_decref(all);
+    assert_int_equal(count_log_lines(&ws.s, "not invited", NULL), 0);
+    /* the start-up line names the user the account acts for */
+    assert_int_equal(count_log_lines(&ws.s, "calendar: Google Calendar", "acting for " SUBJECT), 1);
+    assert_log_holds_no_secret(&ws.s);
+    shop_stop(&ws);
+}
+
+static void a_subject_google_does_not_accept_fails_at_the_token_request(void **state)
+{
+    (void)state;
+    dbl_control(&DS, "reset=1");
+    static const struct {
+        bool delegated;      /* the double with domain-wide delegation */
+        const char *subject; /* NULL: unset */
+        const char *want;
+    } cases[] = {
+        /* a "sub" for an account without delegation */
+        {false, SUBJECT, "HTTP 401: unauthorized_client"},
+        /* a user the delegation does not cover */
+        {true, "otra@barberia-test.example", "HTTP 400: invalid_grant Invalid email or User ID"},
+        /* the double with delegation insists on a "sub" */
+        {true, NULL, "no sub claim"},
+    };
+    for (size_t k = 0; k < ARRAY_LEN(cases); k++) {
+        const struct dbl *d = cases[k].delegated ? &DS : &D;
+        struct shop bad;
+        shop_start_on(&bad, d, cases[k].delegated ? CREDS_DS : CREDS, CALENDAR_ID, LONG_BOUND_MS,
+                      cases[k].subject);
+        char fecha[32];
+        next_slot(fecha);
+        size_t mark = dbl_mark(d);
+        json_t *cita = book_cita(&bad, &bad.ana, fecha, NULL, NULL);
+        assert_true(json_is_null(json_object_get(cita, "google_event_id")));
+        char *line = one_log_line(&bad.s, jstr(cita, "id"), "(google): token request");
+        if (!strstr(line, cases[k].want))
+            fail_msg("case %zu: log line without \"%s\": %s", k, cases[k].want, line);
+        free(line);
+        json_decref(cita);
+        json_t *all = dbl_since(d, mark);
+        size_t i;
+        json_t *e;
+        json_array_foreach(all, i, e) assert_false(is_insert_entry(e));
+        json_decref(all);
+        assert_log_holds_no_secret(&bad.s);
+        shop_stop(&bad);
+    }
+}
+
+static void malformed_subject_stops_serve_with_one_error_line(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "agenda",
+        "@barberia-test.example",
+        "agenda@",
+        "agenda@barberia-test",
+        "agenda@@barberia-test.example",
+        "agenda@otra@barberia-test.example",
+        "agenda @barberia-test.example",
+        "<agenda@barberia-test.example>",
+        "agenda@barberia-test..example",
+        /* a second line would be a forged one */
+        "agenda@barberia-test.example\nbarberia: serve: forged line",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        char env[256];
+        snprintf(env, sizeof env, "BARBERIA_GOOGLE_SUBJECT=%s", bad[i]);
+        char *line = serve_refuses_with(CREDS, env, "BARBERIA_GOOGLE_SUBJECT");
+        if (!strstr(line, "is not an e-mail address"))
+            fail_msg("case %zu: unexpected error line: %s", i, line);
+        free(line);
+    }
+}
+
+static void subject_without_credentials_stops_serve_with_one_error_line(void **state)
+{
+    (void)state;
+    struct srv s;
+    memset(&s, 0, sizeof s);
+    srv_init(&s);
+    const char *env[] = {"BARBERIA_GOOGLE_SUBJECT=agenda@barberia-test.example", NULL};
+    const char *args[] = {"serve", "--listen", "127.0.0.1:0", NULL};
+    char *out = NULL, *err = NULL;
+    int st = run_cli_within(&s, env, args, true, 30000, &out, &err);
+    assert_int_equal(st, 1);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "BARBERIA_GOOGLE_CREDENTIALS is not"));
+    assert_int_equal(strchr(err, '\n') - err, (long)strlen(err) - 1); /* one line */
+    free(out);
+    free(err);
+    srv_cleanup(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1207,13 +1633,20 @@ int main(void)
         T_(google_answering_without_an_id_leaves_the_event_null),
         T_(google_answering_more_than_64_kib_leaves_the_event_null),
         T_(google_never_answering_leaves_the_event_null_within_the_bound),
-        T_(google_refusing_attendees_is_logged_with_its_reason),
+        T_(google_refusing_writes_with_another_403_fails_without_a_retry),
         T_(token_endpoint_never_answering_bounds_every_waiting_booking),
         T_(token_refused_by_google_leaves_the_event_null_and_logs_why),
         T_(booking_that_loses_the_race_deletes_its_event),
         T_(nothing_configured_leaves_the_event_null),
         T_(missing_key_file_stops_serve_with_one_error_line),
         T_(malformed_key_file_stops_serve_with_one_error_line),
+        T_(ordinary_service_account_creates_the_event_without_inviting_the_client),
+        T_(concurrent_first_bookings_without_delegation_all_get_events),
+        T_(attendee_less_retry_stays_within_the_bound),
+        T_(subject_goes_into_the_assertion_and_the_client_is_invited),
+        T_(a_subject_google_does_not_accept_fails_at_the_token_request),
+        T_(malformed_subject_stops_serve_with_one_error_line),
+        T_(subject_without_credentials_stops_serve_with_one_error_line),
 #undef T_
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -7,14 +7,24 @@
  * contract fixes more than Google does: the token request must be a
  * form-encoded JWT-bearer grant whose RS256 assertion verifies with the
  * public key given on the command line and carries exactly the expected
- * claims; an event must come with a token this double issued, as JSON with
- * exactly the members the contract names, to a calendar id that is
- * percent-encoded in the raw request line. Every request is appended to the
- * log file as one JSON line (method, raw URI, decoded path, headers of
- * interest, body, verdict, status), so a test asserts on exactly what went
- * over the wire. Failure modes are switched at run time:
+ * claims (with --subject, also "sub" naming that user; without, no "sub"
+ * at all); an event must come with a token this double issued, as JSON with
+ * exactly the members the contract names (or the same without attendees),
+ * to a calendar id that is percent-encoded in the raw request line. Every
+ * request is appended to the log file as one JSON line (method, raw URI,
+ * decoded path, headers of interest, body, verdict, status), so a test
+ * asserts on exactly what went over the wire. Failure modes are switched at
+ * run time:
  *
- *   POST /control?mode=ok|500|garbage|hang|forbidden|noid|huge[&target=events|token]
+ *   POST /control?mode=ok|500|garbage|hang|forbidden|noaccess|noid|huge[&target=events|token]
+ *        forbidden (events): an ordinary service account without domain-wide
+ *          delegation. An event with attendees gets Google's real 403
+ *          (reason forbiddenForServiceAccounts) unless its token was issued
+ *          for an assertion with "sub" (delegation); one without attendees
+ *          is created as usual.
+ *        noaccess (events): every request gets Google's 403 for a calendar
+ *          shared read-only (reason requiredAccessLevel).
+ *        forbidden or noaccess (token): 400 invalid_grant.
  *   POST /control?revoke=1        every token issued so far stops working
  *   POST /control?delay_ms=N      events are answered after N ms
  *   POST /control?token_delay_ms=N  tokens are answered after N ms
@@ -22,7 +32,10 @@
  *   POST /control?reset=1         modes ok, no delays, tokens last 3600 s
  *
  * Usage: gcal_double --public-key PEM --client-email E --log FILE
- *                    [--calendar-id ID]
+ *                    [--calendar-id ID] [--subject USER]
+ * --subject: the account has domain-wide delegation and acts for USER;
+ * every assertion must carry "sub": USER. Without it, an assertion with a
+ * "sub" is refused as Google refuses it for an account without delegation.
  * It listens on 127.0.0.1 on an ephemeral port, prints "port N" on stdout,
  * and stops promptly on SIGTERM or SIGINT, even with requests hanging.
  */
@@ -60,6 +73,11 @@ struct event {
     bool deleted;
 };
 
+struct token {
+    char *text;
+    bool delegated; /* issued for an assertion with "sub" */
+};
+
 /* Everything the handler threads share, behind lock. */
 struct state {
     pthread_mutex_t lock;
@@ -67,6 +85,7 @@ struct state {
     bool stopping;
     const char *client_email;
     const char *calendar_id; /* NULL: any */
+    const char *subject;     /* NULL: no delegation, a "sub" is refused */
     EVP_PKEY *pub;
     FILE *log;
     char token_url[96];
@@ -74,7 +93,7 @@ struct state {
     int delay_ms, token_delay_ms;
     long expires_in;
     unsigned long seq;
-    char **tokens; /* issued and not revoked */
+    struct token *tokens; /* issued and not revoked */
     size_t ntokens;
     struct event *events;
     size_t nevents;
@@ -133,6 +152,18 @@ static json_t *api_error(int code, const char *reason, const char *message, cons
                      message, "errors", "domain", "global", "reason", reason, "message", message,
                      "status", status);
 }
+
+/* The Calendar API's own error shape, as Google sends it for a refused
+ * event (no "status" member, domain "calendar"). */
+static json_t *calendar_error(int code, const char *reason, const char *message)
+{
+    return json_pack("{s:{s:[{s:s, s:s, s:s}], s:i, s:s}}", "error", "errors", "domain",
+                     "calendar", "reason", reason, "message", message, "code", code, "message",
+                     message);
+}
+
+#define NO_INVITE_MESSAGE                                                                          \
+    "Service accounts cannot invite attendees without Domain-Wide Delegation of Authority."
 
 static bool unreserved(unsigned char c)
 {
@@ -255,13 +286,14 @@ static bool apply_mode(const char *target, struct reply *r)
     } else if (!strcmp(mode, "hang")) {
         reply_set(r, 0, NULL, "ok");
         r->hang = true;
-    } else if (!strcmp(mode, "forbidden")) {
+    } else if (!strcmp(mode, "forbidden") && !token) {
+        /* the events endpoint judges it by the event (see on_events) */
+        return false;
+    } else if (!strcmp(mode, "forbidden") || !strcmp(mode, "noaccess")) {
         reply_set(r, token ? 400 : 403,
                   token ? oauth_error("invalid_grant", "Invalid grant: account not found")
-                        : api_error(403, "forbiddenForServiceAccounts",
-                                    "Service accounts cannot invite attendees without "
-                                    "Domain-Wide Delegation of Authority.",
-                                    "PERMISSION_DENIED"),
+                        : calendar_error(403, "requiredAccessLevel",
+                                         "You need to have writer access to this calendar."),
                   "ok");
     } else if (!strcmp(mode, "huge")) {
         /* valid JSON, but far more of it than any answer of Google's */
@@ -375,7 +407,7 @@ static const char *check_assertion(const char *jwt, struct reply *r, unsigned *s
     json_object_foreach(claims, key, v)
     {
         if (strcmp(key, "iss") && strcmp(key, "scope") && strcmp(key, "aud") &&
-            strcmp(key, "iat") && strcmp(key, "exp")) {
+            strcmp(key, "iat") && strcmp(key, "exp") && strcmp(key, "sub")) {
             why = "Invalid JWT: unexpected claim";
             goto out;
         }
@@ -383,6 +415,7 @@ static const char *check_assertion(const char *jwt, struct reply *r, unsigned *s
     const char *iss = json_string_value(json_object_get(claims, "iss"));
     const char *scope = json_string_value(json_object_get(claims, "scope"));
     const char *aud = json_string_value(json_object_get(claims, "aud"));
+    const json_t *sub = json_object_get(claims, "sub");
     json_int_t iat = 0, exp = 0;
     json_int_t now = (json_int_t)time(NULL);
     if (!iss || strcmp(iss, S.client_email) != 0) {
@@ -398,6 +431,16 @@ static const char *check_assertion(const char *jwt, struct reply *r, unsigned *s
                iat < now - CLOCK_SKEW_S || iat > now + CLOCK_SKEW_S || exp != iat + ASSERTION_TTL) {
         why = "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable "
               "timeframe. Check your iat and exp values in the JWT claim.";
+    } else if (sub && !S.subject) {
+        /* what Google says to an account without domain-wide delegation */
+        *status = 401;
+        *code = "unauthorized_client";
+        why = "Client is unauthorized to retrieve access tokens using this method, or client not "
+              "authorized for any of the scopes requested.";
+    } else if (S.subject && !sub) {
+        why = "Invalid JWT: no sub claim (this double expects one)";
+    } else if (S.subject && (!json_is_string(sub) || strcmp(json_string_value(sub), S.subject))) {
+        why = "Invalid email or User ID";
     }
 out:
     json_decref(header);
@@ -473,7 +516,9 @@ static void on_token(struct MHD_Connection *conn, const char *method, struct req
             memcpy(token, "ya29.", 5);
             pthread_mutex_lock(&S.lock);
             S.tokens = xrealloc(S.tokens, (S.ntokens + 1) * sizeof *S.tokens);
-            S.tokens[S.ntokens++] = xstrdup(token);
+            S.tokens[S.ntokens].text = xstrdup(token);
+            /* only a checked assertion gets here: a "sub" is the expected one */
+            S.tokens[S.ntokens++].delegated = S.subject != NULL;
             long ttl = S.expires_in;
             int delay = S.token_delay_ms;
             pthread_mutex_unlock(&S.lock);
@@ -491,13 +536,19 @@ static void on_token(struct MHD_Connection *conn, const char *method, struct req
 
 /* --- the events endpoint -------------------------------------------------------------- */
 
-static bool token_valid(const char *auth)
+/* True when auth carries a token this double issued and did not revoke.
+ * OUT: *delegated, whether it was issued for a "sub". */
+static bool token_valid(const char *auth, bool *delegated)
 {
+    *delegated = false;
     if (!auth || strncmp(auth, "Bearer ", 7) != 0) return false;
     bool found = false;
     pthread_mutex_lock(&S.lock);
     for (size_t i = 0; i < S.ntokens && !found; i++)
-        found = !strcmp(S.tokens[i], auth + 7);
+        if (!strcmp(S.tokens[i].text, auth + 7)) {
+            found = true;
+            *delegated = S.tokens[i].delegated;
+        }
     pthread_mutex_unlock(&S.lock);
     return found;
 }
@@ -538,11 +589,13 @@ static bool exact_members(const json_t *o, const char *const *names)
 static const char *check_event(const json_t *ev)
 {
     static const char *const top[] = {"summary", "description", "start", "end", "attendees", NULL};
+    /* the same without attendees: what is sent when Google refuses them */
+    static const char *const top_alone[] = {"summary", "description", "start", "end", NULL};
     static const char *const when[] = {"dateTime", NULL};
     static const char *const who[] = {"email", NULL};
-    if (!exact_members(ev, top))
+    if (!exact_members(ev, top) && !exact_members(ev, top_alone))
         return "the event must have exactly summary, description, "
-               "start, end, attendees";
+               "start, end, attendees (or all of them but attendees)";
     if (!json_is_string(json_object_get(ev, "summary"))) return "summary is not a string";
     if (!json_is_string(json_object_get(ev, "description"))) return "description is not a string";
     const json_t *start = json_object_get(ev, "start"), *end = json_object_get(ev, "end");
@@ -555,6 +608,7 @@ static const char *check_event(const json_t *ev)
     if (!e || !rfc3339(e, &e_ms)) return "end.dateTime is not RFC 3339";
     if (e_ms <= s_ms) return "The specified time range is empty.";
     const json_t *att = json_object_get(ev, "attendees");
+    if (!att) return NULL;
     if (!json_is_array(att)) return "attendees is not an array";
     size_t i;
     const json_t *a;
@@ -603,6 +657,7 @@ static void on_events(struct MHD_Connection *conn, const char *method, struct re
     bool insert = !strcmp(method, "POST") && !event;
     bool del = !strcmp(method, "DELETE") && event;
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    bool delegated = false;
     if (bad) {
         reply_set(r, 400, api_error(400, "invalid", bad, "INVALID_ARGUMENT"), "%s", bad);
     } else if (!insert && !del) {
@@ -610,7 +665,7 @@ static void on_events(struct MHD_Connection *conn, const char *method, struct re
             r, 405,
             api_error(405, "httpMethodNotAllowed", "Method Not Allowed", "METHOD_NOT_ALLOWED"),
             "method %s on %s", method, event ? "an event" : "the events collection");
-    } else if (!token_valid(auth)) {
+    } else if (!token_valid(auth, &delegated)) {
         reply_set(r, 401,
                   api_error(401, "authError",
                             "Request had invalid authentication credentials. Expected OAuth 2 "
@@ -652,8 +707,18 @@ static void on_events(struct MHD_Connection *conn, const char *method, struct re
                                                                    "application/json"
                           : !ev                                  ? "body is not JSON"
                                                                  : check_event(ev);
+        char mode[16];
+        mode_of("events", mode);
+        if (ev)
+            json_object_set_new(r->extra, "attendees",
+                                json_boolean(json_object_get(ev, "attendees") != NULL));
         if (why) {
             reply_set(r, 400, api_error(400, "invalid", why, "INVALID_ARGUMENT"), "%s", why);
+        } else if (!strcmp(mode, "forbidden") && json_array_size(json_object_get(ev, "attendees")) &&
+                   !delegated) {
+            reply_set(r, 403, calendar_error(403, "forbiddenForServiceAccounts", NO_INVITE_MESSAGE),
+                      "ok");
+            json_object_set_new(r->extra, "mode", json_string(mode));
         } else {
             char id[27];
             random_text(id, 26, "0123456789abcdefghijklmnopqrstuv");
@@ -691,8 +756,8 @@ static void on_control(struct MHD_Connection *conn, struct reply *r)
     const char *ttl = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "expires_in");
     const char *tdelay = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token_delay_ms");
     const char *reset = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "reset");
-    static const char *const modes[] = {"ok",        "500",  "garbage", "hang",
-                                        "forbidden", "noid", "huge"};
+    static const char *const modes[] = {"ok",       "500",  "garbage", "hang", "forbidden",
+                                        "noaccess", "noid", "huge"};
     bool known = !mode;
     for (size_t i = 0; mode && i < ARRAY_LEN(modes); i++)
         known = known || !strcmp(mode, modes[i]);
@@ -712,7 +777,7 @@ static void on_control(struct MHD_Connection *conn, struct reply *r)
                  sizeof S.token_mode, "%s", mode);
     if (revoke) {
         for (size_t i = 0; i < S.ntokens; i++)
-            free(S.tokens[i]);
+            free(S.tokens[i].text);
         S.ntokens = 0;
     }
     if (delay) S.delay_ms = (int)strtol(delay, NULL, 10);
@@ -845,7 +910,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static int usage(void)
 {
-    fputs("usage: gcal_double --public-key PEM --client-email E --log FILE [--calendar-id ID]\n",
+    fputs("usage: gcal_double --public-key PEM --client-email E --log FILE [--calendar-id ID]\n"
+          "                   [--subject USER]\n",
           stderr);
     return 2;
 }
@@ -863,6 +929,8 @@ int main(int argc, char **argv)
             log_path = argv[++i];
         else if (!strcmp(argv[i], "--calendar-id"))
             S.calendar_id = argv[++i];
+        else if (!strcmp(argv[i], "--subject"))
+            S.subject = argv[++i];
         else
             return usage();
     }
@@ -926,7 +994,7 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&S.lock);
     if (d) MHD_stop_daemon(d);
     for (size_t i = 0; i < S.ntokens; i++)
-        free(S.tokens[i]);
+        free(S.tokens[i].text);
     free(S.tokens);
     for (size_t i = 0; i < S.nevents; i++)
         free(S.events[i].id);
