@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define JSON_MAX (64 * 1024)
 #define MULTIPART_MAX (256ull * 1024 * 1024)
@@ -131,6 +132,12 @@ int cli_serve(int argc, char **argv)
     spool = xasprintf("%s/tmp", cfg.data_dir);
     if (mkdir(spool, 0700) != 0 && errno != EEXIST) {
         cli_error("serve: cannot create %s: %s", spool, strerror(errno));
+        goto out;
+    }
+    struct stat spool_st; /* something else in its place: uploads would all fail */
+    if (stat(spool, &spool_st) != 0 || !S_ISDIR(spool_st.st_mode) ||
+        access(spool, W_OK | X_OK) != 0) {
+        cli_error("serve: %s is not a writable folder", spool);
         goto out;
     }
     struct http_options ho = {

@@ -80,6 +80,7 @@ struct http_req {
     /* multipart */
     struct MHD_PostProcessor *pp;
     bool form_bad;
+    bool saw_part; /* the post processor found at least one part */
     struct http_upload up;
     char *filename, *content_type;
     struct field fields[MAX_FIELDS];
@@ -517,6 +518,7 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
     if (off == 0) {
         /* a new part */
         r->cur = -1;
+        r->saw_part = true;
         if (!strcmp(key, r->srv->o.file_field)) {
             if (!r->up.has_file) {
                 r->up.has_file = true;
@@ -571,6 +573,14 @@ static void finish(struct http_req *r)
             if (MHD_destroy_post_processor(r->pp) != MHD_YES) r->form_bad = true;
             r->pp = NULL;
         }
+        /* MHD skips whatever precedes a first boundary as a preamble, and
+         * makes no post processor without a boundary: a multipart body in
+         * which no part was found (wrong or no boundary, garbage) is
+         * malformed too */
+        const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_TYPE);
+        if (r->body_bytes && !r->saw_part && ct && !strncasecmp(ct, "multipart/form-data", 19))
+            r->form_bad = true;
         if (r->up.has_file && r->up.fd < 0 && !r->up.too_large) {
             http_reply_error(r, 500, "Error interno del servidor");
             return;

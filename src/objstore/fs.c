@@ -273,6 +273,11 @@ br_err objstore_fs_open(const char *dir, struct objstore **out)
     for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
         char *d = xasprintf("%s%s", dir, sub[i]);
         int r = mkdir_p(d);
+        struct stat sb; /* mkdir_p takes a file in the way for an existing folder */
+        if (r == 0 && stat(d, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+            errno = ENOTDIR;
+            r = -1;
+        }
         if (r == 0 && access(d, W_OK) != 0) r = -1;
         if (r != 0) {
             br_err e = err_set(BR_CONFIG, "object store folder %s is not writable: %s", d,

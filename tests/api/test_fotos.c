@@ -1,0 +1,1160 @@
+/*
+ * test_fotos.c - POST, GET and DELETE /api/fotos over HTTP, and the stored
+ * objects they serve: the specification's processing order (which error
+ * wins), the photo record's shape, the object key, the public URL and its
+ * headers, the file on disk, "never overwrite", "nothing partial" when the
+ * record cannot be stored (a real SQLite trigger forces it), and the
+ * three-per-tipo rule under parallel uploads from many users.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB          (1024 * 1024)
+#define BOUNDARY     "----barberia-test-7d1f"
+#define NO_SUCH_UUID "3f8e2a51-4b7c-4d2e-9a10-5c6b7d8e9f01"
+
+static struct srv S;
+static struct user A, B, C; /* three ordinary clients */
+static char *barbero, *servicio;
+
+/* --- helpers ---------------------------------------------------------------------- */
+
+/* Asserts a response header's exact value (absent: a failure, not a crash). */
+static void expect_header(const struct resp *r, const char *name, const char *value)
+{
+    char h[512];
+    const char *got = resp_header(r, name, h, sizeof h);
+    if (!got || strcmp(got, value) != 0)
+        fail_msg("header %s: expected \"%s\", got %s%s%s", name, value, got ? "\"" : "",
+                 got ? got : "none", got ? "\"" : "");
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A new cita booked by u, each at its own hour so that none overlaps. */
+static char *new_cita(const struct user *u)
+{
+    static int n;
+    int k = n++;
+    char when[64];
+    snprintf(when, sizeof when, "2031-%02d-%02dT%02d:00:00Z", 1 + (k / 200) % 12, 1 + (k / 10) % 20,
+             8 + k % 10);
+    return book(&S, u, barbero, servicio, when, NULL);
+}
+
+/* A small "image": bytes that hold every value, NULs included. */
+static const char *pixels(size_t *len)
+{
+    static char p[300];
+    for (size_t i = 0; i < sizeof p; i++)
+        p[i] = (char)(i * 7 + 3);
+    *len = sizeof p;
+    return p;
+}
+
+/* Uploads data as file (filename, type: as given) with cita_id and tipo
+ * (NULL: that part left out). */
+static void upload(const struct user *u, const char *cita, const char *tipo, const char *filename,
+                   const char *type, const char *data, size_t len, struct resp *r)
+{
+    struct part parts[3];
+    size_t n = 0;
+    if (data) parts[n++] = (struct part){"file", data, len, filename, type};
+    if (cita) parts[n++] = (struct part){"cita_id", cita, 0, NULL, NULL};
+    if (tipo) parts[n++] = (struct part){"tipo", tipo, 0, NULL, NULL};
+    http_multipart(&S, "/api/fotos", u ? u->token : NULL, parts, n, r);
+}
+
+/* A photo upload that must succeed; returns the "foto" object (json_incref'ed). */
+static json_t *upload_ok(const struct user *u, const char *cita, const char *tipo,
+                         const char *filename, const char *type, const char *data, size_t len)
+{
+    struct resp r;
+    upload(u, cita, tipo, filename, type, data, len, &r);
+    if (r.status != 201) fail_msg("upload expected 201, got %ld: %s", r.status, r.body);
+    json_t *f = json_object_get(r.json, "foto");
+    json_incref(f);
+    resp_free(&r);
+    return f;
+}
+
+static json_t *list_fotos(const struct user *u, const char *cita)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/api/fotos?cita_id=%s", cita);
+    struct resp r;
+    http_get(&S, path, u->token, &r);
+    if (r.status != 200) fail_msg("listing expected 200, got %ld: %s", r.status, r.body);
+    json_t *l = json_object_get(r.json, "fotos");
+    if (!json_is_array(l)) fail_msg("no fotos array in: %s", r.body);
+    json_incref(l);
+    resp_free(&r);
+    return l;
+}
+
+static void delete_foto(const struct user *u, const char *query, struct resp *r)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/api/fotos%s", query);
+    struct req_opts o = {.token = u ? u->token : NULL};
+    http_req(&S, "DELETE", path, &o, r);
+}
+
+/* The path of an object's file, and of the folder of a user's photos of a cita. */
+static void object_file(const char *storage_path, char *out, size_t n)
+{
+    if (snprintf(out, n, "%s/storage/fotos-citas/%s", S.data, storage_path) >= (int)n)
+        fail_msg("path too long");
+}
+
+static void cita_folder(const char *user_id, const char *cita, char *out, size_t n)
+{
+    if (snprintf(out, n, "%s/storage/fotos-citas/%s/%s", S.data, user_id, cita) >= (int)n)
+        fail_msg("path too long");
+}
+
+/* The server-relative path of a public URL handed out by the service. */
+static const char *url_path(const char *url)
+{
+    size_t bl = strlen(S.base);
+    if (!url || strncmp(url, S.base, bl) != 0) fail_msg("URL %s is not under %s", url, S.base);
+    return url + bl;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS.sssZ" */
+static bool is_timestamp(const char *t)
+{
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+    if (!t || strlen(t) != sizeof shape - 1) return false;
+    for (size_t i = 0; shape[i]; i++) {
+        if (shape[i] == 'd' ? (t[i] < '0' || t[i] > '9') : t[i] != shape[i]) return false;
+    }
+    return true;
+}
+
+/* Checks `<user_id>/<cita_id>/<tipo>-<epoch_ms>.<ext>`; OUT: *ms. */
+static void expect_storage_path(const char *path, const char *user_id, const char *cita,
+                                const char *tipo, const char *ext, int64_t *ms)
+{
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s/%s/%s-", user_id, cita, tipo);
+    if (!path || strncmp(path, prefix, strlen(prefix)) != 0)
+        fail_msg("storage_path %s does not start with %s", path ? path : "(null)", prefix);
+    const char *p = path + strlen(prefix);
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || *end != '.') fail_msg("storage_path %s: no <epoch_ms>.<ext>", path);
+    for (const char *d = p; d < end; d++)
+        if (*d < '0' || *d > '9') fail_msg("storage_path %s: epoch is not digits", path);
+    if (strcmp(end + 1, ext) != 0) fail_msg("storage_path %s: extension is not %s", path, ext);
+    if (ms) *ms = v;
+}
+
+static bool file_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* A multipart body built by hand, for what libcurl will not send. */
+static char *form_body(const char *cita, const char *tipo, const char *file_headers,
+                       const char *data, size_t *len)
+{
+    char *b = NULL;
+    int n = asprintf(&b,
+                     "--" BOUNDARY "\r\n"
+                     "Content-Disposition: form-data; name=\"cita_id\"\r\n\r\n%s\r\n"
+                     "--" BOUNDARY "\r\n"
+                     "Content-Disposition: form-data; name=\"tipo\"\r\n\r\n%s\r\n"
+                     "--" BOUNDARY "\r\n"
+                     "Content-Disposition: form-data; name=\"file\"; filename=\"f.png\"\r\n"
+                     "%s\r\n%s\r\n"
+                     "--" BOUNDARY "--\r\n",
+                     cita, tipo, file_headers, data);
+    if (n < 0) fail_msg("out of memory");
+    *len = (size_t)n;
+    return b;
+}
+
+static void post_form(const struct user *u, const char *body, size_t len, struct resp *r)
+{
+    struct req_opts o = {.token = u ? u->token : NULL,
+                         .content_type = "multipart/form-data; boundary=" BOUNDARY,
+                         .body = body,
+                         .len = len};
+    http_req(&S, "POST", "/api/fotos", &o, r);
+}
+
+/* --- setup -------------------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+    (void)state;
+    srv_start(&S, NULL, NULL);
+    signup_user(&S, &A, "Ana");
+    signup_user(&S, &B, "Bruno");
+    signup_user(&S, &C, "Carla");
+    barbero = make_barbero(&S, "Barbero Fotos");
+    servicio = make_servicio(&S, "Corte Fotos", 30, 12.5);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(barbero);
+    free(servicio);
+    srv_cleanup(&S);
+    return 0;
+}
+
+/* --- POST: processing order ------------------------------------------------------------- */
+
+static void post_without_session_is_401_whatever_the_body(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    struct resp r;
+
+    upload(NULL, cita, "antes", "a.png", "image/png", img, len, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+
+    struct user fake = {.token = "not-a-session-token"};
+    upload(&fake, cita, "antes", "a.png", "image/png", img, len, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+
+    /* a huge file: still 401 (not the size error) */
+    size_t big = 12 * MIB;
+    char *huge = malloc(big);
+    memset(huge, 'x', big);
+    upload(NULL, cita, "antes", "a.png", "image/png", huge, big, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    free(huge);
+
+    /* a malformed body, and a body that is not a form at all */
+    post_form(NULL, "--" BOUNDARY "\r\ngarbage", 0, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    http_json(&S, "POST", "/api/fotos", NULL, "{\"cita_id\":\"x\"}", &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+
+    /* nothing was stored */
+    json_t *l = list_fotos(&A, cita);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+    free(cita);
+}
+
+static void post_with_a_missing_or_empty_part_is_400_faltan_campos(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    struct resp r;
+
+    upload(&A, cita, "antes", NULL, NULL, NULL, 0, &r); /* no file */
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+    upload(&A, NULL, "antes", "a.png", "image/png", img, len, &r); /* no cita_id */
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+    upload(&A, cita, NULL, "a.png", "image/png", img, len, &r); /* no tipo */
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+    upload(&A, "", "antes", "a.png", "image/png", img, len, &r); /* empty cita_id */
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+    upload(&A, cita, "", "a.png", "image/png", img, len, &r); /* empty tipo */
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+
+    /* not multipart at all: JSON, plain text, no body */
+    char json[256];
+    snprintf(json, sizeof json, "{\"cita_id\":\"%s\",\"tipo\":\"antes\",\"file\":\"abc\"}", cita);
+    http_json(&S, "POST", "/api/fotos", A.token, json, &r);
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+    struct req_opts o = {.token = A.token, .content_type = "text/plain", .body = "hola"};
+    http_req(&S, "POST", "/api/fotos", &o, &r);
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+    http_json(&S, "POST", "/api/fotos", A.token, NULL, &r);
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+
+    json_t *l = list_fotos(&A, cita);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+    free(cita);
+}
+
+static void missing_part_wins_over_a_too_large_file(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t big = 6 * MIB;
+    char *data = malloc(big);
+    memset(data, 'z', big);
+    struct resp r;
+    upload(&A, cita, NULL, "a.png", "image/png", data, big, &r);
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+    upload(&A, NULL, "antes", "a.png", "text/plain", data, big, &r);
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+    free(data);
+    free(cita);
+}
+
+static void file_over_5mib_is_400_and_exactly_5mib_is_accepted(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t max = 5 * MIB;
+    char *data = malloc(max + 1);
+    for (size_t i = 0; i <= max; i++)
+        data[i] = (char)(i % 251);
+    struct resp r;
+
+    upload(&A, cita, "antes", "big.jpg", "image/jpeg", data, max + 1, &r);
+    expect_error(&r, 400, "Máximo 5MB por imagen");
+    resp_free(&r);
+    json_t *l = list_fotos(&A, cita);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+
+    json_t *f = upload_ok(&A, cita, "antes", "big.jpg", "image/jpeg", data, max);
+    char file[768];
+    object_file(jstr(f, "storage_path"), file, sizeof file);
+    size_t got = 0;
+    char *stored = read_file(file, &got);
+    assert_non_null(stored);
+    assert_int_equal(got, max);
+    assert_memory_equal(stored, data, max);
+    free(stored);
+    json_decref(f);
+    free(data);
+    free(cita);
+}
+
+static void too_large_wins_over_a_non_image_type(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t n = 5 * MIB + 1;
+    char *data = malloc(n);
+    memset(data, 't', n);
+    struct resp r;
+    upload(&A, cita, "antes", "notes.txt", "text/plain", data, n, &r);
+    expect_error(&r, 400, "Máximo 5MB por imagen");
+    resp_free(&r);
+    /* and over an unknown cita */
+    upload(&A, NO_SUCH_UUID, "antes", "a.png", "image/png", data, n, &r);
+    expect_error(&r, 400, "Máximo 5MB por imagen");
+    resp_free(&r);
+    free(data);
+    free(cita);
+}
+
+static void non_image_content_type_is_400(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    struct resp r;
+    static const char *const bad[] = {
+        "text/plain", "application/octet-stream", "image",
+        "imagex/png", "text/html; x=image/png",   "application/image/png"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        upload(&A, cita, "antes", "a.png", bad[i], img, len, &r);
+        expect_error(&r, 400, "Solo se permiten imágenes");
+        resp_free(&r);
+    }
+    /* a file part without any Content-Type header */
+    size_t blen;
+    char *body = form_body(cita, "antes", "", "PNGDATA", &blen);
+    post_form(&A, body, blen, &r);
+    expect_error(&r, 400, "Solo se permiten imágenes");
+    resp_free(&r);
+    free(body);
+    /* the type check wins over an unknown cita */
+    upload(&A, NO_SUCH_UUID, "antes", "a.png", "text/plain", img, len, &r);
+    expect_error(&r, 400, "Solo se permiten imágenes");
+    resp_free(&r);
+
+    json_t *l = list_fotos(&A, cita);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+    free(cita);
+}
+
+static void image_content_type_is_matched_case_insensitively(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    json_t *f = upload_ok(&A, cita, "antes", "a.png", "IMAGE/PNG", img, len);
+    json_decref(f);
+    free(cita);
+}
+
+static void unknown_cita_is_404(void **state)
+{
+    (void)state;
+    size_t len;
+    const char *img = pixels(&len);
+    struct resp r;
+    static const char *const ids[] = {NO_SUCH_UUID, "not-a-uuid", "1", "' OR 1=1 --",
+                                      "3F8E2A51-4B7C-4D2E-9A10-5C6B7D8E9F0"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        upload(&A, ids[i], "antes", "a.png", "image/png", img, len, &r);
+        expect_error(&r, 404, "Cita no encontrada");
+        resp_free(&r);
+    }
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", NO_SUCH_UUID), 0);
+}
+
+static void unknown_cita_wins_over_the_three_per_tipo_rule(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    for (int i = 0; i < 3; i++)
+        json_decref(upload_ok(&A, cita, "antes", "a.png", "image/png", img, len));
+    /* the cita goes away behind the service's back; its three photos stay */
+    char *out = NULL;
+    char sql[256];
+    snprintf(sql, sizeof sql, "PRAGMA foreign_keys=OFF; DELETE FROM citas WHERE id = '%s';", cita);
+    assert_int_equal(db_exec(&S, sql, &out), 0);
+    free(out);
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s' AND tipo = 'antes'",
+                 cita),
+        3);
+    struct resp r;
+    upload(&A, cita, "antes", "a.png", "image/png", img, len, &r);
+    expect_error(&r, 404, "Cita no encontrada");
+    resp_free(&r);
+    free(cita);
+}
+
+static void any_user_may_upload_to_any_cita(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A); /* A's cita */
+    size_t len;
+    const char *img = pixels(&len);
+    json_t *f = upload_ok(&B, cita, "despues", "b.png", "image/png", img, len);
+    assert_string_equal(jstr(f, "cliente_id"), B.id);
+    assert_string_equal(jstr(f, "cita_id"), cita);
+    json_decref(f);
+    free(cita);
+}
+
+static void three_per_tipo_counts_every_uploader_of_the_cita(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    char *other = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    json_decref(upload_ok(&A, cita, "antes", "1.png", "image/png", img, len));
+    json_decref(upload_ok(&B, cita, "antes", "2.png", "image/png", img, len));
+    json_decref(upload_ok(&A, cita, "antes", "3.png", "image/png", img, len));
+
+    /* a fourth, by a user who has uploaded nothing there yet */
+    struct resp r;
+    upload(&C, cita, "antes", "4.png", "image/png", img, len, &r);
+    expect_error(&r, 400, "Máximo 3 fotos por tipo");
+    resp_free(&r);
+    upload(&A, cita, "antes", "4.png", "image/png", img, len, &r);
+    expect_error(&r, 400, "Máximo 3 fotos por tipo");
+    resp_free(&r);
+
+    /* the other tipo and another cita are counted apart */
+    json_decref(upload_ok(&C, cita, "despues", "5.png", "image/png", img, len));
+    json_decref(upload_ok(&C, other, "antes", "6.png", "image/png", img, len));
+
+    json_t *l = list_fotos(&A, cita);
+    assert_int_equal(json_array_size(l), 4);
+    json_decref(l);
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s' AND tipo = 'antes'",
+                 cita),
+        3);
+    char dir[512];
+    cita_folder(C.id, cita, dir, sizeof dir);
+    assert_int_equal(count_files(dir), 1); /* C's "despues" only */
+    free(cita);
+    free(other);
+}
+
+/* --- POST: the record, the key, the object ------------------------------------------------ */
+
+static void created_photo_is_201_with_exactly_the_record_fields(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    int64_t t0 = now_ms();
+    struct resp r;
+    upload(&B, cita, "antes", "corte.PNG", "image/png", img, len, &r);
+    int64_t t1 = now_ms();
+    assert_int_equal(r.status, 201);
+    expect_keys(r.json, "foto", NULL);
+    json_t *f = json_object_get(r.json, "foto");
+    expect_keys(f, "id", "cita_id", "cliente_id", "tipo", "url", "storage_path", "created_at",
+                NULL);
+    assert_true(is_lower_uuid(jstr(f, "id")));
+    assert_string_equal(jstr(f, "cita_id"), cita);
+    assert_string_equal(jstr(f, "cliente_id"), B.id);
+    assert_string_equal(jstr(f, "tipo"), "antes");
+    assert_true(is_timestamp(jstr(f, "created_at")));
+
+    int64_t ms = 0;
+    expect_storage_path(jstr(f, "storage_path"), B.id, cita, "antes", "png", &ms);
+    /* the key's time is the upload's (a taken millisecond moves it a few ms on) */
+    assert_true(ms >= t0 - 1000 && ms <= t1 + 1000);
+
+    char url[1024];
+    snprintf(url, sizeof url, "%s/storage/v1/object/public/fotos-citas/%s", S.base,
+             jstr(f, "storage_path"));
+    assert_string_equal(jstr(f, "url"), url);
+    expect_header(&r, "Content-Type", "application/json; charset=utf-8");
+
+    /* the listing holds the same record */
+    json_t *l = list_fotos(&C, cita);
+    assert_int_equal(json_array_size(l), 1);
+    assert_true(json_equal(json_array_get(l, 0), f));
+    json_decref(l);
+    resp_free(&r);
+    free(cita);
+}
+
+static void extension_is_the_lowercased_text_after_the_last_dot_or_jpg(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    static const struct {
+        const char *name, *ext;
+    } cases[] = {
+        {"photo", "jpg"},
+        {"a.", "jpg"},
+        {"X.PNG", "png"},
+        {"a.b.JpEg", "jpeg"},
+        {"Foto Final.WebP", "webp"},
+        {"archive.tar.GZ", "gz"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char tipo[16];
+        snprintf(tipo, sizeof tipo, "t%zu", i); /* a tipo each: three per tipo */
+        json_t *f = upload_ok(&A, cita, tipo, cases[i].name, "image/jpeg", img, len);
+        expect_storage_path(jstr(f, "storage_path"), A.id, cita, tipo, cases[i].ext, NULL);
+        json_decref(f);
+    }
+    free(cita);
+}
+
+static void photo_url_serves_the_exact_bytes_with_safe_headers(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    json_t *f = upload_ok(&A, cita, "despues", "x.webp", "image/webp", img, len);
+    struct resp r;
+    http_get(&S, url_path(jstr(f, "url")), NULL, &r); /* no session needed */
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.len, len);
+    assert_memory_equal(r.body, img, len);
+    char h[256];
+    expect_header(&r, "Content-Type", "image/webp");
+    expect_header(&r, "X-Content-Type-Options", "nosniff");
+    assert_non_null(resp_header(&r, "Content-Security-Policy", h, sizeof h));
+    assert_non_null(strstr(h, "default-src 'none'"));
+    assert_non_null(resp_header(&r, "Cache-Control", h, sizeof h));
+    const char *ma = strstr(h, "max-age=");
+    assert_non_null(ma);
+    assert_true(strtol(ma + 8, NULL, 10) >= 30L * 24 * 3600);
+    assert_null(strstr(h, "no-store"));
+    assert_null(strstr(h, "no-cache"));
+    resp_free(&r);
+    json_decref(f);
+    free(cita);
+}
+
+static void head_on_a_photo_url_answers_headers_without_body(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    json_t *f = upload_ok(&A, cita, "antes", "x.gif", "image/gif", img, len);
+    struct resp r;
+    http_req(&S, "HEAD", url_path(jstr(f, "url")), NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.len, 0);
+    char h[256];
+    expect_header(&r, "Content-Type", "image/gif");
+    assert_non_null(resp_header(&r, "Content-Length", h, sizeof h));
+    assert_int_equal(strtol(h, NULL, 10), (long)len);
+    expect_header(&r, "X-Content-Type-Options", "nosniff");
+    resp_free(&r);
+    json_decref(f);
+    free(cita);
+}
+
+static void missing_object_is_404_no_encontrado(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    static const char *const paths[] = {
+        "/storage/v1/object/public/fotos-citas/nobody/nothing/antes-1.png",
+        "/storage/v1/object/public/fotos-citas/",
+        "/storage/v1/object/public/fotos-citas",
+        "/storage/v1/object/public/otro-bucket/a/b.png",
+        "/storage/v1/object/public/",
+    };
+    struct resp r;
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        http_get(&S, paths[i], NULL, &r);
+        expect_error(&r, 404, "No encontrado");
+        resp_free(&r);
+    }
+    /* a folder of the bucket is not an object */
+    size_t len;
+    const char *img = pixels(&len);
+    json_t *f = upload_ok(&A, cita, "antes", "a.png", "image/png", img, len);
+    char path[512];
+    snprintf(path, sizeof path, "/storage/v1/object/public/fotos-citas/%s/%s", A.id, cita);
+    http_get(&S, path, NULL, &r);
+    expect_error(&r, 404, "No encontrado");
+    resp_free(&r);
+    json_decref(f);
+    free(cita);
+}
+
+static void uploaded_file_is_on_disk_under_the_bucket_folder(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    json_t *f = upload_ok(&C, cita, "antes", "disk.jpeg", "image/jpeg", img, len);
+    char file[768];
+    object_file(jstr(f, "storage_path"), file, sizeof file);
+    size_t got = 0;
+    char *stored = read_file(file, &got);
+    if (!stored) fail_msg("no object file at %s", file);
+    assert_int_equal(got, len);
+    assert_memory_equal(stored, img, len);
+    free(stored);
+    char dir[512];
+    cita_folder(C.id, cita, dir, sizeof dir);
+    assert_int_equal(count_files(dir), 1);
+    json_decref(f);
+    free(cita);
+}
+
+static void an_existing_object_is_never_overwritten(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    /* make the bucket, then take every key A's next "antes" upload could use
+     * for the next 20 seconds */
+    json_decref(upload_ok(&A, cita, "despues", "z.png", "image/png", img, len));
+    char dir[512];
+    cita_folder(A.id, cita, dir, sizeof dir);
+    enum { WINDOW = 20000 };
+    int64_t t0 = now_ms() - 50;
+    for (int64_t ms = t0; ms < t0 + WINDOW; ms++) {
+        char path[640], text[64];
+        snprintf(path, sizeof path, "%s/antes-%lld.png", dir, (long long)ms);
+        int n = snprintf(text, sizeof text, "planted-%lld", (long long)ms);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) fail_msg("cannot plant %s: %s", path, strerror(errno));
+        if (write(fd, text, (size_t)n) != n) fail_msg("cannot write %s", path);
+        close(fd);
+    }
+    struct resp r;
+    upload(&A, cita, "antes", "a.png", "image/png", img, len, &r);
+    expect_error(&r, 500, "Error al subir imagen: el objeto ya existe");
+    resp_free(&r);
+    /* every planted object is untouched, none was added, no record exists */
+    assert_int_equal(count_files(dir), WINDOW + 1);
+    for (int64_t ms = t0; ms < t0 + WINDOW; ms++) {
+        char path[640], text[64];
+        snprintf(path, sizeof path, "%s/antes-%lld.png", dir, (long long)ms);
+        snprintf(text, sizeof text, "planted-%lld", (long long)ms);
+        char *got = read_file(path, NULL);
+        if (!got || strcmp(got, text) != 0) fail_msg("object %s was overwritten", path);
+        free(got);
+    }
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s' AND tipo = 'antes'",
+                 cita),
+        0);
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", S.data);
+    assert_int_equal(count_files(tmp), 0);
+    free(cita);
+}
+
+static void two_quick_uploads_get_distinct_paths(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    json_t *f1 = upload_ok(&A, cita, "antes", "a.png", "image/png", "first", 5);
+    json_t *f2 = upload_ok(&A, cita, "antes", "a.png", "image/png", "second", 6);
+    assert_string_not_equal(jstr(f1, "storage_path"), jstr(f2, "storage_path"));
+    assert_string_not_equal(jstr(f1, "id"), jstr(f2, "id"));
+    struct resp r;
+    http_get(&S, url_path(jstr(f1, "url")), NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "first");
+    resp_free(&r);
+    http_get(&S, url_path(jstr(f2, "url")), NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "second");
+    resp_free(&r);
+    json_decref(f1);
+    json_decref(f2);
+    free(cita);
+}
+
+/* --- GET ------------------------------------------------------------------------------------- */
+
+static void get_fotos_without_session_is_401(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_get(&S, "/api/fotos?cita_id=" NO_SUCH_UUID, NULL, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    http_get(&S, "/api/fotos?cita_id=" NO_SUCH_UUID, "bad-token", &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+}
+
+static void get_fotos_without_cita_id_is_400(void **state)
+{
+    (void)state;
+    struct resp r;
+    static const char *const paths[] = {"/api/fotos", "/api/fotos?cita_id=", "/api/fotos?cita_id",
+                                        "/api/fotos?id=" NO_SUCH_UUID};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        http_get(&S, paths[i], A.token, &r);
+        expect_error(&r, 400, "Falta cita_id");
+        resp_free(&r);
+    }
+}
+
+static void any_user_lists_any_citas_photos_oldest_first(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    json_t *up[3];
+    up[0] = upload_ok(&A, cita, "antes", "1.png", "image/png", "uno", 3);
+    up[1] = upload_ok(&B, cita, "despues", "2.png", "image/png", "dos", 3);
+    up[2] = upload_ok(&A, cita, "despues", "3.png", "image/png", "tres", 4);
+    /* C neither owns the cita nor uploaded anything to it */
+    json_t *l = list_fotos(&C, cita);
+    assert_int_equal(json_array_size(l), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *e = json_array_get(l, i);
+        expect_keys(e, "id", "cita_id", "cliente_id", "tipo", "url", "storage_path", "created_at",
+                    NULL);
+        if (i > 0) {
+            const char *prev = jstr(json_array_get(l, i - 1), "created_at");
+            assert_true(strcmp(prev, jstr(e, "created_at")) <= 0);
+        }
+    }
+    /* where their times differ, the order is the upload order */
+    for (size_t i = 0; i < 3; i++) {
+        for (size_t j = i + 1; j < 3; j++) {
+            if (!strcmp(jstr(up[i], "created_at"), jstr(up[j], "created_at"))) continue;
+            size_t pi = 9, pj = 9;
+            for (size_t k = 0; k < 3; k++) {
+                const char *id = jstr(json_array_get(l, k), "id");
+                if (!strcmp(id, jstr(up[i], "id"))) pi = k;
+                if (!strcmp(id, jstr(up[j], "id"))) pj = k;
+            }
+            assert_true(pi < 3 && pj < 3 && pi < pj);
+        }
+    }
+    for (size_t k = 0; k < 3; k++) {
+        bool found = false;
+        for (size_t i = 0; i < 3; i++)
+            found |= json_equal(json_array_get(l, k), up[i]);
+        if (!found) {
+            char *a = json_dumps(l, JSON_COMPACT);
+            fprintf(stderr, "listed: %s\n", a);
+            free(a);
+            for (size_t i = 0; i < 3; i++) {
+                a = json_dumps(up[i], JSON_COMPACT);
+                fprintf(stderr, "uploaded: %s\n", a);
+                free(a);
+            }
+            fail_msg("listed photo %zu is not one of the uploads", k);
+        }
+    }
+    for (size_t k = 0; k < 3; k++)
+        json_decref(up[k]);
+    json_decref(l);
+    free(cita);
+}
+
+static void listing_an_unknown_cita_is_200_with_an_empty_list(void **state)
+{
+    (void)state;
+    struct resp r;
+    static const char *const paths[] = {"/api/fotos?cita_id=" NO_SUCH_UUID,
+                                        "/api/fotos?cita_id=not-a-uuid",
+                                        "/api/fotos?cita_id=%27%20OR%201%3D1%20--"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        http_get(&S, paths[i], A.token, &r);
+        assert_int_equal(r.status, 200);
+        expect_keys(r.json, "fotos", NULL);
+        assert_true(json_is_array(json_object_get(r.json, "fotos")));
+        assert_int_equal(json_array_size(json_object_get(r.json, "fotos")), 0);
+        resp_free(&r);
+    }
+}
+
+/* --- DELETE ------------------------------------------------------------------------------------
+ */
+
+static void delete_without_session_is_401(void **state)
+{
+    (void)state;
+    struct resp r;
+    delete_foto(NULL, "?id=" NO_SUCH_UUID, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+}
+
+static void delete_without_id_is_400(void **state)
+{
+    (void)state;
+    struct resp r;
+    static const char *const q[] = {"", "?id=", "?id", "?cita_id=" NO_SUCH_UUID};
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        delete_foto(&A, q[i], &r);
+        expect_error(&r, 400, "Falta id");
+        resp_free(&r);
+    }
+}
+
+static void delete_of_unknown_or_foreign_photo_is_404_and_the_photo_stays(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    json_t *f = upload_ok(&A, cita, "antes", "mine.png", "image/png", img, len);
+    struct resp r;
+    delete_foto(&A, "?id=" NO_SUCH_UUID, &r);
+    expect_error(&r, 404, "Foto no encontrada");
+    resp_free(&r);
+    delete_foto(&A, "?id=not-a-uuid", &r);
+    expect_error(&r, 404, "Foto no encontrada");
+    resp_free(&r);
+
+    /* B may see A's photo, not delete it */
+    char q[128];
+    snprintf(q, sizeof q, "?id=%s", jstr(f, "id"));
+    delete_foto(&B, q, &r);
+    expect_error(&r, 404, "Foto no encontrada");
+    resp_free(&r);
+    json_t *l = list_fotos(&B, cita);
+    assert_int_equal(json_array_size(l), 1);
+    json_decref(l);
+    char file[768];
+    object_file(jstr(f, "storage_path"), file, sizeof file);
+    assert_true(file_exists(file));
+    http_get(&S, url_path(jstr(f, "url")), NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    json_decref(f);
+    free(cita);
+}
+
+static void owner_delete_removes_the_record_the_object_and_its_url(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    /* B uploads to A's cita; the photo is B's to delete */
+    json_t *f = upload_ok(&B, cita, "antes", "del.png", "image/png", img, len);
+    json_t *keep = upload_ok(&A, cita, "antes", "keep.png", "image/png", img, len);
+    char file[768];
+    object_file(jstr(f, "storage_path"), file, sizeof file);
+    assert_true(file_exists(file));
+
+    char q[128];
+    snprintf(q, sizeof q, "?id=%s", jstr(f, "id"));
+    struct resp r;
+    delete_foto(&B, q, &r);
+    assert_int_equal(r.status, 200);
+    expect_keys(r.json, "ok", NULL);
+    assert_true(json_is_true(json_object_get(r.json, "ok")));
+    resp_free(&r);
+
+    json_t *l = list_fotos(&A, cita);
+    assert_int_equal(json_array_size(l), 1);
+    assert_string_equal(jstr(json_array_get(l, 0), "id"), jstr(keep, "id"));
+    json_decref(l);
+    assert_false(file_exists(file));
+    char meta[768];
+    snprintf(meta, sizeof meta, "%s/storage/.meta/fotos-citas/%s", S.data, jstr(f, "storage_path"));
+    assert_false(file_exists(meta));
+    http_get(&S, url_path(jstr(f, "url")), NULL, &r);
+    expect_error(&r, 404, "No encontrado");
+    resp_free(&r);
+    /* a second delete finds nothing */
+    delete_foto(&B, q, &r);
+    expect_error(&r, 404, "Foto no encontrada");
+    resp_free(&r);
+    json_decref(f);
+    json_decref(keep);
+    free(cita);
+}
+
+/* --- nothing partial -----------------------------------------------------------------------------
+ */
+
+static int drop_trigger(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    int rc = db_exec(&S, "DROP TRIGGER IF EXISTS fotos_fallo_forzado;", &out);
+    free(out);
+    return rc == 0 ? 0 : -1;
+}
+
+static void failed_record_store_removes_the_object_and_answers_500(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    size_t len;
+    const char *img = pixels(&len);
+    char *out = NULL;
+    assert_int_equal(db_exec(&S,
+                             "CREATE TRIGGER fotos_fallo_forzado BEFORE INSERT ON fotos_cita "
+                             "BEGIN SELECT RAISE(ABORT, 'fallo forzado'); END;",
+                             &out),
+                     0);
+    free(out);
+
+    struct resp r;
+    upload(&A, cita, "antes", "a.png", "image/png", img, len, &r);
+    expect_error(&r, 500, "fallo forzado");
+    resp_free(&r);
+
+    char dir[512], tmp[512];
+    cita_folder(A.id, cita, dir, sizeof dir);
+    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", S.data);
+    assert_int_equal(count_files(dir), 0);
+    assert_int_equal(count_files(tmp), 0);
+    snprintf(dir, sizeof dir, "%s/storage/.meta/fotos-citas/%s/%s", S.data, A.id, cita);
+    assert_int_equal(count_files(dir), 0);
+    json_t *l = list_fotos(&A, cita);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+
+    /* once the store works again, so does the upload */
+    assert_int_equal(drop_trigger(NULL), 0);
+    json_t *f = upload_ok(&A, cita, "antes", "a.png", "image/png", img, len);
+    cita_folder(A.id, cita, dir, sizeof dir);
+    assert_int_equal(count_files(dir), 1);
+    json_decref(f);
+    free(cita);
+}
+
+/* --- concurrency
+ * ------------------------------------------------------------------------------------ */
+
+enum { RACERS = 12 };
+
+struct racer {
+    const char *token, *cita;
+    pthread_barrier_t *go;
+    long status;
+    char body[512];
+};
+
+static size_t racer_sink(char *p, size_t size, size_t nmemb, void *ud)
+{
+    struct racer *x = ud;
+    size_t k = size * nmemb, have = strlen(x->body);
+    size_t room = sizeof x->body - 1 - have;
+    memcpy(x->body + have, p, k < room ? k : room);
+    x->body[have + (k < room ? k : room)] = '\0';
+    return k;
+}
+
+/* One upload on its own libcurl handle; no cmocka calls off the main thread. */
+static void *racer_run(void *arg)
+{
+    struct racer *x = arg;
+    char url[128], auth[256];
+    snprintf(url, sizeof url, "%s/api/fotos", S.base);
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", x->token);
+    CURL *c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, racer_sink);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+    struct curl_slist *h = curl_slist_append(NULL, auth);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_mime *m = curl_mime_init(c);
+    curl_mimepart *p = curl_mime_addpart(m);
+    curl_mime_name(p, "file");
+    curl_mime_data(p, "racing-bytes", CURL_ZERO_TERMINATED);
+    curl_mime_filename(p, "race.png");
+    curl_mime_type(p, "image/png");
+    p = curl_mime_addpart(m);
+    curl_mime_name(p, "cita_id");
+    curl_mime_data(p, x->cita, CURL_ZERO_TERMINATED);
+    p = curl_mime_addpart(m);
+    curl_mime_name(p, "tipo");
+    curl_mime_data(p, "antes", CURL_ZERO_TERMINATED);
+    curl_easy_setopt(c, CURLOPT_MIMEPOST, m);
+    pthread_barrier_wait(x->go);
+    CURLcode cc = curl_easy_perform(c);
+    x->status = -1;
+    if (cc == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
+    else
+        snprintf(x->body, sizeof x->body, "curl: %s", curl_easy_strerror(cc));
+    curl_mime_free(m);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return NULL;
+}
+
+static void parallel_uploads_from_many_users_never_exceed_three_per_tipo(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&A);
+    static struct user users[RACERS];
+    for (int i = 0; i < RACERS; i++)
+        signup_user(&S, &users[i], NULL);
+    struct racer x[RACERS];
+    pthread_t t[RACERS];
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, RACERS);
+    for (int i = 0; i < RACERS; i++) {
+        x[i] = (struct racer){.token = users[i].token, .cita = cita, .go = &go};
+        if (pthread_create(&t[i], NULL, racer_run, &x[i]) != 0) fail_msg("pthread_create");
+    }
+    for (int i = 0; i < RACERS; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&go);
+
+    int ok = 0, full = 0;
+    for (int i = 0; i < RACERS; i++) {
+        if (x[i].status == 201) {
+            ok++;
+        } else if (x[i].status == 400 &&
+                   !strcmp(x[i].body, "{\"error\":\"Máximo 3 fotos por tipo\"}")) {
+            full++;
+        } else {
+            fail_msg("racer %d: unexpected answer %ld %s", i, x[i].status, x[i].body);
+        }
+    }
+    assert_int_equal(ok, 3);
+    assert_int_equal(full, RACERS - 3);
+
+    json_t *l = list_fotos(&A, cita);
+    assert_int_equal(json_array_size(l), 3);
+    /* exactly the listed objects exist: no orphan from a lost race */
+    size_t files = 0;
+    for (int i = 0; i < RACERS; i++) {
+        char dir[512];
+        cita_folder(users[i].id, cita, dir, sizeof dir);
+        files += count_files(dir);
+    }
+    assert_int_equal(files, 3);
+    for (size_t i = 0; i < 3; i++) {
+        char file[768];
+        object_file(jstr(json_array_get(l, i), "storage_path"), file, sizeof file);
+        assert_true(file_exists(file));
+    }
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", S.data);
+    assert_int_equal(count_files(tmp), 0);
+    json_decref(l);
+    free(cita);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(post_without_session_is_401_whatever_the_body),
+        cmocka_unit_test(post_with_a_missing_or_empty_part_is_400_faltan_campos),
+        cmocka_unit_test(missing_part_wins_over_a_too_large_file),
+        cmocka_unit_test(file_over_5mib_is_400_and_exactly_5mib_is_accepted),
+        cmocka_unit_test(too_large_wins_over_a_non_image_type),
+        cmocka_unit_test(non_image_content_type_is_400),
+        cmocka_unit_test(image_content_type_is_matched_case_insensitively),
+        cmocka_unit_test(unknown_cita_is_404),
+        cmocka_unit_test(unknown_cita_wins_over_the_three_per_tipo_rule),
+        cmocka_unit_test(any_user_may_upload_to_any_cita),
+        cmocka_unit_test(three_per_tipo_counts_every_uploader_of_the_cita),
+        cmocka_unit_test(created_photo_is_201_with_exactly_the_record_fields),
+        cmocka_unit_test(extension_is_the_lowercased_text_after_the_last_dot_or_jpg),
+        cmocka_unit_test(photo_url_serves_the_exact_bytes_with_safe_headers),
+        cmocka_unit_test(head_on_a_photo_url_answers_headers_without_body),
+        cmocka_unit_test(missing_object_is_404_no_encontrado),
+        cmocka_unit_test(uploaded_file_is_on_disk_under_the_bucket_folder),
+        cmocka_unit_test(an_existing_object_is_never_overwritten),
+        cmocka_unit_test(two_quick_uploads_get_distinct_paths),
+        cmocka_unit_test(get_fotos_without_session_is_401),
+        cmocka_unit_test(get_fotos_without_cita_id_is_400),
+        cmocka_unit_test(any_user_lists_any_citas_photos_oldest_first),
+        cmocka_unit_test(listing_an_unknown_cita_is_200_with_an_empty_list),
+        cmocka_unit_test(delete_without_session_is_401),
+        cmocka_unit_test(delete_without_id_is_400),
+        cmocka_unit_test(delete_of_unknown_or_foreign_photo_is_404_and_the_photo_stays),
+        cmocka_unit_test(owner_delete_removes_the_record_the_object_and_its_url),
+        cmocka_unit_test_teardown(failed_record_store_removes_the_object_and_answers_500,
+                                  drop_trigger),
+        cmocka_unit_test(parallel_uploads_from_many_users_never_exceed_three_per_tipo),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
