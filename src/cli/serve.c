@@ -119,27 +119,12 @@ int cli_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct app app;
+    /* The listening socket first: a malformed address is a bad argument and
+     * a port in use a refusal, and neither may leave anything written. */
+    struct app app = {0};
     struct http_server *srv = NULL;
     char *public_url = NULL;
-    char *spool = NULL;
-    if (app_open(&app, &cfg, cfg.db_pool) != BR_OK) {
-        cli_error("serve: %s", err_msg());
-        config_free(&cfg);
-        return EXIT_REFUSED;
-    }
-    rc = EXIT_REFUSED;
-    spool = xasprintf("%s/tmp", cfg.data_dir);
-    if (mkdir(spool, 0700) != 0 && errno != EEXIST) {
-        cli_error("serve: cannot create %s: %s", spool, strerror(errno));
-        goto out;
-    }
-    struct stat spool_st; /* something else in its place: uploads would all fail */
-    if (stat(spool, &spool_st) != 0 || !S_ISDIR(spool_st.st_mode) ||
-        access(spool, W_OK | X_OK) != 0) {
-        cli_error("serve: %s is not a writable folder", spool);
-        goto out;
-    }
+    char *spool = xasprintf("%s/tmp", cfg.data_dir);
     struct http_options ho = {
         .listen = cfg.listen,
         .max_connections = cfg.max_connections,
@@ -155,8 +140,25 @@ int cli_serve(int argc, char **argv)
         .authorize = api_authorize,
         .app = &app,
     };
-    if (http_bind(&ho, &srv) != BR_OK) {
+    br_err e = http_bind(&ho, &srv);
+    if (e) {
         cli_error("serve: %s", err_msg());
+        rc = e == BR_INVALID ? EXIT_USAGE : EXIT_REFUSED;
+        goto out;
+    }
+    rc = EXIT_REFUSED;
+    if (app_open(&app, &cfg, cfg.db_pool) != BR_OK) {
+        cli_error("serve: %s", err_msg());
+        goto out;
+    }
+    if (mkdir(spool, 0700) != 0 && errno != EEXIST) {
+        cli_error("serve: cannot create %s: %s", spool, strerror(errno));
+        goto out;
+    }
+    struct stat spool_st; /* something else in its place: uploads would all fail */
+    if (stat(spool, &spool_st) != 0 || !S_ISDIR(spool_st.st_mode) ||
+        access(spool, W_OK | X_OK) != 0) {
+        cli_error("serve: %s is not a writable folder", spool);
         goto out;
     }
     public_url = trim_slash(cfg.public_url ? cfg.public_url : http_bound_url(srv));

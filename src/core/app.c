@@ -45,10 +45,15 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
      * start before anything is written */
     br_err rc = calendar_open(cfg, &app->cal);
     if (!rc) rc = mailer_open(cfg, &app->mailer);
-    if (!rc && !(cfg->database_url && cfg->storage_url)) rc = ensure_data_dir(cfg->data_dir);
-    if (!rc) rc = store_open(cfg, pool_size, &app->store);
+    /* then the backends that live elsewhere, so that one this build cannot
+     * use is refused before the data folder is touched; the embedded ones
+     * live in the data folder */
+    if (!rc && cfg->database_url) rc = store_open(cfg, pool_size, &app->store);
+    if (!rc && cfg->storage_url) rc = objstore_open(cfg, &app->obj);
+    if (!rc && (!app->store || !app->obj)) rc = ensure_data_dir(cfg->data_dir);
+    if (!rc && !app->store) rc = store_open(cfg, pool_size, &app->store);
+    if (!rc && !app->obj) rc = objstore_open(cfg, &app->obj);
     if (!rc) rc = store_migrate(app->store);
-    if (!rc) rc = objstore_open(cfg, &app->obj);
     if (!rc) rc = ident_open(app->store, &app->ident);
     if (rc) {
         /* keep the detail: closing must not overwrite it */

@@ -71,8 +71,9 @@ struct http_options {
     void *app;                  /* handed to handlers through http_req_app() */
 };
 
-/* Binds the listening socket (nothing is served yet). BR_CONFIG with a
- * one-line detail when the address is unusable (bad syntax, port in use).
+/* Binds the listening socket (nothing is served yet). BR_INVALID with a
+ * one-line detail for a malformed address, BR_CONFIG for one that cannot be
+ * used (port in use, unknown host).
  * OUT: *out, released with http_stop(). */
 br_err http_bind(const struct http_options *o, struct http_server **out) WARN_UNUSED;
 

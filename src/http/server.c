@@ -122,7 +122,7 @@ static br_err split_listen(const char *listen, char *host, size_t hn, char *port
     memcpy(port, p, pl + 1);
     return BR_OK;
 bad:
-    return err_set(BR_CONFIG, "listen address '%s': expected host:port, [ipv6]:port or :port",
+    return err_set(BR_INVALID, "listen address '%s': expected host:port, [ipv6]:port or :port",
                    listen);
 }
 
@@ -458,8 +458,13 @@ static void start(struct http_req *r, const char *url, const char *method)
             set_verdict(r, 400, s->o.too_large_msg);
             return;
         }
-        r->pp = MHD_create_post_processor(r->conn, PP_BUFFER, on_part, r);
-        /* NULL: not a form at all; every part is then missing */
+        /* only multipart/form-data is a form here (MHD would also parse
+         * url-encoded bodies, and lose their last field); anything else
+         * has every part missing */
+        const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_TYPE);
+        if (ct && !strncasecmp(ct, "multipart/form-data", 19))
+            r->pp = MHD_create_post_processor(r->conn, PP_BUFFER, on_part, r);
     } else if (known && declared > s->o.json_max) {
         set_verdict(r, 413, "Cuerpo demasiado grande");
     }

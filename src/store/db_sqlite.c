@@ -40,6 +40,7 @@ struct db_conn {
 
 struct sqlite_db {
     struct db base;
+    char *path; /* named in failures that concern the file as a whole */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct db_conn *conns;
@@ -87,6 +88,11 @@ static br_err conn_open(const char *path, struct db_conn *c)
     br_err e = exec_plain(c->h, "PRAGMA journal_mode=WAL;"
                                 "PRAGMA synchronous=FULL;"
                                 "PRAGMA foreign_keys=ON;");
+    if (e) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", err_msg());
+        e = err_set(e, "%s: %s", path, msg);
+    }
     return e;
 }
 
@@ -105,6 +111,7 @@ static void sq_close(struct db *db)
     for (int i = 0; i < s->n; i++)
         if (s->conns[i].h) conn_close(&s->conns[i]);
     free(s->conns);
+    free(s->path);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free(s);
@@ -114,6 +121,7 @@ static br_err sq_open(const char *path, int n, struct db **out)
 {
     struct sqlite_db *s = xcalloc(1, sizeof *s);
     s->base.ops = &db_sqlite_ops;
+    s->path = xstrdup(path);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     s->conns = xcalloc((size_t)n, sizeof *s->conns);
@@ -302,7 +310,12 @@ static br_err sq_migrate(struct db *db)
         rc = err_set(BR_STORE, "database schema version %d is newer than this program's (%d)", v,
                      schema_sqlite_count);
     if (!rc) rc = exec_plain(c->h, "COMMIT");
-    if (rc) sq_rollback(c);
+    if (rc) {
+        sq_rollback(c);
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", err_msg());
+        rc = err_set(rc, "%s: %s", ((struct sqlite_db *)db)->path, msg);
+    }
     /* statements prepared before the migration may refer to the old schema */
     for (int i = 0; i < STMT_CACHE; i++) {
         if (c->cache[i].stmt) sqlite3_finalize(c->cache[i].stmt);

@@ -120,8 +120,9 @@ static void expect_one_error_line(const char *out, const char *err, const char *
 
 /* Runs `barberia serve args...` (no --data added) with env; asserts a refused
  * start: a non-zero exit within the limit, one error line holding needle. */
-static void expect_refused_start(const char *const *env, const char *const *args,
-                                 const char *needle)
+/* Returns the exit status (1 refused, 2 bad arguments). */
+static int expect_refused_start(const char *const *env, const char *const *args,
+                                const char *needle)
 {
     const char *argv[32];
     int n = 0;
@@ -137,6 +138,14 @@ static void expect_refused_start(const char *const *env, const char *const *args
     expect_one_error_line(out ? out : "", err ? err : "", needle);
     free(out);
     free(err);
+    return st;
+}
+
+/* Nothing was written: the data folder was not even created. */
+static void expect_no_data_folder(void)
+{
+    struct stat sb;
+    if (stat(S.data, &sb) == 0) fail_msg("%s was created by a refused start", S.data);
 }
 
 /* --- start and restart ------------------------------------------------------------------ */
@@ -495,13 +504,15 @@ static void a_port_already_in_use_is_refused(void **state)
     char listen_at[64];
     snprintf(listen_at, sizeof listen_at, "127.0.0.1:%d", ntohs(a.sin_port));
     const char *args[] = {"--listen", listen_at, "--data", S.data, NULL};
-    expect_refused_start(NULL, args, listen_at);
+    assert_int_equal(expect_refused_start(NULL, args, listen_at), 1);
+    expect_no_data_folder();
     /* the same through the environment */
     char env_listen[96];
     snprintf(env_listen, sizeof env_listen, "BARBERIA_LISTEN=%s", listen_at);
     const char *env[] = {env_listen, NULL};
     const char *args2[] = {"--data", S.data, NULL};
-    expect_refused_start(env, args2, listen_at);
+    assert_int_equal(expect_refused_start(env, args2, listen_at), 1);
+    expect_no_data_folder();
     close(fd);
 }
 
@@ -514,7 +525,12 @@ static void a_malformed_listen_address_is_refused(void **state)
         "127.0.0.1:80x", "[::1",      "127.0.0.1:-5", "999.1.1.1:80"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *args[] = {"--listen", bad[i], "--data", S.data, NULL};
-        expect_refused_start(NULL, args, bad[i]);
+        int st = expect_refused_start(NULL, args, bad[i]);
+        /* malformed is a bad argument (2); a well-formed address that cannot
+         * be resolved is a refusal (1) */
+        if (st != 2 && !(st == 1 && !strcmp(bad[i], "999.1.1.1:80")))
+            fail_msg("--listen %s: exit status %d", bad[i], st);
+        expect_no_data_folder();
     }
 }
 
@@ -530,10 +546,10 @@ static void database_or_storage_url_is_refused_in_this_build(void **state)
     const char *both[] = {"BARBERIA_DATABASE_URL=postgresql://x", "BARBERIA_STORAGE_URL=http://y",
                           NULL};
     expect_refused_start(both, args, NULL);
+    expect_no_data_folder();
 }
 
-/* --- demo data ----------------------------------------------------------------------------------
- */
+/* --- demo data --------------------------------------------------------------------------- */
 
 static void serve_demo_seeds_an_empty_folder_once(void **state)
 {
