@@ -25,15 +25,7 @@ static br_err add_usuario(void *ud, const struct usuario_view *u)
 void api_admin_usuarios_get(struct http_req *r)
 {
     json_t *list = json_array();
-    br_err rc = users_list(api_app(r), add_usuario, list);
-    if (rc) {
-        json_decref(list);
-        api_reply_err(r, rc);
-        return;
-    }
-    json_t *o = json_object();
-    json_object_set_new(o, "usuarios", list);
-    http_reply_json(r, 200, o);
+    api_reply_list(r, users_list(api_app(r), add_usuario, list), "usuarios", list);
 }
 
 void api_admin_usuarios_patch(struct http_req *r)
@@ -51,13 +43,10 @@ void api_admin_usuarios_patch(struct http_req *r)
         api_opt_string(r, body, "rol", &p.rol) && api_opt_string(r, body, "nombre", &p.nombre) &&
         api_opt_string(r, body, "telefono", &p.telefono)) {
         br_err rc = users_patch(api_app(r), &p);
-        if (rc) {
+        if (rc)
             api_reply_err(r, rc);
-        } else {
-            json_t *o = json_object();
-            json_object_set_new(o, "ok", json_true());
-            http_reply_json(r, 200, o);
-        }
+        else
+            api_reply_ok(r);
     }
     free(scratch);
 }

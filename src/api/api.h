@@ -58,6 +58,11 @@ json_t *api_foto_json(const struct foto *f);
  * BR_UNAUTH 401, BR_FORBIDDEN 403, BR_NOTFOUND 404, BR_CONFLICT 409,
  * BR_TOOLARGE 413, everything else 500. */
 void api_reply_err(struct http_req *r, br_err rc);
+/* Replies 200 {key: list} when rc is BR_OK, else the error of rc; takes the
+ * reference to list either way. */
+void api_reply_list(struct http_req *r, br_err rc, const char *key, json_t *list);
+/* Replies 200 {"ok": true}. */
+void api_reply_ok(struct http_req *r);
 
 /* --- handlers --------------------------------------------------------------------- */
 

@@ -79,13 +79,11 @@ void api_auth_logout(struct http_req *r)
     const char *tok = api_request_token(r, &n);
     br_err rc = ident_logout(api_app(r)->ident, tok, n);
     if (rc) {
-        api_reply_err(r, BR_STORE);
+        api_reply_err(r, rc);
         return;
     }
     set_cookie(r, "", 0);
-    json_t *o = json_object();
-    json_object_set_new(o, "ok", json_true());
-    http_reply_json(r, 200, o);
+    api_reply_ok(r);
 }
 
 void api_auth_me(struct http_req *r)

@@ -25,28 +25,16 @@ static br_err add_servicio(void *ud, const struct servicio *s)
     return BR_OK;
 }
 
-static void reply_list(struct http_req *r, br_err rc, const char *key, json_t *list)
-{
-    if (rc) {
-        json_decref(list);
-        api_reply_err(r, BR_STORE);
-        return;
-    }
-    json_t *o = json_object();
-    json_object_set_new(o, key, list);
-    http_reply_json(r, 200, o);
-}
-
 void api_barberos_get(struct http_req *r)
 {
     json_t *list = json_array();
-    reply_list(r, store_barberos_each(api_app(r)->store, add_barbero, list), "barberos", list);
+    api_reply_list(r, store_barberos_each(api_app(r)->store, add_barbero, list), "barberos", list);
 }
 
 void api_servicios_get(struct http_req *r)
 {
     json_t *list = json_array();
-    reply_list(r, store_servicios_each(api_app(r)->store, add_servicio, list), "servicios", list);
+    api_reply_list(r, store_servicios_each(api_app(r)->store, add_servicio, list), "servicios", list);
 }
 
 void api_healthz(struct http_req *r)

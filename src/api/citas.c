@@ -44,14 +44,7 @@ void api_citas_get(struct http_req *r)
 {
     json_t *list = json_array();
     br_err rc = booking_list(api_app(r), api_caller(r), http_req_query(r, "estado"), add_cita, list);
-    if (rc) {
-        json_decref(list);
-        api_reply_err(r, BR_STORE);
-        return;
-    }
-    json_t *o = json_object();
-    json_object_set_new(o, "citas", list);
-    http_reply_json(r, 200, o);
+    api_reply_list(r, rc, "citas", list);
 }
 
 void api_citas_post(struct http_req *r)

@@ -14,14 +14,7 @@ void api_fotos_get(struct http_req *r)
 {
     json_t *list = json_array();
     br_err rc = photos_list(api_app(r), http_req_query(r, "cita_id"), add_foto, list);
-    if (rc) {
-        json_decref(list);
-        api_reply_err(r, rc);
-        return;
-    }
-    json_t *o = json_object();
-    json_object_set_new(o, "fotos", list);
-    http_reply_json(r, 200, o);
+    api_reply_list(r, rc, "fotos", list);
 }
 
 void api_fotos_post(struct http_req *r)
@@ -52,11 +45,8 @@ void api_fotos_post(struct http_req *r)
 void api_fotos_delete(struct http_req *r)
 {
     br_err rc = photos_delete(api_app(r), api_caller(r), http_req_query(r, "id"));
-    if (rc) {
+    if (rc)
         api_reply_err(r, rc);
-        return;
-    }
-    json_t *o = json_object();
-    json_object_set_new(o, "ok", json_true());
-    http_reply_json(r, 200, o);
+    else
+        api_reply_ok(r);
 }

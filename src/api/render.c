@@ -88,6 +88,25 @@ void api_reply_err(struct http_req *r, br_err rc)
     http_reply_error(r, status, *msg ? msg : "Error interno del servidor");
 }
 
+void api_reply_list(struct http_req *r, br_err rc, const char *key, json_t *list)
+{
+    if (rc) {
+        json_decref(list);
+        api_reply_err(r, rc);
+        return;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, key, list);
+    http_reply_json(r, 200, o);
+}
+
+void api_reply_ok(struct http_req *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "ok", json_true());
+    http_reply_json(r, 200, o);
+}
+
 bool api_opt_string(struct http_req *r, json_t *body, const char *key, const char **out)
 {
     json_t *v = json_object_get(body, key);

@@ -115,6 +115,28 @@ static void field(const char *s, bool last)
     putchar(last ? '\n' : '\t');
 }
 
+/* Reads the sub-command of `barberia <cmd> SUB ...` among subs ("add",
+ * "list"; NULL-terminated). Returns its index, or -1 after printing help
+ * (*status 0) or a one-line error (*status EXIT_USAGE). */
+static int subcommand(const char *cmd, int argc, char **argv, const char *const *subs,
+                      const char *help, int *status)
+{
+    const char *sub = argc > 0 ? argv[0] : NULL;
+    for (int i = 0; sub && subs[i]; i++)
+        if (!strcmp(sub, subs[i])) return i;
+    if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
+        fputs(help, stdout);
+        *status = 0;
+        return -1;
+    }
+    cli_error("%s: expected '%s'%s%s%s (see barberia %s --help)", cmd, subs[0],
+              subs[1] ? " or '" : "", subs[1] ? subs[1] : "", subs[1] ? "'" : "", cmd);
+    *status = EXIT_USAGE;
+    return -1;
+}
+
+static const char *const add_or_list[] = {"add", "list", NULL};
+
 int cli_migrate(int argc, char **argv)
 {
     struct config cfg;
@@ -154,20 +176,14 @@ int cli_user(int argc, char **argv)
         "     the new user id.\n"
         "list: one tab-separated row per user: id, email, rol, nombre, telefono,\n"
         "      created_at, last sign-in.\n";
-    const char *sub = argc > 0 ? argv[0] : NULL;
-    if (!sub || (strcmp(sub, "add") && strcmp(sub, "list"))) {
-        if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
-            fputs(help, stdout);
-            return 0;
-        }
-        cli_error("user: expected 'add' or 'list' (see barberia user --help)");
-        return EXIT_USAGE;
-    }
+    int status;
+    int which = subcommand("user", argc, argv, add_or_list, help, &status);
+    if (which < 0) return status;
+    bool is_add = which == 0;
     const char *email = NULL, *password = NULL, *nombre = NULL, *telefono = NULL, *rol = NULL;
     struct cli_flag add_flags[] = {{"email", &email, NULL},       {"password", &password, NULL},
                                    {"nombre", &nombre, NULL},     {"telefono", &telefono, NULL},
                                    {"rol", &rol, NULL},           {NULL, NULL, NULL}};
-    bool is_add = !strcmp(sub, "add");
     struct config cfg;
     bool done;
     int rc = cli_parse(is_add ? "user add" : "user list", argc - 1, argv + 1, CONFIG_DATA, &cfg,
@@ -226,19 +242,13 @@ int cli_barbero(int argc, char **argv)
                                "       barberia barbero list\n"
                                "add: adds a barber and prints the new id.\n"
                                "list: one tab-separated row per barber: id, nombre, foto_url.\n";
-    const char *sub = argc > 0 ? argv[0] : NULL;
-    if (!sub || (strcmp(sub, "add") && strcmp(sub, "list"))) {
-        if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
-            fputs(help, stdout);
-            return 0;
-        }
-        cli_error("barbero: expected 'add' or 'list' (see barberia barbero --help)");
-        return EXIT_USAGE;
-    }
+    int status;
+    int which = subcommand("barbero", argc, argv, add_or_list, help, &status);
+    if (which < 0) return status;
+    bool is_add = which == 0;
     const char *nombre = NULL, *foto = NULL;
     struct cli_flag add_flags[] = {
         {"nombre", &nombre, NULL}, {"foto-url", &foto, NULL}, {NULL, NULL, NULL}};
-    bool is_add = !strcmp(sub, "add");
     struct config cfg;
     bool done;
     int rc = cli_parse(is_add ? "barbero add" : "barbero list", argc - 1, argv + 1, CONFIG_DATA,
@@ -291,21 +301,15 @@ int cli_servicio(int argc, char **argv)
         "       barberia servicio list\n"
         "add: adds a service (M: whole minutes, 1-1440; P: a price >= 0) and prints the id.\n"
         "list: one tab-separated row per service: id, nombre, duracion_min, precio.\n";
-    const char *sub = argc > 0 ? argv[0] : NULL;
-    if (!sub || (strcmp(sub, "add") && strcmp(sub, "list"))) {
-        if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
-            fputs(help, stdout);
-            return 0;
-        }
-        cli_error("servicio: expected 'add' or 'list' (see barberia servicio --help)");
-        return EXIT_USAGE;
-    }
+    int status;
+    int which = subcommand("servicio", argc, argv, add_or_list, help, &status);
+    if (which < 0) return status;
+    bool is_add = which == 0;
     const char *nombre = NULL, *dur = NULL, *precio = NULL;
     struct cli_flag add_flags[] = {{"nombre", &nombre, NULL},
                                    {"duracion-min", &dur, NULL},
                                    {"precio", &precio, NULL},
                                    {NULL, NULL, NULL}};
-    bool is_add = !strcmp(sub, "add");
     struct config cfg;
     bool done;
     int rc = cli_parse(is_add ? "servicio add" : "servicio list", argc - 1, argv + 1, CONFIG_DATA,
@@ -383,15 +387,9 @@ int cli_outbox(int argc, char **argv)
         "not yet delivered, i.e. pending, retrying and dropped). One tab-separated row each:\n"
         "id, state (pending, retrying, sent, dropped), attempts, queued at, next attempt,\n"
         "recipient, cita id, last error.\n";
-    const char *sub = argc > 0 ? argv[0] : NULL;
-    if (!sub || strcmp(sub, "list")) {
-        if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"))) {
-            fputs(help, stdout);
-            return 0;
-        }
-        cli_error("outbox: expected 'list' (see barberia outbox --help)");
-        return EXIT_USAGE;
-    }
+    static const char *const list_only[] = {"list", NULL};
+    int exit_status;
+    if (subcommand("outbox", argc, argv, list_only, help, &exit_status) < 0) return exit_status;
     const char *status = NULL;
     struct cli_flag flags[] = {{"status", &status, NULL}, {NULL, NULL, NULL}};
     struct config cfg;
