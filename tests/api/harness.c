@@ -155,25 +155,32 @@ void srv_start(struct srv *s, const char *const *env, const char *const *args)
     fail_msg("barberia serve did not start listening within 60 s");
 }
 
-int srv_stop_within(struct srv *s, int timeout_ms)
+/* Waits (at most timeout_ms) for a child to exit. Returns its exit status
+ * (128 + signal when a signal ended it), or -1 on timeout, after which the
+ * child has been SIGKILLed and reaped. */
+static int wait_child(pid_t pid, int timeout_ms)
 {
-    if (s->pid <= 0) return -1;
-    kill(s->pid, SIGTERM);
     int st = 0;
     for (int waited = 0; waited <= timeout_ms; waited += 10) {
-        pid_t r = waitpid(s->pid, &st, WNOHANG);
-        if (r == s->pid) {
-            s->pid = 0;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
             if (WIFEXITED(st)) return WEXITSTATUS(st);
             if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
             return -1;
         }
         sleep_ms(10);
     }
-    kill(s->pid, SIGKILL);
-    waitpid(s->pid, &st, 0);
-    s->pid = 0;
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
     return -1;
+}
+
+int srv_stop_within(struct srv *s, int timeout_ms)
+{
+    if (s->pid <= 0) return -1;
+    kill(s->pid, SIGTERM);
+    int rc = wait_child(s->pid, timeout_ms);
+    s->pid = 0;
+    return rc;
 }
 
 int srv_stop(struct srv *s)
@@ -243,33 +250,8 @@ bool srv_wait_log(const struct srv *s, const char *needle, int timeout_ms)
 int run_cli(const struct srv *s, const char *const *env, const char *const *args, bool data_flag,
             char **out, char **err)
 {
-    const char *argv[64];
-    int n = 0;
-    argv[n++] = "barberia";
-    for (; args && *args && n < 60; args++) argv[n++] = *args;
-    if (data_flag) {
-        argv[n++] = "--data";
-        argv[n++] = s->data;
-    }
-    argv[n] = NULL;
-    char opath[400], epath[400];
-    snprintf(opath, sizeof opath, "%s/cli.out", s->dir);
-    snprintf(epath, sizeof epath, "%s/cli.err", s->dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int o = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        child_env(env);
-        execv(BARBERIA_BIN, (char *const *)argv);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    if (out) *out = read_file(opath, NULL);
-    if (err) *err = read_file(epath, NULL);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    /* a CLI command that hangs fails its test rather than the whole run */
+    return run_cli_within(s, env, args, data_flag, 600000, out, err);
 }
 
 int srv_cli(const struct srv *s, char **out, char **err, ...)
@@ -725,67 +707,54 @@ void expect_keys(const json_t *o, ...)
 #include <sys/socket.h>
 #include <sys/time.h>
 
+int run_program(const char *const *argv, const char *const *env, int timeout_ms, char **out,
+                char **err)
+{
+    char opath[] = "/tmp/barberia-run-out-XXXXXX", epath[] = "/tmp/barberia-run-err-XXXXXX";
+    int o = mkstemp(opath), e = mkstemp(epath);
+    if (o < 0 || e < 0) fail_msg("mkstemp: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(o, 1);
+        dup2(e, 2);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
+        child_env(env);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(o);
+    close(e);
+    if (pid < 0) fail_msg("fork: %s", strerror(errno));
+    int rc = wait_child(pid, timeout_ms);
+    if (out) *out = read_file(opath, NULL);
+    if (err) *err = read_file(epath, NULL);
+    unlink(opath);
+    unlink(epath);
+    return rc;
+}
+
 int run_cli_within(const struct srv *s, const char *const *env, const char *const *args,
                    bool data_flag, int timeout_ms, char **out, char **err)
 {
     const char *argv[64];
     int n = 0;
-    argv[n++] = "barberia";
+    argv[n++] = BARBERIA_BIN;
     for (; args && *args && n < 60; args++) argv[n++] = *args;
     if (data_flag) {
         argv[n++] = "--data";
         argv[n++] = s->data;
     }
     argv[n] = NULL;
-    char opath[400], epath[400];
-    snprintf(opath, sizeof opath, "%s/cli.out", s->dir);
-    snprintf(epath, sizeof epath, "%s/cli.err", s->dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int o = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        child_env(env);
-        execv(BARBERIA_BIN, (char *const *)argv);
-        _exit(127);
-    }
-    int st = 0, rc = -1;
-    for (int waited = 0;; waited += 10) {
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) {
-            rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            break;
-        }
-        if (waited >= timeout_ms) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            break;
-        }
-        sleep_ms(10);
-    }
-    if (out) *out = read_file(opath, NULL);
-    if (err) *err = read_file(epath, NULL);
-    return rc;
+    return run_program(argv, env, timeout_ms, out, err);
 }
 
 int srv_wait_exit(struct srv *s, int timeout_ms)
 {
     if (s->pid <= 0) return -1;
-    int st = 0;
-    for (int waited = 0; waited <= timeout_ms; waited += 10) {
-        if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
-            s->pid = 0;
-            if (WIFEXITED(st)) return WEXITSTATUS(st);
-            if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
-            return -1;
-        }
-        sleep_ms(10);
-    }
-    kill(s->pid, SIGKILL);
-    waitpid(s->pid, &st, 0);
+    int rc = wait_child(s->pid, timeout_ms);
     s->pid = 0;
-    return -1;
+    return rc;
 }
 
 long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, char **reply)

@@ -168,6 +168,12 @@ void expect_keys(const json_t *o, ...);
 
 /* --- processes, raw HTTP and folders (operator-facing tests) ----------------------- */
 
+/* Runs the program argv[0] with argv and env as in srv_start (stdin from
+ * /dev/null). OUT: *out, *err (caller frees; may be NULL). Returns the exit
+ * status (128 + signal), or -1 when it was still running after timeout_ms
+ * and had to be SIGKILLed. */
+int run_program(const char *const *argv, const char *const *env, int timeout_ms, char **out,
+                char **err);
 /* run_cli, bounded: a command still running after timeout_ms is SIGKILLed
  * and -1 is returned. */
 int run_cli_within(const struct srv *s, const char *const *env, const char *const *args,

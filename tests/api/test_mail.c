@@ -53,76 +53,6 @@ static int64_t mono_ms(void)
 
 /* --- running helper programs ----------------------------------------------------------- */
 
-/* In a child: the environment without BARBERIA_* variables, plus env. */
-static void clean_env(const char *const *env)
-{
-    for (bool again = true; again;) {
-        again = false;
-        for (char **e = environ; e && *e; e++) {
-            if (strncmp(*e, "BARBERIA_", 9)) continue;
-            char name[128];
-            size_t n = strcspn(*e, "=");
-            if (n >= sizeof name) n = sizeof name - 1;
-            memcpy(name, *e, n);
-            name[n] = '\0';
-            unsetenv(name);
-            again = true;
-            break;
-        }
-    }
-    for (; env && *env; env++) {
-        char name[128];
-        size_t n = strcspn(*env, "=");
-        if (n >= sizeof name || !(*env)[n]) continue;
-        memcpy(name, *env, n);
-        name[n] = '\0';
-        setenv(name, *env + n + 1, 1);
-    }
-}
-
-/* Runs argv[0] with argv, stdout into *out and stderr into *err (caller
- * frees; either may be NULL), killing it after timeout_ms. Returns the exit
- * status, 128 + signal, or -1 when it had to be killed. */
-static int run_capture(const char *const *argv, const char *const *env, int timeout_ms, char **out,
-                       char **err)
-{
-    char opath[] = "/tmp/barberia-mail-out-XXXXXX", epath[] = "/tmp/barberia-mail-err-XXXXXX";
-    int o = mkstemp(opath), e = mkstemp(epath);
-    if (o < 0 || e < 0) fail_msg("mkstemp: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(o, 1);
-        dup2(e, 2);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0) dup2(devnull, 0);
-        clean_env(env);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(o);
-    close(e);
-    if (pid < 0) fail_msg("fork: %s", strerror(errno));
-    int st = 0, rc = -1;
-    for (int waited = 0;; waited += 10) {
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) {
-            rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            break;
-        }
-        if (waited >= timeout_ms) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            break;
-        }
-        sleep_ms(10);
-    }
-    if (out) *out = read_file(opath, NULL);
-    if (err) *err = read_file(epath, NULL);
-    unlink(opath);
-    unlink(epath);
-    return rc;
-}
-
 /* A loopback port nothing listens on (it was free a moment ago). */
 static int free_port(void)
 {
@@ -282,7 +212,7 @@ static json_t *sink_the_one_message(const struct sink *k, const struct srv *s)
     }
     const char *argv[] = {PYTHON, TO_JSON_PY, paths[0], NULL};
     char *out = NULL, *err = NULL;
-    int st = run_capture(argv, NULL, 60000, &out, &err);
+    int st = run_program(argv, NULL, 60000, &out, &err);
     if (st != 0) fail_msg("mail_to_json.py failed (%d): %s", st, err ? err : "");
     json_error_t je;
     json_t *j = json_loads(out, 0, &je);
@@ -681,7 +611,7 @@ static void make_cert(const char *dir, char *cert, char *key, size_t n)
                           "subjectAltName=IP:127.0.0.1,DNS:localhost",
                           NULL};
     char *err = NULL;
-    int st = run_capture(argv, NULL, 120000, NULL, &err);
+    int st = run_program(argv, NULL, 120000, NULL, &err);
     if (st != 0) fail_msg("openssl req failed (%d): %s", st, err ? err : "");
     free(err);
 }
@@ -941,7 +871,7 @@ static void unusable_smtp_settings_stop_the_start(void **state)
         const char *argv[] = {BARBERIA_BIN, "serve", "--listen", "127.0.0.1:0",
                               "--data",     S.data,  NULL};
         char *out = NULL, *err = NULL;
-        int st = run_capture(argv, cases[i].env, 60000, &out, &err);
+        int st = run_program(argv, cases[i].env, 60000, &out, &err);
         if (st == 0 || st == -1) fail_msg("case %zu: serve did not refuse to start (%d)", i, st);
         /* one line names the setting at fault, and never the password */
         const char *line = strstr(err, "barberia: serve: ");
