@@ -7,7 +7,6 @@
  */
 #include "iso8601.h"
 
-#include <stdio.h>
 
 #define MS_PER_DAY 86400000LL
 /* 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z */
@@ -142,6 +141,16 @@ static void split(int64_t ms, int64_t *days, int64_t *rem)
     }
 }
 
+/* Writes v as exactly `width` decimal digits at p (v < 10^width). */
+static char *digits_out(char *p, unsigned v, int width)
+{
+    for (int i = width - 1; i >= 0; i--) {
+        p[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return p + width;
+}
+
 void iso8601_format(int64_t ms, char out[ISO8601_LEN + 1])
 {
     if (ms < MIN_MS) ms = MIN_MS;
@@ -152,8 +161,24 @@ void iso8601_format(int64_t ms, char out[ISO8601_LEN + 1])
     iso8601_civil_from_days(days, &y, &m, &d);
     unsigned msec = (unsigned)(rem % 1000);
     unsigned sec = (unsigned)(rem / 1000);
-    snprintf(out, ISO8601_LEN + 1, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", (unsigned)y, m % 13u,
-             d % 32u, (sec / 3600) % 24u, (sec / 60) % 60u, sec % 60u, msec % 1000u);
+    /* by hand: every field has a fixed width, and the hot paths (every
+     * record of every listing) need no format parsing */
+    char *p = out;
+    p = digits_out(p, (unsigned)y, 4);
+    *p++ = '-';
+    p = digits_out(p, m, 2);
+    *p++ = '-';
+    p = digits_out(p, d, 2);
+    *p++ = 'T';
+    p = digits_out(p, sec / 3600, 2);
+    *p++ = ':';
+    p = digits_out(p, sec / 60 % 60, 2);
+    *p++ = ':';
+    p = digits_out(p, sec % 60, 2);
+    *p++ = '.';
+    p = digits_out(p, msec, 3);
+    *p++ = 'Z';
+    *p = '\0';
 }
 
 void iso8601_date(int64_t ms, char out[11])
