@@ -8,24 +8,28 @@
 
 static br_err add_usuario(void *ud, const struct usuario_view *u)
 {
-    json_t *o = api_perfil_json(&u->perfil);
-    json_t *count = json_object();
-    json_object_set_new(count, "count", json_integer(u->total_citas));
-    json_t *citas = json_array();
-    json_array_append_new(citas, count);
-    json_object_set_new(o, "citas", citas);
-    json_object_set_new(o, "email", api_jstr(u->email));
-    json_object_set_new(o, "ultimo_acceso", api_jstr(u->ultimo_acceso));
-    json_object_set_new(o, "creado_en", api_jstr(u->creado_en));
-    json_object_set_new(o, "total_citas", json_integer(u->total_citas));
-    json_array_append_new(ud, o);
-    return BR_OK;
+    struct jw *w = ud;
+    jw_obj_open(w);
+    api_w_perfil_members(w, &u->perfil);
+    jw_key(w, "citas");
+    jw_arr_open(w);
+    jw_obj_open(w);
+    jw_kint(w, "count", u->total_citas);
+    jw_obj_close(w);
+    jw_arr_close(w);
+    jw_kstr(w, "email", u->email);
+    jw_kstr(w, "ultimo_acceso", u->ultimo_acceso);
+    jw_kstr(w, "creado_en", u->creado_en);
+    jw_kint(w, "total_citas", u->total_citas);
+    jw_obj_close(w);
+    return w->err;
 }
 
 void api_admin_usuarios_get(struct http_req *r)
 {
-    json_t *list = json_array();
-    api_reply_list(r, users_list(api_app(r), add_usuario, list), "usuarios", list);
+    struct jw w;
+    api_list_begin(&w, "usuarios");
+    api_list_reply(r, users_list(api_app(r), add_usuario, &w), &w);
 }
 
 void api_admin_usuarios_patch(struct http_req *r)

@@ -8,6 +8,7 @@
 
 #include "../core/app.h"
 #include "../http/http.h"
+#include "../util/jsonw.h"
 
 #define SESSION_COOKIE "barberia_session"
 
@@ -48,19 +49,35 @@ const char *api_id_field(json_t *body, const char *key, char **scratch);
 
 /* --- rendering ------------------------------------------------------------------ */
 
-/* A JSON string of s, or null for NULL; bytes that are not UTF-8 become
- * U+FFFD rather than failing. */
-json_t *api_jstr(const char *s);
-json_t *api_perfil_json(const struct perfil *p);
-json_t *api_cita_json(const struct cita *c);
-json_t *api_foto_json(const struct foto *f);
+/* Answers are written with the streaming writer (util/jsonw.h), straight
+ * into the buffer libmicrohttpd sends. */
+#define API_REPLY_MAX (256u * 1024 * 1024)
+
+/* Writes a record as a JSON object (the specification's fields); the
+ * _members forms write the members only, into an object the caller opened
+ * (to add more). */
+void api_w_perfil(struct jw *w, const struct perfil *p);
+void api_w_perfil_members(struct jw *w, const struct perfil *p);
+void api_w_cita(struct jw *w, const struct cita *c);
+void api_w_cita_members(struct jw *w, const struct cita *c);
+void api_w_foto(struct jw *w, const struct foto *f);
+
+/* Starts an answer (jw_init and the opening '{'). */
+void api_begin(struct jw *w);
+/* Ends the answer begun with api_begin (the closing '}') and replies with
+ * it; a writer failure answers 500. */
+void api_reply(struct http_req *r, unsigned status, struct jw *w);
+
+/* A listing {"<key>": [ ... ]}: api_list_begin opens it; the visitor writes
+ * one element per row; api_list_reply closes it and replies 200, or, when
+ * rc is not BR_OK, throws it away and replies the error of rc. */
+void api_list_begin(struct jw *w, const char *key);
+void api_list_reply(struct http_req *r, br_err rc, struct jw *w);
+
 /* {"error": msg} with the status for a core error: BR_INVALID 400,
  * BR_UNAUTH 401, BR_FORBIDDEN 403, BR_NOTFOUND 404, BR_CONFLICT 409,
  * BR_TOOLARGE 413, everything else 500. */
 void api_reply_err(struct http_req *r, br_err rc);
-/* Replies 200 {key: list} when rc is BR_OK, else the error of rc; takes the
- * reference to list either way. */
-void api_reply_list(struct http_req *r, br_err rc, const char *key, json_t *list);
 /* Replies 200 {"ok": true}. */
 void api_reply_ok(struct http_req *r);
 

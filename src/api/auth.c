@@ -23,14 +23,16 @@ static void set_cookie(struct http_req *r, const char *token, long max_age)
 static void reply_session(struct http_req *r, unsigned status, struct ident_session *s)
 {
     set_cookie(r, s->token, (long)IDENT_SESSION_DAYS * 86400);
-    json_t *user = json_object();
-    json_object_set_new(user, "id", json_string(s->user_id));
-    json_object_set_new(user, "email", api_jstr(s->email));
-    json_t *o = json_object();
-    json_object_set_new(o, "user", user);
-    json_object_set_new(o, "token", json_string(s->token));
+    struct jw w;
+    api_begin(&w);
+    jw_key(&w, "user");
+    jw_obj_open(&w);
+    jw_kstr(&w, "id", s->user_id);
+    jw_kstr(&w, "email", s->email);
+    jw_obj_close(&w);
+    jw_kstr(&w, "token", s->token);
     ident_session_clear(s);
-    http_reply_json(r, status, o);
+    api_reply(r, status, &w);
 }
 
 /* Reads the required text fields email and password; replies and returns
@@ -89,11 +91,17 @@ void api_auth_logout(struct http_req *r)
 void api_auth_me(struct http_req *r)
 {
     const struct principal *p = api_caller(r);
-    json_t *user = json_object();
-    json_object_set_new(user, "id", json_string(p->user_id));
-    json_object_set_new(user, "email", api_jstr(p->email));
-    json_t *o = json_object();
-    json_object_set_new(o, "user", user);
-    json_object_set_new(o, "perfil", p->has_perfil ? api_perfil_json(&p->perfil) : json_null());
-    http_reply_json(r, 200, o);
+    struct jw w;
+    api_begin(&w);
+    jw_key(&w, "user");
+    jw_obj_open(&w);
+    jw_kstr(&w, "id", p->user_id);
+    jw_kstr(&w, "email", p->email);
+    jw_obj_close(&w);
+    jw_key(&w, "perfil");
+    if (p->has_perfil)
+        api_w_perfil(&w, &p->perfil);
+    else
+        jw_null(&w);
+    api_reply(r, 200, &w);
 }

@@ -6,42 +6,48 @@
 
 static br_err add_barbero(void *ud, const struct barbero *b)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "id", api_jstr(b->id));
-    json_object_set_new(o, "nombre", api_jstr(b->nombre));
-    json_object_set_new(o, "foto_url", api_jstr(b->foto_url));
-    json_array_append_new(ud, o);
-    return BR_OK;
+    struct jw *w = ud;
+    jw_obj_open(w);
+    jw_kstr(w, "id", b->id);
+    jw_kstr(w, "nombre", b->nombre);
+    jw_kstr(w, "foto_url", b->foto_url);
+    jw_obj_close(w);
+    return w->err;
 }
 
 static br_err add_servicio(void *ud, const struct servicio *s)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "id", api_jstr(s->id));
-    json_object_set_new(o, "nombre", api_jstr(s->nombre));
-    json_object_set_new(o, "duracion_min", json_integer(s->duracion_min));
-    json_object_set_new(o, "precio", json_real(s->precio));
-    json_array_append_new(ud, o);
-    return BR_OK;
+    struct jw *w = ud;
+    jw_obj_open(w);
+    jw_kstr(w, "id", s->id);
+    jw_kstr(w, "nombre", s->nombre);
+    jw_kint(w, "duracion_min", s->duracion_min);
+    jw_kreal(w, "precio", s->precio);
+    jw_obj_close(w);
+    return w->err;
 }
 
 void api_barberos_get(struct http_req *r)
 {
-    json_t *list = json_array();
-    api_reply_list(r, store_barberos_each(api_app(r)->store, add_barbero, list), "barberos", list);
+    struct jw w;
+    api_list_begin(&w, "barberos");
+    api_list_reply(r, store_barberos_each(api_app(r)->store, add_barbero, &w), &w);
 }
 
 void api_servicios_get(struct http_req *r)
 {
-    json_t *list = json_array();
-    api_reply_list(r, store_servicios_each(api_app(r)->store, add_servicio, list), "servicios", list);
+    struct jw w;
+    api_list_begin(&w, "servicios");
+    api_list_reply(r, store_servicios_each(api_app(r)->store, add_servicio, &w), &w);
 }
 
 void api_healthz(struct http_req *r)
 {
     br_err rc = store_ping(api_app(r)->store);
-    json_t *o = json_object();
-    json_object_set_new(o, "ok", json_boolean(rc == BR_OK));
-    if (rc) json_object_set_new(o, "error", json_string("El almacén de datos no responde"));
-    http_reply_json(r, rc ? 503 : 200, o);
+    struct jw w;
+    api_begin(&w);
+    jw_key(&w, "ok");
+    jw_bool(&w, rc == BR_OK);
+    if (rc) jw_kstr(&w, "error", "El almacén de datos no responde");
+    api_reply(r, rc ? 503 : 200, &w);
 }

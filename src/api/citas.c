@@ -6,45 +6,51 @@
 
 #include <stdlib.h>
 
-static json_t *embedded(bool present, const char *k1, json_t *v1, const char *k2, json_t *v2,
-                        const char *k3, json_t *v3)
-{
-    if (!present) {
-        json_decref(v1);
-        json_decref(v2);
-        json_decref(v3);
-        return json_null();
-    }
-    json_t *o = json_object();
-    json_object_set_new(o, k1, v1);
-    json_object_set_new(o, k2, v2);
-    if (k3) json_object_set_new(o, k3, v3);
-    return o;
-}
-
+/* One element of the listing: the appointment plus perfil, barbero and
+ * servicio, each null when the row it names is missing. */
 static br_err add_cita(void *ud, const struct cita_view *v)
 {
-    json_t *o = api_cita_json(&v->cita);
-    json_object_set_new(o, "perfil",
-                        embedded(v->has_perfil, "nombre", api_jstr(v->perfil_nombre), "telefono",
-                                 api_jstr(v->perfil_telefono), NULL, NULL));
-    json_object_set_new(o, "barbero",
-                        embedded(v->barbero_nombre != NULL, "nombre", api_jstr(v->barbero_nombre),
-                                 "foto_url", api_jstr(v->barbero_foto_url), NULL, NULL));
-    json_object_set_new(o, "servicio",
-                        embedded(v->servicio_nombre != NULL, "nombre",
-                                 api_jstr(v->servicio_nombre), "duracion_min",
-                                 json_integer(v->servicio_duracion_min), "precio",
-                                 json_real(v->servicio_precio)));
-    json_array_append_new(ud, o);
-    return BR_OK;
+    struct jw *w = ud;
+    jw_obj_open(w);
+    api_w_cita_members(w, &v->cita);
+    jw_key(w, "perfil");
+    if (v->has_perfil) {
+        jw_obj_open(w);
+        jw_kstr(w, "nombre", v->perfil_nombre);
+        jw_kstr(w, "telefono", v->perfil_telefono);
+        jw_obj_close(w);
+    } else {
+        jw_null(w);
+    }
+    jw_key(w, "barbero");
+    if (v->barbero_nombre) {
+        jw_obj_open(w);
+        jw_kstr(w, "nombre", v->barbero_nombre);
+        jw_kstr(w, "foto_url", v->barbero_foto_url);
+        jw_obj_close(w);
+    } else {
+        jw_null(w);
+    }
+    jw_key(w, "servicio");
+    if (v->servicio_nombre) {
+        jw_obj_open(w);
+        jw_kstr(w, "nombre", v->servicio_nombre);
+        jw_kint(w, "duracion_min", v->servicio_duracion_min);
+        jw_kreal(w, "precio", v->servicio_precio);
+        jw_obj_close(w);
+    } else {
+        jw_null(w);
+    }
+    jw_obj_close(w);
+    return w->err;
 }
 
 void api_citas_get(struct http_req *r)
 {
-    json_t *list = json_array();
-    br_err rc = booking_list(api_app(r), api_caller(r), http_req_query(r, "estado"), add_cita, list);
-    api_reply_list(r, rc, "citas", list);
+    struct jw w;
+    api_list_begin(&w, "citas");
+    br_err rc = booking_list(api_app(r), api_caller(r), http_req_query(r, "estado"), add_cita, &w);
+    api_list_reply(r, rc, &w);
 }
 
 void api_citas_post(struct http_req *r)
@@ -65,10 +71,12 @@ void api_citas_post(struct http_req *r)
         if (rc) {
             api_reply_err(r, rc);
         } else {
-            json_t *o = json_object();
-            json_object_set_new(o, "cita", api_cita_json(&c));
+            struct jw w;
+            api_begin(&w);
+            jw_key(&w, "cita");
+            api_w_cita(&w, &c);
             cita_clear(&c);
-            http_reply_json(r, 201, o);
+            api_reply(r, 201, &w);
         }
     }
     free(s1);

@@ -6,15 +6,17 @@
 
 static br_err add_foto(void *ud, const struct foto *f)
 {
-    json_array_append_new(ud, api_foto_json(f));
-    return BR_OK;
+    struct jw *w = ud;
+    api_w_foto(w, f);
+    return w->err;
 }
 
 void api_fotos_get(struct http_req *r)
 {
-    json_t *list = json_array();
-    br_err rc = photos_list(api_app(r), http_req_query(r, "cita_id"), add_foto, list);
-    api_reply_list(r, rc, "fotos", list);
+    struct jw w;
+    api_list_begin(&w, "fotos");
+    br_err rc = photos_list(api_app(r), http_req_query(r, "cita_id"), add_foto, &w);
+    api_list_reply(r, rc, &w);
 }
 
 void api_fotos_post(struct http_req *r)
@@ -36,10 +38,12 @@ void api_fotos_post(struct http_req *r)
         api_reply_err(r, rc);
         return;
     }
-    json_t *o = json_object();
-    json_object_set_new(o, "foto", api_foto_json(&f));
+    struct jw w;
+    api_begin(&w);
+    jw_key(&w, "foto");
+    api_w_foto(&w, &f);
     foto_clear(&f);
-    http_reply_json(r, 201, o);
+    api_reply(r, 201, &w);
 }
 
 void api_fotos_delete(struct http_req *r)

@@ -1,75 +1,95 @@
 /*
- * render.c - JSON for records and errors, and reading request fields
- * (see api.h).
+ * render.c - answers (records, listings, errors) written with the streaming
+ * JSON writer, and reading request fields (see api.h).
  */
 #include "api.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-json_t *api_jstr(const char *s)
+void api_w_perfil_members(struct jw *w, const struct perfil *p)
 {
-    if (!s) return json_null();
-    size_t n = strlen(s);
-    if (utf8_valid(s, n)) return json_stringn(s, n);
-    /* never fail a reply over bad bytes: replace what is not UTF-8 */
-    char *clean = xmalloc(n * 3 + 1);
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        size_t k = 1;
-        while (k <= 4 && i + k <= n && !utf8_valid(s + i, k)) k++;
-        if (k <= 4 && i + k <= n) {
-            memcpy(clean + o, s + i, k);
-            o += k;
-            i += k;
-        } else {
-            memcpy(clean + o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i++;
-        }
+    jw_kstr(w, "id", p->id);
+    jw_kstr(w, "rol", p->rol);
+    jw_kstr(w, "nombre", p->nombre);
+    jw_kstr(w, "telefono", p->telefono);
+    jw_kstr(w, "created_at", p->created_at);
+}
+
+void api_w_perfil(struct jw *w, const struct perfil *p)
+{
+    jw_obj_open(w);
+    api_w_perfil_members(w, p);
+    jw_obj_close(w);
+}
+
+void api_w_cita_members(struct jw *w, const struct cita *c)
+{
+    jw_kstr(w, "id", c->id);
+    jw_kstr(w, "cliente_id", c->cliente_id);
+    jw_kstr(w, "barbero_id", c->barbero_id);
+    jw_kstr(w, "servicio_id", c->servicio_id);
+    jw_kstr(w, "fecha_inicio", c->fecha_inicio);
+    jw_kstr(w, "fecha_fin", c->fecha_fin);
+    jw_kstr(w, "estado", c->estado);
+    jw_kstr(w, "notas", c->notas);
+    jw_kstr(w, "google_event_id", c->google_event_id);
+}
+
+void api_w_cita(struct jw *w, const struct cita *c)
+{
+    jw_obj_open(w);
+    api_w_cita_members(w, c);
+    jw_obj_close(w);
+}
+
+void api_w_foto(struct jw *w, const struct foto *f)
+{
+    jw_obj_open(w);
+    jw_kstr(w, "id", f->id);
+    jw_kstr(w, "cita_id", f->cita_id);
+    jw_kstr(w, "cliente_id", f->cliente_id);
+    jw_kstr(w, "tipo", f->tipo);
+    jw_kstr(w, "url", f->url);
+    jw_kstr(w, "storage_path", f->storage_path);
+    jw_kstr(w, "created_at", f->created_at);
+    jw_obj_close(w);
+}
+
+void api_begin(struct jw *w)
+{
+    jw_init(w, API_REPLY_MAX);
+    jw_obj_open(w);
+}
+
+void api_reply(struct http_req *r, unsigned status, struct jw *w)
+{
+    jw_obj_close(w);
+    char *text;
+    size_t len;
+    if (jw_finish(w, &text, &len) != BR_OK) {
+        http_reply_error(r, 500, "Error interno del servidor");
+        return;
     }
-    json_t *j = json_stringn(clean, o);
-    free(clean);
-    return j;
+    http_reply_json(r, status, text, len);
 }
 
-json_t *api_perfil_json(const struct perfil *p)
+void api_list_begin(struct jw *w, const char *key)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "id", json_string(p->id));
-    json_object_set_new(o, "rol", api_jstr(p->rol));
-    json_object_set_new(o, "nombre", api_jstr(p->nombre));
-    json_object_set_new(o, "telefono", api_jstr(p->telefono));
-    json_object_set_new(o, "created_at", api_jstr(p->created_at));
-    return o;
+    api_begin(w);
+    jw_key(w, key);
+    jw_arr_open(w);
 }
 
-json_t *api_cita_json(const struct cita *c)
+void api_list_reply(struct http_req *r, br_err rc, struct jw *w)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "id", api_jstr(c->id));
-    json_object_set_new(o, "cliente_id", api_jstr(c->cliente_id));
-    json_object_set_new(o, "barbero_id", api_jstr(c->barbero_id));
-    json_object_set_new(o, "servicio_id", api_jstr(c->servicio_id));
-    json_object_set_new(o, "fecha_inicio", api_jstr(c->fecha_inicio));
-    json_object_set_new(o, "fecha_fin", api_jstr(c->fecha_fin));
-    json_object_set_new(o, "estado", api_jstr(c->estado));
-    json_object_set_new(o, "notas", api_jstr(c->notas));
-    json_object_set_new(o, "google_event_id", api_jstr(c->google_event_id));
-    return o;
-}
-
-json_t *api_foto_json(const struct foto *f)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "id", api_jstr(f->id));
-    json_object_set_new(o, "cita_id", api_jstr(f->cita_id));
-    json_object_set_new(o, "cliente_id", api_jstr(f->cliente_id));
-    json_object_set_new(o, "tipo", api_jstr(f->tipo));
-    json_object_set_new(o, "url", api_jstr(f->url));
-    json_object_set_new(o, "storage_path", api_jstr(f->storage_path));
-    json_object_set_new(o, "created_at", api_jstr(f->created_at));
-    return o;
+    if (rc) {
+        jw_free(w);
+        api_reply_err(r, rc);
+        return;
+    }
+    jw_arr_close(w);
+    api_reply(r, 200, w);
 }
 
 void api_reply_err(struct http_req *r, br_err rc)
@@ -88,23 +108,13 @@ void api_reply_err(struct http_req *r, br_err rc)
     http_reply_error(r, status, *msg ? msg : "Error interno del servidor");
 }
 
-void api_reply_list(struct http_req *r, br_err rc, const char *key, json_t *list)
-{
-    if (rc) {
-        json_decref(list);
-        api_reply_err(r, rc);
-        return;
-    }
-    json_t *o = json_object();
-    json_object_set_new(o, key, list);
-    http_reply_json(r, 200, o);
-}
-
 void api_reply_ok(struct http_req *r)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "ok", json_true());
-    http_reply_json(r, 200, o);
+    struct jw w;
+    api_begin(&w);
+    jw_key(&w, "ok");
+    jw_bool(&w, true);
+    api_reply(r, 200, &w);
 }
 
 bool api_opt_string(struct http_req *r, json_t *body, const char *key, const char **out)

@@ -124,8 +124,8 @@ void *http_req_user(struct http_req *r);
 
 /* Adds a header to the coming reply (copied). */
 void http_add_header(struct http_req *r, const char *name, const char *value);
-/* Replies with a JSON body (takes the reference to body). */
-void http_reply_json(struct http_req *r, unsigned status, json_t *body);
+/* Replies with a JSON text (takes text, a malloc'd buffer of len bytes). */
+void http_reply_json(struct http_req *r, unsigned status, char *text, size_t len);
 /* Replies {"error": msg}. */
 void http_reply_error(struct http_req *r, unsigned status, const char *msg);
 /* Replies with the content of fd (taken: closed by the server), zero-copy. */

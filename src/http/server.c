@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "http.h"
 #include "../util/buf.h"
+#include "../util/jsonw.h"
 #include "../util/log.h"
 
 #include <arpa/inet.h>
@@ -215,17 +216,10 @@ void http_add_header(struct http_req *r, const char *name, const char *value)
     r->nhdr++;
 }
 
-void http_reply_json(struct http_req *r, unsigned status, json_t *body)
+void http_reply_json(struct http_req *r, unsigned status, char *text, size_t len)
 {
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    if (!text) {
-        log_error("http: could not serialise a reply");
-        text = xstrdup("{\"error\":\"Error interno del servidor\"}");
-        status = 500;
-    }
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer_with_free_callback(strlen(text), text, free);
+        MHD_create_response_from_buffer_with_free_callback(len, text, free);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json; charset=utf-8");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
@@ -234,10 +228,18 @@ void http_reply_json(struct http_req *r, unsigned status, json_t *body)
 
 void http_reply_error(struct http_req *r, unsigned status, const char *msg)
 {
-    json_t *o = json_object();
-    json_t *s = json_string(msg);
-    json_object_set_new(o, "error", s ? s : json_string("Error interno del servidor"));
-    http_reply_json(r, status, o);
+    struct jw w;
+    jw_init(&w, 4096);
+    jw_obj_open(&w);
+    jw_kstr(&w, "error", msg);
+    jw_obj_close(&w);
+    char *text;
+    size_t len;
+    if (jw_finish(&w, &text, &len) != BR_OK) {
+        text = xstrdup("{\"error\":\"Error interno del servidor\"}");
+        len = strlen(text);
+    }
+    http_reply_json(r, status, text, len);
 }
 
 void http_reply_fd(struct http_req *r, unsigned status, int fd, uint64_t size,

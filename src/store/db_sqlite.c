@@ -119,6 +119,14 @@ static void sq_close(struct db *db)
 
 static br_err sq_open(const char *path, int n, struct db **out)
 {
+    /* No allocation statistics: they take a global mutex on every malloc.
+     * Only possible before SQLite initialises; later calls are refused,
+     * which is harmless. Stores are opened by the main thread only. */
+    static bool configured;
+    if (!configured) {
+        configured = true;
+        (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    }
     struct sqlite_db *s = xcalloc(1, sizeof *s);
     s->base.ops = &db_sqlite_ops;
     s->path = xstrdup(path);

@@ -93,6 +93,15 @@ const char *const schema_sqlite[] = {
     "  done_at TEXT"
     ");"
     "CREATE INDEX mail_outbox_due ON mail_outbox(status, next_attempt_at);",
+
+    /* version 2: the listings' order (fecha_inicio, then id) straight from
+     * an index, without a sort */
+    "DROP INDEX citas_cliente_inicio;"
+    "DROP INDEX citas_inicio;"
+    "CREATE INDEX citas_cliente_inicio ON citas(cliente_id, fecha_inicio, id);"
+    "CREATE INDEX citas_inicio ON citas(fecha_inicio, id);"
+    "CREATE INDEX citas_estado_inicio ON citas(estado, fecha_inicio, id);"
+    "CREATE INDEX fotos_cita_cita_creado ON fotos_cita(cita_id, created_at, id);",
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);
