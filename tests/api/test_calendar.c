@@ -15,6 +15,7 @@
 #include "util/iso8601.h"
 
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1593,6 +1594,111 @@ static void malformed_subject_stops_serve_with_one_error_line(void **state)
     }
 }
 
+/* --- both integrations at once -------------------------------------------------------- */
+
+#define PYTHON "/usr/bin/python3"
+
+/* Starts tests/tools/smtp_sink.py on a free loopback port, saving into dir.
+ * OUT: *port. Returns its pid (stopped with SIGTERM by the caller). */
+static pid_t sink_start(const char *dir, int *port)
+{
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        execl(PYTHON, PYTHON, BARBERIA_TESTS_DIR "/tools/smtp_sink.py", "--dir", dir, "--port", "0",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char line[32] = "";
+    size_t got = 0;
+    while (got < sizeof line - 1 && !memchr(line, '\n', got)) {
+        ssize_t r = read(pfd[0], line + got, sizeof line - 1 - got);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    line[got] = '\0';
+    close(pfd[0]);
+    *port = (int)strtol(line, NULL, 10);
+    if (*port <= 0) fail_msg("smtp_sink.py did not start");
+    return pid;
+}
+
+/* The path of the first message saved in dir, waiting up to timeout_ms;
+ * NULL when none came. Caller frees. */
+static char *first_mail(const char *dir, int timeout_ms)
+{
+    for (int64_t end = now_ms() + timeout_ms; now_ms() < end; sleep_ms(100)) {
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        char *found = NULL;
+        while (d && (e = readdir(d)))
+            if (e->d_name[0] != '.' && strstr(e->d_name, ".json"))
+                found = xasprintf("%s/%s", dir, e->d_name);
+        if (d) closedir(d);
+        if (found) return found;
+    }
+    return NULL;
+}
+
+static void one_booking_with_calendar_and_mail_makes_an_event_and_delivers_the_mail(void **state)
+{
+    (void)state;
+    char maildir[400];
+    snprintf(maildir, sizeof maildir, "%s/both-mail", ROOT);
+    int port = 0;
+    pid_t sink = sink_start(maildir, &port);
+    char e1[512], e2[512], e3[512], e4[128];
+    snprintf(e1, sizeof e1, "BARBERIA_GOOGLE_CREDENTIALS=%s", CREDS);
+    snprintf(e2, sizeof e2, "BARBERIA_GOOGLE_API_URL=%s/calendar/v3", D.http.base);
+    snprintf(e3, sizeof e3, "BARBERIA_GOOGLE_CALENDAR_ID=%s", CALENDAR_ID);
+    snprintf(e4, sizeof e4, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", port);
+    const char *env[] = {e1, e2, e3, e4, "BARBERIA_TZ=Europe/Madrid", NULL};
+    struct shop sh;
+    memset(&sh, 0, sizeof sh);
+    srv_start(&sh.s, env, NULL);
+    sh.barbero = make_barbero(&sh.s, BARBERO_NOMBRE);
+    sh.servicio = make_servicio(&sh.s, SERVICIO_NOMBRE, 30, 15.0);
+    signup_user(&sh.s, &sh.ana, ANA_NOMBRE);
+
+    char fecha[32];
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    json_t *cita = book_cita(&sh, &sh.ana, fecha, "Degradado", NULL);
+    /* the calendar: a verified insert whose id the booking kept */
+    const char *event_id = jstr(cita, "google_event_id");
+    assert_non_null(event_id);
+    json_t *all = dlog_since(mark);
+    const json_t *ins = insert_entry_for(all, event_id);
+    assert_non_null(ins);
+    assert_string_equal(jstr(ins, "verdict"), "ok");
+    /* the mail: delivered over SMTP to the client, naming the booking */
+    char *path = first_mail(maildir, 60000);
+    if (!path) fail_msg("no e-mail arrived; server log:\n%s", srv_log(&sh.s));
+    const char *argv[] = {PYTHON, BARBERIA_TESTS_DIR "/tools/mail_to_json.py", path, NULL};
+    char *out = NULL;
+    assert_int_equal(run_program(argv, NULL, 60000, &out, NULL), 0);
+    json_t *mail = json_loads(out, 0, NULL);
+    assert_non_null(mail);
+    json_t *rcpts = json_object_get(mail, "rcpt_tos");
+    assert_int_equal(json_array_size(rcpts), 1);
+    assert_string_equal(json_string_value(json_array_get(rcpts, 0)), sh.ana.email);
+    assert_non_null(strstr(jstr(mail, "subject"), "Cita confirmada"));
+    assert_non_null(strstr(jstr(mail, "text"), jstr(cita, "id")));
+    assert_non_null(strstr(jstr(mail, "text"), BARBERO_NOMBRE));
+    json_decref(mail);
+    free(out);
+    free(path);
+    json_decref(all);
+    json_decref(cita);
+    shop_stop(&sh);
+    kill(sink, SIGTERM);
+    waitpid(sink, NULL, 0);
+}
+
 static void subject_without_credentials_stops_serve_with_one_error_line(void **state)
 {
     (void)state;
@@ -1647,6 +1753,7 @@ int main(void)
         T_(a_subject_google_does_not_accept_fails_at_the_token_request),
         T_(malformed_subject_stops_serve_with_one_error_line),
         T_(subject_without_credentials_stops_serve_with_one_error_line),
+        T_(one_booking_with_calendar_and_mail_makes_an_event_and_delivers_the_mail),
 #undef T_
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
