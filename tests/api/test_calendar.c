@@ -802,6 +802,18 @@ static void one_token_request_serves_several_bookings(void **state)
     shop_stop(&fresh);
 }
 
+/* Every racer was booked (201) with an event of its own. */
+static void expect_distinct_events(const struct racer *rs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(rs[i].status, 201);
+        assert_non_null(jstr(rs[i].cita, "google_event_id"));
+        for (int k = 0; k < i; k++)
+            assert_string_not_equal(jstr(rs[i].cita, "google_event_id"),
+                                    jstr(rs[k].cita, "google_event_id"));
+    }
+}
+
 static void concurrent_first_bookings_share_one_token_request(void **state)
 {
     (void)state;
@@ -816,13 +828,7 @@ static void concurrent_first_bookings_share_one_token_request(void **state)
     struct racer rs[N];
     size_t mark = dlog_mark();
     book_concurrently(&fresh, &fresh.ana, fechas, N, rs);
-    for (int i = 0; i < N; i++) {
-        assert_int_equal(rs[i].status, 201);
-        assert_non_null(jstr(rs[i].cita, "google_event_id"));
-        for (int k = 0; k < i; k++)
-            assert_string_not_equal(jstr(rs[i].cita, "google_event_id"),
-                                    jstr(rs[k].cita, "google_event_id"));
-    }
+    expect_distinct_events(rs, N);
     for (int i = 0; i < N; i++)
         json_decref(rs[i].cita);
     assert_int_equal(count_tokens_since(mark), 1);
@@ -1399,13 +1405,7 @@ static void concurrent_first_bookings_without_delegation_all_get_events(void **s
     struct racer rs[N];
     size_t mark = dlog_mark();
     book_concurrently(&sa, &sa.ana, fechas, N, rs);
-    for (int i = 0; i < N; i++) {
-        assert_int_equal(rs[i].status, 201);
-        assert_non_null(jstr(rs[i].cita, "google_event_id"));
-        for (int k = 0; k < i; k++)
-            assert_string_not_equal(jstr(rs[i].cita, "google_event_id"),
-                                    jstr(rs[k].cita, "google_event_id"));
-    }
+    expect_distinct_events(rs, N);
     /* every refused attempt was followed by one without attendees; none
      * was tried a third time */
     json_t *all = dlog_since(mark);

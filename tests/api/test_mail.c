@@ -707,12 +707,10 @@ static void an_untrusted_certificate_is_refused(void **state)
     free(id);
 }
 
-static void booking_never_waits_on_a_silent_mail_server(void **state)
+/* Opens HOLE: a loopback server that accepts connections (the kernel does)
+ * and never says a word. Returns its port. */
+static int silent_server(void)
 {
-    (void)state;
-    srv_init(&S);
-    /* a server that accepts connections (the kernel does) and never says
-     * a word */
     HOLE = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof a;
@@ -720,8 +718,15 @@ static void booking_never_waits_on_a_silent_mail_server(void **state)
     assert_int_equal(bind(HOLE, (struct sockaddr *)&a, sizeof a), 0);
     assert_int_equal(listen(HOLE, 16), 0);
     assert_int_equal(getsockname(HOLE, (struct sockaddr *)&a, &len), 0);
+    return ntohs(a.sin_port);
+}
+
+static void booking_never_waits_on_a_silent_mail_server(void **state)
+{
+    (void)state;
+    srv_init(&S);
     char url[64];
-    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", ntohs(a.sin_port));
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", silent_server());
     const char *env[] = {url, "BARBERIA_SMTP_TIMEOUT_MS=20000", "BARBERIA_SMTP_RETRY_FOR=3600",
                          NULL};
     srv_start(&S, env, NULL);
@@ -793,15 +798,8 @@ static void a_stop_cancels_a_delivery_in_progress_and_keeps_the_message(void **s
 {
     (void)state;
     srv_init(&S);
-    HOLE = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    assert_true(HOLE >= 0);
-    assert_int_equal(bind(HOLE, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(HOLE, 16), 0);
-    assert_int_equal(getsockname(HOLE, (struct sockaddr *)&a, &len), 0);
     char url[64];
-    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", ntohs(a.sin_port));
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", silent_server());
     /* an attempt that would last ten minutes on its own */
     const char *env[] = {url, "BARBERIA_SMTP_TIMEOUT_MS=600000", NULL};
     srv_start(&S, env, NULL);
