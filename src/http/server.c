@@ -710,7 +710,12 @@ void http_stop(struct http_server *s)
     }
     atomic_store(&s->stopping, true);
     MHD_socket lfd = MHD_quiesce_daemon(s->d);
-    if (lfd != MHD_INVALID_SOCKET) close(lfd);
+    if (lfd != MHD_INVALID_SOCKET) {
+        /* shutdown() ends listening at once; close() alone would leave the
+         * socket listening until libmicrohttpd's thread leaves its poll() */
+        shutdown(lfd, SHUT_RDWR);
+        close(lfd);
+    }
     int64_t deadline = clock_mono_ms() + s->o.shutdown_grace_ms;
     int waiting = atomic_load(&s->in_flight);
     if (waiting) log_info("http: waiting for %d in-flight request(s)", waiting);
