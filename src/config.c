@@ -31,9 +31,9 @@ struct setting {
 static const struct setting settings[] = {
     S("DATA", CONFIG_DATA, data_dir, "./data", "folder of the SQLite database and the photo store"),
     S("DATABASE_URL", CONFIG_DATA, database_url, NULL,
-      "postgresql://... selects PostgreSQL instead of SQLite"),
+      "postgresql://... selects PostgreSQL (not in this build yet)"),
     S("STORAGE_URL", CONFIG_DATA, storage_url, NULL,
-      "an S3-compatible endpoint instead of the folder store"),
+      "an S3-compatible endpoint (not in this build yet)"),
     S("LISTEN", CONFIG_SERVE, listen, "127.0.0.1:8080", "address:port to listen on (:0 = any free port)"),
     S("PUBLIC_URL", CONFIG_SERVE, public_url, NULL,
       "base of public URLs (default http://<listen address>)"),

@@ -44,7 +44,10 @@ int cli_parse(const char *cmd, int argc, char **argv, unsigned scopes, struct co
             fputs(help, stdout);
             fputs("\nData settings (flag or environment variable):\n", stdout);
             config_print_help(CONFIG_DATA, stdout);
-            if (scopes & CONFIG_SERVE) config_print_help(CONFIG_SERVE, stdout);
+            if (scopes & CONFIG_SERVE) {
+                fputs("\nService settings (flag or environment variable):\n", stdout);
+                config_print_help(CONFIG_SERVE, stdout);
+            }
             *done = true;
             return 0;
         }
