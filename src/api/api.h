@@ -76,7 +76,8 @@ void api_list_reply(struct http_req *r, br_err rc, struct jw *w);
 
 /* {"error": msg} with the status for a core error: BR_INVALID 400,
  * BR_UNAUTH 401, BR_FORBIDDEN 403, BR_NOTFOUND 404, BR_CONFLICT 409,
- * BR_TOOLARGE 413, everything else 500. */
+ * BR_TOOLARGE 413, BR_THROTTLED 429, BR_BUSY 503, everything else 500; with
+ * `Retry-After` when the error was set with err_set_retry(). */
 void api_reply_err(struct http_req *r, br_err rc);
 /* Replies 200 {"ok": true}. */
 void api_reply_ok(struct http_req *r);

@@ -4,6 +4,7 @@
  */
 #include "api.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,7 +103,14 @@ void api_reply_err(struct http_req *r, br_err rc)
     case BR_NOTFOUND: status = 404; break;
     case BR_CONFLICT: status = 409; break;
     case BR_TOOLARGE: status = 413; break;
+    case BR_THROTTLED: status = 429; break;
+    case BR_BUSY: status = 503; break;
     default: status = 500; break;
+    }
+    if (err_retry_after() > 0) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%d", err_retry_after());
+        http_add_header(r, "Retry-After", secs);
     }
     const char *msg = err_msg();
     http_reply_error(r, status, *msg ? msg : "Error interno del servidor");

@@ -65,6 +65,7 @@ br_err api_authorize(struct http_req *r, enum http_auth mode)
     br_err rc = ident_authenticate(app->ident, tok, n, &c->p);
     if (rc) {
         free(c);
+        if (rc == BR_BUSY) return BR_BUSY; /* 503 with its detail and Retry-After */
         if (rc != BR_UNAUTH) return err_set(BR_INTERNAL, "Error interno del servidor");
         return mode == HTTP_AUTH_ADMIN ? err_set(BR_FORBIDDEN, "Sin permisos")
                                        : err_set(BR_UNAUTH, "No autenticado");

@@ -52,7 +52,8 @@ struct http_route {
 /* Decides, before the body is read, whether a request to a route with
  * auth != NONE may go on; on success it has attached the caller with
  * http_req_set_user(). On failure err_msg() is the answer's message:
- * BR_UNAUTH answers 401, BR_FORBIDDEN 403, anything else 500. */
+ * BR_UNAUTH answers 401, BR_FORBIDDEN 403, BR_BUSY 503 (with Retry-After),
+ * anything else 500. */
 typedef br_err (*http_auth_fn)(struct http_req *req, enum http_auth mode);
 
 struct http_options {
@@ -99,6 +100,9 @@ const char *http_req_path(struct http_req *r);
 const char *http_req_query(struct http_req *r, const char *name);
 const char *http_req_header(struct http_req *r, const char *name);
 const char *http_req_cookie(struct http_req *r, const char *name);
+/* The client's IP address as text ("127.0.0.1", "::1"); "" when unknown.
+ * Borrowed for the request's lifetime. */
+const char *http_req_remote(struct http_req *r);
 /* HTTP_BODY_JSON routes: the body, always a JSON object. Borrowed. */
 json_t *http_req_json(struct http_req *r);
 

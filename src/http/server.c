@@ -71,6 +71,7 @@ struct http_req {
     unsigned verdict;
     char *verdict_msg;
     char *allow;
+    char remote[64]; /* the client's address, filled on first use */
 
     /* body */
     uint64_t body_bytes;
@@ -287,6 +288,21 @@ const char *http_req_cookie(struct http_req *r, const char *name)
     return MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, name);
 }
 
+const char *http_req_remote(struct http_req *r)
+{
+    if (r->remote[0]) return r->remote;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, r->remote,
+                  sizeof r->remote);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, r->remote,
+                  sizeof r->remote);
+    return r->remote;
+}
+
 json_t *http_req_json(struct http_req *r)
 {
     return r->json;
@@ -447,7 +463,12 @@ static void start(struct http_req *r, const char *url, const char *method)
         err_clear();
         br_err rc = s->o.authorize(r, r->route->auth);
         if (rc) {
-            unsigned st = rc == BR_UNAUTH ? 401 : rc == BR_FORBIDDEN ? 403 : 500;
+            unsigned st = rc == BR_UNAUTH ? 401 : rc == BR_FORBIDDEN ? 403 : rc == BR_BUSY ? 503 : 500;
+            if (rc == BR_BUSY) {
+                char secs[16];
+                snprintf(secs, sizeof secs, "%d", err_retry_after() > 0 ? err_retry_after() : 1);
+                http_add_header(r, "Retry-After", secs);
+            }
             set_verdict(r, st, err_msg()[0] ? err_msg() : "Error interno del servidor");
             return;
         }

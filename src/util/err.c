@@ -8,18 +8,41 @@
 #include <string.h>
 
 static _Thread_local char detail[512];
+static _Thread_local int retry_after;
 
-br_err err_set(br_err code, const char *fmt, ...)
+static void set_detail(const char *fmt, va_list ap) PRINTF_LIKE(1, 0);
+static void set_detail(const char *fmt, va_list ap)
 {
     /* formatted aside first: callers pass err_msg() itself as an argument
      * (err_set(BR_STORE, "%s", err_msg())), and vsnprintf() into its own
      * source is undefined (glibc empties the message) */
     char tmp[sizeof detail];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    memcpy(detail, tmp, sizeof detail);
+}
+
+br_err err_set_retry(br_err code, int retry_after_s, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    set_detail(fmt, ap);
     va_end(ap);
-    memcpy(detail, tmp, sizeof detail);
+    retry_after = retry_after_s > 0 ? retry_after_s : 1;
+    return code;
+}
+
+int err_retry_after(void)
+{
+    return retry_after;
+}
+
+br_err err_set(br_err code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_detail(fmt, ap);
+    va_end(ap);
+    retry_after = 0;
     return code;
 }
 
@@ -31,6 +54,7 @@ const char *err_msg(void)
 void err_clear(void)
 {
     detail[0] = '\0';
+    retry_after = 0;
 }
 
 const char *err_name(br_err code)
@@ -41,6 +65,7 @@ const char *err_name(br_err code)
         [BR_TOOLARGE] = "too large", [BR_STORE] = "store",    [BR_OBJSTORE] = "object store",
         [BR_UPSTREAM] = "upstream", [BR_TIMEOUT] = "timeout",  [BR_IO] = "io",
         [BR_CONFIG] = "config",   [BR_INTERNAL] = "internal",
+        [BR_BUSY] = "busy",       [BR_THROTTLED] = "throttled",
     };
     if ((unsigned)code < ARRAY_LEN(names) && names[code]) return names[code];
     return "unknown";

@@ -28,11 +28,21 @@ typedef enum br_err {
     BR_IO,         /* a local file operation failed */
     BR_CONFIG,     /* the configuration is unusable */
     BR_INTERNAL,   /* anything else (500, generic message) */
+    BR_BUSY,       /* a bounded resource is full; try again soon (503) */
+    BR_THROTTLED,  /* too many attempts; try again later (429) */
 } br_err;
 
 /* Records a detail message for the calling thread and returns code, so that
  * `return err_set(BR_NOTFOUND, "Cita no encontrada");` reads in one line. */
 br_err err_set(br_err code, const char *fmt, ...) PRINTF_LIKE(2, 3);
+
+/* err_set() that also says when to try again (BR_BUSY, BR_THROTTLED): the
+ * answer then carries `Retry-After: retry_after_s`. */
+br_err err_set_retry(br_err code, int retry_after_s, const char *fmt, ...) PRINTF_LIKE(3, 4);
+
+/* Seconds to wait given by the calling thread's last err_set_retry(); 0
+ * after a plain err_set() or err_clear(). */
+int err_retry_after(void);
 
 /* The calling thread's last detail message; "" when none. Borrowed until the
  * next err_set() on this thread. */
