@@ -16,6 +16,15 @@ struct config {
     char *listen;     /* "host:port", "[v6]:port" or ":port" */
     char *public_url; /* base of handed-out URLs; NULL: derived from listen */
     int max_connections;
+    int max_per_ip;
+    int io_threads;
+    int read_workers;
+    int workers;
+    int queue_max;
+    int header_timeout_ms;
+    int body_timeout_ms;
+    int body_min_rate;
+    int idle_timeout_s;
     int shutdown_grace_ms;
     /* data */
     char *data_dir;

@@ -128,6 +128,15 @@ int cli_serve(int argc, char **argv)
     struct http_options ho = {
         .listen = cfg.listen,
         .max_connections = cfg.max_connections,
+        .max_per_ip = cfg.max_per_ip,
+        .io_threads = cfg.io_threads,
+        .read_workers = cfg.read_workers,
+        .workers = cfg.workers,
+        .queue_max = cfg.queue_max,
+        .header_timeout_ms = cfg.header_timeout_ms,
+        .body_timeout_ms = cfg.body_timeout_ms,
+        .body_min_rate = cfg.body_min_rate,
+        .idle_timeout_s = cfg.idle_timeout_s,
         .shutdown_grace_ms = cfg.shutdown_grace_ms,
         .spool_dir = spool,
         .json_max = JSON_MAX,
@@ -177,6 +186,7 @@ int cli_serve(int argc, char **argv)
              "mail %s)",
              BARBERIA_VERSION, http_bound_url(srv), public_url, cfg.data_dir,
              store_backend(app.store), app.cal->ops->name, app.mailer->ops->name);
+    log_info("http: %s", http_capacity(srv));
 
     int sig = 0;
     sigwait(&stop, &sig);

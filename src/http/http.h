@@ -13,8 +13,12 @@
  * when it has a body (the connection then closes: the body is never read),
  * and on the usual schedule otherwise (the connection stays open).
  *
- * Threads: one thread per connection; a handler may block (database,
- * calendar call) without delaying any other connection.
+ * Threads: a few I/O threads (epoll) serve every socket and never block;
+ * handlers run on worker pools (one for reads, one for writes) while their
+ * connection waits, so a handler may block (database, calendar call,
+ * password hash) without delaying any other connection. A handler runs on
+ * one thread from start to reply. Every connection has a total deadline
+ * for its headers and its body, so slow clients cannot hold it forever.
  */
 #ifndef BR_HTTP_H
 #define BR_HTTP_H
@@ -56,9 +60,20 @@ struct http_route {
  * anything else 500. */
 typedef br_err (*http_auth_fn)(struct http_req *req, enum http_auth mode);
 
+/* Sizes and times: 0 (or less) takes the default given. */
 struct http_options {
     const char *listen;         /* "host:port", "[v6]:port", ":port"; port 0 = any free */
-    int max_connections;
+    int max_connections;        /* open connections in all (10000; the open-file limit is
+                                 * raised to fit) */
+    int max_per_ip;             /* open connections per client address (0: no cap) */
+    int io_threads;             /* I/O threads (the number of cores) */
+    int read_workers;           /* threads running GET/HEAD handlers (2 x cores) */
+    int workers;                /* threads running every other handler (64) */
+    int queue_max;              /* requests waiting for a worker, per pool, before 503 (10000) */
+    int header_timeout_ms;      /* the request line and headers must be in by then (10000) */
+    int body_timeout_ms;        /* the body must be in by then... (30000) */
+    int body_min_rate;          /* ...plus its size at this many bytes/s (8192) */
+    int idle_timeout_s;         /* a connection silent this long is closed (30) */
     int shutdown_grace_ms;      /* how long http_stop() waits for in-flight requests */
     const char *spool_dir;      /* uploads are spooled here (unlinked at once) */
     size_t json_max;            /* cap of JSON (and ignored) bodies: 413 past it */
@@ -85,9 +100,14 @@ br_err http_serve(struct http_server *s) WARN_UNUSED;
  * asked for; a wildcard address shows as loopback). Borrowed. */
 const char *http_bound_url(const struct http_server *s);
 
+/* After http_serve(): a one-line summary of the threads and connection
+ * limits in force, for the start log. Borrowed. */
+const char *http_capacity(const struct http_server *s);
+
 /* Graceful stop: stops accepting, lets in-flight requests finish (at most
- * shutdown_grace_ms), closes every connection and frees the server (also
- * one that was bound but never served). */
+ * shutdown_grace_ms; a handler already running is always let finish),
+ * closes every connection and frees the server (also one that was bound
+ * but never served). */
 void http_stop(struct http_server *s);
 
 /* --- the request, for handlers ---------------------------------------------- */
@@ -128,7 +148,9 @@ void *http_req_user(struct http_req *r);
 
 /* Adds a header to the coming reply (copied). */
 void http_add_header(struct http_req *r, const char *name, const char *value);
-/* Replies with a JSON text (takes text, a malloc'd buffer of len bytes). */
+/* Replies with a JSON text (takes text, a malloc'd buffer of len bytes),
+ * with the security headers of every JSON answer (nosniff, a CSP that
+ * allows nothing, no framing, no referrer, no caching). */
 void http_reply_json(struct http_req *r, unsigned status, char *text, size_t len);
 /* Replies {"error": msg}. */
 void http_reply_error(struct http_req *r, unsigned status, const char *msg);

@@ -1,21 +1,54 @@
 /*
  * server.c - the HTTP layer over libmicrohttpd (see http.h).
  *
+ * Threads. A few I/O threads (libmicrohttpd's epoll thread pool) read and
+ * write every socket and never block: a slow or idle client costs a socket
+ * and a little memory, never a thread. Once a request's body is in, its
+ * handler runs on a worker pool (wpool.c) while the connection is suspended
+ * (MHD_suspend_connection); the worker leaves the reply in the request and
+ * resumes the connection, and the I/O thread queues the reply. Reads
+ * (GET/HEAD) and writes (everything else: database writes, the calendar
+ * call, password hashing, fsyncs) have pools of their own, so a burst of
+ * slow bookings never delays a listing. The route lookup and the session
+ * check (an indexed read) run on the I/O thread, before any body byte is
+ * read.
+ *
+ * Deadlines. libmicrohttpd only knows an idle timeout, which a client that
+ * trickles one byte at a time never trips. Every connection therefore has a
+ * total deadline, checked by a reaper thread: the request headers must be
+ * in within header_timeout_ms of the connection's start (or of the end of
+ * the previous request), and the body within body_timeout_ms plus its size
+ * at body_min_rate. A connection past its deadline is shut down; the I/O
+ * thread then sees the end of the stream and closes it. A connection whose
+ * handler is running, or whose reply is being sent, has no total deadline
+ * (the idle timeout still applies).
+ *
  * libmicrohttpd 0.9.75 facts this file is built around:
  * - The access handler is called once with the headers, then once per body
- *   chunk, then once with *upload_data_size == 0. A reply may be queued in
- *   the first call (MHD then closes the connection: used to refuse a body
- *   we will not read) or in the last; never in between.
+ *   chunk, then with *upload_data_size == 0 until a reply is queued (again
+ *   after a resume). A reply may be queued in the first call (MHD then
+ *   closes the connection: used to refuse a body we will not read) or in a
+ *   last one; never in between.
  * - The post processor has no end-of-body callback: the result of
  *   MHD_destroy_post_processor() (MHD_NO: truncated or malformed) decides
- *   whether an upload is whole.
+ *   whether an upload is whole. It may call the part iterator several times
+ *   at offset 0 for one part (with size 0 too, depending on how the body was
+ *   split into reads): a new part is recognised by its name or file name
+ *   changing, or by its offset going back to 0 after data.
  * - Per-request state is created in the URI-log callback (so that it exists
  *   for every request MHD starts) and freed in the completed callback, which
- *   also writes the access-log line.
- * - Graceful stop needs MHD_USE_ITC and MHD_quiesce_daemon().
+ *   also writes the access-log line. Per-connection state (the deadline)
+ *   lives from the connection's STARTED to its CLOSED notification; MHD
+ *   closes the socket only after CLOSED, so the reaper's shutdown() (under
+ *   the same lock) never reaches a reused descriptor.
+ * - Graceful stop: MHD_quiesce_daemon() (needs the ITC that suspend/resume
+ *   brings), wait for in-flight requests, stop the worker pools (every
+ *   suspended connection is resumed by then), MHD_stop_daemon(), and only
+ *   then close the listening socket.
  */
 #define _GNU_SOURCE
 #include "http.h"
+#include "wpool.h"
 #include "../util/buf.h"
 #include "../util/jsonw.h"
 #include "../util/log.h"
@@ -25,12 +58,14 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,15 +75,47 @@
 #define FIELD_MAX 1024
 #define DRAIN_MAX (1024 * 1024) /* body bytes read past a JSON cap before hanging up */
 #define PP_BUFFER 16384
+#define DELIM_MAX 200 /* "--" + boundary; RFC 2046 allows 70 characters */
+#define REAP_EVERY_MS 200
+#define FD_SLACK 512 /* descriptors beyond the connections: database, spool, workers */
+
+/* The security headers of every JSON answer: nothing in it is a page, a
+ * frame, a script or a referrer. */
+static const char *const json_headers[][2] = {
+    {"Content-Type", "application/json; charset=utf-8"},
+    {"X-Content-Type-Options", "nosniff"},
+    {"Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"},
+    {"X-Frame-Options", "DENY"},
+    {"Referrer-Policy", "no-referrer"},
+    {"Cache-Control", "no-store"},
+};
+
+/* One TCP connection, for its total deadline. */
+struct conn {
+    struct conn *prev, *next;
+    int fd;
+    _Atomic int64_t deadline_ms; /* monotonic; 0: none */
+};
 
 struct http_server {
     struct http_options o;
     struct MHD_Daemon *d;
     int listen_fd;
     char url[96];
-    atomic_int in_flight;    /* requests between their first byte and their end */
+    char capacity[160]; /* threads and connection limits, for the start log */
+    atomic_int in_flight; /* requests between their first byte and their end */
     atomic_bool stopping;
     bool v6;
+    struct wpool *reads, *writes;
+
+    pthread_mutex_t conns_mu; /* guards conns and every conn's fd */
+    struct conn *conns;
+    atomic_long reaped;       /* connections shut down past their deadline, ever */
+    pthread_t reaper;
+    bool reaper_started;
+    pthread_mutex_t reaper_mu;
+    pthread_cond_t reaper_cv;
+    bool reaper_stop;
 };
 
 struct field {
@@ -66,6 +133,8 @@ struct http_req {
     const struct http_route *route;
     unsigned status; /* of the reply, for the access log */
     bool replied;
+    struct MHD_Response *resp; /* the reply, until the I/O thread queues it */
+    bool dispatched;           /* the handler runs on a worker; connection suspended */
 
     /* a refusal decided before the body */
     unsigned verdict;
@@ -82,7 +151,15 @@ struct http_req {
     /* multipart */
     struct MHD_PostProcessor *pp;
     bool form_bad;
-    bool saw_part; /* the post processor found at least one part */
+    bool saw_part;   /* the post processor found at least one part */
+    bool saw_delim;  /* the body holds the declared boundary's delimiter */
+    char delim[DELIM_MAX + 1];
+    size_t delim_len;
+    char carry[DELIM_MAX]; /* the last delim_len - 1 bytes seen, for the delimiter search */
+    size_t carry_len;
+    char *part_key, *part_filename; /* the part being fed */
+    bool part_open;
+    uint64_t part_end; /* bytes of it seen so far */
     struct http_upload up;
     char *filename, *content_type;
     struct field fields[MAX_FIELDS];
@@ -149,7 +226,7 @@ static br_err open_listener(struct http_server *s, bool *v6)
         }
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 256) == 0) {
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) {
             *v6 = ai->ai_family == AF_INET6;
             break;
         }
@@ -188,7 +265,10 @@ static br_err open_listener(struct http_server *s, bool *v6)
 
 /* --- replies -------------------------------------------------------------------- */
 
-static void queue(struct http_req *r, unsigned status, struct MHD_Response *resp)
+/* --- replies -------------------------------------------------------------------- */
+
+/* Keeps resp as the request's one reply; the I/O thread queues it (flush). */
+static void set_reply(struct http_req *r, unsigned status, struct MHD_Response *resp)
 {
     if (r->replied) {
         log_error("http: second reply to %s %s ignored", r->method, r->path ? r->path : "");
@@ -199,11 +279,19 @@ static void queue(struct http_req *r, unsigned status, struct MHD_Response *resp
     if (r->allow) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
     if (atomic_load(&r->srv->stopping))
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    if (MHD_queue_response(r->conn, status, resp) != MHD_YES)
-        log_error("http: could not queue the reply to %s %s", r->method, r->path ? r->path : "");
-    MHD_destroy_response(resp);
+    r->resp = resp;
     r->replied = true;
     r->status = status;
+}
+
+/* On the I/O thread, in a call where MHD accepts a reply: queues it. */
+static void flush(struct http_req *r)
+{
+    if (!r->resp) return;
+    if (MHD_queue_response(r->conn, r->status, r->resp) != MHD_YES)
+        log_error("http: could not queue the reply to %s %s", r->method, r->path ? r->path : "");
+    MHD_destroy_response(r->resp);
+    r->resp = NULL;
 }
 
 void http_add_header(struct http_req *r, const char *name, const char *value)
@@ -221,10 +309,9 @@ void http_reply_json(struct http_req *r, unsigned status, char *text, size_t len
 {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer_with_free_callback(len, text, free);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json; charset=utf-8");
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    queue(r, status, resp);
+    for (size_t i = 0; i < ARRAY_LEN(json_headers); i++)
+        MHD_add_response_header(resp, json_headers[i][0], json_headers[i][1]);
+    set_reply(r, status, resp);
 }
 
 void http_reply_error(struct http_req *r, unsigned status, const char *msg)
@@ -253,7 +340,7 @@ void http_reply_fd(struct http_req *r, unsigned status, int fd, uint64_t size,
         return;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    queue(r, status, resp);
+    set_reply(r, status, resp);
 }
 
 /* --- request accessors ------------------------------------------------------------ */
@@ -334,6 +421,91 @@ void *http_req_user(struct http_req *r)
 
 /* --- lifecycle ---------------------------------------------------------------------- */
 
+/* --- deadlines ---------------------------------------------------------------------- */
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* Sets the connection's total deadline ms from now (0: none). */
+static void conn_deadline(struct MHD_Connection *c, int64_t ms)
+{
+    struct conn *k = conn_of(c);
+    if (k) atomic_store(&k->deadline_ms, ms ? clock_mono_ms() + ms : 0);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct http_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct conn *k = xcalloc(1, sizeof *k);
+        k->fd = ci ? ci->connect_fd : -1;
+        atomic_store(&k->deadline_ms, clock_mono_ms() + s->o.header_timeout_ms);
+        pthread_mutex_lock(&s->conns_mu);
+        k->next = s->conns;
+        if (s->conns) s->conns->prev = k;
+        s->conns = k;
+        pthread_mutex_unlock(&s->conns_mu);
+        *socket_context = k;
+        return;
+    }
+    struct conn *k = *socket_context;
+    if (!k) return;
+    pthread_mutex_lock(&s->conns_mu);
+    if (k->prev) k->prev->next = k->next;
+    else s->conns = k->next;
+    if (k->next) k->next->prev = k->prev;
+    pthread_mutex_unlock(&s->conns_mu);
+    free(k);
+    *socket_context = NULL;
+}
+
+/* Shuts down every connection past its deadline, a few times a second. */
+static void *reaper(void *arg)
+{
+    struct http_server *s = arg;
+    pthread_mutex_lock(&s->reaper_mu);
+    while (!s->reaper_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += REAP_EVERY_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->reaper_cv, &s->reaper_mu, &ts);
+        if (s->reaper_stop) break;
+        pthread_mutex_unlock(&s->reaper_mu);
+
+        int64_t now = clock_mono_ms();
+        long n = 0;
+        pthread_mutex_lock(&s->conns_mu);
+        for (struct conn *k = s->conns; k; k = k->next) {
+            int64_t d = atomic_load(&k->deadline_ms);
+            if (!d || now < d || k->fd < 0) continue;
+            shutdown(k->fd, SHUT_RDWR);
+            atomic_store(&k->deadline_ms, 0);
+            n++;
+        }
+        pthread_mutex_unlock(&s->conns_mu);
+        if (n) {
+            atomic_fetch_add(&s->reaped, n);
+            log_warn("http: closed %ld connection(s) past their header or body deadline", n);
+        }
+        pthread_mutex_lock(&s->reaper_mu);
+    }
+    pthread_mutex_unlock(&s->reaper_mu);
+    return NULL;
+}
+
+/* --- lifecycle ---------------------------------------------------------------------- */
+
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     (void)uri;
@@ -352,6 +524,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 static void req_free(struct http_req *r)
 {
     if (r->pp) MHD_destroy_post_processor(r->pp);
+    if (r->resp) MHD_destroy_response(r->resp);
     if (r->up.fd >= 0) close(r->up.fd);
     if (r->user && r->user_free) r->user_free(r->user);
     json_decref(r->json);
@@ -364,6 +537,8 @@ static void req_free(struct http_req *r)
         free(r->hdr_name[i]);
         free(r->hdr_value[i]);
     }
+    free(r->part_key);
+    free(r->part_filename);
     free(r->filename);
     free(r->content_type);
     free(r->verdict_msg);
@@ -375,7 +550,6 @@ static void req_free(struct http_req *r)
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     struct http_server *s = cls;
     struct http_req *r = *con_cls;
     if (!r) return;
@@ -389,6 +563,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                      (int)toe);
     }
     req_free(r);
+    /* a kept-alive connection has the header deadline for its next request */
+    conn_deadline(conn, s->o.header_timeout_ms);
     atomic_fetch_sub(&s->in_flight, 1);
 }
 
@@ -450,6 +626,60 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
                                const char *transfer_encoding, const char *data, uint64_t off,
                                size_t size);
 
+/* The form's boundary, from the Content-Type's boundary parameter (quoted or
+ * not), as the delimiter "--<boundary>"; false when there is none or it is
+ * longer than DELIM_MAX allows. */
+static bool form_delimiter(struct http_req *r, const char *ct)
+{
+    const char *b = strcasestr(ct, "boundary=");
+    if (!b) return false;
+    b += 9;
+    size_t n;
+    if (*b == '"') {
+        b++;
+        const char *q = strchr(b, '"');
+        if (!q) return false;
+        n = (size_t)(q - b);
+    } else {
+        n = strcspn(b, "; \t");
+    }
+    if (n == 0 || n + 2 > DELIM_MAX) return false;
+    memcpy(r->delim, "--", 2);
+    memcpy(r->delim + 2, b, n);
+    r->delim_len = n + 2;
+    r->delim[r->delim_len] = '\0';
+    return true;
+}
+
+/* Looks for the delimiter in the body as it streams by (it may straddle two
+ * reads), until it is seen once. */
+static void scan_delimiter(struct http_req *r, const char *data, size_t size)
+{
+    if (r->saw_delim || !r->delim_len) return;
+    size_t keep = r->delim_len - 1;
+    char win[2 * DELIM_MAX];
+    size_t head = size < keep ? size : keep;
+    memcpy(win, r->carry, r->carry_len);
+    memcpy(win + r->carry_len, data, head);
+    if (memmem(win, r->carry_len + head, r->delim, r->delim_len) ||
+        memmem(data, size, r->delim, r->delim_len)) {
+        r->saw_delim = true;
+        return;
+    }
+    /* the carry becomes the last `keep` bytes of carry + data */
+    size_t total = r->carry_len + head;
+    if (size >= keep) {
+        memcpy(r->carry, data + size - keep, keep);
+        r->carry_len = keep;
+    } else if (total <= keep) {
+        memcpy(r->carry, win, total);
+        r->carry_len = total;
+    } else {
+        memcpy(r->carry, win + total - keep, keep);
+        r->carry_len = keep;
+    }
+}
+
 /* The first call: route, authorize, check the declared body. */
 static void start(struct http_req *r, const char *url, const char *method)
 {
@@ -475,7 +705,15 @@ static void start(struct http_req *r, const char *url, const char *method)
     }
     uint64_t declared;
     bool known;
-    has_body(r, &declared, &known);
+    if (has_body(r, &declared, &known)) {
+        /* the whole body must arrive within the floor plus its size at the
+         * minimum rate (an undeclared length counts as the cap) */
+        uint64_t cap = r->route->body == HTTP_BODY_MULTIPART ? s->o.multipart_max
+                                                              : s->o.json_max + DRAIN_MAX;
+        uint64_t bytes = known && declared < cap ? declared : cap;
+        conn_deadline(r->conn, s->o.body_timeout_ms +
+                                   (int64_t)(bytes * 1000 / (uint64_t)s->o.body_min_rate));
+    }
     if (r->route->body == HTTP_BODY_MULTIPART) {
         if (known && declared > s->o.multipart_max) {
             set_verdict(r, 400, s->o.too_large_msg);
@@ -486,8 +724,11 @@ static void start(struct http_req *r, const char *url, const char *method)
          * has every part missing */
         const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_TYPE);
-        if (ct && !strncasecmp(ct, "multipart/form-data", 19))
+        if (ct && !strncasecmp(ct, "multipart/form-data", 19)) {
             r->pp = MHD_create_post_processor(r->conn, PP_BUFFER, on_part, r);
+            /* a boundary too long to look for: trust the parser alone */
+            if (r->pp && !form_delimiter(r, ct)) r->saw_delim = true;
+        }
     } else if (known && declared > s->o.json_max) {
         set_verdict(r, 413, "Cuerpo demasiado grande");
     }
@@ -535,6 +776,45 @@ static void spool_write(struct http_req *r, const char *data, size_t size)
     }
 }
 
+
+static bool same_text(const char *a, const char *b)
+{
+    return a && b ? !strcmp(a, b) : a == b;
+}
+
+/* A new part begins: decide what it feeds. */
+static void part_open(struct http_req *r, const char *key, const char *filename,
+                      const char *content_type)
+{
+    free(r->part_key);
+    free(r->part_filename);
+    r->part_key = xstrdup(key);
+    r->part_filename = filename ? xstrdup(filename) : NULL;
+    r->part_open = true;
+    r->part_end = 0;
+    r->cur = -1;
+    r->saw_part = true;
+    if (!strcmp(key, r->srv->o.file_field)) {
+        if (r->up.has_file) return; /* a second file part is ignored */
+        r->up.has_file = true;
+        r->filename = filename ? xstrdup(filename) : NULL;
+        r->content_type = content_type ? xstrdup(content_type) : NULL;
+        r->up.filename = r->filename;
+        r->up.content_type = r->content_type;
+        if (spool_open(r) != BR_OK) r->form_bad = true;
+        r->cur = -2;
+    } else if (!http_req_field(r, key) && r->nfields < MAX_FIELDS) {
+        struct field *f = &r->fields[r->nfields++];
+        f->name = xstrdup(key);
+        buf_init(&f->value, FIELD_MAX);
+        r->cur = r->nfields - 1;
+    }
+}
+
+/* The post processor's part iterator. Any argument may be NULL (key: a part
+ * without a name, which makes the form malformed; data: with size 0). The
+ * same part may come in any number of calls, at offset 0 more than once
+ * (size 0 included), depending on how the body was split into reads. */
 static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
                                const char *filename, const char *content_type,
                                const char *transfer_encoding, const char *data, uint64_t off,
@@ -543,27 +823,20 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
     (void)kind;
     (void)transfer_encoding;
     struct http_req *r = cls;
-    if (off == 0) {
-        /* a new part */
-        r->cur = -1;
-        r->saw_part = true;
-        if (!strcmp(key, r->srv->o.file_field)) {
-            if (!r->up.has_file) {
-                r->up.has_file = true;
-                r->filename = filename ? xstrdup(filename) : NULL;
-                r->content_type = content_type ? xstrdup(content_type) : NULL;
-                r->up.filename = r->filename;
-                r->up.content_type = r->content_type;
-                if (spool_open(r) != BR_OK) r->form_bad = true;
-                r->cur = -2;
-            }
-        } else if (!http_req_field(r, key) && r->nfields < MAX_FIELDS) {
-            struct field *f = &r->fields[r->nfields++];
-            f->name = xstrdup(key);
-            buf_init(&f->value, FIELD_MAX);
-            r->cur = r->nfields - 1;
-        }
+    if (!key || (size && !data)) {
+        r->form_bad = true;
+        return MHD_NO;
     }
+    if (!r->part_open || strcmp(r->part_key, key) != 0 || !same_text(r->part_filename, filename) ||
+        (off == 0 && r->part_end > 0))
+        part_open(r, key, filename, content_type);
+    if (off != r->part_end) {
+        /* data out of order: the parser and we disagree; refuse the form */
+        r->form_bad = true;
+        return MHD_NO;
+    }
+    r->part_end = off + size;
+    if (size == 0) return MHD_YES;
     if (r->cur == -2) {
         spool_write(r, data, size);
     } else if (r->cur >= 0) {
@@ -577,6 +850,7 @@ static void consume(struct http_req *r, const char *data, size_t size)
     r->body_bytes += size;
     if (r->verdict) return;
     if (r->route->body == HTTP_BODY_MULTIPART) {
+        scan_delimiter(r, data, size);
         if (r->pp && !r->form_bad && MHD_post_process(r->pp, data, size) != MHD_YES)
             r->form_bad = true;
         return;
@@ -588,7 +862,7 @@ static void consume(struct http_req *r, const char *data, size_t size)
     }
 }
 
-/* The last call: the whole body is in; decide and reply. */
+/* The whole body is in: decide and reply (on a worker, or inline). */
 static void finish(struct http_req *r)
 {
     if (r->verdict) {
@@ -602,12 +876,14 @@ static void finish(struct http_req *r)
             r->pp = NULL;
         }
         /* MHD skips whatever precedes a first boundary as a preamble, and
-         * makes no post processor without a boundary: a multipart body in
-         * which no part was found (wrong or no boundary, garbage) is
-         * malformed too */
+         * makes no post processor without a boundary. A body in which no
+         * part was found is a form with every part missing when it holds
+         * the delimiter (`--b--`), and malformed otherwise (wrong or no
+         * boundary, garbage). */
         const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_TYPE);
-        if (r->body_bytes && !r->saw_part && ct && !strncasecmp(ct, "multipart/form-data", 19))
+        if (r->body_bytes && !r->saw_part && ct && !strncasecmp(ct, "multipart/form-data", 19) &&
+            !r->saw_delim)
             r->form_bad = true;
         if (r->up.has_file && r->up.fd < 0 && !r->up.too_large) {
             http_reply_error(r, 500, "Error interno del servidor");
@@ -638,6 +914,31 @@ static void finish(struct http_req *r)
     }
 }
 
+/* On a worker: run the request, then hand the connection back to its I/O
+ * thread, which queues the reply. r belongs to the I/O thread again as soon
+ * as the connection is resumed. */
+static void run_job(void *arg)
+{
+    struct http_req *r = arg;
+    finish(r);
+    MHD_resume_connection(r->conn);
+}
+
+/* Hands a request whose body is in to a worker pool: reads (GET, HEAD) and
+ * writes have pools of their own. A full queue answers 503 at once. */
+static void dispatch(struct http_req *r)
+{
+    struct http_server *s = r->srv;
+    bool read = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
+    r->dispatched = true;
+    MHD_suspend_connection(r->conn);
+    if (wpool_submit(read ? s->reads : s->writes, run_job, r) != BR_OK) {
+        http_add_header(r, "Retry-After", "1");
+        http_reply_error(r, 503, "Servicio ocupado");
+        MHD_resume_connection(r->conn);
+    }
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -659,6 +960,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (r->verdict && has_body(r, &declared, &known)) {
             /* refuse now, without reading a body we would throw away */
             http_reply_error(r, r->verdict, r->verdict_msg);
+            flush(r);
         }
         return MHD_YES;
     }
@@ -672,7 +974,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
         return MHD_YES;
     }
-    if (!r->replied) finish(r);
+    if (r->dispatched) {
+        /* resumed: the worker has left the reply */
+        r->dispatched = false;
+        flush(r);
+        return MHD_YES;
+    }
+    if (r->replied) {
+        flush(r);
+        return MHD_YES;
+    }
+    conn_deadline(conn, 0); /* the body is in; the handler's time is its own */
+    if (r->verdict) {
+        finish(r); /* a refusal: cheap, answered here */
+        flush(r);
+        return MHD_YES;
+    }
+    dispatch(r);
     return MHD_YES;
 }
 
@@ -685,14 +1003,24 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
     log_warn("http: %s", line);
 }
-
 br_err http_bind(const struct http_options *o, struct http_server **out)
 {
     struct http_server *s = xcalloc(1, sizeof *s);
     s->o = *o;
+    /* zero means the default, so that callers name only what they change */
+    struct http_options *so = &s->o;
+    if (so->max_connections <= 0) so->max_connections = 10000;
+    if (so->header_timeout_ms <= 0) so->header_timeout_ms = 10000;
+    if (so->body_timeout_ms <= 0) so->body_timeout_ms = 30000;
+    if (so->body_min_rate <= 0) so->body_min_rate = 8192;
+    if (so->idle_timeout_s <= 0) so->idle_timeout_s = 30;
+    if (so->workers <= 0) so->workers = 64;
+    if (so->queue_max <= 0) so->queue_max = 10000;
     s->listen_fd = -1;
+    pthread_mutex_init(&s->conns_mu, NULL);
     br_err rc = open_listener(s, &s->v6);
     if (rc) {
+        pthread_mutex_destroy(&s->conns_mu);
         free(s);
         return rc;
     }
@@ -700,19 +1028,64 @@ br_err http_bind(const struct http_options *o, struct http_server **out)
     return BR_OK;
 }
 
+
+/* Raises the soft limit on open descriptors so that max_connections fit;
+ * returns the connection count that does fit. */
+static int fit_descriptors(int want)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return want;
+    rlim_t need = (rlim_t)want + FD_SLACK;
+    if (rl.rlim_cur < need) {
+        rlim_t cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+        struct rlimit nl = {cur, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &nl) == 0) rl.rlim_cur = cur;
+    }
+    if (rl.rlim_cur >= need) return want;
+    int fit = rl.rlim_cur > FD_SLACK + 16 ? (int)(rl.rlim_cur - FD_SLACK) : 16;
+    log_warn("http: the open-file limit (%llu) holds only %d connections, not %d",
+             (unsigned long long)rl.rlim_cur, fit, want);
+    return fit;
+}
+
+static int cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 br_err http_serve(struct http_server *s)
 {
     const struct http_options *o = &s->o;
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_ITC | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+    int io = o->io_threads > 0 ? o->io_threads : cores();
+    int readers = o->read_workers > 0 ? o->read_workers : 2 * cores();
+    int conns = fit_descriptors(o->max_connections);
+    br_err rc = wpool_start("read", readers, o->queue_max, &s->reads);
+    if (!rc) rc = wpool_start("write", o->workers, o->queue_max, &s->writes);
+    if (rc) return rc;
+    pthread_mutex_init(&s->reaper_mu, NULL);
+    pthread_cond_init(&s->reaper_cv, NULL);
+    if (pthread_create(&s->reaper, NULL, reaper, s) != 0)
+        return err_set(BR_INTERNAL, "cannot start the HTTP deadline thread");
+    s->reaper_started = true;
+
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
     if (s->v6) flags |= MHD_USE_IPv6;
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)io, MHD_OPTION_CONNECTION_LIMIT, (unsigned)conns,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->idle_timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_URI_LOG_CALLBACK,
-        on_uri, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+        on_uri, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, s, MHD_OPTION_END);
     if (!s->d) return err_set(BR_CONFIG, "cannot start the HTTP server on %s", o->listen);
+    snprintf(s->capacity, sizeof s->capacity,
+             "%d I/O threads, %d read and %d write workers, at most %d connections (%d per "
+             "address)",
+             io, readers, o->workers, conns, o->max_per_ip);
     return BR_OK;
 }
 
@@ -721,32 +1094,55 @@ const char *http_bound_url(const struct http_server *s)
     return s->url;
 }
 
+const char *http_capacity(const struct http_server *s)
+{
+    return s->capacity;
+}
+
+static void stop_reaper(struct http_server *s)
+{
+    if (!s->reaper_started) return;
+    pthread_mutex_lock(&s->reaper_mu);
+    s->reaper_stop = true;
+    pthread_cond_signal(&s->reaper_cv);
+    pthread_mutex_unlock(&s->reaper_mu);
+    pthread_join(s->reaper, NULL);
+    s->reaper_started = false;
+    pthread_mutex_destroy(&s->reaper_mu);
+    pthread_cond_destroy(&s->reaper_cv);
+}
+
 void http_stop(struct http_server *s)
 {
     if (!s) return;
-    if (!s->d) {
-        close(s->listen_fd);
-        free(s);
-        return;
+    MHD_socket lfd = s->listen_fd;
+    if (s->d) {
+        atomic_store(&s->stopping, true);
+        lfd = MHD_quiesce_daemon(s->d);
+        /* shutdown() refuses new connections at once (the socket stays
+         * open until the daemon is gone: it is closed last) */
+        if (lfd != MHD_INVALID_SOCKET) shutdown(lfd, SHUT_RDWR);
+        int64_t deadline = clock_mono_ms() + s->o.shutdown_grace_ms;
+        int waiting = atomic_load(&s->in_flight);
+        if (waiting) log_info("http: waiting for %d in-flight request(s)", waiting);
+        while (atomic_load(&s->in_flight) > 0 && clock_mono_ms() < deadline) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        if (atomic_load(&s->in_flight) > 0)
+            log_warn("http: %d request(s) still running at the end of the grace period",
+                     atomic_load(&s->in_flight));
     }
-    atomic_store(&s->stopping, true);
-    MHD_socket lfd = MHD_quiesce_daemon(s->d);
-    if (lfd != MHD_INVALID_SOCKET) {
-        /* shutdown() ends listening at once; close() alone would leave the
-         * socket listening until libmicrohttpd's thread leaves its poll() */
-        shutdown(lfd, SHUT_RDWR);
-        close(lfd);
-    }
-    int64_t deadline = clock_mono_ms() + s->o.shutdown_grace_ms;
-    int waiting = atomic_load(&s->in_flight);
-    if (waiting) log_info("http: waiting for %d in-flight request(s)", waiting);
-    while (atomic_load(&s->in_flight) > 0 && clock_mono_ms() < deadline) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    if (atomic_load(&s->in_flight) > 0)
-        log_warn("http: %d request(s) still running at the end of the grace period",
-                 atomic_load(&s->in_flight));
-    MHD_stop_daemon(s->d);
+    /* every handler ends (bounded by its own deadlines) and resumes its
+     * connection before the daemon may go: MHD must not stop with a
+     * connection suspended */
+    wpool_stop(s->reads);
+    wpool_stop(s->writes);
+    if (s->d) MHD_stop_daemon(s->d);
+    if (lfd != MHD_INVALID_SOCKET) close(lfd);
+    stop_reaper(s);
+    wpool_free(s->reads);
+    wpool_free(s->writes);
+    pthread_mutex_destroy(&s->conns_mu);
     free(s);
 }
