@@ -6,7 +6,8 @@
  * books: every ordinary request is answered (within a generous bound; the
  * p99 is printed, and bench/slow measures it for longer). Total deadlines
  * close a connection whose headers or body trickle past them, and one
- * client address cannot open more than its share of connections.
+ * client address cannot open more than its share of connections. Bookings
+ * held by a calendar that never answers delay no read.
  *
  * Set BARBERIA_SLOW_SECONDS to make the attack last longer (bench/slow).
  */
@@ -321,12 +322,119 @@ static void one_address_cannot_open_more_than_its_share(void **state)
     srv_cleanup(&s);
 }
 
+/* A calendar that never answers: a socket that listens and never accepts. */
+static int silent_listener(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(fd, 512), 0);
+    getsockname(fd, (struct sockaddr *)&a, &al);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+struct booker {
+    const struct srv *s;
+    const struct user *u;
+    const char *barbero, *servicio;
+    int k;
+    long status;
+    int64_t took_ms;
+};
+
+static void *book_one(void *arg)
+{
+    struct booker *b = arg;
+    char body[256];
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\","
+             "\"fecha_inicio\":\"2033-01-%02dT%02d:00:00Z\"}",
+             b->barbero, b->servicio, 1 + b->k / 10, 8 + b->k % 10);
+    int64_t t0 = mono_ms();
+    struct resp r;
+    http_json(b->s, "POST", "/api/citas", b->u->token, body, &r);
+    b->took_ms = mono_ms() - t0;
+    b->status = r.status;
+    resp_free(&r);
+    return NULL;
+}
+
+static void bookings_waiting_on_a_silent_calendar_never_delay_reads(void **state)
+{
+    (void)state;
+    int cal_port;
+    int cal = silent_listener(&cal_port);
+    struct srv s = {0};
+    srv_init(&s);
+    /* a real service-account key, its token endpoint the silent socket */
+    char key[400], creds[400], uri[64];
+    snprintf(key, sizeof key, "%s/key.pem", s.dir);
+    snprintf(creds, sizeof creds, "%s/creds.json", s.dir);
+    snprintf(uri, sizeof uri, "http://127.0.0.1:%d/token", cal_port);
+    const char *gen[] = {"/usr/bin/openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
+                         "rsa_keygen_bits:2048", "-out", key, NULL};
+    assert_int_equal(run_program(gen, NULL, 60000, NULL, NULL), 0);
+    char *pem = read_file(key, NULL);
+    assert_non_null(pem);
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "type", "service_account", "client_email",
+                          "agenda@slow.iam.gserviceaccount.com", "private_key", pem, "token_uri",
+                          uri);
+    assert_int_equal(json_dump_file(j, creds, 0), 0);
+    json_decref(j);
+    free(pem);
+    char env_creds[480];
+    snprintf(env_creds, sizeof env_creds, "BARBERIA_GOOGLE_CREDENTIALS=%s", creds);
+    const char *env[] = {env_creds, "BARBERIA_CALENDAR_TIMEOUT_MS=3000", NULL};
+    srv_start(&s, env, NULL);
+    struct user u;
+    signup_user(&s, &u, "Paciente");
+    char *barbero = make_barbero(&s, "Barbero Calendario");
+    char *servicio = make_servicio(&s, "Corte Calendario", 30, 12);
+
+    /* 40 bookings, each held 3 s by the calendar... */
+    enum { N = 40 };
+    struct booker b[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        b[i] = (struct booker){&s, &u, barbero, servicio, i, 0, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, book_one, &b[i]), 0);
+    }
+    nap_ms(500);
+    /* ...while reads are answered at once */
+    int64_t worst = 0;
+    for (int i = 0; i < 30; i++) {
+        struct resp r;
+        int64_t t0 = mono_ms();
+        http_get(&s, i % 2 ? "/api/servicios" : "/api/citas", u.token, &r);
+        int64_t took = mono_ms() - t0;
+        if (took > worst) worst = took;
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(b[i].status, 201);
+        assert_true(b[i].took_ms >= 2500);
+    }
+    printf("reads while %d bookings waited on the calendar: worst %lld ms\n", N,
+           (long long)worst);
+    assert_true(worst < 1500);
+    close(cal);
+    free(barbero);
+    free(servicio);
+    srv_cleanup(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(headers_trickled_past_their_deadline_are_cut),
         cmocka_unit_test(a_body_trickled_below_the_minimum_rate_is_cut),
         cmocka_unit_test(one_address_cannot_open_more_than_its_share),
+        cmocka_unit_test(bookings_waiting_on_a_silent_calendar_never_delay_reads),
         cmocka_unit_test(ordinary_requests_are_answered_while_2000_clients_trickle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
