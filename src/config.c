@@ -44,7 +44,7 @@ static const struct setting settings[] = {
     I("IO_THREADS", CONFIG_SERVE, io_threads, "0", 0, 256,
       "threads reading and writing sockets (0: one per core)"),
     I("READ_WORKERS", CONFIG_SERVE, read_workers, "0", 0, 1024,
-      "threads running GET/HEAD requests (0: two per core)"),
+      "threads running GET/HEAD requests (0: none, reads run on the I/O threads)"),
     I("WORKERS", CONFIG_SERVE, workers, "64", 1, 4096,
       "threads running requests that write (database, calendar, hashing)"),
     I("QUEUE_MAX", CONFIG_SERVE, queue_max, "10000", 1, 1000000,

@@ -13,10 +13,11 @@
  * when it has a body (the connection then closes: the body is never read),
  * and on the usual schedule otherwise (the connection stays open).
  *
- * Threads: a few I/O threads (epoll) serve every socket and never block;
- * handlers run on worker pools (one for reads, one for writes) while their
- * connection waits, so a handler may block (database, calendar call,
- * password hash) without delaying any other connection. A handler runs on
+ * Threads: a few I/O threads (epoll) serve every socket and never wait
+ * long; handlers of writes run on a worker pool while their connection
+ * waits, so they may block (database, calendar call, password hash) without
+ * delaying any other connection. GET/HEAD handlers are short reads and run
+ * on the I/O thread (or on a read pool of their own, see read_workers). A handler runs on
  * one thread from start to reply. Every connection has a total deadline
  * for its headers and its body, so slow clients cannot hold it forever.
  */
@@ -67,7 +68,8 @@ struct http_options {
                                  * raised to fit) */
     int max_per_ip;             /* open connections per client address (0: no cap) */
     int io_threads;             /* I/O threads (the number of cores) */
-    int read_workers;           /* threads running GET/HEAD handlers (2 x cores) */
+    int read_workers;           /* threads running GET/HEAD handlers (0: none, reads run
+                                 * inline on the I/O threads: they are short) */
     int workers;                /* threads running every other handler (64) */
     int queue_max;              /* requests waiting for a worker, per pool, before 503 (10000) */
     int header_timeout_ms;      /* the request line and headers must be in by then (10000) */

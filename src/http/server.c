@@ -6,12 +6,14 @@
  * and a little memory, never a thread. Once a request's body is in, its
  * handler runs on a worker pool (wpool.c) while the connection is suspended
  * (MHD_suspend_connection); the worker leaves the reply in the request and
- * resumes the connection, and the I/O thread queues the reply. Reads
- * (GET/HEAD) and writes (everything else: database writes, the calendar
- * call, password hashing, fsyncs) have pools of their own, so a burst of
- * slow bookings never delays a listing. The route lookup and the session
- * check (an indexed read) run on the I/O thread, before any body byte is
- * read.
+ * resumes the connection, and the I/O thread queues the reply. Writes
+ * (everything but GET/HEAD: database writes, the calendar call, password
+ * hashing, fsyncs) always go to the write pool. Reads are short indexed
+ * reads and run inline on the I/O thread by default (measured: the hand-over
+ * to a worker and back cost more than the read); read_workers > 0 gives
+ * them a pool of their own instead. Either way a burst of slow bookings
+ * never delays a listing. The route lookup and the session check (an
+ * indexed read) run on the I/O thread, before any body byte is read.
  *
  * Deadlines. libmicrohttpd only knows an idle timeout, which a client that
  * trickles one byte at a time never trips. Every connection therefore has a
@@ -930,6 +932,13 @@ static void dispatch(struct http_req *r)
 {
     struct http_server *s = r->srv;
     bool read = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
+    if (read && !s->reads) {
+        /* short reads run inline: a hand-over to a worker and back costs
+         * more than the read itself (bench/README.md) */
+        finish(r);
+        flush(r);
+        return;
+    }
     r->dispatched = true;
     MHD_suspend_connection(r->conn);
     if (wpool_submit(read ? s->reads : s->writes, run_job, r) != BR_OK) {
@@ -1058,9 +1067,9 @@ br_err http_serve(struct http_server *s)
 {
     const struct http_options *o = &s->o;
     int io = o->io_threads > 0 ? o->io_threads : cores();
-    int readers = o->read_workers > 0 ? o->read_workers : 2 * cores();
+    int readers = o->read_workers > 0 ? o->read_workers : 0;
     int conns = fit_descriptors(o->max_connections);
-    br_err rc = wpool_start("read", readers, o->queue_max, &s->reads);
+    br_err rc = readers ? wpool_start("read", readers, o->queue_max, &s->reads) : BR_OK;
     if (!rc) rc = wpool_start("write", o->workers, o->queue_max, &s->writes);
     if (rc) return rc;
     pthread_mutex_init(&s->reaper_mu, NULL);
@@ -1083,7 +1092,7 @@ br_err http_serve(struct http_server *s)
         on_connection, s, MHD_OPTION_END);
     if (!s->d) return err_set(BR_CONFIG, "cannot start the HTTP server on %s", o->listen);
     snprintf(s->capacity, sizeof s->capacity,
-             "%d I/O threads, %d read and %d write workers, at most %d connections (%d per "
+             "%d I/O threads, %d read workers (0: reads inline), %d write workers, at most %d connections (%d per "
              "address)",
              io, readers, o->workers, conns, o->max_per_ip);
     return BR_OK;
