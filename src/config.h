@@ -22,7 +22,8 @@ struct config {
     char *database_url;    /* NULL: SQLite in data_dir */
     char *storage_url;     /* NULL: folder store in data_dir */
     int db_pool;           /* connections to the data store */
-    int db_wait_ms;        /* longest wait for a connection or the write lock: then 503 */
+    int db_wait_ms;        /* longest wait for a free connection: then 503 */
+    int db_lock_wait_ms;   /* longest wait for another writer's lock: then 503 */
     int health_timeout_ms; /* bound on GET /healthz's database check */
     /* identity: password hashing and sign-in throttling */
     int hash_max;                /* password hashes at once; 0: the number of cores */

@@ -65,10 +65,10 @@ struct db {
 
 /* How a pool is sized and bounded. A value <= 0 takes the default. */
 struct db_pool_opts {
-    int size;    /* connections (default 8) */
-    int wait_ms; /* longest wait for a free connection, and for the database's
-                  * write lock (default 5000) */
-    int ping_ms; /* bound on ping() (default 1000) */
+    int size;         /* connections (default 8) */
+    int wait_ms;      /* longest wait for a free connection (default 5000) */
+    int lock_wait_ms; /* longest wait for another writer's lock (default 10000) */
+    int ping_ms;      /* bound on ping() (default 1000) */
 };
 
 struct db_ops {
@@ -98,7 +98,7 @@ struct db_ops {
     /* Runs one statement. sql must be a string constant (adapters cache
      * prepared statements by it). fn may be NULL. OUT: *changes (may be
      * NULL), the rows a write touched. A unique-key violation gives
-     * BR_CONFLICT; a lock another writer held past wait_ms BR_BUSY
+     * BR_CONFLICT; a lock another writer held past lock_wait_ms BR_BUSY
      * "Servicio ocupado"; other failures BR_STORE with the database's
      * message. (begin() and commit() fail the same ways.) */
     br_err (*exec)(struct db_conn *c, const char *sql, const struct db_val *params, int nparams,

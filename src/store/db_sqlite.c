@@ -12,12 +12,11 @@
  *
  * Connections are pooled; each caches its prepared statements keyed by the
  * SQL string's address (the repository passes string constants). Waiting is
- * bounded twice over: for a free connection (a condition variable on the
- * monotonic clock) and for another writer's lock (SQLite's busy timeout),
- * each at most wait_ms; past either the caller gets BR_BUSY "Servicio
- * ocupado", which the API answers 503 with Retry-After, never a hang. The
- * health check has a connection of its own with a short busy timeout, so it
- * answers within its bound however busy the pool is.
+ * bounded twice over: for a free connection (a condition variable on the * monotonic clock, at most
+ * wait_ms) and for another writer's lock (SQLite's busy timeout, at most lock_wait_ms); past either
+ * the caller gets BR_BUSY "Servicio ocupado", which the API answers 503 with Retry-After, never a
+ * hang. The health check has a connection of its own with a short busy timeout, so it answers
+ * within its bound however busy the pool is.
  */
 #include "db.h"
 #include "schema.h"
@@ -31,13 +30,14 @@
 #include <string.h>
 #include <time.h>
 
-#define STMT_CACHE      128 /* slots; the repository has fewer statements */
-#define MAX_COLS        32
-#define DEFAULT_POOL    8
-#define DEFAULT_WAIT_MS 5000
-#define DEFAULT_PING_MS 1000
-#define BUSY_MSG        "Servicio ocupado"
-#define BUSY_RETRY_S    1
+#define STMT_CACHE           128 /* slots; the repository has fewer statements */
+#define MAX_COLS             32
+#define DEFAULT_POOL         8
+#define DEFAULT_WAIT_MS      5000
+#define DEFAULT_LOCK_WAIT_MS 10000
+#define DEFAULT_PING_MS      1000
+#define BUSY_MSG             "Servicio ocupado"
+#define BUSY_RETRY_S         1
 
 struct stmt_slot {
     const char *sql;
@@ -59,6 +59,7 @@ struct sqlite_db {
     int n;
     struct db_conn *free_list;
     int wait_ms;
+    int lock_wait_ms;
     int ping_ms;
     pthread_mutex_t ping_mu; /* one health check at a time on ping_conn */
     struct db_conn ping_conn;
@@ -160,6 +161,7 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
     s->base.ops = &db_sqlite_ops;
     s->path = xstrdup(path);
     s->wait_ms = o && o->wait_ms > 0 ? o->wait_ms : DEFAULT_WAIT_MS;
+    s->lock_wait_ms = o && o->lock_wait_ms > 0 ? o->lock_wait_ms : DEFAULT_LOCK_WAIT_MS;
     s->ping_ms = o && o->ping_ms > 0 ? o->ping_ms : DEFAULT_PING_MS;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->ping_mu, NULL);
@@ -173,7 +175,7 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
     s->conns = xcalloc((size_t)n, sizeof *s->conns);
     br_err rc = BR_OK;
     for (int i = 0; i < n && !rc; i++) {
-        rc = conn_open(path, s->wait_ms, &s->conns[i]);
+        rc = conn_open(path, s->lock_wait_ms, &s->conns[i]);
         s->n = i + 1;
         s->conns[i].next_free = s->free_list;
         s->free_list = &s->conns[i];

@@ -134,8 +134,10 @@ br_err store_open(const struct config *cfg, int pool_size, struct store **out)
                        "yet; unset it to use the embedded SQLite database");
     char *path = xasprintf("%s/barberia.db", cfg->data_dir);
     struct db *db = NULL;
-    struct db_pool_opts o = {
-        .size = pool_size, .wait_ms = cfg->db_wait_ms, .ping_ms = cfg->health_timeout_ms};
+    struct db_pool_opts o = {.size = pool_size,
+                             .wait_ms = cfg->db_wait_ms,
+                             .lock_wait_ms = cfg->db_lock_wait_ms,
+                             .ping_ms = cfg->health_timeout_ms};
     br_err rc = db_sqlite_ops.open(path, &o, &db);
     free(path);
     if (rc) return rc;

@@ -126,10 +126,10 @@ struct outbox_msg {
 /* --- lifetime ------------------------------------------------------------ */
 
 /* Opens the store the configuration names (SQLite in data_dir unless
- * database_url is set) with a pool of pool_size connections, bounded by
- * cfg->db_wait_ms (an operation that cannot get a connection or the write
- * lock in time fails with BR_BUSY "Servicio ocupado") and
- * cfg->health_timeout_ms (store_ping). Does not migrate. OUT: *out, closed with store_close(). */
+ * database_url is set) with a pool of pool_size connections, bounded by * cfg->db_wait_ms and
+ * db_lock_wait_ms (an operation that cannot get a connection, or the write lock, in time fails with
+ * BR_BUSY "Servicio ocupado") and cfg->health_timeout_ms (store_ping). Does not migrate. OUT: *out,
+ * closed with store_close(). */
 br_err store_open(const struct config *cfg, int pool_size, struct store **out) WARN_UNUSED;
 void store_close(struct store *st);
 br_err store_migrate(struct store *st) WARN_UNUSED;
