@@ -245,7 +245,7 @@ static void test_hash_wait_past_its_bound_answers_503(void **state)
                 patch_busy = true;
             } else {
                 assert_int_equal(r.status, 200);
-                strcpy(target.password, "nueva-clave-1");
+                snprintf(target.password, sizeof target.password, "%s", "nueva-clave-1");
             }
             resp_free(&r);
         }
