@@ -25,8 +25,14 @@ struct setting {
     const char *help;
 };
 
-#define S(n, sc, f, d, h) {n, sc, K_STR, offsetof(struct config, f), d, 0, 0, h}
-#define I(n, sc, f, d, lo, hi, h) {n, sc, K_INT, offsetof(struct config, f), d, lo, hi, h}
+#define S(n, sc, f, d, h)                                                                          \
+    {                                                                                              \
+        n, sc, K_STR, offsetof(struct config, f), d, 0, 0, h                                       \
+    }
+#define I(n, sc, f, d, lo, hi, h)                                                                  \
+    {                                                                                              \
+        n, sc, K_INT, offsetof(struct config, f), d, lo, hi, h                                     \
+    }
 
 static const struct setting settings[] = {
     S("DATA", CONFIG_DATA, data_dir, "./data", "folder of the SQLite database and the photo store"),
@@ -34,7 +40,8 @@ static const struct setting settings[] = {
       "postgresql://... selects PostgreSQL (not in this build yet)"),
     S("STORAGE_URL", CONFIG_DATA, storage_url, NULL,
       "an S3-compatible endpoint (not in this build yet)"),
-    S("LISTEN", CONFIG_SERVE, listen, "127.0.0.1:8080", "address:port to listen on (:0 = any free port)"),
+    S("LISTEN", CONFIG_SERVE, listen, "127.0.0.1:8080",
+      "address:port to listen on (:0 = any free port)"),
     S("PUBLIC_URL", CONFIG_SERVE, public_url, NULL,
       "base of public URLs (default http://<listen address>)"),
     I("MAX_CONNECTIONS", CONFIG_SERVE, max_connections, "10000", 16, 1000000,
@@ -61,6 +68,26 @@ static const struct setting settings[] = {
       "how long a stop waits for in-flight requests"),
     I("DB_POOL", CONFIG_SERVE, db_pool, "0", 0, 4096,
       "connections to the data store (0: one per thread that may use one)"),
+    I("DB_WAIT_MS", CONFIG_SERVE, db_wait_ms, "5000", 1, 600000,
+      "longest wait for a free database connection (then 503)"),
+    I("DB_LOCK_WAIT_MS", CONFIG_SERVE, db_lock_wait_ms, "10000", 1, 600000,
+      "longest wait for the database's write lock held by another writer (then 503)"),
+    I("HEALTH_TIMEOUT_MS", CONFIG_SERVE, health_timeout_ms, "1000", 1, 60000,
+      "bound on the database check of GET /healthz (then 503)"),
+    I("HASH_MAX", CONFIG_SERVE, hash_max, "0", 0, 1024,
+      "password hashes at once, 64 MiB each (0: the number of cores)"),
+    I("HASH_WAIT_MS", CONFIG_SERVE, hash_wait_ms, "2000", 1, 600000,
+      "longest wait for a password-hashing slot (then 503)"),
+    I("LOGIN_MAX_FAILURES", CONFIG_SERVE, login_max_failures, "5", 1, 100000,
+      "failed sign-ins of one account within the window before it is locked (then 429)"),
+    I("LOGIN_ADDR_MAX_FAILURES", CONFIG_SERVE, login_addr_max_failures, "50", 1, 1000000,
+      "failed sign-ins from one client address within the window before it is locked"),
+    I("LOGIN_WINDOW_S", CONFIG_SERVE, login_window_s, "900", 1, 86400,
+      "seconds after which a failed sign-in is forgotten"),
+    I("LOGIN_LOCK_S", CONFIG_SERVE, login_lock_s, "30", 1, 86400,
+      "seconds of the first lock; each next lock doubles"),
+    I("LOGIN_LOCK_MAX_S", CONFIG_SERVE, login_lock_max_s, "300", 1, 86400,
+      "seconds of the longest lock"),
     S("GOOGLE_CREDENTIALS", CONFIG_SERVE, google_credentials, NULL,
       "service-account key file; unset: no calendar"),
     S("GOOGLE_SUBJECT", CONFIG_SERVE, google_subject, NULL,
@@ -70,7 +97,8 @@ static const struct setting settings[] = {
       "base of the Calendar API"),
     I("CALENDAR_TIMEOUT_MS", CONFIG_SERVE, calendar_timeout_ms, "5000", 100, 60000,
       "bound on the whole calendar attempt"),
-    S("SMTP_URL", CONFIG_SERVE, smtp_url, NULL, "smtp://host:port or smtps://host:port; unset: no e-mail"),
+    S("SMTP_URL", CONFIG_SERVE, smtp_url, NULL,
+      "smtp://host:port or smtps://host:port; unset: no e-mail"),
     S("SMTP_USER", CONFIG_SERVE, smtp_user, NULL, "SMTP user name"),
     S("SMTP_PASSWORD", CONFIG_SERVE, smtp_password, NULL, "SMTP password"),
     S("SMTP_FROM", CONFIG_SERVE, smtp_from, "no-reply@localhost", "sender address"),

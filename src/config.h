@@ -28,9 +28,20 @@ struct config {
     int shutdown_grace_ms;
     /* data */
     char *data_dir;
-    char *database_url; /* NULL: SQLite in data_dir */
-    char *storage_url;  /* NULL: folder store in data_dir */
-    int db_pool;        /* connections to the data store */
+    char *database_url;    /* NULL: SQLite in data_dir */
+    char *storage_url;     /* NULL: folder store in data_dir */
+    int db_pool;           /* connections to the data store */
+    int db_wait_ms;        /* longest wait for a free connection: then 503 */
+    int db_lock_wait_ms;   /* longest wait for another writer's lock: then 503 */
+    int health_timeout_ms; /* bound on GET /healthz's database check */
+    /* identity: password hashing and sign-in throttling */
+    int hash_max;                /* password hashes at once; 0: the number of cores */
+    int hash_wait_ms;            /* longest wait for a hashing slot: then 503 */
+    int login_max_failures;      /* failed sign-ins of one account before it is locked */
+    int login_addr_max_failures; /* failed sign-ins from one address before it is locked */
+    int login_window_s;          /* failures older than this are forgotten */
+    int login_lock_s;            /* first lock; each next one doubles */
+    int login_lock_max_s;        /* longest lock */
     /* calendar */
     char *google_credentials;
     char *google_subject; /* Workspace user to act for (domain-wide delegation) */
@@ -59,7 +70,8 @@ enum config_scope {
  * argument it does not know and leaves *idx there. On a bad value returns
  * BR_CONFIG with a one-line detail. cfg is owned by the caller and released
  * with config_free() whatever the result. */
-br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv, int *idx) WARN_UNUSED;
+br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv,
+                   int *idx) WARN_UNUSED;
 
 void config_free(struct config *cfg);
 

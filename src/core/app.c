@@ -54,7 +54,7 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
     if (!rc && !app->store) rc = store_open(cfg, pool_size, &app->store);
     if (!rc && !app->obj) rc = objstore_open(cfg, &app->obj);
     if (!rc) rc = store_migrate(app->store);
-    if (!rc) rc = ident_open(app->store, &app->ident);
+    if (!rc) rc = ident_open(app->store, cfg, &app->ident);
     if (rc) {
         /* keep the detail: closing must not overwrite it */
         char msg[512];

@@ -31,7 +31,7 @@ br_err users_patch(struct app *app, const struct user_patch *p)
     if (given(p->password)) {
         br_err rc = is_uuid ? ident_set_password(app->ident, uid, p->password)
                             : err_set(BR_NOTFOUND, "Usuario no encontrado");
-        if (rc == BR_INVALID) return rc;
+        if (rc == BR_INVALID || rc == BR_BUSY) return rc; /* BR_BUSY: 503, Retry-After */
         if (rc) return err_set(BR_STORE, "%s", err_msg());
         log_info("admin: password of user %s changed; their sessions ended", uid);
     }

@@ -4,27 +4,61 @@
 #include "identity.h"
 #include "../util/log.h"
 
+#include "../config.h"
+
 #include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 struct ident {
     struct store *st;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int hashing; /* hashes running now */
+    pthread_cond_t cv; /* on the monotonic clock */
+    int hashing;       /* hashes running now */
+    int hash_max;
+    int hash_wait_ms;
+    /* sign-in throttling */
+    int acct_max, addr_max; /* failures within the window before a lock */
+    int64_t window_ms, lock_ms, lock_max_ms;
     pthread_once_t dummy_once;
     char dummy_hash[crypto_pwhash_STRBYTES]; /* verified against for unknown e-mails */
 };
 
-static void hash_slot_take(struct ident *id)
+static br_err busy(void)
 {
+    return err_set_retry(BR_BUSY, 1, "Servicio ocupado");
+}
+
+/* Waits at most hash_wait_ms for a hashing slot: BR_BUSY past it. */
+static br_err hash_slot_take(struct ident *id)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += id->hash_wait_ms / 1000;
+    until.tv_nsec += (long)(id->hash_wait_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&id->mu);
-    while (id->hashing >= IDENT_MAX_HASHING) pthread_cond_wait(&id->cv, &id->mu);
-    id->hashing++;
+    int w = 0;
+    while (id->hashing >= id->hash_max && w != ETIMEDOUT)
+        w = pthread_cond_timedwait(&id->cv, &id->mu, &until);
+    bool got = id->hashing < id->hash_max;
+    if (got) id->hashing++;
     pthread_mutex_unlock(&id->mu);
+    if (!got) {
+        log_warn("auth: no password-hashing slot within %d ms (BARBERIA_HASH_WAIT_MS); "
+                 "answering busy",
+                 id->hash_wait_ms);
+        return busy();
+    }
+    return BR_OK;
 }
 
 static void hash_slot_give(struct ident *id)
@@ -37,7 +71,8 @@ static void hash_slot_give(struct ident *id)
 
 static br_err hash_password(struct ident *id, const char *pw, char out[crypto_pwhash_STRBYTES])
 {
-    hash_slot_take(id);
+    br_err rc = hash_slot_take(id);
+    if (rc) return rc;
     int r = crypto_pwhash_str_alg(out, pw, strlen(pw), crypto_pwhash_OPSLIMIT_INTERACTIVE,
                                   crypto_pwhash_MEMLIMIT_INTERACTIVE, crypto_pwhash_ALG_ARGON2ID13);
     hash_slot_give(id);
@@ -45,20 +80,39 @@ static br_err hash_password(struct ident *id, const char *pw, char out[crypto_pw
     return BR_OK;
 }
 
-static bool verify_password(struct ident *id, const char *hash, const char *pw)
+/* OUT: *ok, whether pw matches hash. BR_BUSY when no slot came in time. */
+static br_err verify_password(struct ident *id, const char *hash, const char *pw, bool *ok)
 {
-    hash_slot_take(id);
-    int r = crypto_pwhash_str_verify(hash, pw, strlen(pw));
+    *ok = false;
+    br_err rc = hash_slot_take(id);
+    if (rc) return rc;
+    *ok = crypto_pwhash_str_verify(hash, pw, strlen(pw)) == 0;
     hash_slot_give(id);
-    return r == 0;
+    return BR_OK;
 }
 
-br_err ident_open(struct store *st, struct ident **out)
+br_err ident_open(struct store *st, const struct config *cfg, struct ident **out)
 {
     struct ident *id = xcalloc(1, sizeof *id);
     id->st = st;
     pthread_mutex_init(&id->mu, NULL);
-    pthread_cond_init(&id->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&id->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    id->hash_max = cfg->hash_max;
+    if (id->hash_max <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        id->hash_max = cores > 0 ? (int)(cores < 1024 ? cores : 1024) : 1;
+    }
+    id->hash_wait_ms = cfg->hash_wait_ms > 0 ? cfg->hash_wait_ms : 2000;
+    id->acct_max = cfg->login_max_failures > 0 ? cfg->login_max_failures : 5;
+    id->addr_max = cfg->login_addr_max_failures > 0 ? cfg->login_addr_max_failures : 50;
+    id->window_ms = (int64_t)(cfg->login_window_s > 0 ? cfg->login_window_s : 900) * 1000;
+    id->lock_ms = (int64_t)(cfg->login_lock_s > 0 ? cfg->login_lock_s : 30) * 1000;
+    id->lock_max_ms = (int64_t)(cfg->login_lock_max_s > 0 ? cfg->login_lock_max_s : 300) * 1000;
+    if (id->lock_max_ms < id->lock_ms) id->lock_max_ms = id->lock_ms;
     id->dummy_once = (pthread_once_t)PTHREAD_ONCE_INIT;
     *out = id;
     return BR_OK;
@@ -75,7 +129,11 @@ static void make_dummy(void)
     char pw[33];
     randombytes_buf(rnd, sizeof rnd);
     sodium_bin2hex(pw, sizeof pw, rnd, sizeof rnd);
-    if (hash_password(dummy_for, pw, dummy_for->dummy_hash) != BR_OK)
+    /* once per process, outside the slots: waiting here would hold every
+     * caller of pthread_once */
+    if (crypto_pwhash_str_alg(
+            dummy_for->dummy_hash, pw, strlen(pw), crypto_pwhash_OPSLIMIT_INTERACTIVE,
+            crypto_pwhash_MEMLIMIT_INTERACTIVE, crypto_pwhash_ALG_ARGON2ID13) != 0)
         dummy_for->dummy_hash[0] = '\0';
 }
 
@@ -104,9 +162,11 @@ void ident_session_clear(struct ident_session *s)
 bool ident_normalize_email(const char *in, char **out)
 {
     if (!in) return false;
-    while (*in && isspace((unsigned char)*in)) in++;
+    while (*in && isspace((unsigned char)*in))
+        in++;
     size_t n = strlen(in);
-    while (n && isspace((unsigned char)in[n - 1])) n--;
+    while (n && isspace((unsigned char)in[n - 1]))
+        n--;
     if (n == 0 || n > 254 || !utf8_valid(in, n)) return false;
     char *e = xstrndup(in, n);
     size_t at = 0, ats = 0;
@@ -225,37 +285,146 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
     return BR_OK;
 }
 
-br_err ident_login(struct ident *id, const char *email_in, const char *password,
+/* --- sign-in throttling ---------------------------------------------------------- */
+
+enum { KEY_ACCOUNT, KEY_ADDRESS };
+
+struct throttle_keys {
+    char *key[2]; /* "email:<address>" and "addr:<ip>"; either may be NULL */
+    const char *list[2];
+    int max[2];
+    int n;
+};
+
+static void throttle_keys_make(struct ident *id, const char *email, const char *remote,
+                               struct throttle_keys *k)
+{
+    memset(k, 0, sizeof *k);
+    k->key[KEY_ACCOUNT] = email ? xasprintf("email:%s", email) : NULL;
+    k->key[KEY_ADDRESS] = remote && *remote ? xasprintf("addr:%s", remote) : NULL;
+    for (int i = 0; i < 2; i++) {
+        if (!k->key[i]) continue;
+        k->list[k->n] = k->key[i];
+        k->max[k->n] = i == KEY_ACCOUNT ? id->acct_max : id->addr_max;
+        k->n++;
+    }
+}
+
+static void throttle_keys_clear(struct throttle_keys *k)
+{
+    free(k->key[0]);
+    free(k->key[1]);
+}
+
+/* BR_THROTTLED "Demasiados intentos" (with Retry-After) while any key is
+ * locked. OUT: *account_seen, whether the account has a record to clear on
+ * success. */
+static br_err throttle_check(struct ident *id, const struct throttle_keys *k, int64_t now,
+                             bool *account_seen)
+{
+    int64_t until = 0;
+    *account_seen = false;
+    for (int i = 0; i < 2; i++) {
+        if (!k->key[i]) continue;
+        struct throttle_state s;
+        bool found = false;
+        br_err rc = store_throttle_get(id->st, k->key[i], now, &s, &found);
+        if (rc) return rc;
+        if (i == KEY_ACCOUNT) *account_seen = found;
+        if (s.locked_until_ms > until) until = s.locked_until_ms;
+    }
+    if (until <= now) return BR_OK;
+    int secs = (int)((until - now + 999) / 1000);
+    return err_set_retry(BR_THROTTLED, secs, "Demasiados intentos");
+}
+
+struct throttle_step {
+    struct ident *id;
+    const struct throttle_keys *k;
+    int64_t now;
+};
+
+/* One more failure for key i: failures older than the window are
+ * forgotten; reaching the key's maximum starts a lock of lock_ms, doubled
+ * for each consecutive lock up to lock_max_ms; a whole window without
+ * failures after a lock has ended forgets the doubling. */
+static void throttle_step(void *ud, int i, struct throttle_state *s)
+{
+    struct throttle_step *a = ud;
+    struct ident *id = a->id;
+    int64_t now = a->now;
+    if (s->lockouts && s->locked_until_ms + id->window_ms <= now) s->lockouts = 0;
+    if (s->window_start_ms + id->window_ms <= now) {
+        s->failures = 0;
+        s->window_start_ms = now;
+    }
+    s->failures++;
+    if (s->failures >= a->k->max[i]) {
+        s->lockouts++;
+        int64_t lock = id->lock_ms;
+        for (int64_t j = 1; j < s->lockouts && lock < id->lock_max_ms; j++)
+            lock *= 2;
+        if (lock > id->lock_max_ms) lock = id->lock_max_ms;
+        s->locked_until_ms = now + lock;
+        s->failures = 0;
+        s->window_start_ms = now;
+        log_warn("auth: %d failed sign-ins for %s; locked for %lld s", a->k->max[i], a->k->list[i],
+                 (long long)(lock / 1000));
+    }
+    int64_t a_end = s->window_start_ms + id->window_ms;
+    int64_t l_end = s->locked_until_ms + id->window_ms;
+    s->forget_at_ms = a_end > l_end ? a_end : l_end;
+}
+
+br_err ident_login(struct ident *id, const char *email_in, const char *password, const char *remote,
                    struct ident_session *out)
 {
     memset(out, 0, sizeof *out);
     if (!email_in || !*email_in || !password || !*password)
         return err_set(BR_INVALID, "Faltan campos requeridos");
     char *email = NULL;
-    struct user u;
+    if (!ident_normalize_email(email_in, &email)) email = NULL;
+    struct throttle_keys k;
+    throttle_keys_make(id, email, remote, &k);
+    int64_t now = clock_now_ms();
+    bool seen = false;
+    br_err rc = throttle_check(id, &k, now, &seen);
+    if (rc) {
+        free(email);
+        throttle_keys_clear(&k);
+        return rc;
+    }
+    struct user u = {0};
     char *hash = NULL;
-    br_err rc = BR_NOTFOUND;
-    if (ident_normalize_email(email_in, &email) && strlen(password) <= IDENT_PASSWORD_MAX)
+    rc = BR_NOTFOUND;
+    if (email && strlen(password) <= IDENT_PASSWORD_MAX)
         rc = store_user_by_email(id->st, email, &u, &hash);
     free(email);
-    if (rc && rc != BR_NOTFOUND) return rc;
-    bool ok;
+    bool ok = false;
     if (rc == BR_NOTFOUND) {
-        (void)verify_password(id, dummy_hash(id), password);
+        rc = verify_password(id, dummy_hash(id), password, &ok);
         ok = false;
-    } else {
-        ok = verify_password(id, hash, password);
+    } else if (rc == BR_OK) {
+        rc = verify_password(id, hash, password, &ok);
         free(hash);
     }
-    if (!ok) {
-        if (rc == BR_OK) user_clear(&u);
-        return err_set(BR_UNAUTH, "Credenciales inválidas");
+    if (!rc && !ok) {
+        user_clear(&u);
+        struct throttle_step step = {id, &k, clock_now_ms()};
+        rc = store_throttle_fail(id->st, k.list, k.n, step.now, throttle_step, &step);
+        if (!rc) rc = err_set(BR_UNAUTH, "Credenciales inválidas");
     }
-    br_ts now, expires;
+    if (!rc && seen && k.key[KEY_ACCOUNT]) rc = store_throttle_clear(id->st, k.key[KEY_ACCOUNT]);
+    throttle_keys_clear(&k);
+    if (rc) {
+        user_clear(&u);
+        return rc;
+    }
+    br_ts ts_now, expires;
     char th[65];
-    session_times(now, expires);
+    session_times(ts_now, expires);
     new_token(out->token, th);
-    rc = store_session_open(id->st, u.id, th, now, expires);
+    rc = store_session_open(id->st, u.id, th, ts_now, expires);
     if (rc) {
         user_clear(&u);
         ident_session_clear(out);

@@ -4,8 +4,14 @@
  *
  * Passwords are kept only as Argon2id hashes (libsodium's crypto_pwhash,
  * "interactive" limits: 64 MiB, 2 passes). Hashing is memory-hard on
- * purpose, so at most IDENT_MAX_HASHING hashes run at once; more callers
- * wait their turn rather than exhausting memory. A session is a random
+ * purpose, so at most BARBERIA_HASH_MAX hashes run at once (default: the
+ * number of cores); a caller that cannot get a slot within
+ * BARBERIA_HASH_WAIT_MS gets BR_BUSY "Servicio ocupado" (503 with
+ * Retry-After) rather than a growing queue. Failed sign-ins are counted per
+ * account and per client address in the data store (so every node sees
+ * them); past a maximum within a window the key is locked for a while that
+ * doubles with each consecutive lock up to a few minutes: BR_THROTTLED
+ * "Demasiados intentos" (429 with Retry-After). A session is a random
  * 256-bit token handed to the client once, base64url-encoded (43
  * characters); the store keeps only its SHA-256. Sessions last 30 days.
  *
@@ -16,27 +22,28 @@
 
 #include "../store/store.h"
 
-#define IDENT_TOKEN_LEN 43
+#define IDENT_TOKEN_LEN    43
 #define IDENT_SESSION_DAYS 30
-#define IDENT_MAX_HASHING 4
-#define IDENT_PASSWORD_MIN 6     /* characters (code points) */
-#define IDENT_PASSWORD_MAX 1024  /* bytes: hashing cost must stay bounded */
+#define IDENT_PASSWORD_MIN 6    /* characters (code points) */
+#define IDENT_PASSWORD_MAX 1024 /* bytes: hashing cost must stay bounded */
 
 struct ident;
 
-br_err ident_open(struct store *st, struct ident **out) WARN_UNUSED;
+/* Opens the provider over st with the limits of cfg (hash_max,
+ * hash_wait_ms, login_*). OUT: *out, closed with ident_close(). */
+br_err ident_open(struct store *st, const struct config *cfg, struct ident **out) WARN_UNUSED;
 void ident_close(struct ident *id);
 
 /* A signed-in session, as handed to the client. */
 struct ident_session {
     br_id user_id;
-    char *email;                      /* owned; free with ident_session_clear */
-    char token[IDENT_TOKEN_LEN + 1];  /* empty when no session was opened */
+    char *email;                     /* owned; free with ident_session_clear */
+    char token[IDENT_TOKEN_LEN + 1]; /* empty when no session was opened */
 };
 void ident_session_clear(struct ident_session *s);
 
 struct ident_signup {
-    const char *email, *password; /* required */
+    const char *email, *password;  /* required */
     const char *nombre, *telefono; /* nullable */
     const char *rol;               /* NULL: "cliente" */
 };
@@ -45,7 +52,8 @@ struct ident_signup {
  * (the sign-up counts as a sign-in). Errors, with the contract's messages:
  * BR_INVALID "Faltan campos requeridos" (e-mail or password empty),
  * "Mínimo 6 caracteres", "Email inválido"; BR_CONFLICT
- * "El email ya está registrado". */
+ * "El email ya está registrado"; BR_BUSY "Servicio ocupado" (no hashing
+ * slot in time). */
 br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_session,
                     struct ident_session *out) WARN_UNUSED;
 
@@ -54,10 +62,15 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
  * form): lets the CLI refuse bad arguments before it opens anything. */
 br_err ident_signup_check(const struct ident_signup *in) WARN_UNUSED;
 
-/* Signs in. BR_INVALID "Faltan campos requeridos"; BR_UNAUTH
- * "Credenciales inválidas" alike for an unknown e-mail and a wrong
- * password (both take the time of one hash). */
-br_err ident_login(struct ident *id, const char *email, const char *password,
+/* Signs in from the client address remote (NULL or "": not counted per
+ * address). BR_INVALID "Faltan campos requeridos"; BR_THROTTLED
+ * "Demasiados intentos" while the account or the address is locked (even
+ * for the right password; no hash is spent); BR_UNAUTH "Credenciales
+ * inválidas" alike for an unknown e-mail and a wrong password (both take
+ * the time of one hash, both count as a failure); BR_BUSY "Servicio
+ * ocupado" when no hashing slot came in time. A success clears the
+ * account's failures. */
+br_err ident_login(struct ident *id, const char *email, const char *password, const char *remote,
                    struct ident_session *out) WARN_UNUSED;
 
 /* The principal of a token (n bytes). BR_UNAUTH "No autenticado" for a
@@ -69,7 +82,8 @@ br_err ident_authenticate(struct ident *id, const char *token, size_t n,
 br_err ident_logout(struct ident *id, const char *token, size_t n) WARN_UNUSED;
 
 /* Sets a user's password and ends all their sessions. The caller has
- * checked the length rule. BR_NOTFOUND "Usuario no encontrado". */
+ * checked the length rule. BR_NOTFOUND "Usuario no encontrado"; BR_BUSY
+ * "Servicio ocupado" (no hashing slot in time). */
 br_err ident_set_password(struct ident *id, const char *user_id, const char *password) WARN_UNUSED;
 
 /* Trims and lowercases an e-mail and checks its shape (local@domain.tld, no

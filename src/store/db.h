@@ -47,7 +47,8 @@ static inline struct db_val db_text(const char *s)
 {
     if (!s) return db_null();
     size_t n = 0;
-    while (s[n]) n++;
+    while (s[n])
+        n++;
     return (struct db_val){.type = DB_TEXT, .s = s, .n = n};
 }
 
@@ -62,16 +63,27 @@ struct db {
     const struct db_ops *ops;
 };
 
+/* How a pool is sized and bounded. A value <= 0 takes the default. */
+struct db_pool_opts {
+    int size;         /* connections (default 8) */
+    int wait_ms;      /* longest wait for a free connection (default 5000) */
+    int lock_wait_ms; /* longest wait for another writer's lock (default 10000) */
+    int ping_ms;      /* bound on ping() (default 1000) */
+};
+
 struct db_ops {
     const char *name;
-    /* Opens a pool of n connections to target (a file path or a URL). */
-    br_err (*open)(const char *target, int n, struct db **out);
+    /* Opens a pool of connections to target (a file path or a URL). */
+    br_err (*open)(const char *target, const struct db_pool_opts *o, struct db **out);
     void (*close)(struct db *db);
     /* Creates or upgrades the schema; safe to run from several processes. */
     br_err (*migrate)(struct db *db);
-    /* Checks that the database answers. */
+    /* Checks that the database answers, within ping_ms whatever the pool
+     * and the writers are doing: it has a connection of its own. BR_BUSY
+     * when it could not tell in time. */
     br_err (*ping)(struct db *db);
-    /* Leases a connection, waiting for one to be free. */
+    /* Leases a connection, waiting at most wait_ms for one to be free:
+     * then BR_BUSY "Servicio ocupado" (with a retry hint). */
     br_err (*acquire)(struct db *db, struct db_conn **out);
     void (*release)(struct db *db, struct db_conn *c);
     /* Starts a transaction that will write: on SQLite it takes the write
@@ -86,7 +98,9 @@ struct db_ops {
     /* Runs one statement. sql must be a string constant (adapters cache
      * prepared statements by it). fn may be NULL. OUT: *changes (may be
      * NULL), the rows a write touched. A unique-key violation gives
-     * BR_CONFLICT; other failures BR_STORE with the database's message. */
+     * BR_CONFLICT; a lock another writer held past lock_wait_ms BR_BUSY
+     * "Servicio ocupado"; other failures BR_STORE with the database's
+     * message. (begin() and commit() fail the same ways.) */
     br_err (*exec)(struct db_conn *c, const char *sql, const struct db_val *params, int nparams,
                    db_row_fn fn, void *ud, int64_t *changes);
 };

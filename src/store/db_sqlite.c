@@ -11,21 +11,33 @@
  * a write could fail with SQLITE_BUSY that no busy timeout rescues.
  *
  * Connections are pooled; each caches its prepared statements keyed by the
- * SQL string's address (the repository passes string constants).
+ * SQL string's address (the repository passes string constants). Waiting is
+ * bounded twice over: for a free connection (a condition variable on the * monotonic clock, at most
+ * wait_ms) and for another writer's lock (SQLite's busy timeout, at most lock_wait_ms); past either
+ * the caller gets BR_BUSY "Servicio ocupado", which the API answers 503 with Retry-After, never a
+ * hang. The health check has a connection of its own with a short busy timeout, so it answers
+ * within its bound however busy the pool is.
  */
 #include "db.h"
 #include "schema.h"
 #include "../util/log.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#define STMT_CACHE 128 /* slots; the repository has fewer statements */
-#define MAX_COLS 32
-#define BUSY_TIMEOUT_MS 10000
+#define STMT_CACHE           128 /* slots; the repository has fewer statements */
+#define MAX_COLS             32
+#define DEFAULT_POOL         8
+#define DEFAULT_WAIT_MS      5000
+#define DEFAULT_LOCK_WAIT_MS 10000
+#define DEFAULT_PING_MS      1000
+#define BUSY_MSG             "Servicio ocupado"
+#define BUSY_RETRY_S         1
 
 struct stmt_slot {
     const char *sql;
@@ -46,10 +58,22 @@ struct sqlite_db {
     struct db_conn *conns;
     int n;
     struct db_conn *free_list;
+    int wait_ms;
+    int lock_wait_ms;
+    int ping_ms;
+    pthread_mutex_t ping_mu; /* one health check at a time on ping_conn */
+    struct db_conn ping_conn;
 };
+
+static br_err busy(void)
+{
+    return err_set_retry(BR_BUSY, BUSY_RETRY_S, BUSY_MSG);
+}
 
 static br_err fail(sqlite3 *h, int rc, const char *what)
 {
+    /* another writer kept the lock past the busy timeout */
+    if ((rc & 0xff) == SQLITE_BUSY) return busy();
     const char *msg = h ? sqlite3_errmsg(h) : sqlite3_errstr(rc);
     if ((rc & 0xff) == SQLITE_CONSTRAINT &&
         (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY))
@@ -62,6 +86,10 @@ static br_err exec_plain(sqlite3 *h, const char *sql)
 {
     char *emsg = NULL;
     int rc = sqlite3_exec(h, sql, NULL, NULL, &emsg);
+    if ((rc & 0xff) == SQLITE_BUSY) {
+        sqlite3_free(emsg);
+        return busy();
+    }
     if (rc != SQLITE_OK) {
         br_err e = err_set(BR_STORE, "%s", emsg ? emsg : sqlite3_errstr(rc));
         sqlite3_free(emsg);
@@ -70,12 +98,11 @@ static br_err exec_plain(sqlite3 *h, const char *sql)
     return BR_OK;
 }
 
-static br_err conn_open(const char *path, struct db_conn *c)
+static br_err conn_open(const char *path, int busy_ms, struct db_conn *c)
 {
     memset(c, 0, sizeof *c);
-    int rc = sqlite3_open_v2(path, &c->h,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        path, &c->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         br_err e = err_set(BR_STORE, "cannot open %s: %s", path,
                            c->h ? sqlite3_errmsg(c->h) : sqlite3_errstr(rc));
@@ -84,7 +111,7 @@ static br_err conn_open(const char *path, struct db_conn *c)
         return e;
     }
     sqlite3_extended_result_codes(c->h, 1);
-    sqlite3_busy_timeout(c->h, BUSY_TIMEOUT_MS);
+    sqlite3_busy_timeout(c->h, busy_ms);
     br_err e = exec_plain(c->h, "PRAGMA journal_mode=WAL;"
                                 "PRAGMA synchronous=FULL;"
                                 "PRAGMA foreign_keys=ON;");
@@ -111,13 +138,15 @@ static void sq_close(struct db *db)
     for (int i = 0; i < s->n; i++)
         if (s->conns[i].h) conn_close(&s->conns[i]);
     free(s->conns);
+    if (s->ping_conn.h) conn_close(&s->ping_conn);
     free(s->path);
+    pthread_mutex_destroy(&s->ping_mu);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free(s);
 }
 
-static br_err sq_open(const char *path, int n, struct db **out)
+static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db **out)
 {
     /* No allocation statistics: they take a global mutex on every malloc.
      * Only possible before SQLite initialises; later calls are refused,
@@ -127,19 +156,31 @@ static br_err sq_open(const char *path, int n, struct db **out)
         configured = true;
         (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     }
+    int n = o && o->size > 0 ? o->size : DEFAULT_POOL;
     struct sqlite_db *s = xcalloc(1, sizeof *s);
     s->base.ops = &db_sqlite_ops;
     s->path = xstrdup(path);
+    s->wait_ms = o && o->wait_ms > 0 ? o->wait_ms : DEFAULT_WAIT_MS;
+    s->lock_wait_ms = o && o->lock_wait_ms > 0 ? o->lock_wait_ms : DEFAULT_LOCK_WAIT_MS;
+    s->ping_ms = o && o->ping_ms > 0 ? o->ping_ms : DEFAULT_PING_MS;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
+    pthread_mutex_init(&s->ping_mu, NULL);
+    /* waits are measured on the monotonic clock: a clock step never
+     * stretches or cuts one short */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
     s->conns = xcalloc((size_t)n, sizeof *s->conns);
     br_err rc = BR_OK;
     for (int i = 0; i < n && !rc; i++) {
-        rc = conn_open(path, &s->conns[i]);
+        rc = conn_open(path, s->lock_wait_ms, &s->conns[i]);
         s->n = i + 1;
         s->conns[i].next_free = s->free_list;
         s->free_list = &s->conns[i];
     }
+    if (!rc) rc = conn_open(path, s->ping_ms, &s->ping_conn);
     if (rc) {
         sq_close(&s->base);
         return rc;
@@ -148,14 +189,36 @@ static br_err sq_open(const char *path, int n, struct db **out)
     return BR_OK;
 }
 
+/* now + ms on the given clock, as a timespec. */
+static struct timespec deadline_after(clockid_t clk, int ms)
+{
+    struct timespec t;
+    clock_gettime(clk, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
 static br_err sq_acquire(struct db *db, struct db_conn **out)
 {
     struct sqlite_db *s = (struct sqlite_db *)db;
+    struct timespec until = deadline_after(CLOCK_MONOTONIC, s->wait_ms);
     pthread_mutex_lock(&s->mu);
-    while (!s->free_list) pthread_cond_wait(&s->cv, &s->mu);
+    int w = 0;
+    while (!s->free_list && w != ETIMEDOUT)
+        w = pthread_cond_timedwait(&s->cv, &s->mu, &until);
     struct db_conn *c = s->free_list;
-    s->free_list = c->next_free;
+    if (c) s->free_list = c->next_free;
     pthread_mutex_unlock(&s->mu);
+    if (!c) {
+        log_warn("db: no free connection within %d ms (BARBERIA_DB_WAIT_MS); answering busy",
+                 s->wait_ms);
+        return busy();
+    }
     *out = c;
     return BR_OK;
 }
@@ -210,8 +273,8 @@ static br_err prepared(struct db_conn *c, const char *sql, sqlite3_stmt **out)
             return BR_OK;
         }
         if (!slot->sql) {
-            int rc = sqlite3_prepare_v3(c->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &slot->stmt,
-                                        NULL);
+            int rc =
+                sqlite3_prepare_v3(c->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &slot->stmt, NULL);
             if (rc != SQLITE_OK) {
                 slot->stmt = NULL;
                 return fail(c->h, rc, "prepare");
@@ -235,9 +298,15 @@ static br_err sq_exec(struct db_conn *c, const char *sql, const struct db_val *p
     for (int i = 0; i < nparams && src == SQLITE_OK; i++) {
         const struct db_val *p = &params[i];
         switch (p->type) {
-        case DB_NULL: src = sqlite3_bind_null(st, i + 1); break;
-        case DB_INT: src = sqlite3_bind_int64(st, i + 1, p->i); break;
-        case DB_REAL: src = sqlite3_bind_double(st, i + 1, p->d); break;
+        case DB_NULL:
+            src = sqlite3_bind_null(st, i + 1);
+            break;
+        case DB_INT:
+            src = sqlite3_bind_int64(st, i + 1, p->i);
+            break;
+        case DB_REAL:
+            src = sqlite3_bind_double(st, i + 1, p->d);
+            break;
         case DB_TEXT:
             src = sqlite3_bind_text64(st, i + 1, p->s, p->n, SQLITE_STATIC, SQLITE_UTF8);
             break;
@@ -257,9 +326,15 @@ static br_err sq_exec(struct db_conn *c, const char *sql, const struct db_val *p
         struct db_val cols[MAX_COLS];
         for (int i = 0; i < n; i++) {
             switch (sqlite3_column_type(st, i)) {
-            case SQLITE_NULL: cols[i] = db_null(); break;
-            case SQLITE_INTEGER: cols[i] = db_int(sqlite3_column_int64(st, i)); break;
-            case SQLITE_FLOAT: cols[i] = db_real(sqlite3_column_double(st, i)); break;
+            case SQLITE_NULL:
+                cols[i] = db_null();
+                break;
+            case SQLITE_INTEGER:
+                cols[i] = db_int(sqlite3_column_int64(st, i));
+                break;
+            case SQLITE_FLOAT:
+                cols[i] = db_real(sqlite3_column_double(st, i));
+                break;
             default: {
                 const unsigned char *t = sqlite3_column_text(st, i);
                 cols[i] = (struct db_val){.type = DB_TEXT,
@@ -278,11 +353,22 @@ static br_err sq_exec(struct db_conn *c, const char *sql, const struct db_val *p
 
 static br_err sq_ping(struct db *db)
 {
-    struct db_conn *c;
-    br_err rc = sq_acquire(db, &c);
-    if (rc) return rc;
-    rc = exec_plain(c->h, "SELECT 1 FROM perfiles LIMIT 1");
-    sq_release(db, c);
+    struct sqlite_db *s = (struct sqlite_db *)db;
+    int64_t start = clock_mono_ms();
+    struct timespec until = deadline_after(CLOCK_REALTIME, s->ping_ms);
+    if (pthread_mutex_timedlock(&s->ping_mu, &until) != 0) return busy();
+    int left = s->ping_ms - (int)(clock_mono_ms() - start);
+    br_err rc = BR_OK;
+    if (left <= 0) {
+        rc = busy();
+    } else {
+        /* readers never wait for the writer in WAL mode; the busy timeout
+         * covers what still can block a reader (a recovery, an exclusive
+         * lock taken by another program) */
+        sqlite3_busy_timeout(s->ping_conn.h, left);
+        rc = exec_plain(s->ping_conn.h, "SELECT 1 FROM perfiles LIMIT 1");
+    }
+    pthread_mutex_unlock(&s->ping_mu);
     return rc;
 }
 

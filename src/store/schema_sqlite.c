@@ -102,6 +102,18 @@ const char *const schema_sqlite[] = {
     "CREATE INDEX citas_inicio ON citas(fecha_inicio, id);"
     "CREATE INDEX citas_estado_inicio ON citas(estado, fecha_inicio, id);"
     "CREATE INDEX fotos_cita_cita_creado ON fotos_cita(cita_id, created_at, id);",
+
+    /* version 3: failed sign-ins, per account ("email:<address>") and per
+     * client address ("addr:<ip>"), shared by every node on the database */
+    "CREATE TABLE auth_throttle ("
+    "  key TEXT PRIMARY KEY,"
+    "  failures INTEGER NOT NULL," /* in the current window */
+    "  window_start TEXT NOT NULL,"
+    "  locked_until TEXT,"         /* NULL: never locked */
+    "  lockouts INTEGER NOT NULL," /* consecutive locks: each doubles */
+    "  forget_at TEXT NOT NULL"    /* from then on the row means nothing */
+    ");"
+    "CREATE INDEX auth_throttle_forget ON auth_throttle(forget_at);",
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -84,20 +84,28 @@ static void copy_fixed(char *dst, size_t cap, const struct db_val *v)
 static int64_t as_int(const struct db_val *v)
 {
     switch (v->type) {
-    case DB_INT: return v->i;
-    case DB_REAL: return (int64_t)v->d;
-    case DB_TEXT: return strtoll(v->s, NULL, 10);
-    default: return 0;
+    case DB_INT:
+        return v->i;
+    case DB_REAL:
+        return (int64_t)v->d;
+    case DB_TEXT:
+        return strtoll(v->s, NULL, 10);
+    default:
+        return 0;
     }
 }
 
 static double as_real(const struct db_val *v)
 {
     switch (v->type) {
-    case DB_INT: return (double)v->i;
-    case DB_REAL: return v->d;
-    case DB_TEXT: return strtod(v->s, NULL);
-    default: return 0;
+    case DB_INT:
+        return (double)v->i;
+    case DB_REAL:
+        return v->d;
+    case DB_TEXT:
+        return strtod(v->s, NULL);
+    default:
+        return 0;
     }
 }
 
@@ -126,7 +134,11 @@ br_err store_open(const struct config *cfg, int pool_size, struct store **out)
                        "yet; unset it to use the embedded SQLite database");
     char *path = xasprintf("%s/barberia.db", cfg->data_dir);
     struct db *db = NULL;
-    br_err rc = db_sqlite_ops.open(path, pool_size, &db);
+    struct db_pool_opts o = {.size = pool_size,
+                             .wait_ms = cfg->db_wait_ms,
+                             .lock_wait_ms = cfg->db_lock_wait_ms,
+                             .ping_ms = cfg->health_timeout_ms};
+    br_err rc = db_sqlite_ops.open(path, &o, &db);
     free(path);
     if (rc) return rc;
     struct store *st = xcalloc(1, sizeof *st);
@@ -220,8 +232,8 @@ static br_err user_create_tx(struct db *db, struct db_conn *c, void *ud)
                      pu, NULL, NULL, NULL);
     if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, "email taken");
     if (rc) return rc;
-    struct db_val pp[] = {db_text(u->id), db_text(u->rol), db_text(u->nombre),
-                          db_text(u->telefono), db_text(u->created_at)};
+    struct db_val pp[] = {db_text(u->id), db_text(u->rol), db_text(u->nombre), db_text(u->telefono),
+                          db_text(u->created_at)};
     rc = EXEC(db, c,
               "INSERT INTO perfiles (id, rol, nombre, telefono, created_at) VALUES (?, ?, ?, ?, ?)",
               pp, NULL, NULL, NULL);
@@ -405,6 +417,104 @@ br_err store_users_each(struct store *st, store_user_fn fn, void *ud)
                NULL, 0, users_row, &a, NULL);
 }
 
+/* --- sign-in throttling ---------------------------------------------------------- */
+
+static int64_t ts_ms(const struct db_val *v)
+{
+    int64_t ms = 0;
+    if (v->type != DB_TEXT || !iso8601_parse(v->s, v->n, &ms)) return 0;
+    return ms;
+}
+
+struct throttle_row {
+    struct throttle_state *s;
+    bool found;
+};
+
+static br_err throttle_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct throttle_row *r = ud;
+    r->s->failures = as_int(&c[0]);
+    r->s->window_start_ms = ts_ms(&c[1]);
+    r->s->locked_until_ms = ts_ms(&c[2]);
+    r->s->lockouts = as_int(&c[3]);
+    r->s->forget_at_ms = ts_ms(&c[4]);
+    r->found = true;
+    return BR_OK;
+}
+
+static const char sql_throttle_get[] =
+    "SELECT failures, window_start, locked_until, lockouts, forget_at FROM auth_throttle "
+    "WHERE key = ? AND forget_at > ?";
+
+br_err store_throttle_get(struct store *st, const char *key, int64_t now_ms,
+                          struct throttle_state *s, bool *found)
+{
+    memset(s, 0, sizeof *s);
+    br_ts now;
+    iso8601_format(now_ms, now);
+    struct throttle_row r = {s, false};
+    struct db_val p[] = {db_text(key), db_text(now)};
+    br_err rc = run(st, sql_throttle_get, p, 2, throttle_row, &r, NULL);
+    if (rc || !r.found) memset(s, 0, sizeof *s);
+    *found = !rc && r.found;
+    return rc;
+}
+
+struct throttle_fail {
+    const char *const *keys;
+    int n;
+    int64_t now_ms;
+    store_throttle_fn fn;
+    void *ud;
+};
+
+static br_err throttle_fail_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct throttle_fail *a = ud;
+    br_ts now;
+    iso8601_format(a->now_ms, now);
+    struct db_val pd[] = {db_text(now)};
+    br_err rc = EXEC(db, c, "DELETE FROM auth_throttle WHERE forget_at <= ?", pd, NULL, NULL, NULL);
+    for (int i = 0; i < a->n && !rc; i++) {
+        struct throttle_state s = {0};
+        struct throttle_row r = {&s, false};
+        struct db_val pg[] = {db_text(a->keys[i]), db_text(now)};
+        rc = EXEC(db, c, sql_throttle_get, pg, throttle_row, &r, NULL);
+        if (rc) break;
+        a->fn(a->ud, i, &s);
+        br_ts ws, lu, fa;
+        iso8601_format(s.window_start_ms, ws);
+        iso8601_format(s.locked_until_ms, lu);
+        iso8601_format(s.forget_at_ms, fa);
+        struct db_val pu[] = {db_text(a->keys[i]), db_int(s.failures),
+                              db_text(ws),         s.locked_until_ms ? db_text(lu) : db_null(),
+                              db_int(s.lockouts),  db_text(fa)};
+        rc = EXEC(db, c,
+                  "INSERT INTO auth_throttle (key, failures, window_start, locked_until, "
+                  "lockouts, forget_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+                  "failures = excluded.failures, window_start = excluded.window_start, "
+                  "locked_until = excluded.locked_until, lockouts = excluded.lockouts, "
+                  "forget_at = excluded.forget_at",
+                  pu, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+br_err store_throttle_fail(struct store *st, const char *const *keys, int n, int64_t now_ms,
+                           store_throttle_fn fn, void *ud)
+{
+    struct throttle_fail a = {keys, n, now_ms, fn, ud};
+    return in_tx(st, throttle_fail_tx, &a);
+}
+
+br_err store_throttle_clear(struct store *st, const char *key)
+{
+    struct db_val p[] = {db_text(key)};
+    return run(st, "DELETE FROM auth_throttle WHERE key = ?", p, 1, NULL, NULL, NULL);
+}
+
 /* --- perfiles --------------------------------------------------------------------- */
 
 struct perfil_row {
@@ -436,9 +546,12 @@ br_err store_perfil_get(struct store *st, const char *id, struct perfil *p)
 br_err store_perfil_update(struct store *st, const char *id, const struct perfil_patch *patch)
 {
     struct db_val p[] = {
-        db_int(patch->rol != NULL),    db_text(patch->rol),
-        db_int(patch->nombre != NULL), db_text(patch->nombre),
-        db_int(patch->set_telefono),   db_text(patch->telefono),
+        db_int(patch->rol != NULL),
+        db_text(patch->rol),
+        db_int(patch->nombre != NULL),
+        db_text(patch->nombre),
+        db_int(patch->set_telefono),
+        db_text(patch->telefono),
         db_text(id),
     };
     return run(st,
@@ -517,8 +630,8 @@ br_err store_barbero_get(struct store *st, const char *id, struct barbero *b)
     memset(b, 0, sizeof *b);
     struct barbero_cb a = {.out = b};
     struct db_val p[] = {db_text(id)};
-    br_err rc = run(st, "SELECT id, nombre, foto_url FROM barberos WHERE id = ?", p, 1,
-                    barbero_row, &a, NULL);
+    br_err rc = run(st, "SELECT id, nombre, foto_url FROM barberos WHERE id = ?", p, 1, barbero_row,
+                    &a, NULL);
     if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such barber");
     return rc;
 }
@@ -566,8 +679,8 @@ br_err store_servicio_get(struct store *st, const char *id, struct servicio *s)
     memset(s, 0, sizeof *s);
     struct servicio_cb a = {.out = s};
     struct db_val p[] = {db_text(id)};
-    br_err rc = run(st, "SELECT id, nombre, duracion_min, precio FROM servicios WHERE id = ?", p,
-                    1, servicio_row, &a, NULL);
+    br_err rc = run(st, "SELECT id, nombre, duracion_min, precio FROM servicios WHERE id = ?", p, 1,
+                    servicio_row, &a, NULL);
     if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such service");
     return rc;
 }
@@ -624,11 +737,11 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
     if (rc) return rc;
     if (taken) return err_set(BR_CONFLICT, "slot taken");
 
-    struct db_val pc[] = {db_text(c->id),           db_text(c->cliente_id),
-                          db_text(c->barbero_id),   db_text(c->servicio_id),
-                          db_text(c->fecha_inicio), db_text(c->fecha_fin),
-                          db_text(c->estado),       db_text(c->notas),
-                          db_text(c->google_event_id), db_text(c->created_at)};
+    struct db_val pc[] = {
+        db_text(c->id),          db_text(c->cliente_id),   db_text(c->barbero_id),
+        db_text(c->servicio_id), db_text(c->fecha_inicio), db_text(c->fecha_fin),
+        db_text(c->estado),      db_text(c->notas),        db_text(c->google_event_id),
+        db_text(c->created_at)};
     rc = EXEC(db, conn,
               "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, "
               "fecha_fin, estado, notas, google_event_id, created_at) "
@@ -641,7 +754,7 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
     char fecha[11];
     memcpy(fecha, c->fecha_inicio, 10);
     fecha[10] = '\0';
-    struct db_val ph[] = {db_text(hid),           db_text(c->cliente_id), db_text(c->id),
+    struct db_val ph[] = {db_text(hid),           db_text(c->cliente_id),  db_text(c->id),
                           db_text(c->barbero_id), db_text(c->servicio_id), db_text(fecha),
                           db_text(c->created_at)};
     rc = EXEC(db, conn,
@@ -741,7 +854,8 @@ br_err store_citas_each(struct store *st, const char *cliente_id, const char *es
 
 /* --- fotos ------------------------------------------------------------------------ */
 
-static const char sql_fotos_count[] = "SELECT count(*) FROM fotos_cita WHERE cita_id = ? AND tipo = ?";
+static const char sql_fotos_count[] =
+    "SELECT count(*) FROM fotos_cita WHERE cita_id = ? AND tipo = ?";
 
 br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo, int64_t *count)
 {
@@ -768,11 +882,11 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
     rc = EXEC(db, c, sql_fotos_count, pc, one_int, &n, NULL);
     if (rc) return rc;
     if (n >= a->cap) return err_set(BR_CONFLICT, "full");
-    struct db_val p[] = {db_text(f->id),   db_text(f->cita_id),      db_text(f->cliente_id),
-                         db_text(f->tipo), db_text(f->url),          db_text(f->storage_path),
+    struct db_val p[] = {db_text(f->id),        db_text(f->cita_id), db_text(f->cliente_id),
+                         db_text(f->tipo),      db_text(f->url),     db_text(f->storage_path),
                          db_text(f->created_at)};
-    rc = EXEC(db, c, "INSERT INTO fotos_cita (" FOTO_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?)", p,
-              NULL, NULL, NULL);
+    rc = EXEC(db, c, "INSERT INTO fotos_cita (" FOTO_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?)", p, NULL,
+              NULL, NULL);
     /* a unique storage_path clash is a store failure here, not "full" */
     if (rc == BR_CONFLICT) rc = BR_STORE;
     return rc;
@@ -828,8 +942,7 @@ br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn,
 {
     struct foto_cb a = {.fn = fn, .ud = ud};
     struct db_val p[] = {db_text(cita_id)};
-    return run(st,
-               "SELECT " FOTO_COLS " FROM fotos_cita WHERE cita_id = ? ORDER BY created_at, id",
+    return run(st, "SELECT " FOTO_COLS " FROM fotos_cita WHERE cita_id = ? ORDER BY created_at, id",
                p, 1, foto_row, &a, NULL);
 }
 
@@ -916,8 +1029,10 @@ br_err store_outbox_claim(struct store *st, const char *now, const char *lease_u
     struct claim_args a = {now, lease_until, m, false};
     br_err rc = in_tx(st, claim_tx, &a);
     if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "nothing due");
-    if (rc) outbox_clear(m);
-    else m->attempts++;
+    if (rc)
+        outbox_clear(m);
+    else
+        m->attempts++;
     return rc;
 }
 

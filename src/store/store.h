@@ -99,9 +99,9 @@ struct foto {
 /* A row of the admin listing: a profile and what the identity side knows. */
 struct usuario_view {
     struct perfil perfil;
-    const char *email;           /* "" when no identity user matches */
-    const char *ultimo_acceso;   /* NULL: never signed in */
-    const char *creado_en;       /* the user's created_at, else the profile's */
+    const char *email;         /* "" when no identity user matches */
+    const char *ultimo_acceso; /* NULL: never signed in */
+    const char *creado_en;     /* the user's created_at, else the profile's */
     int64_t total_citas;
 };
 
@@ -126,8 +126,10 @@ struct outbox_msg {
 /* --- lifetime ------------------------------------------------------------ */
 
 /* Opens the store the configuration names (SQLite in data_dir unless
- * database_url is set) with a pool of pool_size connections. Does not
- * migrate. OUT: *out, closed with store_close(). */
+ * database_url is set) with a pool of pool_size connections, bounded by * cfg->db_wait_ms and
+ * db_lock_wait_ms (an operation that cannot get a connection, or the write lock, in time fails with
+ * BR_BUSY "Servicio ocupado") and cfg->health_timeout_ms (store_ping). Does not migrate. OUT: *out,
+ * closed with store_close(). */
 br_err store_open(const struct config *cfg, int pool_size, struct store **out) WARN_UNUSED;
 void store_close(struct store *st);
 br_err store_migrate(struct store *st) WARN_UNUSED;
@@ -139,7 +141,7 @@ const char *store_backend(const struct store *st);
 
 struct new_user {
     const char *id, *email, *password_hash, *created_at;
-    const char *last_sign_in_at; /* nullable */
+    const char *last_sign_in_at;         /* nullable */
     const char *rol, *nombre, *telefono; /* the profile; nombre, telefono nullable */
     /* when set, a first session is opened in the same transaction */
     const char *session_hash, *session_expires_at;
@@ -174,6 +176,33 @@ br_err store_session_close(struct store *st, const char *token_hash) WARN_UNUSED
 typedef br_err (*store_user_fn)(void *ud, const struct user *u, const struct perfil *p);
 /* Every user with its profile (p NULL when none), by e-mail. */
 br_err store_users_each(struct store *st, store_user_fn fn, void *ud) WARN_UNUSED;
+
+/* --- sign-in throttling ------------------------------------------------------ */
+
+/* What the store keeps of one key's failed sign-ins; times in epoch ms. The
+ * rules (when to lock, for how long) are the identity provider's. */
+struct throttle_state {
+    int64_t failures; /* in the current window */
+    int64_t window_start_ms;
+    int64_t locked_until_ms; /* 0: never locked */
+    int64_t lockouts;        /* consecutive locks */
+    int64_t forget_at_ms;    /* from then on the row may be deleted */
+};
+
+/* OUT: *s, the key's state (zeroed when there is none or it is past its
+ * forget_at at now_ms) and *found. */
+br_err store_throttle_get(struct store *st, const char *key, int64_t now_ms,
+                          struct throttle_state *s, bool *found) WARN_UNUSED;
+
+/* Applies a failed sign-in to each of the n keys in one write transaction:
+ * reads the key's state as store_throttle_get does, lets fn(ud, i, state)
+ * update it, and stores it; also deletes every row past its forget_at. */
+typedef void (*store_throttle_fn)(void *ud, int i, struct throttle_state *s);
+br_err store_throttle_fail(struct store *st, const char *const *keys, int n, int64_t now_ms,
+                           store_throttle_fn fn, void *ud) WARN_UNUSED;
+
+/* Forgets a key (a successful sign-in clears its account's failures). */
+br_err store_throttle_clear(struct store *st, const char *key) WARN_UNUSED;
 
 /* --- perfiles ------------------------------------------------------------- */
 

@@ -1,0 +1,586 @@
+/*
+ * test_limits.c - every resource bounded, with a clear answer when full,
+ * against the real server: password hashes never run more at once than
+ * BARBERIA_HASH_MAX and a caller that waits past BARBERIA_HASH_WAIT_MS gets
+ * 503 `Servicio ocupado` with Retry-After (sign-up, login and an admin's
+ * password change alike); the database pool's checkout and another
+ * writer's lock have deadlines (503, then recovery, nothing half-done);
+ * /healthz answers within its own bound however busy the pool is; failed
+ * sign-ins are throttled per account and per client address (429
+ * `Demasiados intentos` with Retry-After), the lock expires, doubles, and
+ * never touches another account.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* --- helpers ------------------------------------------------------------------------ */
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0) {
+    }
+}
+
+static char *creds(const char *email, const char *password)
+{
+    json_t *b = json_pack("{s:s, s:s}", "email", email, "password", password);
+    char *text = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    return text;
+}
+
+static void login(const struct srv *s, const char *email, const char *password, struct resp *r)
+{
+    char *body = creds(email, password);
+    http_json(s, "POST", "/api/auth/login", NULL, body, r);
+    free(body);
+}
+
+/* The Retry-After of r as seconds; -1 when absent or not a number. */
+static long retry_after(const struct resp *r)
+{
+    char buf[32];
+    const char *v = resp_header(r, "Retry-After", buf, sizeof buf);
+    if (!v || !*v) return -1;
+    char *end;
+    long n = strtol(v, &end, 10);
+    return *end ? -1 : n;
+}
+
+/* A 503 {"error":"Servicio ocupado"} with a Retry-After of at least 1 s. */
+static void expect_busy(const struct resp *r)
+{
+    expect_error(r, 503, "Servicio ocupado");
+    assert_true(retry_after(r) >= 1);
+}
+
+/* A 429 {"error":"Demasiados intentos"} with a Retry-After of 1..max s. */
+static void expect_throttled(const struct resp *r, long max)
+{
+    if (r->status != 429) fail_msg("expected 429, got %ld: %s", r->status, r->body);
+    expect_error(r, 429, "Demasiados intentos");
+    long ra = retry_after(r);
+    if (ra < 1 || ra > max) fail_msg("Retry-After %ld, expected 1..%ld", ra, max);
+}
+
+static long peak_rss_kib(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    char *st = read_file(path, NULL);
+    if (!st) return -1;
+    const char *p = strstr(st, "VmHWM:");
+    long kib = p ? strtol(p + 6, NULL, 10) : -1;
+    free(st);
+    return kib;
+}
+
+/* --- concurrent requests ------------------------------------------------------------- */
+
+struct call {
+    const struct srv *s;
+    const char *method, *path, *token, *body;
+    int delay_ms; /* before sending */
+    struct resp r;
+    int64_t took_ms;
+};
+
+static void *call_run(void *p)
+{
+    struct call *c = p;
+    if (c->delay_ms) sleep_ms(c->delay_ms);
+    int64_t t0 = now_ms();
+    struct req_opts o = {.token = c->token, .body = c->body};
+    http_req(c->s, c->method, c->path, &o, &c->r);
+    c->took_ms = now_ms() - t0;
+    return NULL;
+}
+
+static void run_calls(struct call *calls, size_t n)
+{
+    pthread_t th[64];
+    assert_true(n <= 64);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, call_run, &calls[i]), 0);
+    for (size_t i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* Keeps the hashing slots busy: logs in again and again until told to stop. */
+struct hammer {
+    const struct srv *s;
+    const struct user *u;
+    volatile bool stop;
+    int done;
+};
+
+static void *hammer_run(void *p)
+{
+    struct hammer *h = p;
+    char *body = creds(h->u->email, h->u->password);
+    while (!h->stop) {
+        struct resp r;
+        http_json(h->s, "POST", "/api/auth/login", NULL, body, &r);
+        resp_free(&r);
+        h->done++;
+    }
+    free(body);
+    return NULL;
+}
+
+/* --- password hashing -------------------------------------------------------------- */
+
+/* A burst of concurrent logins with one hashing slot: every login is
+ * answered (the wait bound is generous), and the server's peak memory grows
+ * by about one hash (64 MiB), not one per login. */
+static void test_hash_burst_never_exceeds_the_limit(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    const char *env[] = {"BARBERIA_HASH_MAX=1", "BARBERIA_HASH_WAIT_MS=120000", NULL};
+    srv_start(&s, env, NULL);
+    struct user u;
+    signup_user(&s, &u, "Ana");
+    struct resp r;
+    login(&s, u.email, u.password, &r); /* the peak of one hash */
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    long before = peak_rss_kib(s.pid);
+
+    enum { N = 6 };
+    char *body = creds(u.email, u.password);
+    struct call calls[N];
+    for (int i = 0; i < N; i++)
+        calls[i] =
+            (struct call){.s = &s, .method = "POST", .path = "/api/auth/login", .body = body};
+    run_calls(calls, N);
+    for (int i = 0; i < N; i++) {
+        if (calls[i].r.status != 200)
+            fail_msg("login %d: %ld %s", i, calls[i].r.status, calls[i].r.body);
+        resp_free(&calls[i].r);
+    }
+    free(body);
+    long after = peak_rss_kib(s.pid);
+    if (!built_with_asan()) {
+        /* six hashes at once would add 5 x 64 MiB */
+        if (before < 0 || after - before > 96 * 1024)
+            fail_msg("peak memory grew from %ld to %ld KiB during the burst", before, after);
+    }
+    srv_cleanup(&s);
+}
+
+/* With one slot kept busy and a 1 ms wait bound, sign-up, login and an
+ * administrator's password change each get 503 `Servicio ocupado` with
+ * Retry-After, and change nothing; once the burst is over each works. */
+static void test_hash_wait_past_its_bound_answers_503(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    const char *env[] = {"BARBERIA_HASH_MAX=1", "BARBERIA_HASH_WAIT_MS=1", NULL};
+    srv_start(&s, env, NULL);
+    struct user busy_u, target, admin;
+    signup_user(&s, &busy_u, "Carga");
+    signup_user(&s, &target, "Objetivo");
+    make_user(&s, &admin, "Admin", "admin");
+
+    struct hammer hs[2] = {{.s = &s, .u = &busy_u}, {.s = &s, .u = &busy_u}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, hammer_run, &hs[i]), 0);
+    sleep_ms(200);
+
+    bool signup_busy = false, login_busy = false, patch_busy = false;
+    char email[128];
+    for (int i = 0; i < 200 && !(signup_busy && login_busy && patch_busy); i++) {
+        struct resp r;
+        if (!signup_busy) {
+            unique_email(email, sizeof email, "busy");
+            char *b = creds(email, "secreto-1");
+            http_json(&s, "POST", "/api/auth/signup", NULL, b, &r);
+            free(b);
+            if (r.status == 503) {
+                expect_busy(&r);
+                signup_busy = true;
+                /* nothing was created */
+                assert_int_equal(
+                    db_count(&s, "SELECT count(*) FROM auth_users WHERE email = '%s'", email), 0);
+            } else {
+                assert_int_equal(r.status, 201);
+            }
+            resp_free(&r);
+        }
+        if (!login_busy) {
+            login(&s, target.email, target.password, &r);
+            if (r.status == 503) {
+                expect_busy(&r);
+                login_busy = true;
+            } else {
+                assert_int_equal(r.status, 200);
+            }
+            resp_free(&r);
+        }
+        if (!patch_busy) {
+            char b[256];
+            snprintf(b, sizeof b, "{\"userId\":\"%s\",\"password\":\"nueva-clave-1\"}", target.id);
+            http_json(&s, "PATCH", "/api/admin/usuarios", admin.token, b, &r);
+            if (r.status == 503) {
+                expect_busy(&r);
+                patch_busy = true;
+            } else {
+                assert_int_equal(r.status, 200);
+                snprintf(target.password, sizeof target.password, "%s", "nueva-clave-1");
+            }
+            resp_free(&r);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        hs[i].stop = true;
+        pthread_join(th[i], NULL);
+    }
+    assert_true(signup_busy);
+    assert_true(login_busy);
+    assert_true(patch_busy);
+    assert_true(srv_wait_log(&s, "BARBERIA_HASH_WAIT_MS", 1000));
+
+    /* calm again: everything works */
+    struct resp r;
+    login(&s, target.email, target.password, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    srv_cleanup(&s);
+}
+
+/* --- the database ----------------------------------------------------------------- */
+
+/* Holds the database's write lock from another connection (as the sqlite3
+ * tool or another process would) until released. */
+struct writer {
+    sqlite3 *h;
+};
+
+static void writer_lock(const struct srv *s, struct writer *w)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/barberia.db", s->data);
+    assert_int_equal(sqlite3_open(path, &w->h), SQLITE_OK);
+    sqlite3_busy_timeout(w->h, 10000);
+    assert_int_equal(sqlite3_exec(w->h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+}
+
+static void writer_release(struct writer *w)
+{
+    assert_int_equal(sqlite3_exec(w->h, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(w->h);
+    w->h = NULL;
+}
+
+/* One pooled connection, held by a logout waiting for a write lock that
+ * another process keeps: a read that cannot get a connection within
+ * BARBERIA_DB_WAIT_MS answers 503 with Retry-After (never a hang), /healthz
+ * still answers 200 at once, and when the lock goes the held logout
+ * completes and everything answers again. */
+static void test_pool_checkout_has_a_deadline(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    const char *env[] = {"BARBERIA_DB_POOL=1", "BARBERIA_DB_WAIT_MS=400",
+                         "BARBERIA_DB_LOCK_WAIT_MS=20000", NULL};
+    srv_start(&s, env, NULL);
+    struct user u;
+    signup_user(&s, &u, "Ana");
+
+    struct writer w;
+    writer_lock(&s, &w);
+    struct call held = {.s = &s, .method = "POST", .path = "/api/auth/logout", .token = u.token};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, call_run, &held), 0);
+    sleep_ms(300); /* the logout now holds the only connection, waiting for the lock */
+
+    int64_t t0 = now_ms();
+    struct resp r;
+    http_get(&s, "/api/barberos", NULL, &r);
+    int64_t took = now_ms() - t0;
+    expect_busy(&r);
+    resp_free(&r);
+    if (took < 350 || took > 5000) fail_msg("the busy answer took %lld ms", (long long)took);
+
+    /* a request that needs a session is refused the same way */
+    http_get(&s, "/api/auth/me", u.token, &r);
+    expect_busy(&r);
+    resp_free(&r);
+
+    /* the health check has a connection of its own */
+    t0 = now_ms();
+    http_get(&s, "/healthz", NULL, &r);
+    took = now_ms() - t0;
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    if (took > 1500) fail_msg("/healthz took %lld ms behind a busy pool", (long long)took);
+
+    writer_release(&w);
+    pthread_join(th, NULL);
+    assert_int_equal(held.r.status, 200); /* the held logout went through */
+    resp_free(&held.r);
+    http_get(&s, "/api/auth/me", u.token, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    http_get(&s, "/api/barberos", NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    assert_true(srv_wait_log(&s, "BARBERIA_DB_WAIT_MS", 1000));
+    srv_cleanup(&s);
+}
+
+/* Another process keeps the write lock past BARBERIA_DB_LOCK_WAIT_MS: a
+ * write answers 503 with Retry-After in about that time and changes
+ * nothing; reads go on meanwhile (WAL); after the lock goes the same
+ * request succeeds. */
+static void test_write_lock_wait_has_a_deadline(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    const char *env[] = {"BARBERIA_DB_LOCK_WAIT_MS=500", NULL};
+    srv_start(&s, env, NULL);
+    struct user u;
+    signup_user(&s, &u, "Ana");
+
+    struct writer w;
+    writer_lock(&s, &w);
+    int64_t t0 = now_ms();
+    struct resp r;
+    http_json(&s, "POST", "/api/auth/logout", u.token, NULL, &r);
+    int64_t took = now_ms() - t0;
+    expect_busy(&r);
+    resp_free(&r);
+    if (took < 450 || took > 5000) fail_msg("the busy answer took %lld ms", (long long)took);
+    /* reads are not held up, and the session still works: nothing changed */
+    http_get(&s, "/api/auth/me", u.token, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    http_get(&s, "/healthz", NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    writer_release(&w);
+
+    http_json(&s, "POST", "/api/auth/logout", u.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    srv_cleanup(&s);
+}
+
+/* --- sign-in throttling ---------------------------------------------------------- */
+
+static const char *const throttle_env[] = {
+    "BARBERIA_LOGIN_MAX_FAILURES=3", "BARBERIA_LOGIN_ADDR_MAX_FAILURES=1000",
+    "BARBERIA_LOGIN_WINDOW_S=60",    "BARBERIA_LOGIN_LOCK_S=1",
+    "BARBERIA_LOGIN_LOCK_MAX_S=2",   NULL};
+
+static void fail_logins(const struct srv *s, const char *email, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct resp r;
+        login(s, email, "equivocada", &r);
+        expect_error(&r, 401, "Credenciales inválidas");
+        resp_free(&r);
+    }
+}
+
+/* Three failures lock the account: every attempt, the right password
+ * included, gets 429 with Retry-After; another account is unaffected; the
+ * lock expires; the next lock lasts twice as long, capped; a success
+ * clears the count. */
+static void test_failed_logins_lock_the_account_for_a_while(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_start(&s, throttle_env, NULL);
+    struct user ana, beto;
+    signup_user(&s, &ana, "Ana");
+    signup_user(&s, &beto, "Beto");
+    struct resp r;
+
+    fail_logins(&s, ana.email, 3);
+    login(&s, ana.email, ana.password, &r);
+    expect_throttled(&r, 1);
+    resp_free(&r);
+    login(&s, ana.email, "equivocada", &r);
+    expect_throttled(&r, 1);
+    resp_free(&r);
+    /* the account is the same however the e-mail is written */
+    char shouted[160];
+    snprintf(shouted, sizeof shouted, "  %s ", ana.email);
+    for (char *p = shouted; *p; p++)
+        if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
+    login(&s, shouted, ana.password, &r);
+    expect_throttled(&r, 1);
+    resp_free(&r);
+    /* someone else signs in as usual */
+    login(&s, beto.email, beto.password, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* an existing session of the locked account keeps working */
+    http_get(&s, "/api/auth/me", ana.token, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+
+    /* the lock expires */
+    sleep_ms(1100);
+    login(&s, ana.email, ana.password, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+
+    /* the success cleared the count: two more failures do not lock */
+    fail_logins(&s, ana.email, 2);
+    login(&s, ana.email, ana.password, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+
+    /* consecutive locks double, up to the maximum */
+    fail_logins(&s, ana.email, 3);
+    login(&s, ana.email, ana.password, &r);
+    expect_throttled(&r, 1);
+    resp_free(&r);
+    sleep_ms(1100);
+    fail_logins(&s, ana.email, 3);
+    login(&s, ana.email, ana.password, &r);
+    expect_throttled(&r, 2);
+    assert_int_equal(retry_after(&r), 2);
+    resp_free(&r);
+    sleep_ms(2100);
+    fail_logins(&s, ana.email, 3);
+    login(&s, ana.email, ana.password, &r);
+    expect_throttled(&r, 2); /* capped at BARBERIA_LOGIN_LOCK_MAX_S */
+    resp_free(&r);
+    sleep_ms(2100);
+    login(&s, ana.email, ana.password, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+
+    /* the count lives in the data store, shared by every node */
+    assert_int_equal(
+        db_count(&s, "SELECT count(*) FROM auth_throttle WHERE key = 'email:%s'", ana.email), 0);
+    fail_logins(&s, ana.email, 1);
+    assert_int_equal(
+        db_count(&s, "SELECT failures FROM auth_throttle WHERE key = 'email:%s'", ana.email), 1);
+    assert_true(srv_wait_log(&s, "failed sign-ins for email:", 1000));
+    srv_cleanup(&s);
+}
+
+/* An unknown e-mail is locked like a registered one, so the 429 does not
+ * tell which e-mails exist; it survives a restart (it is in the store). */
+static void test_unknown_emails_are_throttled_alike(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_start(&s, throttle_env, NULL);
+    char email[128];
+    unique_email(email, sizeof email, "nadie");
+    fail_logins(&s, email, 3);
+    struct resp r;
+    login(&s, email, "cualquiera", &r);
+    expect_throttled(&r, 1);
+    resp_free(&r);
+    assert_int_equal(srv_stop(&s), 0);
+    srv_start(&s, throttle_env, NULL);
+    login(&s, email, "cualquiera", &r);
+    if (r.status != 429) assert_int_equal(r.status, 401); /* unless a second passed meanwhile */
+    resp_free(&r);
+    srv_cleanup(&s);
+}
+
+/* A login from a chosen local source address (127.0.0.x). */
+static size_t sink(char *p, size_t size, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return size * n;
+}
+
+static long login_from(const struct srv *s, const char *source, const char *email,
+                       const char *password)
+{
+    CURL *c = curl_easy_init();
+    char url[128];
+    snprintf(url, sizeof url, "%s/api/auth/login", s->base);
+    char *body = creds(email, password);
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_INTERFACE, source);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    long status = 0;
+    CURLcode cc = curl_easy_perform(c);
+    if (cc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    free(body);
+    if (cc != CURLE_OK) fail_msg("login from %s: %s", source, curl_easy_strerror(cc));
+    return status;
+}
+
+/* Failures spread over many accounts from one address lock that address
+ * (for every account, the right password included); another address is
+ * unaffected. */
+static void test_failed_logins_lock_the_client_address(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    const char *env[] = {"BARBERIA_LOGIN_MAX_FAILURES=100", "BARBERIA_LOGIN_ADDR_MAX_FAILURES=4",
+                         "BARBERIA_LOGIN_LOCK_S=1", "BARBERIA_LOGIN_LOCK_MAX_S=1", NULL};
+    srv_start(&s, env, NULL);
+    struct user ana;
+    signup_user(&s, &ana, "Ana");
+    for (int i = 0; i < 4; i++) {
+        char email[128];
+        unique_email(email, sizeof email, "barrido");
+        assert_int_equal(login_from(&s, "127.0.0.1", email, "equivocada"), 401);
+    }
+    assert_int_equal(login_from(&s, "127.0.0.1", ana.email, ana.password), 429);
+    struct resp r;
+    login(&s, ana.email, ana.password, &r); /* the harness connects from 127.0.0.1 too */
+    expect_throttled(&r, 1);
+    resp_free(&r);
+    /* from another address the same account signs in */
+    assert_int_equal(login_from(&s, "127.0.0.2", ana.email, ana.password), 200);
+    assert_int_equal(db_count(&s, "SELECT count(*) FROM auth_throttle WHERE key = 'addr:127.0.0.1' "
+                                  "AND locked_until IS NOT NULL"),
+                     1);
+    sleep_ms(1100);
+    assert_int_equal(login_from(&s, "127.0.0.1", ana.email, ana.password), 200);
+    srv_cleanup(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hash_burst_never_exceeds_the_limit),
+        cmocka_unit_test(test_hash_wait_past_its_bound_answers_503),
+        cmocka_unit_test(test_pool_checkout_has_a_deadline),
+        cmocka_unit_test(test_write_lock_wait_has_a_deadline),
+        cmocka_unit_test(test_failed_logins_lock_the_account_for_a_while),
+        cmocka_unit_test(test_unknown_emails_are_throttled_alike),
+        cmocka_unit_test(test_failed_logins_lock_the_client_address),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
