@@ -52,9 +52,12 @@ static br_err find_barbero(struct app *app, const char *id, struct barbero *b)
     return store_barbero_get(app->store, uid, b);
 }
 
-static br_err unexpected(const char *what)
+/* A store failure in a lookup: the generic 500, except a full pool or a
+ * write lock held too long, which stays BR_BUSY (503 with Retry-After). */
+static br_err unexpected(br_err rc, const char *what)
 {
     log_error("citas: %s: %s", what, err_msg());
+    if (rc == BR_BUSY) return rc;
     return err_set(BR_INTERNAL, "Error interno del servidor");
 }
 
@@ -75,7 +78,7 @@ br_err booking_create(struct app *app, const struct principal *caller,
     /* 3. the service */
     rc = find_servicio(app, in->servicio_id, &srv);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Servicio no encontrado");
-    if (rc) return unexpected("service lookup");
+    if (rc) return unexpected(rc, "service lookup");
 
     /* 4. fecha_fin */
     int64_t start_ms;
@@ -101,7 +104,7 @@ br_err booking_create(struct app *app, const struct principal *caller,
         goto out;
     }
     if (rc) {
-        rc = unexpected("barber lookup");
+        rc = unexpected(rc, "barber lookup");
         goto out;
     }
 
@@ -109,7 +112,7 @@ br_err booking_create(struct app *app, const struct principal *caller,
     bool taken = false;
     rc = store_cita_overlaps(app->store, bar.id, start, end, &taken);
     if (rc) {
-        rc = unexpected("overlap check");
+        rc = unexpected(rc, "overlap check");
         goto out;
     }
     if (taken) {
@@ -164,12 +167,15 @@ br_err booking_create(struct app *app, const struct principal *caller,
         memcpy(msg.created_at, out->created_at, sizeof msg.created_at);
     }
     rc = store_cita_book(app->store, out, queue_mail ? &msg : NULL);
-    if (rc == BR_CONFLICT) {
+    if (rc == BR_CONFLICT || rc == BR_BUSY) {
+        /* nothing was stored: the event goes too */
+        int retry = err_retry_after();
         if (out->google_event_id &&
             app->cal->ops->delete_event(app->cal, out->google_event_id) != BR_OK)
             log_warn("calendar: could not delete event of lost booking %s: %s", out->id,
                      err_msg());
-        rc = err_set(BR_CONFLICT, "El horario ya no está disponible");
+        rc = rc == BR_BUSY ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
+                           : err_set(BR_CONFLICT, "El horario ya no está disponible");
         cita_clear(out);
         goto out;
     }

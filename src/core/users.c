@@ -14,6 +14,7 @@ static bool given(const char *s)
 br_err users_list(struct app *app, store_usuario_fn fn, void *ud)
 {
     br_err rc = store_usuarios_each(app->store, fn, ud);
+    if (rc == BR_BUSY) return rc; /* 503, Retry-After */
     if (rc) return err_set(BR_STORE, "%s", err_msg());
     return BR_OK;
 }
@@ -44,6 +45,7 @@ br_err users_patch(struct app *app, const struct user_patch *p)
     if (!patch.rol && !patch.nombre && !patch.set_telefono) return BR_OK;
     if (!is_uuid) return BR_OK; /* no such profile: nothing to update */
     br_err rc = store_perfil_update(app->store, uid, &patch);
+    if (rc == BR_BUSY) return rc; /* 503, Retry-After */
     if (rc) return err_set(BR_STORE, "%s", err_msg());
     return BR_OK;
 }
