@@ -25,8 +25,14 @@ struct setting {
     const char *help;
 };
 
-#define S(n, sc, f, d, h) {n, sc, K_STR, offsetof(struct config, f), d, 0, 0, h}
-#define I(n, sc, f, d, lo, hi, h) {n, sc, K_INT, offsetof(struct config, f), d, lo, hi, h}
+#define S(n, sc, f, d, h)                                                                          \
+    {                                                                                              \
+        n, sc, K_STR, offsetof(struct config, f), d, 0, 0, h                                       \
+    }
+#define I(n, sc, f, d, lo, hi, h)                                                                  \
+    {                                                                                              \
+        n, sc, K_INT, offsetof(struct config, f), d, lo, hi, h                                     \
+    }
 
 static const struct setting settings[] = {
     S("DATA", CONFIG_DATA, data_dir, "./data", "folder of the SQLite database and the photo store"),
@@ -34,7 +40,8 @@ static const struct setting settings[] = {
       "postgresql://... selects PostgreSQL (not in this build yet)"),
     S("STORAGE_URL", CONFIG_DATA, storage_url, NULL,
       "an S3-compatible endpoint (not in this build yet)"),
-    S("LISTEN", CONFIG_SERVE, listen, "127.0.0.1:8080", "address:port to listen on (:0 = any free port)"),
+    S("LISTEN", CONFIG_SERVE, listen, "127.0.0.1:8080",
+      "address:port to listen on (:0 = any free port)"),
     S("PUBLIC_URL", CONFIG_SERVE, public_url, NULL,
       "base of public URLs (default http://<listen address>)"),
     I("MAX_CONNECTIONS", CONFIG_SERVE, max_connections, "256", 1, 10000,
@@ -42,6 +49,8 @@ static const struct setting settings[] = {
     I("SHUTDOWN_GRACE_MS", CONFIG_SERVE, shutdown_grace_ms, "10000", 0, 600000,
       "how long a stop waits for in-flight requests"),
     I("DB_POOL", CONFIG_SERVE, db_pool, "8", 1, 256, "connections to the data store"),
+    I("SWEEP_INTERVAL_MS", CONFIG_SERVE, sweep_interval_ms, "10000", 100, 3600000,
+      "how often leftovers of crashed processes are swept (a lease lapses after 3)"),
     S("GOOGLE_CREDENTIALS", CONFIG_SERVE, google_credentials, NULL,
       "service-account key file; unset: no calendar"),
     S("GOOGLE_SUBJECT", CONFIG_SERVE, google_subject, NULL,
@@ -51,7 +60,8 @@ static const struct setting settings[] = {
       "base of the Calendar API"),
     I("CALENDAR_TIMEOUT_MS", CONFIG_SERVE, calendar_timeout_ms, "5000", 100, 60000,
       "bound on the whole calendar attempt"),
-    S("SMTP_URL", CONFIG_SERVE, smtp_url, NULL, "smtp://host:port or smtps://host:port; unset: no e-mail"),
+    S("SMTP_URL", CONFIG_SERVE, smtp_url, NULL,
+      "smtp://host:port or smtps://host:port; unset: no e-mail"),
     S("SMTP_USER", CONFIG_SERVE, smtp_user, NULL, "SMTP user name"),
     S("SMTP_PASSWORD", CONFIG_SERVE, smtp_password, NULL, "SMTP password"),
     S("SMTP_FROM", CONFIG_SERVE, smtp_from, "no-reply@localhost", "sender address"),

@@ -19,9 +19,10 @@ struct config {
     int shutdown_grace_ms;
     /* data */
     char *data_dir;
-    char *database_url; /* NULL: SQLite in data_dir */
-    char *storage_url;  /* NULL: folder store in data_dir */
-    int db_pool;        /* connections to the data store */
+    char *database_url;    /* NULL: SQLite in data_dir */
+    char *storage_url;     /* NULL: folder store in data_dir */
+    int db_pool;           /* connections to the data store */
+    int sweep_interval_ms; /* between passes of the crash sweeper (core/sweeper.h) */
     /* calendar */
     char *google_credentials;
     char *google_subject; /* Workspace user to act for (domain-wide delegation) */
@@ -50,7 +51,8 @@ enum config_scope {
  * argument it does not know and leaves *idx there. On a bad value returns
  * BR_CONFIG with a one-line detail. cfg is owned by the caller and released
  * with config_free() whatever the result. */
-br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv, int *idx) WARN_UNUSED;
+br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv,
+                   int *idx) WARN_UNUSED;
 
 void config_free(struct config *cfg);
 
