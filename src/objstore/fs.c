@@ -90,22 +90,42 @@ static br_err read_small(const char *path, char *out, size_t cap)
     return BR_OK;
 }
 
-/* Writes data to a new temporary file in .tmp; OUT: its path (caller frees). */
+/* Writes n bytes, resuming after short writes (a filling disk gives those
+ * before ENOSPC). -1 with errno on failure. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -1;
+        if (w == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Writes data to a new temporary file in .tmp; OUT: its path (caller frees).
+ * Failures name the file relative to the root: the detail reaches clients. */
 static br_err write_tmp(struct fs_store *s, int src_fd, uint64_t size, const char *data,
                         char **tmp_path)
 {
     const struct procid *me = procid_self();
     char *path = xasprintf("%s/.tmp/obj-%ld-%s-XXXXXX", s->root, me->pid, me->instance);
+    const char *shown = path + strlen(s->root) + 1;
     int fd = mkostemp(path, O_CLOEXEC);
     if (fd < 0) {
-        br_err e = io_fail("cannot create", path);
+        br_err e = io_fail("cannot create", shown);
         free(path);
         return e;
     }
     br_err rc = BR_OK;
     if (data) {
         size_t len = strlen(data);
-        if (write(fd, data, len) != (ssize_t)len) rc = io_fail("cannot write", path);
+        if (write_all(fd, data, len) != 0) rc = io_fail("cannot write", shown);
     } else {
         char chunk[65536];
         uint64_t off = 0;
@@ -113,16 +133,16 @@ static br_err write_tmp(struct fs_store *s, int src_fd, uint64_t size, const cha
             size_t want = size - off < sizeof chunk ? (size_t)(size - off) : sizeof chunk;
             ssize_t n = pread(src_fd, chunk, want, (off_t)off);
             if (n <= 0) {
-                rc = n < 0 ? io_fail("cannot read upload for", path)
+                rc = n < 0 ? io_fail("cannot read upload for", shown)
                            : err_set(BR_OBJSTORE, "upload shorter than announced");
                 break;
             }
-            if (write(fd, chunk, (size_t)n) != n) rc = io_fail("cannot write", path);
+            if (write_all(fd, chunk, (size_t)n) != 0) rc = io_fail("cannot write", shown);
             off += (uint64_t)n;
         }
     }
-    if (!rc && fsync(fd) != 0) rc = io_fail("cannot sync", path);
-    if (close(fd) != 0 && !rc) rc = io_fail("cannot close", path);
+    if (!rc && fsync(fd) != 0) rc = io_fail("cannot sync", shown);
+    if (close(fd) != 0 && !rc) rc = io_fail("cannot close", shown);
     if (rc) {
         unlink(path);
         free(path);
