@@ -29,7 +29,9 @@
 static const char help[] =
     "Usage: barberia serve [--demo] [settings]\n"
     "Runs the HTTP service until SIGINT or SIGTERM, then stops gracefully (requests in\n"
-    "flight finish). The schema is created or upgraded on start. Logs go to stderr.\n"
+    "flight finish). The schema is created or upgraded on start. What a crash left\n"
+    "half-done (unfinished uploads and deletions, temporary files) is finished or undone\n"
+    "before serving, then every --sweep-interval-ms. Logs go to stderr.\n"
     "  --demo   on an empty database, first create demo barbers, services and an\n"
     "           administrator (" DEMO_ADMIN ") whose password is printed once\n";
 
