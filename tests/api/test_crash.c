@@ -49,6 +49,7 @@ struct op {
     int upload;     /* DELETE: index of the upload it deletes */
     int deleted_by; /* UPLOAD: index of the DELETE that tried it, -1 */
     bool verified;  /* UPLOAD: its record was seen serving its bytes */
+    bool retaken;   /* BOOK: asks for the slot of an acknowledged booking */
 };
 
 struct client {
@@ -167,10 +168,17 @@ static curl_mime *upload_mime(CURL *c, void *ud)
 
 static void do_book(struct client *cl, struct op *op)
 {
-    time_t t = (time_t)1956528000 + (time_t)atomic_fetch_add(&next_slot, 1) * 3600;
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(op->slot, sizeof op->slot, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+    if (cl->nbooked && rand_r(&cl->seed) % 8 == 0) {
+        /* now and then a slot already taken: a refusal (409) that must store nothing */
+        const struct op *prev = &cl->ops[cl->booked_citas[(cl->nbooked - 1) % 256]];
+        snprintf(op->slot, sizeof op->slot, "%s", prev->slot);
+        op->retaken = true;
+    } else {
+        time_t t = (time_t)1956528000 + (time_t)atomic_fetch_add(&next_slot, 1) * 3600;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(op->slot, sizeof op->slot, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+    }
     char body[512];
     snprintf(body, sizeof body,
              "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}", barbero,
@@ -264,6 +272,16 @@ static char **rows_of(char *text, size_t *n)
     return rows;
 }
 
+/* How many rows have col0 as their first column. */
+static int rows_with(char **rows, size_t n, const char *col0)
+{
+    size_t k = strlen(col0);
+    int count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += !strncmp(rows[i], col0, k) && (rows[i][k] == '\t' || rows[i][k] == '\0');
+    return count;
+}
+
 static bool row_has(char **rows, size_t n, const char *col0)
 {
     size_t k = strlen(col0);
@@ -334,7 +352,17 @@ static void check_everything(struct tally *t)
         for (int i = 0; i < clients[c].nops; i++) {
             const struct op *op = &clients[c].ops[i];
             if (op->kind != BOOK) continue;
-            bool stored = row_has(crow, ncitas, op->slot);
+            int stored = rows_with(crow, ncitas, op->slot);
+            if (stored > 1) fail_msg("round %d: %d citas at %s", round_no, stored, op->slot);
+            if (op->retaken && op->status != 409 && op->status != NO_ANSWER)
+                fail_msg("round %d: booking a taken slot answered %ld", round_no, op->status);
+            if (op->retaken) {
+                if (op->status == 409)
+                    t->book_refused++;
+                else
+                    t->book_cut++;
+                continue; /* the slot's one cita is the first booking's */
+            }
             if (op->status == 201) {
                 t->booked++;
                 char want[80];
