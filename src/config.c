@@ -88,6 +88,8 @@ static const struct setting settings[] = {
       "seconds of the first lock; each next lock doubles"),
     I("LOGIN_LOCK_MAX_S", CONFIG_SERVE, login_lock_max_s, "300", 1, 86400,
       "seconds of the longest lock"),
+    I("SWEEP_INTERVAL_MS", CONFIG_SERVE, sweep_interval_ms, "10000", 100, 3600000,
+      "how often leftovers of crashed processes are swept (a lease lapses after 3)"),
     S("GOOGLE_CREDENTIALS", CONFIG_SERVE, google_credentials, NULL,
       "service-account key file; unset: no calendar"),
     S("GOOGLE_SUBJECT", CONFIG_SERVE, google_subject, NULL,

@@ -1,12 +1,14 @@
 /*
- * serve.c - `barberia serve`: wires the ports, starts the HTTP service and
- * the mail outbox worker, and stops them gracefully on SIGINT/SIGTERM.
+ * serve.c - `barberia serve`: wires the ports, sweeps what a crash left
+ * half-done, starts the HTTP service, the crash sweeper's thread and the mail
+ * outbox worker, and stops them gracefully on SIGINT/SIGTERM.
  * With --demo, an empty database first gets a few barbers, services and
  * an administrator whose generated password is printed once.
  */
 #include "cli.h"
 #include "../api/api.h"
 #include "../core/photos.h"
+#include "../core/sweeper.h"
 #include "../mail/outbox.h"
 #include "../util/log.h"
 
@@ -20,14 +22,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define JSON_MAX (64 * 1024)
+#define JSON_MAX      (64 * 1024)
 #define MULTIPART_MAX (256ull * 1024 * 1024)
-#define DEMO_ADMIN "admin@barberia.local"
+#define DEMO_ADMIN    "admin@barberia.local"
 
 static const char help[] =
     "Usage: barberia serve [--demo] [settings]\n"
     "Runs the HTTP service until SIGINT or SIGTERM, then stops gracefully (requests in\n"
-    "flight finish). The schema is created or upgraded on start. Logs go to stderr.\n"
+    "flight finish). The schema is created or upgraded on start. What a crash left\n"
+    "half-done (unfinished uploads and deletions, temporary files) is finished or undone\n"
+    "before serving, then every --sweep-interval-ms. Logs go to stderr.\n"
     "  --demo   on an empty database, first create demo barbers, services and an\n"
     "           administrator (" DEMO_ADMIN ") whose password is printed once\n";
 
@@ -93,7 +97,8 @@ static char *trim_slash(const char *url)
 {
     char *u = xstrdup(url);
     size_t n = strlen(u);
-    while (n && u[n - 1] == '/') u[--n] = '\0';
+    while (n && u[n - 1] == '/')
+        u[--n] = '\0';
     return u;
 }
 
@@ -123,6 +128,7 @@ int cli_serve(int argc, char **argv)
      * a port in use a refusal, and neither may leave anything written. */
     struct app app = {0};
     struct http_server *srv = NULL;
+    struct sweeper *sweeper = NULL;
     char *public_url = NULL;
     char *spool = xasprintf("%s/tmp", cfg.data_dir);
     struct http_options ho = {
@@ -179,6 +185,12 @@ int cli_serve(int argc, char **argv)
     }
     public_url = trim_slash(cfg.public_url ? cfg.public_url : http_bound_url(srv));
     app.public_url = public_url;
+    /* before serving: what a crashed predecessor left half-done is
+     * finished or undone, and the spool emptied */
+    if (sweep_start(&app, spool, cfg.sweep_interval_ms, &sweeper) != BR_OK) {
+        cli_error("serve: %s", err_msg());
+        goto out;
+    }
     if (demo && demo_data(&app) != 0) goto out;
     if (mailer_enabled(app.mailer) &&
         outbox_start(app.store, app.mailer, &cfg, &app.outbox) != BR_OK) {
@@ -201,6 +213,7 @@ int cli_serve(int argc, char **argv)
     rc = 0;
 out:
     http_stop(srv);
+    sweep_stop(sweeper);
     outbox_stop(app.outbox);
     app.outbox = NULL;
     app_close(&app);

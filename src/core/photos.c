@@ -5,13 +5,24 @@
  * count in the specification's place (step 6), and again inside the write
  * transaction that inserts the record, so that racing uploads can never
  * leave more than three. An upload that loses that race removes the object
- * it stored and answers as if it had seen the count at step 6. Whatever
- * fails after the object is stored removes it again: there is never an
- * object without its record, nor a record without its object.
+ * it stored and answers as if it had seen the count at step 6.
+ *
+ * Nothing is half-done after a crash, thanks to durable intents
+ * (store.h's obj_intent, finished by core/sweeper.c when their process is
+ * gone):
+ * - upload: the put intent is committed before the object is written (which
+ *   also reserves the key), and cleared in the transaction that inserts the
+ *   record. A crash before that commit leaves an intent whose object the
+ *   sweeper removes; after it, a whole photo.
+ * - delete: the record is deleted and the delete intent recorded in one
+ *   transaction, then the object is removed, then the intent cleared. A
+ *   crash leaves the photo whole or gone from the API, never a listed
+ *   record whose URL is 404.
  */
 #include "photos.h"
 #include "../util/log.h"
 #include "../util/objkey.h"
+#include "../util/procid.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -60,10 +71,41 @@ static br_err ensure_bucket(struct app *app)
     return rc;
 }
 
-/* Puts the upload under a fresh key; a key taken in the same millisecond is
- * never overwritten - the next millisecond is tried instead. OUT: *key. */
+/* A new intent of this process on an object of the photo bucket. OUT: *in
+ * (its strings borrowed from key and procid_self()). */
+static void new_intent(struct obj_intent *in, const char *op, char *key)
+{
+    const struct procid *me = procid_self();
+    memset(in, 0, sizeof *in);
+    uuid_v4(in->id);
+    in->bucket = (char *)PHOTO_BUCKET;
+    in->key = key;
+    in->op = (char *)op;
+    in->node = (char *)me->node;
+    in->pid = me->pid;
+    in->instance = (char *)me->instance;
+    iso8601_format(clock_now_ms(), in->created_at);
+}
+
+/* Ends an intent: cleared when nothing is left to do (done), else disowned
+ * so that the next sweep, whoever runs it, removes the object. A failure
+ * here leaves the intent to the sweeper after this process ends. */
+static void settle_intent(struct app *app, const struct obj_intent *in, bool done)
+{
+    br_err rc = done ? store_intent_clear(app->store, in->id, in->instance)
+                     : store_intent_disown(app->store, in->id, in->instance);
+    if (rc)
+        log_error("fotos: could not %s the %s intent of %s: %s (the sweeper finishes it "
+                  "once this process is gone)",
+                  done ? "clear" : "disown", in->op, in->key, err_msg());
+}
+
+/* Puts the upload under a fresh key, its put intent recorded first; a key
+ * that has an intent or an object already (taken in the same millisecond)
+ * is never overwritten - the next millisecond is tried instead. OUT: *key
+ * and *in (in->key is *key). */
 static br_err put_object(struct app *app, const struct principal *caller, const char *cita_id,
-                         const struct photo_upload *up, char **key)
+                         const struct photo_upload *up, char **key, struct obj_intent *in)
 {
     br_err rc = ensure_bucket(app);
     if (rc) return rc;
@@ -71,18 +113,46 @@ static br_err put_object(struct app *app, const struct principal *caller, const 
     int64_t ms = clock_now_ms();
     for (int attempt = 0; attempt < 20; attempt++) {
         *key = photo_key(caller->user_id, cita_id, up->tipo, ms + attempt, ext);
+        new_intent(in, "put", *key);
+        rc = store_intent_add(app->store, in);
+        if (rc == BR_CONFLICT) {
+            free(*key);
+            *key = NULL;
+            continue;
+        }
+        if (rc == BR_BUSY) break; /* 503: nothing was written */
+        if (rc) {
+            rc = err_set(BR_OBJSTORE, "%s", err_msg());
+            break;
+        }
         rc = obj_put(app->obj, PHOTO_BUCKET, *key, up->content_type, up->fd, up->size);
-        if (rc != BR_CONFLICT) break;
+        if (!rc) break;
+        /* a failed put leaves no object behind, and an object that was
+         * already there (BR_CONFLICT) is not this upload's */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", err_msg());
+        settle_intent(app, in, true);
+        rc = err_set(rc, "%s", msg);
         free(*key);
         *key = NULL;
+        if (rc != BR_CONFLICT) break;
     }
     free(ext);
     if (rc == BR_CONFLICT) rc = err_set(BR_OBJSTORE, "el objeto ya existe");
     return rc;
 }
 
-br_err photos_upload(struct app *app, const struct principal *caller,
-                     const struct photo_upload *up, struct foto *out)
+/* A failed store operation: BR_BUSY as it is (503 with Retry-After: a full
+ * pool or a write lock held too long), anything else the specification's
+ * 500 with the store's message. */
+static br_err store_failed(br_err rc)
+{
+    if (rc == BR_BUSY) return err_set_retry(BR_BUSY, err_retry_after(), "%s", err_msg());
+    return err_set(BR_STORE, "%s", err_msg());
+}
+
+br_err photos_upload(struct app *app, const struct principal *caller, const struct photo_upload *up,
+                     struct foto *out)
 {
     memset(out, 0, sizeof *out);
     /* 2. every part */
@@ -100,22 +170,27 @@ br_err photos_upload(struct app *app, const struct principal *caller,
     br_err rc = BR_OK;
     if (uuid_parse(up->cita_id, strlen(up->cita_id), cita_id))
         rc = store_cita_exists(app->store, cita_id, &exists);
-    if (rc) return err_set(BR_STORE, "%s", err_msg());
+    if (rc) return store_failed(rc);
     if (!exists) return err_set(BR_NOTFOUND, "Cita no encontrada");
     /* 6. three per tipo, all uploaders together */
     int64_t count = 0;
     rc = store_fotos_count(app->store, cita_id, up->tipo, &count);
-    if (rc) return err_set(BR_STORE, "%s", err_msg());
+    if (rc) return store_failed(rc);
     if (count >= PHOTO_MAX_PER_TIPO) return err_set(BR_INVALID, "Máximo 3 fotos por tipo");
-    /* 7. the object */
+    /* 7. the object, after its durable put intent */
     char *key = NULL;
-    rc = put_object(app, caller, cita_id, up, &key);
+    struct obj_intent in;
+    rc = put_object(app, caller, cita_id, up, &key, &in);
+    if (rc == BR_BUSY) { /* the intent could not be recorded in time: nothing written */
+        free(key);
+        return store_failed(rc);
+    }
     if (rc) {
         log_warn("fotos: upload for cita %s failed: %s", cita_id, err_msg());
         free(key);
         return err_set(BR_OBJSTORE, "Error al subir imagen: %s", err_msg());
     }
-    /* 8. the record */
+    /* 8. the record, and the end of the intent, in one transaction */
     uuid_v4(out->id);
     memcpy(out->cita_id, cita_id, sizeof out->cita_id);
     memcpy(out->cliente_id, caller->user_id, sizeof out->cliente_id);
@@ -123,16 +198,19 @@ br_err photos_upload(struct app *app, const struct principal *caller,
     out->url = photo_public_url(app->public_url, key);
     out->storage_path = key;
     iso8601_format(clock_now_ms(), out->created_at);
-    rc = store_foto_insert_capped(app->store, out, PHOTO_MAX_PER_TIPO);
+    rc = store_foto_insert_put(app->store, out, PHOTO_MAX_PER_TIPO, &in);
     if (rc) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", err_msg());
-        if (obj_remove(app->obj, PHOTO_BUCKET, key) != BR_OK)
+        bool removed = obj_remove(app->obj, PHOTO_BUCKET, key) == BR_OK;
+        if (!removed)
             log_error("fotos: could not remove object %s after a failed insert: %s", key,
                       err_msg());
+        settle_intent(app, &in, removed);
         foto_clear(out);
         if (rc == BR_CONFLICT) return err_set(BR_INVALID, "Máximo 3 fotos por tipo");
         log_error("fotos: storing the record for cita %s failed: %s", cita_id, msg);
+        if (rc == BR_BUSY) return err_set_retry(BR_BUSY, 1, "%s", msg);
         return err_set(BR_STORE, "%s", msg);
     }
     return BR_OK;
@@ -144,7 +222,7 @@ br_err photos_list(struct app *app, const char *cita_id, store_foto_fn fn, void 
     br_id id;
     if (!uuid_parse(cita_id, strlen(cita_id), id)) return BR_OK; /* no such cita: no photos */
     br_err rc = store_fotos_each(app->store, id, fn, ud);
-    if (rc) return err_set(BR_STORE, "%s", err_msg());
+    if (rc) return store_failed(rc);
     return BR_OK;
 }
 
@@ -152,18 +230,27 @@ br_err photos_delete(struct app *app, const struct principal *caller, const char
 {
     if (missing(id_text)) return err_set(BR_INVALID, "Falta id");
     br_id id;
-    if (!uuid_parse(id_text, strlen(id_text), id)) return err_set(BR_NOTFOUND, "Foto no encontrada");
+    if (!uuid_parse(id_text, strlen(id_text), id))
+        return err_set(BR_NOTFOUND, "Foto no encontrada");
     struct foto f;
     br_err rc = store_foto_get_owned(app->store, id, caller->user_id, &f);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Foto no encontrada");
-    if (rc) return err_set(BR_STORE, "%s", err_msg());
-    rc = obj_remove(app->obj, PHOTO_BUCKET, f.storage_path);
-    if (rc) {
-        log_error("fotos: removing object %s failed: %s", f.storage_path, err_msg());
-        rc = err_set(BR_OBJSTORE, "%s", err_msg());
+    if (rc) return store_failed(rc);
+    /* the record goes and the delete intent comes in one transaction */
+    struct obj_intent in;
+    new_intent(&in, "delete", f.storage_path);
+    rc = store_foto_delete(app->store, id, &in);
+    if (rc == BR_NOTFOUND) {
+        rc = err_set(BR_NOTFOUND, "Foto no encontrada"); /* a racing delete won */
+    } else if (rc) {
+        rc = store_failed(rc);
     } else {
-        rc = store_foto_delete(app->store, id);
-        if (rc) rc = err_set(BR_STORE, "%s", err_msg());
+        /* the photo is gone from the API; its object follows */
+        bool removed = obj_remove(app->obj, PHOTO_BUCKET, f.storage_path) == BR_OK;
+        if (!removed)
+            log_error("fotos: removing object %s failed: %s (left to the sweeper)", f.storage_path,
+                      err_msg());
+        settle_intent(app, &in, removed);
     }
     foto_clear(&f);
     return rc;

@@ -7,9 +7,9 @@
 
 #include "app.h"
 
-#define PHOTO_BUCKET "fotos-citas"
-#define PHOTO_MAX_BYTES (5u * 1024 * 1024)          /* per uploaded image */
-#define PHOTO_BUCKET_LIMIT (10ull * 1024 * 1024)    /* per object, when the bucket is made */
+#define PHOTO_BUCKET       "fotos-citas"
+#define PHOTO_MAX_BYTES    (5u * 1024 * 1024)    /* per uploaded image */
+#define PHOTO_BUCKET_LIMIT (10ull * 1024 * 1024) /* per object, when the bucket is made */
 #define PHOTO_MAX_PER_TIPO 3
 
 /* An upload as the HTTP layer received it. */
@@ -29,15 +29,17 @@ struct photo_upload {
  * imagen", "Solo se permiten imágenes", "Máximo 3 fotos por tipo";
  * BR_NOTFOUND "Cita no encontrada"; BR_OBJSTORE "Error al subir imagen:
  * <detail>"; BR_STORE the store's message. OUT: *out (foto_clear). */
-br_err photos_upload(struct app *app, const struct principal *caller,
-                     const struct photo_upload *up, struct foto *out) WARN_UNUSED;
+br_err photos_upload(struct app *app, const struct principal *caller, const struct photo_upload *up,
+                     struct foto *out) WARN_UNUSED;
 
 /* The photos of a cita, oldest first. BR_INVALID "Falta cita_id". */
 br_err photos_list(struct app *app, const char *cita_id, store_foto_fn fn, void *ud) WARN_UNUSED;
 
-/* Deletes one of the caller's photos: object first, then record.
- * BR_INVALID "Falta id"; BR_NOTFOUND "Foto no encontrada"; BR_STORE or
- * BR_OBJSTORE with the failing store's message. */
+/* Deletes one of the caller's photos: the record and a delete intent in
+ * one transaction, then the object, then the intent. Once the record is
+ * gone the deletion has happened: an object that cannot be removed now is
+ * left to the sweeper (logged). BR_INVALID "Falta id"; BR_NOTFOUND "Foto no
+ * encontrada"; BR_STORE with the store's message. */
 br_err photos_delete(struct app *app, const struct principal *caller, const char *id) WARN_UNUSED;
 
 /* The extension of a stored photo: the lowercased (ASCII) text after the

@@ -5,19 +5,25 @@
  *   <bucket>/<key>             the object's bytes, as uploaded
  *   .meta/<bucket>/<key>       its content type (one line)
  *   .buckets/<bucket>          the bucket's settings: "public=1 limit=<bytes>"
- *   .tmp/                      objects being written
+ *   .tmp/                      objects being written, named
+ *                              obj-<pid>-<instance>-XXXXXX after the writer
  * Bucket names cannot start with a dot, so the dotted folders never clash
  * with a bucket. A new object is written to .tmp, fsynced, and linked into
  * place with link(2), which fails when the name exists: an object is never
  * overwritten, even by two writers racing for one key. Keys are validated
  * (objkey_valid) before any path is built, so no key reaches outside its
  * bucket's folder.
+ * A crash can leave files in .tmp; they carry their writer's pid and
+ * instance id (util/procid.h), so a sweep removes exactly the files of
+ * writers that are gone and never one a live writer still needs.
  */
 #define _GNU_SOURCE
 #include "objstore.h"
 #include "../util/objkey.h"
 #include "../util/log.h"
+#include "../util/procid.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -84,21 +90,42 @@ static br_err read_small(const char *path, char *out, size_t cap)
     return BR_OK;
 }
 
-/* Writes data to a new temporary file in .tmp; OUT: its path (caller frees). */
+/* Writes n bytes, resuming after short writes (a filling disk gives those
+ * before ENOSPC). -1 with errno on failure. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -1;
+        if (w == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Writes data to a new temporary file in .tmp; OUT: its path (caller frees).
+ * Failures name the file relative to the root: the detail reaches clients. */
 static br_err write_tmp(struct fs_store *s, int src_fd, uint64_t size, const char *data,
                         char **tmp_path)
 {
-    char *path = xasprintf("%s/.tmp/obj-XXXXXX", s->root);
+    const struct procid *me = procid_self();
+    char *path = xasprintf("%s/.tmp/obj-%ld-%s-XXXXXX", s->root, me->pid, me->instance);
+    const char *shown = path + strlen(s->root) + 1;
     int fd = mkostemp(path, O_CLOEXEC);
     if (fd < 0) {
-        br_err e = io_fail("cannot create", path);
+        br_err e = io_fail("cannot create", shown);
         free(path);
         return e;
     }
     br_err rc = BR_OK;
     if (data) {
         size_t len = strlen(data);
-        if (write(fd, data, len) != (ssize_t)len) rc = io_fail("cannot write", path);
+        if (write_all(fd, data, len) != 0) rc = io_fail("cannot write", shown);
     } else {
         char chunk[65536];
         uint64_t off = 0;
@@ -106,16 +133,16 @@ static br_err write_tmp(struct fs_store *s, int src_fd, uint64_t size, const cha
             size_t want = size - off < sizeof chunk ? (size_t)(size - off) : sizeof chunk;
             ssize_t n = pread(src_fd, chunk, want, (off_t)off);
             if (n <= 0) {
-                rc = n < 0 ? io_fail("cannot read upload for", path)
+                rc = n < 0 ? io_fail("cannot read upload for", shown)
                            : err_set(BR_OBJSTORE, "upload shorter than announced");
                 break;
             }
-            if (write(fd, chunk, (size_t)n) != n) rc = io_fail("cannot write", path);
+            if (write_all(fd, chunk, (size_t)n) != 0) rc = io_fail("cannot write", shown);
             off += (uint64_t)n;
         }
     }
-    if (!rc && fsync(fd) != 0) rc = io_fail("cannot sync", path);
-    if (close(fd) != 0 && !rc) rc = io_fail("cannot close", path);
+    if (!rc && fsync(fd) != 0) rc = io_fail("cannot sync", shown);
+    if (close(fd) != 0 && !rc) rc = io_fail("cannot close", shown);
     if (rc) {
         unlink(path);
         free(path);
@@ -144,8 +171,9 @@ static br_err fs_ensure_bucket(struct objstore *o, const char *bucket, bool publ
             unlink(tmp);
             free(tmp);
         }
-        if (!rc) log_info("storage: created bucket %s (public=%d, limit=%llu bytes)", bucket,
-                          public_read ? 1 : 0, (unsigned long long)size_limit);
+        if (!rc)
+            log_info("storage: created bucket %s (public=%d, limit=%llu bytes)", bucket,
+                     public_read ? 1 : 0, (unsigned long long)size_limit);
     }
     if (!rc && mkdir(dir, 0755) != 0 && errno != EEXIST) rc = io_fail("cannot create", dir);
     free(conf);
@@ -186,7 +214,8 @@ static br_err fs_put(struct objstore *o, const char *bucket, const char *key,
     char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
     char *meta = xasprintf("%s/.meta/%s/%s", s->root, bucket, key);
     char *tmp = NULL, *tmp_meta = NULL;
-    if (mkdirs_for(path) != 0 || mkdirs_for(meta) != 0) rc = io_fail("cannot create folders for", key);
+    if (mkdirs_for(path) != 0 || mkdirs_for(meta) != 0)
+        rc = io_fail("cannot create folders for", key);
     if (!rc) rc = write_tmp(s, fd, size, NULL, &tmp);
     if (!rc) rc = write_tmp(s, -1, 0, content_type, &tmp_meta);
     if (!rc && link(tmp, path) != 0) {
@@ -251,6 +280,82 @@ static br_err fs_remove(struct objstore *o, const char *bucket, const char *key)
     return rc;
 }
 
+/* The writer a temporary file's name records: obj-<pid>-<instance>-XXXXXX.
+ * False for a name of another shape (a leftover of an older version). */
+static bool tmp_writer(const char *name, long *pid, char instance[PROCID_INSTANCE_LEN + 1])
+{
+    if (strncmp(name, "obj-", 4) != 0) return false;
+    char *end;
+    errno = 0;
+    long p = strtol(name + 4, &end, 10);
+    if (errno || end == name + 4 || *end != '-' || p <= 0) return false;
+    const char *inst = end + 1;
+    size_t n = strspn(inst, "0123456789abcdef");
+    if (n != PROCID_INSTANCE_LEN || inst[n] != '-') return false;
+    memcpy(instance, inst, n);
+    instance[n] = '\0';
+    *pid = p;
+    return true;
+}
+
+/* Removes the regular files of dir that leftover(ud, name) picks, calling
+ * removed for each. */
+static br_err sweep_dir(const char *dir, bool (*leftover)(void *ud, const char *name), void *lud,
+                        obj_removed_fn removed, void *ud)
+{
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? BR_OK : io_fail("cannot list", dir);
+    br_err rc = BR_OK;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        struct stat sb;
+        if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(sb.st_mode))
+            continue;
+        if (leftover && !leftover(lud, e->d_name)) continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) != 0) {
+            if (errno == ENOENT) continue; /* its writer was quicker */
+            if (!rc) rc = io_fail("cannot remove a leftover in", dir);
+            continue;
+        }
+        char *what = xasprintf("%s/%s (%lld bytes)", dir, e->d_name, (long long)sb.st_size);
+        if (removed) removed(ud, what);
+        free(what);
+    }
+    closedir(d);
+    return rc;
+}
+
+struct tmp_sweep {
+    obj_writer_gone_fn gone;
+    void *ud;
+};
+
+static bool tmp_leftover(void *ud, const char *name)
+{
+    struct tmp_sweep *t = ud;
+    long pid = 0;
+    char instance[PROCID_INSTANCE_LEN + 1];
+    if (!tmp_writer(name, &pid, instance)) return true;
+    return t->gone(t->ud, pid, instance);
+}
+
+static br_err fs_sweep_tmp(struct objstore *o, obj_writer_gone_fn gone, obj_removed_fn removed,
+                           void *ud)
+{
+    struct fs_store *s = (struct fs_store *)o;
+    char *dir = xasprintf("%s/.tmp", s->root);
+    struct tmp_sweep t = {gone, ud};
+    br_err rc = sweep_dir(dir, tmp_leftover, &t, removed, ud);
+    free(dir);
+    return rc;
+}
+
+br_err obj_spool_sweep(const char *dir, obj_removed_fn removed, void *ud)
+{
+    return sweep_dir(dir, NULL, NULL, removed, ud);
+}
+
 static void fs_close(struct objstore *o)
 {
     struct fs_store *s = (struct fs_store *)o;
@@ -264,6 +369,7 @@ static const struct obj_ops fs_ops = {
     .put = fs_put,
     .get = fs_get,
     .remove = fs_remove,
+    .sweep_tmp = fs_sweep_tmp,
     .close = fs_close,
 };
 

@@ -18,10 +18,17 @@ struct config;
 
 /* An object opened for reading. */
 struct obj_info {
-    int fd;             /* owned by the caller, who closes it; positioned at 0 */
+    int fd; /* owned by the caller, who closes it; positioned at 0 */
     uint64_t size;
     char *content_type; /* owned by the caller */
 };
+
+/* Called by a sweep once per leftover it removed, with a one-line
+ * description (path and size). */
+typedef void (*obj_removed_fn)(void *ud, const char *what);
+/* Whether the writer (pid and procid instance, on this node) that left a
+ * temporary file is gone, so that its file is a leftover. */
+typedef bool (*obj_writer_gone_fn)(void *ud, long pid, const char *instance);
 
 struct objstore {
     const struct obj_ops *ops;
@@ -37,13 +44,18 @@ struct obj_ops {
      * bucket/key. BR_CONFLICT when the key exists; BR_OBJSTORE for an
      * invalid key or content type, a missing bucket, an object over the
      * bucket's limit or an I/O failure (detail in err_msg()). */
-    br_err (*put)(struct objstore *o, const char *bucket, const char *key,
-                  const char *content_type, int fd, uint64_t size);
+    br_err (*put)(struct objstore *o, const char *bucket, const char *key, const char *content_type,
+                  int fd, uint64_t size);
     /* Opens bucket/key. BR_NOTFOUND when there is no such object (or the key
      * is invalid). */
     br_err (*get)(struct objstore *o, const char *bucket, const char *key, struct obj_info *out);
     /* Removes bucket/key; removing a missing object succeeds. */
     br_err (*remove)(struct objstore *o, const char *bucket, const char *key);
+    /* Removes the temporary files of writes that never finished (a crash):
+     * those whose writer gone() says is gone; a live writer's are left
+     * alone. An adapter without local temporary files does nothing. */
+    br_err (*sweep_tmp)(struct objstore *o, obj_writer_gone_fn gone, obj_removed_fn removed,
+                        void *ud);
     void (*close)(struct objstore *o);
 };
 
@@ -52,6 +64,13 @@ br_err objstore_open(const struct config *cfg, struct objstore **out) WARN_UNUSE
 
 /* The folder store rooted at dir (created when absent). */
 br_err objstore_fs_open(const char *dir, struct objstore **out) WARN_UNUSED;
+
+/* Empties dir, a local scratch folder whose users drop each file's name as
+ * soon as they have opened it (the HTTP upload spool): any regular file
+ * with a name there is a leftover of a crash, and removing a name a live
+ * user has not dropped yet does not disturb it. Calls removed per file.
+ * A missing folder is empty. (In fs.c: file I/O stays in the adapters.) */
+br_err obj_spool_sweep(const char *dir, obj_removed_fn removed, void *ud) WARN_UNUSED;
 
 /* Convenience wrappers over the ops table. */
 static inline br_err obj_ensure_bucket(struct objstore *o, const char *b, bool pub, uint64_t lim)
@@ -70,6 +89,11 @@ static inline br_err obj_get(struct objstore *o, const char *b, const char *k, s
 static inline br_err obj_remove(struct objstore *o, const char *b, const char *k)
 {
     return o->ops->remove(o, b, k);
+}
+static inline br_err obj_sweep_tmp(struct objstore *o, obj_writer_gone_fn gone,
+                                   obj_removed_fn removed, void *ud)
+{
+    return o->ops->sweep_tmp ? o->ops->sweep_tmp(o, gone, removed, ud) : BR_OK;
 }
 static inline void obj_close(struct objstore *o)
 {

@@ -114,6 +114,29 @@ const char *const schema_sqlite[] = {
     "  forget_at TEXT NOT NULL"    /* from then on the row means nothing */
     ");"
     "CREATE INDEX auth_throttle_forget ON auth_throttle(forget_at);",
+    /* version 4: durable intents of object writes and removals, so that a
+     * crash leaves nothing half-done (see docs/internals/store.md), and the
+     * leases that tell a live process's intents from a dead one's. A key
+     * has at most one intent at a time: recording it reserves the key. */
+    "CREATE TABLE obj_intents ("
+    "  id TEXT PRIMARY KEY,"
+    "  bucket TEXT NOT NULL,"
+    "  key TEXT NOT NULL,"
+    "  op TEXT NOT NULL CHECK (op IN ('put', 'delete')),"
+    "  node TEXT NOT NULL,"
+    "  pid INTEGER NOT NULL,"
+    "  instance TEXT NOT NULL," /* '' once disowned: any sweeper may finish it */
+    "  created_at TEXT NOT NULL,"
+    "  UNIQUE (bucket, key)"
+    ");"
+    "CREATE INDEX obj_intents_instance ON obj_intents(instance);"
+    "CREATE TABLE proc_leases ("
+    "  instance TEXT PRIMARY KEY,"
+    "  node TEXT NOT NULL,"
+    "  pid INTEGER NOT NULL,"
+    "  started_at TEXT NOT NULL,"
+    "  heartbeat_at TEXT NOT NULL"
+    ");",
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -867,7 +867,10 @@ br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo
 struct foto_insert {
     const struct foto *f;
     int cap;
+    const struct obj_intent *put; /* nullable */
 };
+
+static const char sql_intent_clear[] = "DELETE FROM obj_intents WHERE id = ? AND instance = ?";
 
 static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
 {
@@ -877,6 +880,15 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
     snprintf(key, sizeof key, "fotos:%s", f->cita_id);
     br_err rc = db->ops->lock(c, key);
     if (rc) return rc;
+    if (a->put) {
+        /* the intent must still be ours: a sweeper that took it over may
+         * be removing the object right now */
+        int64_t gone = 0;
+        struct db_val pi[] = {db_text(a->put->id), db_text(a->put->instance)};
+        rc = EXEC(db, c, sql_intent_clear, pi, NULL, NULL, &gone);
+        if (rc) return rc;
+        if (gone != 1) return err_set(BR_STORE, "the upload's intent was taken over");
+    }
     int64_t n = 0;
     struct db_val pc[] = {db_text(f->cita_id), db_text(f->tipo)};
     rc = EXEC(db, c, sql_fotos_count, pc, one_int, &n, NULL);
@@ -894,7 +906,14 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
 
 br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap)
 {
-    struct foto_insert a = {f, cap};
+    struct foto_insert a = {f, cap, NULL};
+    return in_tx(st, foto_insert_tx, &a);
+}
+
+br_err store_foto_insert_put(struct store *st, const struct foto *f, int cap,
+                             const struct obj_intent *put)
+{
+    struct foto_insert a = {f, cap, put};
     return in_tx(st, foto_insert_tx, &a);
 }
 
@@ -932,10 +951,45 @@ br_err store_foto_get_owned(struct store *st, const char *id, const char *client
     return rc;
 }
 
-br_err store_foto_delete(struct store *st, const char *id)
+static const char sql_intent_add[] =
+    "INSERT INTO obj_intents (id, bucket, key, op, node, pid, instance, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+static br_err intent_insert(struct db *db, struct db_conn *c, const struct obj_intent *in)
 {
-    struct db_val p[] = {db_text(id)};
-    return run(st, "DELETE FROM fotos_cita WHERE id = ?", p, 1, NULL, NULL, NULL);
+    struct db_val p[] = {db_text(in->id),       db_text(in->bucket),    db_text(in->key),
+                         db_text(in->op),       db_text(in->node),      db_int(in->pid),
+                         db_text(in->instance), db_text(in->created_at)};
+    return EXEC(db, c, sql_intent_add, p, NULL, NULL, NULL);
+}
+
+struct foto_delete {
+    const char *id;
+    const struct obj_intent *del;
+};
+
+static br_err foto_delete_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct foto_delete *a = ud;
+    int64_t n = 0;
+    struct db_val p[] = {db_text(a->id)};
+    br_err rc = EXEC(db, c, "DELETE FROM fotos_cita WHERE id = ?", p, NULL, NULL, &n);
+    if (!rc && n != 1) rc = err_set(BR_NOTFOUND, "no such photo");
+    if (!rc) rc = intent_insert(db, c, a->del);
+    return rc;
+}
+
+br_err store_foto_delete(struct store *st, const char *id, const struct obj_intent *del)
+{
+    struct foto_delete a = {id, del};
+    return in_tx(st, foto_delete_tx, &a);
+}
+
+br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *exists)
+{
+    *exists = false;
+    struct db_val p[] = {db_text(storage_path)};
+    return run(st, "SELECT 1 FROM fotos_cita WHERE storage_path = ?", p, 1, one_flag, exists, NULL);
 }
 
 br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn, void *ud)
@@ -944,6 +998,106 @@ br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn,
     struct db_val p[] = {db_text(cita_id)};
     return run(st, "SELECT " FOTO_COLS " FROM fotos_cita WHERE cita_id = ? ORDER BY created_at, id",
                p, 1, foto_row, &a, NULL);
+}
+
+/* --- object intents and process leases ------------------------------------------------ */
+
+br_err store_intent_add(struct store *st, const struct obj_intent *in)
+{
+    struct db_conn *c;
+    br_err rc = st->db->ops->acquire(st->db, &c);
+    if (rc) return rc;
+    rc = intent_insert(st->db, c, in);
+    st->db->ops->release(st->db, c);
+    return rc;
+}
+
+br_err store_intent_clear(struct store *st, const char *id, const char *instance)
+{
+    struct db_val p[] = {db_text(id), db_text(instance)};
+    return run(st, sql_intent_clear, p, 2, NULL, NULL, NULL);
+}
+
+br_err store_intent_disown(struct store *st, const char *id, const char *instance)
+{
+    struct db_val p[] = {db_text(id), db_text(instance)};
+    return run(st, "UPDATE obj_intents SET instance = '', pid = 0 WHERE id = ? AND instance = ?", p,
+               2, NULL, NULL, NULL);
+}
+
+br_err store_intent_take(struct store *st, const char *id, const char *old_instance,
+                         const struct obj_intent *to)
+{
+    int64_t n = 0;
+    struct db_val p[] = {db_text(to->node), db_int(to->pid), db_text(to->instance), db_text(id),
+                         db_text(old_instance)};
+    br_err rc = run(st,
+                    "UPDATE obj_intents SET node = ?, pid = ?, instance = ? "
+                    "WHERE id = ? AND instance = ?",
+                    p, 5, NULL, NULL, &n);
+    if (!rc && n != 1) rc = err_set(BR_NOTFOUND, "the intent is no longer there");
+    return rc;
+}
+
+struct intent_cb {
+    store_intent_fn fn;
+    void *ud;
+};
+
+static br_err intent_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct intent_cb *a = ud;
+    struct obj_intent in;
+    COPY(in.id, &c[0]);
+    in.bucket = (char *)text_or_empty(&c[1]);
+    in.key = (char *)text_or_empty(&c[2]);
+    in.op = (char *)text_or_empty(&c[3]);
+    in.node = (char *)text_or_empty(&c[4]);
+    in.pid = as_int(&c[5]);
+    in.instance = (char *)text_or_empty(&c[6]);
+    COPY(in.created_at, &c[7]);
+    return a->fn(a->ud, &in);
+}
+
+br_err store_intents_each(struct store *st, store_intent_fn fn, void *ud)
+{
+    struct intent_cb a = {fn, ud};
+    return run(st,
+               "SELECT id, bucket, key, op, node, pid, instance, created_at FROM obj_intents "
+               "ORDER BY created_at, id",
+               NULL, 0, intent_row, &a, NULL);
+}
+
+br_err store_lease_renew(struct store *st, const char *instance, const char *node, int64_t pid,
+                         const char *now)
+{
+    struct db_val p[] = {db_text(instance), db_text(node), db_int(pid), db_text(now), db_text(now)};
+    return run(st,
+               "INSERT INTO proc_leases (instance, node, pid, started_at, heartbeat_at) "
+               "VALUES (?, ?, ?, ?, ?) "
+               "ON CONFLICT (instance) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+               p, 5, NULL, NULL, NULL);
+}
+
+br_err store_lease_live(struct store *st, const char *instance, const char *since, bool *live)
+{
+    *live = false;
+    struct db_val p[] = {db_text(instance), db_text(since)};
+    return run(st, "SELECT 1 FROM proc_leases WHERE instance = ? AND heartbeat_at >= ?", p, 2,
+               one_flag, live, NULL);
+}
+
+br_err store_lease_end(struct store *st, const char *instance)
+{
+    struct db_val p[] = {db_text(instance)};
+    return run(st, "DELETE FROM proc_leases WHERE instance = ?", p, 1, NULL, NULL, NULL);
+}
+
+br_err store_leases_expire(struct store *st, const char *before)
+{
+    struct db_val p[] = {db_text(before)};
+    return run(st, "DELETE FROM proc_leases WHERE heartbeat_at < ?", p, 1, NULL, NULL, NULL);
 }
 
 /* --- mail outbox -------------------------------------------------------------------- */
@@ -1147,6 +1301,16 @@ void foto_clear(struct foto *f)
     free(f->url);
     free(f->storage_path);
     f->tipo = f->url = f->storage_path = NULL;
+}
+
+void obj_intent_clear(struct obj_intent *in)
+{
+    free(in->bucket);
+    free(in->key);
+    free(in->op);
+    free(in->node);
+    free(in->instance);
+    in->bucket = in->key = in->op = in->node = in->instance = NULL;
 }
 
 void outbox_clear(struct outbox_msg *m)

@@ -1,0 +1,236 @@
+/*
+ * sweeper.c - finishing what a crash left half-done (see sweeper.h).
+ *
+ * The sweeper talks only to the ports: the store for intents and leases,
+ * the object store for objects and its temporary files, and the object
+ * store's spool helper for the upload spool (file I/O stays in the
+ * adapters).
+ */
+#include "sweeper.h"
+#include "photos.h"
+#include "../util/log.h"
+#include "../util/procid.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct sweeper {
+    struct app *app;
+    const char *spool_dir;
+    int interval_ms;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+};
+
+struct pass {
+    struct app *app;
+    const struct procid *me;
+    br_ts since; /* leases renewed before this have lapsed */
+    struct sweep_stats st;
+    struct obj_intent *v; /* the intents found, owned */
+    size_t n, cap;
+};
+
+static br_err collect(void *ud, const struct obj_intent *in)
+{
+    struct pass *p = ud;
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 16;
+        p->v = xrealloc(p->v, p->cap * sizeof *p->v);
+    }
+    struct obj_intent *c = &p->v[p->n++];
+    *c = *in;
+    c->bucket = xstrdup(in->bucket);
+    c->key = xstrdup(in->key);
+    c->op = xstrdup(in->op);
+    c->node = xstrdup(in->node);
+    c->instance = xstrdup(in->instance);
+    return BR_OK;
+}
+
+/* Whether the process (node, pid, instance) is gone. A store failure
+ * counts as alive: when in doubt, touch nothing. */
+static bool owner_gone(struct pass *p, const char *node, long pid, const char *instance)
+{
+    if (!instance[0]) return true; /* disowned */
+    if (!strcmp(instance, p->me->instance)) return false;
+    if (!strcmp(node, p->me->node) && (pid == p->me->pid || !procid_pid_alive(pid))) return true;
+    bool live = true;
+    if (store_lease_live(p->app->store, instance, p->since, &live) != BR_OK) {
+        log_warn("sweep: cannot read the lease of instance %s: %s", instance, err_msg());
+        return false;
+    }
+    return !live;
+}
+
+static bool tmp_writer_gone(void *ud, long pid, const char *instance)
+{
+    struct pass *p = ud;
+    return owner_gone(p, p->me->node, pid, instance);
+}
+
+static void removed_tmp(void *ud, const char *what)
+{
+    struct pass *p = ud;
+    p->st.tmp++;
+    log_info("sweep: removed the unfinished object file %s", what);
+}
+
+static void removed_spool(void *ud, const char *what)
+{
+    struct pass *p = ud;
+    p->st.spool++;
+    log_info("sweep: removed the upload spool file %s", what);
+}
+
+/* Finishes one intent of a gone process. */
+static br_err finish(struct pass *p, const struct obj_intent *in)
+{
+    struct obj_intent me = {
+        .node = (char *)p->me->node, .pid = p->me->pid, .instance = (char *)p->me->instance};
+    br_err rc = store_intent_take(p->app->store, in->id, in->instance, &me);
+    if (rc == BR_NOTFOUND) return BR_OK; /* finished by someone else meanwhile */
+    if (rc) return rc;
+    bool referenced = false;
+    if (!strcmp(in->bucket, PHOTO_BUCKET)) {
+        rc = store_foto_path_exists(p->app->store, in->key, &referenced);
+    } else {
+        log_warn("sweep: intent %s names unknown bucket %s; left alone", in->id, in->bucket);
+        referenced = true;
+    }
+    if (!rc && !referenced) {
+        rc = obj_remove(p->app->obj, in->bucket, in->key);
+        if (rc) {
+            log_error("sweep: cannot remove %s/%s: %s (retried on the next pass)", in->bucket,
+                      in->key, err_msg());
+            p->st.failures++;
+            if (store_intent_disown(p->app->store, in->id, p->me->instance) != BR_OK)
+                log_error("sweep: cannot disown intent %s: %s", in->id, err_msg());
+            return BR_OK;
+        }
+        p->st.objects++;
+        log_info("sweep: removed %s/%s (%s intent of pid %lld on %s, gone)", in->bucket, in->key,
+                 in->op, (long long)in->pid, in->node);
+    }
+    if (!rc) rc = store_intent_clear(p->app->store, in->id, p->me->instance);
+    if (!rc) p->st.intents++;
+    return rc;
+}
+
+br_err sweep_once(struct app *app, const char *spool_dir, int64_t lease_ms,
+                  struct sweep_stats *stats)
+{
+    struct pass p = {.app = app, .me = procid_self()};
+    int64_t now = clock_now_ms();
+    br_ts now_ts;
+    iso8601_format(now, now_ts);
+    iso8601_format(now - lease_ms, p.since);
+    br_err first = store_lease_renew(app->store, p.me->instance, p.me->node, p.me->pid, now_ts);
+    if (first) log_error("sweep: cannot renew this process's lease: %s", err_msg());
+
+    br_err rc = store_intents_each(app->store, collect, &p);
+    for (size_t i = 0; !rc && i < p.n; i++) {
+        const struct obj_intent *in = &p.v[i];
+        if (!owner_gone(&p, in->node, (long)in->pid, in->instance)) continue;
+        rc = finish(&p, in);
+    }
+    if (rc) log_error("sweep: finishing intents failed: %s", err_msg());
+    if (rc && !first) first = rc;
+    for (size_t i = 0; i < p.n; i++)
+        obj_intent_clear(&p.v[i]);
+    free(p.v);
+
+    rc = obj_sweep_tmp(app->obj, tmp_writer_gone, removed_tmp, &p);
+    if (rc) log_error("sweep: %s", err_msg());
+    if (rc && !first) first = rc;
+    if (spool_dir) {
+        rc = obj_spool_sweep(spool_dir, removed_spool, &p);
+        if (rc) log_error("sweep: %s", err_msg());
+        if (rc && !first) first = rc;
+    }
+    rc = store_leases_expire(app->store, p.since);
+    if (rc) log_error("sweep: cannot forget lapsed leases: %s", err_msg());
+    if (rc && !first) first = rc;
+    if (stats) *stats = p.st;
+    return first;
+}
+
+static int64_t lease_of(int interval_ms)
+{
+    return 3 * (int64_t)interval_ms;
+}
+
+static void *run(void *arg)
+{
+    struct sweeper *sw = arg;
+    pthread_mutex_lock(&sw->mu);
+    while (!sw->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += sw->interval_ms / 1000;
+        ts.tv_nsec += (long)(sw->interval_ms % 1000) * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        while (!sw->stop && pthread_cond_timedwait(&sw->cv, &sw->mu, &ts) == 0) {
+        }
+        if (sw->stop) break;
+        pthread_mutex_unlock(&sw->mu);
+        if (sweep_once(sw->app, sw->spool_dir, lease_of(sw->interval_ms), NULL) != BR_OK) {
+            /* logged by the pass; the next one tries again */
+        }
+        pthread_mutex_lock(&sw->mu);
+    }
+    pthread_mutex_unlock(&sw->mu);
+    return NULL;
+}
+
+br_err sweep_start(struct app *app, const char *spool_dir, int interval_ms, struct sweeper **out)
+{
+    struct sweep_stats s;
+    if (sweep_once(app, spool_dir, lease_of(interval_ms), &s) == BR_OK &&
+        (s.intents || s.tmp || s.spool))
+        log_info("sweep: start-up pass finished %d intents, removed %d objects, %d unfinished "
+                 "object files and %d spool files",
+                 s.intents, s.objects, s.tmp, s.spool);
+    struct sweeper *sw = xcalloc(1, sizeof *sw);
+    sw->app = app;
+    sw->spool_dir = spool_dir;
+    sw->interval_ms = interval_ms;
+    pthread_mutex_init(&sw->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&sw->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&sw->thread, NULL, run, sw) != 0) {
+        pthread_cond_destroy(&sw->cv);
+        pthread_mutex_destroy(&sw->mu);
+        free(sw);
+        return err_set(BR_IO, "cannot start the sweeper thread");
+    }
+    *out = sw;
+    return BR_OK;
+}
+
+void sweep_stop(struct sweeper *sw)
+{
+    if (!sw) return;
+    pthread_mutex_lock(&sw->mu);
+    sw->stop = true;
+    pthread_cond_signal(&sw->cv);
+    pthread_mutex_unlock(&sw->mu);
+    pthread_join(sw->thread, NULL);
+    const struct procid *me = procid_self();
+    if (store_lease_end(sw->app->store, me->instance) != BR_OK)
+        log_warn("sweep: cannot end this process's lease: %s", err_msg());
+    pthread_cond_destroy(&sw->cv);
+    pthread_mutex_destroy(&sw->mu);
+    free(sw);
+}

@@ -1,0 +1,27 @@
+/*
+ * procid.h - who this process is, for work that must be told apart from a
+ * dead process's work: the node (host name), the pid, and an instance id
+ * drawn at random once per process, so that a later process that happens to
+ * get the same pid is never taken for this one.
+ */
+#ifndef BR_PROCID_H
+#define BR_PROCID_H
+
+#include "common.h"
+
+#define PROCID_INSTANCE_LEN 32 /* hex digits */
+
+struct procid {
+    char node[256];
+    long pid;
+    char instance[PROCID_INSTANCE_LEN + 1];
+};
+
+/* This process's identity, made on first use (thread-safe). Borrowed for
+ * the life of the process. */
+const struct procid *procid_self(void);
+
+/* True unless the kernel says no process has that pid on this node. */
+bool procid_pid_alive(long pid);
+
+#endif
