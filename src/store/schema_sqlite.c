@@ -137,6 +137,18 @@ const char *const schema_sqlite[] = {
     "  started_at TEXT NOT NULL,"
     "  heartbeat_at TEXT NOT NULL"
     ");",
+
+    /* version 5: costs flat however many appointments there are. A
+     * client's estado filter reads its rows in order from one index; the
+     * overlap check walks the barber's appointments that end after the new
+     * start (the future ones), not the whole history before it. Checked by
+     * tests/unit/test_plans.c. */
+    "CREATE INDEX citas_cliente_estado_inicio ON citas(cliente_id, estado, fecha_inicio, id);"
+    "DROP INDEX citas_barbero_inicio;"
+    "CREATE INDEX citas_barbero_fin ON citas(barbero_id, fecha_fin);"
+    /* the admin listing's order (created_at DESC, id DESC) straight from it */
+    "DROP INDEX perfiles_created;"
+    "CREATE INDEX perfiles_created ON perfiles(created_at, id);",
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -9,6 +9,7 @@
 #include "store.h"
 #include "db.h"
 #include "../config.h"
+#include "../util/buf.h"
 #include "../util/log.h"
 
 #include <stdio.h>
@@ -581,15 +582,18 @@ static br_err usuarios_row(void *ud, const struct db_val *c, int n)
     return a->fn(a->ud, &v);
 }
 
+#define SQL_USUARIOS                                                                               \
+    "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, "                                     \
+    "u.email, u.last_sign_in_at, u.created_at, "                                                   \
+    "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id) "                                    \
+    "FROM perfiles p LEFT JOIN auth_users u ON u.id = p.id "                                       \
+    "ORDER BY p.created_at DESC, p.id DESC"
+
 br_err store_usuarios_each(struct store *st, store_usuario_fn fn, void *ud)
 {
     struct usuarios_each a = {fn, ud};
     return run(st,
-               "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, "
-               "u.email, u.last_sign_in_at, u.created_at, "
-               "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id) "
-               "FROM perfiles p LEFT JOIN auth_users u ON u.id = p.id "
-               "ORDER BY p.created_at DESC, p.id DESC",
+               SQL_USUARIOS,
                NULL, 0, usuarios_row, &a, NULL);
 }
 
@@ -705,15 +709,19 @@ br_err store_is_empty(struct store *st, bool *empty)
 
 /* --- citas ------------------------------------------------------------------------ */
 
-static const char sql_overlap[] = "SELECT 1 FROM citas WHERE barbero_id = ? AND "
-                                  "estado <> 'cancelada' AND fecha_inicio < ? AND fecha_fin > ? "
-                                  "LIMIT 1";
+/* The overlap check walks the barber's appointments that end after the new
+ * start (index citas_barbero_fin): the future ones, however long the
+ * history grows. */
+#define SQL_OVERLAP                                                                                \
+    "SELECT 1 FROM citas WHERE barbero_id = ? AND fecha_fin > ? AND fecha_inicio < ? AND "        \
+    "estado <> 'cancelada' LIMIT 1"
+static const char sql_overlap[] = SQL_OVERLAP;
 
 br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char *inicio,
                            const char *fin, bool *overlaps)
 {
     *overlaps = false;
-    struct db_val p[] = {db_text(barbero_id), db_text(fin), db_text(inicio)};
+    struct db_val p[] = {db_text(barbero_id), db_text(inicio), db_text(fin)};
     return run(st, sql_overlap, p, 3, one_flag, overlaps, NULL);
 }
 
@@ -732,7 +740,7 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
     if (rc) return rc;
 
     bool taken = false;
-    struct db_val po[] = {db_text(c->barbero_id), db_text(c->fecha_fin), db_text(c->fecha_inicio)};
+    struct db_val po[] = {db_text(c->barbero_id), db_text(c->fecha_inicio), db_text(c->fecha_fin)};
     rc = EXEC(db, conn, sql_overlap, po, one_flag, &taken, NULL);
     if (rc) return rc;
     if (taken) return err_set(BR_CONFLICT, "slot taken");
@@ -824,17 +832,20 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
     "LEFT JOIN barberos b ON b.id = c.barbero_id "                                                 \
     "LEFT JOIN servicios s ON s.id = c.servicio_id "
 #define CITAS_ORDER " ORDER BY c.fecha_inicio, c.id"
+#define SQL_CITAS_ALL CITAS_SELECT CITAS_ORDER
+#define SQL_CITAS_BY_CLIENTE CITAS_SELECT "WHERE c.cliente_id = ?" CITAS_ORDER
+#define SQL_CITAS_BY_ESTADO CITAS_SELECT "WHERE c.estado = ?" CITAS_ORDER
+#define SQL_CITAS_BY_BOTH CITAS_SELECT "WHERE c.cliente_id = ? AND c.estado = ?" CITAS_ORDER
 
 br_err store_citas_each(struct store *st, const char *cliente_id, const char *estado,
                         store_cita_fn fn, void *ud)
 {
     /* Four constant statements rather than `? IS NULL OR ...`, so that each
      * keeps its index and PostgreSQL can type every parameter. */
-    static const char all[] = CITAS_SELECT CITAS_ORDER;
-    static const char by_cliente[] = CITAS_SELECT "WHERE c.cliente_id = ?" CITAS_ORDER;
-    static const char by_estado[] = CITAS_SELECT "WHERE c.estado = ?" CITAS_ORDER;
-    static const char by_both[] =
-        CITAS_SELECT "WHERE c.cliente_id = ? AND c.estado = ?" CITAS_ORDER;
+    static const char all[] = SQL_CITAS_ALL;
+    static const char by_cliente[] = SQL_CITAS_BY_CLIENTE;
+    static const char by_estado[] = SQL_CITAS_BY_ESTADO;
+    static const char by_both[] = SQL_CITAS_BY_BOTH;
     struct citas_each a = {fn, ud};
     struct db_val p[2];
     int n = 0;
@@ -854,8 +865,8 @@ br_err store_citas_each(struct store *st, const char *cliente_id, const char *es
 
 /* --- fotos ------------------------------------------------------------------------ */
 
-static const char sql_fotos_count[] =
-    "SELECT count(*) FROM fotos_cita WHERE cita_id = ? AND tipo = ?";
+#define SQL_FOTOS_COUNT "SELECT count(*) FROM fotos_cita WHERE cita_id = ? AND tipo = ?"
+static const char sql_fotos_count[] = SQL_FOTOS_COUNT;
 
 br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo, int64_t *count)
 {
@@ -992,11 +1003,13 @@ br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *
     return run(st, "SELECT 1 FROM fotos_cita WHERE storage_path = ?", p, 1, one_flag, exists, NULL);
 }
 
+#define SQL_FOTOS_EACH "SELECT " FOTO_COLS " FROM fotos_cita WHERE cita_id = ? ORDER BY created_at, id"
+
 br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn, void *ud)
 {
     struct foto_cb a = {.fn = fn, .ud = ud};
     struct db_val p[] = {db_text(cita_id)};
-    return run(st, "SELECT " FOTO_COLS " FROM fotos_cita WHERE cita_id = ? ORDER BY created_at, id",
+    return run(st, SQL_FOTOS_EACH,
                p, 1, foto_row, &a, NULL);
 }
 
@@ -1324,4 +1337,49 @@ void outbox_clear(struct outbox_msg *m)
     free(m->last_error);
     m->recipient = m->cliente_nombre = m->barbero_nombre = m->servicio_nombre = NULL;
     m->notas = m->status = m->last_error = NULL;
+}
+
+/* --- query plans ----------------------------------------------------------------- */
+
+struct plan_acc {
+    struct buf text;
+};
+
+static br_err plan_row(void *ud, const struct db_val *c, int n)
+{
+    struct plan_acc *a = ud;
+    /* EXPLAIN QUERY PLAN: id, parent, notused, detail */
+    if (n < 4 || c[3].type != DB_TEXT) return BR_OK;
+    br_err rc = buf_append(&a->text, c[3].s, c[3].n);
+    if (!rc) rc = buf_append(&a->text, "\n", 1);
+    return rc;
+}
+
+br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
+{
+    /* the statements whose cost must not grow with the tables: every one
+     * the API runs per request over data that grows */
+    static const struct {
+        const char *name, *sql;
+        int nparams;
+    } hot[] = {
+        {"overlap", "EXPLAIN QUERY PLAN " SQL_OVERLAP, 3},
+        {"citas_by_cliente", "EXPLAIN QUERY PLAN " SQL_CITAS_BY_CLIENTE, 1},
+        {"citas_by_cliente_estado", "EXPLAIN QUERY PLAN " SQL_CITAS_BY_BOTH, 2},
+        {"citas_by_estado", "EXPLAIN QUERY PLAN " SQL_CITAS_BY_ESTADO, 1},
+        {"citas_all", "EXPLAIN QUERY PLAN " SQL_CITAS_ALL, 0},
+        {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
+        {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
+        {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS, 0},
+    };
+    struct db_val p[] = {db_text("x"), db_text("y"), db_text("z")};
+    for (size_t i = 0; i < ARRAY_LEN(hot); i++) {
+        struct plan_acc a;
+        buf_init(&a.text, 64 * 1024);
+        br_err rc = run(st, hot[i].sql, p, hot[i].nparams, plan_row, &a, NULL);
+        if (!rc) rc = fn(ud, hot[i].name, buf_cstr(&a.text));
+        buf_free(&a.text);
+        if (rc) return rc;
+    }
+    return BR_OK;
 }

@@ -372,6 +372,16 @@ typedef br_err (*store_outbox_fn)(void *ud, const struct outbox_msg *m);
 br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn fn,
                          void *ud) WARN_UNUSED;
 
+/* --- query plans (for tests) ---------------------------------------------------- */
+
+typedef br_err (*store_plan_fn)(void *ud, const char *name, const char *plan);
+/* Hands the plan the database chose for each statement the API runs over
+ * growing tables (on SQLite the detail lines of EXPLAIN QUERY PLAN, one a
+ * line), by name: "overlap", "citas_by_cliente", "citas_by_cliente_estado",
+ * "citas_by_estado", "citas_all", "fotos_count", "fotos_each", "usuarios".
+ * Lets a test prove that none of them scans a whole table or sorts. */
+br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud) WARN_UNUSED;
+
 /* --- releasing owned records ------------------------------------------------ */
 
 void user_clear(struct user *u);

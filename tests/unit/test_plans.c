@@ -1,0 +1,96 @@
+/*
+ * test_plans.c - the query plans SQLite chooses for every statement the API
+ * runs over tables that grow (appointments, photos, users). Each must find
+ * its rows through an index and read them in the answer's order: no scan of
+ * a whole table (but for the listings of everything, which walk an index
+ * in order) and no sort. A change that loses an index fails here, long
+ * before a shop with a million appointments notices.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "store/store.h"
+
+static int rm_entry(const char *p, const struct stat *sb, int f, struct FTW *w)
+{
+    (void)sb, (void)f, (void)w;
+    return remove(p);
+}
+
+struct expect {
+    const char *name;
+    const char *must;  /* a line that must be in the plan */
+    bool full_listing; /* walks a whole index in order (a listing of everything) */
+};
+
+static const struct expect expected[] = {
+    {"overlap", "SEARCH citas USING INDEX citas_barbero_fin (barbero_id=? AND fecha_fin>?)",
+     false},
+    {"citas_by_cliente", "SEARCH c USING INDEX citas_cliente_inicio (cliente_id=?)", false},
+    {"citas_by_cliente_estado",
+     "SEARCH c USING INDEX citas_cliente_estado_inicio (cliente_id=? AND estado=?)", false},
+    {"citas_by_estado", "SEARCH c USING INDEX citas_estado_inicio (estado=?)", false},
+    {"citas_all", "SCAN c USING INDEX citas_inicio", true},
+    {"fotos_count", "SEARCH fotos_cita USING COVERING INDEX fotos_cita_cita_tipo (cita_id=? AND tipo=?)",
+     false},
+    {"fotos_each", "SEARCH fotos_cita USING INDEX fotos_cita_cita_creado (cita_id=?)", false},
+    {"usuarios", "SCAN p USING INDEX perfiles_created", true},
+};
+
+static int seen;
+
+static br_err check_plan(void *ud, const char *name, const char *plan)
+{
+    (void)ud;
+    const struct expect *e = NULL;
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!strcmp(expected[i].name, name)) e = &expected[i];
+    if (!e) fail_msg("a plan nobody expects: %s", name);
+    seen++;
+    if (strstr(plan, "TEMP B-TREE")) fail_msg("%s sorts its rows:\n%s", name, plan);
+    if (!strstr(plan, e->must)) fail_msg("%s: expected \"%s\" in its plan:\n%s", name, e->must, plan);
+    /* every other step finds its rows by key */
+    for (const char *line = plan; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        bool allowed = e->full_listing && !strncmp(line, e->must, strlen(e->must));
+        if (!strncmp(line, "SCAN", 4) && !allowed)
+            fail_msg("%s scans: %.*s\nwhole plan:\n%s", name, (int)len, line, plan);
+        line += len + (nl ? 1 : 0);
+    }
+    return BR_OK;
+}
+
+static void every_hot_statement_uses_its_index_and_never_sorts(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/barberia-plans-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct config cfg = {.data_dir = dir};
+    struct store *st;
+    assert_int_equal(store_open(&cfg, 1, &st), BR_OK);
+    assert_int_equal(store_migrate(st), BR_OK);
+    seen = 0;
+    assert_int_equal(store_query_plans(st, check_plan, NULL), BR_OK);
+    assert_int_equal(seen, (int)(sizeof expected / sizeof expected[0]));
+    store_close(st);
+    nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_hot_statement_uses_its_index_and_never_sorts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
