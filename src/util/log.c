@@ -19,6 +19,7 @@ void log_set_quiet(bool q)
     atomic_store(&quiet, q);
 }
 
+static void emit(const char *level, const char *fmt, va_list ap) PRINTF_LIKE(2, 0);
 static void emit(const char *level, const char *fmt, va_list ap)
 {
     char line[LINE_MAX_LEN];
