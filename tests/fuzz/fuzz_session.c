@@ -4,8 +4,10 @@
  * session lookup, http_req_query and the handlers that read queries).
  *
  * The payload has three lines: the request-target (any bytes, encoded where
- * HTTP needs it), the Authorization value, the Cookie value; a line that is
- * not there means no such header. @TOKEN@ is a client's live session.
+ * HTTP needs it; "DELETE " in front makes it a DELETE, for
+ * /api/fotos?id=), the Authorization value, the Cookie value; a line that
+ * is not there means no such header. @TOKEN@ is a client's live session
+ * (no method that ends it is sent).
  * Properties:
  * - the answer is 200, 400, 401, 403, 404, 405, 429 or 503 - never a 500;
  * - GET /api/auth/me answers 200 with the client's id when Authorization
@@ -87,6 +89,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!nl) break;
         p = nl + 1;
     }
+    const char *method = "GET";
+    if (lens[0] >= 7 && !memcmp(lines[0], "DELETE ", 7)) {
+        method = "DELETE";
+        lines[0] += 7;
+        lens[0] -= 7;
+    }
     char *target = fz_target(lines[0], lens[0]);
     char *authv = lines[1] ? fz_header_value(lines[1], lens[1]) : NULL;
     char *cookiev = lines[2] ? fz_header_value(lines[2], lens[2]) : NULL;
@@ -97,9 +105,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (auth) hdr[nh++] = auth;
     if (cookie) hdr[nh++] = cookie;
 
-    struct fz_req q = {"GET", target, hdr, NULL, 0, in.cuts, in.ncuts};
+    struct fz_req q = {method, target, hdr, NULL, 0, in.cuts, in.ncuts};
     struct fz_resp r;
-    if (!fz_http(&q, true, &r)) fz_fail("GET %s: no answer", target);
+    if (!fz_http(&q, true, &r)) fz_fail("%s %s: no answer", method, target);
     switch (r.status) {
     case 200:
     case 400:
@@ -111,7 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 503:
         break;
     default:
-        fz_fail("GET %s answered %d: %s", target, r.status, r.body);
+        fz_fail("%s %s answered %d: %s", method, target, r.status, r.body);
     }
 
     size_t pl;
@@ -119,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char want_auth[128], want_cookie[128];
     snprintf(want_auth, sizeof want_auth, "Bearer %s", fx->token);
     snprintf(want_cookie, sizeof want_cookie, "barberia_session=%s", fx->token);
-    if (!strcmp(path, "/api/auth/me")) {
+    if (!strcmp(path, "/api/auth/me") && !strcmp(method, "GET")) {
         bool good = (authv && !strcmp(authv, want_auth)) ||
                     (!authv && cookiev && !strcmp(cookiev, want_cookie));
         const char *id = json_string_value(json_object_get(json_object_get(r.json, "user"), "id"));
@@ -128,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!authv && !cookiev && r.status != 401)
             fz_fail("GET %s without a session: %d", target, r.status);
     }
-    if (!strcmp(path, "/api/citas") && r.status == 200)
+    if (!strcmp(path, "/api/citas") && !strcmp(method, "GET") && r.status == 200)
         check_citas(fx, target, json_object_get(r.json, "citas"));
 
     fz_resp_free(&r);
