@@ -17,8 +17,9 @@
  * server - is a crash that libFuzzer records with its input.
  *
  * Inputs of the HTTP targets are text: the first line lists the cuts
- * (decimal byte offsets into the body; 0 cuts between the header block and
- * the body; other characters separate them), the rest is the payload. In the
+ * (decimal byte offsets into the body, 0 cutting between the header block
+ * and the body; into the whole request when it has no body; other
+ * characters separate them), the rest is the payload. In the
  * payload these placeholders stand for the fixture's values:
  *   @TOKEN@ a client's session token    @CLIENT@ that client's user id
  *   @EMAIL@ @PASSWORD@ that client's credentials
