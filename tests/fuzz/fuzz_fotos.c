@@ -23,7 +23,8 @@
  *   not sent at all (corpus/fotos/17-* .. 24-* are such inputs);
  * - a body cut a few bytes into a part's value loses that value (400 or a
  *   0-byte photo): the whole-versus-cut comparison is not asserted
- *   (corpus/fotos/01-cuts-in-values fails it).
+ *   (corpus/fotos/01-cuts-in-values, 25-cut-in-file-value and
+ *   26-cut-in-cita-value fail it).
  */
 #define _GNU_SOURCE
 #include "fz.h"
