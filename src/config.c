@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum kind { K_STR, K_INT };
 
@@ -193,6 +194,14 @@ br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv, i
     if (!rc && (!cfg->data_dir || !*cfg->data_dir))
         rc = err_set(BR_CONFIG, "the data folder must not be empty");
     return rc;
+}
+
+int config_db_pool(const struct config *cfg)
+{
+    if (cfg->db_pool > 0) return cfg->db_pool;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int io = cfg->io_threads > 0 ? cfg->io_threads : (int)(ncpu > 0 ? ncpu : 1);
+    return cfg->workers + io + cfg->read_workers + 4;
 }
 
 void config_free(struct config *cfg)

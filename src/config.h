@@ -76,6 +76,13 @@ br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv,
 
 void config_free(struct config *cfg);
 
+/* The database pool `serve` opens: db_pool, or when it is 0 one connection
+ * for every thread that may query (the write workers, the I/O threads,
+ * where reads and the session check run and must never wait behind a burst
+ * of writers for a connection, the read workers and the background
+ * threads). */
+int config_db_pool(const struct config *cfg);
+
 /* Prints the settings of the given scopes as help text (flag, variable,
  * default, meaning), one per line. */
 void config_print_help(unsigned scopes, void *file);

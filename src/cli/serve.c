@@ -162,14 +162,7 @@ int cli_serve(int argc, char **argv)
         goto out;
     }
     rc = EXIT_REFUSED;
-    /* by default every thread that may query holds a connection when it
-     * needs one: the write workers, the I/O threads (reads and the session
-     * check run there, and must never wait behind a burst of writers for a
-     * connection) and the background threads */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int io = cfg.io_threads > 0 ? cfg.io_threads : (int)(ncpu > 0 ? ncpu : 1);
-    int pool = cfg.db_pool > 0 ? cfg.db_pool : cfg.workers + io + cfg.read_workers + 4;
-    if (app_open(&app, &cfg, pool) != BR_OK) {
+    if (app_open(&app, &cfg, config_db_pool(&cfg)) != BR_OK) {
         cli_error("serve: %s", err_msg());
         goto out;
     }

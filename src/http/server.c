@@ -1003,6 +1003,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return MHD_YES;
 }
 
+static void mhd_log(void *cls, const char *fmt, va_list ap) PRINTF_LIKE(2, 0);
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;

@@ -19,6 +19,7 @@ void log_set_quiet(bool q)
     atomic_store(&quiet, q);
 }
 
+static void emit(const char *level, const char *fmt, va_list ap) PRINTF_LIKE(2, 0);
 static void emit(const char *level, const char *fmt, va_list ap)
 {
     char line[LINE_MAX_LEN];
@@ -56,17 +57,25 @@ void log_info(const char *fmt, ...)
 DEFINE_LOG(log_warn, "warn")
 DEFINE_LOG(log_error, "error")
 
-void log_access(const char *method, const char *path, unsigned status, double ms)
+/* Copies client text into out (n bytes), control characters, '"' and '\\'
+ * written as \xNN so that nobody can forge a line or drive a terminal. */
+static void escape(const char *in, char *out, size_t n)
 {
-    char safe[512];
     size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)path; *p && o + 5 < sizeof safe; p++) {
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < n; p++) {
         if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\') {
-            o += (size_t)snprintf(safe + o, sizeof safe - o, "\\x%02x", *p);
+            o += (size_t)snprintf(out + o, n - o, "\\x%02x", *p);
         } else {
-            safe[o++] = (char)*p;
+            out[o++] = (char)*p;
         }
     }
-    safe[o] = '\0';
-    log_info("%s %s %u %.1fms", method, safe, status, ms);
+    out[o] = '\0';
+}
+
+void log_access(const char *method, const char *path, unsigned status, double ms)
+{
+    char safe_method[64], safe_path[512];
+    escape(method, safe_method, sizeof safe_method);
+    escape(path, safe_path, sizeof safe_path);
+    log_info("%s %s %u %.1fms", safe_method, safe_path, status, ms);
 }
