@@ -109,6 +109,7 @@ struct fz_resp {
     char *body; /* NUL-terminated */
     size_t len;
     json_t *json; /* the body parsed (JSON answers) */
+    bool library_431; /* libmicrohttpd's own broken 431 for a cookie it cannot parse */
 };
 
 /* Sends the request (with Host, Connection: close and Content-Length added)

@@ -474,6 +474,16 @@ static void parse_answer(const struct fz_req *q, bool json, const char *a, size_
                     line);
         line = end + 2;
     }
+    /* libmicrohttpd 0.9.75 answers a Cookie header it cannot parse (an
+     * unterminated quoted value: `Cookie: x="`) with its own 431 whose
+     * header block it sends twice, then closes; none of our code runs. A
+     * bug of the library (docs/testing.md), tolerated here and only here. */
+    if (r->status == 431 && (size_t)(n - hl - 2) > hl && !memcmp(eoh + 4, a, hl + 2)) {
+        r->library_431 = true;
+        r->body = xstrndup(eoh + 4 + hl + 2, n - 2 * (hl + 2));
+        r->len = n - 2 * (hl + 2);
+        return;
+    }
     r->body = xstrndup(eoh + 4, n - hl - 2);
     r->len = n - hl - 2;
     char v[128];
@@ -483,7 +493,8 @@ static void parse_answer(const struct fz_req *q, bool json, const char *a, size_
     unsigned long long cl = strtoull(v, &endp, 10);
     bool head = !strcmp(q->method, "HEAD");
     if (*endp || (!head && cl != r->len) || (head && r->len))
-        fz_fail("%s %s: Content-Length %s but %zu body bytes", q->method, q->target, v, r->len);
+        fz_fail("%s %s: Content-Length %s but %zu body bytes; the answer:\n%.*s", q->method,
+                q->target, v, r->len, (int)(n < 1200 ? n : 1200), a);
     if (!json) return;
     if (!fz_resp_header(r, "Content-Type", v, sizeof v) ||
         strcmp(v, "application/json; charset=utf-8"))
