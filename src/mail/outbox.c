@@ -82,6 +82,16 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     }
     char why[512];
     snprintf(why, sizeof why, "%s", err_msg()[0] ? err_msg() : err_name(rc));
+    if (stopping(o)) {
+        /* cancelled by the stop (or failed as it came): not the mail
+         * server's verdict, so never a drop; due again at the next start */
+        log_warn("mail: delivery of confirmation %s for cita %s cancelled by the stop: %s; "
+                 "it stays queued",
+                 msg->id, msg->cita_id, why);
+        if (store_outbox_retry(o->st, msg->id, why, now_ts) != BR_OK)
+            log_error("mail: could not release %s for the next start: %s", msg->id, err_msg());
+        return;
+    }
     int64_t queued = 0;
     bool aged = iso8601_parse(msg->created_at, strlen(msg->created_at), &queued) &&
                 now - queued >= o->retry_for_ms;

@@ -26,7 +26,8 @@ br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg
 void outbox_wake(struct outbox *o);
 
 /* Stops the worker; a delivery in progress is cancelled and its message
- * stays queued for the next start (NULL: nothing). */
+ * stays queued, due at once, for the next start - never dropped because of
+ * the stop, even past its retry window (NULL: nothing). */
 void outbox_stop(struct outbox *o);
 
 /* The delay before retry number `attempts` + 1 (attempts >= 1), in ms. */

@@ -4,16 +4,21 @@
 #define _GNU_SOURCE
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,10 +34,19 @@ static void curl_init(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-static void sleep_ms(int ms)
+/* --- time ------------------------------------------------------------------------------ */
+
+void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) continue;
+}
+
+bool wait_until(bool (*cond)(void *ud), void *ud, int timeout_ms)
+{
+    for (int64_t end = clock_mono_ms() + timeout_ms; clock_mono_ms() < end; sleep_ms(WAIT_POLL_MS))
+        if (cond(ud)) return true;
+    return cond(ud); /* once more at the deadline: a slow poll is not a miss */
 }
 
 char *read_file(const char *path, size_t *len)
@@ -323,7 +337,10 @@ const char *resp_header(const struct resp *r, const char *name, char *buf, size_
     return buf;
 }
 
-static void perform(CURL *c, struct resp *r, struct curl_slist *hdrs)
+/* Runs the transfer and fills r; never asserts (any thread may call it).
+ * Takes c and hdrs. A transport failure leaves r->status 0 and r->body
+ * "curl: <reason>". */
+static CURLcode perform_try(CURL *c, struct resp *r, struct curl_slist *hdrs)
 {
     struct sink body = {0}, head = {0};
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -341,7 +358,10 @@ static void perform(CURL *c, struct resp *r, struct curl_slist *hdrs)
         free(head.p);
         curl_slist_free_all(hdrs);
         curl_easy_cleanup(c);
-        fail_msg("HTTP request failed: %s", curl_easy_strerror(cc));
+        if (asprintf(&r->body, "curl: %s", curl_easy_strerror(cc)) < 0) r->body = NULL;
+        r->len = r->body ? strlen(r->body) : 0;
+        r->headers = strdup("");
+        return cc;
     }
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
     r->body = body.p ? body.p : strdup("");
@@ -350,10 +370,23 @@ static void perform(CURL *c, struct resp *r, struct curl_slist *hdrs)
     r->json = json_loadb(r->body, r->len, 0, NULL);
     curl_slist_free_all(hdrs);
     curl_easy_cleanup(c);
+    return CURLE_OK;
 }
 
-void http_req(const struct srv *s, const char *method, const char *path, const struct req_opts *o,
-              struct resp *r)
+/* perform_try for the test's own thread: a transport failure fails the test. */
+static void perform(CURL *c, struct resp *r, struct curl_slist *hdrs)
+{
+    if (perform_try(c, r, hdrs) != CURLE_OK) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", r->body ? r->body : "curl: ?");
+        resp_free(r);
+        fail_msg("HTTP request failed: %s", why);
+    }
+}
+
+/* The handle and header list of a request (both taken by perform*). */
+static CURL *req_prepare(const struct srv *s, const char *method, const char *path,
+                         const struct req_opts *o, struct curl_slist **hdrs)
 {
     pthread_once(&curl_once, curl_init);
     CURL *c = curl_easy_init();
@@ -381,7 +414,25 @@ void http_req(const struct srv *s, const char *method, const char *path, const s
                          (curl_off_t)(o->len ? o->len : strlen(o->body)));
     }
     for (const char *const *x = o ? o->headers : NULL; x && *x; x++) h = curl_slist_append(h, *x);
+    *hdrs = h;
+    return c;
+}
+
+void http_req(const struct srv *s, const char *method, const char *path, const struct req_opts *o,
+              struct resp *r)
+{
+    struct curl_slist *h = NULL;
+    CURL *c = req_prepare(s, method, path, o, &h);
     perform(c, r, h);
+}
+
+long http_try(const struct srv *s, const char *method, const char *path, const struct req_opts *o,
+              struct resp *r)
+{
+    struct curl_slist *h = NULL;
+    CURL *c = req_prepare(s, method, path, o, &h);
+    perform_try(c, r, h);
+    return r->status;
 }
 
 void http_get(const struct srv *s, const char *path, const char *token, struct resp *r)
@@ -397,8 +448,10 @@ void http_json(const struct srv *s, const char *method, const char *path, const 
     http_req(s, method, path, &o, r);
 }
 
-void http_multipart(const struct srv *s, const char *path, const char *token,
-                    const struct part *parts, size_t n, struct resp *r)
+/* The handle and MIME body of an upload (see http_multipart). */
+static CURL *multipart_prepare(const struct srv *s, const char *path, const char *token,
+                               const struct part *parts, size_t n, curl_mime **out,
+                               struct curl_slist **hdrs)
 {
     pthread_once(&curl_once, curl_init);
     CURL *c = curl_easy_init();
@@ -421,8 +474,53 @@ void http_multipart(const struct srv *s, const char *path, const char *token,
         snprintf(line, sizeof line, "Authorization: Bearer %s", token);
         h = curl_slist_append(h, line);
     }
-    perform(c, r, h);
+    *out = mime;
+    *hdrs = h;
+    return c;
+}
+
+void http_multipart(const struct srv *s, const char *path, const char *token,
+                    const struct part *parts, size_t n, struct resp *r)
+{
+    curl_mime *mime = NULL;
+    struct curl_slist *h = NULL;
+    CURL *c = multipart_prepare(s, path, token, parts, n, &mime, &h);
+    CURLcode cc = perform_try(c, r, h);
     curl_mime_free(mime);
+    if (cc != CURLE_OK) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", r->body ? r->body : "curl: ?");
+        resp_free(r);
+        fail_msg("HTTP request failed: %s", why);
+    }
+}
+
+long http_multipart_try(const struct srv *s, const char *path, const char *token,
+                        const struct part *parts, size_t n, struct resp *r)
+{
+    curl_mime *mime = NULL;
+    struct curl_slist *h = NULL;
+    CURL *c = multipart_prepare(s, path, token, parts, n, &mime, &h);
+    perform_try(c, r, h);
+    curl_mime_free(mime);
+    return r->status;
+}
+
+void expect_healthy(const struct srv *s)
+{
+    struct resp r;
+    http_get(s, "/healthz", NULL, &r);
+    if (r.status != 200) fail_msg("/healthz answered %ld: %s", r.status, r.body);
+    resp_free(&r);
+}
+
+void expect_header(const struct resp *r, const char *name, const char *value)
+{
+    char h[512];
+    const char *got = resp_header(r, name, h, sizeof h);
+    if (!got || strcmp(got, value) != 0)
+        fail_msg("header %s: expected \"%s\", got %s%s%s", name, value, got ? "\"" : "",
+                 got ? got : "none", got ? "\"" : "");
 }
 
 void expect_error(const struct resp *r, long status, const char *msg)
@@ -703,8 +801,6 @@ void expect_keys(const json_t *o, ...)
 
 /* --- processes, raw HTTP and folders (operator-facing tests) ----------------------------- */
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/time.h>
 
 int run_program(const char *const *argv, const char *const *env, int timeout_ms, char **out,
@@ -822,4 +918,304 @@ size_t count_files(const char *dir)
     counted_files = 0;
     if (nftw(dir, count_entry, 16, FTW_PHYS) != 0) return 0;
     return counted_files;
+}
+
+bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+void rm_tree(const char *dir)
+{
+    if (dir && dir[0]) nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* --- racers ------------------------------------------------------------------------------- */
+
+struct racer_slot {
+    pthread_barrier_t *go;
+    void (*fn)(void *item);
+    void *item;
+};
+
+static void *racer_main(void *arg)
+{
+    struct racer_slot *x = arg;
+    pthread_barrier_wait(x->go);
+    x->fn(x->item);
+    return NULL;
+}
+
+void race_threads(size_t n, void (*fn)(void *item), void *items, size_t size)
+{
+    if (n == 0) return;
+    if (n > RACE_MAX) fail_msg("race_threads: at most %d racers", RACE_MAX);
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, (unsigned)n);
+    pthread_t th[RACE_MAX];
+    struct racer_slot slot[RACE_MAX];
+    for (size_t i = 0; i < n; i++) {
+        slot[i] = (struct racer_slot){&go, fn, (char *)items + i * size};
+        if (pthread_create(&th[i], NULL, racer_main, &slot[i]) != 0)
+            fail_msg("pthread_create: %s", strerror(errno));
+    }
+    for (size_t i = 0; i < n; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+}
+
+/* --- a server with fixtures ------------------------------------------------------------------ */
+
+void fixture_start(struct fixture *f, const char *const *env, const char *barbero_nombre,
+                   const char *servicio_nombre, int duracion_min, double precio)
+{
+    srv_start(&f->s, env, NULL);
+    f->barbero = make_barbero(&f->s, barbero_nombre);
+    f->servicio = make_servicio(&f->s, servicio_nombre, duracion_min, precio);
+}
+
+void fixture_stop(struct fixture *f)
+{
+    free(f->barbero);
+    free(f->servicio);
+    f->barbero = f->servicio = NULL;
+    if (f->s.dir[0]) srv_cleanup(&f->s);
+    memset(&f->s, 0, sizeof f->s);
+}
+
+/* --- loopback listeners ---------------------------------------------------------------------- */
+
+/* A bound loopback TCP socket on an ephemeral port. OUT: *port. */
+static int loopback_socket(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+        fail_msg("cannot bind a loopback port: %s", strerror(errno));
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+int free_port(void)
+{
+    int port = 0;
+    close(loopback_socket(&port));
+    return port;
+}
+
+int silent_listener(int *port)
+{
+    int fd = loopback_socket(port);
+    if (listen(fd, 64) != 0) fail_msg("listen: %s", strerror(errno));
+    return fd;
+}
+
+/* --- the SMTP sink --------------------------------------------------------------------------- */
+
+#define PYTHON  "/usr/bin/python3"
+#define SINK_PY BARBERIA_TESTS_DIR "/tools/smtp_sink.py"
+
+void smtp_sink_start(struct smtp_sink *k, const char *root, int port, const char *const *extra)
+{
+    snprintf(k->dir, sizeof k->dir, "%s/mail", root);
+    snprintf(k->log, sizeof k->log, "%s/sink.log", root);
+    char portarg[16];
+    snprintf(portarg, sizeof portarg, "%d", port);
+    const char *argv[32] = {PYTHON, SINK_PY, "--dir", k->dir, "--port", portarg};
+    int n = 6;
+    for (; extra && *extra && n < 30; extra++) argv[n++] = *extra;
+    argv[n] = NULL;
+    int pfd[2];
+    if (pipe(pfd) != 0) fail_msg("pipe: %s", strerror(errno));
+    int logfd = open(k->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (logfd < 0) fail_msg("cannot create %s", k->log);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        dup2(logfd, 2);
+        close(pfd[0]);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    close(logfd);
+    if (pid < 0) fail_msg("fork: %s", strerror(errno));
+    k->pid = pid;
+    /* the first line of its stdout is the port it listens on */
+    char line[32] = "";
+    size_t got = 0;
+    int64_t deadline = clock_mono_ms() + 60000;
+    while (!memchr(line, '\n', got) && got < sizeof line - 1) {
+        struct pollfd p = {pfd[0], POLLIN, 0};
+        int left = (int)(deadline - clock_mono_ms());
+        if (left <= 0 || poll(&p, 1, left) <= 0) break;
+        ssize_t r = read(pfd[0], line + got, sizeof line - 1 - got);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    line[got] = '\0';
+    close(pfd[0]);
+    k->port = (int)strtol(line, NULL, 10);
+    if (k->port <= 0) {
+        char *log = read_file(k->log, NULL);
+        fail_msg("smtp_sink.py did not start: %s", log ? log : "");
+    }
+    if (port && k->port != port) fail_msg("smtp_sink.py listens on %d, not %d", k->port, port);
+}
+
+int smtp_sink_stop(struct smtp_sink *k)
+{
+    if (k->pid <= 0) return 0;
+    kill(k->pid, SIGTERM);
+    int rc = wait_child(k->pid, 20000);
+    k->pid = 0;
+    return rc;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t smtp_sink_files(const struct smtp_sink *k, char ***paths)
+{
+    *paths = NULL;
+    DIR *d = opendir(k->dir);
+    if (!d) return 0;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (e->d_name[0] == '.' || l < 6 || strcmp(e->d_name + l - 5, ".json")) continue;
+        *paths = realloc(*paths, (n + 1) * sizeof **paths);
+        size_t need = strlen(k->dir) + l + 2;
+        (*paths)[n] = malloc(need);
+        snprintf((*paths)[n], need, "%s/%s", k->dir, e->d_name);
+        n++;
+    }
+    closedir(d);
+    if (n) qsort(*paths, n, sizeof **paths, cmp_names);
+    return n;
+}
+
+void smtp_sink_free_paths(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+}
+
+size_t smtp_sink_count(const struct smtp_sink *k)
+{
+    char **paths;
+    size_t n = smtp_sink_files(k, &paths);
+    smtp_sink_free_paths(paths, n);
+    return n;
+}
+
+struct sink_goal {
+    const struct smtp_sink *k;
+    size_t n;
+};
+
+static bool sink_holds(void *ud)
+{
+    const struct sink_goal *g = ud;
+    return smtp_sink_count(g->k) >= g->n;
+}
+
+bool smtp_sink_wait(const struct smtp_sink *k, size_t n, int timeout_ms)
+{
+    struct sink_goal g = {k, n};
+    return wait_until(sink_holds, &g, timeout_ms);
+}
+
+json_t *smtp_sink_message(const char *path)
+{
+    const char *argv[] = {PYTHON, BARBERIA_TESTS_DIR "/tools/mail_to_json.py", path, NULL};
+    char *out = NULL, *err = NULL;
+    int st = run_program(argv, NULL, 60000, &out, &err);
+    if (st != 0) fail_msg("mail_to_json.py failed (%d): %s", st, err ? err : "");
+    json_t *j = json_loads(out, 0, NULL);
+    if (!j) fail_msg("mail_to_json.py printed no JSON: %s", out);
+    free(out);
+    free(err);
+    return j;
+}
+
+/* --- another process holding the database's write lock ------------------------------------- */
+
+static bool file_present(void *ud)
+{
+    return access((const char *)ud, F_OK) == 0;
+}
+
+static void write_all(int fd, const char *text)
+{
+    for (size_t len = strlen(text); len;) {
+        ssize_t k = write(fd, text, len);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return; /* the tool is gone: its exit status tells */
+        text += k;
+        len -= (size_t)k;
+    }
+}
+
+void db_lock_take(const struct srv *s, struct db_locker *l, const char *sql)
+{
+    static int counter;
+    memset(l, 0, sizeof *l);
+    snprintf(l->marker, sizeof l->marker, "%s/db-locked-%d", s->dir,
+             __atomic_add_fetch(&counter, 1, 0));
+    char db[400];
+    snprintf(db, sizeof db, "%s/barberia.db", s->data);
+    int pfd[2];
+    if (pipe(pfd) != 0) fail_msg("pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pfd[0], 0);
+        close(pfd[1]);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, 1);
+        /* -bail: a failed BEGIN IMMEDIATE ends the tool before the marker */
+        execlp("sqlite3", "sqlite3", "-batch", "-bail", "-cmd", ".timeout 30000", db,
+               (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[0]);
+    if (pid < 0) fail_msg("fork: %s", strerror(errno));
+    l->pid = pid;
+    l->in = pfd[1];
+    char *script = NULL;
+    if (asprintf(&script, "BEGIN IMMEDIATE;\n%s%s.system touch %s\n", sql ? sql : "",
+                 sql ? "\n" : "", l->marker) < 0)
+        fail_msg("out of memory");
+    write_all(l->in, script);
+    free(script);
+    if (!wait_until(file_present, l->marker, 60000)) {
+        db_lock_kill(l);
+        fail_msg("the sqlite3 tool could not take the write lock within 60 s");
+    }
+}
+
+int db_lock_release(struct db_locker *l, bool commit)
+{
+    if (l->pid <= 0) return -1;
+    write_all(l->in, commit ? "COMMIT;\n.quit\n" : "ROLLBACK;\n.quit\n");
+    close(l->in);
+    l->in = -1;
+    int rc = wait_child(l->pid, 60000);
+    l->pid = 0;
+    return rc;
+}
+
+void db_lock_kill(struct db_locker *l)
+{
+    if (l->pid <= 0) return;
+    kill(l->pid, SIGKILL);
+    int st;
+    waitpid(l->pid, &st, 0);
+    l->pid = 0;
+    if (l->in >= 0) close(l->in);
+    l->in = -1;
 }

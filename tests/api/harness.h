@@ -19,6 +19,25 @@
 #include <cmocka.h>
 #include <sys/types.h>
 
+#include "util/common.h" /* clock_mono_ms() for durations, clock_now_ms() for wall time */
+
+/* --- time -------------------------------------------------------------------------------------
+ * Clocks: clock_mono_ms() (monotonic: durations and deadlines) and
+ * clock_now_ms() (the wall clock, milliseconds since 1970: to compare with
+ * the timestamps the service stores), from util/common.h. */
+
+/* Sleeps ms milliseconds (resumed after a signal). */
+void sleep_ms(int ms);
+
+/* How often wait_until() checks its condition. */
+#define WAIT_POLL_MS 20
+
+/* Waits for an event instead of sleeping a fixed time: calls cond(ud) every
+ * WAIT_POLL_MS until it returns true or timeout_ms have passed (checked once
+ * more at the deadline). Returns whether the condition came true. Use
+ * generous timeouts: a slow machine makes a test slower, never red. */
+bool wait_until(bool (*cond)(void *ud), void *ud, int timeout_ms);
+
 /* --- the server ------------------------------------------------------------- */
 
 struct srv {
@@ -111,8 +130,47 @@ void http_multipart(const struct srv *s, const char *path, const char *token,
 
 /* Asserts the status and, when msg is non-NULL, the body {"error": msg}. */
 void expect_error(const struct resp *r, long status, const char *msg);
+/* Asserts that GET /healthz answers 200. */
+void expect_healthy(const struct srv *s);
+/* Asserts a response header's exact value (absent: a failure, not a crash). */
+void expect_header(const struct resp *r, const char *name, const char *value);
+
+/* http_req and http_multipart for any thread: they never assert (cmocka
+ * must only be called from the test's own thread). Return r->status; a
+ * transport failure gives 0 with r->body "curl: <reason>". The caller
+ * frees r with resp_free. */
+long http_try(const struct srv *s, const char *method, const char *path, const struct req_opts *o,
+              struct resp *r);
+long http_multipart_try(const struct srv *s, const char *path, const char *token,
+                        const struct part *parts, size_t n, struct resp *r);
+
+/* --- racers: requests that start together ----------------------------------------------- */
+
+#define RACE_MAX 64
+
+/* Runs fn on each of n items (items: an array of n elements of size bytes),
+ * each in its own thread; the threads are released together by a barrier so
+ * their requests overlap, and all have finished when this returns. fn must
+ * not call cmocka: it records what it saw in its item (http_try), and the
+ * test asserts afterwards. n <= RACE_MAX. */
+void race_threads(size_t n, void (*fn)(void *item), void *items, size_t size);
 
 /* --- fixtures --------------------------------------------------------------------- */
+
+/* A running server with one barber and one service: what most test groups
+ * set up first. */
+struct fixture {
+    struct srv s;
+    char *barbero;  /* its id (owned) */
+    char *servicio; /* its id (owned) */
+};
+/* srv_start(&f->s, env, NULL), then the barber and the service through the
+ * CLI. */
+void fixture_start(struct fixture *f, const char *const *env, const char *barbero_nombre,
+                   const char *servicio_nombre, int duracion_min, double precio);
+/* Frees the ids and srv_cleanup()s the server (with its checks); the struct
+ * can be started again. */
+void fixture_stop(struct fixture *f);
 
 struct user {
     char id[40];
@@ -160,6 +218,25 @@ char *db_query(const struct srv *s, const char *fmt, ...) __attribute__((format(
 /* printf-style: a query answering one integer. */
 long db_count(const struct srv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Another process holding the database's write lock: the sqlite3 tool in a
+ * write transaction (BEGIN IMMEDIATE) on <data>/barberia.db, as an operator
+ * poking at the file would. */
+struct db_locker {
+    pid_t pid;
+    int in;              /* the tool's stdin: more SQL, then the end */
+    char marker[400];    /* appears once the lock is held */
+};
+/* Starts the tool and returns once it holds the lock; sql (may be NULL)
+ * runs inside the transaction first (e.g. a write that must never be seen).
+ * Fails the test when the lock cannot be taken within 60 s. */
+void db_lock_take(const struct srv *s, struct db_locker *l, const char *sql);
+/* Ends the transaction (COMMIT or ROLLBACK) and waits for the tool to exit.
+ * Does not assert (any thread may call it): returns the exit status. */
+int db_lock_release(struct db_locker *l, bool commit);
+/* SIGKILLs the holder in the middle of its transaction (a process that
+ * dies holding the lock); returns once it is gone. */
+void db_lock_kill(struct db_locker *l);
+
 /* True when s is a canonical lowercase UUID (8-4-4-4-12 hex digits). */
 bool is_lower_uuid(const char *s);
 /* Asserts that o is a JSON object with exactly the member names given
@@ -192,5 +269,44 @@ long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, 
 const char *raw_body(const char *reply);
 /* Regular files under dir, recursively (0 when dir does not exist). */
 size_t count_files(const char *dir);
+/* Whether something exists at path. */
+bool file_exists(const char *path);
+/* Removes dir and everything under it (NULL or "": nothing). */
+void rm_tree(const char *dir);
+
+/* --- stand-ins for the servers the service calls ---------------------------------------- */
+
+/* A loopback port nothing listens on (it was free a moment ago). */
+int free_port(void);
+/* A loopback socket that listens and never says a word (the kernel
+ * accepts connections into its backlog). OUT: *port. Returns the socket;
+ * the caller closes it (connections are then refused). */
+int silent_listener(int *port);
+
+/* The SMTP server of the tests (tests/tools/smtp_sink.py, aiosmtpd), which
+ * saves every accepted message as one JSON file. */
+struct smtp_sink {
+    pid_t pid;
+    int port;
+    char dir[400]; /* saved messages: <root>/mail */
+    char log[400]; /* its stderr: <root>/sink.log */
+};
+/* Starts it on port (0: any free one) with extra arguments (NULL-ended, may
+ * be NULL: --tls-cert F --tls-key F, --auth-user U --auth-password P,
+ * --reject-rcpt TEXT), saving into <root>/mail. Returns once it listens. */
+void smtp_sink_start(struct smtp_sink *k, const char *root, int port, const char *const *extra);
+/* SIGTERM and wait; the exit status (-1 when it had to be killed; 0 when it
+ * was not running). */
+int smtp_sink_stop(struct smtp_sink *k);
+/* The saved messages, oldest first, as full paths (free with
+ * smtp_sink_free_paths). Returns how many. */
+size_t smtp_sink_files(const struct smtp_sink *k, char ***paths);
+void smtp_sink_free_paths(char **paths, size_t n);
+size_t smtp_sink_count(const struct smtp_sink *k);
+/* Waits until at least n messages were saved; false on timeout. */
+bool smtp_sink_wait(const struct smtp_sink *k, size_t n, int timeout_ms);
+/* A saved message as a mail client sees it (tests/tools/mail_to_json.py):
+ * caller decrefs. */
+json_t *smtp_sink_message(const char *path);
 
 #endif

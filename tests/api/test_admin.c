@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct srv S;
+static struct fixture F; /* the server, a barber and a service */
 static struct user ADMIN;
-static char *BARB;
-static char *SERV;
 
 #define NO_PERM "Sin permisos"
 #define PATH    "/api/admin/usuarios"
@@ -23,19 +21,15 @@ static char *SERV;
 static int setup(void **state)
 {
     (void)state;
-    srv_start(&S, NULL, NULL);
-    make_user(&S, &ADMIN, "Admin Principal", "admin");
-    BARB = make_barbero(&S, "Barbero Admin");
-    SERV = make_servicio(&S, "Corte Admin", 30, 10);
+    fixture_start(&F, NULL, "Barbero Admin", "Corte Admin", 30, 10);
+    make_user(&F.s, &ADMIN, "Admin Principal", "admin");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    free(BARB);
-    free(SERV);
-    srv_cleanup(&S);
+    fixture_stop(&F);
     return 0;
 }
 
@@ -44,7 +38,7 @@ static int teardown(void **state)
 static json_t *list_usuarios(void)
 {
     struct resp r;
-    http_get(&S, PATH, ADMIN.token, &r);
+    http_get(&F.s, PATH, ADMIN.token, &r);
     if (r.status != 200) fail_msg("GET " PATH ": %ld %s", r.status, r.body);
     expect_keys(r.json, "usuarios", NULL);
     json_t *l = json_incref(json_object_get(r.json, "usuarios"));
@@ -70,7 +64,7 @@ static json_t *usuario(const char *id)
 
 static void patch(const char *token, const char *body, struct resp *r)
 {
-    http_json(&S, "PATCH", PATH, token, body, r);
+    http_json(&F.s, "PATCH", PATH, token, body, r);
 }
 
 static void patch_expect(const char *token, const char *body, long status, const char *msg)
@@ -98,7 +92,7 @@ static long login_status(const char *email, const char *password, char *token_ou
     char *text = json_dumps(b, 0);
     json_decref(b);
     struct resp r;
-    http_json(&S, "POST", "/api/auth/login", NULL, text, &r);
+    http_json(&F.s, "POST", "/api/auth/login", NULL, text, &r);
     free(text);
     long st = r.status;
     if (st == 401) expect_error(&r, 401, "Credenciales inválidas");
@@ -110,7 +104,7 @@ static long login_status(const char *email, const char *password, char *token_ou
 static long get_status(const char *path, const char *token)
 {
     struct resp r;
-    http_get(&S, path, token, &r);
+    http_get(&F.s, path, token, &r);
     long st = r.status;
     if (st == 401) expect_error(&r, 401, "No autenticado");
     resp_free(&r);
@@ -135,7 +129,7 @@ static void cli_user(struct user *u, const char *nombre, const char *telefono)
     }
     args[n] = NULL;
     char *out = NULL, *err = NULL;
-    int st = run_cli(&S, NULL, args, true, &out, &err);
+    int st = run_cli(&F.s, NULL, args, true, &out, &err);
     if (st != 0) fail_msg("user add: %d %s", st, err);
     out[strcspn(out, "\n")] = '\0';
     snprintf(u->id, sizeof u->id, "%s", out);
@@ -147,7 +141,7 @@ static void cli_user(struct user *u, const char *nombre, const char *telefono)
  * (NULL shown as <null>). */
 static char *perfil_row(const char *id)
 {
-    return db_query(&S,
+    return db_query(&F.s,
                     "SELECT rol, coalesce(nombre, '<null>'), coalesce(telefono, '<null>') "
                     "FROM perfiles WHERE id = '%s'",
                     id);
@@ -159,17 +153,17 @@ static void get_without_session_or_with_garbage_token_is_403(void **state)
 {
     (void)state;
     struct resp r;
-    http_get(&S, PATH, NULL, &r);
+    http_get(&F.s, PATH, NULL, &r);
     expect_error(&r, 403, NO_PERM);
     resp_free(&r);
-    http_get(&S, PATH, "garbage", &r);
+    http_get(&F.s, PATH, "garbage", &r);
     expect_error(&r, 403, NO_PERM);
     resp_free(&r);
-    http_get(&S, PATH, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", &r);
+    http_get(&F.s, PATH, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", &r);
     expect_error(&r, 403, NO_PERM);
     resp_free(&r);
     struct req_opts o = {.cookie = "barberia_session=nope"};
-    http_req(&S, "GET", PATH, &o, &r);
+    http_req(&F.s, "GET", PATH, &o, &r);
     expect_error(&r, 403, NO_PERM);
     resp_free(&r);
 }
@@ -178,24 +172,24 @@ static void get_as_cliente_barbero_or_other_role_is_403(void **state)
 {
     (void)state;
     struct user c, b, o;
-    signup_user(&S, &c, "Cliente Noadmin");
-    make_user(&S, &b, "Barbero Noadmin", "barbero");
-    make_user(&S, &o, "Otro Noadmin", "Admin"); /* roles are exact */
+    signup_user(&F.s, &c, "Cliente Noadmin");
+    make_user(&F.s, &b, "Barbero Noadmin", "barbero");
+    make_user(&F.s, &o, "Otro Noadmin", "Admin"); /* roles are exact */
     const struct user *who[] = {&c, &b, &o};
     for (int i = 0; i < 3; i++) {
         struct resp r;
-        http_get(&S, PATH, who[i]->token, &r);
+        http_get(&F.s, PATH, who[i]->token, &r);
         expect_error(&r, 403, NO_PERM);
         resp_free(&r);
     }
     /* a logged-out admin session is no session */
     struct user a;
-    make_user(&S, &a, "Admin Saliente", "admin");
+    make_user(&F.s, &a, "Admin Saliente", "admin");
     struct resp r;
-    http_json(&S, "POST", "/api/auth/logout", a.token, NULL, &r);
+    http_json(&F.s, "POST", "/api/auth/logout", a.token, NULL, &r);
     assert_int_equal(r.status, 200);
     resp_free(&r);
-    http_get(&S, PATH, a.token, &r);
+    http_get(&F.s, PATH, a.token, &r);
     expect_error(&r, 403, NO_PERM);
     resp_free(&r);
 }
@@ -204,8 +198,8 @@ static void patch_is_403_for_non_admins_whatever_the_body(void **state)
 {
     (void)state;
     struct user c, b;
-    signup_user(&S, &c, "Cliente Patch");
-    make_user(&S, &b, "Barbero Patch", "barbero");
+    signup_user(&F.s, &c, "Cliente Patch");
+    make_user(&F.s, &b, "Barbero Patch", "barbero");
     size_t n = 200 * 1024;
     char *big = malloc(n + 1);
     memset(big, '[', n);
@@ -237,12 +231,12 @@ static void listing_has_every_profile_newest_first_with_exact_fields(void **stat
 {
     (void)state;
     struct user u1, u2, u3;
-    signup_user(&S, &u1, "Primero");
+    signup_user(&F.s, &u1, "Primero");
     cli_user(&u2, "Segundo", "600 000 002");
-    signup_user(&S, &u3, "Tercero");
+    signup_user(&F.s, &u3, "Tercero");
     /* profile times opposite to the creation order (and newer than any
      * other), so that only an order by created_at puts them first as 1, 2, 3 */
-    char *out = db_query(&S,
+    char *out = db_query(&F.s,
                          "UPDATE perfiles SET created_at = CASE id "
                          "WHEN '%s' THEN '2040-01-01T00:00:03.000Z' "
                          "WHEN '%s' THEN '2040-01-01T00:00:02.000Z' "
@@ -252,7 +246,7 @@ static void listing_has_every_profile_newest_first_with_exact_fields(void **stat
     assert_string_equal(out, "3");
     free(out);
     json_t *l = list_usuarios();
-    assert_int_equal((long)json_array_size(l), db_count(&S, "SELECT count(*) FROM perfiles"));
+    assert_int_equal((long)json_array_size(l), db_count(&F.s, "SELECT count(*) FROM perfiles"));
     long i1 = -1, i2 = -1, i3 = -1;
     size_t i;
     json_t *e;
@@ -285,7 +279,7 @@ static void listing_has_every_profile_newest_first_with_exact_fields(void **stat
     assert_string_equal(jstr(e, "telefono"), "600 000 002");
     assert_string_equal(jstr(e, "email"), u2.email);
     assert_true(json_is_null(json_object_get(e, "ultimo_acceso")));
-    char *created = db_query(&S, "SELECT created_at FROM auth_users WHERE id = '%s'", u2.id);
+    char *created = db_query(&F.s, "SELECT created_at FROM auth_users WHERE id = '%s'", u2.id);
     assert_string_equal(jstr(e, "creado_en"), created);
     free(created);
     json_t *citas = json_object_get(e, "citas");
@@ -303,7 +297,7 @@ static void listing_has_every_profile_newest_first_with_exact_fields(void **stat
     assert_true(json_is_null(json_object_get(e, "telefono")));
     assert_non_null(jstr(e, "ultimo_acceso"));
     char *row =
-        db_query(&S, "SELECT created_at, last_sign_in_at FROM auth_users WHERE id = '%s'", u1.id);
+        db_query(&F.s, "SELECT created_at, last_sign_in_at FROM auth_users WHERE id = '%s'", u1.id);
     char expect[128];
     snprintf(expect, sizeof expect, "%s\t%s", jstr(e, "creado_en"), jstr(e, "ultimo_acceso"));
     assert_string_equal(row, expect);
@@ -326,12 +320,12 @@ static void ultimo_acceso_is_the_last_login(void **state)
     const char *first = jstr(e, "ultimo_acceso");
     assert_non_null(first);
     assert_int_equal(strlen(first), 24);
-    char *db = db_query(&S, "SELECT last_sign_in_at FROM auth_users WHERE id = '%s'", u.id);
+    char *db = db_query(&F.s, "SELECT last_sign_in_at FROM auth_users WHERE id = '%s'", u.id);
     assert_string_equal(first, db);
     free(db);
     /* a failed login changes nothing; a second login moves it on (from a
      * value set far back, so that no clock resolution matters) */
-    char *old = db_query(&S,
+    char *old = db_query(&F.s,
                          "UPDATE auth_users SET last_sign_in_at = '2001-01-01T00:00:00.000Z' "
                          "WHERE id = '%s'; SELECT changes();",
                          u.id);
@@ -344,7 +338,7 @@ static void ultimo_acceso_is_the_last_login(void **state)
     assert_int_equal(login_status(u.email, u.password, tok), 200);
     e2 = usuario(u.id);
     assert_true(strcmp(jstr(e2, "ultimo_acceso"), first) >= 0);
-    db = db_query(&S, "SELECT last_sign_in_at FROM auth_users WHERE id = '%s'", u.id);
+    db = db_query(&F.s, "SELECT last_sign_in_at FROM auth_users WHERE id = '%s'", u.id);
     assert_string_equal(jstr(e2, "ultimo_acceso"), db);
     free(db);
     /* creado_en never moves */
@@ -357,8 +351,8 @@ static void citas_count_and_total_citas_follow_bookings(void **state)
 {
     (void)state;
     struct user u;
-    signup_user(&S, &u, "Cuenta Citas");
-    char *barb = make_barbero(&S, "Barbero Cuenta");
+    signup_user(&F.s, &u, "Cuenta Citas");
+    char *barb = make_barbero(&F.s, "Barbero Cuenta");
     const char *fechas[] = {"2032-01-10T10:00:00Z", "2032-01-11T10:00:00Z", "2032-01-12T10:00:00Z"};
     for (int k = 0; k < 3; k++) {
         json_t *e = usuario(u.id);
@@ -366,7 +360,7 @@ static void citas_count_and_total_citas_follow_bookings(void **state)
         json_t *c0 = json_array_get(json_object_get(e, "citas"), 0);
         assert_int_equal(json_integer_value(json_object_get(c0, "count")), k);
         json_decref(e);
-        free(book(&S, &u, barb, SERV, fechas[k], NULL));
+        free(book(&F.s, &u, barb, F.servicio, fechas[k], NULL));
     }
     json_t *e = usuario(u.id);
     assert_int_equal(json_integer_value(json_object_get(e, "total_citas")), 3);
@@ -378,7 +372,7 @@ static void citas_count_and_total_citas_follow_bookings(void **state)
     /* other users' counts are their own */
     e = usuario(ADMIN.id);
     assert_int_equal(json_integer_value(json_object_get(e, "total_citas")),
-                     db_count(&S, "SELECT count(*) FROM citas WHERE cliente_id = '%s'", ADMIN.id));
+                     db_count(&F.s, "SELECT count(*) FROM citas WHERE cliente_id = '%s'", ADMIN.id));
     json_decref(e);
     free(barb);
 }
@@ -389,7 +383,7 @@ static void profile_without_identity_user_has_empty_email(void **state)
     /* a profile row no identity user matches (written by hand; the sqlite3
      * tool does not enforce foreign keys) */
     const char *id = "00000000-0000-4000-8000-0000000000aa";
-    char *out = db_query(&S,
+    char *out = db_query(&F.s,
                          "INSERT INTO perfiles (id, rol, nombre, telefono, created_at) VALUES "
                          "('%s', 'cliente', 'Huerfano', NULL, '2001-01-01T00:00:00.000Z'); "
                          "SELECT changes();",
@@ -409,7 +403,7 @@ static void profile_without_identity_user_has_empty_email(void **state)
     json_t *l = list_usuarios();
     assert_string_equal(jstr(json_array_get(l, json_array_size(l) - 1), "id"), id);
     json_decref(l);
-    out = db_query(&S, "DELETE FROM perfiles WHERE id = '%s'", id);
+    out = db_query(&F.s, "DELETE FROM perfiles WHERE id = '%s'", id);
     free(out);
 }
 
@@ -435,7 +429,7 @@ static void patch_with_invalid_json_is_400(void **state)
     for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++)
         patch_expect(ADMIN.token, bodies[i], 400, "JSON inválido");
     struct resp r;
-    http_json(&S, "PATCH", PATH, ADMIN.token, NULL, &r);
+    http_json(&F.s, "PATCH", PATH, ADMIN.token, NULL, &r);
     expect_error(&r, 400, "JSON inválido");
     resp_free(&r);
 }
@@ -444,7 +438,7 @@ static void patch_with_wrongly_typed_field_is_400(void **state)
 {
     (void)state;
     struct user u;
-    signup_user(&S, &u, "Tipos");
+    signup_user(&F.s, &u, "Tipos");
     const char *fields[] = {"password", "rol", "nombre", "telefono"};
     for (int i = 0; i < 4; i++) {
         char body[256], msg[64];
@@ -465,7 +459,7 @@ static void short_password_is_400_and_changes_nothing(void **state)
 {
     (void)state;
     struct user u;
-    signup_user(&S, &u, "Corta");
+    signup_user(&F.s, &u, "Corta");
     const char *shorts[] = {"1", "12", "abc", "abcd", "abcde", "ñññññ", "  x  "};
     for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; i++) {
         char body[256];
@@ -488,7 +482,7 @@ static void six_characters_are_enough_counted_in_code_points(void **state)
 {
     (void)state;
     struct user u;
-    signup_user(&S, &u, "Seis");
+    signup_user(&F.s, &u, "Seis");
     char body[256];
     /* six code points, twelve bytes */
     snprintf(body, sizeof body, "{\"userId\":\"%s\",\"password\":\"ñññññá\"}", u.id);
@@ -504,8 +498,8 @@ static void password_change_switches_logins_and_ends_every_session(void **state)
 {
     (void)state;
     struct user u, other;
-    signup_user(&S, &u, "Cambia Clave");
-    signup_user(&S, &other, "Testigo");
+    signup_user(&F.s, &u, "Cambia Clave");
+    signup_user(&F.s, &other, "Testigo");
     char second[64];
     assert_int_equal(login_status(u.email, u.password, second), 200);
     assert_int_equal(get_status("/api/citas", u.token), 200);
@@ -531,7 +525,7 @@ static void password_change_switches_logins_and_ends_every_session(void **state)
     free(row);
     /* stored as Argon2id */
     char *hash =
-        db_query(&S, "SELECT substr(password_hash, 1, 10) FROM auth_users WHERE id = '%s'", u.id);
+        db_query(&F.s, "SELECT substr(password_hash, 1, 10) FROM auth_users WHERE id = '%s'", u.id);
     assert_string_equal(hash, "$argon2id$");
     free(hash);
 }
@@ -540,7 +534,7 @@ static void empty_password_means_unchanged(void **state)
 {
     (void)state;
     struct user u;
-    signup_user(&S, &u, "Vacia");
+    signup_user(&F.s, &u, "Vacia");
     char body[256];
     snprintf(body, sizeof body, "{\"userId\":\"%s\",\"password\":\"\",\"nombre\":\"Vacia Dos\"}",
              u.id);
@@ -645,7 +639,7 @@ static void password_and_profile_in_one_request(void **state)
 {
     (void)state;
     struct user u;
-    signup_user(&S, &u, "Ambos");
+    signup_user(&F.s, &u, "Ambos");
     char body[256];
     snprintf(body, sizeof body,
              "{\"userId\":\"%s\",\"password\":\"ambas-cosas\",\"nombre\":\"Ambos Dos\","
@@ -662,23 +656,23 @@ static void password_and_profile_in_one_request(void **state)
 static void profile_only_patch_for_unknown_user_is_200_noop(void **state)
 {
     (void)state;
-    long before = db_count(&S, "SELECT count(*) FROM perfiles");
+    long before = db_count(&F.s, "SELECT count(*) FROM perfiles");
     patch_ok("{\"userId\":\"0b5f8e8a-3c1d-4e2f-9a7b-1234567890ab\",\"nombre\":\"Nadie\"}");
     patch_ok("{\"userId\":\"no-es-un-uuid\",\"rol\":\"admin\",\"telefono\":null}");
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM perfiles"), before);
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM perfiles WHERE nombre = 'Nadie'"), 0);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM perfiles"), before);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM perfiles WHERE nombre = 'Nadie'"), 0);
 }
 
 static void role_change_takes_effect_on_the_next_request(void **state)
 {
     (void)state;
     struct user u, other;
-    signup_user(&S, &u, "Ascendido");
-    signup_user(&S, &other, "Cliente Ajeno");
-    char *barb = make_barbero(&S, "Barbero Ascenso");
-    char *cid = book(&S, &other, barb, SERV, "2032-02-01T10:00:00Z", NULL);
+    signup_user(&F.s, &u, "Ascendido");
+    signup_user(&F.s, &other, "Cliente Ajeno");
+    char *barb = make_barbero(&F.s, "Barbero Ascenso");
+    char *cid = book(&F.s, &other, barb, F.servicio, "2032-02-01T10:00:00Z", NULL);
     struct resp r;
-    http_get(&S, "/api/citas", u.token, &r);
+    http_get(&F.s, "/api/citas", u.token, &r);
     assert_int_equal(r.status, 200);
     assert_int_equal(json_array_size(json_object_get(r.json, "citas")), 0);
     resp_free(&r);
@@ -687,10 +681,10 @@ static void role_change_takes_effect_on_the_next_request(void **state)
     snprintf(body, sizeof body, "{\"userId\":\"%s\",\"rol\":\"barbero\"}", u.id);
     patch_ok(body);
     /* the same session now sees everybody's appointments */
-    http_get(&S, "/api/citas", u.token, &r);
+    http_get(&F.s, "/api/citas", u.token, &r);
     assert_int_equal(r.status, 200);
     json_t *l = json_object_get(r.json, "citas");
-    assert_int_equal((long)json_array_size(l), db_count(&S, "SELECT count(*) FROM citas"));
+    assert_int_equal((long)json_array_size(l), db_count(&F.s, "SELECT count(*) FROM citas"));
     bool found = false;
     size_t i;
     json_t *e;
@@ -698,22 +692,22 @@ static void role_change_takes_effect_on_the_next_request(void **state)
     assert_true(found);
     resp_free(&r);
     /* but is still no administrator */
-    http_get(&S, PATH, u.token, &r);
+    http_get(&F.s, PATH, u.token, &r);
     expect_error(&r, 403, NO_PERM);
     resp_free(&r);
 
     /* made admin, then back to cliente */
     snprintf(body, sizeof body, "{\"userId\":\"%s\",\"rol\":\"admin\"}", u.id);
     patch_ok(body);
-    http_get(&S, PATH, u.token, &r);
+    http_get(&F.s, PATH, u.token, &r);
     assert_int_equal(r.status, 200);
     resp_free(&r);
     snprintf(body, sizeof body, "{\"userId\":\"%s\",\"rol\":\"cliente\"}", u.id);
     patch_ok(body);
-    http_get(&S, PATH, u.token, &r);
+    http_get(&F.s, PATH, u.token, &r);
     expect_error(&r, 403, NO_PERM);
     resp_free(&r);
-    http_get(&S, "/api/citas", u.token, &r);
+    http_get(&F.s, "/api/citas", u.token, &r);
     assert_int_equal(json_array_size(json_object_get(r.json, "citas")), 0);
     resp_free(&r);
     free(cid);

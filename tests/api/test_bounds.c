@@ -25,50 +25,28 @@
 #define BOUNDARY     "----barberia-bounds-42"
 #define NO_SUCH_UUID "9b2c7e10-5d4a-4f3b-8c21-0a1b2c3d4e5f"
 
-static struct srv S;
+static struct fixture F; /* the server, a barber and a service */
 static struct user U, V;
-static char *barbero, *servicio, *cita;
+static char *cita;
 
 /* --- helpers ------------------------------------------------------------------------ */
-
-/* Asserts a response header's exact value (absent: a failure, not a crash). */
-static void expect_header(const struct resp *r, const char *name, const char *value)
-{
-    char h[512];
-    const char *got = resp_header(r, name, h, sizeof h);
-    if (!got || strcmp(got, value) != 0)
-        fail_msg("header %s: expected \"%s\", got %s%s%s", name, value, got ? "\"" : "",
-                 got ? got : "none", got ? "\"" : "");
-}
 
 static int setup(void **state)
 {
     (void)state;
-    srv_start(&S, NULL, NULL);
-    signup_user(&S, &U, "Uno");
-    signup_user(&S, &V, "Dos");
-    barbero = make_barbero(&S, "Barbero Límites");
-    servicio = make_servicio(&S, "Corte Límites", 30, 10);
-    cita = book(&S, &U, barbero, servicio, "2032-03-04T10:00:00Z", NULL);
+    fixture_start(&F, NULL, "Barbero Límites", "Corte Límites", 30, 10);
+    signup_user(&F.s, &U, "Uno");
+    signup_user(&F.s, &V, "Dos");
+    cita = book(&F.s, &U, F.barbero, F.servicio, "2032-03-04T10:00:00Z", NULL);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    free(barbero);
-    free(servicio);
     free(cita);
-    srv_cleanup(&S);
+    fixture_stop(&F);
     return 0;
-}
-
-static void expect_healthy(void)
-{
-    struct resp r;
-    http_get(&S, "/healthz", NULL, &r);
-    assert_int_equal(r.status, 200);
-    resp_free(&r);
 }
 
 /* Asserts a raw reply is status with the JSON body {"error": msg}. */
@@ -235,16 +213,16 @@ static size_t stream_read(char *buf, size_t size, size_t nitems, void *arg)
 static void a_50mb_upload_is_refused_without_the_server_holding_more_than_5mib(void **state)
 {
     (void)state;
-    struct watch w = {.pid = S.pid};
-    snprintf(w.spool, sizeof w.spool, "%s/tmp", S.data);
-    expect_healthy();
-    w.rss0 = proc_rss_kib(S.pid);
+    struct watch w = {.pid = F.s.pid};
+    snprintf(w.spool, sizeof w.spool, "%s/tmp", F.s.data);
+    expect_healthy(&F.s);
+    w.rss0 = proc_rss_kib(F.s.pid);
     assert_true(w.rss0 > 0);
 
     struct stream st = {.total = 50u * 1000 * 1000, .next_sample = 2 * MIB, .w = &w};
     CURL *c = curl_easy_init();
     char url[128], auth[256];
-    snprintf(url, sizeof url, "%s/api/fotos", S.base);
+    snprintf(url, sizeof url, "%s/api/fotos", F.s.base);
     snprintf(auth, sizeof auth, "Authorization: Bearer %s", U.token);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -302,11 +280,11 @@ static void a_50mb_upload_is_refused_without_the_server_holding_more_than_5mib(v
             fail_msg("the server's memory grew by %ld KiB during the upload", growth);
     }
     /* nothing stored, nothing left open */
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM fotos_cita"), 0);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM fotos_cita"), 0);
     char dir[400];
-    snprintf(dir, sizeof dir, "%s/tmp", S.data);
+    snprintf(dir, sizeof dir, "%s/tmp", F.s.data);
     assert_int_equal(count_files(dir), 0);
-    expect_healthy();
+    expect_healthy(&F.s);
 }
 
 static void a_form_declaring_more_than_256mib_is_refused_before_its_body(void **state)
@@ -321,10 +299,10 @@ static void a_form_declaring_more_than_256mib_is_refused_before_its_body(void **
                      "Content-Length: %llu\r\n\r\n",
                      U.token, 300ull * MIB);
     char *reply = NULL;
-    long st = raw_http(&S, head, (size_t)n, 30000, &reply);
+    long st = raw_http(&F.s, head, (size_t)n, 30000, &reply);
     expect_raw_error(st, reply, 400, "Máximo 5MB por imagen");
     free(reply);
-    expect_healthy();
+    expect_healthy(&F.s);
 }
 
 /* --- malformed forms
@@ -361,13 +339,13 @@ static void malformed_multipart_is_400_formulario_invalido_and_creates_no_file(v
         {"garbage", "multipart/form-data; boundary=" BOUNDARY, garbage, sizeof garbage - 1},
     };
     struct tree before, after;
-    tree_walk(&before, S.dir);
+    tree_walk(&before, F.s.dir);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t len = cases[i].len ? cases[i].len : strlen(cases[i].body);
         struct req_opts o = {
             .token = U.token, .content_type = cases[i].ct, .body = cases[i].body, .len = len};
         struct resp r;
-        http_req(&S, "POST", "/api/fotos", &o, &r);
+        http_req(&F.s, "POST", "/api/fotos", &o, &r);
         const char *e = jstr(r.json, "error");
         if (r.status != 400 || !e || strcmp(e, "Formulario inválido") != 0)
             fail_msg("%s: expected 400 Formulario inválido, got %ld %s", cases[i].what, r.status,
@@ -380,12 +358,12 @@ static void malformed_multipart_is_400_formulario_invalido_and_creates_no_file(v
                          .body = full,
                          .len = (size_t)fl};
     struct resp r;
-    http_req(&S, "POST", "/api/fotos", &o, &r);
+    http_req(&F.s, "POST", "/api/fotos", &o, &r);
     assert_int_equal(r.status, 201);
     resp_free(&r);
     free(full);
 
-    tree_walk(&after, S.dir);
+    tree_walk(&after, F.s.dir);
     for (size_t i = 0; i < after.n; i++)
         if (!tree_has(&before, after.paths[i]) && !in_bucket(after.paths[i]) &&
             strcmp(after.paths[i], "data/storage/fotos-citas/") != 0 &&
@@ -393,8 +371,8 @@ static void malformed_multipart_is_400_formulario_invalido_and_creates_no_file(v
             fail_msg("a malformed form left %s", after.paths[i]);
     tree_free(&before);
     tree_free(&after);
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 1);
-    assert_int_equal(db_exec(&S, "DELETE FROM fotos_cita;", NULL), 0);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 1);
+    assert_int_equal(db_exec(&F.s, "DELETE FROM fotos_cita;", NULL), 0);
 }
 
 static void an_upload_cut_off_midway_leaves_no_file_and_no_open_spool(void **state)
@@ -411,23 +389,23 @@ static void an_upload_cut_off_midway_leaves_no_file_and_no_open_spool(void **sta
                      "Content-Type: image/png\r\n\r\npartial-bytes",
                      U.token);
     /* the client goes away before the body is in: no reply is expected */
-    long st = raw_http(&S, head, (size_t)n, 300, NULL);
+    long st = raw_http(&F.s, head, (size_t)n, 300, NULL);
     (void)st;
-    expect_healthy();
+    expect_healthy(&F.s);
     /* the request ends, its spool file goes with it */
-    struct watch w = {.pid = S.pid};
-    snprintf(w.spool, sizeof w.spool, "%s/tmp", S.data);
+    struct watch w = {.pid = F.s.pid};
+    snprintf(w.spool, sizeof w.spool, "%s/tmp", F.s.data);
     for (int i = 0; i < 1000; i++) {
         w.saw_spool_fd = false;
         watch_sample(&w);
         if (!w.saw_spool_fd) break;
-        usleep(20 * 1000);
+        sleep_ms(20);
     }
     assert_false(w.saw_spool_fd);
     char dir[400];
-    snprintf(dir, sizeof dir, "%s/tmp", S.data);
+    snprintf(dir, sizeof dir, "%s/tmp", F.s.data);
     assert_int_equal(count_files(dir), 0);
-    snprintf(dir, sizeof dir, "%s/storage/.tmp", S.data);
+    snprintf(dir, sizeof dir, "%s/storage/.tmp", F.s.data);
     assert_int_equal(count_files(dir), 0);
 }
 
@@ -443,11 +421,11 @@ static void a_form_field_over_1kib_is_400(void **state)
         {"tipo", "antes", 0, NULL, NULL},
     };
     struct resp r;
-    http_multipart(&S, "/api/fotos", U.token, parts, 3, &r); /* 1025 bytes */
+    http_multipart(&F.s, "/api/fotos", U.token, parts, 3, &r); /* 1025 bytes */
     expect_error(&r, 400, "Formulario inválido");
     resp_free(&r);
     field[1024] = '\0'; /* 1024 bytes: the form is fine, the cita unknown */
-    http_multipart(&S, "/api/fotos", U.token, parts, 3, &r);
+    http_multipart(&F.s, "/api/fotos", U.token, parts, 3, &r);
     expect_error(&r, 404, "Cita no encontrada");
     resp_free(&r);
 
@@ -461,10 +439,10 @@ static void a_form_field_over_1kib_is_400(void **state)
         {"cita_id", cita, 0, NULL, NULL},
         {"tipo", "antes", 0, NULL, NULL},
     };
-    http_multipart(&S, "/api/fotos", U.token, extra, 4, &r);
+    http_multipart(&F.s, "/api/fotos", U.token, extra, 4, &r);
     expect_error(&r, 400, "Formulario inválido");
     resp_free(&r);
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 0);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 0);
 }
 
 /* --- sessions and ids ----------------------------------------------------------------------------
@@ -492,7 +470,7 @@ static void garbage_tokens_are_401_json(void **state)
             const char *hdr[] = {auth, NULL};
             struct req_opts o = {.headers = hdr};
             struct resp r;
-            http_req(&S, "GET", paths[p], &o, &r);
+            http_req(&F.s, "GET", paths[p], &o, &r);
             expect_error(&r, 401, "No autenticado");
             expect_header(&r, "Content-Type", "application/json; charset=utf-8");
             resp_free(&r);
@@ -500,7 +478,7 @@ static void garbage_tokens_are_401_json(void **state)
             char cookie[8300];
             snprintf(cookie, sizeof cookie, "barberia_session=%s", tokens[i]);
             o = (struct req_opts){.cookie = cookie};
-            http_req(&S, "GET", paths[p], &o, &r);
+            http_req(&F.s, "GET", paths[p], &o, &r);
             expect_error(&r, 401, "No autenticado");
             resp_free(&r);
         }
@@ -530,7 +508,7 @@ static void garbage_tokens_are_401_json(void **state)
         memcpy(req + n, "\r\n\r\n", 4);
         n += 4;
         char *reply = NULL;
-        long st = raw_http(&S, req, (size_t)n, 30000, &reply);
+        long st = raw_http(&F.s, req, (size_t)n, 30000, &reply);
         expect_raw_error(st, reply, 401, "No autenticado");
         free(reply);
     }
@@ -541,10 +519,10 @@ static void garbage_tokens_are_401_json(void **state)
         {"tipo", "antes", 0, NULL, NULL},
     };
     struct resp r;
-    http_multipart(&S, "/api/fotos", too_long, parts, 3, &r);
+    http_multipart(&F.s, "/api/fotos", too_long, parts, 3, &r);
     expect_error(&r, 401, "No autenticado");
     resp_free(&r);
-    expect_healthy();
+    expect_healthy(&F.s);
 }
 
 static void non_uuid_ids_are_plain_not_found(void **state)
@@ -562,13 +540,13 @@ static void non_uuid_ids_are_plain_not_found(void **state)
     struct resp r;
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         snprintf(path, sizeof path, "/api/fotos?cita_id=%s", ids[i]);
-        http_get(&S, path, U.token, &r);
+        http_get(&F.s, path, U.token, &r);
         if (r.status != 200 || json_array_size(json_object_get(r.json, "fotos")) != 0)
             fail_msg("GET %s: expected 200 and no photos, got %ld %s", path, r.status, r.body);
         resp_free(&r);
         snprintf(path, sizeof path, "/api/fotos?id=%s", ids[i]);
         struct req_opts o = {.token = U.token};
-        http_req(&S, "DELETE", path, &o, &r);
+        http_req(&F.s, "DELETE", path, &o, &r);
         expect_error(&r, 404, "Foto no encontrada");
         resp_free(&r);
     }
@@ -577,22 +555,22 @@ static void non_uuid_ids_are_plain_not_found(void **state)
         {"cita_id", "' OR '1'='1", 0, NULL, NULL},
         {"tipo", "antes", 0, NULL, NULL},
     };
-    http_multipart(&S, "/api/fotos", U.token, parts, 3, &r);
+    http_multipart(&F.s, "/api/fotos", U.token, parts, 3, &r);
     expect_error(&r, 404, "Cita no encontrada");
     resp_free(&r);
     char body[256];
     snprintf(body, sizeof body,
              "{\"barbero_id\":\"%s\",\"servicio_id\":\"no-uuid\",\"fecha_inicio\":"
              "\"2032-05-05T10:00:00Z\"}",
-             barbero);
-    http_json(&S, "POST", "/api/citas", U.token, body, &r);
+             F.barbero);
+    http_json(&F.s, "POST", "/api/citas", U.token, body, &r);
     expect_error(&r, 404, "Servicio no encontrado");
     resp_free(&r);
     snprintf(body, sizeof body,
              "{\"barbero_id\":\"no-uuid\",\"servicio_id\":\"%s\",\"fecha_inicio\":"
              "\"2032-05-05T10:00:00Z\"}",
-             servicio);
-    http_json(&S, "POST", "/api/citas", U.token, body, &r);
+             F.servicio);
+    http_json(&F.s, "POST", "/api/citas", U.token, body, &r);
     expect_error(&r, 404, "Barbero no encontrado");
     resp_free(&r);
 
@@ -613,7 +591,7 @@ static void non_uuid_ids_are_plain_not_found(void **state)
             snprintf(req, sizeof req,
                      "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", objs[i]);
         char *reply = NULL;
-        long st = raw_http(&S, req, (size_t)n, 30000, &reply);
+        long st = raw_http(&F.s, req, (size_t)n, 30000, &reply);
         if (st != 404 || strstr(reply, "SQLite format"))
             fail_msg("GET %s: expected 404, got %ld: %.200s", objs[i], st, reply);
         expect_raw_error(st, reply, 404, "No encontrado");
@@ -681,9 +659,9 @@ static void odd_tipo_values_and_file_names_never_reach_outside_the_bucket(void *
         {"sl10", "x.a//b", 500},                                      /* an empty segment */
     };
     struct tree before, after;
-    tree_walk(&before, S.dir);
+    tree_walk(&before, F.s.dir);
     char bucket_real[PATH_MAX], bucket[512];
-    snprintf(bucket, sizeof bucket, "%s/storage/fotos-citas", S.data);
+    snprintf(bucket, sizeof bucket, "%s/storage/fotos-citas", F.s.data);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct part parts[3] = {
             {"file", "odd", 3, cases[i].filename, "image/png"},
@@ -692,7 +670,7 @@ static void odd_tipo_values_and_file_names_never_reach_outside_the_bucket(void *
         };
         struct resp r;
         /* an empty tipo is sent as an empty part (len 0 means strlen) */
-        http_multipart(&S, "/api/fotos", V.token, parts, 3, &r);
+        http_multipart(&F.s, "/api/fotos", V.token, parts, 3, &r);
         if (r.status != cases[i].status)
             fail_msg("case %zu (tipo \"%s\", file \"%s\"): expected %ld, got %ld %s", i,
                      cases[i].tipo, cases[i].filename, cases[i].status, r.status, r.body);
@@ -721,7 +699,7 @@ static void odd_tipo_values_and_file_names_never_reach_outside_the_bucket(void *
             /* and the service serves it back */
             char *enc = strdup(jstr(json_object_get(r.json, "foto"), "url"));
             struct resp g;
-            http_get(&S, enc + strlen(S.base), NULL, &g);
+            http_get(&F.s, enc + strlen(F.s.base), NULL, &g);
             assert_int_equal(g.status, 200);
             assert_string_equal(g.body, "odd");
             resp_free(&g);
@@ -729,7 +707,7 @@ static void odd_tipo_values_and_file_names_never_reach_outside_the_bucket(void *
         }
         resp_free(&r);
     }
-    tree_walk(&after, S.dir);
+    tree_walk(&after, F.s.dir);
     for (size_t i = 0; i < after.n; i++)
         if (!tree_has(&before, after.paths[i]) && !in_bucket(after.paths[i]))
             fail_msg("an upload created %s outside the bucket", after.paths[i]);
@@ -739,9 +717,9 @@ static void odd_tipo_values_and_file_names_never_reach_outside_the_bucket(void *
     tree_free(&after);
     assert_int_equal(tmp_entries_with(marker), 0);
     char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", S.data);
+    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", F.s.data);
     assert_int_equal(count_files(tmp), 0);
-    assert_int_equal(db_exec(&S, "DELETE FROM fotos_cita;", NULL), 0);
+    assert_int_equal(db_exec(&F.s, "DELETE FROM fotos_cita;", NULL), 0);
 }
 
 /* --- sizes of JSON bodies and headers -----------------------------------------------------------
@@ -769,31 +747,31 @@ static void json_body_over_64kib_is_413(void **state)
     char *huge = login_body(3 * MIB);
     struct resp r;
     /* exactly 64 KiB is read: the credentials are just wrong */
-    http_json(&S, "POST", "/api/auth/login", NULL, exact, &r);
+    http_json(&F.s, "POST", "/api/auth/login", NULL, exact, &r);
     expect_error(&r, 401, "Credenciales inválidas");
     resp_free(&r);
-    http_json(&S, "POST", "/api/auth/login", NULL, over, &r);
+    http_json(&F.s, "POST", "/api/auth/login", NULL, over, &r);
     expect_error(&r, 413, "Cuerpo demasiado grande");
     resp_free(&r);
-    http_json(&S, "POST", "/api/auth/login", NULL, huge, &r);
+    http_json(&F.s, "POST", "/api/auth/login", NULL, huge, &r);
     expect_error(&r, 413, "Cuerpo demasiado grande");
     resp_free(&r);
-    http_json(&S, "POST", "/api/citas", U.token, over, &r);
+    http_json(&F.s, "POST", "/api/citas", U.token, over, &r);
     expect_error(&r, 413, "Cuerpo demasiado grande");
     resp_free(&r);
 
     /* without a Content-Length: chunked */
     static const char *const chunked[] = {"Transfer-Encoding: chunked", NULL};
     struct req_opts o = {.body = over, .headers = chunked};
-    http_req(&S, "POST", "/api/auth/login", &o, &r);
+    http_req(&F.s, "POST", "/api/auth/login", &o, &r);
     expect_error(&r, 413, "Cuerpo demasiado grande");
     resp_free(&r);
     o = (struct req_opts){.token = U.token, .body = over, .headers = chunked};
-    http_req(&S, "POST", "/api/citas", &o, &r);
+    http_req(&F.s, "POST", "/api/citas", &o, &r);
     expect_error(&r, 413, "Cuerpo demasiado grande");
     resp_free(&r);
     o = (struct req_opts){.body = exact, .headers = chunked};
-    http_req(&S, "POST", "/api/auth/login", &o, &r);
+    http_req(&F.s, "POST", "/api/auth/login", &o, &r);
     expect_error(&r, 401, "Credenciales inválidas");
     resp_free(&r);
     /* a chunked body far past the cap: refused, not read to the end */
@@ -808,7 +786,7 @@ static void json_body_over_64kib_is_413(void **state)
     memcpy(msg, req, (size_t)hn);
     memcpy(msg + hn, huge, 3 * MIB);
     char *reply = NULL;
-    long st = raw_http(&S, msg, (size_t)hn + 3 * MIB, 30000, &reply);
+    long st = raw_http(&F.s, msg, (size_t)hn + 3 * MIB, 30000, &reply);
     /* the service hangs up after a bounded drain; when the answer arrives it is 413 */
     if (st != 0) expect_raw_error(st, reply, 413, "Cuerpo demasiado grande");
     free(reply);
@@ -817,7 +795,7 @@ static void json_body_over_64kib_is_413(void **state)
     free(exact);
     free(over);
     free(huge);
-    expect_healthy();
+    expect_healthy(&F.s);
 }
 
 static void request_headers_over_the_limit_get_a_4xx_and_the_server_keeps_serving(void **state)
@@ -831,7 +809,7 @@ static void request_headers_over_the_limit_get_a_4xx_and_the_server_keeps_servin
     memset(req + n, 'h', big);
     memcpy(req + n + big, "\r\n\r\n", 4);
     char *reply = NULL;
-    long st = raw_http(&S, req, (size_t)n + big + 4, 30000, &reply);
+    long st = raw_http(&F.s, req, (size_t)n + big + 4, 30000, &reply);
     if (st < 400 || st > 499) fail_msg("a 100 KiB header got %ld: %.200s", st, reply);
     free(reply);
     free(req);
@@ -844,7 +822,7 @@ static void request_headers_over_the_limit_get_a_4xx_and_the_server_keeps_servin
     for (int i = 0; i < 4000; i++)
         len += (size_t)snprintf(req + len, cap - len, "X-H%d: vvvvvvvvvvvvvvvvvvvvvv\r\n", i);
     len += (size_t)snprintf(req + len, cap - len, "\r\n");
-    st = raw_http(&S, req, len, 30000, &reply);
+    st = raw_http(&F.s, req, len, 30000, &reply);
     if (st < 400 || st > 499) fail_msg("4000 headers got %ld: %.200s", st, reply);
     free(reply);
     free(req);
@@ -856,15 +834,15 @@ static void request_headers_over_the_limit_get_a_4xx_and_the_server_keeps_servin
     len = (size_t)n + big;
     len += (size_t)snprintf(req + len, 256,
                             " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-    st = raw_http(&S, req, len, 30000, &reply);
+    st = raw_http(&F.s, req, len, 30000, &reply);
     if (st < 400 || st > 499) fail_msg("a 100 KiB URL got %ld: %.200s", st, reply);
     free(reply);
     free(req);
 
     /* the service is still there, for everyone */
-    expect_healthy();
+    expect_healthy(&F.s);
     struct resp r;
-    http_get(&S, "/api/auth/me", U.token, &r);
+    http_get(&F.s, "/api/auth/me", U.token, &r);
     assert_int_equal(r.status, 200);
     resp_free(&r);
 }

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct srv S;
+/* the server; its barber is one nobody books successfully (order tests),
+ * its service lasts 30 minutes and costs 15.50 */
+static struct fixture F;
 static struct user U; /* a client with a profile name */
-static char *BARB;    /* a barber nobody books successfully (order tests) */
-static char *SERV;    /* 30 minutes, 15.50 */
 
 #define UNKNOWN_ID "0b5f8e8a-3c1d-4e2f-9a7b-1234567890ab"
 #define NO_AUTH    "No autenticado"
@@ -30,19 +30,15 @@ static char *SERV;    /* 30 minutes, 15.50 */
 static int setup(void **state)
 {
     (void)state;
-    srv_start(&S, NULL, NULL);
-    signup_user(&S, &U, "Cliente Uno");
-    BARB = make_barbero(&S, "Barbero Orden");
-    SERV = make_servicio(&S, "Corte 30", 30, 15.5);
+    fixture_start(&F, NULL, "Barbero Orden", "Corte 30", 30, 15.5);
+    signup_user(&F.s, &U, "Cliente Uno");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    free(BARB);
-    free(SERV);
-    srv_cleanup(&S);
+    fixture_stop(&F);
     return 0;
 }
 
@@ -50,7 +46,7 @@ static int teardown(void **state)
 
 static void post(const char *token, const char *body, struct resp *r)
 {
-    http_json(&S, "POST", "/api/citas", token, body, r);
+    http_json(&F.s, "POST", "/api/citas", token, body, r);
 }
 
 /* POSTs and asserts the error answer. */
@@ -138,7 +134,7 @@ static json_t *get_citas(const char *token, const char *query)
     char path[256];
     snprintf(path, sizeof path, "/api/citas%s", query ? query : "");
     struct resp r;
-    http_get(&S, path, token, &r);
+    http_get(&F.s, path, token, &r);
     if (r.status != 200) fail_msg("GET %s: %ld %s", path, r.status, r.body);
     expect_keys(r.json, "citas", NULL);
     json_t *list = json_incref(json_object_get(r.json, "citas"));
@@ -180,7 +176,7 @@ static void signup_with(struct user *u, const char *nombre, const char *telefono
     char *text = json_dumps(b, 0);
     json_decref(b);
     struct resp r;
-    http_json(&S, "POST", "/api/auth/signup", NULL, text, &r);
+    http_json(&F.s, "POST", "/api/auth/signup", NULL, text, &r);
     free(text);
     if (r.status != 201) fail_msg("signup failed: %ld %s", r.status, r.body);
     snprintf(u->id, sizeof u->id, "%s", jstr(json_object_get(r.json, "user"), "id"));
@@ -193,7 +189,7 @@ static void signup_with(struct user *u, const char *nombre, const char *telefono
 static void post_without_session_is_401(void **state)
 {
     (void)state;
-    char *b = cita_body(BARB, SERV, "2031-01-01T10:00:00Z");
+    char *b = cita_body(F.barbero, F.servicio, "2031-01-01T10:00:00Z");
     post_expect(NULL, b, 401, NO_AUTH);
     free(b);
 }
@@ -201,7 +197,7 @@ static void post_without_session_is_401(void **state)
 static void post_with_garbage_token_is_401(void **state)
 {
     (void)state;
-    char *b = cita_body(BARB, SERV, "2031-01-01T10:00:00Z");
+    char *b = cita_body(F.barbero, F.servicio, "2031-01-01T10:00:00Z");
     /* not token-shaped, token-shaped but unknown, and a user's token altered */
     post_expect("garbage", b, 401, NO_AUTH);
     post_expect("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", b, 401, NO_AUTH);
@@ -215,7 +211,7 @@ static void post_with_garbage_token_is_401(void **state)
     /* a garbage cookie is no session either */
     struct req_opts o = {.cookie = "barberia_session=garbage", .body = b};
     struct resp r;
-    http_req(&S, "POST", "/api/citas", &o, &r);
+    http_req(&F.s, "POST", "/api/citas", &o, &r);
     expect_error(&r, 401, NO_AUTH);
     resp_free(&r);
     free(b);
@@ -225,12 +221,12 @@ static void post_with_logged_out_token_is_401(void **state)
 {
     (void)state;
     struct user u;
-    signup_user(&S, &u, "Saliente");
+    signup_user(&F.s, &u, "Saliente");
     struct resp r;
-    http_json(&S, "POST", "/api/auth/logout", u.token, NULL, &r);
+    http_json(&F.s, "POST", "/api/auth/logout", u.token, NULL, &r);
     assert_int_equal(r.status, 200);
     resp_free(&r);
-    char *b = cita_body(BARB, SERV, "2031-01-01T10:00:00Z");
+    char *b = cita_body(F.barbero, F.servicio, "2031-01-01T10:00:00Z");
     post_expect(u.token, b, 401, NO_AUTH);
     free(b);
 }
@@ -239,21 +235,21 @@ static void post_with_expired_session_is_401(void **state)
 {
     (void)state;
     struct user u;
-    signup_user(&S, &u, "Caducado");
+    signup_user(&F.s, &u, "Caducado");
     /* the session works, then its expiry passes */
     json_t *l = get_citas(u.token, NULL);
     json_decref(l);
-    char *out = db_query(&S,
+    char *out = db_query(&F.s,
                          "UPDATE auth_sessions SET expires_at = '2001-01-01T00:00:00.000Z' "
                          "WHERE user_id = '%s'; SELECT changes();",
                          u.id);
     assert_string_equal(out, "1");
     free(out);
-    char *b = cita_body(BARB, SERV, "2031-01-01T10:00:00Z");
+    char *b = cita_body(F.barbero, F.servicio, "2031-01-01T10:00:00Z");
     post_expect(u.token, b, 401, NO_AUTH);
     free(b);
     struct resp r;
-    http_get(&S, "/api/citas", u.token, &r);
+    http_get(&F.s, "/api/citas", u.token, &r);
     expect_error(&r, 401, NO_AUTH);
     resp_free(&r);
 }
@@ -299,7 +295,7 @@ static void body_that_is_not_a_json_object_is_400(void **state)
         post_expect(U.token, bad[i], 400, "JSON inválido");
     /* no body at all */
     struct resp r;
-    http_json(&S, "POST", "/api/citas", U.token, NULL, &r);
+    http_json(&F.s, "POST", "/api/citas", U.token, NULL, &r);
     expect_error(&r, 400, "JSON inválido");
     resp_free(&r);
 }
@@ -336,7 +332,7 @@ static void body_over_64_kib_is_413_after_auth(void **state)
 static void each_required_field_absent_null_or_empty_is_400(void **state)
 {
     (void)state;
-    char *b = q(BARB), *s = q(SERV), *f = q("2031-01-01T10:00:00Z");
+    char *b = q(F.barbero), *s = q(F.servicio), *f = q("2031-01-01T10:00:00Z");
     const char *forms[] = {NULL, "null", "\"\""};
     for (int field = 0; field < 3; field++) {
         for (int k = 0; k < 3; k++) {
@@ -384,7 +380,7 @@ static void missing_field_wins_over_unknown_ids_and_bad_fecha(void **state)
 static void unknown_servicio_is_404(void **state)
 {
     (void)state;
-    char *b = q(BARB), *f = q("2031-01-01T10:00:00Z");
+    char *b = q(F.barbero), *f = q("2031-01-01T10:00:00Z");
     const char *ids[] = {"\"" UNKNOWN_ID "\"",
                          "\"no-es-un-uuid\"",
                          "12345",
@@ -417,7 +413,7 @@ static void unknown_servicio_wins_over_unknown_barbero_and_bad_fecha(void **stat
     assert_true(asprintf(&body,
                          "{\"barbero_id\":\"%s\",\"servicio_id\":\"" UNKNOWN_ID
                          "\",\"fecha_inicio\":\"2031-02-30\"}",
-                         BARB) > 0);
+                         F.barbero) > 0);
     post_expect(U.token, body, 404, NO_SERV);
     free(body);
     post_expect(U.token,
@@ -447,7 +443,7 @@ static const char *const BAD_FECHAS[] = {
 static void bad_fecha_is_400_with_known_servicio_and_barbero(void **state)
 {
     (void)state;
-    char *b = q(BARB), *s = q(SERV);
+    char *b = q(F.barbero), *s = q(F.servicio);
     for (size_t i = 0; i < sizeof BAD_FECHAS / sizeof BAD_FECHAS[0]; i++) {
         char *body = body3(b, s, BAD_FECHAS[i], NULL);
         post_expect(U.token, body, 400, BAD_FECHA);
@@ -456,13 +452,13 @@ static void bad_fecha_is_400_with_known_servicio_and_barbero(void **state)
     free(b);
     free(s);
     /* nothing was stored */
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", BARB), 0);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", F.barbero), 0);
 }
 
 static void bad_fecha_wins_over_unknown_barbero(void **state)
 {
     (void)state;
-    char *s = q(SERV);
+    char *s = q(F.servicio);
     const char *barbs[] = {"\"" UNKNOWN_ID "\"", "\"no-uuid\"", "7"};
     for (size_t k = 0; k < 3; k++) {
         for (size_t i = 0; i < sizeof BAD_FECHAS / sizeof BAD_FECHAS[0]; i++) {
@@ -479,7 +475,7 @@ static void bad_fecha_wins_over_unknown_barbero(void **state)
 static void unknown_barbero_is_404(void **state)
 {
     (void)state;
-    char *s = q(SERV), *f = q("2031-01-01T10:00:00Z");
+    char *s = q(F.servicio), *f = q("2031-01-01T10:00:00Z");
     const char *ids[] = {"\"" UNKNOWN_ID "\"", "\"no-es-un-uuid\"", "12345", "false",
                          "{\"id\":\"x\"}"};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
@@ -500,7 +496,7 @@ static void unknown_barbero_is_404(void **state)
 static void non_string_notas_is_400_campo_invalido(void **state)
 {
     (void)state;
-    char *b = q(BARB), *s = q(SERV), *f = q("2031-01-01T10:00:00Z");
+    char *b = q(F.barbero), *s = q(F.servicio), *f = q("2031-01-01T10:00:00Z");
     const char *vals[] = {"\"notas\":5", "\"notas\":true", "\"notas\":{\"a\":1}",
                           "\"notas\":[\"x\"]", "\"notas\":1.5"};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
@@ -512,7 +508,7 @@ static void non_string_notas_is_400_campo_invalido(void **state)
     char *body = body3("\"" UNKNOWN_ID "\"", "\"" UNKNOWN_ID "\"", f, "\"notas\":5");
     post_expect(U.token, body, 400, "Campo inválido: notas");
     free(body);
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", BARB), 0);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", F.barbero), 0);
     free(b);
     free(s);
     free(f);
@@ -523,12 +519,12 @@ static void non_string_notas_is_400_campo_invalido(void **state)
 static void created_cita_is_201_with_exactly_the_appointment_fields(void **state)
 {
     (void)state;
-    char *barb = make_barbero(&S, "Barbero Exito");
+    char *barb = make_barbero(&F.s, "Barbero Exito");
     char *body = NULL;
     assert_true(asprintf(&body,
                          "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\","
                          "\"fecha_inicio\":\"2031-03-10T10:00:00Z\",\"notas\":\"Sin prisa\"}",
-                         barb, SERV) > 0);
+                         barb, F.servicio) > 0);
     struct resp r;
     post(U.token, body, &r);
     free(body);
@@ -543,7 +539,7 @@ static void created_cita_is_201_with_exactly_the_appointment_fields(void **state
     assert_true(is_lower_uuid(jstr(c, "id")));
     assert_string_equal(jstr(c, "cliente_id"), U.id);
     assert_string_equal(jstr(c, "barbero_id"), barb);
-    assert_string_equal(jstr(c, "servicio_id"), SERV);
+    assert_string_equal(jstr(c, "servicio_id"), F.servicio);
     assert_string_equal(jstr(c, "fecha_inicio"), "2031-03-10T10:00:00.000Z");
     assert_string_equal(jstr(c, "fecha_fin"), "2031-03-10T10:30:00.000Z");
     assert_string_equal(jstr(c, "estado"), "confirmada");
@@ -552,7 +548,7 @@ static void created_cita_is_201_with_exactly_the_appointment_fields(void **state
     assert_true(json_is_null(json_object_get(c, "google_event_id")));
 
     /* it is stored as answered */
-    char *row = db_query(&S,
+    char *row = db_query(&F.s,
                          "SELECT cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, "
                          "estado, notas, google_event_id IS NULL FROM citas WHERE id = '%s'",
                          jstr(c, "id"));
@@ -560,7 +556,7 @@ static void created_cita_is_201_with_exactly_the_appointment_fields(void **state
     snprintf(expect, sizeof expect,
              "%s\t%s\t%s\t2031-03-10T10:00:00.000Z\t2031-03-10T10:30:00.000Z\tconfirmada\tSin "
              "prisa\t1",
-             U.id, barb, SERV);
+             U.id, barb, F.servicio);
     assert_string_equal(row, expect);
     free(row);
     resp_free(&r);
@@ -570,17 +566,17 @@ static void created_cita_is_201_with_exactly_the_appointment_fields(void **state
 static void ids_given_in_uppercase_are_found_and_stored_lowercase(void **state)
 {
     (void)state;
-    char *barb = make_barbero(&S, "Barbero Mayusculas");
+    char *barb = make_barbero(&F.s, "Barbero Mayusculas");
     char ub[40], us[40];
     snprintf(ub, sizeof ub, "%s", barb);
-    snprintf(us, sizeof us, "%s", SERV);
+    snprintf(us, sizeof us, "%s", F.servicio);
     for (char *p = ub; *p; p++)
         if (*p >= 'a' && *p <= 'f') *p = (char)(*p - 'a' + 'A');
     for (char *p = us; *p; p++)
         if (*p >= 'a' && *p <= 'f') *p = (char)(*p - 'a' + 'A');
     json_t *c = book_json(&U, ub, us, "2031-03-11T10:00:00Z", NULL);
     assert_string_equal(jstr(c, "barbero_id"), barb);
-    assert_string_equal(jstr(c, "servicio_id"), SERV);
+    assert_string_equal(jstr(c, "servicio_id"), F.servicio);
     json_decref(c);
     free(barb);
 }
@@ -588,13 +584,13 @@ static void ids_given_in_uppercase_are_found_and_stored_lowercase(void **state)
 static void notas_absent_null_or_empty_is_null(void **state)
 {
     (void)state;
-    char *barb = make_barbero(&S, "Barbero Notas");
+    char *barb = make_barbero(&F.s, "Barbero Notas");
     const char *extras[] = {NULL, "\"notas\":null", "\"notas\":\"\""};
     const char *fechas[] = {"2031-03-12T09:00:00Z", "2031-03-12T10:00:00Z", "2031-03-12T11:00:00Z"};
     for (int i = 0; i < 3; i++) {
-        json_t *c = book_json(&U, barb, SERV, fechas[i], extras[i]);
+        json_t *c = book_json(&U, barb, F.servicio, fechas[i], extras[i]);
         assert_true(json_is_null(json_object_get(c, "notas")));
-        assert_int_equal(db_count(&S,
+        assert_int_equal(db_count(&F.s,
                                   "SELECT count(*) FROM citas WHERE id = '%s' AND notas IS NULL",
                                   jstr(c, "id")),
                          1);
@@ -606,10 +602,10 @@ static void notas_absent_null_or_empty_is_null(void **state)
 static void fecha_fin_is_fecha_inicio_plus_duracion_min(void **state)
 {
     (void)state;
-    char *barb = make_barbero(&S, "Barbero Duraciones");
-    char *s90 = make_servicio(&S, "Largo 90", 90, 40);
-    char *s1 = make_servicio(&S, "Minimo 1", 1, 1);
-    char *s1440 = make_servicio(&S, "Dia 1440", 1440, 100);
+    char *barb = make_barbero(&F.s, "Barbero Duraciones");
+    char *s90 = make_servicio(&F.s, "Largo 90", 90, 40);
+    char *s1 = make_servicio(&F.s, "Minimo 1", 1, 1);
+    char *s1440 = make_servicio(&F.s, "Dia 1440", 1440, 100);
     static const struct {
         int which;
         const char *in, *start, *end;
@@ -636,7 +632,7 @@ static void fecha_fin_is_fecha_inicio_plus_duracion_min(void **state)
 static void timestamps_are_normalised_to_utc_milliseconds(void **state)
 {
     (void)state;
-    char *barb = make_barbero(&S, "Barbero Zonas");
+    char *barb = make_barbero(&F.s, "Barbero Zonas");
     static const struct {
         const char *in, *start, *end, *fecha;
     } cases[] = {
@@ -663,13 +659,13 @@ static void timestamps_are_normalised_to_utc_milliseconds(void **state)
          "2032-02-29"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        json_t *c = book_json(&U, barb, SERV, cases[i].in, NULL);
+        json_t *c = book_json(&U, barb, F.servicio, cases[i].in, NULL);
         if (strcmp(jstr(c, "fecha_inicio"), cases[i].start) ||
             strcmp(jstr(c, "fecha_fin"), cases[i].end))
             fail_msg("%s gave %s .. %s, expected %s .. %s", cases[i].in, jstr(c, "fecha_inicio"),
                      jstr(c, "fecha_fin"), cases[i].start, cases[i].end);
         /* stored in UTC, and the history record carries the UTC date */
-        char *row = db_query(&S,
+        char *row = db_query(&F.s,
                              "SELECT c.fecha_inicio, c.fecha_fin, h.fecha FROM citas c "
                              "JOIN historial_cortes h ON h.cita_id = c.id WHERE c.id = '%s'",
                              jstr(c, "id"));
@@ -685,23 +681,23 @@ static void timestamps_are_normalised_to_utc_milliseconds(void **state)
 static void booking_writes_one_history_record(void **state)
 {
     (void)state;
-    char *barb = make_barbero(&S, "Barbero Historial");
-    json_t *c = book_json(&U, barb, SERV, "2031-07-20T23:50:00-02:00", NULL);
+    char *barb = make_barbero(&F.s, "Barbero Historial");
+    json_t *c = book_json(&U, barb, F.servicio, "2031-07-20T23:50:00-02:00", NULL);
     const char *id = jstr(c, "id");
-    char *row = db_query(&S,
+    char *row = db_query(&F.s,
                          "SELECT cliente_id, cita_id, barbero_id, servicio_id, fecha "
                          "FROM historial_cortes WHERE cita_id = '%s'",
                          id);
     char expect[256];
-    snprintf(expect, sizeof expect, "%s\t%s\t%s\t%s\t2031-07-21", U.id, id, barb, SERV);
+    snprintf(expect, sizeof expect, "%s\t%s\t%s\t%s\t2031-07-21", U.id, id, barb, F.servicio);
     assert_string_equal(row, expect);
     free(row);
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM historial_cortes WHERE cita_id = '%s'", id),
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM historial_cortes WHERE cita_id = '%s'", id),
                      1);
     /* refused bookings write no history */
-    book_expect(&U, barb, SERV, "2031-07-21T01:55:00Z", 409, TAKEN);
+    book_expect(&U, barb, F.servicio, "2031-07-21T01:55:00Z", 409, TAKEN);
     assert_int_equal(
-        db_count(&S, "SELECT count(*) FROM historial_cortes WHERE barbero_id = '%s'", barb), 1);
+        db_count(&F.s, "SELECT count(*) FROM historial_cortes WHERE barbero_id = '%s'", barb), 1);
     json_decref(c);
     free(barb);
 }
@@ -710,12 +706,12 @@ static void a_user_without_a_profile_can_book(void **state)
 {
     (void)state;
     struct user u;
-    signup_user(&S, &u, "Sin Perfil");
-    char *out = db_query(&S, "DELETE FROM perfiles WHERE id = '%s'; SELECT changes();", u.id);
+    signup_user(&F.s, &u, "Sin Perfil");
+    char *out = db_query(&F.s, "DELETE FROM perfiles WHERE id = '%s'; SELECT changes();", u.id);
     assert_string_equal(out, "1");
     free(out);
-    char *barb = make_barbero(&S, "Barbero Sin Perfil");
-    json_t *c = book_json(&u, barb, SERV, "2031-08-01T10:00:00Z", NULL);
+    char *barb = make_barbero(&F.s, "Barbero Sin Perfil");
+    json_t *c = book_json(&u, barb, F.servicio, "2031-08-01T10:00:00Z", NULL);
     assert_string_equal(jstr(c, "cliente_id"), u.id);
     /* their listing embeds a null perfil */
     json_t *list = get_citas(u.token, NULL);
@@ -733,24 +729,24 @@ static void a_user_without_a_profile_can_book(void **state)
 static void overlapping_slot_of_the_same_barber_is_409(void **state)
 {
     (void)state;
-    char *barb = make_barbero(&S, "Barbero Solape");
-    char *s60 = make_servicio(&S, "Largo 60", 60, 30);
-    char *s10 = make_servicio(&S, "Corto 10", 10, 5);
-    json_t *c = book_json(&U, barb, SERV, "2031-09-01T10:00:00Z", NULL); /* 10:00-10:30 */
+    char *barb = make_barbero(&F.s, "Barbero Solape");
+    char *s60 = make_servicio(&F.s, "Largo 60", 60, 30);
+    char *s10 = make_servicio(&F.s, "Corto 10", 10, 5);
+    json_t *c = book_json(&U, barb, F.servicio, "2031-09-01T10:00:00Z", NULL); /* 10:00-10:30 */
     struct user other;
-    signup_user(&S, &other, "Otro Cliente");
+    signup_user(&F.s, &other, "Otro Cliente");
     /* same start, inside, straddling either end, enclosing; any client */
-    book_expect(&U, barb, SERV, "2031-09-01T10:00:00Z", 409, TAKEN);
-    book_expect(&other, barb, SERV, "2031-09-01T10:00:00Z", 409, TAKEN);
-    book_expect(&U, barb, SERV, "2031-09-01T10:15:00Z", 409, TAKEN);
-    book_expect(&U, barb, SERV, "2031-09-01T09:45:00Z", 409, TAKEN);
-    book_expect(&U, barb, SERV, "2031-09-01T10:29:59.999Z", 409, TAKEN);
-    book_expect(&U, barb, SERV, "2031-09-01T09:30:00.001Z", 409, TAKEN);
+    book_expect(&U, barb, F.servicio, "2031-09-01T10:00:00Z", 409, TAKEN);
+    book_expect(&other, barb, F.servicio, "2031-09-01T10:00:00Z", 409, TAKEN);
+    book_expect(&U, barb, F.servicio, "2031-09-01T10:15:00Z", 409, TAKEN);
+    book_expect(&U, barb, F.servicio, "2031-09-01T09:45:00Z", 409, TAKEN);
+    book_expect(&U, barb, F.servicio, "2031-09-01T10:29:59.999Z", 409, TAKEN);
+    book_expect(&U, barb, F.servicio, "2031-09-01T09:30:00.001Z", 409, TAKEN);
     book_expect(&U, barb, s60, "2031-09-01T09:45:00Z", 409, TAKEN);
     book_expect(&U, barb, s10, "2031-09-01T10:10:00Z", 409, TAKEN);
     /* the same instant written with an offset */
-    book_expect(&U, barb, SERV, "2031-09-01T12:15:00+02:00", 409, TAKEN);
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb), 1);
+    book_expect(&U, barb, F.servicio, "2031-09-01T12:15:00+02:00", 409, TAKEN);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb), 1);
     json_decref(c);
     free(barb);
     free(s60);
@@ -760,15 +756,15 @@ static void overlapping_slot_of_the_same_barber_is_409(void **state)
 static void touching_slots_are_free_on_both_sides(void **state)
 {
     (void)state;
-    char *barb = make_barbero(&S, "Barbero Contiguo");
-    json_t *mid = book_json(&U, barb, SERV, "2031-09-02T10:00:00Z", NULL);
-    json_t *before = book_json(&U, barb, SERV, "2031-09-02T09:30:00Z", NULL);
-    json_t *after = book_json(&U, barb, SERV, "2031-09-02T10:30:00Z", NULL);
+    char *barb = make_barbero(&F.s, "Barbero Contiguo");
+    json_t *mid = book_json(&U, barb, F.servicio, "2031-09-02T10:00:00Z", NULL);
+    json_t *before = book_json(&U, barb, F.servicio, "2031-09-02T09:30:00Z", NULL);
+    json_t *after = book_json(&U, barb, F.servicio, "2031-09-02T10:30:00Z", NULL);
     assert_string_equal(jstr(before, "fecha_fin"), jstr(mid, "fecha_inicio"));
     assert_string_equal(jstr(after, "fecha_inicio"), jstr(mid, "fecha_fin"));
     /* with an offset too */
-    json_t *after2 = book_json(&U, barb, SERV, "2031-09-02T13:00:00+02:00", NULL);
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb), 4);
+    json_t *after2 = book_json(&U, barb, F.servicio, "2031-09-02T13:00:00+02:00", NULL);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb), 4);
     json_decref(mid);
     json_decref(before);
     json_decref(after);
@@ -779,15 +775,15 @@ static void touching_slots_are_free_on_both_sides(void **state)
 static void another_barber_never_conflicts(void **state)
 {
     (void)state;
-    char *b1 = make_barbero(&S, "Barbero Uno");
-    char *b2 = make_barbero(&S, "Barbero Dos");
-    char *b3 = make_barbero(&S, "Barbero Tres");
-    json_t *c1 = book_json(&U, b1, SERV, "2031-09-03T10:00:00Z", NULL);
+    char *b1 = make_barbero(&F.s, "Barbero Uno");
+    char *b2 = make_barbero(&F.s, "Barbero Dos");
+    char *b3 = make_barbero(&F.s, "Barbero Tres");
+    json_t *c1 = book_json(&U, b1, F.servicio, "2031-09-03T10:00:00Z", NULL);
     /* the same slot and an overlapping one, each with another barber */
-    json_t *c2 = book_json(&U, b2, SERV, "2031-09-03T10:00:00Z", NULL);
-    json_t *c3 = book_json(&U, b3, SERV, "2031-09-03T09:45:00Z", NULL);
+    json_t *c2 = book_json(&U, b2, F.servicio, "2031-09-03T10:00:00Z", NULL);
+    json_t *c3 = book_json(&U, b3, F.servicio, "2031-09-03T09:45:00Z", NULL);
     /* while the first barber stays taken */
-    book_expect(&U, b1, SERV, "2031-09-03T09:45:00Z", 409, TAKEN);
+    book_expect(&U, b1, F.servicio, "2031-09-03T09:45:00Z", 409, TAKEN);
     json_decref(c1);
     json_decref(c2);
     json_decref(c3);
@@ -799,28 +795,28 @@ static void another_barber_never_conflicts(void **state)
 static void cancelled_cita_does_not_block_its_slot(void **state)
 {
     (void)state;
-    char *barb = make_barbero(&S, "Barbero Cancelado");
-    json_t *c = book_json(&U, barb, SERV, "2031-09-04T10:00:00Z", NULL);
-    book_expect(&U, barb, SERV, "2031-09-04T10:00:00Z", 409, TAKEN);
+    char *barb = make_barbero(&F.s, "Barbero Cancelado");
+    json_t *c = book_json(&U, barb, F.servicio, "2031-09-04T10:00:00Z", NULL);
+    book_expect(&U, barb, F.servicio, "2031-09-04T10:00:00Z", 409, TAKEN);
     /* cancelled by someone else while serve runs */
-    char *out = db_query(&S,
+    char *out = db_query(&F.s,
                          "UPDATE citas SET estado = 'cancelada' WHERE id = '%s'; "
                          "SELECT changes();",
                          jstr(c, "id"));
     assert_string_equal(out, "1");
     free(out);
-    json_t *again = book_json(&U, barb, SERV, "2031-09-04T10:00:00Z", NULL);
-    book_expect(&U, barb, SERV, "2031-09-04T10:15:00Z", 409, TAKEN);
+    json_t *again = book_json(&U, barb, F.servicio, "2031-09-04T10:00:00Z", NULL);
+    book_expect(&U, barb, F.servicio, "2031-09-04T10:15:00Z", 409, TAKEN);
     /* any other estado still blocks */
-    out = db_query(&S, "UPDATE citas SET estado = 'completada' WHERE id = '%s'; SELECT changes();",
+    out = db_query(&F.s, "UPDATE citas SET estado = 'completada' WHERE id = '%s'; SELECT changes();",
                    jstr(again, "id"));
     assert_string_equal(out, "1");
     free(out);
-    book_expect(&U, barb, SERV, "2031-09-04T10:00:00Z", 409, TAKEN);
-    out = db_query(&S, "UPDATE citas SET estado = 'Cancelada' WHERE id = '%s'; SELECT changes();",
+    book_expect(&U, barb, F.servicio, "2031-09-04T10:00:00Z", 409, TAKEN);
+    out = db_query(&F.s, "UPDATE citas SET estado = 'Cancelada' WHERE id = '%s'; SELECT changes();",
                    jstr(again, "id"));
     free(out);
-    book_expect(&U, barb, SERV, "2031-09-04T10:00:00Z", 409, TAKEN);
+    book_expect(&U, barb, F.servicio, "2031-09-04T10:00:00Z", 409, TAKEN);
     json_decref(again);
     json_decref(c);
     free(barb);
@@ -832,14 +828,14 @@ static void get_without_session_is_401(void **state)
 {
     (void)state;
     struct resp r;
-    http_get(&S, "/api/citas", NULL, &r);
+    http_get(&F.s, "/api/citas", NULL, &r);
     expect_error(&r, 401, NO_AUTH);
     resp_free(&r);
-    http_get(&S, "/api/citas?estado=confirmada", "garbage", &r);
+    http_get(&F.s, "/api/citas?estado=confirmada", "garbage", &r);
     expect_error(&r, 401, NO_AUTH);
     resp_free(&r);
     struct req_opts o = {.cookie = "barberia_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"};
-    http_req(&S, "GET", "/api/citas", &o, &r);
+    http_req(&F.s, "GET", "/api/citas", &o, &r);
     expect_error(&r, 401, NO_AUTH);
     resp_free(&r);
 }
@@ -848,14 +844,14 @@ static void client_sees_only_own_citas_by_start(void **state)
 {
     (void)state;
     struct user a, b;
-    signup_user(&S, &a, "Ana");
-    signup_user(&S, &b, "Beto");
-    char *barb = make_barbero(&S, "Barbero Listas");
+    signup_user(&F.s, &a, "Ana");
+    signup_user(&F.s, &b, "Beto");
+    char *barb = make_barbero(&F.s, "Barbero Listas");
     /* booked out of order; the offsets make the input text order differ from UTC order */
-    json_t *a2 = book_json(&a, barb, SERV, "2031-10-02T10:00:00Z", NULL);
-    json_t *b1 = book_json(&b, barb, SERV, "2031-10-01T12:00:00Z", NULL);
-    json_t *a3 = book_json(&a, barb, SERV, "2031-10-02T13:00:00+02:00", NULL); /* 11:00Z */
-    json_t *a1 = book_json(&a, barb, SERV, "2031-10-01T08:00:00Z", NULL);
+    json_t *a2 = book_json(&a, barb, F.servicio, "2031-10-02T10:00:00Z", NULL);
+    json_t *b1 = book_json(&b, barb, F.servicio, "2031-10-01T12:00:00Z", NULL);
+    json_t *a3 = book_json(&a, barb, F.servicio, "2031-10-02T13:00:00+02:00", NULL); /* 11:00Z */
+    json_t *a1 = book_json(&a, barb, F.servicio, "2031-10-01T08:00:00Z", NULL);
     json_t *la = get_citas(a.token, NULL);
     assert_int_equal(json_array_size(la), 3);
     assert_string_equal(jstr(json_array_get(la, 0), "id"), jstr(a1, "id"));
@@ -869,7 +865,7 @@ static void client_sees_only_own_citas_by_start(void **state)
     assert_string_equal(jstr(json_array_get(lb, 0), "id"), jstr(b1, "id"));
     /* a client with no appointments gets an empty list */
     struct user c;
-    signup_user(&S, &c, "Carla");
+    signup_user(&F.s, &c, "Carla");
     json_t *lc = get_citas(c.token, NULL);
     assert_int_equal(json_array_size(lc), 0);
     json_decref(la);
@@ -886,15 +882,15 @@ static void admin_and_barbero_roles_see_all_citas(void **state)
 {
     (void)state;
     struct user a, b, admin, barbero, otro;
-    signup_user(&S, &a, "Dario");
-    signup_user(&S, &b, "Elena");
-    make_user(&S, &admin, "Admin Citas", "admin");
-    make_user(&S, &barbero, "Barbero Rol", "barbero");
-    make_user(&S, &otro, "Rol Raro", "recepcion");
-    char *barb = make_barbero(&S, "Barbero Todos");
-    json_t *ca = book_json(&a, barb, SERV, "2031-10-05T10:00:00Z", NULL);
-    json_t *cb = book_json(&b, barb, SERV, "2031-10-05T09:00:00Z", NULL);
-    long total = db_count(&S, "SELECT count(*) FROM citas");
+    signup_user(&F.s, &a, "Dario");
+    signup_user(&F.s, &b, "Elena");
+    make_user(&F.s, &admin, "Admin Citas", "admin");
+    make_user(&F.s, &barbero, "Barbero Rol", "barbero");
+    make_user(&F.s, &otro, "Rol Raro", "recepcion");
+    char *barb = make_barbero(&F.s, "Barbero Todos");
+    json_t *ca = book_json(&a, barb, F.servicio, "2031-10-05T10:00:00Z", NULL);
+    json_t *cb = book_json(&b, barb, F.servicio, "2031-10-05T09:00:00Z", NULL);
+    long total = db_count(&F.s, "SELECT count(*) FROM citas");
     const struct user *wide[] = {&admin, &barbero};
     for (int k = 0; k < 2; k++) {
         json_t *l = get_citas(wide[k]->token, NULL);
@@ -917,12 +913,12 @@ static void estado_filter_is_exact_and_empty_means_none(void **state)
 {
     (void)state;
     struct user u;
-    signup_user(&S, &u, "Filtro");
-    char *barb = make_barbero(&S, "Barbero Filtro");
-    json_t *c1 = book_json(&u, barb, SERV, "2031-10-10T10:00:00Z", NULL);
-    json_t *c2 = book_json(&u, barb, SERV, "2031-10-10T11:00:00Z", NULL);
-    json_t *c3 = book_json(&u, barb, SERV, "2031-10-10T12:00:00Z", NULL);
-    char *out = db_query(&S,
+    signup_user(&F.s, &u, "Filtro");
+    char *barb = make_barbero(&F.s, "Barbero Filtro");
+    json_t *c1 = book_json(&u, barb, F.servicio, "2031-10-10T10:00:00Z", NULL);
+    json_t *c2 = book_json(&u, barb, F.servicio, "2031-10-10T11:00:00Z", NULL);
+    json_t *c3 = book_json(&u, barb, F.servicio, "2031-10-10T12:00:00Z", NULL);
+    char *out = db_query(&F.s,
                          "UPDATE citas SET estado = 'cancelada' WHERE id = '%s'; "
                          "SELECT changes();",
                          jstr(c2, "id"));
@@ -965,13 +961,13 @@ static void listed_citas_embed_perfil_barbero_and_servicio(void **state)
     struct user u;
     signup_with(&u, "Fede Lista", "+34 600 111 222");
     char *out = NULL, *err = NULL;
-    assert_int_equal(srv_cli(&S, &out, &err, "barbero", "add", "--nombre", "Barbero Foto",
+    assert_int_equal(srv_cli(&F.s, &out, &err, "barbero", "add", "--nombre", "Barbero Foto",
                              "--foto-url", "https://img.example/b.jpg", NULL),
                      0);
     out[strcspn(out, "\n")] = '\0';
     char *barb = out;
     free(err);
-    char *serv = make_servicio(&S, "Corte Lista", 45, 22.5);
+    char *serv = make_servicio(&F.s, "Corte Lista", 45, 22.5);
     json_t *c = book_json(&u, barb, serv, "2031-11-01T10:00:00Z", "\"notas\":\"Nota lista\"");
     json_t *l = get_citas(u.token, NULL);
     assert_int_equal(json_array_size(l), 1);
@@ -1006,8 +1002,8 @@ static void listed_citas_embed_perfil_barbero_and_servicio(void **state)
     /* null telefono, null foto_url, a whole-number price */
     struct user v;
     signup_with(&v, "Sin Telefono", NULL);
-    char *barb2 = make_barbero(&S, "Barbero Sin Foto");
-    char *serv2 = make_servicio(&S, "Corte Entero", 20, 12);
+    char *barb2 = make_barbero(&F.s, "Barbero Sin Foto");
+    char *serv2 = make_servicio(&F.s, "Corte Entero", 20, 12);
     c = book_json(&v, barb2, serv2, "2031-11-02T10:00:00Z", NULL);
     l = get_citas(v.token, NULL);
     assert_int_equal(json_array_size(l), 1);
@@ -1037,46 +1033,19 @@ static void listed_citas_embed_perfil_barbero_and_servicio(void **state)
 struct racer {
     const char *token;
     char *body;
-    pthread_barrier_t *barrier;
-    CURLcode cc;
-    long status;
-    char error[128];
+    long status;      /* 0: the request failed (error says why) */
+    char error[128];  /* the answer's body, or the transport failure */
 };
 
-static size_t collect(char *ptr, size_t size, size_t nmemb, void *ud)
+/* One client of the race, from its own thread (race_threads: no cmocka). */
+static void race(void *item)
 {
-    struct racer *x = ud;
-    size_t k = size * nmemb;
-    size_t have = strlen(x->error);
-    size_t room = sizeof x->error - 1 - have;
-    memcpy(x->error + have, ptr, k < room ? k : room);
-    x->error[have + (k < room ? k : room)] = '\0';
-    return k;
-}
-
-/* One client of the race: its own connection, released by the barrier. */
-static void *race(void *p)
-{
-    struct racer *x = p;
-    char url[128], auth[128];
-    snprintf(url, sizeof url, "%s/api/citas", S.base);
-    snprintf(auth, sizeof auth, "Authorization: Bearer %s", x->token);
-    CURL *c = curl_easy_init();
-    struct curl_slist *h = curl_slist_append(NULL, auth);
-    h = curl_slist_append(h, "Content-Type: application/json");
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, x->body);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    pthread_barrier_wait(x->barrier);
-    x->cc = curl_easy_perform(c);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
-    return NULL;
+    struct racer *x = item;
+    struct req_opts o = {.token = x->token, .body = x->body};
+    struct resp r;
+    x->status = http_try(&F.s, "POST", "/api/citas", &o, &r);
+    snprintf(x->error, sizeof x->error, "%s", r.body ? r.body : "");
+    resp_free(&r);
 }
 
 #define RACERS 16
@@ -1085,22 +1054,15 @@ static void *race(void *p)
 static void run_race(struct user *users, const char *barb, const char *serv,
                      const char *const *fechas, struct racer *x, int n)
 {
-    pthread_barrier_t barrier;
-    pthread_barrier_init(&barrier, NULL, (unsigned)n);
-    pthread_t t[RACERS];
     for (int i = 0; i < n; i++) {
         memset(&x[i], 0, sizeof x[i]);
         x[i].token = users[i].token;
         x[i].body = cita_body(barb, serv, fechas[i]);
-        x[i].barrier = &barrier;
-        assert_int_equal(pthread_create(&t[i], NULL, race, &x[i]), 0);
     }
-    for (int i = 0; i < n; i++)
-        pthread_join(t[i], NULL);
-    pthread_barrier_destroy(&barrier);
+    race_threads((size_t)n, race, x, sizeof *x);
     for (int i = 0; i < n; i++) {
         free(x[i].body);
-        if (x[i].cc != CURLE_OK) fail_msg("racer %d: %s", i, curl_easy_strerror(x[i].cc));
+        if (x[i].status == 0) fail_msg("racer %d: %s", i, x[i].error);
     }
 }
 
@@ -1110,7 +1072,7 @@ static void make_racers(void)
 {
     if (RU[0].token[0]) return;
     for (int i = 0; i < RACERS; i++)
-        signup_user(&S, &RU[i], "Corredor");
+        signup_user(&F.s, &RU[i], "Corredor");
 }
 
 static void parallel_clients_booking_one_slot_get_one_201(void **state)
@@ -1120,12 +1082,12 @@ static void parallel_clients_booking_one_slot_get_one_201(void **state)
     for (int round = 0; round < 5; round++) {
         char nombre[64];
         snprintf(nombre, sizeof nombre, "Barbero Carrera %d", round);
-        char *barb = make_barbero(&S, nombre);
+        char *barb = make_barbero(&F.s, nombre);
         const char *fechas[RACERS];
         for (int i = 0; i < RACERS; i++)
             fechas[i] = "2031-12-01T10:00:00Z";
         struct racer x[RACERS];
-        run_race(RU, barb, SERV, fechas, x, RACERS);
+        run_race(RU, barb, F.servicio, fechas, x, RACERS);
         int created = 0, taken = 0;
         for (int i = 0; i < RACERS; i++) {
             if (x[i].status == 201) {
@@ -1139,15 +1101,15 @@ static void parallel_clients_booking_one_slot_get_one_201(void **state)
         }
         assert_int_equal(created, 1);
         assert_int_equal(taken, RACERS - 1);
-        assert_int_equal(db_count(&S,
+        assert_int_equal(db_count(&F.s,
                                   "SELECT count(*) FROM citas WHERE barbero_id = '%s' AND "
                                   "fecha_inicio = '2031-12-01T10:00:00.000Z'",
                                   barb),
                          1);
-        assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb),
+        assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb),
                          1);
         assert_int_equal(
-            db_count(&S, "SELECT count(*) FROM historial_cortes WHERE barbero_id = '%s'", barb), 1);
+            db_count(&F.s, "SELECT count(*) FROM historial_cortes WHERE barbero_id = '%s'", barb), 1);
         free(barb);
     }
 }
@@ -1163,7 +1125,7 @@ static void parallel_overlapping_slots_leave_no_overlap(void **state)
     make_racers();
     /* (a) six starts five minutes apart: all pairwise overlapping, one wins */
     {
-        char *barb = make_barbero(&S, "Barbero Carrera Escalonada");
+        char *barb = make_barbero(&F.s, "Barbero Carrera Escalonada");
         static const char *const f6[] = {
             "2031-12-02T10:00:00Z",      "2031-12-02T10:05:00Z",      "2031-12-02T10:10:00Z",
             "2031-12-02T10:15:00Z",      "2031-12-02T10:20:00Z",      "2031-12-02T10:25:00Z",
@@ -1173,7 +1135,7 @@ static void parallel_overlapping_slots_leave_no_overlap(void **state)
             "2031-12-02T10:01:00Z",
         };
         struct racer x[RACERS];
-        run_race(RU, barb, SERV, f6, x, RACERS);
+        run_race(RU, barb, F.servicio, f6, x, RACERS);
         int created = 0;
         for (int i = 0; i < RACERS; i++) {
             if (x[i].status == 201)
@@ -1182,7 +1144,7 @@ static void parallel_overlapping_slots_leave_no_overlap(void **state)
                 fail_msg("racer %d: unexpected %ld %s", i, x[i].status, x[i].error);
         }
         assert_int_equal(created, 1);
-        assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb),
+        assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb),
                          1);
         free(barb);
     }
@@ -1192,7 +1154,7 @@ static void parallel_overlapping_slots_leave_no_overlap(void **state)
     for (int round = 0; round < 3; round++) {
         char nombre[64];
         snprintf(nombre, sizeof nombre, "Barbero Carrera Cadena %d", round);
-        char *barb = make_barbero(&S, nombre);
+        char *barb = make_barbero(&F.s, nombre);
         char fbuf[RACERS][32];
         const char *f[RACERS];
         int start_min[RACERS];
@@ -1203,7 +1165,7 @@ static void parallel_overlapping_slots_leave_no_overlap(void **state)
             f[i] = fbuf[i];
         }
         struct racer x[RACERS];
-        run_race(RU, barb, SERV, f, x, RACERS);
+        run_race(RU, barb, F.servicio, f, x, RACERS);
         int created = 0;
         bool won[RACERS] = {false};
         for (int i = 0; i < RACERS; i++) {
@@ -1228,10 +1190,10 @@ static void parallel_overlapping_slots_leave_no_overlap(void **state)
             if (!blocked) fail_msg("%s was refused though nothing overlapped it", f[i]);
         }
         assert_true(created >= 3); /* a maximal set of the chain holds at least 3 */
-        assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb),
+        assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb),
                          created);
         assert_int_equal(
-            db_count(&S,
+            db_count(&F.s,
                      "SELECT count(*) FROM citas a JOIN citas b ON a.id < b.id "
                      "AND a.barbero_id = b.barbero_id WHERE a.barbero_id = '%s' "
                      "AND a.fecha_inicio < b.fecha_fin AND a.fecha_fin > b.fecha_inicio",

@@ -21,12 +21,6 @@ static int cli(const struct srv *s, char **out, char **err, const char *const *a
     return run_cli(s, NULL, argv, false, out, err);
 }
 
-static bool file_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 static bool db_exists(const struct srv *s)
 {
     char p[400];

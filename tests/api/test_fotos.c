@@ -24,28 +24,10 @@
 #define BOUNDARY     "----barberia-test-7d1f"
 #define NO_SUCH_UUID "3f8e2a51-4b7c-4d2e-9a10-5c6b7d8e9f01"
 
-static struct srv S;
+static struct fixture F; /* the server, a barber and a service */
 static struct user A, B, C; /* three ordinary clients */
-static char *barbero, *servicio;
 
 /* --- helpers ---------------------------------------------------------------------- */
-
-/* Asserts a response header's exact value (absent: a failure, not a crash). */
-static void expect_header(const struct resp *r, const char *name, const char *value)
-{
-    char h[512];
-    const char *got = resp_header(r, name, h, sizeof h);
-    if (!got || strcmp(got, value) != 0)
-        fail_msg("header %s: expected \"%s\", got %s%s%s", name, value, got ? "\"" : "",
-                 got ? got : "none", got ? "\"" : "");
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A new cita booked by u, each at its own hour so that none overlaps. */
 static char *new_cita(const struct user *u)
@@ -55,7 +37,7 @@ static char *new_cita(const struct user *u)
     char when[64];
     snprintf(when, sizeof when, "2031-%02d-%02dT%02d:00:00Z", 1 + (k / 200) % 12, 1 + (k / 10) % 20,
              8 + k % 10);
-    return book(&S, u, barbero, servicio, when, NULL);
+    return book(&F.s, u, F.barbero, F.servicio, when, NULL);
 }
 
 /* A small "image": bytes that hold every value, NULs included. */
@@ -78,7 +60,7 @@ static void upload(const struct user *u, const char *cita, const char *tipo, con
     if (data) parts[n++] = (struct part){"file", data, len, filename, type};
     if (cita) parts[n++] = (struct part){"cita_id", cita, 0, NULL, NULL};
     if (tipo) parts[n++] = (struct part){"tipo", tipo, 0, NULL, NULL};
-    http_multipart(&S, "/api/fotos", u ? u->token : NULL, parts, n, r);
+    http_multipart(&F.s, "/api/fotos", u ? u->token : NULL, parts, n, r);
 }
 
 /* A photo upload that must succeed; returns the "foto" object (json_incref'ed). */
@@ -99,7 +81,7 @@ static json_t *list_fotos(const struct user *u, const char *cita)
     char path[256];
     snprintf(path, sizeof path, "/api/fotos?cita_id=%s", cita);
     struct resp r;
-    http_get(&S, path, u->token, &r);
+    http_get(&F.s, path, u->token, &r);
     if (r.status != 200) fail_msg("listing expected 200, got %ld: %s", r.status, r.body);
     json_t *l = json_object_get(r.json, "fotos");
     if (!json_is_array(l)) fail_msg("no fotos array in: %s", r.body);
@@ -113,27 +95,27 @@ static void delete_foto(const struct user *u, const char *query, struct resp *r)
     char path[256];
     snprintf(path, sizeof path, "/api/fotos%s", query);
     struct req_opts o = {.token = u ? u->token : NULL};
-    http_req(&S, "DELETE", path, &o, r);
+    http_req(&F.s, "DELETE", path, &o, r);
 }
 
 /* The path of an object's file, and of the folder of a user's photos of a cita. */
 static void object_file(const char *storage_path, char *out, size_t n)
 {
-    if (snprintf(out, n, "%s/storage/fotos-citas/%s", S.data, storage_path) >= (int)n)
+    if (snprintf(out, n, "%s/storage/fotos-citas/%s", F.s.data, storage_path) >= (int)n)
         fail_msg("path too long");
 }
 
 static void cita_folder(const char *user_id, const char *cita, char *out, size_t n)
 {
-    if (snprintf(out, n, "%s/storage/fotos-citas/%s/%s", S.data, user_id, cita) >= (int)n)
+    if (snprintf(out, n, "%s/storage/fotos-citas/%s/%s", F.s.data, user_id, cita) >= (int)n)
         fail_msg("path too long");
 }
 
 /* The server-relative path of a public URL handed out by the service. */
 static const char *url_path(const char *url)
 {
-    size_t bl = strlen(S.base);
-    if (!url || strncmp(url, S.base, bl) != 0) fail_msg("URL %s is not under %s", url, S.base);
+    size_t bl = strlen(F.s.base);
+    if (!url || strncmp(url, F.s.base, bl) != 0) fail_msg("URL %s is not under %s", url, F.s.base);
     return url + bl;
 }
 
@@ -166,12 +148,6 @@ static void expect_storage_path(const char *path, const char *user_id, const cha
     if (ms) *ms = v;
 }
 
-static bool file_exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
-
 /* A multipart body built by hand, for what libcurl will not send. */
 static char *form_body(const char *cita, const char *tipo, const char *file_headers,
                        const char *data, size_t *len)
@@ -198,7 +174,7 @@ static void post_form(const struct user *u, const char *body, size_t len, struct
                          .content_type = "multipart/form-data; boundary=" BOUNDARY,
                          .body = body,
                          .len = len};
-    http_req(&S, "POST", "/api/fotos", &o, r);
+    http_req(&F.s, "POST", "/api/fotos", &o, r);
 }
 
 /* --- setup -------------------------------------------------------------------------- */
@@ -206,21 +182,17 @@ static void post_form(const struct user *u, const char *body, size_t len, struct
 static int setup(void **state)
 {
     (void)state;
-    srv_start(&S, NULL, NULL);
-    signup_user(&S, &A, "Ana");
-    signup_user(&S, &B, "Bruno");
-    signup_user(&S, &C, "Carla");
-    barbero = make_barbero(&S, "Barbero Fotos");
-    servicio = make_servicio(&S, "Corte Fotos", 30, 12.5);
+    fixture_start(&F, NULL, "Barbero Fotos", "Corte Fotos", 30, 12.5);
+    signup_user(&F.s, &A, "Ana");
+    signup_user(&F.s, &B, "Bruno");
+    signup_user(&F.s, &C, "Carla");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    free(barbero);
-    free(servicio);
-    srv_cleanup(&S);
+    fixture_stop(&F);
     return 0;
 }
 
@@ -256,7 +228,7 @@ static void post_without_session_is_401_whatever_the_body(void **state)
     post_form(NULL, "--" BOUNDARY "\r\ngarbage", 0, &r);
     expect_error(&r, 401, "No autenticado");
     resp_free(&r);
-    http_json(&S, "POST", "/api/fotos", NULL, "{\"cita_id\":\"x\"}", &r);
+    http_json(&F.s, "POST", "/api/fotos", NULL, "{\"cita_id\":\"x\"}", &r);
     expect_error(&r, 401, "No autenticado");
     resp_free(&r);
 
@@ -294,14 +266,14 @@ static void post_with_a_missing_or_empty_part_is_400_faltan_campos(void **state)
     /* not multipart at all: JSON, plain text, no body */
     char json[256];
     snprintf(json, sizeof json, "{\"cita_id\":\"%s\",\"tipo\":\"antes\",\"file\":\"abc\"}", cita);
-    http_json(&S, "POST", "/api/fotos", A.token, json, &r);
+    http_json(&F.s, "POST", "/api/fotos", A.token, json, &r);
     expect_error(&r, 400, "Faltan campos requeridos");
     resp_free(&r);
     struct req_opts o = {.token = A.token, .content_type = "text/plain", .body = "hola"};
-    http_req(&S, "POST", "/api/fotos", &o, &r);
+    http_req(&F.s, "POST", "/api/fotos", &o, &r);
     expect_error(&r, 400, "Faltan campos requeridos");
     resp_free(&r);
-    http_json(&S, "POST", "/api/fotos", A.token, NULL, &r);
+    http_json(&F.s, "POST", "/api/fotos", A.token, NULL, &r);
     expect_error(&r, 400, "Faltan campos requeridos");
     resp_free(&r);
 
@@ -437,7 +409,7 @@ static void unknown_cita_is_404(void **state)
         resp_free(&r);
     }
     assert_int_equal(
-        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", NO_SUCH_UUID), 0);
+        db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", NO_SUCH_UUID), 0);
 }
 
 static void unknown_cita_wins_over_the_three_per_tipo_rule(void **state)
@@ -452,10 +424,10 @@ static void unknown_cita_wins_over_the_three_per_tipo_rule(void **state)
     char *out = NULL;
     char sql[256];
     snprintf(sql, sizeof sql, "PRAGMA foreign_keys=OFF; DELETE FROM citas WHERE id = '%s';", cita);
-    assert_int_equal(db_exec(&S, sql, &out), 0);
+    assert_int_equal(db_exec(&F.s, sql, &out), 0);
     free(out);
     assert_int_equal(
-        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s' AND tipo = 'antes'",
+        db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s' AND tipo = 'antes'",
                  cita),
         3);
     struct resp r;
@@ -506,7 +478,7 @@ static void three_per_tipo_counts_every_uploader_of_the_cita(void **state)
     assert_int_equal(json_array_size(l), 4);
     json_decref(l);
     assert_int_equal(
-        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s' AND tipo = 'antes'",
+        db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s' AND tipo = 'antes'",
                  cita),
         3);
     char dir[512];
@@ -524,10 +496,10 @@ static void created_photo_is_201_with_exactly_the_record_fields(void **state)
     char *cita = new_cita(&A);
     size_t len;
     const char *img = pixels(&len);
-    int64_t t0 = now_ms();
+    int64_t t0 = clock_now_ms();
     struct resp r;
     upload(&B, cita, "antes", "corte.PNG", "image/png", img, len, &r);
-    int64_t t1 = now_ms();
+    int64_t t1 = clock_now_ms();
     assert_int_equal(r.status, 201);
     expect_keys(r.json, "foto", NULL);
     json_t *f = json_object_get(r.json, "foto");
@@ -545,7 +517,7 @@ static void created_photo_is_201_with_exactly_the_record_fields(void **state)
     assert_true(ms >= t0 - 1000 && ms <= t1 + 1000);
 
     char url[1024];
-    snprintf(url, sizeof url, "%s/storage/v1/object/public/fotos-citas/%s", S.base,
+    snprintf(url, sizeof url, "%s/storage/v1/object/public/fotos-citas/%s", F.s.base,
              jstr(f, "storage_path"));
     assert_string_equal(jstr(f, "url"), url);
     expect_header(&r, "Content-Type", "application/json; charset=utf-8");
@@ -593,7 +565,7 @@ static void photo_url_serves_the_exact_bytes_with_safe_headers(void **state)
     const char *img = pixels(&len);
     json_t *f = upload_ok(&A, cita, "despues", "x.webp", "image/webp", img, len);
     struct resp r;
-    http_get(&S, url_path(jstr(f, "url")), NULL, &r); /* no session needed */
+    http_get(&F.s, url_path(jstr(f, "url")), NULL, &r); /* no session needed */
     assert_int_equal(r.status, 200);
     assert_int_equal(r.len, len);
     assert_memory_equal(r.body, img, len);
@@ -621,7 +593,7 @@ static void head_on_a_photo_url_answers_headers_without_body(void **state)
     const char *img = pixels(&len);
     json_t *f = upload_ok(&A, cita, "antes", "x.gif", "image/gif", img, len);
     struct resp r;
-    http_req(&S, "HEAD", url_path(jstr(f, "url")), NULL, &r);
+    http_req(&F.s, "HEAD", url_path(jstr(f, "url")), NULL, &r);
     assert_int_equal(r.status, 200);
     assert_int_equal(r.len, 0);
     char h[256];
@@ -647,7 +619,7 @@ static void missing_object_is_404_no_encontrado(void **state)
     };
     struct resp r;
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-        http_get(&S, paths[i], NULL, &r);
+        http_get(&F.s, paths[i], NULL, &r);
         expect_error(&r, 404, "No encontrado");
         resp_free(&r);
     }
@@ -657,7 +629,7 @@ static void missing_object_is_404_no_encontrado(void **state)
     json_t *f = upload_ok(&A, cita, "antes", "a.png", "image/png", img, len);
     char path[512];
     snprintf(path, sizeof path, "/storage/v1/object/public/fotos-citas/%s/%s", A.id, cita);
-    http_get(&S, path, NULL, &r);
+    http_get(&F.s, path, NULL, &r);
     expect_error(&r, 404, "No encontrado");
     resp_free(&r);
     json_decref(f);
@@ -698,7 +670,7 @@ static void an_existing_object_is_never_overwritten(void **state)
     char dir[512];
     cita_folder(A.id, cita, dir, sizeof dir);
     enum { WINDOW = 20000 };
-    int64_t t0 = now_ms() - 50;
+    int64_t t0 = clock_now_ms() - 50;
     for (int64_t ms = t0; ms < t0 + WINDOW; ms++) {
         char path[640], text[64];
         snprintf(path, sizeof path, "%s/antes-%lld.png", dir, (long long)ms);
@@ -723,11 +695,11 @@ static void an_existing_object_is_never_overwritten(void **state)
         free(got);
     }
     assert_int_equal(
-        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s' AND tipo = 'antes'",
+        db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s' AND tipo = 'antes'",
                  cita),
         0);
     char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", S.data);
+    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", F.s.data);
     assert_int_equal(count_files(tmp), 0);
     free(cita);
 }
@@ -741,11 +713,11 @@ static void two_quick_uploads_get_distinct_paths(void **state)
     assert_string_not_equal(jstr(f1, "storage_path"), jstr(f2, "storage_path"));
     assert_string_not_equal(jstr(f1, "id"), jstr(f2, "id"));
     struct resp r;
-    http_get(&S, url_path(jstr(f1, "url")), NULL, &r);
+    http_get(&F.s, url_path(jstr(f1, "url")), NULL, &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.body, "first");
     resp_free(&r);
-    http_get(&S, url_path(jstr(f2, "url")), NULL, &r);
+    http_get(&F.s, url_path(jstr(f2, "url")), NULL, &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.body, "second");
     resp_free(&r);
@@ -760,10 +732,10 @@ static void get_fotos_without_session_is_401(void **state)
 {
     (void)state;
     struct resp r;
-    http_get(&S, "/api/fotos?cita_id=" NO_SUCH_UUID, NULL, &r);
+    http_get(&F.s, "/api/fotos?cita_id=" NO_SUCH_UUID, NULL, &r);
     expect_error(&r, 401, "No autenticado");
     resp_free(&r);
-    http_get(&S, "/api/fotos?cita_id=" NO_SUCH_UUID, "bad-token", &r);
+    http_get(&F.s, "/api/fotos?cita_id=" NO_SUCH_UUID, "bad-token", &r);
     expect_error(&r, 401, "No autenticado");
     resp_free(&r);
 }
@@ -775,7 +747,7 @@ static void get_fotos_without_cita_id_is_400(void **state)
     static const char *const paths[] = {"/api/fotos", "/api/fotos?cita_id=", "/api/fotos?cita_id",
                                         "/api/fotos?id=" NO_SUCH_UUID};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-        http_get(&S, paths[i], A.token, &r);
+        http_get(&F.s, paths[i], A.token, &r);
         expect_error(&r, 400, "Falta cita_id");
         resp_free(&r);
     }
@@ -844,7 +816,7 @@ static void listing_an_unknown_cita_is_200_with_an_empty_list(void **state)
                                         "/api/fotos?cita_id=not-a-uuid",
                                         "/api/fotos?cita_id=%27%20OR%201%3D1%20--"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-        http_get(&S, paths[i], A.token, &r);
+        http_get(&F.s, paths[i], A.token, &r);
         assert_int_equal(r.status, 200);
         expect_keys(r.json, "fotos", NULL);
         assert_true(json_is_array(json_object_get(r.json, "fotos")));
@@ -904,7 +876,7 @@ static void delete_of_unknown_or_foreign_photo_is_404_and_the_photo_stays(void *
     char file[768];
     object_file(jstr(f, "storage_path"), file, sizeof file);
     assert_true(file_exists(file));
-    http_get(&S, url_path(jstr(f, "url")), NULL, &r);
+    http_get(&F.s, url_path(jstr(f, "url")), NULL, &r);
     assert_int_equal(r.status, 200);
     resp_free(&r);
     json_decref(f);
@@ -939,9 +911,9 @@ static void owner_delete_removes_the_record_the_object_and_its_url(void **state)
     json_decref(l);
     assert_false(file_exists(file));
     char meta[768];
-    snprintf(meta, sizeof meta, "%s/storage/.meta/fotos-citas/%s", S.data, jstr(f, "storage_path"));
+    snprintf(meta, sizeof meta, "%s/storage/.meta/fotos-citas/%s", F.s.data, jstr(f, "storage_path"));
     assert_false(file_exists(meta));
-    http_get(&S, url_path(jstr(f, "url")), NULL, &r);
+    http_get(&F.s, url_path(jstr(f, "url")), NULL, &r);
     expect_error(&r, 404, "No encontrado");
     resp_free(&r);
     /* a second delete finds nothing */
@@ -960,7 +932,7 @@ static int drop_trigger(void **state)
 {
     (void)state;
     char *out = NULL;
-    int rc = db_exec(&S, "DROP TRIGGER IF EXISTS fotos_fallo_forzado;", &out);
+    int rc = db_exec(&F.s, "DROP TRIGGER IF EXISTS fotos_fallo_forzado;", &out);
     free(out);
     return rc == 0 ? 0 : -1;
 }
@@ -972,7 +944,7 @@ static void failed_record_store_removes_the_object_and_answers_500(void **state)
     size_t len;
     const char *img = pixels(&len);
     char *out = NULL;
-    assert_int_equal(db_exec(&S,
+    assert_int_equal(db_exec(&F.s,
                              "CREATE TRIGGER fotos_fallo_forzado BEFORE INSERT ON fotos_cita "
                              "BEGIN SELECT RAISE(ABORT, 'fallo forzado'); END;",
                              &out),
@@ -986,10 +958,10 @@ static void failed_record_store_removes_the_object_and_answers_500(void **state)
 
     char dir[512], tmp[512];
     cita_folder(A.id, cita, dir, sizeof dir);
-    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", S.data);
+    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", F.s.data);
     assert_int_equal(count_files(dir), 0);
     assert_int_equal(count_files(tmp), 0);
-    snprintf(dir, sizeof dir, "%s/storage/.meta/fotos-citas/%s/%s", S.data, A.id, cita);
+    snprintf(dir, sizeof dir, "%s/storage/.meta/fotos-citas/%s/%s", F.s.data, A.id, cita);
     assert_int_equal(count_files(dir), 0);
     json_t *l = list_fotos(&A, cita);
     assert_int_equal(json_array_size(l), 0);
@@ -1011,60 +983,24 @@ enum { RACERS = 12 };
 
 struct racer {
     const char *token, *cita;
-    pthread_barrier_t *go;
     long status;
     char body[512];
 };
 
-static size_t racer_sink(char *p, size_t size, size_t nmemb, void *ud)
+/* One upload from its own thread (race_threads: no cmocka here). */
+static void racer_run(void *item)
 {
-    struct racer *x = ud;
-    size_t k = size * nmemb, have = strlen(x->body);
-    size_t room = sizeof x->body - 1 - have;
-    memcpy(x->body + have, p, k < room ? k : room);
-    x->body[have + (k < room ? k : room)] = '\0';
-    return k;
-}
-
-/* One upload on its own libcurl handle; no cmocka calls off the main thread. */
-static void *racer_run(void *arg)
-{
-    struct racer *x = arg;
-    char url[128], auth[256];
-    snprintf(url, sizeof url, "%s/api/fotos", S.base);
-    snprintf(auth, sizeof auth, "Authorization: Bearer %s", x->token);
-    CURL *c = curl_easy_init();
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, racer_sink);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
-    struct curl_slist *h = curl_slist_append(NULL, auth);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_mime *m = curl_mime_init(c);
-    curl_mimepart *p = curl_mime_addpart(m);
-    curl_mime_name(p, "file");
-    curl_mime_data(p, "racing-bytes", CURL_ZERO_TERMINATED);
-    curl_mime_filename(p, "race.png");
-    curl_mime_type(p, "image/png");
-    p = curl_mime_addpart(m);
-    curl_mime_name(p, "cita_id");
-    curl_mime_data(p, x->cita, CURL_ZERO_TERMINATED);
-    p = curl_mime_addpart(m);
-    curl_mime_name(p, "tipo");
-    curl_mime_data(p, "antes", CURL_ZERO_TERMINATED);
-    curl_easy_setopt(c, CURLOPT_MIMEPOST, m);
-    pthread_barrier_wait(x->go);
-    CURLcode cc = curl_easy_perform(c);
-    x->status = -1;
-    if (cc == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->status);
-    else
-        snprintf(x->body, sizeof x->body, "curl: %s", curl_easy_strerror(cc));
-    curl_mime_free(m);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
-    return NULL;
+    struct racer *x = item;
+    const struct part parts[] = {
+        {.name = "file", .data = "racing-bytes", .filename = "race.png", .type = "image/png"},
+        {.name = "cita_id", .data = x->cita},
+        {.name = "tipo", .data = "antes"},
+    };
+    struct resp r;
+    long st = http_multipart_try(&F.s, "/api/fotos", x->token, parts, 3, &r);
+    x->status = st ? st : -1;
+    snprintf(x->body, sizeof x->body, "%s", r.body ? r.body : "");
+    resp_free(&r);
 }
 
 static void parallel_uploads_from_many_users_never_exceed_three_per_tipo(void **state)
@@ -1073,18 +1009,11 @@ static void parallel_uploads_from_many_users_never_exceed_three_per_tipo(void **
     char *cita = new_cita(&A);
     static struct user users[RACERS];
     for (int i = 0; i < RACERS; i++)
-        signup_user(&S, &users[i], NULL);
+        signup_user(&F.s, &users[i], NULL);
     struct racer x[RACERS];
-    pthread_t t[RACERS];
-    pthread_barrier_t go;
-    pthread_barrier_init(&go, NULL, RACERS);
-    for (int i = 0; i < RACERS; i++) {
-        x[i] = (struct racer){.token = users[i].token, .cita = cita, .go = &go};
-        if (pthread_create(&t[i], NULL, racer_run, &x[i]) != 0) fail_msg("pthread_create");
-    }
     for (int i = 0; i < RACERS; i++)
-        pthread_join(t[i], NULL);
-    pthread_barrier_destroy(&go);
+        x[i] = (struct racer){.token = users[i].token, .cita = cita};
+    race_threads(RACERS, racer_run, x, sizeof *x);
 
     int ok = 0, full = 0;
     for (int i = 0; i < RACERS; i++) {
@@ -1116,7 +1045,7 @@ static void parallel_uploads_from_many_users_never_exceed_three_per_tipo(void **
         assert_true(file_exists(file));
     }
     char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", S.data);
+    snprintf(tmp, sizeof tmp, "%s/storage/.tmp", F.s.data);
     assert_int_equal(count_files(tmp), 0);
     json_decref(l);
     free(cita);

@@ -11,6 +11,7 @@
  * never red.
  */
 #include "harness.h"
+#include "util/iso8601.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -31,195 +32,38 @@
 
 extern char **environ;
 
-#define PYTHON       "/usr/bin/python3"
-#define SINK_PY      BARBERIA_TESTS_DIR "/tools/smtp_sink.py"
-#define TO_JSON_PY   BARBERIA_TESTS_DIR "/tools/mail_to_json.py"
 #define WAIT_MAIL_MS 60000 /* the longest a message may take to arrive */
-#define SETTLE_MS    2000  /* how long "no second message" is watched for */
 #define START_UTC    "2031-05-04T08:30:00Z"
 
-static void sleep_ms(int ms)
+/* --- the SMTP sink (smtp_sink_* in the harness) ------------------------------------------ */
+
+/* Nothing is left to deliver: no outbox row is pending (or being retried).
+ * After that no further message can arrive. */
+static bool outbox_settled(void *ud)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* --- running helper programs ----------------------------------------------------------- */
-
-/* A loopback port nothing listens on (it was free a moment ago). */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-        fail_msg("cannot find a free port: %s", strerror(errno));
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-/* --- the SMTP sink -------------------------------------------------------------------------- */
-
-struct sink {
-    pid_t pid;
-    int port;
-    char dir[400]; /* saved messages */
-    char log[400]; /* the sink's stderr */
-};
-
-/* Starts smtp_sink.py on port (0: any) with extra arguments (NULL-ended,
- * may be NULL), saving into <root>/mail. Waits until it listens. */
-static void sink_start(struct sink *k, const char *root, int port, const char *const *extra)
-{
-    snprintf(k->dir, sizeof k->dir, "%s/mail", root);
-    snprintf(k->log, sizeof k->log, "%s/sink.log", root);
-    char portarg[16];
-    snprintf(portarg, sizeof portarg, "%d", port);
-    const char *argv[32] = {PYTHON, SINK_PY, "--dir", k->dir, "--port", portarg};
-    int n = 6;
-    for (; extra && *extra && n < 30; extra++)
-        argv[n++] = *extra;
-    argv[n] = NULL;
-    int pfd[2];
-    if (pipe(pfd) != 0) fail_msg("pipe: %s", strerror(errno));
-    int logfd = open(k->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (logfd < 0) fail_msg("cannot create %s", k->log);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pfd[1], 1);
-        dup2(logfd, 2);
-        close(pfd[0]);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(pfd[1]);
-    close(logfd);
-    if (pid < 0) fail_msg("fork: %s", strerror(errno));
-    k->pid = pid;
-    /* the first line of its stdout is the port it listens on */
-    char line[32] = "";
-    size_t got = 0;
-    int64_t deadline = mono_ms() + 60000;
-    while (!memchr(line, '\n', got) && got < sizeof line - 1) {
-        struct pollfd p = {pfd[0], POLLIN, 0};
-        int left = (int)(deadline - mono_ms());
-        if (left <= 0 || poll(&p, 1, left) <= 0) break;
-        ssize_t r = read(pfd[0], line + got, sizeof line - 1 - got);
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    line[got] = '\0';
-    close(pfd[0]);
-    k->port = (int)strtol(line, NULL, 10);
-    if (k->port <= 0) {
-        char *log = read_file(k->log, NULL);
-        fail_msg("smtp_sink.py did not start: %s", log ? log : "");
-    }
-    if (port) assert_int_equal(k->port, port);
-}
-
-/* SIGTERM and wait; returns the exit status (-1 when it had to be killed). */
-static int sink_stop(struct sink *k)
-{
-    if (k->pid <= 0) return 0;
-    kill(k->pid, SIGTERM);
-    int st = 0;
-    for (int waited = 0; waited < 20000; waited += 10) {
-        if (waitpid(k->pid, &st, WNOHANG) == k->pid) {
-            k->pid = 0;
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        sleep_ms(10);
-    }
-    kill(k->pid, SIGKILL);
-    waitpid(k->pid, &st, 0);
-    k->pid = 0;
-    return -1;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The saved messages, oldest first: full paths (caller frees each and the
- * array). Returns how many. */
-static size_t sink_files(const struct sink *k, char ***paths)
-{
-    *paths = NULL;
-    DIR *d = opendir(k->dir);
-    if (!d) return 0;
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t l = strlen(e->d_name);
-        if (e->d_name[0] == '.' || l < 6 || strcmp(e->d_name + l - 5, ".json")) continue;
-        *paths = realloc(*paths, (n + 1) * sizeof **paths);
-        size_t need = strlen(k->dir) + l + 2;
-        (*paths)[n] = malloc(need);
-        snprintf((*paths)[n], need, "%s/%s", k->dir, e->d_name);
-        n++;
-    }
-    closedir(d);
-    if (n) qsort(*paths, n, sizeof **paths, cmp_names);
-    return n;
-}
-
-static void free_paths(char **paths, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(paths[i]);
-    free(paths);
-}
-
-static size_t sink_count(const struct sink *k)
-{
-    char **paths;
-    size_t n = sink_files(k, &paths);
-    free_paths(paths, n);
-    return n;
-}
-
-/* Waits until at least n messages were saved; false on timeout. */
-static bool sink_wait(const struct sink *k, size_t n, int timeout_ms)
-{
-    for (int64_t end = mono_ms() + timeout_ms; mono_ms() < end; sleep_ms(50))
-        if (sink_count(k) >= n) return true;
-    return sink_count(k) >= n;
+    const struct srv *s = ud;
+    return db_count(s, "SELECT count(*) FROM mail_outbox WHERE status = 'pending'") == 0;
 }
 
 /* Waits for one message, checks no second one follows, and returns it as
  * mail_to_json.py sees it (caller decrefs). */
-static json_t *sink_the_one_message(const struct sink *k, const struct srv *s)
+static json_t *sink_the_one_message(const struct smtp_sink *k, const struct srv *s)
 {
-    if (!sink_wait(k, 1, WAIT_MAIL_MS)) {
+    if (!smtp_sink_wait(k, 1, WAIT_MAIL_MS)) {
         char *log = srv_log(s);
         fail_msg("no message arrived within %d s; server log:\n%s", WAIT_MAIL_MS / 1000, log);
     }
-    sleep_ms(SETTLE_MS);
+    /* once the outbox has nothing left to deliver, the count is final */
+    if (!wait_until(outbox_settled, (void *)s, WAIT_MAIL_MS))
+        fail_msg("the outbox still had a message to deliver after %d s", WAIT_MAIL_MS / 1000);
     char **paths;
-    size_t n = sink_files(k, &paths);
+    size_t n = smtp_sink_files(k, &paths);
     if (n != 1) {
-        free_paths(paths, n);
+        smtp_sink_free_paths(paths, n);
         fail_msg("expected exactly one message, the sink holds %zu", n);
     }
-    const char *argv[] = {PYTHON, TO_JSON_PY, paths[0], NULL};
-    char *out = NULL, *err = NULL;
-    int st = run_program(argv, NULL, 60000, &out, &err);
-    if (st != 0) fail_msg("mail_to_json.py failed (%d): %s", st, err ? err : "");
-    json_error_t je;
-    json_t *j = json_loads(out, 0, &je);
-    if (!j) fail_msg("mail_to_json.py printed no JSON: %s", out);
-    free(out);
-    free(err);
-    free_paths(paths, n);
+    json_t *j = smtp_sink_message(paths[0]);
+    smtp_sink_free_paths(paths, n);
     json_t *problems = json_object_get(j, "problems");
     if (json_array_size(problems) > 0) {
         char *p = json_dumps(problems, 0);
@@ -231,7 +75,7 @@ static json_t *sink_the_one_message(const struct sink *k, const struct srv *s)
 /* --- the server under test ------------------------------------------------------------------- */
 
 static struct srv S;
-static struct sink K;
+static struct smtp_sink K;
 static int HOLE = -1; /* a listening socket that never answers, or -1 */
 
 static int teardown(void **state)
@@ -240,7 +84,7 @@ static int teardown(void **state)
     /* closed first: the server's retries then end at once */
     if (HOLE >= 0) close(HOLE);
     HOLE = -1;
-    sink_stop(&K);
+    smtp_sink_stop(&K);
     srv_cleanup(&S);
     memset(&S, 0, sizeof S);
     memset(&K, 0, sizeof K);
@@ -284,21 +128,23 @@ static const char *outbox_state(const struct srv *s, const char *cita_id, char *
 }
 
 /* Polls the outbox until cita_id's state is want; false on timeout. */
+struct outbox_goal {
+    const struct srv *s;
+    const char *cita_id, *want;
+};
+
+static bool outbox_in_state(void *ud)
+{
+    const struct outbox_goal *g = ud;
+    char st[32];
+    return !strcmp(outbox_state(g->s, g->cita_id, st, sizeof st, NULL), g->want);
+}
+
 static bool outbox_wait_state(const struct srv *s, const char *cita_id, const char *want,
                               int timeout_ms)
 {
-    char st[32];
-    for (int64_t end = mono_ms() + timeout_ms; mono_ms() < end; sleep_ms(100))
-        if (!strcmp(outbox_state(s, cita_id, st, sizeof st, NULL), want)) return true;
-    return false;
-}
-
-static void expect_healthy(const struct srv *s)
-{
-    struct resp r;
-    http_get(s, "/healthz", NULL, &r);
-    assert_int_equal(r.status, 200);
-    resp_free(&r);
+    struct outbox_goal g = {s, cita_id, want};
+    return wait_until(outbox_in_state, &g, timeout_ms);
 }
 
 /* A barber, a service and a client with a name; books START_UTC and
@@ -358,7 +204,7 @@ static void confirmation_arrives_once_with_the_booking_details(void **state)
 {
     (void)state;
     srv_init(&S);
-    sink_start(&K, S.dir, 0, NULL);
+    smtp_sink_start(&K, S.dir, 0, NULL);
     char url[64];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     const char *env[] = {url, "BARBERIA_TZ=Europe/Madrid", "BARBERIA_SMTP_FROM=citas@barberia.test",
@@ -434,7 +280,7 @@ static void a_name_with_crlf_adds_no_header_or_recipient(void **state)
 {
     (void)state;
     srv_init(&S);
-    sink_start(&K, S.dir, 0, NULL);
+    smtp_sink_start(&K, S.dir, 0, NULL);
     char url[64];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     const char *env[] = {url, NULL};
@@ -496,7 +342,7 @@ static void booking_is_answered_while_the_mail_server_is_down_and_mail_arrives_l
     assert_true(srv_wait_log(&S, "next attempt in", 10000));
 
     /* the mail server comes up on the same port: the next retry delivers */
-    sink_start(&K, S.dir, port, NULL);
+    smtp_sink_start(&K, S.dir, port, NULL);
     json_t *m = sink_the_one_message(&K, &S);
     expect_contains(jstr(m, "text"), id, "the text body");
     json_decref(m);
@@ -524,17 +370,32 @@ static void undelivered_mail_is_sent_once_after_a_restart(void **state)
     /* still queued while nothing runs */
     char st[32];
     assert_string_equal(outbox_state(&S, id, st, sizeof st, NULL), "retrying");
-    sink_start(&K, S.dir, port, NULL);
+    smtp_sink_start(&K, S.dir, port, NULL);
     srv_start(&S, env, NULL); /* same data folder */
     json_t *m = sink_the_one_message(&K, &S);
     expect_contains(jstr(m, "text"), id, "the text body");
     json_decref(m);
     assert_true(outbox_wait_state(&S, id, "", 10000));
-    /* a stop and a start more change nothing: it was sent once */
+    /* a stop and a start more change nothing: it was sent once. The new
+     * worker's first pass is over once a booking made now has its message
+     * and the outbox has nothing left to deliver */
     assert_int_equal(srv_stop(&S), 0);
     srv_start(&S, env, NULL);
-    sleep_ms(SETTLE_MS);
-    assert_int_equal(sink_count(&K), 1);
+    char *barbero = make_barbero(&S, "Otro Barbero");
+    char *servicio = make_servicio(&S, "Otro corte", 30, 15.0);
+    char *later = book(&S, &u, barbero, servicio, "2031-05-05T08:30:00Z", NULL);
+    assert_true(smtp_sink_wait(&K, 2, WAIT_MAIL_MS));
+    assert_true(wait_until(outbox_settled, &S, WAIT_MAIL_MS));
+    char **paths;
+    size_t n = smtp_sink_files(&K, &paths);
+    assert_int_equal(n, 2);
+    json_t *m2 = smtp_sink_message(paths[1]);
+    expect_contains(jstr(m2, "text"), later, "the second message");
+    json_decref(m2);
+    smtp_sink_free_paths(paths, n);
+    free(later);
+    free(barbero);
+    free(servicio);
     free(id);
 }
 
@@ -627,7 +488,7 @@ static void starttls_and_auth_deliver_without_leaking_the_password(void **state)
     const char *extra[] = {"--tls-cert",  cert,       "--tls-key",       key,
                            "--auth-user", "barberia", "--auth-password", SMTP_PASSWORD,
                            NULL};
-    sink_start(&K, S.dir, 0, extra);
+    smtp_sink_start(&K, S.dir, 0, extra);
     char url[64], ca[440];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     snprintf(ca, sizeof ca, "BARBERIA_SMTP_CA_FILE=%s", cert);
@@ -659,7 +520,7 @@ static void wrong_credentials_are_reported_without_the_password(void **state)
     const char *extra[] = {"--tls-cert",  cert,       "--tls-key",       key,
                            "--auth-user", "barberia", "--auth-password", "la-buena",
                            NULL};
-    sink_start(&K, S.dir, 0, extra);
+    smtp_sink_start(&K, S.dir, 0, extra);
     char url[64], ca[440];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     snprintf(ca, sizeof ca, "BARBERIA_SMTP_CA_FILE=%s", cert);
@@ -679,7 +540,7 @@ static void wrong_credentials_are_reported_without_the_password(void **state)
     expect_contains(row, "535", "the last error"); /* the server's "authentication failed" */
     assert_null(strstr(row, SMTP_PASSWORD));
     free(row);
-    assert_int_equal(sink_count(&K), 0);
+    assert_int_equal(smtp_sink_count(&K), 0);
     char *log = srv_log(&S);
     assert_null(strstr(log, SMTP_PASSWORD));
     free(log);
@@ -693,7 +554,7 @@ static void an_untrusted_certificate_is_refused(void **state)
     char cert[400], key[400];
     make_cert(S.dir, cert, key, sizeof cert);
     const char *extra[] = {"--tls-cert", cert, "--tls-key", key, NULL};
-    sink_start(&K, S.dir, 0, extra);
+    smtp_sink_start(&K, S.dir, 0, extra);
     char url[64];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     /* no CA file: the self-signed certificate cannot be trusted, and a
@@ -703,7 +564,7 @@ static void an_untrusted_certificate_is_refused(void **state)
     struct user u;
     char *id = book_one(&S, &u, "Ulises", NULL);
     assert_true(outbox_wait_state(&S, id, "retrying", 60000));
-    assert_int_equal(sink_count(&K), 0);
+    assert_int_equal(smtp_sink_count(&K), 0);
     free(id);
 }
 
@@ -711,14 +572,17 @@ static void an_untrusted_certificate_is_refused(void **state)
  * and never says a word. Returns its port. */
 static int silent_server(void)
 {
-    HOLE = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    assert_true(HOLE >= 0);
-    assert_int_equal(bind(HOLE, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(HOLE, 16), 0);
-    assert_int_equal(getsockname(HOLE, (struct sockaddr *)&a, &len), 0);
-    return ntohs(a.sin_port);
+    int port = 0;
+    HOLE = silent_listener(&port);
+    return port;
+}
+
+/* Waits until the server's worker has connected to HOLE; returns the
+ * accepted connection (caller closes), -1 when none came in timeout_ms. */
+static int hole_accept(int timeout_ms)
+{
+    struct pollfd p = {HOLE, POLLIN, 0};
+    return poll(&p, 1, timeout_ms) == 1 ? accept(HOLE, NULL, NULL) : -1;
 }
 
 static void booking_never_waits_on_a_silent_mail_server(void **state)
@@ -736,13 +600,14 @@ static void booking_never_waits_on_a_silent_mail_server(void **state)
     signup_user(&S, &u, "Victoria");
     /* the first booking wakes the worker, which hangs on the silent
      * server; bookings made meanwhile are answered at once */
-    int64_t t0 = mono_ms();
+    int64_t t0 = clock_mono_ms();
     char *first = book(&S, &u, barbero, servicio, START_UTC, NULL);
-    int64_t took1 = mono_ms() - t0;
-    sleep_ms(300);
-    t0 = mono_ms();
+    int64_t took1 = clock_mono_ms() - t0;
+    int conn = hole_accept(60000); /* the worker is now stuck on the silent server */
+    assert_true(conn >= 0);
+    t0 = clock_mono_ms();
     char *second = book(&S, &u, barbero, servicio, "2031-05-04T10:00:00Z", NULL);
-    int64_t took2 = mono_ms() - t0;
+    int64_t took2 = clock_mono_ms() - t0;
     if (took1 >= 10000 || took2 >= 10000)
         fail_msg("bookings took %lld and %lld ms while the mail server was silent",
                  (long long)took1, (long long)took2);
@@ -753,6 +618,7 @@ static void booking_never_waits_on_a_silent_mail_server(void **state)
     expect_contains(log, "Timeout", "the server log");
     free(log);
     /* from now on connections are refused, so retries end quickly */
+    close(conn);
     close(HOLE);
     HOLE = -1;
     free(first);
@@ -766,7 +632,7 @@ static void a_recipient_refused_for_good_is_dropped_at_once(void **state)
     (void)state;
     srv_init(&S);
     const char *extra[] = {"--reject-rcpt", "@test.example", NULL};
-    sink_start(&K, S.dir, 0, extra);
+    smtp_sink_start(&K, S.dir, 0, extra);
     char url[64];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     const char *env[] = {url, "BARBERIA_SMTP_RETRY_FOR=86400", NULL};
@@ -789,7 +655,7 @@ static void a_recipient_refused_for_good_is_dropped_at_once(void **state)
     expect_contains(row, "550", "the outbox row's last error");
     free(row);
     assert_true(srv_wait_log(&S, "refused for good", 10000));
-    assert_int_equal(sink_count(&K), 0);
+    assert_int_equal(smtp_sink_count(&K), 0);
     expect_healthy(&S);
     free(id);
 }
@@ -806,11 +672,7 @@ static void a_stop_cancels_a_delivery_in_progress_and_keeps_the_message(void **s
     struct user u;
     char *id = book_one(&S, &u, "Olga", NULL);
     /* wait until the worker has connected to the silent server */
-    int conn = -1;
-    for (int64_t end = mono_ms() + 60000; conn < 0 && mono_ms() < end; sleep_ms(50)) {
-        struct pollfd p = {HOLE, POLLIN, 0};
-        if (poll(&p, 1, 0) == 1) conn = accept(HOLE, NULL, NULL);
-    }
+    int conn = hole_accept(60000);
     assert_true(conn >= 0);
     /* the stop does not wait for the attempt's own bound */
     int status = srv_stop_within(&S, 30000);
@@ -822,6 +684,52 @@ static void a_stop_cancels_a_delivery_in_progress_and_keeps_the_message(void **s
     assert_true(!strcmp(st, "pending") || !strcmp(st, "retrying"));
     close(HOLE);
     HOLE = -1;
+    free(id);
+}
+
+/* The message of a cancelled delivery is kept even when its retry window
+ * ended during the attempt: a stop is not a failure of the mail server. */
+static void a_stop_never_drops_the_message_it_cancelled_and_the_next_start_sends_it(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    int port = silent_server();
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", port);
+    /* a one-second window, and an attempt that outlasts it */
+    const char *env[] = {url, "BARBERIA_SMTP_TIMEOUT_MS=600000", "BARBERIA_SMTP_RETRY_FOR=1",
+                         NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Paula", NULL);
+    int conn = hole_accept(60000);
+    assert_true(conn >= 0);
+    /* the window ends while the attempt hangs */
+    char *queued = db_query(&S, "SELECT created_at FROM mail_outbox WHERE cita_id = '%s'", id);
+    int64_t at = 0;
+    assert_true(iso8601_parse(queued, strlen(queued), &at));
+    free(queued);
+    while (clock_now_ms() < at + 1500) sleep_ms(100);
+    assert_int_equal(srv_stop_within(&S, 30000), 0);
+    close(conn);
+    close(HOLE);
+    HOLE = -1;
+    char st[32];
+    outbox_state(&S, id, st, sizeof st, NULL);
+    if (strcmp(st, "pending") != 0 && strcmp(st, "retrying") != 0) {
+        char *log = srv_log(&S);
+        fail_msg("the cancelled message is \"%s\", not queued; server log:\n%s", st, log);
+    }
+    char *log = srv_log(&S);
+    assert_null(strstr(log, "dropped"));
+    free(log);
+    /* the next start, with a mail server on that port, sends it at once */
+    smtp_sink_start(&K, S.dir, port, NULL);
+    srv_start(&S, env, NULL);
+    json_t *m = sink_the_one_message(&K, &S);
+    expect_contains(jstr(m, "text"), id, "the text body");
+    json_decref(m);
+    assert_true(outbox_wait_state(&S, id, "", 10000));
     free(id);
 }
 
@@ -902,6 +810,8 @@ int main(void)
         cmocka_unit_test_teardown(a_recipient_refused_for_good_is_dropped_at_once, teardown),
         cmocka_unit_test_teardown(a_stop_cancels_a_delivery_in_progress_and_keeps_the_message,
                                   teardown),
+        cmocka_unit_test_teardown(
+            a_stop_never_drops_the_message_it_cancelled_and_the_next_start_sends_it, teardown),
         cmocka_unit_test_teardown(without_smtp_nothing_is_queued, teardown),
         cmocka_unit_test_teardown(unusable_smtp_settings_stop_the_start, teardown),
     };

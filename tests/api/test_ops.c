@@ -43,12 +43,6 @@ static int cleanup(void **state)
     return 0;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
-}
-
 /* Whether a TCP connection to 127.0.0.1:port is accepted. */
 static bool port_accepts(int port)
 {
