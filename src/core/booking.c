@@ -9,12 +9,14 @@
  * commits. The calendar call sits between the two checks on purpose: it can
  * take seconds, and no lock or connection is held while it runs. A request
  * that loses the race after its calendar event was made deletes that event
- * again (best-effort) before answering 409.
+ * again (best-effort) before answering 409, and so does one the store fails
+ * to record (500): no event outlives a booking that does not exist.
  */
 #include "booking.h"
 #include "../mail/outbox.h"
 #include "../util/log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,8 +182,17 @@ br_err booking_create(struct app *app, const struct principal *caller,
         goto out;
     }
     if (rc) {
-        log_error("citas: storing cita %s failed: %s", out->id, err_msg());
-        rc = err_set(BR_STORE, "%s", err_msg());
+        /* the detail is the answer (the store's message): keep it across
+         * the calendar call */
+        char why[512];
+        snprintf(why, sizeof why, "%s", err_msg());
+        log_error("citas: storing cita %s failed: %s", out->id, why);
+        /* no booking, so no event either */
+        if (out->google_event_id &&
+            app->cal->ops->delete_event(app->cal, out->google_event_id) != BR_OK)
+            log_warn("calendar: could not delete event of unstored booking %s: %s", out->id,
+                     err_msg());
+        rc = err_set(BR_STORE, "%s", why);
         cita_clear(out);
         goto out;
     }

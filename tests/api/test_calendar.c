@@ -68,23 +68,12 @@ static char CREDS[320];                         /* the good service-account key 
 static char CREDS_WRONG_EMAIL[320], CREDS_WRONG_KEY[320];
 static char CREDS_DS[320]; /* the same account, with DS's token_uri */
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Starts a double whose files are <ROOT>/<name>.*; subject NULL: no
- * domain-wide delegation. */
-static void dbl_start(struct dbl *d, const char *name, const char *subject)
+ * domain-wide delegation; port 0: any free one. */
+static void dbl_start_on(struct dbl *d, const char *name, const char *subject, int port)
 {
+    char portarg[16];
+    snprintf(portarg, sizeof portarg, "%d", port);
     snprintf(d->log, sizeof d->log, "%s/%s.jsonl", ROOT, name);
     snprintf(d->out, sizeof d->out, "%s/%s.out", ROOT, name);
     snprintf(d->err, sizeof d->err, "%s/%s.err", ROOT, name);
@@ -98,6 +87,8 @@ static void dbl_start(struct dbl *d, const char *name, const char *subject)
                           CLIENT_EMAIL,
                           "--log",
                           d->log,
+                          "--port",
+                          portarg,
                           subject ? "--subject" : NULL, /* the list ends here without one */
                           subject,
                           NULL};
@@ -116,10 +107,10 @@ static void dbl_start(struct dbl *d, const char *name, const char *subject)
         char *out = read_file(d->out, NULL);
         const char *p = out ? strstr(out, "port ") : NULL;
         if (p && strchr(p, '\n')) {
-            int port = (int)strtol(p + 5, NULL, 10);
+            int bound = (int)strtol(p + 5, NULL, 10);
             free(out);
-            snprintf(d->http.base, sizeof d->http.base, "http://127.0.0.1:%d", port);
-            snprintf(d->token_url, sizeof d->token_url, "http://127.0.0.1:%d/token", port);
+            snprintf(d->http.base, sizeof d->http.base, "http://127.0.0.1:%d", bound);
+            snprintf(d->token_url, sizeof d->token_url, "http://127.0.0.1:%d/token", bound);
             return;
         }
         free(out);
@@ -132,6 +123,11 @@ static void dbl_start(struct dbl *d, const char *name, const char *subject)
         sleep_ms(20);
     }
     fail_msg("gcal_double did not print its port within 60 s");
+}
+
+static void dbl_start(struct dbl *d, const char *name, const char *subject)
+{
+    dbl_start_on(d, name, subject, 0);
 }
 
 /* Stops a double; it must go promptly (even with hung requests) and
@@ -377,9 +373,9 @@ static json_t *book_cita(const struct shop *sh, const struct user *u, const char
     char *text = json_dumps(b, 0);
     json_decref(b);
     struct resp r;
-    int64_t t0 = now_ms();
+    int64_t t0 = clock_mono_ms();
     http_json(&sh->s, "POST", "/api/citas", u->token, text, &r);
-    if (elapsed_ms) *elapsed_ms = now_ms() - t0;
+    if (elapsed_ms) *elapsed_ms = clock_mono_ms() - t0;
     free(text);
     if (r.status != 201) fail_msg("booking failed: %ld %s", r.status, r.body);
     json_t *cita = json_incref(json_object_get(r.json, "cita"));
@@ -445,63 +441,41 @@ static void assert_log_holds_no_secret(const struct srv *s)
     free(log);
 }
 
+static json_t *insert_entries(const json_t *all);
+
 /* --- concurrent bookings ------------------------------------------------------------- */
 
 struct racer {
-    pthread_barrier_t *start;
-    const char *url, *token;
+    const struct srv *s;
+    const char *token;
     char body[512];
     long status;
     json_t *cita; /* the answer's cita, or NULL */
     int64_t elapsed_ms;
 };
 
-struct sink {
-    char *p;
-    size_t n;
-};
-
-static size_t racer_sink(char *p, size_t size, size_t nmemb, void *ud)
+/* One booking from its own thread (race_threads: no cmocka here). */
+static void racer_run(void *item)
 {
-    struct sink *s = ud;
-    size_t k = size * nmemb;
-    char *grown = realloc(s->p, s->n + k + 1);
-    if (!grown) return 0;
-    s->p = grown;
-    memcpy(s->p + s->n, p, k);
-    s->n += k;
-    s->p[s->n] = '\0';
-    return k;
+    struct racer *r = item;
+    struct req_opts o = {.token = r->token, .body = r->body};
+    struct resp resp;
+    int64_t t0 = clock_mono_ms();
+    r->status = http_try(r->s, "POST", "/api/citas", &o, &resp);
+    r->elapsed_ms = clock_mono_ms() - t0;
+    r->cita = json_incref(json_object_get(resp.json, "cita"));
+    resp_free(&resp);
 }
 
-/* One booking from its own thread (no cmocka assertion may run here). */
-static void *racer_run(void *arg)
+/* A racer booking fecha on sh as token. */
+static void racer_init(struct racer *r, const struct shop *sh, const char *token, const char *fecha)
 {
-    struct racer *r = arg;
-    struct sink sink = {NULL, 0};
-    CURL *c = curl_easy_init();
-    char auth[256];
-    snprintf(auth, sizeof auth, "Authorization: Bearer %s", r->token);
-    struct curl_slist *h = curl_slist_append(NULL, auth);
-    h = curl_slist_append(h, "Content-Type: application/json");
-    curl_easy_setopt(c, CURLOPT_URL, r->url);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, racer_sink);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    pthread_barrier_wait(r->start);
-    int64_t t0 = now_ms();
-    if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
-    r->elapsed_ms = now_ms() - t0;
-    json_t *j = sink.p ? json_loads(sink.p, 0, NULL) : NULL;
-    r->cita = json_incref(json_object_get(j, "cita"));
-    json_decref(j);
-    free(sink.p);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
-    return NULL;
+    memset(r, 0, sizeof *r);
+    r->s = &sh->s;
+    r->token = token;
+    snprintf(r->body, sizeof r->body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}",
+             sh->barbero, sh->servicio, fecha);
 }
 
 /* Books n slots at once (fechas[i]) as u. rs[i] filled; caller decrefs
@@ -509,25 +483,9 @@ static void *racer_run(void *arg)
 static void book_concurrently(const struct shop *sh, const struct user *u, char (*fechas)[32],
                               size_t n, struct racer *rs)
 {
-    pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, (unsigned)n);
-    pthread_t th[16];
-    assert_true(n <= 16);
-    char url[128];
-    snprintf(url, sizeof url, "%s/api/citas", sh->s.base);
-    for (size_t i = 0; i < n; i++) {
-        memset(&rs[i], 0, sizeof rs[i]);
-        rs[i].start = &start;
-        rs[i].url = url;
-        rs[i].token = u->token;
-        snprintf(rs[i].body, sizeof rs[i].body,
-                 "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}",
-                 sh->barbero, sh->servicio, fechas[i]);
-        assert_int_equal(pthread_create(&th[i], NULL, racer_run, &rs[i]), 0);
-    }
     for (size_t i = 0; i < n; i++)
-        pthread_join(th[i], NULL);
-    pthread_barrier_destroy(&start);
+        racer_init(&rs[i], sh, u->token, fechas[i]);
+    race_threads(n, racer_run, rs, sizeof *rs);
 }
 
 /* --- set-up ----------------------------------------------------------------------------- */
@@ -557,15 +515,6 @@ static int group_setup(void **state)
     return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static int group_teardown(void **state)
 {
     (void)state;
@@ -573,7 +522,7 @@ static int group_teardown(void **state)
     shop_stop(&T);
     dbl_stop(&D);
     dbl_stop(&DS);
-    if (ROOT[0]) nftw(ROOT, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    rm_tree(ROOT);
     return 0;
 }
 
@@ -942,6 +891,139 @@ static void google_never_answering_leaves_the_event_null_within_the_bound(void *
     booking_survives("mode=hang", "no answer within");
 }
 
+static void google_answering_truncated_json_leaves_the_event_null(void **state)
+{
+    (void)state;
+    booking_survives("mode=truncated", "not a JSON object");
+}
+
+static void google_answering_slower_than_the_bound_leaves_the_event_null_within_it(void **state)
+{
+    (void)state;
+    booking_survives("delay_ms=6000", "no answer within");
+}
+
+static void every_google_failure_heals_by_itself_at_the_next_booking(void **state)
+{
+    (void)state;
+    static const char *const faults[] = {"mode=500",      "mode=garbage", "mode=truncated",
+                                         "mode=noid",     "mode=huge",    "mode=hang",
+                                         "mode=noaccess", "delay_ms=6000"};
+    for (size_t i = 0; i < ARRAY_LEN(faults); i++) {
+        double_control("reset=1");
+        double_control(faults[i]);
+        char fecha[32];
+        next_slot(fecha);
+        json_t *cita = book_cita(&T, &T.ana, fecha, NULL, NULL);
+        if (!json_is_null(json_object_get(cita, "google_event_id")))
+            fail_msg("%s: an event id from a failing Google", faults[i]);
+        json_decref(cita);
+        /* Google is well again: nothing to restart, the next booking has
+         * its event */
+        double_control("reset=1");
+        next_slot(fecha);
+        cita = book_cita(&T, &T.ana, fecha, NULL, NULL);
+        if (!jstr(cita, "google_event_id"))
+            fail_msg("%s: no event once Google was well again", faults[i]);
+        json_decref(cita);
+    }
+    assert_log_holds_no_secret(&T.s);
+}
+
+static void google_down_leaves_the_event_null_at_once_and_events_return_with_it(void **state)
+{
+    (void)state;
+    struct dbl e;
+    memset(&e, 0, sizeof e);
+    dbl_start(&e, "double-down", NULL);
+    int port = (int)strtol(strrchr(e.http.base, ':') + 1, NULL, 10);
+    char creds[400];
+    snprintf(creds, sizeof creds, "%s/service-account-down.json", ROOT);
+    write_creds_for(&e, creds, CLIENT_EMAIL, KEY);
+    struct shop sh;
+    shop_start_on(&sh, &e, creds, CALENDAR_ID, SHORT_BOUND_MS, NULL);
+    /* Google is down: connections are refused */
+    dbl_stop(&e);
+    char fecha[32];
+    next_slot(fecha);
+    int64_t elapsed = 0;
+    json_t *cita = book_cita(&sh, &sh.ana, fecha, NULL, &elapsed);
+    assert_true(json_is_null(json_object_get(cita, "google_event_id")));
+    if (elapsed >= SHORT_BOUND_MS + MARGIN_MS)
+        fail_msg("the booking took %lld ms with Google down", (long long)elapsed);
+    free(one_log_line(&sh.s, jstr(cita, "id"), "calendar"));
+    json_decref(cita);
+    /* Google is back on the same address: the next booking has its event */
+    dbl_start_on(&e, "double-down", NULL, port);
+    size_t mark = dbl_mark(&e);
+    next_slot(fecha);
+    cita = book_cita(&sh, &sh.ana, fecha, NULL, NULL);
+    const char *event_id = jstr(cita, "google_event_id");
+    if (!event_id) fail_msg("no event once Google was back; log:\n%s", srv_log(&sh.s));
+    json_t *all = dbl_since(&e, mark);
+    assert_string_equal(jstr(insert_entry_for(all, event_id), "verdict"), "ok");
+    json_decref(all);
+    json_decref(cita);
+    shop_stop(&sh);
+    dbl_stop(&e);
+}
+
+static int drop_citas_trigger(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    int rc = db_exec(&G.s, "DROP TRIGGER IF EXISTS citas_fallo_forzado;", &out);
+    free(out);
+    return rc == 0 ? 0 : -1;
+}
+
+static void booking_the_store_refuses_answers_500_and_deletes_its_event(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    assert_int_equal(db_exec(&G.s,
+                             "CREATE TRIGGER citas_fallo_forzado BEFORE INSERT ON citas "
+                             "BEGIN SELECT RAISE(ABORT, 'fallo forzado'); END;",
+                             &out),
+                     0);
+    free(out);
+    char fecha[32];
+    next_slot(fecha);
+    size_t mark = dlog_mark();
+    json_t *b = json_pack("{s:s, s:s, s:s}", "barbero_id", G.barbero, "servicio_id", G.servicio,
+                          "fecha_inicio", fecha);
+    char *text = json_dumps(b, 0);
+    json_decref(b);
+    struct resp r;
+    http_json(&G.s, "POST", "/api/citas", G.ana.token, text, &r);
+    free(text);
+    /* the specification's answer: 500 with the store's message */
+    expect_error(&r, 500, NULL);
+    if (!r.json || !jstr(r.json, "error") || !strstr(jstr(r.json, "error"), "fallo forzado"))
+        fail_msg("not the store's message: %s", r.body);
+    resp_free(&r);
+    /* no cita, and no event left behind in the calendar */
+    assert_int_equal(db_count(&G.s, "SELECT count(*) FROM citas WHERE fecha_inicio = '%s'", fecha),
+                     0);
+    json_t *all = dlog_since(mark);
+    json_t *ins = insert_entries(all);
+    assert_int_equal(json_array_size(ins), 1);
+    const char *made = jstr(json_array_get(ins, 0), "issued_id");
+    assert_non_null(made);
+    size_t i, deleted = 0;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        if (strcmp(jstr(e, "method"), "DELETE") != 0) continue;
+        assert_string_equal(jstr(e, "event_id"), made);
+        assert_int_equal(json_integer_value(json_object_get(e, "status")), 204);
+        deleted++;
+    }
+    if (deleted != 1) fail_msg("the event of the refused booking was deleted %zu times", deleted);
+    json_decref(ins);
+    json_decref(all);
+}
+
 static void google_refusing_writes_with_another_403_fails_without_a_retry(void **state)
 {
     (void)state;
@@ -1037,30 +1119,12 @@ static void booking_that_loses_the_race_deletes_its_event(void **state)
     for (int attempt = 0; attempt < 5; attempt++) {
         char fecha[32];
         next_slot(fecha);
-        char fechas[2][32];
-        memcpy(fechas[0], fecha, sizeof fechas[0]);
-        memcpy(fechas[1], fecha, sizeof fechas[1]);
         struct racer rs[2];
         size_t mark = dlog_mark();
         /* two users, one slot */
-        pthread_barrier_t start;
-        pthread_barrier_init(&start, NULL, 2);
-        pthread_t th[2];
-        char url[128];
-        snprintf(url, sizeof url, "%s/api/citas", G.s.base);
-        for (int i = 0; i < 2; i++) {
-            memset(&rs[i], 0, sizeof rs[i]);
-            rs[i].start = &start;
-            rs[i].url = url;
-            rs[i].token = i == 0 ? G.ana.token : other.token;
-            snprintf(rs[i].body, sizeof rs[i].body,
-                     "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}",
-                     G.barbero, G.servicio, fecha);
-            assert_int_equal(pthread_create(&th[i], NULL, racer_run, &rs[i]), 0);
-        }
-        for (int i = 0; i < 2; i++)
-            pthread_join(th[i], NULL);
-        pthread_barrier_destroy(&start);
+        racer_init(&rs[0], &G, G.ana.token, fecha);
+        racer_init(&rs[1], &G, other.token, fecha);
+        race_threads(2, racer_run, rs, sizeof *rs);
         int winner = rs[0].status == 201 ? 0 : 1;
         assert_int_equal(rs[winner].status, 201);
         assert_int_equal(rs[1 - winner].status, 409);
@@ -1131,55 +1195,19 @@ static void nothing_configured_leaves_the_event_null(void **state)
 static char *serve_refuses_with(const char *creds_path, const char *extra_env,
                                 const char *must_hold)
 {
-    char data[400], errpath[400], env_creds[600], env_api[300], env_extra[600];
+    char data[400], env_creds[600], env_api[300];
     static int n;
     snprintf(data, sizeof data, "%s/refused-%d", ROOT, ++n);
-    snprintf(errpath, sizeof errpath, "%s/refused-%d.err", ROOT, n);
     snprintf(env_creds, sizeof env_creds, "BARBERIA_GOOGLE_CREDENTIALS=%s", creds_path);
     snprintf(env_api, sizeof env_api, "BARBERIA_GOOGLE_API_URL=%s/calendar/v3", D.http.base);
-    snprintf(env_extra, sizeof env_extra, "%s", extra_env ? extra_env : "");
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int nul = open("/dev/null", O_WRONLY);
-        dup2(nul, 1);
-        dup2(fd, 2);
-        /* only this test's BARBERIA_* settings */
-        for (bool again = true; again;) {
-            again = false;
-            for (char **e = environ; *e; e++) {
-                if (strncmp(*e, "BARBERIA_", 9) != 0) continue;
-                char name[128];
-                size_t k = strcspn(*e, "=");
-                snprintf(name, sizeof name, "%.*s", (int)k, *e);
-                unsetenv(name);
-                again = true;
-                break;
-            }
-        }
-        putenv(env_creds);
-        putenv(env_api);
-        if (env_extra[0]) putenv(env_extra);
-        execl(BARBERIA_BIN, "barberia", "serve", "--listen", "127.0.0.1:0", "--data", data,
-              (char *)NULL);
-        _exit(127);
-    }
-    assert_true(pid > 0);
-    int st = 0;
-    bool exited = false;
-    for (int waited = 0; waited < 60000 && !exited; waited += 20) {
-        exited = waitpid(pid, &st, WNOHANG) == pid;
-        if (!exited) sleep_ms(20);
-    }
-    if (!exited) {
-        kill(pid, SIGTERM);
-        waitpid(pid, &st, 0);
-        fail_msg("barberia serve started with the key file %s", creds_path);
-    }
-    char *err = read_file(errpath, NULL);
+    /* only this test's BARBERIA_* settings (run_program clears the rest) */
+    const char *env[] = {env_creds, env_api, extra_env, NULL};
+    const char *argv[] = {BARBERIA_BIN, "serve", "--listen", "127.0.0.1:0", "--data", data, NULL};
+    char *err = NULL;
+    int st = run_program(argv, env, 60000, NULL, &err);
+    if (st == -1) fail_msg("barberia serve started with the key file %s", creds_path);
     assert_non_null(err);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
-        fail_msg("expected exit status 1, got %d: %s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, err);
+    if (st != 1) fail_msg("expected exit status 1, got %d: %s", st, err);
     if (strstr(err, "Sanitizer") || strstr(err, "runtime error:"))
         fail_msg("sanitizer report on a refused start:\n%s", err);
     /* the log may hold info lines (the database is opened first); exactly
@@ -1596,66 +1624,19 @@ static void malformed_subject_stops_serve_with_one_error_line(void **state)
 
 /* --- both integrations at once -------------------------------------------------------- */
 
-#define PYTHON "/usr/bin/python3"
-
-/* Starts tests/tools/smtp_sink.py on a free loopback port, saving into dir.
- * OUT: *port. Returns its pid (stopped with SIGTERM by the caller). */
-static pid_t sink_start(const char *dir, int *port)
-{
-    int pfd[2];
-    assert_int_equal(pipe(pfd), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pfd[1], 1);
-        close(pfd[0]);
-        execl(PYTHON, PYTHON, BARBERIA_TESTS_DIR "/tools/smtp_sink.py", "--dir", dir, "--port", "0",
-              (char *)NULL);
-        _exit(127);
-    }
-    close(pfd[1]);
-    char line[32] = "";
-    size_t got = 0;
-    while (got < sizeof line - 1 && !memchr(line, '\n', got)) {
-        ssize_t r = read(pfd[0], line + got, sizeof line - 1 - got);
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    line[got] = '\0';
-    close(pfd[0]);
-    *port = (int)strtol(line, NULL, 10);
-    if (*port <= 0) fail_msg("smtp_sink.py did not start");
-    return pid;
-}
-
-/* The path of the first message saved in dir, waiting up to timeout_ms;
- * NULL when none came. Caller frees. */
-static char *first_mail(const char *dir, int timeout_ms)
-{
-    for (int64_t end = now_ms() + timeout_ms; now_ms() < end; sleep_ms(100)) {
-        DIR *d = opendir(dir);
-        struct dirent *e;
-        char *found = NULL;
-        while (d && (e = readdir(d)))
-            if (e->d_name[0] != '.' && strstr(e->d_name, ".json"))
-                found = xasprintf("%s/%s", dir, e->d_name);
-        if (d) closedir(d);
-        if (found) return found;
-    }
-    return NULL;
-}
-
 static void one_booking_with_calendar_and_mail_makes_an_event_and_delivers_the_mail(void **state)
 {
     (void)state;
-    char maildir[400];
-    snprintf(maildir, sizeof maildir, "%s/both-mail", ROOT);
-    int port = 0;
-    pid_t sink = sink_start(maildir, &port);
+    char mailroot[400];
+    snprintf(mailroot, sizeof mailroot, "%s/both-mail", ROOT);
+    mkdir(mailroot, 0755);
+    struct smtp_sink sink;
+    smtp_sink_start(&sink, mailroot, 0, NULL);
     char e1[512], e2[512], e3[512], e4[128];
     snprintf(e1, sizeof e1, "BARBERIA_GOOGLE_CREDENTIALS=%s", CREDS);
     snprintf(e2, sizeof e2, "BARBERIA_GOOGLE_API_URL=%s/calendar/v3", D.http.base);
     snprintf(e3, sizeof e3, "BARBERIA_GOOGLE_CALENDAR_ID=%s", CALENDAR_ID);
-    snprintf(e4, sizeof e4, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", port);
+    snprintf(e4, sizeof e4, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", sink.port);
     const char *env[] = {e1, e2, e3, e4, "BARBERIA_TZ=Europe/Madrid", NULL};
     struct shop sh;
     memset(&sh, 0, sizeof sh);
@@ -1676,13 +1657,11 @@ static void one_booking_with_calendar_and_mail_makes_an_event_and_delivers_the_m
     assert_non_null(ins);
     assert_string_equal(jstr(ins, "verdict"), "ok");
     /* the mail: delivered over SMTP to the client, naming the booking */
-    char *path = first_mail(maildir, 60000);
-    if (!path) fail_msg("no e-mail arrived; server log:\n%s", srv_log(&sh.s));
-    const char *argv[] = {PYTHON, BARBERIA_TESTS_DIR "/tools/mail_to_json.py", path, NULL};
-    char *out = NULL;
-    assert_int_equal(run_program(argv, NULL, 60000, &out, NULL), 0);
-    json_t *mail = json_loads(out, 0, NULL);
-    assert_non_null(mail);
+    if (!smtp_sink_wait(&sink, 1, 60000)) fail_msg("no e-mail arrived; server log:\n%s", srv_log(&sh.s));
+    char **paths;
+    size_t npaths = smtp_sink_files(&sink, &paths);
+    json_t *mail = smtp_sink_message(paths[0]);
+    smtp_sink_free_paths(paths, npaths);
     json_t *rcpts = json_object_get(mail, "rcpt_tos");
     assert_int_equal(json_array_size(rcpts), 1);
     assert_string_equal(json_string_value(json_array_get(rcpts, 0)), sh.ana.email);
@@ -1690,13 +1669,10 @@ static void one_booking_with_calendar_and_mail_makes_an_event_and_delivers_the_m
     assert_non_null(strstr(jstr(mail, "text"), jstr(cita, "id")));
     assert_non_null(strstr(jstr(mail, "text"), BARBERO_NOMBRE));
     json_decref(mail);
-    free(out);
-    free(path);
     json_decref(all);
     json_decref(cita);
     shop_stop(&sh);
-    kill(sink, SIGTERM);
-    waitpid(sink, NULL, 0);
+    assert_int_equal(smtp_sink_stop(&sink), 0);
 }
 
 static void subject_without_credentials_stops_serve_with_one_error_line(void **state)
@@ -1739,6 +1715,12 @@ int main(void)
         T_(google_answering_without_an_id_leaves_the_event_null),
         T_(google_answering_more_than_64_kib_leaves_the_event_null),
         T_(google_never_answering_leaves_the_event_null_within_the_bound),
+        T_(google_answering_truncated_json_leaves_the_event_null),
+        T_(google_answering_slower_than_the_bound_leaves_the_event_null_within_it),
+        T_(every_google_failure_heals_by_itself_at_the_next_booking),
+        T_(google_down_leaves_the_event_null_at_once_and_events_return_with_it),
+        cmocka_unit_test_setup_teardown(booking_the_store_refuses_answers_500_and_deletes_its_event,
+                                        reset_double, drop_citas_trigger),
         T_(google_refusing_writes_with_another_403_fails_without_a_retry),
         T_(token_endpoint_never_answering_bounds_every_waiting_booking),
         T_(token_refused_by_google_leaves_the_event_null_and_logs_why),

@@ -16,7 +16,10 @@
  * asserts on exactly what went over the wire. Failure modes are switched at
  * run time:
  *
- *   POST /control?mode=ok|500|garbage|hang|forbidden|noaccess|noid|huge[&target=events|token]
+ *   POST /control?mode=ok|500|garbage|truncated|hang|forbidden|noaccess|noid|huge
+ *                      [&target=events|token]
+ *        garbage: a 200 of HTML; truncated: a 200 "application/json" whose
+ *          JSON stops half-way.
  *        forbidden (events): an ordinary service account without domain-wide
  *          delegation. An event with attendees gets Google's real 403
  *          (reason forbiddenForServiceAccounts) unless its token was issued
@@ -32,11 +35,13 @@
  *   POST /control?reset=1         modes ok, no delays, tokens last 3600 s
  *
  * Usage: gcal_double --public-key PEM --client-email E --log FILE
- *                    [--calendar-id ID] [--subject USER]
+ *                    [--calendar-id ID] [--subject USER] [--port N]
  * --subject: the account has domain-wide delegation and acts for USER;
  * every assertion must carry "sub": USER. Without it, an assertion with a
  * "sub" is refused as Google refuses it for an account without delegation.
- * It listens on 127.0.0.1 on an ephemeral port, prints "port N" on stdout,
+ * It listens on 127.0.0.1 on --port (default: an ephemeral port; a test that
+ * stops the double and starts it again on the same port plays a Google that
+ * was down and came back), prints "port N" on stdout,
  * and stops promptly on SIGTERM or SIGINT, even with requests hanging.
  */
 #define _GNU_SOURCE
@@ -283,6 +288,10 @@ static bool apply_mode(const char *target, struct reply *r)
         reply_set(r, 200, NULL, "ok");
         r->body = xstrdup("<html><body>this is not JSON</body></html>");
         r->content_type = "text/html";
+    } else if (!strcmp(mode, "truncated")) {
+        reply_set(r, 200, NULL, "ok");
+        r->body = xstrdup(token ? "{\"access_token\": \"ya29.cut-sh" : "{\"kind\": \"calendar#event\", \"id\": \"cut");
+        r->content_type = "application/json";
     } else if (!strcmp(mode, "hang")) {
         reply_set(r, 0, NULL, "ok");
         r->hang = true;
@@ -756,8 +765,8 @@ static void on_control(struct MHD_Connection *conn, struct reply *r)
     const char *ttl = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "expires_in");
     const char *tdelay = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token_delay_ms");
     const char *reset = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "reset");
-    static const char *const modes[] = {"ok",       "500",  "garbage", "hang", "forbidden",
-                                        "noaccess", "noid", "huge"};
+    static const char *const modes[] = {"ok",        "500",      "garbage", "truncated", "hang",
+                                        "forbidden", "noaccess", "noid",    "huge"};
     bool known = !mode;
     for (size_t i = 0; mode && i < ARRAY_LEN(modes); i++)
         known = known || !strcmp(mode, modes[i]);
@@ -911,7 +920,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static int usage(void)
 {
     fputs("usage: gcal_double --public-key PEM --client-email E --log FILE [--calendar-id ID]\n"
-          "                   [--subject USER]\n",
+          "                   [--subject USER] [--port N]\n",
           stderr);
     return 2;
 }
@@ -919,6 +928,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     const char *pub_path = NULL, *log_path = NULL;
+    uint16_t port = 0;
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc) return usage();
         if (!strcmp(argv[i], "--public-key"))
@@ -931,6 +941,8 @@ int main(int argc, char **argv)
             S.calendar_id = argv[++i];
         else if (!strcmp(argv[i], "--subject"))
             S.subject = argv[++i];
+        else if (!strcmp(argv[i], "--port"))
+            port = (uint16_t)strtoul(argv[++i], NULL, 10);
         else
             return usage();
     }
@@ -969,6 +981,7 @@ int main(int argc, char **argv)
 
     struct sockaddr_in addr = {.sin_family = AF_INET};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ITC | MHD_USE_ERROR_LOG,
