@@ -123,15 +123,17 @@ a_write_lock_held_past_the_busy_timeout_gives_store_errors_in_time_and_no_trace(
              "'%s', '%s', '2034-01-10T09:00:00.000Z', '2034-01-10T09:30:00.000Z', "
              "'2034-01-01T00:00:00.000Z');",
              u[0].id, F.barbero, F.servicio);
+    /* a cita to attach a photo to while the lock is held */
+    char *cita = book(&F.s, &u[0], F.barbero, F.servicio, "2034-01-11T09:00:00Z", NULL);
     struct db_locker lk;
     db_lock_take(&F.s, &lk, sql);
 
-    /* reads go on beside the writer (WAL) */
+    /* reads go on beside the writer (WAL), and do not see its write */
     struct resp r;
     int64_t t0 = clock_mono_ms();
     http_get(&F.s, "/api/citas", u[0].token, &r);
     assert_int_equal(r.status, 200);
-    assert_int_equal(json_array_size(json_object_get(r.json, "citas")), 0);
+    assert_int_equal(json_array_size(json_object_get(r.json, "citas")), 1);
     resp_free(&r);
     expect_healthy(&F.s);
     if (clock_mono_ms() - t0 > MARGIN_MS) fail_msg("reads waited for the writer");
@@ -156,6 +158,31 @@ a_write_lock_held_past_the_busy_timeout_gives_store_errors_in_time_and_no_trace(
     }
     assert_true(srv_wait_log(&F.s, "storing cita", 10000));
 
+    /* a photo whose record cannot be stored: a JSON error in time, and its
+     * object is not left behind */
+    static const char png[] = "\x89PNG\r\n\x1a\n(bloqueada)";
+    const struct part parts[] = {
+        {.name = "file",
+         .data = png,
+         .len = sizeof png - 1,
+         .filename = "a.png",
+         .type = "image/png"},
+        {.name = "cita_id", .data = cita},
+        {.name = "tipo", .data = "antes"},
+    };
+    t0 = clock_mono_ms();
+    http_multipart(&F.s, "/api/fotos", u[0].token, parts, 3, &r);
+    if (clock_mono_ms() - t0 > BUSY_TIMEOUT_MS + MARGIN_MS)
+        fail_msg("the upload took %lld ms with the database locked",
+                 (long long)(clock_mono_ms() - t0));
+    if (r.status != 500 && r.status != 503)
+        fail_msg("upload under a foreign write lock: %ld %s", r.status, r.body);
+    expect_json_error(r.status, r.body, r.json);
+    resp_free(&r);
+    char bucket[400];
+    snprintf(bucket, sizeof bucket, "%s/storage/fotos-citas", F.s.data);
+    assert_int_equal(count_files(bucket), 0);
+
     /* the other process dies in its transaction: its write is undone, the
      * lock is free, and booking works again at once */
     db_lock_kill(&lk);
@@ -164,7 +191,14 @@ a_write_lock_held_past_the_busy_timeout_gives_store_errors_in_time_and_no_trace(
         char *id = book(&F.s, &u[i], F.barbero, F.servicio, fechas[i], NULL);
         free(id);
     }
-    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas"), LOCKED_BOOKERS);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas"), LOCKED_BOOKERS + 1);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM fotos_cita"), 0);
+    /* and the photo can be attached now */
+    http_multipart(&F.s, "/api/fotos", u[0].token, parts, 3, &r);
+    assert_int_equal(r.status, 201);
+    resp_free(&r);
+    assert_int_equal(count_files(bucket), 1);
+    free(cita);
     assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE id = "
                                     "'00000000-0000-4000-8000-000000000001'"),
                      0);
