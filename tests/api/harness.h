@@ -2,10 +2,17 @@
  * harness.h - what the HTTP-level tests share: start the real `barberia
  * serve` on an ephemeral loopback port with a temporary data folder, speak
  * HTTP to it with libcurl, run CLI commands against the same data, and
- * make the usual fixtures (users, barbers, services).
+ * make the usual fixtures (users, barbers, services). Also what several
+ * test files need: waiting for an event with a deadline (wait_until, never
+ * a fixed settle sleep), requests that start together (race_threads), the
+ * SMTP server of the tests, loopback stand-ins for a dead or silent
+ * server, and another process holding the database's write lock.
  *
  * Failures are cmocka failures: every helper asserts, so a test reads as
- * the behaviour it proves.
+ * the behaviour it proves - except the *_try functions and
+ * db_lock_release, which any thread may call.
+ *
+ * A helper used by more than one test file belongs here, once.
  */
 #ifndef BR_TEST_HARNESS_H
 #define BR_TEST_HARNESS_H
