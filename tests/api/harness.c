@@ -1008,7 +1008,8 @@ int free_port(void)
 int silent_listener(int *port)
 {
     int fd = loopback_socket(port);
-    if (listen(fd, 64) != 0) fail_msg("listen: %s", strerror(errno));
+    /* a deep backlog: every connection made to it is kept, never accepted */
+    if (listen(fd, 512) != 0) fail_msg("listen: %s", strerror(errno));
     return fd;
 }
 

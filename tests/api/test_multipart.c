@@ -22,28 +22,24 @@
 
 #define BOUNDARY "----split-7c2e"
 
-static struct srv S;
+static struct fixture F; /* the server, a barber and a service */
 static struct user U;
-static char *barbero, *servicio, *cita;
+static char *cita;
 
 static int setup(void **state)
 {
     (void)state;
-    srv_start(&S, NULL, NULL);
-    signup_user(&S, &U, "Sara");
-    barbero = make_barbero(&S, "Barbero Split");
-    servicio = make_servicio(&S, "Corte Split", 30, 10);
-    cita = book(&S, &U, barbero, servicio, "2031-03-03T10:00:00Z", NULL);
+    fixture_start(&F, NULL, "Barbero Split", "Corte Split", 30, 10);
+    signup_user(&F.s, &U, "Sara");
+    cita = book(&F.s, &U, F.barbero, F.servicio, "2031-03-03T10:00:00Z", NULL);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    free(barbero);
-    free(servicio);
     free(cita);
-    srv_cleanup(&S);
+    fixture_stop(&F);
     return 0;
 }
 
@@ -105,7 +101,7 @@ static char *send_split(const char *req, size_t len, const size_t *cuts, size_t 
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)S.port)};
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)F.s.port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
     int one = 1;
@@ -151,7 +147,7 @@ static void expect_stored(const char *reply, const char *img, size_t img_len, co
     const char *path = strstr(url, "/storage/");
     assert_non_null(path);
     struct resp r;
-    http_get(&S, path, NULL, &r);
+    http_get(&F.s, path, NULL, &r);
     if (r.status != 200 || r.len != img_len || memcmp(r.body, img, img_len) != 0)
         fail_msg("%s: stored %zu bytes (status %ld), uploaded %zu", what, r.len, r.status,
                  img_len);
@@ -247,13 +243,13 @@ static void a_part_without_a_name_is_400_formulario_invalido(void **state)
                              .content_type = "multipart/form-data; boundary=" BOUNDARY,
                              .body = bodies[i]};
         struct resp r;
-        http_req(&S, "POST", "/api/fotos", &o, &r);
+        http_req(&F.s, "POST", "/api/fotos", &o, &r);
         expect_error(&r, 400, "Formulario inválido");
         resp_free(&r);
     }
     /* still serving */
     struct resp r;
-    http_get(&S, "/healthz", NULL, &r);
+    http_get(&F.s, "/healthz", NULL, &r);
     assert_int_equal(r.status, 200);
     resp_free(&r);
 }
@@ -271,11 +267,11 @@ static void a_form_with_no_parts_is_400_faltan_campos(void **state)
                              .content_type = "multipart/form-data; boundary=\"" BOUNDARY "\"",
                              .body = bodies[i]};
         struct resp r;
-        http_req(&S, "POST", "/api/fotos", &o, &r);
+        http_req(&F.s, "POST", "/api/fotos", &o, &r);
         expect_error(&r, 400, "Faltan campos requeridos");
         resp_free(&r);
     }
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM fotos_cita"), 0);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM fotos_cita"), 0);
 }
 
 int main(void)
