@@ -159,7 +159,7 @@ static void ordinary_requests_are_answered_while_2000_clients_trickle(void **sta
     int open_at_start = atomic_load(&a.open);
 
     const char *env = getenv("BARBERIA_SLOW_SECONDS");
-    int seconds = env ? atoi(env) : 4;
+    int seconds = env ? (int)strtol(env, NULL, 10) : 4;
     long lat[20000];
     size_t n = 0, failed = 0;
     int64_t end = clock_mono_ms() + seconds * 1000L;
