@@ -57,6 +57,11 @@ static inline struct db_val db_text(const char *s)
 typedef br_err (*db_row_fn)(void *ud, const struct db_val *cols, int ncols);
 
 struct db_conn;
+struct db;
+
+/* A write transaction's body: runs its statements on c (with exec) and
+ * returns BR_OK to keep them, anything else to undo them. */
+typedef br_err (*db_tx_fn)(struct db *db, struct db_conn *c, void *ud);
 
 /* Base of every adapter's pool struct. */
 struct db {
@@ -91,6 +96,15 @@ struct db_ops {
     br_err (*begin)(struct db_conn *c);
     br_err (*commit)(struct db_conn *c);
     void (*rollback)(struct db_conn *c);
+    /* Runs fn inside a write transaction and returns once what it wrote is
+     * durable (or undone): BR_OK when fn returned BR_OK and the commit
+     * succeeded, else fn's error (or the commit's) with nothing of fn's
+     * kept. The adapter chooses the connection. It may commit several
+     * callers' transactions at once (SQLite: one writer thread runs the
+     * waiting ones back to back, each under its own SAVEPOINT, then commits
+     * and syncs once - group commit), so fn must not wait on anything but
+     * the database. Callers are served in the order they came. */
+    br_err (*write)(struct db *db, db_tx_fn fn, void *ud);
     /* Inside a transaction: serialises every writer that locks the same key
      * until the transaction ends (a no-op where begin() already serialises
      * all writers). */

@@ -10,6 +10,20 @@
  * CLI may run beside `serve`). A deferred transaction that later upgrades to
  * a write could fail with SQLITE_BUSY that no busy timeout rescues.
  *
+ * Writes go through one writer thread with a connection of its own (group
+ * commit): callers queue their transaction (db_ops.write) and wait; the
+ * writer takes every transaction waiting, in order, runs them back to back
+ * inside one BEGIN IMMEDIATE, each under its own SAVEPOINT (a failing one -
+ * a 409, a photo cap, a constraint - is rolled back alone), commits once
+ * (one fsync under synchronous=FULL) and only then wakes them all. Each
+ * transaction still sees every earlier one, so a check-then-write stays
+ * atomic. Waiting is FIFO on condition variables, never SQLite's
+ * sleep-polling busy handler; the busy timeout only covers other processes
+ * (the CLI beside `serve`). Checkpoints never run in a commit
+ * (wal_autocheckpoint=0): a checkpointer thread copies the WAL back every
+ * CHECKPOINT_EVERY_MS (PASSIVE, never waiting for anyone), and resets it
+ * (RESTART) once it passes WAL_MAX_BYTES, so it cannot grow without bound.
+ *
  * Connections are pooled; each caches its prepared statements keyed by the
  * SQL string's address (the repository passes string constants). Waiting is
  * bounded twice over: for a free connection (a condition variable on the * monotonic clock, at most
@@ -37,6 +51,9 @@
 #define DEFAULT_LOCK_WAIT_MS 10000
 #define DEFAULT_PING_MS      1000
 #define BUSY_MSG             "Servicio ocupado"
+#define BATCH_MAX            256 /* transactions in one group commit */
+#define CHECKPOINT_EVERY_MS  1000
+#define WAL_MAX_BYTES        (64ll * 1024 * 1024)
 #define BUSY_RETRY_S         1
 
 struct stmt_slot {
@@ -48,6 +65,19 @@ struct db_conn {
     sqlite3 *h;
     struct stmt_slot cache[STMT_CACHE];
     struct db_conn *next_free;
+};
+
+/* A write transaction waiting for (or run by) the writer. Lives on the
+ * caller's stack until done. */
+struct wjob {
+    db_tx_fn fn;
+    void *ud;
+    br_err rc;
+    int retry_after;
+    char msg[512];
+    bool done;
+    pthread_cond_t cv;
+    struct wjob *next;
 };
 
 struct sqlite_db {
@@ -63,6 +93,21 @@ struct sqlite_db {
     int ping_ms;
     pthread_mutex_t ping_mu; /* one health check at a time on ping_conn */
     struct db_conn ping_conn;
+
+    /* the writer: a FIFO of waiting transactions, one thread, one connection */
+    pthread_mutex_t wmu;
+    pthread_cond_t wcv;
+    struct wjob *whead, *wtail;
+    bool wstop;
+    bool writer_started;
+    pthread_t writer;
+    struct db_conn wconn;
+
+    /* the checkpointer */
+    pthread_cond_t ccv; /* under wmu */
+    bool checkpointer_started;
+    pthread_t checkpointer;
+    struct db_conn cconn;
 };
 
 static br_err busy(void)
@@ -114,7 +159,8 @@ static br_err conn_open(const char *path, int busy_ms, struct db_conn *c)
     sqlite3_busy_timeout(c->h, busy_ms);
     br_err e = exec_plain(c->h, "PRAGMA journal_mode=WAL;"
                                 "PRAGMA synchronous=FULL;"
-                                "PRAGMA foreign_keys=ON;");
+                                "PRAGMA foreign_keys=ON;"
+                                "PRAGMA wal_autocheckpoint=0;");
     if (e) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", err_msg());
@@ -131,10 +177,15 @@ static void conn_close(struct db_conn *c)
     c->h = NULL;
 }
 
+static void stop_threads(struct sqlite_db *s);
+
 static void sq_close(struct db *db)
 {
     struct sqlite_db *s = (struct sqlite_db *)db;
     if (!s) return;
+    stop_threads(s);
+    if (s->wconn.h) conn_close(&s->wconn);
+    if (s->cconn.h) conn_close(&s->cconn);
     for (int i = 0; i < s->n; i++)
         if (s->conns[i].h) conn_close(&s->conns[i]);
     free(s->conns);
@@ -143,7 +194,187 @@ static void sq_close(struct db *db)
     pthread_mutex_destroy(&s->ping_mu);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->wmu);
+    pthread_cond_destroy(&s->wcv);
+    pthread_cond_destroy(&s->ccv);
     free(s);
+}
+
+/* --- the writer: group commit ------------------------------------------------------ */
+
+/* Ends a job with its outcome (the detail comes from this thread's err). */
+static void job_fail(struct wjob *j, br_err rc)
+{
+    j->rc = rc;
+    j->retry_after = err_retry_after();
+    snprintf(j->msg, sizeof j->msg, "%s", err_msg());
+}
+
+/* Runs one batch of transactions in one commit. */
+static void run_batch(struct sqlite_db *s, struct wjob *batch)
+{
+    sqlite3 *h = s->wconn.h;
+    br_err rc = exec_plain(h, "BEGIN IMMEDIATE");
+    if (rc) {
+        if (rc == BR_BUSY)
+            log_warn("db: another process held the write lock past %d ms "
+                     "(BARBERIA_DB_LOCK_WAIT_MS); answering busy",
+                     s->lock_wait_ms);
+        for (struct wjob *j = batch; j; j = j->next) job_fail(j, rc);
+        return;
+    }
+    for (struct wjob *j = batch; j; j = j->next) {
+        rc = exec_plain(h, "SAVEPOINT tx");
+        if (!rc) {
+            err_clear();
+            br_err frc = j->fn(&s->base, &s->wconn, j->ud);
+            if (frc) {
+                job_fail(j, frc);
+                rc = exec_plain(h, "ROLLBACK TO tx");
+            } else {
+                j->rc = BR_OK;
+            }
+            if (!rc) rc = exec_plain(h, "RELEASE tx");
+        }
+        if (rc) {
+            /* the savepoint machinery itself failed: nothing of the batch
+             * can be trusted; undo it all */
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", err_msg());
+            sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+            err_set(rc, "%s", msg);
+            for (struct wjob *k = batch; k; k = k->next)
+                if (k->rc == BR_OK) job_fail(k, rc);
+            log_error("db: a write batch failed and was rolled back: %s", msg);
+            return;
+        }
+    }
+    rc = exec_plain(h, "COMMIT");
+    if (rc) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", err_msg());
+        if (!sqlite3_get_autocommit(h)) sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+        err_set(rc, "%s", msg);
+        for (struct wjob *j = batch; j; j = j->next)
+            if (j->rc == BR_OK) job_fail(j, rc);
+        log_error("db: committing a write batch failed: %s", msg);
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    struct sqlite_db *s = arg;
+    pthread_mutex_lock(&s->wmu);
+    for (;;) {
+        while (!s->whead && !s->wstop) pthread_cond_wait(&s->wcv, &s->wmu);
+        if (!s->whead) break; /* stopping, and nothing is waiting */
+        /* every transaction waiting now, oldest first, up to BATCH_MAX */
+        struct wjob *batch = s->whead, *last = batch;
+        for (int n = 1; n < BATCH_MAX && last->next; n++) last = last->next;
+        s->whead = last->next;
+        if (!s->whead) s->wtail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&s->wmu);
+
+        run_batch(s, batch);
+
+        pthread_mutex_lock(&s->wmu);
+        for (struct wjob *j = batch, *next; j; j = next) {
+            next = j->next; /* j may be gone once signalled */
+            j->done = true;
+            pthread_cond_signal(&j->cv);
+        }
+    }
+    pthread_mutex_unlock(&s->wmu);
+    return NULL;
+}
+
+static br_err sq_write(struct db *db, db_tx_fn fn, void *ud)
+{
+    struct sqlite_db *s = (struct sqlite_db *)db;
+    struct wjob j = {.fn = fn, .ud = ud};
+    pthread_cond_init(&j.cv, NULL);
+    pthread_mutex_lock(&s->wmu);
+    if (s->wstop) {
+        pthread_mutex_unlock(&s->wmu);
+        pthread_cond_destroy(&j.cv);
+        return err_set(BR_STORE, "the database is closing");
+    }
+    if (s->wtail)
+        s->wtail->next = &j;
+    else
+        s->whead = &j;
+    s->wtail = &j;
+    pthread_cond_signal(&s->wcv);
+    while (!j.done) pthread_cond_wait(&j.cv, &s->wmu);
+    pthread_mutex_unlock(&s->wmu);
+    pthread_cond_destroy(&j.cv);
+    if (j.rc) {
+        if (j.retry_after > 0) return err_set_retry(j.rc, j.retry_after, "%s", j.msg);
+        return err_set(j.rc, "%s", j.msg);
+    }
+    return BR_OK;
+}
+
+/* --- the checkpointer ---------------------------------------------------------------- */
+
+static void *checkpointer_main(void *arg)
+{
+    struct sqlite_db *s = arg;
+    sqlite3 *h = s->cconn.h;
+    pthread_mutex_lock(&s->wmu);
+    while (!s->wstop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)CHECKPOINT_EVERY_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&s->ccv, &s->wmu, &until);
+        if (s->wstop) break;
+        pthread_mutex_unlock(&s->wmu);
+        int log_frames = 0, done = 0;
+        /* PASSIVE: copies what no reader still needs, waits for no one */
+        int rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &done);
+        int64_t wal_bytes = (int64_t)log_frames * 4096; /* about: frames of the default page */
+        if (rc == SQLITE_OK && wal_bytes > WAL_MAX_BYTES) {
+            /* readers keep it from being reused: wait for them (the busy
+             * timeout bounds it) and start the log over */
+            rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_RESTART, &log_frames, &done);
+            if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+                log_warn("db: resetting the %lld-byte WAL failed: %s", (long long)wal_bytes,
+                         sqlite3_errmsg(h));
+        } else if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY) {
+            log_warn("db: checkpoint failed: %s", sqlite3_errmsg(h));
+        }
+        pthread_mutex_lock(&s->wmu);
+    }
+    pthread_mutex_unlock(&s->wmu);
+    return NULL;
+}
+
+static br_err start_threads(struct sqlite_db *s)
+{
+    if (pthread_create(&s->writer, NULL, writer_main, s) != 0)
+        return err_set(BR_INTERNAL, "cannot start the database writer");
+    s->writer_started = true;
+    if (pthread_create(&s->checkpointer, NULL, checkpointer_main, s) != 0)
+        return err_set(BR_INTERNAL, "cannot start the database checkpointer");
+    s->checkpointer_started = true;
+    return BR_OK;
+}
+
+/* Lets the writer finish every transaction already queued, then stops both
+ * threads. */
+static void stop_threads(struct sqlite_db *s)
+{
+    pthread_mutex_lock(&s->wmu);
+    s->wstop = true;
+    pthread_cond_broadcast(&s->wcv);
+    pthread_cond_broadcast(&s->ccv);
+    pthread_mutex_unlock(&s->wmu);
+    if (s->writer_started) pthread_join(s->writer, NULL);
+    if (s->checkpointer_started) pthread_join(s->checkpointer, NULL);
+    s->writer_started = s->checkpointer_started = false;
 }
 
 static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db **out)
@@ -165,12 +396,15 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
     s->ping_ms = o && o->ping_ms > 0 ? o->ping_ms : DEFAULT_PING_MS;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->ping_mu, NULL);
+    pthread_mutex_init(&s->wmu, NULL);
+    pthread_cond_init(&s->wcv, NULL);
     /* waits are measured on the monotonic clock: a clock step never
      * stretches or cuts one short */
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->cv, &ca);
+    pthread_cond_init(&s->ccv, &ca);
     pthread_condattr_destroy(&ca);
     s->conns = xcalloc((size_t)n, sizeof *s->conns);
     br_err rc = BR_OK;
@@ -181,6 +415,9 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
         s->free_list = &s->conns[i];
     }
     if (!rc) rc = conn_open(path, s->ping_ms, &s->ping_conn);
+    if (!rc) rc = conn_open(path, s->lock_wait_ms, &s->wconn);
+    if (!rc) rc = conn_open(path, s->lock_wait_ms, &s->cconn);
+    if (!rc) rc = start_threads(s);
     if (rc) {
         sq_close(&s->base);
         return rc;
@@ -433,4 +670,5 @@ const struct db_ops db_sqlite_ops = {
     .rollback = sq_rollback,
     .lock = sq_lock,
     .exec = sq_exec,
+    .write = sq_write,
 };

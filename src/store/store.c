@@ -33,26 +33,35 @@ static br_err run(struct store *st, const char *sql, const struct db_val *p, int
     return rc;
 }
 
-typedef br_err (*tx_fn)(struct db *db, struct db_conn *c, void *ud);
+typedef db_tx_fn tx_fn;
 
-/* Runs fn inside one write transaction; commits on BR_OK, else rolls back
- * and returns fn's error. */
+/* Runs fn inside one write transaction (see db_ops.write: committed on
+ * BR_OK, else undone, and durable when this returns). */
 static br_err in_tx(struct store *st, tx_fn fn, void *ud)
 {
-    const struct db_ops *ops = st->db->ops;
-    struct db_conn *c;
-    br_err rc = ops->acquire(st->db, &c);
-    if (rc) return rc;
-    rc = ops->begin(c);
-    if (!rc) {
-        rc = fn(st->db, c, ud);
-        if (rc)
-            ops->rollback(c);
-        else
-            rc = ops->commit(c);
-    }
-    ops->release(st->db, c);
-    return rc;
+    return st->db->ops->write(st->db, fn, ud);
+}
+
+struct one_write {
+    const char *sql;
+    const struct db_val *p;
+    int n;
+    int64_t *changes;
+};
+
+static br_err one_write_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct one_write *w = ud;
+    return db->ops->exec(c, w->sql, w->p, w->n, NULL, NULL, w->changes);
+}
+
+/* One statement that writes, as a transaction of its own: it goes through
+ * the writer like every other write (a group commit, in order). */
+static br_err run_write(struct store *st, const char *sql, const struct db_val *p, int n,
+                        int64_t *changes)
+{
+    struct one_write w = {sql, p, n, changes};
+    return in_tx(st, one_write_tx, &w);
 }
 
 #define EXEC(db, c, sql, params, fn, ud, ch)                                                       \
@@ -385,7 +394,7 @@ br_err store_session_principal(struct store *st, const char *token_hash, const c
 br_err store_session_close(struct store *st, const char *token_hash)
 {
     struct db_val p[] = {db_text(token_hash)};
-    return run(st, "DELETE FROM auth_sessions WHERE token_hash = ?", p, 1, NULL, NULL, NULL);
+    return run_write(st, "DELETE FROM auth_sessions WHERE token_hash = ?", p, 1, NULL);
 }
 
 struct users_each {
@@ -513,7 +522,7 @@ br_err store_throttle_fail(struct store *st, const char *const *keys, int n, int
 br_err store_throttle_clear(struct store *st, const char *key)
 {
     struct db_val p[] = {db_text(key)};
-    return run(st, "DELETE FROM auth_throttle WHERE key = ?", p, 1, NULL, NULL, NULL);
+    return run_write(st, "DELETE FROM auth_throttle WHERE key = ?", p, 1, NULL);
 }
 
 /* --- perfiles --------------------------------------------------------------------- */
@@ -555,13 +564,13 @@ br_err store_perfil_update(struct store *st, const char *id, const struct perfil
         db_text(patch->telefono),
         db_text(id),
     };
-    return run(st,
-               "UPDATE perfiles SET "
-               "rol = CASE WHEN ? = 1 THEN ? ELSE rol END, "
-               "nombre = CASE WHEN ? = 1 THEN ? ELSE nombre END, "
-               "telefono = CASE WHEN ? = 1 THEN ? ELSE telefono END "
-               "WHERE id = ?",
-               p, (int)ARRAY_LEN(p), NULL, NULL, NULL);
+    return run_write(st,
+                     "UPDATE perfiles SET "
+                     "rol = CASE WHEN ? = 1 THEN ? ELSE rol END, "
+                     "nombre = CASE WHEN ? = 1 THEN ? ELSE nombre END, "
+                     "telefono = CASE WHEN ? = 1 THEN ? ELSE telefono END "
+                     "WHERE id = ?",
+                     p, (int)ARRAY_LEN(p), NULL);
 }
 
 struct usuarios_each {
@@ -602,8 +611,7 @@ br_err store_usuarios_each(struct store *st, store_usuario_fn fn, void *ud)
 br_err store_barbero_add(struct store *st, const struct barbero *b)
 {
     struct db_val p[] = {db_text(b->id), db_text(b->nombre), db_text(b->foto_url)};
-    return run(st, "INSERT INTO barberos (id, nombre, foto_url) VALUES (?, ?, ?)", p, 3, NULL, NULL,
-               NULL);
+    return run_write(st, "INSERT INTO barberos (id, nombre, foto_url) VALUES (?, ?, ?)", p, 3, NULL);
 }
 
 struct barbero_cb {
@@ -651,8 +659,7 @@ br_err store_servicio_add(struct store *st, const struct servicio *s)
 {
     struct db_val p[] = {db_text(s->id), db_text(s->nombre), db_int(s->duracion_min),
                          db_real(s->precio)};
-    return run(st, "INSERT INTO servicios (id, nombre, duracion_min, precio) VALUES (?, ?, ?, ?)",
-               p, 4, NULL, NULL, NULL);
+    return run_write(st, "INSERT INTO servicios (id, nombre, duracion_min, precio) VALUES (?, ?, ?, ?)", p, 4, NULL);
 }
 
 struct servicio_cb {
@@ -1015,27 +1022,26 @@ br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn,
 
 /* --- object intents and process leases ------------------------------------------------ */
 
+static br_err intent_add_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    return intent_insert(db, c, ud);
+}
+
 br_err store_intent_add(struct store *st, const struct obj_intent *in)
 {
-    struct db_conn *c;
-    br_err rc = st->db->ops->acquire(st->db, &c);
-    if (rc) return rc;
-    rc = intent_insert(st->db, c, in);
-    st->db->ops->release(st->db, c);
-    return rc;
+    return in_tx(st, intent_add_tx, (void *)in);
 }
 
 br_err store_intent_clear(struct store *st, const char *id, const char *instance)
 {
     struct db_val p[] = {db_text(id), db_text(instance)};
-    return run(st, sql_intent_clear, p, 2, NULL, NULL, NULL);
+    return run_write(st, sql_intent_clear, p, 2, NULL);
 }
 
 br_err store_intent_disown(struct store *st, const char *id, const char *instance)
 {
     struct db_val p[] = {db_text(id), db_text(instance)};
-    return run(st, "UPDATE obj_intents SET instance = '', pid = 0 WHERE id = ? AND instance = ?", p,
-               2, NULL, NULL, NULL);
+    return run_write(st, "UPDATE obj_intents SET instance = '', pid = 0 WHERE id = ? AND instance = ?", p, 2, NULL);
 }
 
 br_err store_intent_take(struct store *st, const char *id, const char *old_instance,
@@ -1044,10 +1050,9 @@ br_err store_intent_take(struct store *st, const char *id, const char *old_insta
     int64_t n = 0;
     struct db_val p[] = {db_text(to->node), db_int(to->pid), db_text(to->instance), db_text(id),
                          db_text(old_instance)};
-    br_err rc = run(st,
+    br_err rc = run_write(st,
                     "UPDATE obj_intents SET node = ?, pid = ?, instance = ? "
-                    "WHERE id = ? AND instance = ?",
-                    p, 5, NULL, NULL, &n);
+                    "WHERE id = ? AND instance = ?", p, 5, &n);
     if (!rc && n != 1) rc = err_set(BR_NOTFOUND, "the intent is no longer there");
     return rc;
 }
@@ -1086,11 +1091,10 @@ br_err store_lease_renew(struct store *st, const char *instance, const char *nod
                          const char *now)
 {
     struct db_val p[] = {db_text(instance), db_text(node), db_int(pid), db_text(now), db_text(now)};
-    return run(st,
+    return run_write(st,
                "INSERT INTO proc_leases (instance, node, pid, started_at, heartbeat_at) "
                "VALUES (?, ?, ?, ?, ?) "
-               "ON CONFLICT (instance) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
-               p, 5, NULL, NULL, NULL);
+               "ON CONFLICT (instance) DO UPDATE SET heartbeat_at = excluded.heartbeat_at", p, 5, NULL);
 }
 
 br_err store_lease_live(struct store *st, const char *instance, const char *since, bool *live)
@@ -1104,13 +1108,13 @@ br_err store_lease_live(struct store *st, const char *instance, const char *sinc
 br_err store_lease_end(struct store *st, const char *instance)
 {
     struct db_val p[] = {db_text(instance)};
-    return run(st, "DELETE FROM proc_leases WHERE instance = ?", p, 1, NULL, NULL, NULL);
+    return run_write(st, "DELETE FROM proc_leases WHERE instance = ?", p, 1, NULL);
 }
 
 br_err store_leases_expire(struct store *st, const char *before)
 {
     struct db_val p[] = {db_text(before)};
-    return run(st, "DELETE FROM proc_leases WHERE heartbeat_at < ?", p, 1, NULL, NULL, NULL);
+    return run_write(st, "DELETE FROM proc_leases WHERE heartbeat_at < ?", p, 1, NULL);
 }
 
 /* --- mail outbox -------------------------------------------------------------------- */
@@ -1206,29 +1210,26 @@ br_err store_outbox_claim(struct store *st, const char *now, const char *lease_u
 br_err store_outbox_sent(struct store *st, const char *id, const char *now)
 {
     struct db_val p[] = {db_text(now), db_text(id)};
-    return run(st,
+    return run_write(st,
                "UPDATE mail_outbox SET status = 'sent', done_at = ?, locked_until = NULL, "
-               "last_error = NULL WHERE id = ?",
-               p, 2, NULL, NULL, NULL);
+               "last_error = NULL WHERE id = ?", p, 2, NULL);
 }
 
 br_err store_outbox_retry(struct store *st, const char *id, const char *error,
                           const char *next_attempt_at)
 {
     struct db_val p[] = {db_text(error), db_text(next_attempt_at), db_text(id)};
-    return run(st,
+    return run_write(st,
                "UPDATE mail_outbox SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
-               "WHERE id = ?",
-               p, 3, NULL, NULL, NULL);
+               "WHERE id = ?", p, 3, NULL);
 }
 
 br_err store_outbox_drop(struct store *st, const char *id, const char *error, const char *now)
 {
     struct db_val p[] = {db_text(error), db_text(now), db_text(id)};
-    return run(st,
+    return run_write(st,
                "UPDATE mail_outbox SET status = 'dropped', last_error = ?, done_at = ?, "
-               "locked_until = NULL WHERE id = ?",
-               p, 3, NULL, NULL, NULL);
+               "locked_until = NULL WHERE id = ?", p, 3, NULL);
 }
 
 static br_err one_ts(void *ud, const struct db_val *c, int n)

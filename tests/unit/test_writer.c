@@ -1,0 +1,185 @@
+/*
+ * test_writer.c - the SQLite adapter's group commit (db_ops.write): the
+ * transactions waiting for the writer run back to back in one commit, each
+ * under its own SAVEPOINT, so one that fails (a unique key, a check) is
+ * undone alone - all of it, not just its last statement - while the others
+ * in its batch are committed; and waiting transactions run in the order
+ * they came.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/db.h"
+
+static int rm_entry(const char *p, const struct stat *sb, int f, struct FTW *w)
+{
+    (void)sb, (void)f, (void)w;
+    return remove(p);
+}
+
+static void nap_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static char dir[64];
+static struct db *db;
+
+static const char sql_create[] = "CREATE TABLE IF NOT EXISTS t (k INTEGER PRIMARY KEY)";
+static const char sql_insert[] = "INSERT INTO t (k) VALUES (?)";
+static const char sql_count[] = "SELECT count(*) FROM t WHERE k = ?";
+
+static br_err create_tx(struct db *d, struct db_conn *c, void *ud)
+{
+    (void)ud;
+    return d->ops->exec(c, sql_create, NULL, 0, NULL, NULL, NULL);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/barberia-writer-XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/w.db", dir);
+    struct db_pool_opts o = {.size = 2};
+    if (db_sqlite_ops.open(path, &o, &db) != BR_OK) return -1;
+    return db->ops->write(db, create_tx, NULL) == BR_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    db->ops->close(db);
+    nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+/* A job: inserts its keys in order (stops at the first failure); the first
+ * job of a test holds the writer for hold_ms so that the others queue up
+ * behind it and form one batch. */
+struct job {
+    int keys[2];
+    int nkeys;
+    int hold_ms;
+    int start_after_ms;
+    br_err rc;
+    int id;
+};
+
+static pthread_mutex_t order_mu = PTHREAD_MUTEX_INITIALIZER;
+static int order[64], norder;
+
+static br_err job_tx(struct db *d, struct db_conn *c, void *ud)
+{
+    struct job *j = ud;
+    pthread_mutex_lock(&order_mu);
+    order[norder++] = j->id;
+    pthread_mutex_unlock(&order_mu);
+    if (j->hold_ms) nap_ms(j->hold_ms);
+    for (int i = 0; i < j->nkeys; i++) {
+        struct db_val p[] = {db_int(j->keys[i])};
+        br_err rc = d->ops->exec(c, sql_insert, p, 1, NULL, NULL, NULL);
+        if (rc) return rc;
+    }
+    return BR_OK;
+}
+
+static void *run_job(void *arg)
+{
+    struct job *j = arg;
+    nap_ms(j->start_after_ms);
+    j->rc = db->ops->write(db, job_tx, j);
+    return NULL;
+}
+
+static void run_jobs(struct job *jobs, int n)
+{
+    pthread_t t[64];
+    norder = 0;
+    for (int i = 0; i < n; i++) assert_int_equal(pthread_create(&t[i], NULL, run_job, &jobs[i]), 0);
+    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+}
+
+static br_err count_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    *(int64_t *)ud = c[0].i;
+    return BR_OK;
+}
+
+static int64_t present(int k)
+{
+    struct db_conn *c;
+    assert_int_equal(db->ops->acquire(db, &c), BR_OK);
+    int64_t n = -1;
+    struct db_val p[] = {db_int(k)};
+    assert_int_equal(db->ops->exec(c, sql_count, p, 1, count_row, &n, NULL), BR_OK);
+    db->ops->release(db, c);
+    return n;
+}
+
+static void a_failing_transaction_is_undone_alone_and_its_batch_commits(void **state)
+{
+    (void)state;
+    struct job jobs[] = {
+        {{1000}, 1, 300, 0, 0, 0},       /* holds the writer: the rest queue up */
+        {{1}, 1, 0, 50, 0, 1},
+        {{2}, 1, 0, 60, 0, 2},
+        {{1}, 1, 0, 70, 0, 3},           /* 1 again: a unique key fails */
+        {{100, 3}, 2, 0, 80, 0, 4},      /* 100, then 3 ... */
+        {{3}, 1, 0, 75, 0, 5},           /* ... which this one took first */
+        {{4}, 1, 0, 90, 0, 6},
+    };
+    run_jobs(jobs, 7);
+    assert_int_equal(jobs[0].rc, BR_OK);
+    assert_int_equal(jobs[1].rc, BR_OK);
+    assert_int_equal(jobs[2].rc, BR_OK);
+    assert_int_equal(jobs[3].rc, BR_CONFLICT);
+    assert_int_equal(jobs[5].rc, BR_OK);
+    assert_int_equal(jobs[4].rc, BR_CONFLICT);
+    assert_int_equal(jobs[6].rc, BR_OK);
+    /* kept: what succeeded; gone: all of what failed, its first insert too */
+    assert_int_equal(present(1000), 1);
+    assert_int_equal(present(1), 1);
+    assert_int_equal(present(2), 1);
+    assert_int_equal(present(3), 1);
+    assert_int_equal(present(4), 1);
+    assert_int_equal(present(100), 0);
+}
+
+static void waiting_transactions_run_in_the_order_they_came(void **state)
+{
+    (void)state;
+    enum { N = 24 };
+    struct job jobs[N];
+    for (int i = 0; i < N; i++)
+        jobs[i] = (struct job){{2000 + i}, 1, i == 0 ? 25 * N + 200 : 0, i * 25, 0, i};
+    run_jobs(jobs, N);
+    assert_int_equal(norder, N);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(jobs[i].rc, BR_OK);
+        if (order[i] != i) fail_msg("transaction %d ran in place %d", order[i], i);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_failing_transaction_is_undone_alone_and_its_batch_commits),
+        cmocka_unit_test(waiting_transactions_run_in_the_order_they_came),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
