@@ -966,8 +966,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         start(r, url, method);
         uint64_t declared;
         bool known;
-        if (r->verdict && has_body(r, &declared, &known)) {
-            /* refuse now, without reading a body we would throw away */
+        if (r->verdict && has_body(r, &declared, &known) && known &&
+            declared > s->o.json_max + DRAIN_MAX) {
+            /* refuse now, without reading a body we would throw away. A
+             * smaller one is read and dropped first: a client still
+             * sending when the connection closes gets a reset, not the
+             * answer (one that sent `Expect: 100-continue` sends nothing) */
             http_reply_error(r, r->verdict, r->verdict_msg);
             flush(r);
         }
@@ -976,10 +980,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (*upload_data_size) {
         consume(r, upload_data, *upload_data_size);
         *upload_data_size = 0;
-        if (r->route && r->route->body == HTTP_BODY_MULTIPART) {
+        if (r->route && r->route->body == HTTP_BODY_MULTIPART && !r->verdict) {
             if (r->body_bytes > s->o.multipart_max) return MHD_NO; /* hang up */
         } else if (r->body_bytes > s->o.json_max + DRAIN_MAX) {
-            return MHD_NO;
+            return MHD_NO; /* drained enough */
         }
         return MHD_YES;
     }
