@@ -42,7 +42,7 @@ struct config {
     int login_window_s;          /* failures older than this are forgotten */
     int login_lock_s;            /* first lock; each next one doubles */
     int login_lock_max_s;        /* longest lock */
-    int sweep_interval_ms; /* between passes of the crash sweeper (core/sweeper.h) */
+    int sweep_interval_ms;       /* between passes of the crash sweeper (core/sweeper.h) */
     /* calendar */
     char *google_credentials;
     char *google_subject; /* Workspace user to act for (domain-wide delegation) */

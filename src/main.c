@@ -70,8 +70,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } cmds[] = {
-        {"serve", cli_serve},       {"migrate", cli_migrate}, {"user", cli_user},
-        {"barbero", cli_barbero},   {"servicio", cli_servicio}, {"outbox", cli_outbox},
+        {"serve", cli_serve},     {"migrate", cli_migrate},   {"user", cli_user},
+        {"barbero", cli_barbero}, {"servicio", cli_servicio}, {"outbox", cli_outbox},
     };
     int rc = -1;
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)

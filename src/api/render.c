@@ -97,15 +97,33 @@ void api_reply_err(struct http_req *r, br_err rc)
 {
     unsigned status;
     switch (rc) {
-    case BR_INVALID: status = 400; break;
-    case BR_UNAUTH: status = 401; break;
-    case BR_FORBIDDEN: status = 403; break;
-    case BR_NOTFOUND: status = 404; break;
-    case BR_CONFLICT: status = 409; break;
-    case BR_TOOLARGE: status = 413; break;
-    case BR_THROTTLED: status = 429; break;
-    case BR_BUSY: status = 503; break;
-    default: status = 500; break;
+    case BR_INVALID:
+        status = 400;
+        break;
+    case BR_UNAUTH:
+        status = 401;
+        break;
+    case BR_FORBIDDEN:
+        status = 403;
+        break;
+    case BR_NOTFOUND:
+        status = 404;
+        break;
+    case BR_CONFLICT:
+        status = 409;
+        break;
+    case BR_TOOLARGE:
+        status = 413;
+        break;
+    case BR_THROTTLED:
+        status = 429;
+        break;
+    case BR_BUSY:
+        status = 503;
+        break;
+    default:
+        status = 500;
+        break;
     }
     if (err_retry_after() > 0) {
         char secs[16];

@@ -35,9 +35,11 @@ const char *api_request_token(struct http_req *r, size_t *n)
     const char *auth = http_req_header(r, "Authorization");
     if (auth && !strncasecmp(auth, "Bearer ", 7)) {
         const char *t = auth + 7;
-        while (*t == ' ') t++;
+        while (*t == ' ')
+            t++;
         size_t len = strlen(t);
-        while (len && t[len - 1] == ' ') len--;
+        while (len && t[len - 1] == ' ')
+            len--;
         *n = len;
         return t;
     }

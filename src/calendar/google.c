@@ -285,8 +285,8 @@ static br_err make_assertion(const struct gcal *g, char **out)
         json_pack("{s:s, s:s, s:s, s:I, s:I}", "iss", g->client_email, "scope", GCAL_SCOPE, "aud",
                   g->token_uri, "iat", iat, "exp", iat + ASSERTION_TTL_S);
     /* domain-wide delegation: the Workspace user the account acts for */
-    bool bad = !claims ||
-               (g->subject && json_object_set_new(claims, "sub", json_string(g->subject)) != 0);
+    bool bad =
+        !claims || (g->subject && json_object_set_new(claims, "sub", json_string(g->subject)) != 0);
     char *claims_text = !bad ? json_dumps(claims, JSON_COMPACT) : NULL;
     json_decref(claims);
     if (!claims_text) return err_set(BR_INTERNAL, "cannot build the token claims");
@@ -819,8 +819,7 @@ static bool looks_like_email(const char *s)
             return false;
     const char *d = at + 1;
     size_t dn = strlen(d);
-    if (!dn || d[0] == '.' || d[dn - 1] == '.' || d[0] == '-' || !strchr(d, '.') ||
-        strstr(d, ".."))
+    if (!dn || d[0] == '.' || d[dn - 1] == '.' || d[0] == '-' || !strchr(d, '.') || strstr(d, ".."))
         return false;
     for (const char *p = d; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
@@ -866,9 +865,9 @@ br_err calendar_google_open(const struct config *cfg, struct calendar **out)
         gcal_free(g);
         return rc;
     }
-    log_info("calendar: Google Calendar \"%s\" as %s%s%s (bound %lld ms)",
-             cfg->google_calendar_id, g->client_email, g->subject ? " acting for " : "",
-             g->subject ? g->subject : "", (long long)g->timeout_ms);
+    log_info("calendar: Google Calendar \"%s\" as %s%s%s (bound %lld ms)", cfg->google_calendar_id,
+             g->client_email, g->subject ? " acting for " : "", g->subject ? g->subject : "",
+             (long long)g->timeout_ms);
     *out = &g->base;
     return BR_OK;
 }

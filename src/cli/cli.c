@@ -85,7 +85,8 @@ int cli_parse(const char *cmd, int argc, char **argv, unsigned scopes, struct co
         config_free(cfg);
         int consumed = f->present ? 1 : (strchr(a, '=') ? 1 : 2);
         int at = i - consumed;
-        for (int k = at; k + consumed < argc; k++) argv[k] = argv[k + consumed];
+        for (int k = at; k + consumed < argc; k++)
+            argv[k] = argv[k + consumed];
         argc -= consumed;
         i = 0;
     }
@@ -108,11 +109,20 @@ static void field(const char *s, bool last)
 {
     for (const char *p = s ? s : ""; *p; p++) {
         switch (*p) {
-        case '\t': fputs("\\t", stdout); break;
-        case '\n': fputs("\\n", stdout); break;
-        case '\r': fputs("\\r", stdout); break;
-        case '\\': fputs("\\\\", stdout); break;
-        default: putchar(*p);
+        case '\t':
+            fputs("\\t", stdout);
+            break;
+        case '\n':
+            fputs("\\n", stdout);
+            break;
+        case '\r':
+            fputs("\\r", stdout);
+            break;
+        case '\\':
+            fputs("\\\\", stdout);
+            break;
+        default:
+            putchar(*p);
         }
     }
     putchar(last ? '\n' : '\t');
@@ -184,9 +194,9 @@ int cli_user(int argc, char **argv)
     if (which < 0) return status;
     bool is_add = which == 0;
     const char *email = NULL, *password = NULL, *nombre = NULL, *telefono = NULL, *rol = NULL;
-    struct cli_flag add_flags[] = {{"email", &email, NULL},       {"password", &password, NULL},
-                                   {"nombre", &nombre, NULL},     {"telefono", &telefono, NULL},
-                                   {"rol", &rol, NULL},           {NULL, NULL, NULL}};
+    struct cli_flag add_flags[] = {{"email", &email, NULL},   {"password", &password, NULL},
+                                   {"nombre", &nombre, NULL}, {"telefono", &telefono, NULL},
+                                   {"rol", &rol, NULL},       {NULL, NULL, NULL}};
     struct config cfg;
     bool done;
     int rc = cli_parse(is_add ? "user add" : "user list", argc - 1, argv + 1, CONFIG_DATA, &cfg,
@@ -266,7 +276,8 @@ int cli_barbero(int argc, char **argv)
     rc = open_app(&app, &cfg);
     if (rc) goto out;
     if (is_add) {
-        struct barbero b = {.nombre = (char *)nombre, .foto_url = (char *)(foto && *foto ? foto : NULL)};
+        struct barbero b = {.nombre = (char *)nombre,
+                            .foto_url = (char *)(foto && *foto ? foto : NULL)};
         uuid_v4(b.id);
         if (store_barbero_add(app.store, &b) != BR_OK) {
             cli_error("barbero add: %s", err_msg());
@@ -399,7 +410,8 @@ int cli_outbox(int argc, char **argv)
     bool done;
     int rc = cli_parse("outbox list", argc - 1, argv + 1, CONFIG_DATA, &cfg, flags, help, &done);
     if (rc || done) goto out;
-    if (status && strcmp(status, "pending") && strcmp(status, "sent") && strcmp(status, "dropped")) {
+    if (status && strcmp(status, "pending") && strcmp(status, "sent") &&
+        strcmp(status, "dropped")) {
         cli_error("outbox list: --status must be pending, sent or dropped");
         rc = EXIT_USAGE;
         goto out;

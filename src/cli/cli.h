@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #define EXIT_REFUSED 1
-#define EXIT_USAGE 2
+#define EXIT_USAGE   2
 
 int cli_serve(int argc, char **argv);
 int cli_migrate(int argc, char **argv);
@@ -29,7 +29,7 @@ void cli_usage(void *file);
 struct cli_flag {
     const char *name; /* without the leading "--" */
     const char **value;
-    bool *present;    /* for flags without a value */
+    bool *present; /* for flags without a value */
 };
 struct config;
 int cli_parse(const char *cmd, int argc, char **argv, unsigned scopes, struct config *cfg,

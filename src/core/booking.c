@@ -33,8 +33,8 @@ void booking_event_text(const char *servicio, const char *cliente, const char *b
         *description = xasprintf("Cliente: %s\nBarbero: %s\nServicio: %s\nNotas: %s", cliente,
                                  barbero, servicio, notas);
     else
-        *description = xasprintf("Cliente: %s\nBarbero: %s\nServicio: %s", cliente, barbero,
-                                 servicio);
+        *description =
+            xasprintf("Cliente: %s\nBarbero: %s\nServicio: %s", cliente, barbero, servicio);
 }
 
 /* Looks up by id text; anything that is not a UUID is simply not found. */
@@ -174,8 +174,7 @@ br_err booking_create(struct app *app, const struct principal *caller,
         int retry = err_retry_after();
         if (out->google_event_id &&
             app->cal->ops->delete_event(app->cal, out->google_event_id) != BR_OK)
-            log_warn("calendar: could not delete event of lost booking %s: %s", out->id,
-                     err_msg());
+            log_warn("calendar: could not delete event of lost booking %s: %s", out->id, err_msg());
         rc = rc == BR_BUSY ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
                            : err_set(BR_CONFLICT, "El horario ya no está disponible");
         cita_clear(out);

@@ -63,30 +63,30 @@ typedef br_err (*http_auth_fn)(struct http_req *req, enum http_auth mode);
 
 /* Sizes and times: 0 (or less) takes the default given. */
 struct http_options {
-    const char *listen;         /* "host:port", "[v6]:port", ":port"; port 0 = any free */
-    int max_connections;        /* open connections in all (10000; the open-file limit is
-                                 * raised to fit) */
-    int max_per_ip;             /* open connections per client address (0: no cap) */
-    int io_threads;             /* I/O threads (the number of cores) */
-    int read_workers;           /* threads running GET/HEAD handlers (0: none, reads run
-                                 * inline on the I/O threads: they are short) */
-    int workers;                /* threads running every other handler (64) */
-    int queue_max;              /* requests waiting for a worker, per pool, before 503 (10000) */
-    int header_timeout_ms;      /* the request line and headers must be in by then (10000) */
-    int body_timeout_ms;        /* the body must be in by then... (30000) */
-    int body_min_rate;          /* ...plus its size at this many bytes/s (8192) */
-    int idle_timeout_s;         /* a connection silent this long is closed (30) */
-    int shutdown_grace_ms;      /* how long http_stop() waits for in-flight requests */
-    const char *spool_dir;      /* uploads are spooled here (unlinked at once) */
-    size_t json_max;            /* cap of JSON (and ignored) bodies: 413 past it */
-    uint64_t file_max;          /* bytes of the file part kept; more marks it too_large */
-    uint64_t multipart_max;     /* a multipart body past this is refused */
-    const char *too_large_msg;  /* the 400 message for multipart_max */
-    const char *file_field;     /* name of the file part */
+    const char *listen;        /* "host:port", "[v6]:port", ":port"; port 0 = any free */
+    int max_connections;       /* open connections in all (10000; the open-file limit is
+                                * raised to fit) */
+    int max_per_ip;            /* open connections per client address (0: no cap) */
+    int io_threads;            /* I/O threads (the number of cores) */
+    int read_workers;          /* threads running GET/HEAD handlers (0: none, reads run
+                                * inline on the I/O threads: they are short) */
+    int workers;               /* threads running every other handler (64) */
+    int queue_max;             /* requests waiting for a worker, per pool, before 503 (10000) */
+    int header_timeout_ms;     /* the request line and headers must be in by then (10000) */
+    int body_timeout_ms;       /* the body must be in by then... (30000) */
+    int body_min_rate;         /* ...plus its size at this many bytes/s (8192) */
+    int idle_timeout_s;        /* a connection silent this long is closed (30) */
+    int shutdown_grace_ms;     /* how long http_stop() waits for in-flight requests */
+    const char *spool_dir;     /* uploads are spooled here (unlinked at once) */
+    size_t json_max;           /* cap of JSON (and ignored) bodies: 413 past it */
+    uint64_t file_max;         /* bytes of the file part kept; more marks it too_large */
+    uint64_t multipart_max;    /* a multipart body past this is refused */
+    const char *too_large_msg; /* the 400 message for multipart_max */
+    const char *file_field;    /* name of the file part */
     const struct http_route *routes;
     size_t nroutes;
     http_auth_fn authorize;
-    void *app;                  /* handed to handlers through http_req_app() */
+    void *app; /* handed to handlers through http_req_app() */
 };
 
 /* Binds the listening socket (nothing is served yet). BR_INVALID with a
@@ -131,9 +131,9 @@ json_t *http_req_json(struct http_req *r);
 /* HTTP_BODY_MULTIPART routes: what arrived. */
 struct http_upload {
     bool has_file;
-    int fd;              /* the spooled file part (at most file_max bytes), -1 if none */
-    uint64_t size;       /* bytes of the file part received */
-    bool too_large;      /* more than file_max arrived (nothing kept) */
+    int fd;                   /* the spooled file part (at most file_max bytes), -1 if none */
+    uint64_t size;            /* bytes of the file part received */
+    bool too_large;           /* more than file_max arrived (nothing kept) */
     const char *filename;     /* nullable */
     const char *content_type; /* nullable */
 };

@@ -72,14 +72,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_HEADERS 8
-#define MAX_FIELDS 8
-#define FIELD_MAX 1024
-#define DRAIN_MAX (1024 * 1024) /* body bytes read past a JSON cap before hanging up */
-#define PP_BUFFER 16384
-#define DELIM_MAX 200 /* "--" + boundary; RFC 2046 allows 70 characters */
+#define MAX_HEADERS   8
+#define MAX_FIELDS    8
+#define FIELD_MAX     1024
+#define DRAIN_MAX     (1024 * 1024) /* body bytes read past a JSON cap before hanging up */
+#define PP_BUFFER     16384
+#define DELIM_MAX     200 /* "--" + boundary; RFC 2046 allows 70 characters */
 #define REAP_EVERY_MS 200
-#define FD_SLACK 512 /* descriptors beyond the connections: database, spool, workers */
+#define FD_SLACK      512 /* descriptors beyond the connections: database, spool, workers */
 
 /* The security headers of every JSON answer: nothing in it is a page, a
  * frame, a script or a referrer. */
@@ -104,7 +104,7 @@ struct http_server {
     struct MHD_Daemon *d;
     int listen_fd;
     char url[96];
-    char capacity[160]; /* threads and connection limits, for the start log */
+    char capacity[160];   /* threads and connection limits, for the start log */
     atomic_int in_flight; /* requests between their first byte and their end */
     atomic_bool stopping;
     bool v6;
@@ -112,7 +112,7 @@ struct http_server {
 
     pthread_mutex_t conns_mu; /* guards conns and every conn's fd */
     struct conn *conns;
-    atomic_long reaped;       /* connections shut down past their deadline, ever */
+    atomic_long reaped; /* connections shut down past their deadline, ever */
     pthread_t reaper;
     bool reaper_started;
     pthread_mutex_t reaper_mu;
@@ -153,8 +153,8 @@ struct http_req {
     /* multipart */
     struct MHD_PostProcessor *pp;
     bool form_bad;
-    bool saw_part;   /* the post processor found at least one part */
-    bool saw_delim;  /* the body holds the declared boundary's delimiter */
+    bool saw_part;  /* the post processor found at least one part */
+    bool saw_delim; /* the body holds the declared boundary's delimiter */
     char delim[DELIM_MAX + 1];
     size_t delim_len;
     char carry[DELIM_MAX]; /* the last delim_len - 1 bytes seen, for the delimiter search */
@@ -277,7 +277,8 @@ static void set_reply(struct http_req *r, unsigned status, struct MHD_Response *
         MHD_destroy_response(resp);
         return;
     }
-    for (int i = 0; i < r->nhdr; i++) MHD_add_response_header(resp, r->hdr_name[i], r->hdr_value[i]);
+    for (int i = 0; i < r->nhdr; i++)
+        MHD_add_response_header(resp, r->hdr_name[i], r->hdr_value[i]);
     if (r->allow) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
     if (atomic_load(&r->srv->stopping))
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -309,8 +310,7 @@ void http_add_header(struct http_req *r, const char *name, const char *value)
 
 void http_reply_json(struct http_req *r, unsigned status, char *text, size_t len)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer_with_free_callback(len, text, free);
+    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, text, free);
     for (size_t i = 0; i < ARRAY_LEN(json_headers); i++)
         MHD_add_response_header(resp, json_headers[i][0], json_headers[i][1]);
     set_reply(r, status, resp);
@@ -460,8 +460,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     struct conn *k = *socket_context;
     if (!k) return;
     pthread_mutex_lock(&s->conns_mu);
-    if (k->prev) k->prev->next = k->next;
-    else s->conns = k->next;
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        s->conns = k->next;
     if (k->next) k->next->prev = k->prev;
     pthread_mutex_unlock(&s->conns_mu);
     free(k);
@@ -585,8 +587,8 @@ static void route(struct http_req *r)
     buf_init(&allow, 256);
     for (size_t i = 0; i < o->nroutes; i++) {
         const struct http_route *rt = &o->routes[i];
-        bool match = rt->prefix ? !strncmp(r->path, rt->path, strlen(rt->path))
-                                : !strcmp(r->path, rt->path);
+        bool match =
+            rt->prefix ? !strncmp(r->path, rt->path, strlen(rt->path)) : !strcmp(r->path, rt->path);
         if (!match) continue;
         if (!strcmp(rt->method, r->method)) {
             r->route = rt;
@@ -609,10 +611,10 @@ static void route(struct http_req *r)
 
 static bool has_body(struct http_req *r, uint64_t *declared, bool *known)
 {
-    const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char *cl =
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te =
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
     *known = false;
     *declared = 0;
     if (cl) {
@@ -695,7 +697,10 @@ static void start(struct http_req *r, const char *url, const char *method)
         err_clear();
         br_err rc = s->o.authorize(r, r->route->auth);
         if (rc) {
-            unsigned st = rc == BR_UNAUTH ? 401 : rc == BR_FORBIDDEN ? 403 : rc == BR_BUSY ? 503 : 500;
+            unsigned st = rc == BR_UNAUTH      ? 401
+                          : rc == BR_FORBIDDEN ? 403
+                          : rc == BR_BUSY      ? 503
+                                               : 500;
             if (rc == BR_BUSY) {
                 char secs[16];
                 snprintf(secs, sizeof secs, "%d", err_retry_after() > 0 ? err_retry_after() : 1);
@@ -710,8 +715,8 @@ static void start(struct http_req *r, const char *url, const char *method)
     if (has_body(r, &declared, &known)) {
         /* the whole body must arrive within the floor plus its size at the
          * minimum rate (an undeclared length counts as the cap) */
-        uint64_t cap = r->route->body == HTTP_BODY_MULTIPART ? s->o.multipart_max
-                                                              : s->o.json_max + DRAIN_MAX;
+        uint64_t cap =
+            r->route->body == HTTP_BODY_MULTIPART ? s->o.multipart_max : s->o.json_max + DRAIN_MAX;
         uint64_t bytes = known && declared < cap ? declared : cap;
         conn_deadline(r->conn, s->o.body_timeout_ms +
                                    (int64_t)(bytes * 1000 / (uint64_t)s->o.body_min_rate));
@@ -724,8 +729,8 @@ static void start(struct http_req *r, const char *url, const char *method)
         /* only multipart/form-data is a form here (MHD would also parse
          * url-encoded bodies, and lose their last field); anything else
          * has every part missing */
-        const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_TYPE);
+        const char *ct =
+            MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
         if (ct && !strncasecmp(ct, "multipart/form-data", 19)) {
             r->pp = MHD_create_post_processor(r->conn, PP_BUFFER, on_part, r);
             /* a boundary too long to look for: trust the parser alone */
@@ -777,7 +782,6 @@ static void spool_write(struct http_req *r, const char *data, size_t size)
         size -= (size_t)n;
     }
 }
-
 
 static bool same_text(const char *a, const char *b)
 {
@@ -882,8 +886,8 @@ static void finish(struct http_req *r)
          * part was found is a form with every part missing when it holds
          * the delimiter (`--b--`), and malformed otherwise (wrong or no
          * boundary, garbage). */
-        const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_TYPE);
+        const char *ct =
+            MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
         if (r->body_bytes && !r->saw_part && ct && !strncasecmp(ct, "multipart/form-data", 19) &&
             !r->saw_delim)
             r->form_bad = true;
@@ -949,9 +953,8 @@ static void dispatch(struct http_req *r)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     struct http_server *s = cls;
@@ -1014,7 +1017,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     char line[512];
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
-    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
     log_warn("http: %s", line);
 }
 br_err http_bind(const struct http_options *o, struct http_server **out)
@@ -1041,7 +1045,6 @@ br_err http_bind(const struct http_options *o, struct http_server **out)
     *out = s;
     return BR_OK;
 }
-
 
 /* Raises the soft limit on open descriptors so that max_connections fit;
  * returns the connection count that does fit. */
@@ -1090,14 +1093,14 @@ br_err http_serve(struct http_server *s)
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)io, MHD_OPTION_CONNECTION_LIMIT, (unsigned)conns,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->idle_timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_URI_LOG_CALLBACK,
-        on_uri, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, s, MHD_OPTION_END);
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)o->idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
     if (!s->d) return err_set(BR_CONFIG, "cannot start the HTTP server on %s", o->listen);
     snprintf(s->capacity, sizeof s->capacity,
-             "%d I/O threads, %d read workers (0: reads inline), %d write workers, at most %d connections (%d per "
+             "%d I/O threads, %d read workers (0: reads inline), %d write workers, at most %d "
+             "connections (%d per "
              "address)",
              io, readers, o->workers, conns, o->max_per_ip);
     return BR_OK;

@@ -31,7 +31,8 @@ static void *worker(void *arg)
     struct wpool *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (p->len == 0 && !p->stopping) pthread_cond_wait(&p->cv, &p->mu);
+        while (p->len == 0 && !p->stopping)
+            pthread_cond_wait(&p->cv, &p->mu);
         if (p->len == 0) break; /* stopping and drained */
         struct job j = p->ring[p->head];
         p->head = (p->head + 1) % p->cap;
@@ -101,7 +102,8 @@ void wpool_stop(struct wpool *p)
     p->stopping = true;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    for (int i = 0; i < p->nthreads; i++)
+        pthread_join(p->threads[i], NULL);
     p->nthreads = 0;
 }
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#define IDLE_POLL_MS 60000 /* re-check the table at least this often (other nodes queue too) */
+#define IDLE_POLL_MS   60000 /* re-check the table at least this often (other nodes queue too) */
 #define ERROR_PAUSE_MS 5000
 #define BACKOFF_MAX_MS (5 * 60 * 1000)
 

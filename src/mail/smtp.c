@@ -32,7 +32,7 @@ struct smtp {
     char *ca_file; /* NULL: the system's CA store */
     char *tz;
     long timeout_ms;
-    long use_ssl; /* CURLUSESSL_TRY or CURLUSESSL_ALL */
+    long use_ssl;          /* CURLUSESSL_TRY or CURLUSESSL_ALL */
     atomic_bool cancelled; /* the service is stopping: abandon the transfer */
 };
 
@@ -145,9 +145,8 @@ static br_err smtp_deliver(struct mailer *base, const struct outbox_msg *msg)
         br_err kind = cc == CURLE_OPERATION_TIMEDOUT ? BR_TIMEOUT
                       : permanent_reply(code)        ? BR_INVALID
                                                      : BR_UPSTREAM;
-        rc = err_set(kind, "smtp: %s%s%s%s%s",
-                     curl_easy_strerror(cc), errbuf[0] ? " (" : "", errbuf, errbuf[0] ? ")" : "",
-                     reply);
+        rc = err_set(kind, "smtp: %s%s%s%s%s", curl_easy_strerror(cc), errbuf[0] ? " (" : "",
+                     errbuf, errbuf[0] ? ")" : "", reply);
     }
     curl_slist_free_all(rcpt);
     curl_easy_cleanup(c);

@@ -220,7 +220,8 @@ static void run_batch(struct sqlite_db *s, struct wjob *batch)
             log_warn("db: another process held the write lock past %d ms "
                      "(BARBERIA_DB_LOCK_WAIT_MS); answering busy",
                      s->lock_wait_ms);
-        for (struct wjob *j = batch; j; j = j->next) job_fail(j, rc);
+        for (struct wjob *j = batch; j; j = j->next)
+            job_fail(j, rc);
         return;
     }
     for (struct wjob *j = batch; j; j = j->next) {
@@ -266,11 +267,13 @@ static void *writer_main(void *arg)
     struct sqlite_db *s = arg;
     pthread_mutex_lock(&s->wmu);
     for (;;) {
-        while (!s->whead && !s->wstop) pthread_cond_wait(&s->wcv, &s->wmu);
+        while (!s->whead && !s->wstop)
+            pthread_cond_wait(&s->wcv, &s->wmu);
         if (!s->whead) break; /* stopping, and nothing is waiting */
         /* every transaction waiting now, oldest first, up to BATCH_MAX */
         struct wjob *batch = s->whead, *last = batch;
-        for (int n = 1; n < BATCH_MAX && last->next; n++) last = last->next;
+        for (int n = 1; n < BATCH_MAX && last->next; n++)
+            last = last->next;
         s->whead = last->next;
         if (!s->whead) s->wtail = NULL;
         last->next = NULL;
@@ -306,7 +309,8 @@ static br_err sq_write(struct db *db, db_tx_fn fn, void *ud)
         s->whead = &j;
     s->wtail = &j;
     pthread_cond_signal(&s->wcv);
-    while (!j.done) pthread_cond_wait(&j.cv, &s->wmu);
+    while (!j.done)
+        pthread_cond_wait(&j.cv, &s->wmu);
     pthread_mutex_unlock(&s->wmu);
     pthread_cond_destroy(&j.cv);
     if (j.rc) {

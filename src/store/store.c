@@ -601,9 +601,7 @@ static br_err usuarios_row(void *ud, const struct db_val *c, int n)
 br_err store_usuarios_each(struct store *st, store_usuario_fn fn, void *ud)
 {
     struct usuarios_each a = {fn, ud};
-    return run(st,
-               SQL_USUARIOS,
-               NULL, 0, usuarios_row, &a, NULL);
+    return run(st, SQL_USUARIOS, NULL, 0, usuarios_row, &a, NULL);
 }
 
 /* --- catalog --------------------------------------------------------------------- */
@@ -611,7 +609,8 @@ br_err store_usuarios_each(struct store *st, store_usuario_fn fn, void *ud)
 br_err store_barbero_add(struct store *st, const struct barbero *b)
 {
     struct db_val p[] = {db_text(b->id), db_text(b->nombre), db_text(b->foto_url)};
-    return run_write(st, "INSERT INTO barberos (id, nombre, foto_url) VALUES (?, ?, ?)", p, 3, NULL);
+    return run_write(st, "INSERT INTO barberos (id, nombre, foto_url) VALUES (?, ?, ?)", p, 3,
+                     NULL);
 }
 
 struct barbero_cb {
@@ -659,7 +658,9 @@ br_err store_servicio_add(struct store *st, const struct servicio *s)
 {
     struct db_val p[] = {db_text(s->id), db_text(s->nombre), db_int(s->duracion_min),
                          db_real(s->precio)};
-    return run_write(st, "INSERT INTO servicios (id, nombre, duracion_min, precio) VALUES (?, ?, ?, ?)", p, 4, NULL);
+    return run_write(st,
+                     "INSERT INTO servicios (id, nombre, duracion_min, precio) VALUES (?, ?, ?, ?)",
+                     p, 4, NULL);
 }
 
 struct servicio_cb {
@@ -720,7 +721,7 @@ br_err store_is_empty(struct store *st, bool *empty)
  * start (index citas_barbero_fin): the future ones, however long the
  * history grows. */
 #define SQL_OVERLAP                                                                                \
-    "SELECT 1 FROM citas WHERE barbero_id = ? AND fecha_fin > ? AND fecha_inicio < ? AND "        \
+    "SELECT 1 FROM citas WHERE barbero_id = ? AND fecha_fin > ? AND fecha_inicio < ? AND "         \
     "estado <> 'cancelada' LIMIT 1"
 static const char sql_overlap[] = SQL_OVERLAP;
 
@@ -838,11 +839,11 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
     "LEFT JOIN perfiles p ON p.id = c.cliente_id "                                                 \
     "LEFT JOIN barberos b ON b.id = c.barbero_id "                                                 \
     "LEFT JOIN servicios s ON s.id = c.servicio_id "
-#define CITAS_ORDER " ORDER BY c.fecha_inicio, c.id"
-#define SQL_CITAS_ALL CITAS_SELECT CITAS_ORDER
+#define CITAS_ORDER          " ORDER BY c.fecha_inicio, c.id"
+#define SQL_CITAS_ALL        CITAS_SELECT CITAS_ORDER
 #define SQL_CITAS_BY_CLIENTE CITAS_SELECT "WHERE c.cliente_id = ?" CITAS_ORDER
-#define SQL_CITAS_BY_ESTADO CITAS_SELECT "WHERE c.estado = ?" CITAS_ORDER
-#define SQL_CITAS_BY_BOTH CITAS_SELECT "WHERE c.cliente_id = ? AND c.estado = ?" CITAS_ORDER
+#define SQL_CITAS_BY_ESTADO  CITAS_SELECT "WHERE c.estado = ?" CITAS_ORDER
+#define SQL_CITAS_BY_BOTH    CITAS_SELECT "WHERE c.cliente_id = ? AND c.estado = ?" CITAS_ORDER
 
 br_err store_citas_each(struct store *st, const char *cliente_id, const char *estado,
                         store_cita_fn fn, void *ud)
@@ -1010,14 +1011,14 @@ br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *
     return run(st, "SELECT 1 FROM fotos_cita WHERE storage_path = ?", p, 1, one_flag, exists, NULL);
 }
 
-#define SQL_FOTOS_EACH "SELECT " FOTO_COLS " FROM fotos_cita WHERE cita_id = ? ORDER BY created_at, id"
+#define SQL_FOTOS_EACH                                                                             \
+    "SELECT " FOTO_COLS " FROM fotos_cita WHERE cita_id = ? ORDER BY created_at, id"
 
 br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn, void *ud)
 {
     struct foto_cb a = {.fn = fn, .ud = ud};
     struct db_val p[] = {db_text(cita_id)};
-    return run(st, SQL_FOTOS_EACH,
-               p, 1, foto_row, &a, NULL);
+    return run(st, SQL_FOTOS_EACH, p, 1, foto_row, &a, NULL);
 }
 
 /* --- object intents and process leases ------------------------------------------------ */
@@ -1041,7 +1042,9 @@ br_err store_intent_clear(struct store *st, const char *id, const char *instance
 br_err store_intent_disown(struct store *st, const char *id, const char *instance)
 {
     struct db_val p[] = {db_text(id), db_text(instance)};
-    return run_write(st, "UPDATE obj_intents SET instance = '', pid = 0 WHERE id = ? AND instance = ?", p, 2, NULL);
+    return run_write(st,
+                     "UPDATE obj_intents SET instance = '', pid = 0 WHERE id = ? AND instance = ?",
+                     p, 2, NULL);
 }
 
 br_err store_intent_take(struct store *st, const char *id, const char *old_instance,
@@ -1051,8 +1054,9 @@ br_err store_intent_take(struct store *st, const char *id, const char *old_insta
     struct db_val p[] = {db_text(to->node), db_int(to->pid), db_text(to->instance), db_text(id),
                          db_text(old_instance)};
     br_err rc = run_write(st,
-                    "UPDATE obj_intents SET node = ?, pid = ?, instance = ? "
-                    "WHERE id = ? AND instance = ?", p, 5, &n);
+                          "UPDATE obj_intents SET node = ?, pid = ?, instance = ? "
+                          "WHERE id = ? AND instance = ?",
+                          p, 5, &n);
     if (!rc && n != 1) rc = err_set(BR_NOTFOUND, "the intent is no longer there");
     return rc;
 }
@@ -1092,9 +1096,10 @@ br_err store_lease_renew(struct store *st, const char *instance, const char *nod
 {
     struct db_val p[] = {db_text(instance), db_text(node), db_int(pid), db_text(now), db_text(now)};
     return run_write(st,
-               "INSERT INTO proc_leases (instance, node, pid, started_at, heartbeat_at) "
-               "VALUES (?, ?, ?, ?, ?) "
-               "ON CONFLICT (instance) DO UPDATE SET heartbeat_at = excluded.heartbeat_at", p, 5, NULL);
+                     "INSERT INTO proc_leases (instance, node, pid, started_at, heartbeat_at) "
+                     "VALUES (?, ?, ?, ?, ?) "
+                     "ON CONFLICT (instance) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+                     p, 5, NULL);
 }
 
 br_err store_lease_live(struct store *st, const char *instance, const char *since, bool *live)
@@ -1211,25 +1216,29 @@ br_err store_outbox_sent(struct store *st, const char *id, const char *now)
 {
     struct db_val p[] = {db_text(now), db_text(id)};
     return run_write(st,
-               "UPDATE mail_outbox SET status = 'sent', done_at = ?, locked_until = NULL, "
-               "last_error = NULL WHERE id = ?", p, 2, NULL);
+                     "UPDATE mail_outbox SET status = 'sent', done_at = ?, locked_until = NULL, "
+                     "last_error = NULL WHERE id = ?",
+                     p, 2, NULL);
 }
 
 br_err store_outbox_retry(struct store *st, const char *id, const char *error,
                           const char *next_attempt_at)
 {
     struct db_val p[] = {db_text(error), db_text(next_attempt_at), db_text(id)};
-    return run_write(st,
-               "UPDATE mail_outbox SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
-               "WHERE id = ?", p, 3, NULL);
+    return run_write(
+        st,
+        "UPDATE mail_outbox SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
+        "WHERE id = ?",
+        p, 3, NULL);
 }
 
 br_err store_outbox_drop(struct store *st, const char *id, const char *error, const char *now)
 {
     struct db_val p[] = {db_text(error), db_text(now), db_text(id)};
     return run_write(st,
-               "UPDATE mail_outbox SET status = 'dropped', last_error = ?, done_at = ?, "
-               "locked_until = NULL WHERE id = ?", p, 3, NULL);
+                     "UPDATE mail_outbox SET status = 'dropped', last_error = ?, done_at = ?, "
+                     "locked_until = NULL WHERE id = ?",
+                     p, 3, NULL);
 }
 
 static br_err one_ts(void *ud, const struct db_val *c, int n)

@@ -33,7 +33,8 @@ static br_err reserve(struct buf *b, size_t extra)
     size_t need = b->len + extra + 1;
     if (need <= b->cap) return BR_OK;
     size_t cap = b->cap ? b->cap : 64;
-    while (cap < need) cap *= 2;
+    while (cap < need)
+        cap *= 2;
     if (cap > b->max + 1) cap = b->max + 1;
     b->p = xrealloc(b->p, cap);
     b->cap = cap;

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define WARN_UNUSED  __attribute__((warn_unused_result))
+#define ARRAY_LEN(a)      (sizeof(a) / sizeof((a)[0]))
+#define WARN_UNUSED       __attribute__((warn_unused_result))
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
 
 /* malloc/calloc/realloc/strdup that never return NULL (abort on OOM).

@@ -60,12 +60,22 @@ void err_clear(void)
 const char *err_name(br_err code)
 {
     static const char *const names[] = {
-        [BR_OK] = "ok",           [BR_INVALID] = "invalid",   [BR_UNAUTH] = "unauthenticated",
-        [BR_FORBIDDEN] = "forbidden", [BR_NOTFOUND] = "not found", [BR_CONFLICT] = "conflict",
-        [BR_TOOLARGE] = "too large", [BR_STORE] = "store",    [BR_OBJSTORE] = "object store",
-        [BR_UPSTREAM] = "upstream", [BR_TIMEOUT] = "timeout",  [BR_IO] = "io",
-        [BR_CONFIG] = "config",   [BR_INTERNAL] = "internal",
-        [BR_BUSY] = "busy",       [BR_THROTTLED] = "throttled",
+        [BR_OK] = "ok",
+        [BR_INVALID] = "invalid",
+        [BR_UNAUTH] = "unauthenticated",
+        [BR_FORBIDDEN] = "forbidden",
+        [BR_NOTFOUND] = "not found",
+        [BR_CONFLICT] = "conflict",
+        [BR_TOOLARGE] = "too large",
+        [BR_STORE] = "store",
+        [BR_OBJSTORE] = "object store",
+        [BR_UPSTREAM] = "upstream",
+        [BR_TIMEOUT] = "timeout",
+        [BR_IO] = "io",
+        [BR_CONFIG] = "config",
+        [BR_INTERNAL] = "internal",
+        [BR_BUSY] = "busy",
+        [BR_THROTTLED] = "throttled",
     };
     if ((unsigned)code < ARRAY_LEN(names) && names[code]) return names[code];
     return "unknown";

@@ -15,21 +15,21 @@
 
 typedef enum br_err {
     BR_OK = 0,
-    BR_INVALID,    /* the caller's input is wrong (400) */
-    BR_UNAUTH,     /* no valid session (401) */
-    BR_FORBIDDEN,  /* valid session, not allowed (403) */
-    BR_NOTFOUND,   /* the thing named does not exist (404) */
-    BR_CONFLICT,   /* clashes with existing data (409) */
-    BR_TOOLARGE,   /* a size cap was passed (413) */
-    BR_STORE,      /* the data store failed; detail is its message (500) */
-    BR_OBJSTORE,   /* the object store failed; detail is its message (500) */
-    BR_UPSTREAM,   /* an outbound call (calendar, mail) failed */
-    BR_TIMEOUT,    /* an outbound call ran out of time */
-    BR_IO,         /* a local file operation failed */
-    BR_CONFIG,     /* the configuration is unusable */
-    BR_INTERNAL,   /* anything else (500, generic message) */
-    BR_BUSY,       /* a bounded resource is full; try again soon (503) */
-    BR_THROTTLED,  /* too many attempts; try again later (429) */
+    BR_INVALID,   /* the caller's input is wrong (400) */
+    BR_UNAUTH,    /* no valid session (401) */
+    BR_FORBIDDEN, /* valid session, not allowed (403) */
+    BR_NOTFOUND,  /* the thing named does not exist (404) */
+    BR_CONFLICT,  /* clashes with existing data (409) */
+    BR_TOOLARGE,  /* a size cap was passed (413) */
+    BR_STORE,     /* the data store failed; detail is its message (500) */
+    BR_OBJSTORE,  /* the object store failed; detail is its message (500) */
+    BR_UPSTREAM,  /* an outbound call (calendar, mail) failed */
+    BR_TIMEOUT,   /* an outbound call ran out of time */
+    BR_IO,        /* a local file operation failed */
+    BR_CONFIG,    /* the configuration is unusable */
+    BR_INTERNAL,  /* anything else (500, generic message) */
+    BR_BUSY,      /* a bounded resource is full; try again soon (503) */
+    BR_THROTTLED, /* too many attempts; try again later (429) */
 } br_err;
 
 /* Records a detail message for the calling thread and returns code, so that

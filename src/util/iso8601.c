@@ -7,7 +7,6 @@
  */
 #include "iso8601.h"
 
-
 #define MS_PER_DAY 86400000LL
 /* 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z */
 #define MIN_MS (-62135596800000LL)
@@ -185,6 +184,7 @@ void iso8601_date(int64_t ms, char out[11])
 {
     char full[ISO8601_LEN + 1];
     iso8601_format(ms, full);
-    for (int i = 0; i < 10; i++) out[i] = full[i];
+    for (int i = 0; i < 10; i++)
+        out[i] = full[i];
     out[10] = '\0';
 }

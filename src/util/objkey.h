@@ -13,7 +13,7 @@
 
 #include "common.h"
 
-#define OBJKEY_MAX 1024
+#define OBJKEY_MAX         1024
 #define OBJKEY_SEGMENT_MAX 255
 
 bool objkey_valid(const char *key, size_t n) WARN_UNUSED;

@@ -40,6 +40,7 @@ bool uuid_parse(const char *s, size_t n, char out[UUID_LEN + 1])
         tmp[i] = c;
     }
     tmp[UUID_LEN] = '\0';
-    for (size_t i = 0; i <= UUID_LEN; i++) out[i] = tmp[i];
+    for (size_t i = 0; i <= UUID_LEN; i++)
+        out[i] = tmp[i];
     return true;
 }

@@ -39,7 +39,8 @@ static void curl_init(void)
 void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) continue;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        continue;
 }
 
 bool wait_until(bool (*cond)(void *ud), void *ud, int timeout_ms)
@@ -103,7 +104,8 @@ static void child_env(const char *const *env)
      * never through a proxy the machine may have configured */
     setenv("no_proxy", "127.0.0.1,localhost,::1", 1);
     setenv("NO_PROXY", "127.0.0.1,localhost,::1", 1);
-    for (; env && *env; env++) putenv((char *)*env);
+    for (; env && *env; env++)
+        putenv((char *)*env);
 }
 
 void srv_start(struct srv *s, const char *const *env, const char *const *args)
@@ -117,7 +119,8 @@ void srv_start(struct srv *s, const char *const *env, const char *const *args)
     argv[n++] = "127.0.0.1:0";
     argv[n++] = "--data";
     argv[n++] = s->data;
-    for (; args && *args && n < 62; args++) argv[n++] = *args;
+    for (; args && *args && n < 62; args++)
+        argv[n++] = *args;
     argv[n] = NULL;
     /* a fresh log for each start, so the "listening" line is this run's;
      * the previous run's log is kept aside for srv_cleanup's checks */
@@ -275,7 +278,8 @@ int srv_cli(const struct srv *s, char **out, char **err, ...)
     va_list ap;
     va_start(ap, err);
     const char *a;
-    while ((a = va_arg(ap, const char *)) && n < 47) args[n++] = a;
+    while ((a = va_arg(ap, const char *)) && n < 47)
+        args[n++] = a;
     va_end(ap);
     args[n] = NULL;
     return run_cli(s, NULL, args, true, out, err);
@@ -329,7 +333,8 @@ const char *resp_header(const struct resp *r, const char *name, char *buf, size_
     }
     if (!found) return NULL;
     const char *v = found + nl + 1;
-    while (*v == ' ') v++;
+    while (*v == ' ')
+        v++;
     size_t len = strcspn(v, "\r\n");
     if (len >= n) len = n - 1;
     memcpy(buf, v, len);
@@ -413,7 +418,8 @@ static CURL *req_prepare(const struct srv *s, const char *method, const char *pa
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
                          (curl_off_t)(o->len ? o->len : strlen(o->body)));
     }
-    for (const char *const *x = o ? o->headers : NULL; x && *x; x++) h = curl_slist_append(h, *x);
+    for (const char *const *x = o ? o->headers : NULL; x && *x; x++)
+        h = curl_slist_append(h, *x);
     *hdrs = h;
     return c;
 }
@@ -530,8 +536,7 @@ void expect_error(const struct resp *r, long status, const char *msg)
     if (!msg) return;
     if (!r->json) fail_msg("expected a JSON error body, got: %s", r->body);
     const char *got = jstr(r->json, "error");
-    if (!got || strcmp(got, msg) != 0)
-        fail_msg("expected error \"%s\", got: %s", msg, r->body);
+    if (!got || strcmp(got, msg) != 0) fail_msg("expected error \"%s\", got: %s", msg, r->body);
     if (json_object_size(r->json) != 1) fail_msg("error body has extra members: %s", r->body);
 }
 
@@ -728,7 +733,8 @@ static char *db_vquery(const struct srv *s, const char *fmt, va_list ap)
     }
     free(sql);
     size_t n = strlen(out);
-    while (n && (out[n - 1] == '\n' || out[n - 1] == '\r')) out[--n] = '\0';
+    while (n && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+        out[--n] = '\0';
     return out;
 }
 
@@ -836,7 +842,8 @@ int run_cli_within(const struct srv *s, const char *const *env, const char *cons
     const char *argv[64];
     int n = 0;
     argv[n++] = BARBERIA_BIN;
-    for (; args && *args && n < 60; args++) argv[n++] = *args;
+    for (; args && *args && n < 60; args++)
+        argv[n++] = *args;
     if (data_flag) {
         argv[n++] = "--data";
         argv[n++] = s->data;
@@ -960,7 +967,8 @@ void race_threads(size_t n, void (*fn)(void *item), void *items, size_t size)
         if (pthread_create(&th[i], NULL, racer_main, &slot[i]) != 0)
             fail_msg("pthread_create: %s", strerror(errno));
     }
-    for (size_t i = 0; i < n; i++) pthread_join(th[i], NULL);
+    for (size_t i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
     pthread_barrier_destroy(&go);
 }
 
@@ -1026,7 +1034,8 @@ void smtp_sink_start(struct smtp_sink *k, const char *root, int port, const char
     snprintf(portarg, sizeof portarg, "%d", port);
     const char *argv[32] = {PYTHON, SINK_PY, "--dir", k->dir, "--port", portarg};
     int n = 6;
-    for (; extra && *extra && n < 30; extra++) argv[n++] = *extra;
+    for (; extra && *extra && n < 30; extra++)
+        argv[n++] = *extra;
     argv[n] = NULL;
     int pfd[2];
     if (pipe(pfd) != 0) fail_msg("pipe: %s", strerror(errno));
@@ -1102,7 +1111,8 @@ size_t smtp_sink_files(const struct smtp_sink *k, char ***paths)
 
 void smtp_sink_free_paths(char **paths, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(paths[i]);
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
     free(paths);
 }
 
@@ -1179,8 +1189,7 @@ void db_lock_take(const struct srv *s, struct db_locker *l, const char *sql)
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) dup2(devnull, 1);
         /* -bail: a failed BEGIN IMMEDIATE ends the tool before the marker */
-        execlp("sqlite3", "sqlite3", "-batch", "-bail", "-cmd", ".timeout 30000", db,
-               (char *)NULL);
+        execlp("sqlite3", "sqlite3", "-batch", "-bail", "-cmd", ".timeout 30000", db, (char *)NULL);
         _exit(127);
     }
     close(pfd[0]);

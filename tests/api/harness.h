@@ -109,11 +109,11 @@ void resp_free(struct resp *r);
 const char *resp_header(const struct resp *r, const char *name, char *buf, size_t n);
 
 struct req_opts {
-    const char *token;        /* sent as Authorization: Bearer */
-    const char *cookie;       /* sent as Cookie: */
-    const char *content_type; /* with body */
-    const char *body;         /* may hold NUL bytes: see len */
-    size_t len;               /* 0: strlen(body) */
+    const char *token;          /* sent as Authorization: Bearer */
+    const char *cookie;         /* sent as Cookie: */
+    const char *content_type;   /* with body */
+    const char *body;           /* may hold NUL bytes: see len */
+    size_t len;                 /* 0: strlen(body) */
     const char *const *headers; /* extra "Name: value" lines, NULL-terminated */
 };
 /* Performs one request to s->base + path. */
@@ -230,8 +230,8 @@ long db_count(const struct srv *s, const char *fmt, ...) __attribute__((format(p
  * poking at the file would. */
 struct db_locker {
     pid_t pid;
-    int in;              /* the tool's stdin: more SQL, then the end */
-    char marker[400];    /* appears once the lock is held */
+    int in;           /* the tool's stdin: more SQL, then the end */
+    char marker[400]; /* appears once the lock is held */
 };
 /* Starts the tool and returns once it holds the lock; sql (may be NULL)
  * runs inside the transaction first (e.g. a write that must never be seen).

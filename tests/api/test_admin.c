@@ -371,8 +371,9 @@ static void citas_count_and_total_citas_follow_bookings(void **state)
     json_decref(e);
     /* other users' counts are their own */
     e = usuario(ADMIN.id);
-    assert_int_equal(json_integer_value(json_object_get(e, "total_citas")),
-                     db_count(&F.s, "SELECT count(*) FROM citas WHERE cliente_id = '%s'", ADMIN.id));
+    assert_int_equal(
+        json_integer_value(json_object_get(e, "total_citas")),
+        db_count(&F.s, "SELECT count(*) FROM citas WHERE cliente_id = '%s'", ADMIN.id));
     json_decref(e);
     free(barb);
 }

@@ -371,7 +371,8 @@ static void malformed_multipart_is_400_formulario_invalido_and_creates_no_file(v
             fail_msg("a malformed form left %s", after.paths[i]);
     tree_free(&before);
     tree_free(&after);
-    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 1);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita),
+                     1);
     assert_int_equal(db_exec(&F.s, "DELETE FROM fotos_cita;", NULL), 0);
 }
 
@@ -442,7 +443,8 @@ static void a_form_field_over_1kib_is_400(void **state)
     http_multipart(&F.s, "/api/fotos", U.token, extra, 4, &r);
     expect_error(&r, 400, "Formulario inválido");
     resp_free(&r);
-    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 0);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita),
+                     0);
 }
 
 /* --- sessions and ids ----------------------------------------------------------------------------

@@ -80,18 +80,13 @@ static void dbl_start_on(struct dbl *d, const char *name, const char *subject, i
     int outfd = open(d->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int errfd = open(d->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     assert_true(outfd >= 0 && errfd >= 0);
-    const char *argv[] = {"gcal_double",
-                          "--public-key",
-                          PUB,
-                          "--client-email",
-                          CLIENT_EMAIL,
-                          "--log",
-                          d->log,
-                          "--port",
-                          portarg,
-                          subject ? "--subject" : NULL, /* the list ends here without one */
-                          subject,
-                          NULL};
+    const char *argv[] = {
+        "gcal_double", "--public-key",
+        PUB,           "--client-email",
+        CLIENT_EMAIL,  "--log",
+        d->log,        "--port",
+        portarg,       subject ? "--subject" : NULL, /* the list ends here without one */
+        subject,       NULL};
     pid_t pid = fork();
     if (pid == 0) {
         dup2(outfd, 1);
@@ -329,8 +324,7 @@ static void shop_start_on(struct shop *sh, const struct dbl *d, const char *cred
         snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_GOOGLE_CALENDAR_ID=%s", calendar_id);
         snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_CALENDAR_TIMEOUT_MS=%d", bound_ms);
     }
-    if (subject)
-        snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_GOOGLE_SUBJECT=%s", subject);
+    if (subject) snprintf(sh->env[n++], sizeof sh->env[0], "BARBERIA_GOOGLE_SUBJECT=%s", subject);
     for (int i = 0; i < n; i++)
         sh->envp[i] = sh->env[i];
     sh->envp[n] = NULL;
@@ -474,8 +468,8 @@ static void racer_init(struct racer *r, const struct shop *sh, const char *token
     r->s = &sh->s;
     r->token = token;
     snprintf(r->body, sizeof r->body,
-             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}",
-             sh->barbero, sh->servicio, fecha);
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}", sh->barbero,
+             sh->servicio, fecha);
 }
 
 /* Books n slots at once (fechas[i]) as u. rs[i] filled; caller decrefs
@@ -1657,7 +1651,8 @@ static void one_booking_with_calendar_and_mail_makes_an_event_and_delivers_the_m
     assert_non_null(ins);
     assert_string_equal(jstr(ins, "verdict"), "ok");
     /* the mail: delivered over SMTP to the client, naming the booking */
-    if (!smtp_sink_wait(&sink, 1, 60000)) fail_msg("no e-mail arrived; server log:\n%s", srv_log(&sh.s));
+    if (!smtp_sink_wait(&sink, 1, 60000))
+        fail_msg("no e-mail arrived; server log:\n%s", srv_log(&sh.s));
     char **paths;
     size_t npaths = smtp_sink_files(&sink, &paths);
     json_t *mail = smtp_sink_message(paths[0]);

@@ -452,7 +452,8 @@ static void bad_fecha_is_400_with_known_servicio_and_barbero(void **state)
     free(b);
     free(s);
     /* nothing was stored */
-    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", F.barbero), 0);
+    assert_int_equal(
+        db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", F.barbero), 0);
 }
 
 static void bad_fecha_wins_over_unknown_barbero(void **state)
@@ -508,7 +509,8 @@ static void non_string_notas_is_400_campo_invalido(void **state)
     char *body = body3("\"" UNKNOWN_ID "\"", "\"" UNKNOWN_ID "\"", f, "\"notas\":5");
     post_expect(U.token, body, 400, "Campo inválido: notas");
     free(body);
-    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", F.barbero), 0);
+    assert_int_equal(
+        db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", F.barbero), 0);
     free(b);
     free(s);
     free(f);
@@ -692,8 +694,8 @@ static void booking_writes_one_history_record(void **state)
     snprintf(expect, sizeof expect, "%s\t%s\t%s\t%s\t2031-07-21", U.id, id, barb, F.servicio);
     assert_string_equal(row, expect);
     free(row);
-    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM historial_cortes WHERE cita_id = '%s'", id),
-                     1);
+    assert_int_equal(
+        db_count(&F.s, "SELECT count(*) FROM historial_cortes WHERE cita_id = '%s'", id), 1);
     /* refused bookings write no history */
     book_expect(&U, barb, F.servicio, "2031-07-21T01:55:00Z", 409, TAKEN);
     assert_int_equal(
@@ -808,8 +810,9 @@ static void cancelled_cita_does_not_block_its_slot(void **state)
     json_t *again = book_json(&U, barb, F.servicio, "2031-09-04T10:00:00Z", NULL);
     book_expect(&U, barb, F.servicio, "2031-09-04T10:15:00Z", 409, TAKEN);
     /* any other estado still blocks */
-    out = db_query(&F.s, "UPDATE citas SET estado = 'completada' WHERE id = '%s'; SELECT changes();",
-                   jstr(again, "id"));
+    out =
+        db_query(&F.s, "UPDATE citas SET estado = 'completada' WHERE id = '%s'; SELECT changes();",
+                 jstr(again, "id"));
     assert_string_equal(out, "1");
     free(out);
     book_expect(&U, barb, F.servicio, "2031-09-04T10:00:00Z", 409, TAKEN);
@@ -1033,8 +1036,8 @@ static void listed_citas_embed_perfil_barbero_and_servicio(void **state)
 struct racer {
     const char *token;
     char *body;
-    long status;      /* 0: the request failed (error says why) */
-    char error[128];  /* the answer's body, or the transport failure */
+    long status;     /* 0: the request failed (error says why) */
+    char error[128]; /* the answer's body, or the transport failure */
 };
 
 /* One client of the race, from its own thread (race_threads: no cmocka). */
@@ -1109,7 +1112,8 @@ static void parallel_clients_booking_one_slot_get_one_201(void **state)
         assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE barbero_id = '%s'", barb),
                          1);
         assert_int_equal(
-            db_count(&F.s, "SELECT count(*) FROM historial_cortes WHERE barbero_id = '%s'", barb), 1);
+            db_count(&F.s, "SELECT count(*) FROM historial_cortes WHERE barbero_id = '%s'", barb),
+            1);
         free(barb);
     }
 }

@@ -24,7 +24,7 @@
 #define BOUNDARY     "----barberia-test-7d1f"
 #define NO_SUCH_UUID "3f8e2a51-4b7c-4d2e-9a10-5c6b7d8e9f01"
 
-static struct fixture F; /* the server, a barber and a service */
+static struct fixture F;    /* the server, a barber and a service */
 static struct user A, B, C; /* three ordinary clients */
 
 /* --- helpers ---------------------------------------------------------------------- */
@@ -911,7 +911,8 @@ static void owner_delete_removes_the_record_the_object_and_its_url(void **state)
     json_decref(l);
     assert_false(file_exists(file));
     char meta[768];
-    snprintf(meta, sizeof meta, "%s/storage/.meta/fotos-citas/%s", F.s.data, jstr(f, "storage_path"));
+    snprintf(meta, sizeof meta, "%s/storage/.meta/fotos-citas/%s", F.s.data,
+             jstr(f, "storage_path"));
     assert_false(file_exists(meta));
     http_get(&F.s, url_path(jstr(f, "url")), NULL, &r);
     expect_error(&r, 404, "No encontrado");

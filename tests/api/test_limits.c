@@ -322,15 +322,14 @@ static void test_pool_checkout_has_a_deadline(void **state)
     char *servicio = make_servicio(&s, "Corte Pool", 30, 10);
     char sql[1024];
     snprintf(sql, sizeof sql,
-        "WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < 59999) "
-        "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, "
-        "estado, created_at) SELECT printf('00000000-0000-4000-8000-%%012d', k), '%s', '%s', "
-        "'%s', strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2020-01-01', '+' || (k * 30) || "
-        "' minutes'), strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2020-01-01', '+' || (k * 30 + "
-        "30) || ' minutes'), 'confirmada', '2024-01-01T00:00:00.000Z' FROM n;",
-        u.id, barbero, servicio);
+             "WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < 59999) "
+             "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, "
+             "estado, created_at) SELECT printf('00000000-0000-4000-8000-%%012d', k), '%s', '%s', "
+             "'%s', strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2020-01-01', '+' || (k * 30) || "
+             "' minutes'), strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2020-01-01', '+' || (k * 30 + "
+             "30) || ' minutes'), 'confirmada', '2024-01-01T00:00:00.000Z' FROM n;",
+             u.id, barbero, servicio);
     assert_int_equal(db_exec(&s, sql, NULL), 0);
-
 
     /* listers keep the one connection busy until the probe is refused */
     enum { LISTERS = 3 };
@@ -350,7 +349,8 @@ static void test_pool_checkout_has_a_deadline(void **state)
         int64_t took = clock_mono_ms() - t0;
         if (r.status == 503) {
             expect_busy(&r);
-            if (took < 120 || took > 5000) fail_msg("the busy answer took %lld ms", (long long)took);
+            if (took < 120 || took > 5000)
+                fail_msg("the busy answer took %lld ms", (long long)took);
             refused = true;
         } else {
             assert_int_equal(r.status, 200);
@@ -364,7 +364,8 @@ static void test_pool_checkout_has_a_deadline(void **state)
     int64_t took = clock_mono_ms() - t0;
     assert_int_equal(r.status, 200);
     resp_free(&r);
-    for (int i = 0; i < LISTERS; i++) lists[i].stop = true;
+    for (int i = 0; i < LISTERS; i++)
+        lists[i].stop = true;
     int listed = 0;
     for (int i = 0; i < LISTERS; i++) {
         pthread_join(th[i], NULL);

@@ -697,8 +697,7 @@ static void a_stop_never_drops_the_message_it_cancelled_and_the_next_start_sends
     char url[64];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", port);
     /* a one-second window, and an attempt that outlasts it */
-    const char *env[] = {url, "BARBERIA_SMTP_TIMEOUT_MS=600000", "BARBERIA_SMTP_RETRY_FOR=1",
-                         NULL};
+    const char *env[] = {url, "BARBERIA_SMTP_TIMEOUT_MS=600000", "BARBERIA_SMTP_RETRY_FOR=1", NULL};
     srv_start(&S, env, NULL);
     struct user u;
     char *id = book_one(&S, &u, "Paula", NULL);
@@ -709,7 +708,8 @@ static void a_stop_never_drops_the_message_it_cancelled_and_the_next_start_sends
     int64_t at = 0;
     assert_true(iso8601_parse(queued, strlen(queued), &at));
     free(queued);
-    while (clock_now_ms() < at + 1500) sleep_ms(100);
+    while (clock_now_ms() < at + 1500)
+        sleep_ms(100);
     assert_int_equal(srv_stop_within(&S, 30000), 0);
     close(conn);
     close(HOLE);

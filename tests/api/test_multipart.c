@@ -46,7 +46,8 @@ static int teardown(void **state)
 /* The bytes of the file part: every byte value, NULs and CR LF included. */
 static size_t image(char *out, size_t n)
 {
-    for (size_t i = 0; i < n; i++) out[i] = (char)(i * 13 + 1);
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)(i * 13 + 1);
     return n;
 }
 
@@ -149,8 +150,7 @@ static void expect_stored(const char *reply, const char *img, size_t img_len, co
     struct resp r;
     http_get(&F.s, path, NULL, &r);
     if (r.status != 200 || r.len != img_len || memcmp(r.body, img, img_len) != 0)
-        fail_msg("%s: stored %zu bytes (status %ld), uploaded %zu", what, r.len, r.status,
-                 img_len);
+        fail_msg("%s: stored %zu bytes (status %ld), uploaded %zu", what, r.len, r.status, img_len);
     resp_free(&r);
     json_decref(j);
 }
@@ -207,7 +207,8 @@ static void an_upload_in_many_small_reads_is_parsed_whole(void **state)
     /* one byte a read through the whole body */
     size_t *cuts = calloc(len, sizeof *cuts);
     size_t n = 0;
-    for (size_t i = body_at + 1; i < len; i++) cuts[n++] = i;
+    for (size_t i = body_at + 1; i < len; i++)
+        cuts[n++] = i;
     char *reply = send_split(req, len, cuts, n);
     expect_stored(reply, img, img_len, "one byte a read");
     free(reply);

@@ -115,8 +115,7 @@ static void expect_one_error_line(const char *out, const char *err, const char *
 /* Runs `barberia serve args...` (no --data added) with env; asserts a refused
  * start: a non-zero exit within the limit, one error line holding needle. */
 /* Returns the exit status (1 refused, 2 bad arguments). */
-static int expect_refused_start(const char *const *env, const char *const *args,
-                                const char *needle)
+static int expect_refused_start(const char *const *env, const char *const *args, const char *needle)
 {
     const char *argv[32];
     int n = 0;

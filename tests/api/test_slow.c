@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ATTACKERS 2000
+#define ATTACKERS   2000
 #define PER_ADDRESS 100 /* under the default cap of 128 per address */
 
 /* A non-blocking TCP connection to the server from the loopback address
@@ -155,7 +155,8 @@ static void ordinary_requests_are_answered_while_2000_clients_trickle(void **sta
     struct attack a = {.s = &s};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, attacker, &a), 0);
-    for (int i = 0; i < 100 && atomic_load(&a.open) < ATTACKERS * 9 / 10; i++) sleep_ms(50);
+    for (int i = 0; i < 100 && atomic_load(&a.open) < ATTACKERS * 9 / 10; i++)
+        sleep_ms(50);
     int open_at_start = atomic_load(&a.open);
 
     const char *env = getenv("BARBERIA_SLOW_SECONDS");
@@ -169,9 +170,15 @@ static void ordinary_requests_are_answered_while_2000_clients_trickle(void **sta
         int64_t t0 = clock_mono_ms();
         long want = 200;
         switch (k % 4) {
-        case 0: http_get(&s, "/api/servicios", NULL, &r); break;
-        case 1: http_get(&s, "/api/citas", u.token, &r); break;
-        case 2: http_get(&s, "/healthz", NULL, &r); break;
+        case 0:
+            http_get(&s, "/api/servicios", NULL, &r);
+            break;
+        case 1:
+            http_get(&s, "/api/citas", u.token, &r);
+            break;
+        case 2:
+            http_get(&s, "/healthz", NULL, &r);
+            break;
         default: {
             /* a fresh 15-minute slot for every booking */
             int j = k / 4;
@@ -250,8 +257,7 @@ static void a_body_trickled_below_the_minimum_rate_is_cut(void **state)
 {
     (void)state;
     struct srv s = {0};
-    const char *env[] = {"BARBERIA_BODY_TIMEOUT_MS=1000", "BARBERIA_BODY_MIN_RATE=1000000",
-                         NULL};
+    const char *env[] = {"BARBERIA_BODY_TIMEOUT_MS=1000", "BARBERIA_BODY_MIN_RATE=1000000", NULL};
     srv_start(&s, env, NULL);
     int fd = connect_from(&s, 0, 1);
     assert_true(fd >= 0);
@@ -305,7 +311,8 @@ static void one_address_cannot_open_more_than_its_share(void **state)
     setsockopt(fds[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     assert_true(recv(fds[0], b, sizeof b - 1, 0) > 12);
     assert_memory_equal(b, "HTTP/1.1 200", 12);
-    for (int i = 0; i < 5; i++) close(fds[i]);
+    for (int i = 0; i < 5; i++)
+        close(fds[i]);
     srv_cleanup(&s);
 }
 
@@ -348,14 +355,14 @@ static void bookings_waiting_on_a_silent_calendar_never_delay_reads(void **state
     snprintf(key, sizeof key, "%s/key.pem", s.dir);
     snprintf(creds, sizeof creds, "%s/creds.json", s.dir);
     snprintf(uri, sizeof uri, "http://127.0.0.1:%d/token", cal_port);
-    const char *gen[] = {"/usr/bin/openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
-                         "rsa_keygen_bits:2048", "-out", key, NULL};
+    const char *gen[] = {"/usr/bin/openssl",     "genpkey", "-algorithm", "RSA", "-pkeyopt",
+                         "rsa_keygen_bits:2048", "-out",    key,          NULL};
     assert_int_equal(run_program(gen, NULL, 60000, NULL, NULL), 0);
     char *pem = read_file(key, NULL);
     assert_non_null(pem);
-    json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "type", "service_account", "client_email",
-                          "agenda@slow.iam.gserviceaccount.com", "private_key", pem, "token_uri",
-                          uri);
+    json_t *j =
+        json_pack("{s:s,s:s,s:s,s:s}", "type", "service_account", "client_email",
+                  "agenda@slow.iam.gserviceaccount.com", "private_key", pem, "token_uri", uri);
     assert_int_equal(json_dump_file(j, creds, 0), 0);
     json_decref(j);
     free(pem);
@@ -393,8 +400,7 @@ static void bookings_waiting_on_a_silent_calendar_never_delay_reads(void **state
         assert_int_equal(b[i].status, 201);
         assert_true(b[i].took_ms >= 2500);
     }
-    printf("reads while %d bookings waited on the calendar: worst %lld ms\n", N,
-           (long long)worst);
+    printf("reads while %d bookings waited on the calendar: worst %lld ms\n", N, (long long)worst);
     assert_true(worst < 1500);
     close(cal);
     free(barbero);

@@ -162,9 +162,8 @@ static json_t *api_error(int code, const char *reason, const char *message, cons
  * event (no "status" member, domain "calendar"). */
 static json_t *calendar_error(int code, const char *reason, const char *message)
 {
-    return json_pack("{s:{s:[{s:s, s:s, s:s}], s:i, s:s}}", "error", "errors", "domain",
-                     "calendar", "reason", reason, "message", message, "code", code, "message",
-                     message);
+    return json_pack("{s:{s:[{s:s, s:s, s:s}], s:i, s:s}}", "error", "errors", "domain", "calendar",
+                     "reason", reason, "message", message, "code", code, "message", message);
 }
 
 #define NO_INVITE_MESSAGE                                                                          \
@@ -290,7 +289,8 @@ static bool apply_mode(const char *target, struct reply *r)
         r->content_type = "text/html";
     } else if (!strcmp(mode, "truncated")) {
         reply_set(r, 200, NULL, "ok");
-        r->body = xstrdup(token ? "{\"access_token\": \"ya29.cut-sh" : "{\"kind\": \"calendar#event\", \"id\": \"cut");
+        r->body = xstrdup(token ? "{\"access_token\": \"ya29.cut-sh"
+                                : "{\"kind\": \"calendar#event\", \"id\": \"cut");
         r->content_type = "application/json";
     } else if (!strcmp(mode, "hang")) {
         reply_set(r, 0, NULL, "ok");
@@ -723,8 +723,8 @@ static void on_events(struct MHD_Connection *conn, const char *method, struct re
                                 json_boolean(json_object_get(ev, "attendees") != NULL));
         if (why) {
             reply_set(r, 400, api_error(400, "invalid", why, "INVALID_ARGUMENT"), "%s", why);
-        } else if (!strcmp(mode, "forbidden") && json_array_size(json_object_get(ev, "attendees")) &&
-                   !delegated) {
+        } else if (!strcmp(mode, "forbidden") &&
+                   json_array_size(json_object_get(ev, "attendees")) && !delegated) {
             reply_set(r, 403, calendar_error(403, "forbiddenForServiceAccounts", NO_INVITE_MESSAGE),
                       "ok");
             json_object_set_new(r->extra, "mode", json_string(mode));

@@ -109,7 +109,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fz_resp r;
     if (!fz_http(&q, true, &r)) fz_fail("%s %s: no answer", method, target);
     if (r.library_431) { /* libmicrohttpd's, for a cookie it cannot parse: see fz_server.c */
-        if (!cookiev || !strchr(cookiev, '"')) fz_fail("%s %s: 431 without a quoted cookie", method, target);
+        if (!cookiev || !strchr(cookiev, '"'))
+            fz_fail("%s %s: 431 without a quoted cookie", method, target);
         r.status = 400; /* a refusal; nothing of ours ran */
     }
     switch (r.status) {

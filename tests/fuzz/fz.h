@@ -108,7 +108,7 @@ struct fz_resp {
     char *head; /* the header block, NUL-terminated */
     char *body; /* NUL-terminated */
     size_t len;
-    json_t *json; /* the body parsed (JSON answers) */
+    json_t *json;     /* the body parsed (JSON answers) */
     bool library_431; /* libmicrohttpd's own broken 431 for a cookie it cannot parse */
 };
 

@@ -166,8 +166,15 @@ const struct fz_fixture *fz_start(void)
     snprintf(data, sizeof data, "%s/data", root);
 
     /* sign-in throttling stays out of the way: inputs are not attackers */
-    char *argv[] = {"--data", data, "--listen", "127.0.0.1:0", "--login-max-failures", "100000",
-                    "--login-addr-max-failures", "1000000", NULL};
+    char *argv[] = {"--data",
+                    data,
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--login-max-failures",
+                    "100000",
+                    "--login-addr-max-failures",
+                    "1000000",
+                    NULL};
     int idx = 0;
     must(config_load(&cfg, CONFIG_DATA | CONFIG_SERVE, 8, argv, &idx), "config");
 

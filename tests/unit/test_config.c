@@ -40,7 +40,7 @@ static void flags_win_over_variables_and_stop_at_unknown_arguments(void **state)
     setenv("BARBERIA_PUBLIC_URL", "", 1); /* empty counts as unset */
     struct config c;
     char *argv[] = {"--listen", "127.0.0.1:0", "--public-url=https://barberia.example",
-                    "--demo", "--data", "/y"};
+                    "--demo",   "--data",      "/y"};
     int i = 0;
     assert_int_equal(config_load(&c, CONFIG_DATA | CONFIG_SERVE, 6, argv, &i), BR_OK);
     assert_int_equal(i, 3); /* stopped at --demo */

@@ -24,9 +24,10 @@ static void new_uuids_are_lowercase_canonical_v4_and_distinct(void **state)
         uuid_v4(b);
         assert_int_equal(strlen(a), UUID_LEN);
         assert_string_not_equal(a, b);
-        assert_int_equal(a[14], '4');                      /* version */
-        assert_non_null(strchr("89ab", a[19]));            /* variant */
-        for (const char *p = a; *p; p++) assert_true(!(*p >= 'A' && *p <= 'Z'));
+        assert_int_equal(a[14], '4');           /* version */
+        assert_non_null(strchr("89ab", a[19])); /* variant */
+        for (const char *p = a; *p; p++)
+            assert_true(!(*p >= 'A' && *p <= 'Z'));
         assert_true(uuid_parse(a, UUID_LEN, back));
         assert_string_equal(a, back);
     }
@@ -56,8 +57,9 @@ static void object_keys_that_stay_inside_the_bucket_are_accepted(void **state)
 {
     (void)state;
     static const char *const good[] = {
-        "u/c/antes-1.jpg", "a", "a/b/c/d", "u/c/antes-1./x", "u/c/ñandú-1.jpg",
-        "u/c/a b-1.png",   "...", "a/.../b", ".hidden", "a/..b", "a/b..",
+        "u/c/antes-1.jpg", "a",   "a/b/c/d", "u/c/antes-1./x", "u/c/ñandú-1.jpg",
+        "u/c/a b-1.png",   "...", "a/.../b", ".hidden",        "a/..b",
+        "a/b..",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
         if (!objkey_valid(good[i], strlen(good[i]))) fail_msg("refused %s", good[i]);
@@ -66,12 +68,14 @@ static void object_keys_that_stay_inside_the_bucket_are_accepted(void **state)
 static void object_keys_that_could_escape_or_confuse_are_refused(void **state)
 {
     (void)state;
+    // clang-format off
     static const char *const bad[] = {
         "", "/", "/a", "a/", "a//b", ".", "..", "a/./b", "a/../b", "../x", "a/..",
         "u/c/a./../b", "a\nb", "a\rb", "a\tb", "a\x01" "b", "a\x7f" "b", "\xff\xfe",
         "a/\xc3", /* truncated UTF-8 */
         "\xc0\xaf", /* overlong '/' */
     };
+    // clang-format on
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (objkey_valid(bad[i], strlen(bad[i]))) fail_msg("accepted key #%zu", i);
     char nul[] = {'a', '\0', 'b'};
@@ -81,7 +85,8 @@ static void object_keys_that_could_escape_or_confuse_are_refused(void **state)
     longseg[sizeof longseg - 1] = '\0';
     assert_false(objkey_valid(longseg, strlen(longseg)));
     char *huge = malloc(OBJKEY_MAX + 2);
-    for (int i = 0; i <= OBJKEY_MAX; i++) huge[i] = (i % 100 == 99) ? '/' : 'a';
+    for (int i = 0; i <= OBJKEY_MAX; i++)
+        huge[i] = (i % 100 == 99) ? '/' : 'a';
     huge[OBJKEY_MAX + 1] = '\0';
     assert_false(objkey_valid(huge, OBJKEY_MAX + 1));
     free(huge);
@@ -107,10 +112,9 @@ static void extension_is_the_lowercased_text_after_the_last_dot_or_jpg(void **st
 {
     (void)state;
     static const struct ext_case cases[] = {
-        {"foto.png", "png"},   {"FOTO.PNG", "png"},     {"a.b.WebP", "webp"},
-        {"photo", "jpg"},      {"a.", "jpg"},           {"", "jpg"},
-        {NULL, "jpg"},         {".bashrc", "bashrc"},   {"../../x", "/x"},
-        {"a./../b", "/b"},  {"x.JPEG ", "jpeg "},    {"archivo.tar.GZ", "gz"},
+        {"foto.png", "png"}, {"FOTO.PNG", "png"}, {"a.b.WebP", "webp"}, {"photo", "jpg"},
+        {"a.", "jpg"},       {"", "jpg"},         {NULL, "jpg"},        {".bashrc", "bashrc"},
+        {"../../x", "/x"},   {"a./../b", "/b"},   {"x.JPEG ", "jpeg "}, {"archivo.tar.GZ", "gz"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *e = photo_ext(cases[i].filename);

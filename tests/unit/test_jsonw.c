@@ -48,7 +48,8 @@ static void nested_objects_and_arrays_get_their_commas_right(void **state)
     jw_obj_close(&w);
     jw_obj_close(&w);
     char *out = finish(&w);
-    assert_string_equal(out, "{\"a\":\"x\",\"b\":[1,{\"count\":2},[],null,true],\"c\":null,\"d\":{}}");
+    assert_string_equal(out,
+                        "{\"a\":\"x\",\"b\":[1,{\"count\":2},[],null,true],\"c\":null,\"d\":{}}");
     free(out);
 }
 
@@ -75,8 +76,9 @@ static void strings_are_escaped_as_json_requires(void **state)
 static void bytes_that_are_not_utf8_become_the_replacement_character(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"a\xff" "b", "\xc3", "\xc0\xaf", "x\xed\xa0\x80y",
-                                      "\xe2\x82"};
+    static const char *const bad[] = {"a\xff"
+                                      "b",
+                                      "\xc3", "\xc0\xaf", "x\xed\xa0\x80y", "\xe2\x82"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct jw w;
         jw_init(&w, 4096);
@@ -99,8 +101,14 @@ static void reals_are_shortest_round_trips_and_stay_reals(void **state)
         double v;
         const char *text;
     } cases[] = {
-        {15.0, "15.0"}, {22.5, "22.5"}, {19.99, "19.99"}, {0.1, "0.1"}, {0, "0.0"},
-        {-3.25, "-3.25"}, {1e300, "1e+300"}, {123456789012.0, "123456789012.0"},
+        {15.0, "15.0"},
+        {22.5, "22.5"},
+        {19.99, "19.99"},
+        {0.1, "0.1"},
+        {0, "0.0"},
+        {-3.25, "-3.25"},
+        {1e300, "1e+300"},
+        {123456789012.0, "123456789012.0"},
         {1.0 / 3.0, "0.3333333333333333"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -164,7 +172,8 @@ static void misuse_and_the_cap_are_reported_not_written(void **state)
     assert_int_not_equal(jw_finish(&w, &out, &len), BR_OK);
 
     jw_init(&w, 1 << 20); /* too deep */
-    for (int i = 0; i <= JW_MAX_DEPTH; i++) jw_arr_open(&w);
+    for (int i = 0; i <= JW_MAX_DEPTH; i++)
+        jw_arr_open(&w);
     assert_int_not_equal(jw_finish(&w, &out, &len), BR_OK);
 }
 

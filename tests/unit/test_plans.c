@@ -34,15 +34,14 @@ struct expect {
 };
 
 static const struct expect expected[] = {
-    {"overlap", "SEARCH citas USING INDEX citas_barbero_fin (barbero_id=? AND fecha_fin>?)",
-     false},
+    {"overlap", "SEARCH citas USING INDEX citas_barbero_fin (barbero_id=? AND fecha_fin>?)", false},
     {"citas_by_cliente", "SEARCH c USING INDEX citas_cliente_inicio (cliente_id=?)", false},
     {"citas_by_cliente_estado",
      "SEARCH c USING INDEX citas_cliente_estado_inicio (cliente_id=? AND estado=?)", false},
     {"citas_by_estado", "SEARCH c USING INDEX citas_estado_inicio (estado=?)", false},
     {"citas_all", "SCAN c USING INDEX citas_inicio", true},
-    {"fotos_count", "SEARCH fotos_cita USING COVERING INDEX fotos_cita_cita_tipo (cita_id=? AND tipo=?)",
-     false},
+    {"fotos_count",
+     "SEARCH fotos_cita USING COVERING INDEX fotos_cita_cita_tipo (cita_id=? AND tipo=?)", false},
     {"fotos_each", "SEARCH fotos_cita USING INDEX fotos_cita_cita_creado (cita_id=?)", false},
     {"usuarios", "SCAN p USING INDEX perfiles_created", true},
 };
@@ -58,7 +57,8 @@ static br_err check_plan(void *ud, const char *name, const char *plan)
     if (!e) fail_msg("a plan nobody expects: %s", name);
     seen++;
     if (strstr(plan, "TEMP B-TREE")) fail_msg("%s sorts its rows:\n%s", name, plan);
-    if (!strstr(plan, e->must)) fail_msg("%s: expected \"%s\" in its plan:\n%s", name, e->must, plan);
+    if (!strstr(plan, e->must))
+        fail_msg("%s: expected \"%s\" in its plan:\n%s", name, e->must, plan);
     /* every other step finds its rows by key */
     for (const char *line = plan; *line;) {
         const char *nl = strchr(line, '\n');

@@ -37,8 +37,12 @@ static int rm_entry(const char *p, const struct stat *sb, int f, struct FTW *w)
 static void add_user(struct fx *f, br_id id, const char *email, const char *created)
 {
     uuid_v4(id);
-    struct new_user u = {.id = id, .email = email, .password_hash = "h", .created_at = created,
-                         .rol = "cliente", .nombre = "N"};
+    struct new_user u = {.id = id,
+                         .email = email,
+                         .password_hash = "h",
+                         .created_at = created,
+                         .rol = "cliente",
+                         .nombre = "N"};
     assert_int_equal(store_user_create(f->st, &u), BR_OK);
 }
 
@@ -235,8 +239,10 @@ static void outbox_messages_are_claimed_once_retried_and_dropped(void **state)
     snprintf(c.fecha_inicio, sizeof c.fecha_inicio, "2031-08-01T10:00:00.000Z");
     snprintf(c.fecha_fin, sizeof c.fecha_fin, "2031-08-01T10:30:00.000Z");
     snprintf(c.created_at, sizeof c.created_at, "2031-01-01T00:00:00.000Z");
-    struct outbox_msg m = {.recipient = "a@example.com", .cliente_nombre = "N",
-                           .barbero_nombre = "Carlos", .servicio_nombre = "Corte"};
+    struct outbox_msg m = {.recipient = "a@example.com",
+                           .cliente_nombre = "N",
+                           .barbero_nombre = "Carlos",
+                           .servicio_nombre = "Corte"};
     uuid_v4(m.id);
     memcpy(m.cita_id, c.id, sizeof m.cita_id);
     memcpy(m.fecha_inicio, c.fecha_inicio, sizeof m.fecha_inicio);
@@ -245,26 +251,26 @@ static void outbox_messages_are_claimed_once_retried_and_dropped(void **state)
     assert_int_equal(store_cita_book(f->st, &c, &m), BR_OK);
 
     struct outbox_msg got, again;
-    assert_int_equal(store_outbox_claim(f->st, "2031-01-01T00:00:01.000Z",
-                                        "2031-01-01T00:01:00.000Z", &got),
-                     BR_OK);
+    assert_int_equal(
+        store_outbox_claim(f->st, "2031-01-01T00:00:01.000Z", "2031-01-01T00:01:00.000Z", &got),
+        BR_OK);
     assert_string_equal(got.id, m.id);
     assert_int_equal(got.attempts, 1);
     /* leased: nobody else gets it until the lease ends */
-    assert_int_equal(store_outbox_claim(f->st, "2031-01-01T00:00:02.000Z",
-                                        "2031-01-01T00:01:00.000Z", &again),
-                     BR_NOTFOUND);
+    assert_int_equal(
+        store_outbox_claim(f->st, "2031-01-01T00:00:02.000Z", "2031-01-01T00:01:00.000Z", &again),
+        BR_NOTFOUND);
     assert_int_equal(store_outbox_retry(f->st, got.id, "down", "2031-01-01T00:00:10.000Z"), BR_OK);
     br_ts next;
     assert_int_equal(store_outbox_next_due(f->st, next), BR_OK);
     assert_string_equal(next, "2031-01-01T00:00:10.000Z");
-    assert_int_equal(store_outbox_claim(f->st, "2031-01-01T00:00:05.000Z",
-                                        "2031-01-01T00:01:00.000Z", &again),
-                     BR_NOTFOUND);
+    assert_int_equal(
+        store_outbox_claim(f->st, "2031-01-01T00:00:05.000Z", "2031-01-01T00:01:00.000Z", &again),
+        BR_NOTFOUND);
     outbox_clear(&got);
-    assert_int_equal(store_outbox_claim(f->st, "2031-01-01T00:00:10.000Z",
-                                        "2031-01-01T00:01:00.000Z", &got),
-                     BR_OK);
+    assert_int_equal(
+        store_outbox_claim(f->st, "2031-01-01T00:00:10.000Z", "2031-01-01T00:01:00.000Z", &got),
+        BR_OK);
     assert_int_equal(got.attempts, 2);
     assert_string_equal(got.last_error, "down");
     assert_int_equal(store_outbox_drop(f->st, got.id, "gave up", "2031-01-01T00:00:11.000Z"),
@@ -272,9 +278,9 @@ static void outbox_messages_are_claimed_once_retried_and_dropped(void **state)
     outbox_clear(&got);
     assert_int_equal(store_outbox_next_due(f->st, next), BR_OK);
     assert_string_equal(next, "");
-    assert_int_equal(store_outbox_claim(f->st, "2031-12-01T00:00:00.000Z",
-                                        "2031-12-01T00:01:00.000Z", &got),
-                     BR_NOTFOUND);
+    assert_int_equal(
+        store_outbox_claim(f->st, "2031-12-01T00:00:00.000Z", "2031-12-01T00:01:00.000Z", &got),
+        BR_NOTFOUND);
 }
 
 int main(void)

@@ -54,8 +54,13 @@ static void utf8_validation_refuses_malformed_sequences(void **state)
     assert_true(utf8_valid("añ€😀", strlen("añ€😀")));
     assert_int_equal(utf8_count("añ€😀", strlen("añ€😀")), 4);
     static const char *const bad[] = {
-        "\x80", "\xc3", "\xc0\x80", "\xe0\x80\x80", "\xed\xa0\x80" /* surrogate */,
-        "\xf4\x90\x80\x80" /* > U+10FFFF */, "\xff",
+        "\x80",
+        "\xc3",
+        "\xc0\x80",
+        "\xe0\x80\x80",
+        "\xed\xa0\x80" /* surrogate */,
+        "\xf4\x90\x80\x80" /* > U+10FFFF */,
+        "\xff",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (utf8_valid(bad[i], strlen(bad[i]))) fail_msg("accepted #%zu", i);

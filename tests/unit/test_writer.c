@@ -109,8 +109,10 @@ static void run_jobs(struct job *jobs, int n)
 {
     pthread_t t[64];
     norder = 0;
-    for (int i = 0; i < n; i++) assert_int_equal(pthread_create(&t[i], NULL, run_job, &jobs[i]), 0);
-    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, run_job, &jobs[i]), 0);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
 }
 
 static br_err count_row(void *ud, const struct db_val *c, int n)
@@ -135,12 +137,11 @@ static void a_failing_transaction_is_undone_alone_and_its_batch_commits(void **s
 {
     (void)state;
     struct job jobs[] = {
-        {{1000}, 1, 300, 0, 0, 0},       /* holds the writer: the rest queue up */
-        {{1}, 1, 0, 50, 0, 1},
-        {{2}, 1, 0, 60, 0, 2},
-        {{1}, 1, 0, 70, 0, 3},           /* 1 again: a unique key fails */
-        {{100, 3}, 2, 0, 80, 0, 4},      /* 100, then 3 ... */
-        {{3}, 1, 0, 75, 0, 5},           /* ... which this one took first */
+        {{1000}, 1, 300, 0, 0, 0}, /* holds the writer: the rest queue up */
+        {{1}, 1, 0, 50, 0, 1},      {{2}, 1, 0, 60, 0, 2},
+        {{1}, 1, 0, 70, 0, 3},      /* 1 again: a unique key fails */
+        {{100, 3}, 2, 0, 80, 0, 4}, /* 100, then 3 ... */
+        {{3}, 1, 0, 75, 0, 5},      /* ... which this one took first */
         {{4}, 1, 0, 90, 0, 6},
     };
     run_jobs(jobs, 7);
