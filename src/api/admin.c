@@ -5,6 +5,7 @@
 #include "../core/users.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static br_err add_usuario(void *ud, const struct usuario_view *u)
 {
@@ -25,11 +26,61 @@ static br_err add_usuario(void *ud, const struct usuario_view *u)
     return w->err;
 }
 
+/* The listing page by page (see api_list_pages), each page a read of its
+ * own that starts after the last profile given. */
+struct usuarios_pager {
+    struct api_pager base;
+    struct app *app;
+    br_ts last_created;
+    br_id last_id;
+    bool has_last;
+    /* the page being read */
+    struct jw *w;
+    int64_t got;
+    bool full;
+};
+
+static br_err page_usuario(void *ud, const struct usuario_view *u)
+{
+    struct usuarios_pager *p = ud;
+    br_err rc = add_usuario(p->w, u);
+    if (rc) return rc;
+    memcpy(p->last_created, u->perfil.created_at, sizeof p->last_created);
+    memcpy(p->last_id, u->perfil.id, sizeof p->last_id);
+    p->has_last = true;
+    p->got++;
+    if (p->w->b.len >= API_PAGE_BYTES) {
+        p->full = true;
+        return BR_TOOLARGE;
+    }
+    return BR_OK;
+}
+
+static br_err usuarios_page(struct api_pager *base, struct jw *w, bool *more)
+{
+    struct usuarios_pager *p = (struct usuarios_pager *)base;
+    p->w = w;
+    p->got = 0;
+    p->full = false;
+    br_err rc = users_list_page(p->app, p->has_last ? p->last_created : NULL,
+                                p->has_last ? p->last_id : NULL, API_PAGE_ROWS, page_usuario, p);
+    if (rc == BR_TOOLARGE && p->full) rc = BR_OK;
+    if (rc) return rc;
+    *more = p->full || p->got == API_PAGE_ROWS;
+    return BR_OK;
+}
+
+static void usuarios_pager_free(struct api_pager *base)
+{
+    free(base);
+}
+
 void api_admin_usuarios_get(struct http_req *r)
 {
-    struct jw w;
-    api_list_begin(&w, "usuarios");
-    api_list_reply(r, users_list(api_app(r), add_usuario, &w), &w);
+    struct usuarios_pager *p = xcalloc(1, sizeof *p);
+    p->base = (struct api_pager){usuarios_page, NULL, usuarios_pager_free};
+    p->app = api_app(r);
+    api_list_pages(r, "usuarios", &p->base);
 }
 
 void api_admin_usuarios_patch(struct http_req *r)

@@ -74,6 +74,25 @@ void api_reply(struct http_req *r, unsigned status, struct jw *w);
 void api_list_begin(struct jw *w, const char *key);
 void api_list_reply(struct http_req *r, br_err rc, struct jw *w);
 
+/* A listing read page by page, for api_list_pages. page writes the next
+ * rows as elements into w's open array, at most about API_PAGE_BYTES of
+ * them, and sets *more when rows may remain; tail, when not NULL, writes
+ * members after the array; free releases the pager. All three may run on
+ * the connection's I/O thread after the handler returned, so the pager
+ * holds copies of whatever it needs from the request. */
+struct api_pager {
+    br_err (*page)(struct api_pager *p, struct jw *w, bool *more);
+    void (*tail)(struct api_pager *p, struct jw *w);
+    void (*free)(struct api_pager *p);
+};
+#define API_PAGE_ROWS  256
+#define API_PAGE_BYTES (256 * 1024)
+/* Replies 200 {"<key>": [...]<tail>} (takes p): whole, with its length,
+ * when the first page holds every row; else streamed page by page, so that
+ * memory stays bounded whatever the row count. An error on the first page
+ * is the answer; a later one cuts the connection. */
+void api_list_pages(struct http_req *r, const char *key, struct api_pager *p);
+
 /* {"error": msg} with the status for a core error: BR_INVALID 400,
  * BR_UNAUTH 401, BR_FORBIDDEN 403, BR_NOTFOUND 404, BR_CONFLICT 409,
  * BR_TOOLARGE 413, BR_THROTTLED 429, BR_BUSY 503, everything else 500; with

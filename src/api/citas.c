@@ -4,7 +4,9 @@
 #include "api.h"
 #include "../core/booking.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* One element of the listing: the appointment plus perfil, barbero and
  * servicio, each null when the row it names is missing. */
@@ -45,12 +47,173 @@ static br_err add_cita(void *ud, const struct cita_view *v)
     return w->err;
 }
 
+/* --- the listing, page by page ------------------------------------------------------ */
+
+/* Reads the listing API_PAGE_ROWS rows (or API_PAGE_BYTES) at a time, each
+ * page a read of its own that starts after the last row given; it owns
+ * copies of everything it needs, since later pages run after the handler
+ * has returned. */
+struct citas_pager {
+    struct api_pager base;
+    struct app *app;
+    char *scope;  /* NULL: everybody's */
+    char *estado; /* NULL: any */
+    br_ts desde, hasta;
+    bool has_desde, has_hasta;
+    br_ts last_inicio; /* the last row given (or the request's cursor) */
+    br_id last_id;
+    bool has_last;
+    int64_t remaining; /* rows still to give; -1: no limit */
+    bool has_next;     /* the limit stopped the listing before its end */
+    /* the page being read */
+    struct jw *w;
+    int64_t got;
+    bool full, extra;
+};
+
+static br_err page_row(void *ud, const struct cita_view *v)
+{
+    struct citas_pager *p = ud;
+    if (p->remaining == 0) {
+        p->extra = true; /* a row past the limit: a next page exists */
+        return BR_TOOLARGE;
+    }
+    br_err rc = add_cita(p->w, v);
+    if (rc) return rc;
+    memcpy(p->last_inicio, v->cita.fecha_inicio, sizeof p->last_inicio);
+    memcpy(p->last_id, v->cita.id, sizeof p->last_id);
+    p->has_last = true;
+    p->got++;
+    if (p->remaining > 0) p->remaining--;
+    if (p->w->b.len >= API_PAGE_BYTES) {
+        p->full = true;
+        return BR_TOOLARGE;
+    }
+    return BR_OK;
+}
+
+static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
+{
+    struct citas_pager *p = (struct citas_pager *)base;
+    /* one row more than the limit leaves tells whether another page exists */
+    int64_t n = API_PAGE_ROWS;
+    if (p->remaining >= 0 && p->remaining + 1 < n) n = p->remaining + 1;
+    struct cita_range q = {
+        .cliente_id = p->scope,
+        .estado = p->estado,
+        .desde = p->has_desde ? p->desde : NULL,
+        .hasta = p->has_hasta ? p->hasta : NULL,
+        .after_inicio = p->has_last ? p->last_inicio : NULL,
+        .after_id = p->has_last ? p->last_id : NULL,
+        .limit = n,
+    };
+    p->w = w;
+    p->got = 0;
+    p->full = p->extra = false;
+    br_err rc = booking_list(p->app, &q, page_row, p);
+    if (rc == BR_TOOLARGE && (p->full || p->extra)) rc = BR_OK;
+    if (rc) return rc;
+    if (p->extra) p->has_next = true;
+    *more = !p->extra && (p->full || p->got == n);
+    return BR_OK;
+}
+
+/* "siguiente": the cursor of the next page, null at the end; only when the
+ * request set a limit. */
+static void citas_tail(struct api_pager *base, struct jw *w)
+{
+    struct citas_pager *p = (struct citas_pager *)base;
+    if (p->remaining < 0) return;
+    jw_key(w, "siguiente");
+    if (p->has_next) {
+        char cursor[ISO8601_LEN + 1 + UUID_LEN + 1];
+        snprintf(cursor, sizeof cursor, "%s_%s", p->last_inicio, p->last_id);
+        jw_str(w, cursor);
+    } else {
+        jw_null(w);
+    }
+}
+
+static void citas_pager_free(struct api_pager *base)
+{
+    struct citas_pager *p = (struct citas_pager *)base;
+    free(p->scope);
+    free(p->estado);
+    free(p);
+}
+
+/* An optional ISO 8601 bound: absent or empty is no bound; else canonical. */
+static bool param_ts(const char *s, br_ts out, bool *has)
+{
+    *has = false;
+    if (!s || !*s) return true;
+    int64_t ms;
+    if (!iso8601_parse(s, strlen(s), &ms)) return false;
+    iso8601_format(ms, out);
+    *has = true;
+    return true;
+}
+
+/* limit: 1 to API_LIMIT_MAX, digits only. */
+#define API_LIMIT_MAX 1000
+static bool param_limit(const char *s, int64_t *out)
+{
+    *out = -1;
+    if (!s || !*s) return true;
+    int64_t v = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c < '0' || *c > '9') return false;
+        v = v * 10 + (*c - '0');
+        if (v > API_LIMIT_MAX) return false;
+    }
+    if (v < 1) return false;
+    *out = v;
+    return true;
+}
+
+/* cursor: "<fecha_inicio>_<id>" exactly as a "siguiente" gives it. */
+static bool param_cursor(const char *s, struct citas_pager *p)
+{
+    if (!s || !*s) return true;
+    size_t len = strlen(s);
+    if (len != ISO8601_LEN + 1 + UUID_LEN || s[ISO8601_LEN] != '_') return false;
+    int64_t ms;
+    if (!iso8601_parse(s, ISO8601_LEN, &ms)) return false;
+    iso8601_format(ms, p->last_inicio);
+    if (memcmp(p->last_inicio, s, ISO8601_LEN) != 0) return false;
+    br_id id;
+    if (!uuid_parse(s + ISO8601_LEN + 1, UUID_LEN, id)) return false;
+    memcpy(p->last_id, id, sizeof p->last_id);
+    p->has_last = true;
+    return true;
+}
+
 void api_citas_get(struct http_req *r)
 {
-    struct jw w;
-    api_list_begin(&w, "citas");
-    br_err rc = booking_list(api_app(r), api_caller(r), http_req_query(r, "estado"), add_cita, &w);
-    api_list_reply(r, rc, &w);
+    struct citas_pager *p = xcalloc(1, sizeof *p);
+    p->base = (struct api_pager){citas_page, citas_tail, citas_pager_free};
+    p->app = api_app(r);
+    const char *bad = NULL;
+    if (!param_ts(http_req_query(r, "desde"), p->desde, &p->has_desde))
+        bad = "desde";
+    else if (!param_ts(http_req_query(r, "hasta"), p->hasta, &p->has_hasta))
+        bad = "hasta";
+    else if (!param_limit(http_req_query(r, "limit"), &p->remaining))
+        bad = "limit";
+    else if (!param_cursor(http_req_query(r, "cursor"), p))
+        bad = "cursor";
+    if (bad) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "Parámetro inválido: %s", bad);
+        http_reply_error(r, 400, msg);
+        citas_pager_free(&p->base);
+        return;
+    }
+    const char *scope = booking_list_scope(api_caller(r));
+    const char *estado = http_req_query(r, "estado");
+    p->scope = scope ? xstrdup(scope) : NULL;
+    p->estado = estado && *estado ? xstrdup(estado) : NULL;
+    api_list_pages(r, "citas", &p->base);
 }
 
 void api_citas_post(struct http_req *r)

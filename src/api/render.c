@@ -166,3 +166,67 @@ const char *api_id_field(json_t *body, const char *key, char **scratch)
     *scratch = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     return *scratch;
 }
+
+/* --- listings page by page --------------------------------------------------------- */
+
+struct list_stream {
+    struct jw w;
+    struct api_pager *p;
+    bool more; /* pages may remain */
+};
+
+/* The end of the listing: the array's ']' and the tail's members. */
+static void list_end(struct list_stream *ls)
+{
+    jw_arr_close(&ls->w);
+    if (ls->p->tail) ls->p->tail(ls->p, &ls->w);
+}
+
+static br_err list_fill(void *ud, struct buf *out, bool *eof)
+{
+    struct list_stream *ls = ud;
+    while (ls->w.b.len == 0 && ls->more) {
+        br_err rc = ls->p->page(ls->p, &ls->w, &ls->more);
+        if (rc) return rc;
+        if (!ls->more) {
+            list_end(ls);
+            jw_obj_close(&ls->w);
+        }
+    }
+    if (ls->w.err) return err_set(ls->w.err, "the listing does not fit its writer");
+    br_err rc = buf_append(out, ls->w.b.p, ls->w.b.len);
+    if (rc) return err_set(rc, "a page does not fit the stream's buffer");
+    buf_reset(&ls->w.b);
+    *eof = !ls->more;
+    return BR_OK;
+}
+
+static void list_done(void *ud)
+{
+    struct list_stream *ls = ud;
+    ls->p->free(ls->p);
+    jw_free(&ls->w);
+    free(ls);
+}
+
+void api_list_pages(struct http_req *r, const char *key, struct api_pager *p)
+{
+    struct list_stream *ls = xcalloc(1, sizeof *ls);
+    ls->p = p;
+    api_list_begin(&ls->w, key);
+    br_err rc = p->page(p, &ls->w, &ls->more);
+    if (rc) {
+        api_reply_err(r, rc);
+        list_done(ls);
+        return;
+    }
+    if (!ls->more) {
+        /* one page: a plain answer with a Content-Length */
+        list_end(ls);
+        api_reply(r, 200, &ls->w);
+        p->free(p);
+        free(ls);
+        return;
+    }
+    http_reply_stream(r, 200, list_fill, ls, list_done);
+}

@@ -211,11 +211,16 @@ out:
     return rc;
 }
 
-br_err booking_list(struct app *app, const struct principal *caller, const char *estado,
-                    store_cita_fn fn, void *ud)
+const char *booking_list_scope(const struct principal *caller)
 {
     bool all = caller->has_perfil && caller->perfil.rol &&
                (!strcmp(caller->perfil.rol, "admin") || !strcmp(caller->perfil.rol, "barbero"));
-    return store_citas_each(app->store, all ? NULL : caller->user_id,
-                            estado && *estado ? estado : NULL, fn, ud);
+    return all ? NULL : caller->user_id;
+}
+
+br_err booking_list(struct app *app, const struct cita_range *q, store_cita_fn fn, void *ud)
+{
+    struct cita_range r = *q;
+    if (r.estado && !*r.estado) r.estado = NULL;
+    return store_citas_range(app->store, &r, fn, ud);
 }

@@ -30,10 +30,15 @@ struct booking_input {
 br_err booking_create(struct app *app, const struct principal *caller,
                       const struct booking_input *in, struct cita *out) WARN_UNUSED;
 
-/* The appointments caller may see (admin and barbero: all; others: their
- * own), optionally only those in `estado` (NULL or "": any), by start. */
-br_err booking_list(struct app *app, const struct principal *caller, const char *estado,
-                    store_cita_fn fn, void *ud) WARN_UNUSED;
+/* Whose appointments caller may see: NULL for admin and barbero (all),
+ * else the caller's own id (points into caller). */
+const char *booking_list_scope(const struct principal *caller);
+
+/* The appointments of q (q->estado "" is no filter), by start then id.
+ * Errors are the store's (BR_BUSY: 503 with Retry-After); a callback's
+ * error stops the listing and is returned as is. */
+br_err booking_list(struct app *app, const struct cita_range *q, store_cita_fn fn,
+                    void *ud) WARN_UNUSED;
 
 /* The calendar event's title and description for a booking, exactly as
  * the specification words them. Caller frees both. */

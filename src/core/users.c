@@ -11,10 +11,11 @@ static bool given(const char *s)
     return s && *s;
 }
 
-br_err users_list(struct app *app, store_usuario_fn fn, void *ud)
+br_err users_list_page(struct app *app, const char *before_created, const char *before_id,
+                       int64_t limit, store_usuario_fn fn, void *ud)
 {
-    br_err rc = store_usuarios_each(app->store, fn, ud);
-    if (rc == BR_BUSY) return rc; /* 503, Retry-After */
+    br_err rc = store_usuarios_page(app->store, before_created, before_id, limit, fn, ud);
+    if (rc == BR_BUSY || rc == BR_TOOLARGE) return rc; /* 503 with Retry-After; a full page */
     if (rc) return err_set(BR_STORE, "%s", err_msg());
     return BR_OK;
 }

@@ -7,9 +7,13 @@
 
 #include "app.h"
 
-/* Every profile, newest first, with e-mail, last sign-in, identity creation
- * time and appointment count. BR_STORE with the store's message. */
-br_err users_list(struct app *app, store_usuario_fn fn, void *ud) WARN_UNUSED;
+/* Profiles, newest first, with e-mail, last sign-in, identity creation
+ * time and appointment count: up to limit of them (0: all) from after the
+ * profile (before_created, before_id), or from the newest when both are
+ * NULL. BR_BUSY (503) when the store is saturated, else BR_STORE with the
+ * store's message; a callback's error is returned as is. */
+br_err users_list_page(struct app *app, const char *before_created, const char *before_id,
+                       int64_t limit, store_usuario_fn fn, void *ud) WARN_UNUSED;
 
 struct user_patch {
     const char *user_id;  /* NULL or "": missing */

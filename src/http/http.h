@@ -24,6 +24,7 @@
 #ifndef BR_HTTP_H
 #define BR_HTTP_H
 
+#include "../util/buf.h"
 #include "../util/err.h"
 
 #include <jansson.h>
@@ -154,6 +155,17 @@ void http_add_header(struct http_req *r, const char *name, const char *value);
  * with the security headers of every JSON answer (nosniff, a CSP that
  * allows nothing, no framing, no referrer, no caching). */
 void http_reply_json(struct http_req *r, unsigned status, char *text, size_t len);
+/* Produces the next piece of a streamed body: appends to out (empty on
+ * entry) and sets *eof with the last piece. An error cuts the connection
+ * (the status is sent by then): the client sees an incomplete answer. */
+typedef br_err (*http_fill_fn)(void *ud, struct buf *out, bool *eof);
+/* Replies with a JSON body written as fill produces it (chunked in
+ * HTTP/1.1), with the headers of http_reply_json. fill runs on the
+ * connection's I/O thread, each time what it gave before is sent, so that
+ * a slow reader holds one piece in memory, no more. done(ud), when not
+ * NULL, runs once the reply is over, sent or not. */
+void http_reply_stream(struct http_req *r, unsigned status, http_fill_fn fill, void *ud,
+                       void (*done)(void *ud));
 /* Replies {"error": msg}. */
 void http_reply_error(struct http_req *r, unsigned status, const char *msg);
 /* Replies with the content of fd (taken: closed by the server), zero-copy. */

@@ -72,14 +72,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_HEADERS   8
-#define MAX_FIELDS    8
-#define FIELD_MAX     1024
-#define DRAIN_MAX     (1024 * 1024) /* body bytes read past a JSON cap before hanging up */
-#define PP_BUFFER     16384
-#define DELIM_MAX     200 /* "--" + boundary; RFC 2046 allows 70 characters */
-#define REAP_EVERY_MS 200
-#define FD_SLACK      512 /* descriptors beyond the connections: database, spool, workers */
+#define MAX_HEADERS      8
+#define MAX_FIELDS       8
+#define FIELD_MAX        1024
+#define DRAIN_MAX        (1024 * 1024) /* body bytes read past a JSON cap before hanging up */
+#define PP_BUFFER        16384
+#define DELIM_MAX        200 /* "--" + boundary; RFC 2046 allows 70 characters */
+#define REAP_EVERY_MS    200
+#define STREAM_BLOCK     (32 * 1024)        /* what MHD asks a streamed reply for at a time */
+#define STREAM_PIECE_MAX (16 * 1024 * 1024) /* one piece a streamed reply's fill gives */
+#define FD_SLACK         512 /* descriptors beyond the connections: database, spool, workers */
 
 /* The security headers of every JSON answer: nothing in it is a page, a
  * frame, a script or a referrer. */
@@ -267,8 +269,6 @@ static br_err open_listener(struct http_server *s, bool *v6)
 
 /* --- replies -------------------------------------------------------------------- */
 
-/* --- replies -------------------------------------------------------------------- */
-
 /* Keeps resp as the request's one reply; the I/O thread queues it (flush). */
 static void set_reply(struct http_req *r, unsigned status, struct MHD_Response *resp)
 {
@@ -311,6 +311,69 @@ void http_add_header(struct http_req *r, const char *name, const char *value)
 void http_reply_json(struct http_req *r, unsigned status, char *text, size_t len)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, text, free);
+    for (size_t i = 0; i < ARRAY_LEN(json_headers); i++)
+        MHD_add_response_header(resp, json_headers[i][0], json_headers[i][1]);
+    set_reply(r, status, resp);
+}
+
+/* A streamed reply: what fill produced and MHD has not taken yet. */
+struct stream {
+    http_fill_fn fill;
+    void (*done)(void *ud);
+    void *ud;
+    struct buf out;
+    size_t off; /* bytes of out already handed to MHD */
+    bool eof;
+};
+
+/* MHD's content reader, on the connection's I/O thread: hands out what
+ * fill produced, asking for more once it is all sent. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *dst, size_t max)
+{
+    (void)pos;
+    struct stream *st = cls;
+    while (st->off == st->out.len) {
+        if (st->eof) return MHD_CONTENT_READER_END_OF_STREAM;
+        buf_reset(&st->out);
+        st->off = 0;
+        br_err rc = st->fill(st->ud, &st->out, &st->eof);
+        if (rc) {
+            /* the status line is gone: end without the last chunk, so the
+             * client sees a cut answer, never a short one */
+            log_error("http: a streamed reply failed midway: %s", err_msg());
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+    }
+    size_t n = st->out.len - st->off;
+    if (n > max) n = max;
+    memcpy(dst, st->out.p + st->off, n);
+    st->off += n;
+    return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+    struct stream *st = cls;
+    if (st->done) st->done(st->ud);
+    buf_free(&st->out);
+    free(st);
+}
+
+void http_reply_stream(struct http_req *r, unsigned status, http_fill_fn fill, void *ud,
+                       void (*done)(void *ud))
+{
+    struct stream *st = xcalloc(1, sizeof *st);
+    st->fill = fill;
+    st->done = done;
+    st->ud = ud;
+    buf_init(&st->out, STREAM_PIECE_MAX);
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+                                                                  stream_read, st, stream_free);
+    if (!resp) {
+        stream_free(st);
+        http_reply_error(r, 500, "Error interno del servidor");
+        return;
+    }
     for (size_t i = 0; i < ARRAY_LEN(json_headers); i++)
         MHD_add_response_header(resp, json_headers[i][0], json_headers[i][1]);
     set_reply(r, status, resp);

@@ -4,7 +4,8 @@
  *
  * Each operation leases a connection for just as long as it needs it; a
  * transaction stays on one connection. No statement is ever built from
- * input: values travel as bound parameters and every SQL text is a constant.
+ * input: values travel as bound parameters and every SQL text is a constant
+ * (the listing's variants are assembled once from constant fragments).
  */
 #include "store.h"
 #include "db.h"
@@ -12,6 +13,8 @@
 #include "../util/buf.h"
 #include "../util/log.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -595,13 +598,24 @@ static br_err usuarios_row(void *ud, const struct db_val *c, int n)
     "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, "                                     \
     "u.email, u.last_sign_in_at, u.created_at, "                                                   \
     "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id) "                                    \
-    "FROM perfiles p LEFT JOIN auth_users u ON u.id = p.id "                                       \
-    "ORDER BY p.created_at DESC, p.id DESC"
+    "FROM perfiles p LEFT JOIN auth_users u ON u.id = p.id "
+#define USUARIOS_ORDER     " ORDER BY p.created_at DESC, p.id DESC LIMIT ?"
+#define SQL_USUARIOS_FIRST SQL_USUARIOS USUARIOS_ORDER
+#define SQL_USUARIOS_AFTER SQL_USUARIOS "WHERE (p.created_at, p.id) < (?, ?)" USUARIOS_ORDER
+
+br_err store_usuarios_page(struct store *st, const char *before_created, const char *before_id,
+                           int64_t limit, store_usuario_fn fn, void *ud)
+{
+    struct usuarios_each a = {fn, ud};
+    struct db_val lim = db_int(limit > 0 ? limit : INT64_MAX);
+    if (!before_created) return run(st, SQL_USUARIOS_FIRST, &lim, 1, usuarios_row, &a, NULL);
+    struct db_val p[] = {db_text(before_created), db_text(before_id), lim};
+    return run(st, SQL_USUARIOS_AFTER, p, 3, usuarios_row, &a, NULL);
+}
 
 br_err store_usuarios_each(struct store *st, store_usuario_fn fn, void *ud)
 {
-    struct usuarios_each a = {fn, ud};
-    return run(st, SQL_USUARIOS, NULL, 0, usuarios_row, &a, NULL);
+    return store_usuarios_page(st, NULL, NULL, 0, fn, ud);
 }
 
 /* --- catalog --------------------------------------------------------------------- */
@@ -839,36 +853,73 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
     "LEFT JOIN perfiles p ON p.id = c.cliente_id "                                                 \
     "LEFT JOIN barberos b ON b.id = c.barbero_id "                                                 \
     "LEFT JOIN servicios s ON s.id = c.servicio_id "
-#define CITAS_ORDER          " ORDER BY c.fecha_inicio, c.id"
-#define SQL_CITAS_ALL        CITAS_SELECT CITAS_ORDER
-#define SQL_CITAS_BY_CLIENTE CITAS_SELECT "WHERE c.cliente_id = ?" CITAS_ORDER
-#define SQL_CITAS_BY_ESTADO  CITAS_SELECT "WHERE c.estado = ?" CITAS_ORDER
-#define SQL_CITAS_BY_BOTH    CITAS_SELECT "WHERE c.cliente_id = ? AND c.estado = ?" CITAS_ORDER
+#define CITAS_ORDER " ORDER BY c.fecha_inicio, c.id LIMIT ?"
+
+/* The listing's statements: one per combination of the optional filters
+ * (client, estado, lower bound, upper bound), so that each keeps its index
+ * and PostgreSQL can type every parameter. Assembled once, from constant
+ * fragments only; the pointers stay put, as the statement caches want. */
+enum { CQ_CLIENTE = 1, CQ_ESTADO = 2, CQ_AFTER = 4, CQ_HASTA = 8, CQ_VARIANTS = 16 };
+static char citas_sql[CQ_VARIANTS][1024];
+static char citas_plan[CQ_VARIANTS][1024];
+static pthread_once_t citas_sql_once = PTHREAD_ONCE_INIT;
+
+static void citas_sql_build(void)
+{
+    static const char *const cond[] = {
+        "c.cliente_id = ?",
+        "c.estado = ?",
+        "(c.fecha_inicio, c.id) > (?, ?)",
+        "c.fecha_inicio < ?",
+    };
+    for (unsigned v = 0; v < CQ_VARIANTS; v++) {
+        struct buf b;
+        buf_init(&b, sizeof citas_sql[v] - 1);
+        br_err rc = buf_puts(&b, CITAS_SELECT);
+        const char *sep = "WHERE ";
+        for (unsigned k = 0; k < ARRAY_LEN(cond); k++) {
+            if (!(v & (1u << k))) continue;
+            if (!rc) rc = buf_printf(&b, "%s%s", sep, cond[k]);
+            sep = " AND ";
+        }
+        if (!rc) rc = buf_puts(&b, CITAS_ORDER);
+        if (rc) abort(); /* constant fragments that fit: cannot happen */
+        snprintf(citas_sql[v], sizeof citas_sql[v], "%s", buf_cstr(&b));
+        snprintf(citas_plan[v], sizeof citas_plan[v], "EXPLAIN QUERY PLAN %s", buf_cstr(&b));
+        buf_free(&b);
+    }
+}
+
+br_err store_citas_range(struct store *st, const struct cita_range *q, store_cita_fn fn, void *ud)
+{
+    pthread_once(&citas_sql_once, citas_sql_build);
+    struct citas_each a = {fn, ud};
+    struct db_val p[7];
+    int n = 0;
+    unsigned v = 0;
+    if (q->cliente_id) v |= CQ_CLIENTE, p[n++] = db_text(q->cliente_id);
+    if (q->estado) v |= CQ_ESTADO, p[n++] = db_text(q->estado);
+    /* the lower bound: past the cursor's row, or from desde on (the nil
+     * uuid sorts before every id), whichever comes later */
+    if (q->after_inicio && (!q->desde || strcmp(q->after_inicio, q->desde) >= 0)) {
+        v |= CQ_AFTER;
+        p[n++] = db_text(q->after_inicio);
+        p[n++] = db_text(q->after_id);
+    } else if (q->desde) {
+        v |= CQ_AFTER;
+        p[n++] = db_text(q->desde);
+        p[n++] = db_text("00000000-0000-0000-0000-000000000000");
+    }
+    if (q->hasta) v |= CQ_HASTA, p[n++] = db_text(q->hasta);
+    p[n++] = db_int(q->limit > 0 ? q->limit : INT64_MAX);
+    return run(st, citas_sql[v], p, n, citas_row, &a, NULL);
+}
 
 br_err store_citas_each(struct store *st, const char *cliente_id, const char *estado,
                         store_cita_fn fn, void *ud)
 {
-    /* Four constant statements rather than `? IS NULL OR ...`, so that each
-     * keeps its index and PostgreSQL can type every parameter. */
-    static const char all[] = SQL_CITAS_ALL;
-    static const char by_cliente[] = SQL_CITAS_BY_CLIENTE;
-    static const char by_estado[] = SQL_CITAS_BY_ESTADO;
-    static const char by_both[] = SQL_CITAS_BY_BOTH;
-    struct citas_each a = {fn, ud};
-    struct db_val p[2];
-    int n = 0;
-    const char *sql;
-    if (cliente_id) p[n++] = db_text(cliente_id);
-    if (estado) p[n++] = db_text(estado);
-    if (cliente_id && estado)
-        sql = by_both;
-    else if (cliente_id)
-        sql = by_cliente;
-    else if (estado)
-        sql = by_estado;
-    else
-        sql = all;
-    return run(st, sql, p, n, citas_row, &a, NULL);
+    struct cita_range q = {.cliente_id = cliente_id, .estado = estado};
+    return store_citas_range(st, &q, fn, ud);
 }
 
 /* --- fotos ------------------------------------------------------------------------ */
@@ -1365,6 +1416,17 @@ static br_err plan_row(void *ud, const struct db_val *c, int n)
     return rc;
 }
 
+static br_err plan_of(struct store *st, const char *name, const char *sql, const struct db_val *p,
+                      int n, store_plan_fn fn, void *ud)
+{
+    struct plan_acc a;
+    buf_init(&a.text, 64 * 1024);
+    br_err rc = run(st, sql, p, n, plan_row, &a, NULL);
+    if (!rc) rc = fn(ud, name, buf_cstr(&a.text));
+    buf_free(&a.text);
+    return rc;
+}
+
 br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
 {
     /* the statements whose cost must not grow with the tables: every one
@@ -1374,21 +1436,31 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
         int nparams;
     } hot[] = {
         {"overlap", "EXPLAIN QUERY PLAN " SQL_OVERLAP, 3},
-        {"citas_by_cliente", "EXPLAIN QUERY PLAN " SQL_CITAS_BY_CLIENTE, 1},
-        {"citas_by_cliente_estado", "EXPLAIN QUERY PLAN " SQL_CITAS_BY_BOTH, 2},
-        {"citas_by_estado", "EXPLAIN QUERY PLAN " SQL_CITAS_BY_ESTADO, 1},
-        {"citas_all", "EXPLAIN QUERY PLAN " SQL_CITAS_ALL, 0},
         {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
         {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
-        {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS, 0},
+        {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},
+        {"usuarios_after", "EXPLAIN QUERY PLAN " SQL_USUARIOS_AFTER, 3},
     };
-    struct db_val p[] = {db_text("x"), db_text("y"), db_text("z")};
+    struct db_val p[] = {db_text("x"), db_text("y"), db_text("z"), db_text("w"),
+                         db_text("v"), db_text("u"), db_int(10)};
     for (size_t i = 0; i < ARRAY_LEN(hot); i++) {
-        struct plan_acc a;
-        buf_init(&a.text, 64 * 1024);
-        br_err rc = run(st, hot[i].sql, p, hot[i].nparams, plan_row, &a, NULL);
-        if (!rc) rc = fn(ud, hot[i].name, buf_cstr(&a.text));
-        buf_free(&a.text);
+        br_err rc = plan_of(st, hot[i].name, hot[i].sql, p, hot[i].nparams, fn, ud);
+        if (rc) return rc;
+    }
+    /* every variant of the listing: citas[+_cliente][+_estado][+_after][+_hasta] */
+    pthread_once(&citas_sql_once, citas_sql_build);
+    for (unsigned v = 0; v < CQ_VARIANTS; v++) {
+        char name[64];
+        snprintf(name, sizeof name, "citas%s%s%s%s", v & CQ_CLIENTE ? "_cliente" : "",
+                 v & CQ_ESTADO ? "_estado" : "", v & CQ_AFTER ? "_after" : "",
+                 v & CQ_HASTA ? "_hasta" : "");
+        int np =
+            !!(v & CQ_CLIENTE) + !!(v & CQ_ESTADO) + 2 * !!(v & CQ_AFTER) + !!(v & CQ_HASTA) + 1;
+        struct db_val pv[7];
+        for (int k = 0; k < np - 1; k++)
+            pv[k] = db_text("x");
+        pv[np - 1] = db_int(10);
+        br_err rc = plan_of(st, name, citas_plan[v], pv, np, fn, ud);
         if (rc) return rc;
     }
     return BR_OK;

@@ -225,6 +225,10 @@ typedef br_err (*store_usuario_fn)(void *ud, const struct usuario_view *u);
 /* The admin listing: every profile, newest first, with its identity data
  * and appointment count, in one query. */
 br_err store_usuarios_each(struct store *st, store_usuario_fn fn, void *ud) WARN_UNUSED;
+/* Up to limit rows of that listing (0: all), from after the row
+ * (before_created, before_id) on, or from the start when both are NULL. */
+br_err store_usuarios_page(struct store *st, const char *before_created, const char *before_id,
+                           int64_t limit, store_usuario_fn fn, void *ud) WARN_UNUSED;
 
 /* --- catalog --------------------------------------------------------------- */
 
@@ -264,6 +268,20 @@ typedef br_err (*store_cita_fn)(void *ud, const struct cita_view *c);
  * every state. One query with the three embedded objects joined. */
 br_err store_citas_each(struct store *st, const char *cliente_id, const char *estado,
                         store_cita_fn fn, void *ud) WARN_UNUSED;
+
+/* A stretch of the listing in (fecha_inicio, id) order: what a page or a
+ * cursor reads. Every member but limit is optional (NULL). Timestamps are
+ * canonical (YYYY-MM-DDTHH:MM:SS.sssZ). */
+struct cita_range {
+    const char *cliente_id;              /* one client's (NULL: everybody's) */
+    const char *estado;                  /* in this estado only */
+    const char *desde;                   /* fecha_inicio >= desde */
+    const char *hasta;                   /* fecha_inicio < hasta */
+    const char *after_inicio, *after_id; /* both or neither: rows after this one */
+    int64_t limit;                       /* rows at most (0: all) */
+};
+br_err store_citas_range(struct store *st, const struct cita_range *q, store_cita_fn fn,
+                         void *ud) WARN_UNUSED;
 
 /* --- fotos ----------------------------------------------------------------- */
 

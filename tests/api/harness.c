@@ -664,16 +664,27 @@ const char *jstr(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-long proc_rss_kib(pid_t pid)
+/* A "Name:   123 kB" line of /proc/<pid>/status. */
+static long proc_status_kib(pid_t pid, const char *name)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     char *st = read_file(path, NULL);
     if (!st) return -1;
-    const char *p = strstr(st, "VmRSS:");
-    long v = p ? strtol(p + 6, NULL, 10) : -1;
+    const char *p = strstr(st, name);
+    long v = p ? strtol(p + strlen(name), NULL, 10) : -1;
     free(st);
     return v;
+}
+
+long proc_rss_kib(pid_t pid)
+{
+    return proc_status_kib(pid, "VmRSS:");
+}
+
+long proc_peak_rss_kib(pid_t pid)
+{
+    return proc_status_kib(pid, "VmHWM:");
 }
 
 bool built_with_asan(void)

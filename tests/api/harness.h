@@ -209,6 +209,8 @@ const char *jstr(const json_t *o, const char *key);
 
 /* Resident memory of a process in KiB (VmRSS), -1 when unknown. */
 long proc_rss_kib(pid_t pid);
+/* Its peak resident memory so far in KiB (VmHWM), -1 when unknown. */
+long proc_peak_rss_kib(pid_t pid);
 
 /* True when built with AddressSanitizer (memory numbers are not comparable). */
 bool built_with_asan(void);

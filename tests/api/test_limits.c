@@ -66,18 +66,6 @@ static void expect_throttled(const struct resp *r, long max)
     if (ra < 1 || ra > max) fail_msg("Retry-After %ld, expected 1..%ld", ra, max);
 }
 
-static long peak_rss_kib(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    char *st = read_file(path, NULL);
-    if (!st) return -1;
-    const char *p = strstr(st, "VmHWM:");
-    long kib = p ? strtol(p + 6, NULL, 10) : -1;
-    free(st);
-    return kib;
-}
-
 /* --- concurrent requests ------------------------------------------------------------- */
 
 struct call {
@@ -115,11 +103,14 @@ struct lister {
     const struct srv *s;
     const char *token;
     volatile bool stop;
-    int ok;
+    int ok, cut, busy;
     long bad; /* the first other answer */
     char why[64];
 };
 
+/* Lists everything again and again. A page that finds the pool full past
+ * its wait ends a streamed listing early (the status is sent by then): a
+ * cut transfer, counted apart. */
 static void *lister_run(void *p)
 {
     struct lister *l = p;
@@ -129,7 +120,11 @@ static void *lister_run(void *p)
         long st = http_try(l->s, "GET", "/api/citas", &o, &r);
         if (st == 200 && r.body && !strncmp(r.body, "{\"citas\":[", 10))
             l->ok++;
-        else if (st != 503 && !l->bad)
+        else if (st == 0)
+            l->cut++;
+        else if (st == 503)
+            l->busy++;
+        else if (!l->bad)
             l->bad = st, snprintf(l->why, sizeof l->why, "%.60s", r.body ? r.body : "");
         resp_free(&r);
     }
@@ -175,7 +170,7 @@ static void test_hash_burst_never_exceeds_the_limit(void **state)
     login(&s, u.email, u.password, &r); /* the peak of one hash */
     assert_int_equal(r.status, 200);
     resp_free(&r);
-    long before = peak_rss_kib(s.pid);
+    long before = proc_peak_rss_kib(s.pid);
 
     enum { N = 6 };
     char *body = creds(u.email, u.password);
@@ -190,7 +185,7 @@ static void test_hash_burst_never_exceeds_the_limit(void **state)
         resp_free(&calls[i].r);
     }
     free(body);
-    long after = peak_rss_kib(s.pid);
+    long after = proc_peak_rss_kib(s.pid);
     if (!built_with_asan()) {
         /* six hashes at once would add 5 x 64 MiB */
         if (before < 0 || after - before > 96 * 1024)
@@ -304,16 +299,17 @@ static void writer_release(struct writer *w)
     w->h = NULL;
 }
 
-/* The only pool connection is held by long reads (administrators listing
- * 60,000 appointments): a read that needs a connection answers 503 with
- * Retry-After after about BARBERIA_DB_WAIT_MS, never hangs; /healthz has a
- * connection of its own; everything works again once the pool is free.
- * (Writes never take a pool connection: they go to the writer.) */
+/* The only pool connection is kept busy by administrators listing 60,000
+ * appointments over and over, page after page (each page a short read of
+ * its own): a read that cannot get the connection within
+ * BARBERIA_DB_WAIT_MS answers 503 with Retry-After, never hangs; /healthz
+ * has a connection of its own; everything works again once the pool is
+ * free. (Writes never take a pool connection: they go to the writer.) */
 static void test_pool_checkout_has_a_deadline(void **state)
 {
     (void)state;
     struct srv s = {0};
-    const char *env[] = {"BARBERIA_DB_POOL=1", "BARBERIA_DB_WAIT_MS=150", NULL};
+    const char *env[] = {"BARBERIA_DB_POOL=1", "BARBERIA_DB_WAIT_MS=5", NULL};
     srv_start(&s, env, NULL);
     struct user u, admin;
     signup_user(&s, &u, "Ana");
@@ -332,7 +328,7 @@ static void test_pool_checkout_has_a_deadline(void **state)
     assert_int_equal(db_exec(&s, sql, NULL), 0);
 
     /* listers keep the one connection busy until the probe is refused */
-    enum { LISTERS = 3 };
+    enum { LISTERS = 8 };
     struct lister lists[LISTERS];
     pthread_t th[LISTERS];
     for (int i = 0; i < LISTERS; i++) {
@@ -349,8 +345,7 @@ static void test_pool_checkout_has_a_deadline(void **state)
         int64_t took = clock_mono_ms() - t0;
         if (r.status == 503) {
             expect_busy(&r);
-            if (took < 120 || took > 5000)
-                fail_msg("the busy answer took %lld ms", (long long)took);
+            if (took < 4 || took > 5000) fail_msg("the busy answer took %lld ms", (long long)took);
             refused = true;
         } else {
             assert_int_equal(r.status, 200);
@@ -370,10 +365,10 @@ static void test_pool_checkout_has_a_deadline(void **state)
     for (int i = 0; i < LISTERS; i++) {
         pthread_join(th[i], NULL);
         if (lists[i].bad) fail_msg("a listing answered %ld %s", lists[i].bad, lists[i].why);
-        listed += lists[i].ok;
+        listed += lists[i].ok + lists[i].cut + lists[i].busy;
     }
     assert_true(refused);
-    assert_true(listed > 0);
+    assert_true(listed > 0); /* the listers did run: whole, cut or refused */
     if (took > 1500) fail_msg("/healthz took %lld ms behind a busy pool", (long long)took);
 
     http_get(&s, "/api/barberos", NULL, &r);

@@ -33,17 +33,52 @@ struct expect {
     bool full_listing; /* walks a whole index in order (a listing of everything) */
 };
 
+/* the listing has one statement per set of filters (client, estado, a
+ * lower bound from desde or a cursor, an upper bound from hasta) */
 static const struct expect expected[] = {
     {"overlap", "SEARCH citas USING INDEX citas_barbero_fin (barbero_id=? AND fecha_fin>?)", false},
-    {"citas_by_cliente", "SEARCH c USING INDEX citas_cliente_inicio (cliente_id=?)", false},
-    {"citas_by_cliente_estado",
-     "SEARCH c USING INDEX citas_cliente_estado_inicio (cliente_id=? AND estado=?)", false},
-    {"citas_by_estado", "SEARCH c USING INDEX citas_estado_inicio (estado=?)", false},
-    {"citas_all", "SCAN c USING INDEX citas_inicio", true},
     {"fotos_count",
      "SEARCH fotos_cita USING COVERING INDEX fotos_cita_cita_tipo (cita_id=? AND tipo=?)", false},
     {"fotos_each", "SEARCH fotos_cita USING INDEX fotos_cita_cita_creado (cita_id=?)", false},
     {"usuarios", "SCAN p USING INDEX perfiles_created", true},
+    {"usuarios_after", "SEARCH p USING INDEX perfiles_created ((created_at,id)<(?,?))", false},
+    {"citas", "SCAN c USING INDEX citas_inicio", true},
+    {"citas_cliente", "SEARCH c USING INDEX citas_cliente_inicio (cliente_id=?)", false},
+    {"citas_estado", "SEARCH c USING INDEX citas_estado_inicio (estado=?)", false},
+    {"citas_cliente_estado",
+     "SEARCH c USING INDEX citas_cliente_estado_inicio (cliente_id=? AND estado=?)", false},
+    {"citas_after", "SEARCH c USING INDEX citas_inicio ((fecha_inicio,id)>(?,?))", false},
+    {"citas_cliente_after",
+     "SEARCH c USING INDEX citas_cliente_inicio (cliente_id=? AND (fecha_inicio,id)>(?,?))", false},
+    {"citas_estado_after",
+     "SEARCH c USING INDEX citas_estado_inicio (estado=? AND (fecha_inicio,id)>(?,?))", false},
+    {"citas_cliente_estado_after",
+     "SEARCH c USING INDEX citas_cliente_estado_inicio (cliente_id=? AND estado=? AND "
+     "(fecha_inicio,id)>(?,?))",
+     false},
+    {"citas_hasta", "SEARCH c USING INDEX citas_inicio (fecha_inicio<?)", false},
+    {"citas_cliente_hasta",
+     "SEARCH c USING INDEX citas_cliente_inicio (cliente_id=? AND fecha_inicio<?)", false},
+    {"citas_estado_hasta", "SEARCH c USING INDEX citas_estado_inicio (estado=? AND fecha_inicio<?)",
+     false},
+    {"citas_cliente_estado_hasta",
+     "SEARCH c USING INDEX citas_cliente_estado_inicio (cliente_id=? AND estado=? AND "
+     "fecha_inicio<?)",
+     false},
+    {"citas_after_hasta",
+     "SEARCH c USING INDEX citas_inicio ((fecha_inicio,id)>(?,?) AND fecha_inicio<?)", false},
+    {"citas_cliente_after_hasta",
+     "SEARCH c USING INDEX citas_cliente_inicio (cliente_id=? AND (fecha_inicio,id)>(?,?) AND "
+     "fecha_inicio<?)",
+     false},
+    {"citas_estado_after_hasta",
+     "SEARCH c USING INDEX citas_estado_inicio (estado=? AND (fecha_inicio,id)>(?,?) AND "
+     "fecha_inicio<?)",
+     false},
+    {"citas_cliente_estado_after_hasta",
+     "SEARCH c USING INDEX citas_cliente_estado_inicio (cliente_id=? AND estado=? AND "
+     "(fecha_inicio,id)>(?,?) AND fecha_inicio<?)",
+     false},
 };
 
 static int seen;
