@@ -73,6 +73,10 @@ void api_reply(struct http_req *r, unsigned status, struct jw *w);
  * rc is not BR_OK, throws it away and replies the error of rc. */
 void api_list_begin(struct jw *w, const char *key);
 void api_list_reply(struct http_req *r, br_err rc, struct jw *w);
+/* api_list_reply for a listing clients may cache (the catalog): with an
+ * ETag that is a digest of the body, and 304 to an If-None-Match that
+ * names it. The store is still read: the tag is always current. */
+void api_list_reply_etag(struct http_req *r, br_err rc, struct jw *w);
 
 /* A listing read page by page, for api_list_pages. page writes the next
  * rows as elements into w's open array, at most about API_PAGE_BYTES of

@@ -31,14 +31,14 @@ void api_barberos_get(struct http_req *r)
 {
     struct jw w;
     api_list_begin(&w, "barberos");
-    api_list_reply(r, store_barberos_each(api_app(r)->store, add_barbero, &w), &w);
+    api_list_reply_etag(r, store_barberos_each(api_app(r)->store, add_barbero, &w), &w);
 }
 
 void api_servicios_get(struct http_req *r)
 {
     struct jw w;
     api_list_begin(&w, "servicios");
-    api_list_reply(r, store_servicios_each(api_app(r)->store, add_servicio, &w), &w);
+    api_list_reply_etag(r, store_servicios_each(api_app(r)->store, add_servicio, &w), &w);
 }
 
 void api_healthz(struct http_req *r)

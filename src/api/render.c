@@ -4,6 +4,7 @@
  */
 #include "api.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,31 @@ void api_list_reply(struct http_req *r, br_err rc, struct jw *w)
     }
     jw_arr_close(w);
     api_reply(r, 200, w);
+}
+
+void api_list_reply_etag(struct http_req *r, br_err rc, struct jw *w)
+{
+    if (rc) {
+        jw_free(w);
+        api_reply_err(r, rc);
+        return;
+    }
+    jw_arr_close(w);
+    jw_obj_close(w);
+    char *text;
+    size_t len;
+    if (jw_finish(w, &text, &len) != BR_OK) {
+        http_reply_error(r, 500, "Error interno del servidor");
+        return;
+    }
+    /* the tag is a digest of the body: equal on every node for equal data,
+     * different as soon as one byte is */
+    unsigned char digest[16];
+    char hex[2 * sizeof digest + 1], etag[sizeof hex + 2];
+    crypto_generichash(digest, sizeof digest, (const unsigned char *)text, len, NULL, 0);
+    sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
+    snprintf(etag, sizeof etag, "\"%s\"", hex);
+    http_reply_json_etag(r, text, len, etag);
 }
 
 void api_reply_err(struct http_req *r, br_err rc)

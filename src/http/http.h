@@ -166,6 +166,10 @@ typedef br_err (*http_fill_fn)(void *ud, struct buf *out, bool *eof);
  * NULL, runs once the reply is over, sent or not. */
 void http_reply_stream(struct http_req *r, unsigned status, http_fill_fn fill, void *ud,
                        void (*done)(void *ud));
+/* A 200 JSON answer a client may keep and revalidate: with etag (a quoted
+ * entity tag) and Cache-Control: no-cache; or, when the request's
+ * If-None-Match names etag, 304 with no body (text is freed). */
+void http_reply_json_etag(struct http_req *r, char *text, size_t len, const char *etag);
 /* Replies {"error": msg}. */
 void http_reply_error(struct http_req *r, unsigned status, const char *msg);
 /* Replies with the content of fd (taken: closed by the server), zero-copy. */

@@ -91,8 +91,16 @@ static const char *const json_headers[][2] = {
     {"Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"},
     {"X-Frame-Options", "DENY"},
     {"Referrer-Policy", "no-referrer"},
-    {"Cache-Control", "no-store"},
 };
+
+/* The security headers and the Content-Type of every JSON answer, and its
+ * caching rule: "no-store" unless the answer is revalidated by ETag. */
+static void add_json_headers(struct MHD_Response *resp, const char *cache_control)
+{
+    for (size_t i = 0; i < ARRAY_LEN(json_headers); i++)
+        MHD_add_response_header(resp, json_headers[i][0], json_headers[i][1]);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, cache_control);
+}
 
 /* One TCP connection, for its total deadline. */
 struct conn {
@@ -311,8 +319,50 @@ void http_add_header(struct http_req *r, const char *name, const char *value)
 void http_reply_json(struct http_req *r, unsigned status, char *text, size_t len)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, text, free);
-    for (size_t i = 0; i < ARRAY_LEN(json_headers); i++)
-        MHD_add_response_header(resp, json_headers[i][0], json_headers[i][1]);
+    add_json_headers(resp, "no-store");
+    set_reply(r, status, resp);
+}
+
+/* Whether an If-None-Match value names etag (RFC 9110 13.1.2: "*", or a
+ * list of entity tags compared weakly, so W/ is ignored). */
+static bool etag_matches(const char *inm, const char *etag)
+{
+    size_t elen = strlen(etag);
+    for (const char *p = inm; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (!*p) break;
+        if (*p == '*') return true;
+        if (!strncmp(p, "W/", 2)) p += 2;
+        const char *end = p;
+        if (*end == '"') {
+            end = strchr(end + 1, '"');
+            if (!end) return false;
+            end++;
+        } else {
+            while (*end && *end != ',' && *end != ' ' && *end != '\t')
+                end++;
+        }
+        if ((size_t)(end - p) == elen && !memcmp(p, etag, elen)) return true;
+        p = end;
+    }
+    return false;
+}
+
+void http_reply_json_etag(struct http_req *r, char *text, size_t len, const char *etag)
+{
+    const char *inm = http_req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    struct MHD_Response *resp;
+    unsigned status = 200;
+    if (inm && etag_matches(inm, etag)) {
+        free(text);
+        status = 304;
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    } else {
+        resp = MHD_create_response_from_buffer_with_free_callback(len, text, free);
+    }
+    add_json_headers(resp, "no-cache");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
     set_reply(r, status, resp);
 }
 
@@ -374,8 +424,7 @@ void http_reply_stream(struct http_req *r, unsigned status, http_fill_fn fill, v
         http_reply_error(r, 500, "Error interno del servidor");
         return;
     }
-    for (size_t i = 0; i < ARRAY_LEN(json_headers); i++)
-        MHD_add_response_header(resp, json_headers[i][0], json_headers[i][1]);
+    add_json_headers(resp, "no-store");
     set_reply(r, status, resp);
 }
 
