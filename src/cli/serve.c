@@ -22,9 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define JSON_MAX      (64 * 1024)
-#define MULTIPART_MAX (256ull * 1024 * 1024)
-#define DEMO_ADMIN    "admin@barberia.local"
+#define JSON_MAX        (64 * 1024)
+#define MULTIPART_MAX   (256ull * 1024 * 1024)
+#define DEMO_ADMIN      "admin@barberia.local"
+#define ACCESS_FLUSH_MS 100 /* the access log is at most this late */
 
 static const char help[] =
     "Usage: barberia serve [--demo] [settings]\n"
@@ -190,6 +191,11 @@ int cli_serve(int argc, char **argv)
         cli_error("serve: %s", err_msg());
         goto out;
     }
+    /* access lines in one write per 64 KiB or per ACCESS_FLUSH_MS, not per request */
+    if (log_buffer_start(ACCESS_FLUSH_MS) != BR_OK) {
+        cli_error("serve: %s", err_msg());
+        goto out;
+    }
     if (http_serve(srv) != BR_OK) {
         cli_error("serve: %s", err_msg());
         goto out;
@@ -206,6 +212,7 @@ int cli_serve(int argc, char **argv)
     rc = 0;
 out:
     http_stop(srv);
+    log_buffer_stop();
     sweep_stop(sweeper);
     outbox_stop(app.outbox);
     app.outbox = NULL;

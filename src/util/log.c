@@ -4,23 +4,124 @@
 #include "log.h"
 #include "iso8601.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LINE_MAX_LEN 2048
+#define ACCESS_BUF   (64 * 1024) /* access lines held before one write */
 
 static atomic_bool quiet;
+
+/* The access-line buffer (see log_buffer_start). Every write to stderr
+ * holds mu, so a line never interleaves with another and the buffered
+ * lines always go out before any later one. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flush_cv;
+static char abuf[ACCESS_BUF];
+static size_t alen;
+static bool buffering, stopping;
+static int flush_ms;
+static pthread_t flusher;
+
+static void write_all(const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(STDERR_FILENO, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return; /* stderr is gone; nothing sensible left to do */
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* With mu held. */
+static void flush_locked(void)
+{
+    if (alen) write_all(abuf, alen);
+    alen = 0;
+}
+
+static void *flusher_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    while (!stopping) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)flush_ms * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        int rc = pthread_cond_timedwait(&flush_cv, &mu, &until);
+        if (rc == 0 || rc == ETIMEDOUT) flush_locked();
+    }
+    flush_locked();
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+br_err log_buffer_start(int every_ms)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(&flush_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc) return err_set(BR_INTERNAL, "log: cannot create a condition variable");
+    pthread_mutex_lock(&mu);
+    flush_ms = every_ms > 0 ? every_ms : 1;
+    stopping = false;
+    rc = pthread_create(&flusher, NULL, flusher_main, NULL);
+    buffering = rc == 0;
+    pthread_mutex_unlock(&mu);
+    if (rc) {
+        pthread_cond_destroy(&flush_cv);
+        return err_set(BR_INTERNAL, "log: cannot start the flusher thread");
+    }
+    return BR_OK;
+}
+
+void log_buffer_stop(void)
+{
+    pthread_mutex_lock(&mu);
+    bool was = buffering;
+    buffering = false;
+    stopping = true;
+    pthread_cond_signal(&flush_cv);
+    pthread_mutex_unlock(&mu);
+    if (!was) return;
+    pthread_join(flusher, NULL);
+    pthread_cond_destroy(&flush_cv);
+}
+
+/* One formatted line: buffered (an access line while buffering) or
+ * written at once, after whatever is buffered. */
+static void put_line(const char *line, size_t len, bool buffered)
+{
+    pthread_mutex_lock(&mu);
+    if (buffered && buffering) {
+        if (alen + len > sizeof abuf) flush_locked();
+        memcpy(abuf + alen, line, len);
+        alen += len;
+    } else {
+        flush_locked();
+        write_all(line, len);
+    }
+    pthread_mutex_unlock(&mu);
+}
 
 void log_set_quiet(bool q)
 {
     atomic_store(&quiet, q);
 }
 
-static void emit(const char *level, const char *fmt, va_list ap) PRINTF_LIKE(2, 0);
-static void emit(const char *level, const char *fmt, va_list ap)
+static void emit(bool buffered, const char *level, const char *fmt, va_list ap) PRINTF_LIKE(3, 0);
+static void emit(bool buffered, const char *level, const char *fmt, va_list ap)
 {
     char line[LINE_MAX_LEN];
     char ts[ISO8601_LEN + 1];
@@ -31,9 +132,7 @@ static void emit(const char *level, const char *fmt, va_list ap)
     size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
     if (len > sizeof line - 2) len = sizeof line - 2;
     line[len++] = '\n';
-    if (write(STDERR_FILENO, line, len) < 0) {
-        /* stderr is gone; nothing sensible left to do */
-    }
+    put_line(line, len, buffered);
 }
 
 #define DEFINE_LOG(fn, level)                                                                      \
@@ -41,7 +140,7 @@ static void emit(const char *level, const char *fmt, va_list ap)
     {                                                                                              \
         va_list ap;                                                                                \
         va_start(ap, fmt);                                                                         \
-        emit(level, fmt, ap);                                                                      \
+        emit(false, level, fmt, ap);                                                               \
         va_end(ap);                                                                                \
     }
 
@@ -50,7 +149,16 @@ void log_info(const char *fmt, ...)
     if (atomic_load(&quiet)) return;
     va_list ap;
     va_start(ap, fmt);
-    emit("info", fmt, ap);
+    emit(false, "info", fmt, ap);
+    va_end(ap);
+}
+
+static void access_line(const char *fmt, ...) PRINTF_LIKE(1, 2);
+static void access_line(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit(true, "info", fmt, ap);
     va_end(ap);
 }
 
@@ -77,5 +185,6 @@ void log_access(const char *method, const char *path, unsigned status, double ms
     char safe_method[64], safe_path[512];
     escape(method, safe_method, sizeof safe_method);
     escape(path, safe_path, sizeof safe_path);
-    log_info("%s %s %u %.1fms", safe_method, safe_path, status, ms);
+    if (atomic_load(&quiet)) return;
+    access_line("%s %s %u %.1fms", safe_method, safe_path, status, ms);
 }

@@ -2,15 +2,18 @@
  * log.h - one line per event on stderr.
  *
  * Lines look like `2026-11-21T10:00:00.123Z info listening on http://...`.
- * Each line is written with a single write(2), so lines from concurrent
- * threads never interleave. Text that may come from a client (methods, paths) goes
- * through log_access(), which escapes control characters so that nobody can
- * forge a log line. Never pass secrets (passwords, tokens) to these functions.
+ * Lines from concurrent threads never interleave. Access lines may be
+ * buffered (log_buffer_start): then they go out in one write(2) per
+ * 64 KiB, per flush interval, or before any other line, whichever comes
+ * first, so the order of lines is always the order they were logged. Text that may come from a
+ * client (methods, paths) goes through log_access(), which escapes control characters so that
+ * nobody can forge a log line. Never pass secrets (passwords, tokens) to these functions.
  */
 #ifndef BR_LOG_H
 #define BR_LOG_H
 
 #include "common.h"
+#include "err.h"
 
 /* Drops info lines (warnings and errors still go out): the CLI's data
  * commands print their own one-line results. */
@@ -23,5 +26,12 @@ void log_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
 /* The access-log line of one request: method and path (both escaped), status and
  * duration in milliseconds. */
 void log_access(const char *method, const char *path, unsigned status, double ms);
+
+/* Buffers access lines from now on, written at the latest every_ms after
+ * they were logged (a SIGKILL loses at most that much of the access log;
+ * every other line is written at once). log_buffer_stop writes what is
+ * left and goes back to one write per line. */
+br_err log_buffer_start(int every_ms) WARN_UNUSED;
+void log_buffer_stop(void);
 
 #endif

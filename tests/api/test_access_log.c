@@ -2,7 +2,8 @@
  * test_access_log.c - the access log cannot be forged or turned into
  * terminal control sequences: libmicrohttpd passes any byte but space, CR
  * and LF through in a request's method, and the method is client text just
- * like the path, so both are escaped (\xNN) in the access line.
+ * like the path, so both are escaped (\xNN) in the access line. Access
+ * lines are buffered, come out whole, and are never lost by a clean stop.
  */
 #include "harness.h"
 
@@ -47,11 +48,43 @@ static void control_bytes_in_method_and_path_are_escaped_in_the_access_log(void 
     free(log);
 }
 
+/* Each request's line, whole (a line is written when its request is over,
+ * so two requests in flight at once may log in either order); all of them
+ * written by the time a SIGTERM'd server has exited, before its last line. */
+static void every_access_line_is_written_whole_by_the_stop(void **state)
+{
+    (void)state;
+    srv_start(&S, NULL, NULL);
+    enum { N = 400 };
+    for (int i = 0; i < N; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/api/nada/%04d", i);
+        struct resp r;
+        http_get(&S, path, NULL, &r);
+        assert_int_equal(r.status, 404);
+        resp_free(&r);
+    }
+    assert_int_equal(srv_stop(&S), 0);
+    char *log = srv_log(&S);
+    const char *last = log;
+    for (int i = 0; i < N; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "Z info GET /api/nada/%04d 404 ", i);
+        const char *p = strstr(log, want);
+        if (!p) fail_msg("the line of request %d is missing", i);
+        if (p - 23 != log && p[-24] != '\n') fail_msg("the line of request %d is not whole", i);
+        if (p > last) last = p;
+    }
+    assert_non_null(strstr(last, "info stopped"));
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(control_bytes_in_method_and_path_are_escaped_in_the_access_log,
                                   cleanup),
+        cmocka_unit_test_teardown(every_access_line_is_written_whole_by_the_stop, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
