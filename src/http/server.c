@@ -1193,7 +1193,13 @@ br_err http_serve(struct http_server *s)
     if (!rc) rc = wpool_start("write", o->workers, o->queue_max, &s->writes);
     if (rc) return rc;
     pthread_mutex_init(&s->reaper_mu, NULL);
-    pthread_cond_init(&s->reaper_cv, NULL);
+    /* the reaper's deadlines are CLOCK_MONOTONIC: so must its condition
+     * variable be, or every wait ends at once and the thread spins */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->reaper_cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&s->reaper, NULL, reaper, s) != 0)
         return err_set(BR_INTERNAL, "cannot start the HTTP deadline thread");
     s->reaper_started = true;

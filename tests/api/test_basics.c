@@ -4,8 +4,10 @@
  */
 #include "harness.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct srv S;
 
@@ -73,6 +75,38 @@ static void access_log_has_one_line_per_request(void **state)
     assert_true(srv_wait_log(&S, "GET /api/barberos 200 ", 5000));
 }
 
+/* utime + stime of a process, in clock ticks. */
+static long cpu_ticks(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    char *st = read_file(path, NULL);
+    assert_non_null(st);
+    const char *p = strrchr(st, ')'); /* the name may hold spaces */
+    assert_non_null(p);
+    long ut = 0, stime = 0;
+    /* after the name: state, then fields 4..13, then utime (14), stime (15) */
+    int n = sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &ut, &stime);
+    free(st);
+    assert_int_equal(n, 2);
+    return ut + stime;
+}
+
+/* A server with nothing to do sleeps: no thread polls in a loop (a
+ * condition variable waited on with the wrong clock once kept one core
+ * busy all the time). */
+static void an_idle_server_burns_no_cpu(void **state)
+{
+    (void)state;
+    long hz = sysconf(_SC_CLK_TCK);
+    long before = cpu_ticks(S.pid);
+    sleep_ms(2000);
+    long used = cpu_ticks(S.pid) - before;
+    /* a spinning thread would take the whole 2 s */
+    if (used * 1000 / hz > 400)
+        fail_msg("idle for 2 s, the server used %ld ms of CPU", used * 1000 / hz);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -80,6 +114,7 @@ int main(void)
         cmocka_unit_test(unknown_path_is_404_json),
         cmocka_unit_test(wrong_method_is_405_with_allow),
         cmocka_unit_test(access_log_has_one_line_per_request),
+        cmocka_unit_test(an_idle_server_burns_no_cpu),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
