@@ -13,6 +13,7 @@
 #include "../util/log.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
@@ -118,6 +119,15 @@ int cli_serve(int argc, char **argv)
     /* Signals are taken by sigwait() in this thread only; every thread
      * started from here on inherits the mask. A closed client socket must
      * not kill the process. */
+    /* glibc gives memory back after every free that leaves more than the
+     * trim threshold at a heap's top: with dozens of worker threads each on
+     * its own arena, requests paid page faults and TLB flushes over and over
+     * (a quarter of a booking's CPU). Keep 16 MiB per heap instead; blocks
+     * from 128 KiB up (a password hash's 64 MiB) are still mapped apart and
+     * returned at once. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 16 * 1024 * 1024);
+
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
