@@ -36,7 +36,8 @@ struct expect {
 /* the listing has one statement per set of filters (client, estado, a
  * lower bound from desde or a cursor, an upper bound from hasta) */
 static const struct expect expected[] = {
-    {"overlap", "SEARCH citas USING COVERING INDEX citas_barbero_fin (barbero_id=? AND fecha_fin>?)", false},
+    {"overlap",
+     "SEARCH citas USING COVERING INDEX citas_barbero_fin (barbero_id=? AND fecha_fin>?)", false},
     {"fotos_count",
      "SEARCH fotos_cita USING COVERING INDEX fotos_cita_cita_tipo (cita_id=? AND tipo=?)", false},
     {"fotos_each", "SEARCH fotos_cita USING INDEX fotos_cita_cita_creado (cita_id=?)", false},
