@@ -29,6 +29,7 @@
  * once.
  */
 #include "google.h"
+#include "../util/cond.h"
 #include "../config.h"
 #include "../util/buf.h"
 #include "../util/log.h"
@@ -400,14 +401,7 @@ static br_err lock_until(struct gcal *g, int64_t deadline)
     int64_t left = deadline - clock_mono_ms();
     if (left < 0) left = 0;
     /* pthread_mutex_timedlock wants wall-clock time */
-    struct timespec at;
-    clock_gettime(CLOCK_REALTIME, &at);
-    at.tv_sec += (time_t)(left / 1000);
-    at.tv_nsec += (long)(left % 1000) * 1000000L;
-    if (at.tv_nsec >= 1000000000L) {
-        at.tv_sec++;
-        at.tv_nsec -= 1000000000L;
-    }
+    struct timespec at = deadline_in(CLOCK_REALTIME, left);
     int e = pthread_mutex_timedlock(&g->lock, &at);
     if (e == ETIMEDOUT)
         return err_set(BR_TIMEOUT, "token request: out of time waiting for another "

@@ -7,6 +7,7 @@
  * adapters).
  */
 #include "sweeper.h"
+#include "../util/cond.h"
 #include "photos.h"
 #include "../util/log.h"
 #include "../util/procid.h"
@@ -170,14 +171,7 @@ static void *run(void *arg)
     struct sweeper *sw = arg;
     pthread_mutex_lock(&sw->mu);
     while (!sw->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += sw->interval_ms / 1000;
-        ts.tv_nsec += (long)(sw->interval_ms % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        struct timespec ts = deadline_in(CLOCK_MONOTONIC, sw->interval_ms);
         while (!sw->stop && pthread_cond_timedwait(&sw->cv, &sw->mu, &ts) == 0) {
         }
         if (sw->stop) break;
@@ -204,11 +198,7 @@ br_err sweep_start(struct app *app, const char *spool_dir, int interval_ms, stru
     sw->spool_dir = spool_dir;
     sw->interval_ms = interval_ms;
     pthread_mutex_init(&sw->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&sw->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init_mono(&sw->cv);
     if (pthread_create(&sw->thread, NULL, run, sw) != 0) {
         pthread_cond_destroy(&sw->cv);
         pthread_mutex_destroy(&sw->mu);

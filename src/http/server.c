@@ -50,6 +50,7 @@
  */
 #define _GNU_SOURCE
 #include "http.h"
+#include "../util/cond.h"
 #include "wpool.h"
 #include "../util/buf.h"
 #include "../util/jsonw.h"
@@ -588,13 +589,7 @@ static void *reaper(void *arg)
     struct http_server *s = arg;
     pthread_mutex_lock(&s->reaper_mu);
     while (!s->reaper_stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += REAP_EVERY_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = deadline_in(CLOCK_MONOTONIC, REAP_EVERY_MS);
         pthread_cond_timedwait(&s->reaper_cv, &s->reaper_mu, &ts);
         if (s->reaper_stop) break;
         pthread_mutex_unlock(&s->reaper_mu);
@@ -1193,13 +1188,7 @@ br_err http_serve(struct http_server *s)
     if (!rc) rc = wpool_start("write", o->workers, o->queue_max, &s->writes);
     if (rc) return rc;
     pthread_mutex_init(&s->reaper_mu, NULL);
-    /* the reaper's deadlines are CLOCK_MONOTONIC: so must its condition
-     * variable be, or every wait ends at once and the thread spins */
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->reaper_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init_mono(&s->reaper_cv); /* its deadlines are monotonic */
     if (pthread_create(&s->reaper, NULL, reaper, s) != 0)
         return err_set(BR_INTERNAL, "cannot start the HTTP deadline thread");
     s->reaper_started = true;

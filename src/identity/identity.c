@@ -2,6 +2,7 @@
  * identity.c - the embedded identity provider (see identity.h).
  */
 #include "identity.h"
+#include "../util/cond.h"
 #include "../util/log.h"
 
 #include "../config.h"
@@ -37,14 +38,7 @@ static br_err busy(void)
 /* Waits at most hash_wait_ms for a hashing slot: BR_BUSY past it. */
 static br_err hash_slot_take(struct ident *id)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += id->hash_wait_ms / 1000;
-    until.tv_nsec += (long)(id->hash_wait_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = deadline_in(CLOCK_MONOTONIC, id->hash_wait_ms);
     pthread_mutex_lock(&id->mu);
     int w = 0;
     while (id->hashing >= id->hash_max && w != ETIMEDOUT)
@@ -96,11 +90,7 @@ br_err ident_open(struct store *st, const struct config *cfg, struct ident **out
     struct ident *id = xcalloc(1, sizeof *id);
     id->st = st;
     pthread_mutex_init(&id->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&id->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init_mono(&id->cv);
     id->hash_max = cfg->hash_max;
     if (id->hash_max <= 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);

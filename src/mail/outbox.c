@@ -2,6 +2,7 @@
  * outbox.c - the confirmation e-mail worker (see outbox.h).
  */
 #include "outbox.h"
+#include "../util/cond.h"
 #include "../config.h"
 #include "../util/log.h"
 
@@ -42,15 +43,7 @@ static void nap(struct outbox *o, int64_t until_ms)
     while (!o->stop && !o->woken) {
         int64_t now = clock_now_ms();
         if (now >= until_ms) break;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t wait = until_ms - now;
-        ts.tv_sec += wait / 1000;
-        ts.tv_nsec += (wait % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        struct timespec ts = deadline_in(CLOCK_REALTIME, until_ms - now);
         pthread_cond_timedwait(&o->cv, &o->mu, &ts);
     }
     o->woken = false;

@@ -33,6 +33,7 @@
  * within its bound however busy the pool is.
  */
 #include "db.h"
+#include "../util/cond.h"
 #include "schema.h"
 #include "../util/log.h"
 
@@ -328,11 +329,7 @@ static void *checkpointer_main(void *arg)
     sqlite3 *h = s->cconn.h;
     pthread_mutex_lock(&s->wmu);
     while (!s->wstop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)CHECKPOINT_EVERY_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = deadline_in(CLOCK_MONOTONIC, CHECKPOINT_EVERY_MS);
         pthread_cond_timedwait(&s->ccv, &s->wmu, &until);
         if (s->wstop) break;
         pthread_mutex_unlock(&s->wmu);
@@ -404,12 +401,8 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
     pthread_cond_init(&s->wcv, NULL);
     /* waits are measured on the monotonic clock: a clock step never
      * stretches or cuts one short */
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &ca);
-    pthread_cond_init(&s->ccv, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init_mono(&s->cv);
+    cond_init_mono(&s->ccv);
     s->conns = xcalloc((size_t)n, sizeof *s->conns);
     br_err rc = BR_OK;
     for (int i = 0; i < n && !rc; i++) {
@@ -430,24 +423,10 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
     return BR_OK;
 }
 
-/* now + ms on the given clock, as a timespec. */
-static struct timespec deadline_after(clockid_t clk, int ms)
-{
-    struct timespec t;
-    clock_gettime(clk, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
-
 static br_err sq_acquire(struct db *db, struct db_conn **out)
 {
     struct sqlite_db *s = (struct sqlite_db *)db;
-    struct timespec until = deadline_after(CLOCK_MONOTONIC, s->wait_ms);
+    struct timespec until = deadline_in(CLOCK_MONOTONIC, s->wait_ms);
     pthread_mutex_lock(&s->mu);
     int w = 0;
     while (!s->free_list && w != ETIMEDOUT)
@@ -596,7 +575,7 @@ static br_err sq_ping(struct db *db)
 {
     struct sqlite_db *s = (struct sqlite_db *)db;
     int64_t start = clock_mono_ms();
-    struct timespec until = deadline_after(CLOCK_REALTIME, s->ping_ms);
+    struct timespec until = deadline_in(CLOCK_REALTIME, s->ping_ms);
     if (pthread_mutex_timedlock(&s->ping_mu, &until) != 0) return busy();
     int left = s->ping_ms - (int)(clock_mono_ms() - start);
     br_err rc = BR_OK;

@@ -152,8 +152,8 @@ const char *const schema_sqlite[] = {
 
     /* version 6: the overlap check reads the index alone (a covering
      * index: no seek into the table for each future appointment it passes) */
-    "DROP INDEX citas_barbero_fin;"
-    "CREATE INDEX citas_barbero_fin ON citas(barbero_id, fecha_fin, fecha_inicio, estado);",
+    ("DROP INDEX citas_barbero_fin;"
+     "CREATE INDEX citas_barbero_fin ON citas(barbero_id, fecha_fin, fecha_inicio, estado);"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -2,6 +2,7 @@
  * log.c - stderr logging (see log.h).
  */
 #include "log.h"
+#include "cond.h"
 #include "iso8601.h"
 
 #include <errno.h>
@@ -52,11 +53,7 @@ static void *flusher_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&mu);
     while (!stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)flush_ms * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = deadline_in(CLOCK_MONOTONIC, flush_ms);
         int rc = pthread_cond_timedwait(&flush_cv, &mu, &until);
         if (rc == 0 || rc == ETIMEDOUT) flush_locked();
     }
@@ -67,16 +64,11 @@ static void *flusher_main(void *arg)
 
 br_err log_buffer_start(int every_ms)
 {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    int rc = pthread_cond_init(&flush_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (rc) return err_set(BR_INTERNAL, "log: cannot create a condition variable");
+    cond_init_mono(&flush_cv);
     pthread_mutex_lock(&mu);
     flush_ms = every_ms > 0 ? every_ms : 1;
     stopping = false;
-    rc = pthread_create(&flusher, NULL, flusher_main, NULL);
+    int rc = pthread_create(&flusher, NULL, flusher_main, NULL);
     buffering = rc == 0;
     pthread_mutex_unlock(&mu);
     if (rc) {
