@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -108,6 +109,15 @@ static void child_env(const char *const *env)
         putenv((char *)*env);
 }
 
+/* In a child that will run a server: it dies with the test process. A
+ * failing test leaves through cmocka's longjmp, past its cleanup, and a
+ * server left behind would run (and hold its port and CPU) for ever. */
+static void die_with(pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127); /* the test died before the prctl */
+}
+
 void srv_start(struct srv *s, const char *const *env, const char *const *args)
 {
     srv_init(s);
@@ -139,8 +149,10 @@ void srv_start(struct srv *s, const char *const *env, const char *const *args)
     int logfd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
     int outfd = open(s->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (logfd < 0 || outfd < 0) fail_msg("cannot create the server's log files");
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        die_with(parent);
         dup2(outfd, 1);
         dup2(logfd, 2);
         child_env(env);
@@ -1052,8 +1064,10 @@ void smtp_sink_start(struct smtp_sink *k, const char *root, int port, const char
     if (pipe(pfd) != 0) fail_msg("pipe: %s", strerror(errno));
     int logfd = open(k->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (logfd < 0) fail_msg("cannot create %s", k->log);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        die_with(parent);
         dup2(pfd[1], 1);
         dup2(logfd, 2);
         close(pfd[0]);
