@@ -605,7 +605,7 @@ static br_err user_version(sqlite3 *h, int *v)
 
 static br_err sq_migrate(struct db *db)
 {
-    struct db_conn *c;
+    struct db_conn *c = NULL;
     br_err rc = sq_acquire(db, &c);
     if (rc) return rc;
     rc = exec_plain(c->h, "BEGIN IMMEDIATE");

@@ -28,7 +28,7 @@ struct store {
 static br_err run(struct store *st, const char *sql, const struct db_val *p, int n, db_row_fn fn,
                   void *ud, int64_t *changes)
 {
-    struct db_conn *c;
+    struct db_conn *c = NULL;
     br_err rc = st->db->ops->acquire(st->db, &c);
     if (rc) return rc;
     rc = st->db->ops->exec(c, sql, p, n, fn, ud, changes);
