@@ -64,16 +64,21 @@ void api_begin(struct jw *w)
     jw_obj_open(w);
 }
 
-void api_reply(struct http_req *r, unsigned status, struct jw *w)
+/* Closes w's object and takes its text; when that fails, answers 500 and
+ * returns false. */
+static bool take_text(struct http_req *r, struct jw *w, char **text, size_t *len)
 {
     jw_obj_close(w);
+    if (jw_finish(w, text, len) == BR_OK) return true;
+    http_reply_error(r, 500, "Error interno del servidor");
+    return false;
+}
+
+void api_reply(struct http_req *r, unsigned status, struct jw *w)
+{
     char *text;
     size_t len;
-    if (jw_finish(w, &text, &len) != BR_OK) {
-        http_reply_error(r, 500, "Error interno del servidor");
-        return;
-    }
-    http_reply_json(r, status, text, len);
+    if (take_text(r, w, &text, &len)) http_reply_json(r, status, text, len);
 }
 
 void api_list_begin(struct jw *w, const char *key)
@@ -102,13 +107,9 @@ void api_list_reply_etag(struct http_req *r, br_err rc, struct jw *w)
         return;
     }
     jw_arr_close(w);
-    jw_obj_close(w);
     char *text;
     size_t len;
-    if (jw_finish(w, &text, &len) != BR_OK) {
-        http_reply_error(r, 500, "Error interno del servidor");
-        return;
-    }
+    if (!take_text(r, w, &text, &len)) return;
     /* the tag is a digest of the body: equal on every node for equal data,
      * different as soon as one byte is */
     unsigned char digest[16];
