@@ -49,7 +49,7 @@ static br_err page_usuario(void *ud, const struct usuario_view *u)
     memcpy(p->last_id, u->perfil.id, sizeof p->last_id);
     p->has_last = true;
     p->got++;
-    if (p->w->b.len >= API_PAGE_BYTES) {
+    if (api_page_full(p->w)) {
         p->full = true;
         return BR_TOOLARGE;
     }

@@ -91,6 +91,13 @@ struct api_pager {
 };
 #define API_PAGE_ROWS  256
 #define API_PAGE_BYTES (256 * 1024)
+/* Whether the page being written into w has reached API_PAGE_BYTES: a
+ * pager's row callback then stops the read (returns BR_TOOLARGE, which its
+ * page function takes for "full", not for an error). */
+static inline bool api_page_full(const struct jw *w)
+{
+    return w->b.len >= API_PAGE_BYTES;
+}
 /* Replies 200 {"<key>": [...]<tail>} (takes p): whole, with its length,
  * when the first page holds every row; else streamed page by page, so that
  * memory stays bounded whatever the row count. An error on the first page

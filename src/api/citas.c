@@ -85,7 +85,7 @@ static br_err page_row(void *ud, const struct cita_view *v)
     p->has_last = true;
     p->got++;
     if (p->remaining > 0) p->remaining--;
-    if (p->w->b.len >= API_PAGE_BYTES) {
+    if (api_page_full(p->w)) {
         p->full = true;
         return BR_TOOLARGE;
     }

@@ -88,28 +88,31 @@ void api_list_begin(struct jw *w, const char *key)
     jw_arr_open(w);
 }
 
-void api_list_reply(struct http_req *r, br_err rc, struct jw *w)
+/* Ends a listing read whole: its error is the answer (false), else the
+ * array is closed and the text taken (true). */
+static bool list_text(struct http_req *r, br_err rc, struct jw *w, char **text, size_t *len)
 {
     if (rc) {
         jw_free(w);
         api_reply_err(r, rc);
-        return;
+        return false;
     }
     jw_arr_close(w);
-    api_reply(r, 200, w);
+    return take_text(r, w, text, len);
+}
+
+void api_list_reply(struct http_req *r, br_err rc, struct jw *w)
+{
+    char *text;
+    size_t len;
+    if (list_text(r, rc, w, &text, &len)) http_reply_json(r, 200, text, len);
 }
 
 void api_list_reply_etag(struct http_req *r, br_err rc, struct jw *w)
 {
-    if (rc) {
-        jw_free(w);
-        api_reply_err(r, rc);
-        return;
-    }
-    jw_arr_close(w);
     char *text;
     size_t len;
-    if (!take_text(r, w, &text, &len)) return;
+    if (!list_text(r, rc, w, &text, &len)) return;
     /* the tag is a digest of the body: equal on every node for equal data,
      * different as soon as one byte is */
     unsigned char digest[16];

@@ -613,11 +613,6 @@ br_err store_usuarios_page(struct store *st, const char *before_created, const c
     return run(st, SQL_USUARIOS_AFTER, p, 3, usuarios_row, &a, NULL);
 }
 
-br_err store_usuarios_each(struct store *st, store_usuario_fn fn, void *ud)
-{
-    return store_usuarios_page(st, NULL, NULL, 0, fn, ud);
-}
-
 /* --- catalog --------------------------------------------------------------------- */
 
 br_err store_barbero_add(struct store *st, const struct barbero *b)
@@ -913,13 +908,6 @@ br_err store_citas_range(struct store *st, const struct cita_range *q, store_cit
     if (q->hasta) v |= CQ_HASTA, p[n++] = db_text(q->hasta);
     p[n++] = db_int(q->limit > 0 ? q->limit : INT64_MAX);
     return run(st, citas_sql[v], p, n, citas_row, &a, NULL);
-}
-
-br_err store_citas_each(struct store *st, const char *cliente_id, const char *estado,
-                        store_cita_fn fn, void *ud)
-{
-    struct cita_range q = {.cliente_id = cliente_id, .estado = estado};
-    return store_citas_range(st, &q, fn, ud);
 }
 
 /* --- fotos ------------------------------------------------------------------------ */

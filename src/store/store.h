@@ -222,11 +222,10 @@ br_err store_perfil_update(struct store *st, const char *id,
                            const struct perfil_patch *patch) WARN_UNUSED;
 
 typedef br_err (*store_usuario_fn)(void *ud, const struct usuario_view *u);
-/* The admin listing: every profile, newest first, with its identity data
- * and appointment count, in one query. */
-br_err store_usuarios_each(struct store *st, store_usuario_fn fn, void *ud) WARN_UNUSED;
-/* Up to limit rows of that listing (0: all), from after the row
- * (before_created, before_id) on, or from the start when both are NULL. */
+/* The admin listing: profiles, newest first (created_at, then id), with
+ * their identity data and appointment count, in one query: up to limit of
+ * them (0: all), from after the row (before_created, before_id) on, or from
+ * the newest when both are NULL. */
 br_err store_usuarios_page(struct store *st, const char *before_created, const char *before_id,
                            int64_t limit, store_usuario_fn fn, void *ud) WARN_UNUSED;
 
@@ -264,13 +263,10 @@ br_err store_cita_book(struct store *st, const struct cita *c,
 br_err store_cita_exists(struct store *st, const char *id, bool *exists) WARN_UNUSED;
 
 typedef br_err (*store_cita_fn)(void *ud, const struct cita_view *c);
-/* Citas by fecha_inicio; cliente_id NULL lists every client's, estado NULL
- * every state. One query with the three embedded objects joined. */
-br_err store_citas_each(struct store *st, const char *cliente_id, const char *estado,
-                        store_cita_fn fn, void *ud) WARN_UNUSED;
 
-/* A stretch of the listing in (fecha_inicio, id) order: what a page or a
- * cursor reads. Every member but limit is optional (NULL). Timestamps are
+/* A stretch of GET /api/citas's listing in (fecha_inicio, id) order, with
+ * the three embedded objects joined, in one query: what a page or a cursor
+ * reads. Every member but limit is optional (NULL). Timestamps are
  * canonical (YYYY-MM-DDTHH:MM:SS.sssZ). */
 struct cita_range {
     const char *cliente_id;              /* one client's (NULL: everybody's) */
