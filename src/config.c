@@ -38,7 +38,7 @@ struct setting {
 static const struct setting settings[] = {
     S("DATA", CONFIG_DATA, data_dir, "./data", "folder of the SQLite database and the photo store"),
     S("DATABASE_URL", CONFIG_DATA, database_url, NULL,
-      "postgresql://... selects PostgreSQL (not in this build yet)"),
+      "postgresql://user:password@host:port/db selects PostgreSQL instead of SQLite"),
     S("STORAGE_URL", CONFIG_DATA, storage_url, NULL,
       "an S3-compatible endpoint (not in this build yet)"),
     S("LISTEN", CONFIG_SERVE, listen, "127.0.0.1:8080",
