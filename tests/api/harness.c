@@ -52,14 +52,12 @@ __attribute__((constructor)) static void backend_check(void)
     }
 }
 
-/* Runs psql on database db of the test cluster: -c sql, unaligned, tuples
- * only, tab-separated (as db_exec's sqlite3), stopping at the first error;
- * with tags, command tags ("UPDATE 1") are printed too. Foreign keys are
- * not checked, as in the sqlite3 tool (session_replication_role). */
-static int psql(const char *db, const char *sql, bool tags, const char *opath, const char *epath)
+/* Runs psql on the database at url: -c sql, unaligned, tuples only,
+ * tab-separated (as db_exec's sqlite3), stopping at the first error; with
+ * tags, command tags ("UPDATE 1") are printed too. Foreign keys are not
+ * checked, as in the sqlite3 tool (session_replication_role). */
+static int psql(const char *url, const char *sql, bool tags, const char *opath, const char *epath)
 {
-    char url[512];
-    snprintf(url, sizeof url, "%s%s", getenv("BARBERIA_TEST_PG"), db);
     pid_t pid = fork();
     if (pid == 0) {
         int o = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -134,7 +132,9 @@ static void pg_database(const struct srv *s, bool create)
              name);
     snprintf(opath, sizeof opath, "%s/pg.out", s->dir);
     snprintf(epath, sizeof epath, "%s/pg.err", s->dir);
-    int rc = psql("postgres", sql, false, opath, epath);
+    char url[512];
+    snprintf(url, sizeof url, "%spostgres", getenv("BARBERIA_TEST_PG"));
+    int rc = psql(url, sql, false, opath, epath);
     if (rc != 0) {
         char *e = read_file(epath, NULL);
         fprintf(stderr, "%s failed (%d): %s\n", sql, rc, e ? e : "");
@@ -198,6 +198,18 @@ void srv_init(struct srv *s)
                  __atomic_add_fetch(&counter, 1, 0));
         pg_database(s, true);
     }
+}
+
+void srv_init_peer(struct srv *s, const struct srv *first)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->dir, sizeof s->dir, "/tmp/barberia-test-XXXXXX");
+    if (!mkdtemp(s->dir)) fail_msg("mkdtemp: %s", strerror(errno));
+    snprintf(s->data, sizeof s->data, "%s", first->data);
+    snprintf(s->dburl, sizeof s->dburl, "%s", first->dburl);
+    snprintf(s->log, sizeof s->log, "%s/server.log", s->dir);
+    snprintf(s->out, sizeof s->out, "%s/server.out", s->dir);
+    s->peer = true;
 }
 
 /* In a child: a clean BARBERIA_* environment plus the server's database
@@ -362,7 +374,7 @@ void srv_cleanup(struct srv *s)
         }
     }
     bool sanitizer = strstr(log, "Sanitizer") || strstr(log, "runtime error:");
-    if (s->dburl[0]) pg_database(s, false);
+    if (s->dburl[0] && !s->peer) pg_database(s, false);
     s->dburl[0] = '\0';
     if (s->dir[0]) nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     s->dir[0] = '\0';
@@ -845,7 +857,7 @@ int db_exec(const struct srv *s, const char *sql, char **out)
         size_t n = strlen(text);
         bool tag = n >= strlen(changes) && !strcmp(text + n - strlen(changes), changes);
         if (tag) text[n - strlen(changes)] = '\0';
-        int rc = psql(strrchr(s->dburl, '/') + 1, text, tag, opath, epath);
+        int rc = psql(s->dburl, text, tag, opath, epath);
         free(text);
         char *o = read_file(opath, NULL), *e = read_file(epath, NULL);
         if (o) o = psql_output_as_sqlite(o, tag);

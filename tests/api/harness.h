@@ -56,7 +56,13 @@ struct srv {
     char log[320];   /* the server's stderr */
     char out[320];   /* the server's stdout */
     char dburl[256]; /* BARBERIA_DATABASE_URL on a PostgreSQL run, else "" */
+    bool peer;       /* data and database are another srv's (srv_init_peer) */
 };
+
+/* Makes s a second node of first: its own folder for its logs, but first's
+ * data folder and database, which srv_cleanup(s) leaves alone. first must
+ * have been started (or initialised) and outlive s. */
+void srv_init_peer(struct srv *s, const struct srv *first);
 
 /* True on a PostgreSQL run (BARBERIA_TEST_BACKEND=postgresql, with the
  * cluster's base URL in BARBERIA_TEST_PG): every server then gets a fresh
