@@ -75,6 +75,8 @@ static const struct setting settings[] = {
       "longest wait for the database's write lock held by another writer (then 503)"),
     I("HEALTH_TIMEOUT_MS", CONFIG_SERVE, health_timeout_ms, "1000", 1, 60000,
       "bound on the database check of GET /healthz (then 503)"),
+    S("METRICS_TOKEN", CONFIG_SERVE, metrics_token, NULL,
+      "bearer token GET /metrics asks for (unset: loopback clients only)"),
     I("HASH_MAX", CONFIG_SERVE, hash_max, "0", 0, 1024,
       "password hashes at once, 64 MiB each (0: the number of cores)"),
     I("HASH_WAIT_MS", CONFIG_SERVE, hash_wait_ms, "2000", 1, 600000,

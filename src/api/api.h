@@ -128,6 +128,9 @@ void api_auth_me(struct http_req *r);
 void api_barberos_get(struct http_req *r);
 void api_servicios_get(struct http_req *r);
 void api_healthz(struct http_req *r);
+void api_metrics(struct http_req *r);
+/* Whether a client address (as http_req_remote gives it) is loopback. */
+bool api_is_loopback(const char *addr);
 void api_object_get(struct http_req *r);
 
 #endif

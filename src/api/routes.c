@@ -25,6 +25,7 @@ const struct http_route api_routes[] = {
     {"GET", "/api/barberos", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_barberos_get},
     {"GET", "/api/servicios", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_servicios_get},
     {"GET", "/healthz", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_healthz},
+    {"GET", "/metrics", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_metrics},
     {"GET", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get},
     {"HEAD", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get},
 };

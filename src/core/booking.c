@@ -15,6 +15,7 @@
 #include "booking.h"
 #include "../mail/outbox.h"
 #include "../util/log.h"
+#include "../util/metrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,7 @@ br_err booking_create(struct app *app, const struct principal *caller,
         log_info("calendar: no event for cita %s: %s", out->id, err_msg());
         event_id = NULL;
     } else if (crc) {
+        metric_inc(M_CAL_FAILURES);
         log_warn("calendar: no event for cita %s (%s): %s", out->id, app->cal->ops->name,
                  err_msg());
         event_id = NULL;

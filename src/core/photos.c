@@ -21,6 +21,7 @@
  */
 #include "photos.h"
 #include "../util/log.h"
+#include "../util/metrics.h"
 #include "../util/objkey.h"
 #include "../util/procid.h"
 
@@ -203,6 +204,7 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
         char msg[512];
         snprintf(msg, sizeof msg, "%s", err_msg());
         bool removed = obj_remove(app->obj, PHOTO_BUCKET, key) == BR_OK;
+        if (removed) metric_inc(M_PHOTOS_REMOVED);
         if (!removed)
             log_error("fotos: could not remove object %s after a failed insert: %s", key,
                       err_msg());
@@ -213,6 +215,7 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
         if (rc == BR_BUSY) return err_set_retry(BR_BUSY, 1, "%s", msg);
         return err_set(BR_STORE, "%s", msg);
     }
+    metric_inc(M_PHOTOS_STORED);
     return BR_OK;
 }
 
@@ -247,6 +250,7 @@ br_err photos_delete(struct app *app, const struct principal *caller, const char
     } else {
         /* the photo is gone from the API; its object follows */
         bool removed = obj_remove(app->obj, PHOTO_BUCKET, f.storage_path) == BR_OK;
+        if (removed) metric_inc(M_PHOTOS_REMOVED);
         if (!removed)
             log_error("fotos: removing object %s failed: %s (left to the sweeper)", f.storage_path,
                       err_msg());

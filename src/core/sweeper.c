@@ -10,6 +10,7 @@
 #include "../util/cond.h"
 #include "photos.h"
 #include "../util/log.h"
+#include "../util/metrics.h"
 #include "../util/procid.h"
 
 #include <pthread.h>
@@ -157,6 +158,9 @@ br_err sweep_once(struct app *app, const char *spool_dir, int64_t lease_ms,
     rc = store_leases_expire(app->store, p.since);
     if (rc) log_error("sweep: cannot forget lapsed leases: %s", err_msg());
     if (rc && !first) first = rc;
+    metric_inc(M_SWEEPS);
+    metric_add(M_SWEEP_FAILURES, p.st.failures);
+    metric_add(M_PHOTOS_REMOVED, p.st.objects);
     if (stats) *stats = p.st;
     return first;
 }

@@ -172,6 +172,10 @@ void http_reply_stream(struct http_req *r, unsigned status, http_fill_fn fill, v
 void http_reply_json_etag(struct http_req *r, char *text, size_t len, const char *etag);
 /* Replies {"error": msg}. */
 void http_reply_error(struct http_req *r, unsigned status, const char *msg);
+/* Replies with text that is not JSON (takes text, a malloc'd buffer of len
+ * bytes), not to be cached. */
+void http_reply_text(struct http_req *r, unsigned status, char *text, size_t len,
+                     const char *content_type);
 /* Replies with the content of fd (taken: closed by the server), zero-copy. */
 void http_reply_fd(struct http_req *r, unsigned status, int fd, uint64_t size,
                    const char *content_type);

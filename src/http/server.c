@@ -55,6 +55,7 @@
 #include "../util/buf.h"
 #include "../util/jsonw.h"
 #include "../util/log.h"
+#include "../util/metrics.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -129,6 +130,7 @@ struct http_server {
     pthread_mutex_t reaper_mu;
     pthread_cond_t reaper_cv;
     bool reaper_stop;
+    char **route_names; /* "METHOD path" of each route, for the metrics */
 };
 
 struct field {
@@ -445,6 +447,16 @@ void http_reply_error(struct http_req *r, unsigned status, const char *msg)
     http_reply_json(r, status, text, len);
 }
 
+void http_reply_text(struct http_req *r, unsigned status, char *text, size_t len,
+                     const char *content_type)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, text, free);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    set_reply(r, status, resp);
+}
+
 void http_reply_fd(struct http_req *r, unsigned status, int fd, uint64_t size,
                    const char *content_type)
 {
@@ -629,6 +641,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     r->up.fd = -1;
     buf_init(&r->body, s->o.json_max);
     atomic_fetch_add(&s->in_flight, 1);
+    metrics_http_begin();
     return r;
 }
 
@@ -665,8 +678,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     struct http_req *r = *con_cls;
     if (!r) return;
     *con_cls = NULL;
+    int64_t us = clock_mono_us() - r->t0;
+    metrics_http_done(r->route ? (int)(r->route - s->o.routes) : -1, r->replied ? r->status : 0,
+                      us);
     if (r->started) {
-        double ms = (double)(clock_mono_us() - r->t0) / 1000.0;
+        double ms = (double)us / 1000.0;
         if (r->replied)
             log_access(r->method, r->path ? r->path : "", r->status, ms);
         else
@@ -1149,6 +1165,11 @@ br_err http_bind(const struct http_options *o, struct http_server **out)
         free(s);
         return rc;
     }
+    /* the routes' names for the request metrics: "METHOD path" */
+    s->route_names = xcalloc(o->nroutes + 1, sizeof *s->route_names);
+    for (size_t i = 0; i < o->nroutes; i++)
+        s->route_names[i] = xasprintf("%s %s", o->routes[i].method, o->routes[i].path);
+    metrics_http_routes((const char *const *)s->route_names, (int)o->nroutes);
     *out = s;
     return BR_OK;
 }
@@ -1268,5 +1289,9 @@ void http_stop(struct http_server *s)
     wpool_free(s->reads);
     wpool_free(s->writes);
     pthread_mutex_destroy(&s->conns_mu);
+    metrics_http_routes(NULL, 0);
+    for (size_t i = 0; s->route_names && i < s->o.nroutes; i++)
+        free(s->route_names[i]);
+    free(s->route_names);
     free(s);
 }

@@ -5,6 +5,7 @@
 #include "../util/cond.h"
 #include "../config.h"
 #include "../util/log.h"
+#include "../util/metrics.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -67,6 +68,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     br_ts now_ts;
     iso8601_format(now, now_ts);
     if (!rc) {
+        metric_inc(M_MAIL_SENT);
         log_info("mail: confirmation %s for cita %s delivered (attempt %lld)", msg->id,
                  msg->cita_id, (long long)msg->attempts);
         if (store_outbox_sent(o->st, msg->id, now_ts) != BR_OK)
@@ -88,7 +90,9 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     int64_t queued = 0;
     bool aged = iso8601_parse(msg->created_at, strlen(msg->created_at), &queued) &&
                 now - queued >= o->retry_for_ms;
+    metric_inc(M_MAIL_FAILURES);
     if (rc == BR_INVALID) {
+        metric_inc(M_MAIL_DROPPED);
         log_error("mail: confirmation %s for cita %s dropped: refused for good: %s", msg->id,
                   msg->cita_id, why);
         if (store_outbox_drop(o->st, msg->id, why, now_ts) != BR_OK)
@@ -96,6 +100,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
         return;
     }
     if (aged) {
+        metric_inc(M_MAIL_DROPPED);
         log_error("mail: confirmation %s for cita %s dropped after %lld attempts: %s", msg->id,
                   msg->cita_id, (long long)msg->attempts, why);
         if (store_outbox_drop(o->st, msg->id, why, now_ts) != BR_OK)

@@ -30,6 +30,8 @@
 #include "db.h"
 #include "../util/cond.h"
 #include "../util/log.h"
+#include "../util/metrics.h"
+#include "pool.h"
 #include "schema.h"
 
 #include <errno.h>
@@ -82,18 +84,16 @@ struct db_conn {
     int op_ms;           /* bound on one statement */
     char ts[MAX_COLS][TS_LEN + 1];
     char why[256]; /* why it is broken */
-    struct db_conn *next_free;
 };
 
 struct pg_db {
     struct db base;
     char *target; /* the URL; never logged (it may carry a password) */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    struct db_pool pool;
     struct db_conn *conns;
     int n;
-    struct db_conn *free_list;
     int wait_ms, lock_wait_ms, ping_ms;
+    pthread_mutex_t mu;
     bool outage; /* under mu: logged once when it starts and once when it ends */
     pthread_mutex_t ping_mu;
     struct db_conn ping_conn;
@@ -315,9 +315,9 @@ static void pg_close(struct db *db)
     conn_drop(&p->ping_conn);
     free(p->conns);
     free(p->target);
+    db_pool_destroy(&p->pool);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->ping_mu);
-    pthread_cond_destroy(&p->cv);
     free(p);
 }
 
@@ -337,7 +337,7 @@ static br_err pg_open(const char *target, const struct db_pool_opts *o, struct d
     p->ping_ms = o && o->ping_ms > 0 ? o->ping_ms : DEFAULT_PING_MS;
     pthread_mutex_init(&p->mu, NULL);
     pthread_mutex_init(&p->ping_mu, NULL);
-    cond_init_mono(&p->cv);
+    db_pool_init(&p->pool, n, p->wait_ms);
     p->conns = xcalloc((size_t)n, sizeof *p->conns);
     p->n = n;
     /* one connection now, so that a wrong URL or password fails at start;
@@ -346,8 +346,7 @@ static br_err pg_open(const char *target, const struct db_pool_opts *o, struct d
     for (int i = 0; i < n; i++) {
         p->conns[i].op_ms = statement_ms(p);
         if (i > 0) p->conns[i].broken = true;
-        p->conns[i].next_free = p->free_list;
-        p->free_list = &p->conns[i];
+        db_pool_put(&p->pool, &p->conns[i]);
     }
     p->ping_conn.broken = true;
     p->ping_conn.op_ms = p->ping_ms;
@@ -364,21 +363,12 @@ static br_err pg_open(const char *target, const struct db_pool_opts *o, struct d
 static br_err pg_acquire(struct db *db, struct db_conn **out)
 {
     struct pg_db *p = (struct pg_db *)db;
-    struct timespec until = deadline_in(CLOCK_MONOTONIC, p->wait_ms);
-    pthread_mutex_lock(&p->mu);
-    int w = 0;
-    while (!p->free_list && w != ETIMEDOUT)
-        w = pthread_cond_timedwait(&p->cv, &p->mu, &until);
-    struct db_conn *c = p->free_list;
-    if (c) p->free_list = c->next_free;
-    pthread_mutex_unlock(&p->mu);
-    if (!c) {
-        log_warn("db: no free connection within %d ms (BARBERIA_DB_WAIT_MS); answering busy",
-                 p->wait_ms);
-        return busy();
-    }
+    struct db_conn *c = NULL;
+    br_err rc = db_pool_take(&p->pool, (void **)&c);
+    if (rc) return rc;
     if (c->broken || !c->h || PQstatus(c->h) != CONNECTION_OK) {
-        br_err rc = conn_open(p->target, statement_ms(p), p->lock_wait_ms, c);
+        rc = conn_open(p->target, statement_ms(p), p->lock_wait_ms, c);
+        if (!rc) metric_inc(M_DB_RECONNECTS);
         pthread_mutex_lock(&p->mu);
         bool was = p->outage;
         p->outage = rc != BR_OK;
@@ -406,11 +396,7 @@ static void pg_release(struct db *db, struct db_conn *c)
             c->broken = true;
         }
     }
-    pthread_mutex_lock(&p->mu);
-    c->next_free = p->free_list;
-    p->free_list = c;
-    pthread_cond_signal(&p->cv);
-    pthread_mutex_unlock(&p->mu);
+    db_pool_put(&p->pool, c);
 }
 
 static br_err pg_begin(struct db_conn *c)

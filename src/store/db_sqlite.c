@@ -41,6 +41,7 @@
  */
 #include "db.h"
 #include "../util/cond.h"
+#include "pool.h"
 #include "schema.h"
 #include "../util/log.h"
 
@@ -74,7 +75,6 @@ struct stmt_slot {
 struct db_conn {
     sqlite3 *h;
     struct stmt_slot cache[STMT_CACHE];
-    struct db_conn *next_free;
 };
 
 /* A write transaction waiting for (or run by) the writer. Lives on the
@@ -93,11 +93,9 @@ struct wjob {
 struct sqlite_db {
     struct db base;
     char *path; /* named in failures that concern the file as a whole */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    struct db_pool pool;
     struct db_conn *conns;
     int n;
-    struct db_conn *free_list;
     int wait_ms;
     int lock_wait_ms;
     int ping_ms;
@@ -202,8 +200,7 @@ static void sq_close(struct db *db)
     if (s->ping_conn.h) conn_close(&s->ping_conn);
     free(s->path);
     pthread_mutex_destroy(&s->ping_mu);
-    pthread_mutex_destroy(&s->mu);
-    pthread_cond_destroy(&s->cv);
+    db_pool_destroy(&s->pool);
     pthread_mutex_destroy(&s->wmu);
     pthread_cond_destroy(&s->wcv);
     pthread_cond_destroy(&s->ccv);
@@ -419,21 +416,19 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
     s->wait_ms = o && o->wait_ms > 0 ? o->wait_ms : DEFAULT_WAIT_MS;
     s->lock_wait_ms = o && o->lock_wait_ms > 0 ? o->lock_wait_ms : DEFAULT_LOCK_WAIT_MS;
     s->ping_ms = o && o->ping_ms > 0 ? o->ping_ms : DEFAULT_PING_MS;
-    pthread_mutex_init(&s->mu, NULL);
+    db_pool_init(&s->pool, n, s->wait_ms);
     pthread_mutex_init(&s->ping_mu, NULL);
     pthread_mutex_init(&s->wmu, NULL);
     pthread_cond_init(&s->wcv, NULL);
     /* waits are measured on the monotonic clock: a clock step never
      * stretches or cuts one short */
-    cond_init_mono(&s->cv);
     cond_init_mono(&s->ccv);
     s->conns = xcalloc((size_t)n, sizeof *s->conns);
     br_err rc = BR_OK;
     for (int i = 0; i < n && !rc; i++) {
         rc = conn_open(path, s->lock_wait_ms, &s->conns[i]);
         s->n = i + 1;
-        s->conns[i].next_free = s->free_list;
-        s->free_list = &s->conns[i];
+        db_pool_put(&s->pool, &s->conns[i]);
     }
     if (!rc) rc = conn_open(path, s->ping_ms, &s->ping_conn);
     if (!rc) rc = conn_open(path, s->lock_wait_ms, &s->wconn);
@@ -449,37 +444,17 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
 
 static br_err sq_acquire(struct db *db, struct db_conn **out)
 {
-    struct sqlite_db *s = (struct sqlite_db *)db;
-    struct timespec until = deadline_in(CLOCK_MONOTONIC, s->wait_ms);
-    pthread_mutex_lock(&s->mu);
-    int w = 0;
-    while (!s->free_list && w != ETIMEDOUT)
-        w = pthread_cond_timedwait(&s->cv, &s->mu, &until);
-    struct db_conn *c = s->free_list;
-    if (c) s->free_list = c->next_free;
-    pthread_mutex_unlock(&s->mu);
-    if (!c) {
-        log_warn("db: no free connection within %d ms (BARBERIA_DB_WAIT_MS); answering busy",
-                 s->wait_ms);
-        return busy();
-    }
-    *out = c;
-    return BR_OK;
+    return db_pool_take(&((struct sqlite_db *)db)->pool, (void **)out);
 }
 
 static void sq_release(struct db *db, struct db_conn *c)
 {
-    struct sqlite_db *s = (struct sqlite_db *)db;
     if (!sqlite3_get_autocommit(c->h)) {
         /* a caller forgot to end its transaction: never hand that on */
         log_error("db: connection released inside a transaction; rolling back");
         sqlite3_exec(c->h, "ROLLBACK", NULL, NULL, NULL);
     }
-    pthread_mutex_lock(&s->mu);
-    c->next_free = s->free_list;
-    s->free_list = c;
-    pthread_cond_signal(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    db_pool_put(&((struct sqlite_db *)db)->pool, c);
 }
 
 static br_err sq_begin(struct db_conn *c)

@@ -1308,6 +1308,26 @@ static br_err one_ts(void *ud, const struct db_val *c, int n)
     return BR_OK;
 }
 
+static br_err two_ints(void *ud, const struct db_val *cols, int n)
+{
+    int64_t *v = ud;
+    v[0] = n > 0 ? as_int(&cols[0]) : 0;
+    v[1] = n > 1 ? as_int(&cols[1]) : 0;
+    return BR_OK;
+}
+
+br_err store_outbox_counts(struct store *st, int64_t *pending, int64_t *dropped)
+{
+    int64_t v[2] = {0, 0};
+    br_err rc = run(st,
+                    "SELECT (SELECT count(*) FROM mail_outbox WHERE status = 'pending'), "
+                    "(SELECT count(*) FROM mail_outbox WHERE status = 'dropped')",
+                    NULL, 0, two_ints, v, NULL);
+    *pending = v[0];
+    *dropped = v[1];
+    return rc;
+}
+
 br_err store_outbox_next_due(struct store *st, br_ts next)
 {
     next[0] = '\0';

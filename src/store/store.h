@@ -378,6 +378,8 @@ br_err store_outbox_retry(struct store *st, const char *id, const char *error,
                           const char *next_attempt_at) WARN_UNUSED;
 br_err store_outbox_drop(struct store *st, const char *id, const char *error,
                          const char *now) WARN_UNUSED;
+/* OUT: how many messages wait (pending) and were given up (dropped). */
+br_err store_outbox_counts(struct store *st, int64_t *pending, int64_t *dropped) WARN_UNUSED;
 /* OUT: *next, the earliest next_attempt_at among pending messages ("" when
  * none), so the worker knows how long it may sleep. */
 br_err store_outbox_next_due(struct store *st, br_ts next) WARN_UNUSED;
