@@ -85,14 +85,27 @@ static char *dup_or_null(const struct db_val *v)
     return v->type == DB_TEXT ? xstrndup(v->s, v->n) : NULL;
 }
 
-static void copy_fixed(char *dst, size_t cap, const struct db_val *v)
+/* Copies a column into a fixed field (an id, a timestamp) with its length;
+ * false, leaving the field empty, when it does not fit: never a silently
+ * shortened value. */
+static bool copy_fixed(char *dst, size_t cap, const struct db_val *v)
 {
     size_t n = v->type == DB_TEXT ? v->n : 0;
-    if (n >= cap) n = cap - 1;
+    if (n >= cap) {
+        dst[0] = '\0';
+        return false;
+    }
     if (n) memcpy(dst, v->s, n);
     dst[n] = '\0';
+    return true;
 }
-#define COPY(dst, v) copy_fixed(dst, sizeof(dst), v)
+/* in a function with a local `bool fits = true`, which it clears */
+#define COPY(dst, v) (fits = copy_fixed(dst, sizeof(dst), v) && fits)
+
+static br_err too_long(void)
+{
+    return err_set(BR_STORE, "a stored id or timestamp does not fit its field");
+}
 
 static int64_t as_int(const struct db_val *v)
 {
@@ -204,13 +217,15 @@ const char *store_backend(const struct store *st)
 /* --- row decoders ---------------------------------------------------------------- */
 
 /* perfil from 5 columns: id, rol, nombre, telefono, created_at (borrowed). */
-static void perfil_view(struct perfil *p, const struct db_val *c)
+static bool perfil_view(struct perfil *p, const struct db_val *c)
 {
+    bool fits = true;
     COPY(p->id, &c[0]);
     p->rol = (char *)text_or_empty(&c[1]);
     p->nombre = (char *)text_or_null(&c[2]);
     p->telefono = (char *)text_or_null(&c[3]);
     COPY(p->created_at, &c[4]);
+    return fits;
 }
 
 static void perfil_own(struct perfil *p)
@@ -224,8 +239,9 @@ static void perfil_own(struct perfil *p)
     "c.id, c.cliente_id, c.barbero_id, c.servicio_id, c.fecha_inicio, c.fecha_fin, c.estado, "     \
     "c.notas, c.google_event_id, c.created_at"
 
-static void cita_view(struct cita *ci, const struct db_val *c)
+static bool cita_view(struct cita *ci, const struct db_val *c)
 {
+    bool fits = true;
     COPY(ci->id, &c[0]);
     COPY(ci->cliente_id, &c[1]);
     COPY(ci->barbero_id, &c[2]);
@@ -236,12 +252,14 @@ static void cita_view(struct cita *ci, const struct db_val *c)
     ci->notas = (char *)text_or_null(&c[7]);
     ci->google_event_id = (char *)text_or_null(&c[8]);
     COPY(ci->created_at, &c[9]);
+    return fits;
 }
 
 #define FOTO_COLS "id, cita_id, cliente_id, tipo, url, storage_path, created_at"
 
-static void foto_view(struct foto *f, const struct db_val *c)
+static bool foto_view(struct foto *f, const struct db_val *c)
 {
+    bool fits = true;
     COPY(f->id, &c[0]);
     COPY(f->cita_id, &c[1]);
     COPY(f->cliente_id, &c[2]);
@@ -249,6 +267,7 @@ static void foto_view(struct foto *f, const struct db_val *c)
     f->url = (char *)text_or_empty(&c[4]);
     f->storage_path = (char *)text_or_empty(&c[5]);
     COPY(f->created_at, &c[6]);
+    return fits;
 }
 
 /* --- identity ---------------------------------------------------------------------- */
@@ -291,12 +310,14 @@ struct user_pw {
 
 static br_err user_pw_row(void *ud, const struct db_val *c, int n)
 {
+    bool fits = true;
     (void)n;
     struct user_pw *r = ud;
     COPY(r->u->id, &c[0]);
     r->u->email = dup_or_null(&c[1]);
     COPY(r->u->created_at, &c[2]);
     r->u->last_sign_in_at = dup_or_null(&c[3]);
+    if (!fits) return too_long();
     *r->hash = dup_or_null(&c[4]);
     r->found = true;
     return BR_OK;
@@ -385,12 +406,14 @@ static br_err principal_row(void *ud, const struct db_val *c, int n)
 {
     (void)n;
     struct principal_row *r = ud;
+    bool fits = true;
     COPY(r->p->user_id, &c[0]);
+    if (!fits) return too_long();
     r->p->email = dup_or_null(&c[1]);
-    r->p->has_perfil = c[2].type != DB_NULL;
-    if (r->p->has_perfil) {
-        perfil_view(&r->p->perfil, &c[2]);
+    if (c[2].type != DB_NULL) {
+        if (!perfil_view(&r->p->perfil, &c[2])) return too_long();
         perfil_own(&r->p->perfil);
+        r->p->has_perfil = true;
     }
     r->found = true;
     return BR_OK;
@@ -426,6 +449,7 @@ struct users_each {
 
 static br_err users_row(void *ud, const struct db_val *c, int n)
 {
+    bool fits = true;
     (void)n;
     struct users_each *a = ud;
     struct user u;
@@ -433,9 +457,10 @@ static br_err users_row(void *ud, const struct db_val *c, int n)
     u.email = (char *)text_or_empty(&c[1]);
     COPY(u.created_at, &c[2]);
     u.last_sign_in_at = (char *)text_or_null(&c[3]);
+    if (!fits) return too_long();
     struct perfil p;
     bool has = c[4].type != DB_NULL;
-    if (has) perfil_view(&p, &c[4]);
+    if (has && !perfil_view(&p, &c[4])) return too_long();
     return a->fn(a->ud, &u, has ? &p : NULL);
 }
 
@@ -560,7 +585,7 @@ static br_err perfil_row(void *ud, const struct db_val *c, int n)
 {
     (void)n;
     struct perfil_row *r = ud;
-    perfil_view(r->p, c);
+    if (!perfil_view(r->p, c)) return too_long();
     perfil_own(r->p);
     r->found = true;
     return BR_OK;
@@ -607,7 +632,7 @@ static br_err usuarios_row(void *ud, const struct db_val *c, int n)
     (void)n;
     struct usuarios_each *a = ud;
     struct usuario_view v;
-    perfil_view(&v.perfil, c);
+    if (!perfil_view(&v.perfil, c)) return too_long();
     v.email = text_or_empty(&c[5]);
     v.ultimo_acceso = text_or_null(&c[6]);
     v.creado_en = c[7].type == DB_TEXT ? c[7].s : v.perfil.created_at;
@@ -652,12 +677,14 @@ struct barbero_cb {
 
 static br_err barbero_row(void *ud, const struct db_val *c, int n)
 {
+    bool fits = true;
     (void)n;
     struct barbero_cb *a = ud;
     struct barbero b;
     COPY(b.id, &c[0]);
     b.nombre = (char *)text_or_empty(&c[1]);
     b.foto_url = (char *)text_or_null(&c[2]);
+    if (!fits) return too_long();
     if (a->fn) return a->fn(a->ud, &b);
     *a->out = b;
     a->out->nombre = xstrdup(b.nombre);
@@ -702,6 +729,7 @@ struct servicio_cb {
 
 static br_err servicio_row(void *ud, const struct db_val *c, int n)
 {
+    bool fits = true;
     (void)n;
     struct servicio_cb *a = ud;
     struct servicio s;
@@ -709,6 +737,7 @@ static br_err servicio_row(void *ud, const struct db_val *c, int n)
     s.nombre = (char *)text_or_empty(&c[1]);
     s.duracion_min = as_int(&c[2]);
     s.precio = as_real(&c[3]);
+    if (!fits) return too_long();
     if (a->fn) return a->fn(a->ud, &s);
     *a->out = s;
     a->out->nombre = xstrdup(s.nombre);
@@ -851,7 +880,7 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
     (void)n;
     struct citas_each *a = ud;
     struct cita_view v;
-    cita_view(&v.cita, c);
+    if (!cita_view(&v.cita, c)) return too_long();
     v.has_perfil = c[10].type != DB_NULL;
     v.perfil_nombre = text_or_null(&c[11]);
     v.perfil_telefono = text_or_null(&c[12]);
@@ -1008,7 +1037,7 @@ static br_err foto_row(void *ud, const struct db_val *c, int n)
     (void)n;
     struct foto_cb *a = ud;
     struct foto f;
-    foto_view(&f, c);
+    if (!foto_view(&f, c)) return too_long();
     if (a->fn) return a->fn(a->ud, &f);
     *a->out = f;
     a->out->tipo = xstrdup(f.tipo);
@@ -1128,6 +1157,7 @@ struct intent_cb {
 
 static br_err intent_row(void *ud, const struct db_val *c, int n)
 {
+    bool fits = true;
     (void)n;
     struct intent_cb *a = ud;
     struct obj_intent in;
@@ -1139,6 +1169,7 @@ static br_err intent_row(void *ud, const struct db_val *c, int n)
     in.pid = as_int(&c[5]);
     in.instance = (char *)text_or_empty(&c[6]);
     COPY(in.created_at, &c[7]);
+    if (!fits) return too_long();
     return a->fn(a->ud, &in);
 }
 
@@ -1188,8 +1219,9 @@ br_err store_leases_expire(struct store *st, const char *before)
     "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, fecha_inicio, "      \
     "fecha_fin, notas, created_at, status, attempts, next_attempt_at, last_error"
 
-static void outbox_view(struct outbox_msg *m, const struct db_val *c)
+static bool outbox_view(struct outbox_msg *m, const struct db_val *c)
 {
+    bool fits = true;
     COPY(m->id, &c[0]);
     COPY(m->cita_id, &c[1]);
     m->recipient = (char *)text_or_empty(&c[2]);
@@ -1204,6 +1236,7 @@ static void outbox_view(struct outbox_msg *m, const struct db_val *c)
     m->attempts = as_int(&c[11]);
     COPY(m->next_attempt_at, &c[12]);
     m->last_error = (char *)text_or_null(&c[13]);
+    return fits;
 }
 
 struct outbox_cb {
@@ -1218,7 +1251,7 @@ static br_err outbox_row(void *ud, const struct db_val *c, int n)
     (void)n;
     struct outbox_cb *a = ud;
     struct outbox_msg m;
-    outbox_view(&m, c);
+    if (!outbox_view(&m, c)) return too_long();
     if (a->fn) return a->fn(a->ud, &m);
     *a->out = m;
     a->out->recipient = xstrdup(m.recipient);

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <ftw.h>
 #include <sodium.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,32 @@ static void outbox_messages_are_claimed_once_retried_and_dropped(void **state)
         BR_NOTFOUND);
 }
 
+static br_err count_barbero(void *ud, const struct barbero *b)
+{
+    (void)b;
+    ++*(int *)ud;
+    return BR_OK;
+}
+
+/* A stored id longer than its field is an error, never a shortened id. */
+static void a_value_too_long_for_its_field_is_an_error(void **state)
+{
+    struct fx *f = *state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/barberia.db", f->dir);
+    sqlite3 *h = NULL;
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h,
+                                  "INSERT INTO barberos (id, nombre) VALUES "
+                                  "('00000000-0000-4000-8000-000000000001-and-more', 'Largo')",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    int n = 0;
+    assert_int_equal(store_barberos_each(f->st, count_barbero, &n), BR_STORE);
+    assert_non_null(strstr(err_msg(), "does not fit"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +322,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(profile_patch_touches_only_what_it_names, setup, teardown),
         cmocka_unit_test_setup_teardown(admin_listing_is_newest_first_with_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_value_too_long_for_its_field_is_an_error, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(outbox_messages_are_claimed_once_retried_and_dropped, setup,
                                         teardown),
     };
