@@ -3,8 +3,9 @@
  * operations on records (the repository). The SQL behind them is written
  * once, in store.c, over the SQL port of db.h.
  *
- * Ownership: a record filled by a *_get function owns its strings; release
- * them with the matching *_clear. A record handed to a visitor callback is
+ * The records (struct cita, struct perfil...) are the core's, in
+ * core/records.h. Ownership: a record filled by a *_get function owns its
+ * strings; release them with the matching *_clear. A record handed to a visitor callback is
  * borrowed: its strings live until the callback returns.
  *
  * Errors: BR_NOTFOUND when the named thing does not exist, BR_CONFLICT when a
@@ -16,113 +17,11 @@
 #ifndef BR_STORE_H
 #define BR_STORE_H
 
+#include "../core/records.h"
 #include "../util/err.h"
-#include "../util/iso8601.h"
-#include "../util/uuid.h"
 
 struct config;
 struct store;
-struct obj_intent;
-
-typedef char br_id[UUID_LEN + 1];
-typedef char br_ts[ISO8601_LEN + 1];
-
-struct user {
-    br_id id;
-    char *email;
-    br_ts created_at;
-    char *last_sign_in_at; /* NULL: never signed in */
-};
-
-struct perfil {
-    br_id id;
-    char *rol;
-    char *nombre;   /* nullable */
-    char *telefono; /* nullable */
-    br_ts created_at;
-};
-
-/* The caller of a request, as its session names it. */
-struct principal {
-    br_id user_id;
-    char *email;
-    bool has_perfil;
-    struct perfil perfil; /* meaningful when has_perfil */
-};
-
-struct barbero {
-    br_id id;
-    char *nombre;
-    char *foto_url; /* nullable */
-};
-
-struct servicio {
-    br_id id;
-    char *nombre;
-    int64_t duracion_min;
-    double precio;
-};
-
-struct cita {
-    br_id id;
-    br_id cliente_id;
-    br_id barbero_id;
-    br_id servicio_id;
-    br_ts fecha_inicio;
-    br_ts fecha_fin;
-    char *estado;
-    char *notas;           /* nullable */
-    char *google_event_id; /* nullable */
-    br_ts created_at;
-};
-
-/* A cita with the objects GET /api/citas embeds. */
-struct cita_view {
-    struct cita cita;
-    bool has_perfil;
-    const char *perfil_nombre, *perfil_telefono;
-    const char *barbero_nombre, *barbero_foto_url;
-    const char *servicio_nombre;
-    int64_t servicio_duracion_min;
-    double servicio_precio;
-};
-
-struct foto {
-    br_id id;
-    br_id cita_id;
-    br_id cliente_id;
-    char *tipo;
-    char *url;
-    char *storage_path;
-    br_ts created_at;
-};
-
-/* A row of the admin listing: a profile and what the identity side knows. */
-struct usuario_view {
-    struct perfil perfil;
-    const char *email;         /* "" when no identity user matches */
-    const char *ultimo_acceso; /* NULL: never signed in */
-    const char *creado_en;     /* the user's created_at, else the profile's */
-    int64_t total_citas;
-};
-
-/* A confirmation e-mail waiting in the outbox. */
-struct outbox_msg {
-    br_id id;
-    br_id cita_id;
-    char *recipient;
-    char *cliente_nombre;
-    char *barbero_nombre;
-    char *servicio_nombre;
-    br_ts fecha_inicio;
-    br_ts fecha_fin;
-    char *notas; /* nullable */
-    br_ts created_at;
-    char *status; /* pending | sent | dropped */
-    int64_t attempts;
-    br_ts next_attempt_at;
-    char *last_error; /* nullable */
-};
 
 /* --- lifetime ------------------------------------------------------------ */
 
@@ -319,20 +218,6 @@ br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn,
 
 /* --- object intents and process leases ---------------------------------- */
 
-/* A write or removal of an object, recorded durably before the object is
- * touched and cleared once the object and its record agree again, so that
- * after a crash every unfinished one can be finished or undone exactly. */
-struct obj_intent {
-    br_id id;
-    char *bucket;
-    char *key;
-    char *op;   /* "put" | "delete" */
-    char *node; /* host name of the process that owns it */
-    int64_t pid;
-    char *instance; /* that process's random instance id; "" once disowned */
-    br_ts created_at;
-};
-
 /* Records an intent in its own committed write. BR_CONFLICT when the key
  * already has one: recording reserves the key. */
 br_err store_intent_add(struct store *st, const struct obj_intent *in) WARN_UNUSED;
@@ -397,17 +282,5 @@ typedef br_err (*store_plan_fn)(void *ud, const char *name, const char *plan);
  * "citas_by_estado", "citas_all", "fotos_count", "fotos_each", "usuarios".
  * Lets a test prove that none of them scans a whole table or sorts. */
 br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud) WARN_UNUSED;
-
-/* --- releasing owned records ------------------------------------------------ */
-
-void user_clear(struct user *u);
-void perfil_clear(struct perfil *p);
-void principal_clear(struct principal *p);
-void barbero_clear(struct barbero *b);
-void servicio_clear(struct servicio *s);
-void cita_clear(struct cita *c);
-void foto_clear(struct foto *f);
-void obj_intent_clear(struct obj_intent *in);
-void outbox_clear(struct outbox_msg *m);
 
 #endif

@@ -1,0 +1,146 @@
+/*
+ * records.h - the records the core, the handlers and the stores share: the
+ * specification's resources (perfiles, barberos, servicios, citas,
+ * fotos_cita), the identity provider's users, the caller of a request, the
+ * outbox's messages and the object intents of crash recovery.
+ *
+ * Plain data. Ids are canonical lowercase UUIDs and times the API's UTC form
+ * (YYYY-MM-DDTHH:MM:SS.sssZ), both in fixed fields; strings are malloc'd
+ * when the record owns them (filled by a store's *_get: release with the
+ * matching *_clear) and borrowed when a visitor callback hands the record
+ * over (valid until the callback returns).
+ */
+#ifndef BR_RECORDS_H
+#define BR_RECORDS_H
+
+#include "../util/iso8601.h"
+#include "../util/uuid.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef char br_id[UUID_LEN + 1];
+typedef char br_ts[ISO8601_LEN + 1];
+
+struct user {
+    br_id id;
+    char *email;
+    br_ts created_at;
+    char *last_sign_in_at; /* NULL: never signed in */
+};
+
+struct perfil {
+    br_id id;
+    char *rol;
+    char *nombre;   /* nullable */
+    char *telefono; /* nullable */
+    br_ts created_at;
+};
+
+/* The caller of a request, as its session names it. */
+struct principal {
+    br_id user_id;
+    char *email;
+    bool has_perfil;
+    struct perfil perfil; /* meaningful when has_perfil */
+};
+
+struct barbero {
+    br_id id;
+    char *nombre;
+    char *foto_url; /* nullable */
+};
+
+struct servicio {
+    br_id id;
+    char *nombre;
+    int64_t duracion_min;
+    double precio;
+};
+
+struct cita {
+    br_id id;
+    br_id cliente_id;
+    br_id barbero_id;
+    br_id servicio_id;
+    br_ts fecha_inicio;
+    br_ts fecha_fin;
+    char *estado;
+    char *notas;           /* nullable */
+    char *google_event_id; /* nullable */
+    br_ts created_at;
+};
+
+/* A cita with the objects GET /api/citas embeds. */
+struct cita_view {
+    struct cita cita;
+    bool has_perfil;
+    const char *perfil_nombre, *perfil_telefono;
+    const char *barbero_nombre, *barbero_foto_url;
+    const char *servicio_nombre;
+    int64_t servicio_duracion_min;
+    double servicio_precio;
+};
+
+struct foto {
+    br_id id;
+    br_id cita_id;
+    br_id cliente_id;
+    char *tipo;
+    char *url;
+    char *storage_path;
+    br_ts created_at;
+};
+
+/* A row of the admin listing: a profile and what the identity side knows. */
+struct usuario_view {
+    struct perfil perfil;
+    const char *email;         /* "" when no identity user matches */
+    const char *ultimo_acceso; /* NULL: never signed in */
+    const char *creado_en;     /* the user's created_at, else the profile's */
+    int64_t total_citas;
+};
+
+/* A confirmation e-mail waiting in the outbox. */
+struct outbox_msg {
+    br_id id;
+    br_id cita_id;
+    char *recipient;
+    char *cliente_nombre;
+    char *barbero_nombre;
+    char *servicio_nombre;
+    br_ts fecha_inicio;
+    br_ts fecha_fin;
+    char *notas; /* nullable */
+    br_ts created_at;
+    char *status; /* pending | sent | dropped */
+    int64_t attempts;
+    br_ts next_attempt_at;
+    char *last_error; /* nullable */
+};
+
+/* A write or removal of an object, recorded durably before the object is
+ * touched and cleared once the object and its record agree again, so that
+ * after a crash every unfinished one can be finished or undone exactly. */
+struct obj_intent {
+    br_id id;
+    char *bucket;
+    char *key;
+    char *op;   /* "put" | "delete" */
+    char *node; /* host name of the process that owns it */
+    int64_t pid;
+    char *instance; /* that process's random instance id; "" once disowned */
+    br_ts created_at;
+};
+
+void user_clear(struct user *u);
+void perfil_clear(struct perfil *p);
+void principal_clear(struct principal *p);
+void barbero_clear(struct barbero *b);
+void servicio_clear(struct servicio *s);
+void cita_clear(struct cita *c);
+void foto_clear(struct foto *f);
+void obj_intent_clear(struct obj_intent *in);
+void outbox_clear(struct outbox_msg *m);
+
+#endif
