@@ -28,6 +28,8 @@ void cli_usage(void *file)
           "  servicio add --nombre N --duracion-min M --precio P\n"
           "  servicio list\n"
           "  outbox list [--status pending|sent|dropped]\n"
+          "  export --to DIR                write the data and photos to a new folder\n"
+          "  import --from DIR              load an export into an empty data store\n"
           "  --help, COMMAND --help         this text, or a command's\n"
           "  --version                      the version\n"
           "\n"
@@ -72,6 +74,7 @@ int main(int argc, char **argv)
     } cmds[] = {
         {"serve", cli_serve},     {"migrate", cli_migrate},   {"user", cli_user},
         {"barbero", cli_barbero}, {"servicio", cli_servicio}, {"outbox", cli_outbox},
+        {"export", cli_export},   {"import", cli_import},
     };
     int rc = -1;
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)

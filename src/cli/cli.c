@@ -1,11 +1,13 @@
 /*
- * cli.c - the data commands: migrate, user, barbero, servicio, outbox.
+ * cli.c - the data commands: migrate, user, barbero, servicio, outbox,
+ * export, import.
  * They open the same ports as the server (one data store connection) and
  * go through the same core code: `barberia user add` and POST
  * /api/auth/signup share ident_signup().
  */
 #include "cli.h"
 #include "../core/app.h"
+#include "../core/transfer.h"
 #include "../util/log.h"
 
 #include <errno.h>
@@ -427,4 +429,59 @@ int cli_outbox(int argc, char **argv)
 out:
     config_free(&cfg);
     return rc;
+}
+
+/* export and import: one folder argument each */
+static int transfer(const char *cmd, const char *flag, int argc, char **argv, const char *help)
+{
+    const char *dir = NULL;
+    struct cli_flag flags[] = {{flag, &dir, NULL}, {NULL, NULL, NULL}};
+    struct config cfg;
+    bool done;
+    int rc = cli_parse(cmd, argc, argv, CONFIG_DATA, &cfg, flags, help, &done);
+    if (rc || done) goto out;
+    if (!dir || !*dir) {
+        cli_error("%s: --%s DIR is required", cmd, flag);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    struct app app;
+    rc = open_app(&app, &cfg);
+    if (rc) goto out;
+    struct transfer_stats st = {0};
+    br_err e =
+        !strcmp(cmd, "export") ? transfer_export(&app, dir, &st) : transfer_import(&app, dir, &st);
+    if (e) {
+        cli_error("%s: %s", cmd, err_msg());
+        rc = EXIT_REFUSED;
+    } else {
+        printf("%s: %lld rows, %lld photos (%lld bytes)\n",
+               !strcmp(cmd, "export") ? "exported" : "imported", (long long)st.rows,
+               (long long)st.objects, (long long)st.bytes);
+    }
+    app_close(&app);
+out:
+    config_free(&cfg);
+    return rc;
+}
+
+int cli_export(int argc, char **argv)
+{
+    return transfer("export", "to", argc, argv,
+                    "Usage: barberia export --to DIR [--data DIR]\n"
+                    "Writes the shop's data (users, profiles, sessions, barbers, services,\n"
+                    "appointments, history, photos' records, the outbox) and its photos to DIR,\n"
+                    "a new folder, from one snapshot of the database, with a manifest of row\n"
+                    "counts and SHA-256 checksums. Reads the data store the settings name\n"
+                    "(SQLite, PostgreSQL; folder or S3); may run beside `serve`.\n");
+}
+
+int cli_import(int argc, char **argv)
+{
+    return transfer("import", "from", argc, argv,
+                    "Usage: barberia import --from DIR [--data DIR]\n"
+                    "Loads an export into the data store the settings name, which must hold no\n"
+                    "data yet: checks every file against the manifest first (nothing is written\n"
+                    "on a mismatch), stores the photos, then inserts every row in one\n"
+                    "transaction (on failure the photos it stored are removed again).\n");
 }

@@ -18,6 +18,8 @@ int cli_user(int argc, char **argv);
 int cli_barbero(int argc, char **argv);
 int cli_servicio(int argc, char **argv);
 int cli_outbox(int argc, char **argv);
+int cli_export(int argc, char **argv);
+int cli_import(int argc, char **argv);
 
 /* Prints the whole usage text. */
 void cli_usage(void *file);

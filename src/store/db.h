@@ -94,6 +94,9 @@ struct db_ops {
     /* Starts a transaction that will write: on SQLite it takes the write
      * lock at once (BEGIN IMMEDIATE), so a check-then-write cannot race. */
     br_err (*begin)(struct db_conn *c);
+    /* Starts a read-only transaction that sees one snapshot of the
+     * database for all its statements, however long it lasts. */
+    br_err (*begin_read)(struct db_conn *c);
     br_err (*commit)(struct db_conn *c);
     void (*rollback)(struct db_conn *c);
     /* Runs fn inside a write transaction and returns once what it wrote is

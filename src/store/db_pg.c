@@ -404,6 +404,11 @@ static br_err pg_begin(struct db_conn *c)
     return simple(c, "BEGIN");
 }
 
+static br_err pg_begin_read(struct db_conn *c)
+{
+    return simple(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+}
+
 static br_err pg_commit(struct db_conn *c)
 {
     br_err rc = simple(c, "COMMIT");
@@ -705,6 +710,7 @@ const struct db_ops db_pg_ops = {
     .acquire = pg_acquire,
     .release = pg_release,
     .begin = pg_begin,
+    .begin_read = pg_begin_read,
     .commit = pg_commit,
     .rollback = pg_rollback,
     .lock = pg_lock,

@@ -462,6 +462,13 @@ static br_err sq_begin(struct db_conn *c)
     return exec_plain(c->h, "BEGIN IMMEDIATE");
 }
 
+/* A deferred transaction in WAL mode reads one snapshot from its first
+ * statement on. */
+static br_err sq_begin_read(struct db_conn *c)
+{
+    return exec_plain(c->h, "BEGIN");
+}
+
 static br_err sq_commit(struct db_conn *c)
 {
     br_err rc = exec_plain(c->h, "COMMIT");
@@ -648,6 +655,7 @@ const struct db_ops db_sqlite_ops = {
     .acquire = sq_acquire,
     .release = sq_release,
     .begin = sq_begin,
+    .begin_read = sq_begin_read,
     .commit = sq_commit,
     .rollback = sq_rollback,
     .lock = sq_lock,

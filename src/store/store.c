@@ -1450,3 +1450,126 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
     }
     return BR_OK;
 }
+
+/* --- a shop's data as rows ------------------------------------------------------------- */
+
+/* One table: its columns, its key (the first column), and the statements
+ * that page through it and insert into it, all constant text. */
+#define DUMP_TABLE(name, key, cols, n, marks)                                                      \
+    {                                                                                              \
+        {name, cols, n}, "SELECT " cols " FROM " name " ORDER BY " key " LIMIT ?",                 \
+            "SELECT " cols " FROM " name " WHERE " key " > ? ORDER BY " key " LIMIT ?",            \
+            "INSERT INTO " name " (" cols ") VALUES (" marks ")"                                   \
+    }
+
+static const struct dump_table {
+    struct store_table t;
+    const char *first, *next, *insert;
+} dump_tables[] = {
+    DUMP_TABLE("auth_users", "id", "id, email, password_hash, created_at, last_sign_in_at", 5,
+               "?, ?, ?, ?, ?"),
+    DUMP_TABLE("perfiles", "id", "id, rol, nombre, telefono, created_at", 5, "?, ?, ?, ?, ?"),
+    DUMP_TABLE("auth_sessions", "token_hash", "token_hash, user_id, created_at, expires_at", 4,
+               "?, ?, ?, ?"),
+    DUMP_TABLE("barberos", "id", "id, nombre, foto_url", 3, "?, ?, ?"),
+    DUMP_TABLE("servicios", "id", "id, nombre, duracion_min, precio", 4, "?, ?, ?, ?"),
+    DUMP_TABLE("citas", "id",
+               "id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, estado, notas, "
+               "google_event_id, created_at",
+               10, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
+    DUMP_TABLE("historial_cortes", "id",
+               "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at", 7,
+               "?, ?, ?, ?, ?, ?, ?"),
+    DUMP_TABLE("fotos_cita", "id", "id, cita_id, cliente_id, tipo, url, storage_path, created_at",
+               7, "?, ?, ?, ?, ?, ?, ?"),
+    DUMP_TABLE("mail_outbox", "id",
+               "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, "
+               "fecha_inicio, fecha_fin, notas, created_at, status, attempts, next_attempt_at, "
+               "locked_until, last_error, done_at",
+               16, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
+};
+
+#define DUMP_PAGE 2000
+
+int store_tables(const struct store_table **out)
+{
+    static struct store_table t[ARRAY_LEN(dump_tables)];
+    for (size_t i = 0; i < ARRAY_LEN(dump_tables); i++)
+        t[i] = dump_tables[i].t;
+    *out = t;
+    return (int)ARRAY_LEN(dump_tables);
+}
+
+struct dump_page {
+    store_dump_fn fn;
+    void *ud;
+    int table;
+    int64_t rows;
+    char *last; /* the page's last key */
+};
+
+static br_err dump_row(void *ud, const struct db_val *cols, int n)
+{
+    struct dump_page *p = ud;
+    p->rows++;
+    free(p->last);
+    p->last = cols[0].type == DB_TEXT ? xstrndup(cols[0].s, cols[0].n) : NULL;
+    if (!p->last) return err_set(BR_STORE, "a row without its key");
+    return p->fn(p->ud, p->table, cols, n);
+}
+
+br_err store_dump(struct store *st, store_dump_fn fn, void *ud)
+{
+    struct db *db = st->db;
+    struct db_conn *c = NULL;
+    br_err rc = db->ops->acquire(db, &c);
+    if (rc) return rc;
+    rc = db->ops->begin_read(c);
+    for (size_t t = 0; !rc && t < ARRAY_LEN(dump_tables); t++) {
+        struct dump_page p = {.fn = fn, .ud = ud, .table = (int)t};
+        do {
+            p.rows = 0;
+            if (!p.last) {
+                struct db_val q[] = {db_int(DUMP_PAGE)};
+                rc = EXEC(db, c, dump_tables[t].first, q, dump_row, &p, NULL);
+            } else {
+                char *after = p.last;
+                p.last = NULL;
+                struct db_val q[] = {db_text(after), db_int(DUMP_PAGE)};
+                rc = EXEC(db, c, dump_tables[t].next, q, dump_row, &p, NULL);
+                free(after);
+            }
+        } while (!rc && p.rows == DUMP_PAGE);
+        free(p.last);
+    }
+    db->ops->rollback(c); /* read only: nothing to keep */
+    db->ops->release(db, c);
+    return rc;
+}
+
+struct load {
+    store_load_fn next;
+    void *ud;
+};
+
+static br_err load_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct load *l = ud;
+    for (;;) {
+        struct db_val v[32];
+        int table = -1, n = 0;
+        br_err rc = l->next(l->ud, &table, v, &n);
+        if (rc == BR_NOTFOUND) return BR_OK;
+        if (rc) return rc;
+        if (table < 0 || table >= (int)ARRAY_LEN(dump_tables) || n != dump_tables[table].t.ncols)
+            return err_set(BR_INVALID, "a row that fits no table");
+        rc = db->ops->exec(c, dump_tables[table].insert, v, n, NULL, NULL, NULL);
+        if (rc) return rc;
+    }
+}
+
+br_err store_load(struct store *st, store_load_fn next, void *ud)
+{
+    struct load l = {next, ud};
+    return in_tx(st, load_tx, &l);
+}

@@ -19,6 +19,7 @@
 
 #include "../core/records.h"
 #include "../util/err.h"
+#include "db.h"
 
 struct config;
 struct store;
@@ -272,6 +273,36 @@ typedef br_err (*store_outbox_fn)(void *ud, const struct outbox_msg *m);
 /* Messages in the given status (NULL: pending and dropped), oldest first. */
 br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn fn,
                          void *ud) WARN_UNUSED;
+
+/* --- a shop's data as rows (export, import) ------------------------------------------- */
+
+/* The tables that hold a shop's data, in an order that inserting satisfies
+ * (what a row refers to comes before it), with their columns: the same
+ * names and meaning on every backend. Transient state (sign-in throttling,
+ * object intents, process leases) is not part of it. */
+struct store_table {
+    const char *name;
+    const char *cols; /* "id, email, ..." */
+    int ncols;
+};
+/* OUT: *out, the tables (static). Returns how many. */
+int store_tables(const struct store_table **out);
+
+/* Called once per row with the table's index and its ncols values (times
+ * in the API's form, ids lowercase, on every backend). */
+typedef br_err (*store_dump_fn)(void *ud, int table, const struct db_val *cols, int n);
+/* Hands over every row of every table, table by table in store_tables()
+ * order, each in key order, all from one snapshot (a read transaction),
+ * read page by page: memory stays flat whatever the size. */
+br_err store_dump(struct store *st, store_dump_fn fn, void *ud) WARN_UNUSED;
+
+/* Supplies the next row to load: OUT *table and the values (at most 32,
+ * borrowed until the next call) and *n; BR_NOTFOUND when there are no
+ * more. */
+typedef br_err (*store_load_fn)(void *ud, int *table, struct db_val *cols, int *n);
+/* Inserts every row next() supplies in one write transaction: all of them
+ * or, on any failure, none. */
+br_err store_load(struct store *st, store_load_fn next, void *ud) WARN_UNUSED;
 
 /* --- query plans (for tests) ---------------------------------------------------- */
 

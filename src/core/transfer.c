@@ -1,0 +1,534 @@
+/*
+ * transfer.c - export and import of a shop's data and photos (see
+ * transfer.h).
+ */
+#define _GNU_SOURCE
+#include "transfer.h"
+#include "photos.h"
+#include "../util/iso8601.h"
+#include "../util/objkey.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FORMAT     "barberia-export"
+#define VERSION    1
+#define MAX_TABLES 16
+#define LINE_MAX_B (16u << 20) /* one row's JSON at most */
+
+/* --- small file helpers --------------------------------------------------------- */
+
+static br_err io_fail(const char *what, const char *path)
+{
+    return err_set(BR_IO, "%s %s: %s", what, path, strerror(errno));
+}
+
+static void hex(const unsigned char *d, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[d[i] >> 4];
+        out[2 * i + 1] = digits[d[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+/* A file written with its SHA-256 and line count kept as it goes. */
+struct out_file {
+    FILE *f;
+    char *path;
+    crypto_hash_sha256_state h;
+    int64_t lines;
+};
+
+static br_err out_open(struct out_file *o, const char *dir, const char *name)
+{
+    memset(o, 0, sizeof *o);
+    o->path = xasprintf("%s/%s", dir, name);
+    o->f = fopen(o->path, "wx");
+    if (!o->f) return io_fail("cannot create", o->path);
+    crypto_hash_sha256_init(&o->h);
+    return BR_OK;
+}
+
+static br_err out_line(struct out_file *o, const char *text, size_t n)
+{
+    crypto_hash_sha256_update(&o->h, (const unsigned char *)text, n);
+    crypto_hash_sha256_update(&o->h, (const unsigned char *)"\n", 1);
+    o->lines++;
+    if (fwrite(text, 1, n, o->f) != n || fputc('\n', o->f) == EOF)
+        return io_fail("cannot write", o->path);
+    return BR_OK;
+}
+
+/* Flushes to disk and closes. OUT: sum (hex SHA-256). */
+static br_err out_close(struct out_file *o, char sum[65])
+{
+    br_err rc = BR_OK;
+    if (o->f) {
+        if (fflush(o->f) != 0 || fsync(fileno(o->f)) != 0) rc = io_fail("cannot write", o->path);
+        if (fclose(o->f) != 0 && !rc) rc = io_fail("cannot write", o->path);
+        o->f = NULL;
+    }
+    if (sum) {
+        unsigned char d[crypto_hash_sha256_BYTES];
+        crypto_hash_sha256_final(&o->h, d);
+        hex(d, sizeof d, sum);
+    }
+    free(o->path);
+    o->path = NULL;
+    return rc;
+}
+
+/* Copies fd (size bytes from 0) to path, hashing it. OUT: sum. */
+static br_err copy_out(int fd, uint64_t size, const char *path, char sum[65])
+{
+    int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0) return io_fail("cannot create", path);
+    crypto_hash_sha256_state h;
+    crypto_hash_sha256_init(&h);
+    char buf[65536];
+    uint64_t done = 0;
+    br_err rc = BR_OK;
+    while (!rc && done < size) {
+        ssize_t n = pread(fd, buf, sizeof buf, (off_t)done);
+        if (n <= 0) {
+            rc = err_set(BR_IO, "the object is shorter than its size");
+            break;
+        }
+        crypto_hash_sha256_update(&h, (unsigned char *)buf, (size_t)n);
+        for (ssize_t w = 0; w < n && !rc;) {
+            ssize_t k = write(out, buf + w, (size_t)(n - w));
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) rc = io_fail("cannot write", path);
+            w += k > 0 ? k : 0;
+        }
+        done += (uint64_t)n;
+    }
+    if (!rc && fsync(out) != 0) rc = io_fail("cannot write", path);
+    close(out);
+    unsigned char d[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256_final(&h, d);
+    hex(d, sizeof d, sum);
+    return rc;
+}
+
+/* SHA-256 of a whole file. OUT: sum, *size. */
+static br_err hash_file(const char *path, char sum[65], uint64_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return io_fail("cannot open", path);
+    crypto_hash_sha256_state h;
+    crypto_hash_sha256_init(&h);
+    char buf[65536];
+    uint64_t total = 0;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        crypto_hash_sha256_update(&h, (unsigned char *)buf, (size_t)n);
+        total += (uint64_t)n;
+    }
+    close(fd);
+    if (n < 0) return io_fail("cannot read", path);
+    unsigned char d[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256_final(&h, d);
+    hex(d, sizeof d, sum);
+    if (size) *size = total;
+    return BR_OK;
+}
+
+/* Makes every folder of path's parent (path itself is a file). */
+static br_err make_parents(const char *path)
+{
+    char *p = xstrdup(path);
+    br_err rc = BR_OK;
+    for (char *s = strchr(p + 1, '/'); s && !rc; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) rc = io_fail("cannot create", p);
+        *s = '/';
+    }
+    free(p);
+    return rc;
+}
+
+/* --- export ----------------------------------------------------------------------- */
+
+struct exporter {
+    struct app *app;
+    const char *dir;
+    const struct store_table *tables;
+    int ntables;
+    struct out_file files[MAX_TABLES];
+    struct out_file objects;
+    int foto_table;
+    struct transfer_stats st;
+};
+
+static json_t *row_json(const struct db_val *cols, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) {
+        json_t *v = NULL;
+        switch (cols[i].type) {
+        case DB_NULL:
+            v = json_null();
+            break;
+        case DB_INT:
+            v = json_integer(cols[i].i);
+            break;
+        case DB_REAL:
+            v = json_real(cols[i].d);
+            break;
+        case DB_TEXT:
+            v = json_stringn(cols[i].s, cols[i].n); /* NULL when not UTF-8 */
+            break;
+        }
+        if (!v || json_array_append_new(a, v) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+/* A photo's object, copied into objects/<bucket>/<key>. */
+static br_err export_object(struct exporter *x, const char *key)
+{
+    if (!objkey_valid(key, strlen(key)))
+        return err_set(BR_STORE, "a photo record names an invalid key: %s", key);
+    struct obj_info info;
+    br_err rc = obj_get(x->app->obj, PHOTO_BUCKET, key, &info);
+    if (rc == BR_NOTFOUND) return err_set(BR_OBJSTORE, "the photo %s is missing", key);
+    if (rc) return rc;
+    char *path = xasprintf("%s/objects/%s/%s", x->dir, PHOTO_BUCKET, key);
+    char sum[65];
+    rc = make_parents(path);
+    if (!rc) rc = copy_out(info.fd, info.size, path, sum);
+    close(info.fd);
+    free(path);
+    json_t *line = rc ? NULL
+                      : json_pack("[s, s, s, I, s]", PHOTO_BUCKET, key, info.content_type,
+                                  (json_int_t)info.size, sum);
+    free(info.content_type);
+    if (rc) return rc;
+    char *text = json_dumps(line, JSON_COMPACT);
+    json_decref(line);
+    rc = out_line(&x->objects, text, strlen(text));
+    free(text);
+    x->st.objects++;
+    x->st.bytes += (int64_t)info.size;
+    return rc;
+}
+
+static br_err export_row(void *ud, int table, const struct db_val *cols, int n)
+{
+    struct exporter *x = ud;
+    json_t *row = row_json(cols, n);
+    if (!row) return err_set(BR_STORE, "%s: a value that is not UTF-8 text", x->tables[table].name);
+    char *text = json_dumps(row, JSON_COMPACT);
+    json_decref(row);
+    br_err rc = out_line(&x->files[table], text, strlen(text));
+    free(text);
+    x->st.rows++;
+    /* fotos_cita: storage_path, the sixth column, names the object */
+    if (!rc && table == x->foto_table && n > 5 && cols[5].type == DB_TEXT) {
+        char *key = xstrndup(cols[5].s, cols[5].n);
+        rc = export_object(x, key);
+        free(key);
+    }
+    return rc;
+}
+
+static br_err write_manifest(struct exporter *x, char sums[][65], const char *objects_sum)
+{
+    json_t *m = json_object();
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    json_object_set_new(m, "format", json_string(FORMAT));
+    json_object_set_new(m, "version", json_integer(VERSION));
+    json_object_set_new(m, "created_at", json_string(now));
+    json_object_set_new(m, "store", json_string(store_backend(x->app->store)));
+    json_object_set_new(m, "objects_store", json_string(x->app->obj->ops->name));
+    json_t *tables = json_array();
+    for (int i = 0; i < x->ntables; i++)
+        json_array_append_new(tables, json_pack("{s:s, s:s, s:I, s:s}", "name", x->tables[i].name,
+                                                "columns", x->tables[i].cols, "rows",
+                                                (json_int_t)x->files[i].lines, "sha256", sums[i]));
+    json_object_set_new(m, "tables", tables);
+    json_object_set_new(m, "objects",
+                        json_pack("{s:I, s:I, s:s}", "count", (json_int_t)x->st.objects, "bytes",
+                                  (json_int_t)x->st.bytes, "sha256", objects_sum));
+    char *tmp = xasprintf("%s/manifest.json.tmp", x->dir);
+    char *path = xasprintf("%s/manifest.json", x->dir);
+    br_err rc = BR_OK;
+    if (json_dump_file(m, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+        rc = io_fail("cannot write", tmp);
+    if (!rc && rename(tmp, path) != 0) rc = io_fail("cannot write", path);
+    json_decref(m);
+    free(tmp);
+    free(path);
+    return rc;
+}
+
+br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *st)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return io_fail("cannot create", dir);
+    char *objdir = xasprintf("%s/objects", dir);
+    int made = mkdir(objdir, 0755);
+    free(objdir);
+    if (made != 0) return err_set(BR_IO, "%s is not empty (an export needs a new folder)", dir);
+    struct exporter x = {.app = app, .dir = dir, .foto_table = -1};
+    x.ntables = store_tables(&x.tables);
+    br_err rc = BR_OK;
+    int opened = 0;
+    for (int i = 0; i < x.ntables && !rc; i++, opened++) {
+        char *name = xasprintf("%s.jsonl", x.tables[i].name);
+        rc = out_open(&x.files[i], dir, name);
+        free(name);
+        if (!strcmp(x.tables[i].name, "fotos_cita")) x.foto_table = i;
+    }
+    bool objects_open = false;
+    if (!rc) rc = out_open(&x.objects, dir, "objects.jsonl");
+    objects_open = !rc;
+    if (!rc) rc = store_dump(app->store, export_row, &x);
+    char sums[MAX_TABLES][65], objects_sum[65];
+    for (int i = 0; i < opened; i++) {
+        br_err c = out_close(&x.files[i], sums[i]);
+        if (!rc) rc = c;
+    }
+    if (objects_open) {
+        br_err c = out_close(&x.objects, objects_sum);
+        if (!rc) rc = c;
+    }
+    if (!rc) rc = write_manifest(&x, sums, objects_sum);
+    if (!rc && st) *st = x.st;
+    return rc;
+}
+
+/* --- import ----------------------------------------------------------------------- */
+
+/* Reads the next line of f into *line (grown as needed). False at the end. */
+static bool next_line(FILE *f, char **line, size_t *cap, ssize_t *len)
+{
+    *len = getline(line, cap, f);
+    if (*len <= 0) return false;
+    if ((*line)[*len - 1] == '\n') (*line)[--*len] = '\0';
+    return true;
+}
+
+struct manifest {
+    json_t *root;
+    json_t *tables; /* array, in the export's order */
+};
+
+/* Loads manifest.json and checks every file against it. */
+static br_err check_export(const char *dir, struct manifest *m, struct transfer_stats *st)
+{
+    char *path = xasprintf("%s/manifest.json", dir);
+    json_error_t e;
+    m->root = json_load_file(path, 0, &e);
+    free(path);
+    if (!m->root) return err_set(BR_INVALID, "%s/manifest.json: %s", dir, e.text);
+    const char *format = json_string_value(json_object_get(m->root, "format"));
+    if (!format || strcmp(format, FORMAT) ||
+        json_integer_value(json_object_get(m->root, "version")) != VERSION)
+        return err_set(BR_INVALID, "%s is not a barberia export of version %d", dir, VERSION);
+    m->tables = json_object_get(m->root, "tables");
+    const struct store_table *tables;
+    int n = store_tables(&tables);
+    if (!json_is_array(m->tables) || (int)json_array_size(m->tables) != n)
+        return err_set(BR_INVALID, "the manifest names other tables than this version's");
+    for (int i = 0; i < n; i++) {
+        json_t *t = json_array_get(m->tables, (size_t)i);
+        const char *name = json_string_value(json_object_get(t, "name"));
+        const char *cols = json_string_value(json_object_get(t, "columns"));
+        const char *want = json_string_value(json_object_get(t, "sha256"));
+        if (!name || !cols || !want || strcmp(name, tables[i].name) || strcmp(cols, tables[i].cols))
+            return err_set(BR_INVALID, "table %d of the manifest is not %s (%s)", i, tables[i].name,
+                           tables[i].cols);
+        char *file = xasprintf("%s/%s.jsonl", dir, name);
+        char sum[65];
+        br_err rc = hash_file(file, sum, NULL);
+        free(file);
+        if (rc) return rc;
+        if (strcmp(sum, want)) return err_set(BR_INVALID, "%s.jsonl: checksum mismatch", name);
+        st->rows += json_integer_value(json_object_get(t, "rows"));
+    }
+    json_t *objects = json_object_get(m->root, "objects");
+    const char *want = json_string_value(json_object_get(objects, "sha256"));
+    char *list = xasprintf("%s/objects.jsonl", dir);
+    char sum[65];
+    br_err rc = hash_file(list, sum, NULL);
+    if (!rc && (!want || strcmp(sum, want)))
+        rc = err_set(BR_INVALID, "objects.jsonl: checksum mismatch");
+    /* every object's bytes */
+    FILE *f = rc ? NULL : fopen(list, "r");
+    if (!rc && !f) rc = io_fail("cannot open", list);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while (!rc && next_line(f, &line, &cap, &len)) {
+        json_t *o = json_loadb(line, (size_t)len, 0, &e);
+        const char *bucket = json_string_value(json_array_get(o, 0));
+        const char *key = json_string_value(json_array_get(o, 1));
+        const char *osum = json_string_value(json_array_get(o, 4));
+        json_int_t size = json_integer_value(json_array_get(o, 3));
+        if (!bucket || !key || !osum || !obj_bucket_valid(bucket) ||
+            !objkey_valid(key, strlen(key))) {
+            rc = err_set(BR_INVALID, "objects.jsonl: a malformed line");
+        } else {
+            char *p = xasprintf("%s/objects/%s/%s", dir, bucket, key);
+            uint64_t got = 0;
+            rc = hash_file(p, sum, &got);
+            free(p);
+            if (!rc && (strcmp(sum, osum) || got != (uint64_t)size))
+                rc = err_set(BR_INVALID, "object %s/%s: checksum mismatch", bucket, key);
+            st->objects++;
+            st->bytes += (int64_t)got;
+        }
+        json_decref(o);
+    }
+    if (f) fclose(f);
+    free(line);
+    free(list);
+    return rc;
+}
+
+/* The photos this import stored, to remove again if the rows fail. */
+struct put_list {
+    char **keys;
+    size_t n, cap;
+};
+
+static br_err put_objects(struct app *app, const char *dir, struct put_list *done)
+{
+    char *list = xasprintf("%s/objects.jsonl", dir);
+    FILE *f = fopen(list, "r");
+    br_err rc = f ? BR_OK : io_fail("cannot open", list);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while (!rc && next_line(f, &line, &cap, &len)) {
+        json_error_t e;
+        json_t *o = json_loadb(line, (size_t)len, 0, &e);
+        const char *bucket = json_string_value(json_array_get(o, 0));
+        const char *key = json_string_value(json_array_get(o, 1));
+        const char *ct = json_string_value(json_array_get(o, 2));
+        char *p = xasprintf("%s/objects/%s/%s", dir, bucket, key);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        struct stat sb;
+        if (fd < 0 || fstat(fd, &sb) != 0) rc = io_fail("cannot open", p);
+        if (!rc) rc = obj_ensure_bucket(app->obj, bucket, true, PHOTO_BUCKET_LIMIT);
+        if (!rc) rc = obj_put(app->obj, bucket, key, ct, fd, (uint64_t)sb.st_size);
+        if (rc == BR_CONFLICT)
+            rc = err_set(BR_CONFLICT, "the store already has %s/%s", bucket, key);
+        if (!rc) {
+            if (done->n == done->cap) {
+                done->cap = done->cap ? done->cap * 2 : 64;
+                done->keys = xrealloc(done->keys, done->cap * sizeof *done->keys);
+            }
+            done->keys[done->n++] = xstrdup(key);
+        }
+        if (fd >= 0) close(fd);
+        free(p);
+        json_decref(o);
+    }
+    if (f) fclose(f);
+    free(line);
+    free(list);
+    return rc;
+}
+
+/* Rows for store_load, table after table. */
+struct loader {
+    const char *dir;
+    int ntables, table;
+    FILE *f;
+    char *line;
+    size_t cap;
+    json_t *row; /* the row handed out last: its strings are borrowed */
+};
+
+static br_err load_next(void *ud, int *table, struct db_val *cols, int *n)
+{
+    struct loader *l = ud;
+    json_decref(l->row);
+    l->row = NULL;
+    for (;;) {
+        if (!l->f) {
+            if (l->table >= l->ntables) return BR_NOTFOUND;
+            const struct store_table *tables;
+            store_tables(&tables);
+            char *p = xasprintf("%s/%s.jsonl", l->dir, tables[l->table].name);
+            l->f = fopen(p, "r");
+            br_err rc = l->f ? BR_OK : io_fail("cannot open", p);
+            free(p);
+            if (rc) return rc;
+        }
+        ssize_t len;
+        if (next_line(l->f, &l->line, &l->cap, &len)) break;
+        fclose(l->f);
+        l->f = NULL;
+        l->table++;
+    }
+    json_error_t e;
+    l->row = json_loadb(l->line, strlen(l->line), 0, &e);
+    if (!json_is_array(l->row) || json_array_size(l->row) > 32)
+        return err_set(BR_INVALID, "a malformed row: %s", e.text);
+    *table = l->table;
+    *n = (int)json_array_size(l->row);
+    for (int i = 0; i < *n; i++) {
+        json_t *v = json_array_get(l->row, (size_t)i);
+        if (json_is_integer(v))
+            cols[i] = db_int(json_integer_value(v));
+        else if (json_is_real(v))
+            cols[i] = db_real(json_real_value(v));
+        else if (json_is_string(v))
+            cols[i] = (struct db_val){
+                .type = DB_TEXT, .s = json_string_value(v), .n = json_string_length(v)};
+        else if (json_is_null(v))
+            cols[i] = db_null();
+        else
+            return err_set(BR_INVALID, "a malformed value in a row");
+    }
+    return BR_OK;
+}
+
+br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *st)
+{
+    struct transfer_stats got = {0};
+    struct manifest m = {0};
+    br_err rc = check_export(dir, &m, &got);
+    bool empty = false;
+    if (!rc) rc = store_is_empty(app->store, &empty);
+    if (!rc && !empty)
+        rc = err_set(BR_CONFLICT, "the target already holds data: an import needs an empty one");
+    struct put_list done = {0};
+    if (!rc) rc = put_objects(app, dir, &done);
+    struct loader l = {.dir = dir, .ntables = (int)json_array_size(m.tables)};
+    if (!rc) rc = store_load(app->store, load_next, &l);
+    json_decref(l.row);
+    if (l.f) fclose(l.f);
+    free(l.line);
+    if (rc && done.n) {
+        /* the rows are not there: neither may their photos be */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", err_msg());
+        for (size_t i = 0; i < done.n; i++)
+            (void)obj_remove(app->obj, PHOTO_BUCKET, done.keys[i]);
+        err_set(rc, "%s", msg);
+    }
+    for (size_t i = 0; i < done.n; i++)
+        free(done.keys[i]);
+    free(done.keys);
+    json_decref(m.root);
+    if (!rc && st) *st = got;
+    return rc;
+}

@@ -1,0 +1,40 @@
+/*
+ * transfer.h - a shop's data and photos moved between deployments (the
+ * embedded SQLite + folder, PostgreSQL + S3, any mix): `barberia export`
+ * writes them to a folder, `barberia import` loads such a folder into an
+ * empty deployment. Nothing is lost and nothing is half-done: the folder
+ * carries a manifest with every file's row count and SHA-256, checked in
+ * full before anything is written, and the rows load in one transaction.
+ *
+ * The folder:
+ *   manifest.json        format, version, when, from which backends; per
+ *                        table its columns, rows and SHA-256; the same for
+ *                        objects.jsonl and the bytes of every object
+ *   <table>.jsonl        one JSON array per row, in key order (ids, times in
+ *                        the API's form: the same text from every backend)
+ *   objects.jsonl        [bucket, key, content type, size, sha256] per photo
+ *   objects/<bucket>/<key>  the photos' bytes
+ */
+#ifndef BR_TRANSFER_H
+#define BR_TRANSFER_H
+
+#include "app.h"
+
+struct transfer_stats {
+    int64_t rows;    /* in all tables */
+    int64_t objects; /* photos */
+    int64_t bytes;   /* of the photos */
+};
+
+/* Writes everything to dir, which must not exist yet (or be empty), from
+ * one snapshot of the database. Fails (BR_STORE, BR_OBJSTORE, BR_IO...)
+ * when a photo's record names an object the store does not have. */
+br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *st) WARN_UNUSED;
+
+/* Loads an export into app's stores, which must hold no data yet: checks
+ * the whole folder against its manifest first (BR_INVALID on any
+ * mismatch, nothing written), stores the photos, then inserts every row in
+ * one transaction; on failure removes the photos it stored. */
+br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *st) WARN_UNUSED;
+
+#endif
