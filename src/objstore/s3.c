@@ -100,7 +100,7 @@ struct s3_call {
     CURL *h;
     uint64_t src_off;
     int io_errno;
-    bool src_short, dst_failed, dst_too_large, resp_cut;
+    bool src_short, dst_failed, dst_too_large;
 };
 
 /* --- small helpers -------------------------------------------------------------- */
@@ -186,8 +186,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
     long status = 0;
     curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
     if (c->dst_fd < 0 || status < 200 || status > 299) {
-        /* an error answer: what fits is kept for its <Code>, the rest dropped */
-        if (buf_append(&c->resp, data, n) != BR_OK) c->resp_cut = true;
+        /* an error answer: what fits under the cap is kept for its <Code> */
+        if (buf_append(&c->resp, data, n) != BR_OK) return n; /* the rest is dropped */
         return n;
     }
     if (c->dst_max && c->received + n > c->dst_max) {
@@ -433,12 +433,16 @@ static bool bucket_known(struct s3_store *s, const char *bucket, struct bucket_l
     return found;
 }
 
-/* Lets anyone read the bucket's objects (s3:GetObject for "*"). A store
- * without bucket policies (HTTP 501 NotImplemented, or 405) is told in one
- * warn line and is not a failure: the service serves photos itself unless
- * BARBERIA_STORAGE_PUBLIC_URL is set, and then it is the operator's to make
- * the objects readable there (see docs/operations.md). */
-static br_err set_public_policy(struct s3_store *s, const char *bucket)
+/* Lets anyone read the bucket's objects (s3:GetObject for "*"). Never a
+ * failure of the upload that made the bucket: a later upload would find
+ * the bucket there and skip this step, so failing once would only make
+ * the outcome depend on which upload came first. A store without bucket
+ * policies (HTTP 501 NotImplemented, or 405) is one warn line; a refused
+ * or failed policy is a warn line while the service serves the photos
+ * itself (it reads with its key), an error line with
+ * BARBERIA_STORAGE_PUBLIC_URL, whose URLs then need the operator (see
+ * docs/operations.md). */
+static void set_public_policy(struct s3_store *s, const char *bucket)
 {
     char *policy =
         xasprintf("{\"Version\":\"2012-10-17\",\"Statement\":[{\"Sid\":\"PublicRead\","
@@ -451,27 +455,25 @@ static br_err set_public_policy(struct s3_store *s, const char *bucket)
     c.body_len = strlen(policy);
     c.content_type = "application/json";
     br_err rc = s3_perform(s, &c);
+    char why[REASON_MAX + 96];
+    if (!rc) status_reason(&c, why, sizeof why);
+    const char *after = s->public_base ? "BARBERIA_STORAGE_PUBLIC_URL must serve its objects to "
+                                         "anyone: make the bucket readable there by hand"
+                                       : "photos are served through the service";
     if (!rc && (c.status == 501 || c.status == 405 || has_code(&c, "NotImplemented"))) {
-        char why[REASON_MAX + 96];
-        status_reason(&c, why, sizeof why);
         log_warn("storage: the store does not support bucket policies (%s): bucket %s stays as "
                  "the store makes it; %s",
-                 why, bucket,
-                 s->public_base ? "BARBERIA_STORAGE_PUBLIC_URL must serve its objects to anyone"
-                                : "photos are served through the service");
-    } else if (!rc && (c.status < 200 || c.status > 299)) {
-        rc = call_failed(&c);
-        if (!s->public_base) {
-            /* only handed-out store URLs need it: the service reads with its key */
-            log_warn("storage: bucket %s is not public; photos are served through the service",
-                     bucket);
-            rc = BR_OK;
-            err_clear();
-        }
+                 why, bucket, after);
+    } else if (rc || c.status < 200 || c.status > 299) {
+        if (rc) snprintf(why, sizeof why, "%s", err_msg());
+        if (s->public_base)
+            log_error("storage: bucket %s could not be made public (%s); %s", bucket, why, after);
+        else
+            log_warn("storage: bucket %s could not be made public (%s); %s", bucket, why, after);
+        err_clear();
     }
     call_done(&c);
     free(policy);
-    return rc;
 }
 
 static br_err s3_ensure_bucket(struct objstore *o, const char *bucket, bool public_read,
@@ -494,11 +496,10 @@ static br_err s3_ensure_bucket(struct objstore *o, const char *bucket, bool publ
                                      s->region)
                          : NULL;
         c = new_call("PUT", bucket, NULL);
-        if (conf) {
-            c.body = conf;
-            c.body_len = strlen(conf);
-            c.content_type = "application/xml";
-        }
+        /* an empty body still says Content-Length: 0 */
+        c.body = conf ? conf : "";
+        c.body_len = strlen(c.body);
+        c.content_type = "application/xml";
         rc = s3_perform(s, &c);
         created = !rc && c.status >= 200 && c.status <= 299;
         /* a racing start made it first: as good */
@@ -510,7 +511,7 @@ static br_err s3_ensure_bucket(struct objstore *o, const char *bucket, bool publ
     if (!rc && created) {
         log_info("storage: created bucket %s (limit %llu bytes per object, enforced here)", bucket,
                  (unsigned long long)size_limit);
-        if (public_read) rc = set_public_policy(s, bucket);
+        if (public_read) set_public_policy(s, bucket);
     }
     if (!rc) remember_bucket(s, bucket, public_read, size_limit);
     return rc;
