@@ -531,6 +531,15 @@ static br_err s3_put(struct objstore *o, const char *bucket, const char *key,
     if (bucket_known(s, bucket, &b) && b.limit && size > b.limit)
         return err_set(BR_OBJSTORE, "el objeto supera el límite de %llu bytes del bucket",
                        (unsigned long long)b.limit);
+    /* a file shorter than announced must not become a short object: not
+     * every store checks the body against Content-Length when curl stops
+     * mid-way (s3rver keeps what arrived), so look before sending; one
+     * that shrinks during the upload still aborts it (on_read) */
+    struct stat sb;
+    if (fstat(fd, &sb) != 0)
+        return err_set(BR_OBJSTORE, "cannot read the upload: %s", strerror(errno));
+    if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size < size)
+        return err_set(BR_OBJSTORE, "the upload is shorter than announced");
     /* a store that ignores If-None-Match would overwrite: look first */
     struct s3_call c = new_call("HEAD", bucket, key);
     br_err rc = s3_perform(s, &c);
