@@ -38,7 +38,7 @@ struct setting {
 static const struct setting settings[] = {
     S("DATA", CONFIG_DATA, data_dir, "./data", "folder of the SQLite database and the photo store"),
     S("DATABASE_URL", CONFIG_DATA, database_url, NULL,
-      "postgresql://... selects PostgreSQL (not in this build yet)"),
+      "postgresql://user:password@host:port/db selects PostgreSQL instead of SQLite"),
     S("STORAGE_URL", CONFIG_DATA, storage_url, NULL,
       "s3://, http:// or https:// selects an S3-compatible store (unset: a folder in DATA)"),
     S("STORAGE_REGION", CONFIG_DATA, storage_region, "us-east-1",

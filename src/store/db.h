@@ -120,5 +120,6 @@ struct db_ops {
 };
 
 extern const struct db_ops db_sqlite_ops;
+extern const struct db_ops db_pg_ops;
 
 #endif

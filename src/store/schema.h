@@ -7,12 +7,16 @@
  * e-mails waiting to be delivered in mail_outbox. Timestamps are TEXT in the
  * API's UTC form `YYYY-MM-DDTHH:MM:SS.sssZ`, which sorts in time order.
  * Element i upgrades the schema from version i to i + 1 (PRAGMA
- * user_version on SQLite); released elements are never edited, only added.
+ * user_version on SQLite, the schema_version table on PostgreSQL); released
+ * elements are never edited, only added. PostgreSQL keeps the same tables and
+ * columns in its own types (schema_pg.c).
  */
 #ifndef BR_SCHEMA_H
 #define BR_SCHEMA_H
 
 extern const char *const schema_sqlite[];
 extern const int schema_sqlite_count;
+extern const char *const schema_pg[];
+extern const int schema_pg_count;
 
 #endif

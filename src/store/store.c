@@ -139,20 +139,39 @@ static br_err one_flag(void *ud, const struct db_val *cols, int n)
 
 /* --- lifetime ------------------------------------------------------------------ */
 
+/* The SQL adapters, by the scheme of BARBERIA_DATABASE_URL. Without a URL
+ * the embedded SQLite file in the data folder. */
+static const struct {
+    const char *scheme;
+    const struct db_ops *ops;
+} adapters[] = {
+    {"postgresql://", &db_pg_ops},
+    {"postgres://", &db_pg_ops},
+};
+
 br_err store_open(const struct config *cfg, int pool_size, struct store **out)
 {
-    if (cfg->database_url)
-        return err_set(BR_CONFIG,
-                       "BARBERIA_DATABASE_URL: the PostgreSQL backend is not part of this build "
-                       "yet; unset it to use the embedded SQLite database");
-    char *path = xasprintf("%s/barberia.db", cfg->data_dir);
+    const struct db_ops *ops = &db_sqlite_ops;
+    char *target = NULL;
+    if (cfg->database_url) {
+        for (size_t i = 0; i < ARRAY_LEN(adapters) && !target; i++)
+            if (!strncmp(cfg->database_url, adapters[i].scheme, strlen(adapters[i].scheme))) {
+                ops = adapters[i].ops;
+                target = xstrdup(cfg->database_url);
+            }
+        if (!target)
+            return err_set(BR_CONFIG,
+                           "BARBERIA_DATABASE_URL: unknown scheme (expected postgresql://...)");
+    } else {
+        target = xasprintf("%s/barberia.db", cfg->data_dir);
+    }
     struct db *db = NULL;
     struct db_pool_opts o = {.size = pool_size,
                              .wait_ms = cfg->db_wait_ms,
                              .lock_wait_ms = cfg->db_lock_wait_ms,
                              .ping_ms = cfg->health_timeout_ms};
-    br_err rc = db_sqlite_ops.open(path, &o, &db);
-    free(path);
+    br_err rc = ops->open(target, &o, &db);
+    free(target);
     if (rc) return rc;
     struct store *st = xcalloc(1, sizeof *st);
     st->db = db;
@@ -494,7 +513,9 @@ static br_err throttle_fail_tx(struct db *db, struct db_conn *c, void *ud)
         struct throttle_state s = {0};
         struct throttle_row r = {&s, false};
         struct db_val pg[] = {db_text(a->keys[i]), db_text(now)};
-        rc = EXEC(db, c, sql_throttle_get, pg, throttle_row, &r, NULL);
+        /* read, update, store: no other node's failure in between */
+        rc = db->ops->lock(c, a->keys[i]);
+        if (!rc) rc = EXEC(db, c, sql_throttle_get, pg, throttle_row, &r, NULL);
         if (rc) break;
         a->fn(a->ud, i, &s);
         br_ts ws, lu, fa;

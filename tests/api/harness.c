@@ -35,6 +35,114 @@ static void curl_init(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* --- the backend ------------------------------------------------------------------------ */
+
+bool test_pg(void)
+{
+    const char *b = getenv("BARBERIA_TEST_BACKEND");
+    return b && !strcmp(b, "postgresql");
+}
+
+__attribute__((constructor)) static void backend_check(void)
+{
+    const char *url = getenv("BARBERIA_TEST_PG");
+    if (test_pg() && (!url || !*url)) {
+        fprintf(stderr, "skipped: a PostgreSQL run needs BARBERIA_TEST_PG (scripts/pg-server)\n");
+        exit(77);
+    }
+}
+
+/* Runs psql on database db of the test cluster: -c sql, unaligned, tuples
+ * only, tab-separated (as db_exec's sqlite3), stopping at the first error;
+ * with tags, command tags ("UPDATE 1") are printed too. Foreign keys are
+ * not checked, as in the sqlite3 tool (session_replication_role). */
+static int psql(const char *db, const char *sql, bool tags, const char *opath, const char *epath)
+{
+    char url[512];
+    snprintf(url, sizeof url, "%s%s", getenv("BARBERIA_TEST_PG"), db);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        setenv("PGOPTIONS", "-c TimeZone=UTC -c DateStyle=ISO -c session_replication_role=replica",
+               1);
+        execlp("psql", "psql", "-X", tags ? "-A" : "-q", "-A", "-t", "-F", "\t", "-v",
+               "ON_ERROR_STOP=1", "-d", url, "-c", sql, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* psql's output o in the sqlite3 tool's form: timestamps as the API
+ * writes them ("2031-03-10 10:00:00+00" -> "2031-03-10T10:00:00.000Z"),
+ * booleans as 1 and 0; with tag, only the count of the last command tag.
+ * Frees o; the caller frees the result. */
+static char *psql_output_as_sqlite(char *o, bool tag)
+{
+    if (tag) {
+        char *last = NULL;
+        char *save = NULL;
+        for (char *line = strtok_r(o, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+            last = line;
+        const char *num = last ? strrchr(last, ' ') : NULL;
+        char *r = NULL;
+        if (asprintf(&r, "%s\n", num ? num + 1 : "0") < 0) fail_msg("out of memory");
+        free(o);
+        return r;
+    }
+    char *res = malloc(strlen(o) * 2 + 1), *out = res;
+    for (const char *f = o; *f;) {
+        size_t len = strcspn(f, "\t\n");
+        bool ts = len >= 22 && f[4] == '-' && f[10] == ' ' && f[13] == ':' &&
+                  !strncmp(f + len - 3, "+00", 3);
+        if (ts) {
+            memmove(out, f, 10);
+            out[10] = 'T';
+            memmove(out + 11, f + 11, 8);
+            char ms[4] = "000";
+            if (f[19] == '.')
+                for (int i = 0; i < 3 && f[20 + i] >= '0' && f[20 + i] <= '9'; i++)
+                    ms[i] = f[20 + i];
+            out[19] = '.';
+            memcpy(out + 20, ms, 3);
+            out[23] = 'Z';
+            out += 24;
+        } else if (len == 1 && (*f == 't' || *f == 'f')) {
+            *out++ = *f == 't' ? '1' : '0';
+        } else {
+            memmove(out, f, len);
+            out += len;
+        }
+        f += len;
+        if (*f) *out++ = *f++;
+    }
+    *out = '\0';
+    free(o);
+    return res;
+}
+
+/* Creates (or drops) the database of a server on a PostgreSQL run. */
+static void pg_database(const struct srv *s, bool create)
+{
+    const char *name = strrchr(s->dburl, '/') + 1;
+    char sql[256], opath[400], epath[400];
+    snprintf(sql, sizeof sql, create ? "CREATE DATABASE %s" : "DROP DATABASE %s WITH (FORCE)",
+             name);
+    snprintf(opath, sizeof opath, "%s/pg.out", s->dir);
+    snprintf(epath, sizeof epath, "%s/pg.err", s->dir);
+    int rc = psql("postgres", sql, false, opath, epath);
+    if (rc != 0) {
+        char *e = read_file(epath, NULL);
+        fprintf(stderr, "%s failed (%d): %s\n", sql, rc, e ? e : "");
+        free(e);
+        if (create) fail_msg("cannot create the test database");
+    }
+}
+
 /* --- time ------------------------------------------------------------------------------ */
 
 void sleep_ms(int ms)
@@ -83,10 +191,18 @@ void srv_init(struct srv *s)
     snprintf(s->data, sizeof s->data, "%s/data", s->dir);
     snprintf(s->log, sizeof s->log, "%s/server.log", s->dir);
     snprintf(s->out, sizeof s->out, "%s/server.out", s->dir);
+    if (test_pg()) {
+        /* one database per server folder */
+        static int counter;
+        snprintf(s->dburl, sizeof s->dburl, "%st_%d_%d", getenv("BARBERIA_TEST_PG"), (int)getpid(),
+                 __atomic_add_fetch(&counter, 1, 0));
+        pg_database(s, true);
+    }
 }
 
-/* In a child: a clean BARBERIA_* environment plus env. */
-static void child_env(const char *const *env)
+/* In a child: a clean BARBERIA_* environment plus the server's database
+ * on a PostgreSQL run, plus env. */
+static void child_env(const struct srv *s, const char *const *env)
 {
     for (;;) {
         char **e = environ;
@@ -105,6 +221,7 @@ static void child_env(const char *const *env)
      * never through a proxy the machine may have configured */
     setenv("no_proxy", "127.0.0.1,localhost,::1", 1);
     setenv("NO_PROXY", "127.0.0.1,localhost,::1", 1);
+    if (s && s->dburl[0]) setenv("BARBERIA_DATABASE_URL", s->dburl, 1);
     for (; env && *env; env++)
         putenv((char *)*env);
 }
@@ -155,7 +272,7 @@ void srv_start(struct srv *s, const char *const *env, const char *const *args)
         die_with(parent);
         dup2(outfd, 1);
         dup2(logfd, 2);
-        child_env(env);
+        child_env(s, env);
         execv(BARBERIA_BIN, (char *const *)argv);
         _exit(127);
     }
@@ -245,6 +362,8 @@ void srv_cleanup(struct srv *s)
         }
     }
     bool sanitizer = strstr(log, "Sanitizer") || strstr(log, "runtime error:");
+    if (s->dburl[0]) pg_database(s, false);
+    s->dburl[0] = '\0';
     if (s->dir[0]) nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     s->dir[0] = '\0';
     /* a server that crashed, failed to stop cleanly or tripped a sanitizer
@@ -718,6 +837,28 @@ int db_exec(const struct srv *s, const char *sql, char **out)
     snprintf(db, sizeof db, "%s/barberia.db", s->data);
     snprintf(opath, sizeof opath, "%s/sql-%d.out", s->dir, k);
     snprintf(epath, sizeof epath, "%s/sql-%d.err", s->dir, k);
+    if (s->dburl[0]) {
+        /* "...; SELECT changes();" (SQLite's count of the rows the last
+         * statement touched): psql prints that as the command's tag */
+        static const char changes[] = "SELECT changes();";
+        char *text = strdup(sql);
+        size_t n = strlen(text);
+        bool tag = n >= strlen(changes) && !strcmp(text + n - strlen(changes), changes);
+        if (tag) text[n - strlen(changes)] = '\0';
+        int rc = psql(strrchr(s->dburl, '/') + 1, text, tag, opath, epath);
+        free(text);
+        char *o = read_file(opath, NULL), *e = read_file(epath, NULL);
+        if (o) o = psql_output_as_sqlite(o, tag);
+        remove(opath);
+        remove(epath);
+        if (rc != 0) fprintf(stderr, "psql failed (%d) on: %s\n%s\n", rc, sql, e ? e : "");
+        free(e);
+        if (out)
+            *out = o ? o : strdup("");
+        else
+            free(o);
+        return rc;
+    }
     pid_t pid = fork();
     if (pid == 0) {
         int o = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -741,6 +882,30 @@ int db_exec(const struct srv *s, const char *sql, char **out)
         *out = o ? o : strdup("");
     else
         free(o);
+    return rc;
+}
+
+int db_forced_failure(const struct srv *s, const char *table, bool on)
+{
+    char sql[600];
+    if (!on)
+        snprintf(sql, sizeof sql, "DROP TRIGGER IF EXISTS %s_fallo_forzado%s%s;", table,
+                 s->dburl[0] ? " ON " : "", s->dburl[0] ? table : "");
+    else if (s->dburl[0])
+        snprintf(sql, sizeof sql,
+                 "CREATE OR REPLACE FUNCTION fallo_forzado() RETURNS trigger LANGUAGE plpgsql "
+                 "AS $$BEGIN RAISE EXCEPTION 'fallo forzado'; END$$; "
+                 "CREATE TRIGGER %s_fallo_forzado BEFORE INSERT ON %s FOR EACH ROW "
+                 "EXECUTE FUNCTION fallo_forzado();",
+                 table, table);
+    else
+        snprintf(sql, sizeof sql,
+                 "CREATE TRIGGER %s_fallo_forzado BEFORE INSERT ON %s "
+                 "BEGIN SELECT RAISE(ABORT, 'fallo forzado'); END;",
+                 table, table);
+    char *out = NULL;
+    int rc = db_exec(s, sql, &out);
+    free(out);
     return rc;
 }
 
@@ -832,8 +997,8 @@ void expect_keys(const json_t *o, ...)
 
 #include <sys/time.h>
 
-int run_program(const char *const *argv, const char *const *env, int timeout_ms, char **out,
-                char **err)
+static int run_program_for(const struct srv *s, const char *const *argv, const char *const *env,
+                           int timeout_ms, char **out, char **err)
 {
     char opath[] = "/tmp/barberia-run-out-XXXXXX", epath[] = "/tmp/barberia-run-err-XXXXXX";
     int o = mkstemp(opath), e = mkstemp(epath);
@@ -844,7 +1009,7 @@ int run_program(const char *const *argv, const char *const *env, int timeout_ms,
         dup2(e, 2);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
-        child_env(env);
+        child_env(s, env);
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
@@ -857,6 +1022,12 @@ int run_program(const char *const *argv, const char *const *env, int timeout_ms,
     unlink(opath);
     unlink(epath);
     return rc;
+}
+
+int run_program(const char *const *argv, const char *const *env, int timeout_ms, char **out,
+                char **err)
+{
+    return run_program_for(NULL, argv, env, timeout_ms, out, err);
 }
 
 int run_cli_within(const struct srv *s, const char *const *env, const char *const *args,
@@ -872,7 +1043,7 @@ int run_cli_within(const struct srv *s, const char *const *env, const char *cons
         argv[n++] = s->data;
     }
     argv[n] = NULL;
-    return run_program(argv, env, timeout_ms, out, err);
+    return run_program_for(s, argv, env, timeout_ms, out, err);
 }
 
 int srv_wait_exit(struct srv *s, int timeout_ms)
@@ -1199,6 +1370,7 @@ static void write_all(int fd, const char *text)
 
 void db_lock_take(const struct srv *s, struct db_locker *l, const char *sql)
 {
+    if (s->dburl[0]) skip(); /* the sqlite3 tool's lock: nothing to take on PostgreSQL */
     static int counter;
     memset(l, 0, sizeof *l);
     snprintf(l->marker, sizeof l->marker, "%s/db-locked-%d", s->dir,

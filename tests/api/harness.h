@@ -50,12 +50,20 @@ bool wait_until(bool (*cond)(void *ud), void *ud, int timeout_ms);
 struct srv {
     pid_t pid;
     int port;
-    char base[64];  /* http://127.0.0.1:<port> */
-    char dir[256];  /* temporary root, removed by srv_cleanup */
-    char data[320]; /* <dir>/data: BARBERIA_DATA */
-    char log[320];  /* the server's stderr */
-    char out[320];  /* the server's stdout */
+    char base[64];   /* http://127.0.0.1:<port> */
+    char dir[256];   /* temporary root, removed by srv_cleanup */
+    char data[320];  /* <dir>/data: BARBERIA_DATA */
+    char log[320];   /* the server's stderr */
+    char out[320];   /* the server's stdout */
+    char dburl[256]; /* BARBERIA_DATABASE_URL on a PostgreSQL run, else "" */
 };
+
+/* True on a PostgreSQL run (BARBERIA_TEST_BACKEND=postgresql, with the
+ * cluster's base URL in BARBERIA_TEST_PG): every server then gets a fresh
+ * database of its own there instead of the SQLite file, and db_exec runs
+ * psql on it. A test program of such a run exits 77 (skipped) at once when
+ * no cluster is given. */
+bool test_pg(void);
 
 /* Makes the temporary folder (once per struct; srv_start calls it). */
 void srv_init(struct srv *s);
@@ -218,14 +226,20 @@ bool built_with_asan(void);
 /* --- the database through the sqlite3 tool, and shape checks ------------------------ */
 
 /* Runs sql with the `sqlite3` command-line tool on <data>/barberia.db (busy
- * timeout 30 s, no header, columns separated by a tab). OUT: *out its
- * stdout (caller frees; may be NULL). Returns the exit status. */
+ * timeout 30 s, no header, columns separated by a tab), or on a PostgreSQL
+ * run with `psql` on the server's database (the same output form). OUT:
+ * *out its stdout (caller frees; may be NULL). Returns the exit status. */
 int db_exec(const struct srv *s, const char *sql, char **out);
 /* printf-style: runs the SQL, asserts success and returns stdout without
  * its trailing newline (caller frees). */
 char *db_query(const struct srv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* printf-style: a query answering one integer. */
 long db_count(const struct srv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Makes every INSERT into table fail with the database's error "fallo
+ * forzado" (a trigger named <table>_fallo_forzado), or, with on false,
+ * stops that (no error when there was none). Returns db_exec's status. */
+int db_forced_failure(const struct srv *s, const char *table, bool on);
 
 /* Another process holding the database's write lock: the sqlite3 tool in a
  * write transaction (BEGIN IMMEDIATE) on <data>/barberia.db, as an operator
@@ -236,6 +250,7 @@ struct db_locker {
     char marker[400]; /* appears once the lock is held */
 };
 /* Starts the tool and returns once it holds the lock; sql (may be NULL)
+ * (SQLite only: skips the test on a PostgreSQL run)
  * runs inside the transaction first (e.g. a write that must never be seen).
  * Fails the test when the lock cannot be taken within 60 s. */
 void db_lock_take(const struct srv *s, struct db_locker *l, const char *sql);

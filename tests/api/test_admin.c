@@ -240,9 +240,9 @@ static void listing_has_every_profile_newest_first_with_exact_fields(void **stat
                          "UPDATE perfiles SET created_at = CASE id "
                          "WHEN '%s' THEN '2040-01-01T00:00:03.000Z' "
                          "WHEN '%s' THEN '2040-01-01T00:00:02.000Z' "
-                         "ELSE '2040-01-01T00:00:01.000Z' END WHERE id IN ('%s', '%s', '%s'); "
+                         "ELSE '2040-01-01T00:00:01.000Z' END%s WHERE id IN ('%s', '%s', '%s'); "
                          "SELECT changes();",
-                         u1.id, u2.id, u1.id, u2.id, u3.id);
+                         u1.id, u2.id, test_pg() ? "::timestamptz" : "", u1.id, u2.id, u3.id);
     assert_string_equal(out, "3");
     free(out);
     json_t *l = list_usuarios();

@@ -218,8 +218,11 @@ static void signup_is_201_with_user_token_and_session_cookie(void **state)
     assert_non_null(strstr(cookie, "; Max-Age=2592000"));
     const char *id = jstr(json_object_get(r.json, "user"), "id");
     assert_int_equal(db_count(&S,
-                              "SELECT count(*) FROM auth_sessions WHERE user_id = '%s' AND "
-                              "julianday(expires_at) - julianday(created_at) = 30",
+                              test_pg() ? "SELECT count(*) FROM auth_sessions WHERE user_id = "
+                                          "'%s' AND expires_at - created_at = interval '30 days'"
+                                        : "SELECT count(*) FROM auth_sessions WHERE user_id = "
+                                          "'%s' AND julianday(expires_at) - julianday(created_at) "
+                                          "= 30",
                               id),
                      1);
     resp_free(&r);
@@ -579,11 +582,24 @@ static void tokens_are_256_bit_and_only_their_hash_is_stored(void **state)
     assert_string_not_equal(u.token, t3);
     /* three sessions, each stored as a 64-hex-digit hash */
     assert_int_equal(db_count(&S,
-                              "SELECT count(*) FROM auth_sessions WHERE user_id = '%s' AND "
-                              "length(token_hash) = 64 AND token_hash NOT GLOB '*[^0-9a-f]*'",
+                              test_pg() ? "SELECT count(*) FROM auth_sessions WHERE user_id = "
+                                          "'%s' AND token_hash ~ '^[0-9a-f]{64}$'"
+                                        : "SELECT count(*) FROM auth_sessions WHERE user_id = "
+                                          "'%s' AND length(token_hash) = 64 AND token_hash NOT "
+                                          "GLOB '*[^0-9a-f]*'",
                               u.id),
                      3);
-    /* the database file and its WAL, scanned as they are */
+    /* the database file and its WAL, scanned as they are (on PostgreSQL a
+     * dump of the whole database, put into the data folder) */
+    if (test_pg()) {
+        char dump[400];
+        snprintf(dump, sizeof dump, "%s/dump.sql", S.data);
+        const char *argv[] = {"/usr/bin/pg_dump", "-d", S.dburl, "-f", dump, NULL};
+        char *out = NULL, *err = NULL;
+        if (run_program(argv, NULL, 60000, &out, &err) != 0) fail_msg("pg_dump: %s", err);
+        free(out);
+        free(err);
+    }
     assert_true(data_holds(S.data, u.email)); /* the scan does see stored text */
     for (int i = 0; i < 3; i++)
         if (data_holds(S.data, toks[i])) fail_msg("token %d found in the data folder", i);

@@ -965,22 +965,13 @@ static void google_down_leaves_the_event_null_at_once_and_events_return_with_it(
 static int drop_citas_trigger(void **state)
 {
     (void)state;
-    char *out = NULL;
-    int rc = db_exec(&G.s, "DROP TRIGGER IF EXISTS citas_fallo_forzado;", &out);
-    free(out);
-    return rc == 0 ? 0 : -1;
+    return db_forced_failure(&G.s, "citas", false) == 0 ? 0 : -1;
 }
 
 static void booking_the_store_refuses_answers_500_and_deletes_its_event(void **state)
 {
     (void)state;
-    char *out = NULL;
-    assert_int_equal(db_exec(&G.s,
-                             "CREATE TRIGGER citas_fallo_forzado BEFORE INSERT ON citas "
-                             "BEGIN SELECT RAISE(ABORT, 'fallo forzado'); END;",
-                             &out),
-                     0);
-    free(out);
+    assert_int_equal(db_forced_failure(&G.s, "citas", true), 0);
     char fecha[32];
     next_slot(fecha);
     size_t mark = dlog_mark();

@@ -23,6 +23,9 @@ static int cli(const struct srv *s, char **out, char **err, const char *const *a
 
 static bool db_exists(const struct srv *s)
 {
+    if (test_pg())
+        return db_count(s, "SELECT count(*) FROM information_schema.tables WHERE "
+                           "table_schema = 'public' AND table_name = 'perfiles'") == 1;
     char p[400];
     snprintf(p, sizeof p, "%s/barberia.db", s->data);
     return file_exists(p);
@@ -454,11 +457,17 @@ static void migrate_on_an_empty_folder_creates_the_spec_tables(void **state)
     };
     for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
         /* every field of the specification is a column (extra columns allowed) */
-        char *cols = db_query(&s,
-                              "SELECT group_concat(name, ',') FROM (SELECT name FROM "
-                              "pragma_table_info('%s') WHERE ',%s,' LIKE '%%,' || name || ',%%' "
-                              "ORDER BY name)",
-                              spec[i].table, spec[i].cols);
+        char *cols =
+            test_pg() ? db_query(&s,
+                                 "SELECT string_agg(column_name, ',' ORDER BY column_name) FROM "
+                                 "information_schema.columns WHERE table_schema = 'public' AND "
+                                 "table_name = '%s' AND ',%s,' LIKE '%%,' || column_name || ',%%'",
+                                 spec[i].table, spec[i].cols)
+                      : db_query(&s,
+                                 "SELECT group_concat(name, ',') FROM (SELECT name FROM "
+                                 "pragma_table_info('%s') WHERE ',%s,' LIKE '%%,' || name || ',%%' "
+                                 "ORDER BY name)",
+                                 spec[i].table, spec[i].cols);
         if (strcmp(cols, spec[i].cols))
             fail_msg("table %s: spec columns found: '%s', expected '%s'", spec[i].table, cols,
                      spec[i].cols);
@@ -496,7 +505,7 @@ static void migrate_creates_a_missing_data_folder(void **state)
     free(err);
     char db[440];
     snprintf(db, sizeof db, "%s/barberia.db", nested);
-    assert_true(file_exists(db));
+    assert_true(file_exists(test_pg() ? nested : db)); /* the photos' folder on PostgreSQL */
     srv_cleanup(&s);
 }
 

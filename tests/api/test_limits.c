@@ -14,6 +14,7 @@
 #include "harness.h"
 
 #include <curl/curl.h>
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -279,12 +280,23 @@ static void test_hash_wait_past_its_bound_answers_503(void **state)
 
 /* Holds the database's write lock from another connection (as the sqlite3
  * tool or another process would) until released. */
+/* Another writer holding what a logout must write: SQLite's write lock,
+ * or on PostgreSQL every session row (reads go on; the DELETE waits). */
 struct writer {
     sqlite3 *h;
+    PGconn *pg;
 };
 
 static void writer_lock(const struct srv *s, struct writer *w)
 {
+    if (s->dburl[0]) {
+        w->pg = PQconnectdb(s->dburl);
+        assert_int_equal(PQstatus(w->pg), CONNECTION_OK);
+        PGresult *r = PQexec(w->pg, "BEGIN; SELECT 1 FROM auth_sessions FOR UPDATE");
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        PQclear(r);
+        return;
+    }
     char path[400];
     snprintf(path, sizeof path, "%s/barberia.db", s->data);
     assert_int_equal(sqlite3_open(path, &w->h), SQLITE_OK);
@@ -294,6 +306,14 @@ static void writer_lock(const struct srv *s, struct writer *w)
 
 static void writer_release(struct writer *w)
 {
+    if (w->pg) {
+        PGresult *r = PQexec(w->pg, "COMMIT");
+        assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+        PQclear(r);
+        PQfinish(w->pg);
+        w->pg = NULL;
+        return;
+    }
     assert_int_equal(sqlite3_exec(w->h, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(w->h);
     w->h = NULL;
@@ -317,14 +337,25 @@ static void test_pool_checkout_has_a_deadline(void **state)
     char *barbero = make_barbero(&s, "Barbero Pool");
     char *servicio = make_servicio(&s, "Corte Pool", 30, 10);
     char sql[1024];
-    snprintf(sql, sizeof sql,
-             "WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < 59999) "
-             "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, "
-             "estado, created_at) SELECT printf('00000000-0000-4000-8000-%%012d', k), '%s', '%s', "
-             "'%s', strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2020-01-01', '+' || (k * 30) || "
-             "' minutes'), strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2020-01-01', '+' || (k * 30 + "
-             "30) || ' minutes'), 'confirmada', '2024-01-01T00:00:00.000Z' FROM n;",
-             u.id, barbero, servicio);
+    if (test_pg())
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, "
+                 "fecha_fin, estado, created_at) SELECT ('00000000-0000-4000-8000-' || "
+                 "lpad(k::text, 12, '0'))::uuid, '%s', '%s', '%s', timestamptz '2020-01-01 00:00Z' "
+                 "+ (k * 30) * interval '1 minute', timestamptz '2020-01-01 00:00Z' + (k * 30 + "
+                 "30) * interval '1 minute', 'confirmada', '2024-01-01T00:00:00.000Z' FROM "
+                 "generate_series(0, 59999) k;",
+                 u.id, barbero, servicio);
+    else
+        snprintf(
+            sql, sizeof sql,
+            "WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < 59999) "
+            "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, "
+            "estado, created_at) SELECT printf('00000000-0000-4000-8000-%%012d', k), '%s', '%s', "
+            "'%s', strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2020-01-01', '+' || (k * 30) || "
+            "' minutes'), strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2020-01-01', '+' || (k * 30 + "
+            "30) || ' minutes'), 'confirmada', '2024-01-01T00:00:00.000Z' FROM n;",
+            u.id, barbero, servicio);
     assert_int_equal(db_exec(&s, sql, NULL), 0);
 
     /* listers keep the one connection busy until the probe is refused */
@@ -393,7 +424,7 @@ static void test_write_lock_wait_has_a_deadline(void **state)
     struct user u;
     signup_user(&s, &u, "Ana");
 
-    struct writer w;
+    struct writer w = {0};
     writer_lock(&s, &w);
     int64_t t0 = clock_mono_ms();
     struct resp r;

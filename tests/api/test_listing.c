@@ -22,9 +22,26 @@ enum { ROWS = 3000 }; /* more than ten pages */
 /* ROWS appointments of CLIENT, one every 30 minutes from 2030-01-01, every
  * seventh cancelled; two of them share a start (the order falls back on
  * the id). */
+static char *BARBERO2;
+
 static void seed_citas(const struct srv *s, const char *cliente, int rows, int first)
 {
     char sql[2048];
+    if (test_pg()) {
+        /* the same rows; each pair that shares a start goes to two barbers,
+         * as PostgreSQL's exclusion constraint allows no other way */
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, "
+                 "fecha_fin, estado, created_at) SELECT ('00000000-0000-4000-8000-' || "
+                 "lpad(k::text, 12, '0'))::uuid, '%s', (CASE WHEN k %% 2 = 1 THEN '%s' ELSE '%s' "
+                 "END)::uuid, '%s', timestamptz '2030-01-01 00:00Z' + (k / 2 * 2 * 30) * "
+                 "interval '1 minute', timestamptz '2030-01-01 00:00Z' + (k / 2 * 2 * 30 + 30) * "
+                 "interval '1 minute', CASE WHEN k %% 7 = 0 THEN 'cancelada' ELSE 'confirmada' "
+                 "END, '2024-01-01T00:00:00.000Z' FROM generate_series(%d, %d) k;",
+                 cliente, BARBERO2, F.barbero, F.servicio, first, first + rows - 1);
+        assert_int_equal(db_exec(s, sql, NULL), 0);
+        return;
+    }
     snprintf(sql, sizeof sql,
              "WITH RECURSIVE n(k) AS (SELECT %d UNION ALL SELECT k + 1 FROM n WHERE k < %d) "
              "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, "
@@ -43,6 +60,7 @@ static int setup(void **state)
     fixture_start(&F, NULL, "Barbero Largo", "Corte", 30, 10.0);
     make_user(&F.s, &ADMIN, "Admin Listas", "admin");
     signup_user(&F.s, &CLIENT, "Cliente Listas");
+    BARBERO2 = make_barbero(&F.s, "Barbero Paralelo");
     signup_user(&F.s, &OTHER, "Cliente Corto");
     seed_citas(&F.s, CLIENT.id, ROWS, 0);
     return 0;
@@ -280,15 +298,27 @@ static void the_user_listing_is_streamed_whole_and_newest_first(void **state)
     (void)state;
     enum { USERS = 1500 };
     char sql[1536];
-    snprintf(sql, sizeof sql,
-             "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < %d) "
-             "INSERT INTO auth_users (id, email, password_hash, created_at) SELECT "
-             "printf('00000000-0000-4000-9000-%%012d', k), printf('u%%d@lista.example', k), 'x', "
-             "strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2020-01-01', '+' || (k / 3) || ' hours') "
-             "FROM n; "
-             "INSERT INTO perfiles (id, rol, nombre, created_at) SELECT id, 'cliente', "
-             "'Masivo ' || email, created_at FROM auth_users WHERE email LIKE '%%@lista.example';",
-             USERS);
+    if (test_pg())
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO auth_users (id, email, password_hash, created_at) SELECT "
+                 "('00000000-0000-4000-9000-' || lpad(k::text, 12, '0'))::uuid, 'u' || k || "
+                 "'@lista.example', 'x', timestamptz '2020-01-01 00:00Z' + (k / 3) * interval "
+                 "'1 hour' FROM generate_series(1, %d) k; "
+                 "INSERT INTO perfiles (id, rol, nombre, created_at) SELECT id, 'cliente', "
+                 "'Masivo ' || email, created_at FROM auth_users WHERE email LIKE "
+                 "'%%@lista.example';",
+                 USERS);
+    else
+        snprintf(
+            sql, sizeof sql,
+            "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < %d) "
+            "INSERT INTO auth_users (id, email, password_hash, created_at) SELECT "
+            "printf('00000000-0000-4000-9000-%%012d', k), printf('u%%d@lista.example', k), 'x', "
+            "strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2020-01-01', '+' || (k / 3) || ' hours') "
+            "FROM n; "
+            "INSERT INTO perfiles (id, rol, nombre, created_at) SELECT id, 'cliente', "
+            "'Masivo ' || email, created_at FROM auth_users WHERE email LIKE '%%@lista.example';",
+            USERS);
     assert_int_equal(db_exec(&F.s, sql, NULL), 0);
     struct resp r;
     json_t *a = get_list("/api/admin/usuarios", ADMIN.token, "usuarios", &r);

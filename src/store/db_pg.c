@@ -1,0 +1,727 @@
+/*
+ * db_pg.c - the SQL port on PostgreSQL, through libpq (see db.h).
+ *
+ * A pool of connections, each with its own prepared statements (named on
+ * first use, keyed by the SQL string's address, as on SQLite). Every round
+ * trip is asynchronous with a deadline of our own (poll on the socket), so
+ * a server that stops answering costs a request at most its bound, never a
+ * hang: past it the query is cancelled and the connection dropped.
+ *
+ * Sessions run in UTC with ISO dates, so the adapter can hand timestamptz
+ * columns to the repository in the API's form (YYYY-MM-DDTHH:MM:SS.sssZ,
+ * exactly as SQLite stores them); integer and floating columns become
+ * DB_INT and DB_REAL, everything else text. Parameters travel as text and
+ * the server infers their types from the statement (`?` placeholders are
+ * rewritten to $1, $2... once per statement).
+ *
+ * Writes: each db_ops.write is one transaction on one pooled connection
+ * (READ COMMITTED). PostgreSQL commits concurrent transactions together on
+ * its own (its WAL flush serves every waiting commit), so no writer thread
+ * is needed here. A check-then-write takes a transaction-scoped advisory
+ * lock on its key first (db_ops.lock: one barber's bookings, one cita's
+ * photos, the outbox), which serialises it against every other node; the
+ * schema's exclusion constraint backs the booking rule in any case.
+ *
+ * Outages: a connection the server dropped (a restart, a network cut) is
+ * marked broken; the next lease reconnects it within a short bound. While
+ * the server is away requests fail at once with BR_BUSY "Base de datos no
+ * disponible" (503 with Retry-After) and the service recovers by itself.
+ */
+#include "db.h"
+#include "../util/cond.h"
+#include "../util/log.h"
+#include "schema.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define STMT_CACHE           128
+#define MAX_COLS             32
+#define MAX_PARAMS           32
+#define DEFAULT_POOL         8
+#define DEFAULT_WAIT_MS      5000
+#define DEFAULT_LOCK_WAIT_MS 10000
+#define DEFAULT_PING_MS      1000
+#define CONNECT_MS           2000 /* longest (re)connection attempt */
+#define SLACK_MS             2000 /* client-side bound past the server's own timeouts */
+#define BUSY_MSG             "Servicio ocupado"
+#define DOWN_MSG             "Base de datos no disponible"
+#define RETRY_S              1
+#define MIGRATE_LOCK         7305402110529876481ll /* pg_advisory_lock key of migrations */
+#define TS_LEN               24                    /* YYYY-MM-DDTHH:MM:SS.sssZ */
+
+/* type oids (pg_type.h is a server header) */
+#define OID_BOOL        16
+#define OID_INT8        20
+#define OID_INT2        21
+#define OID_INT4        23
+#define OID_FLOAT4      700
+#define OID_FLOAT8      701
+#define OID_NUMERIC     1700
+#define OID_TIMESTAMP   1114
+#define OID_TIMESTAMPTZ 1184
+
+struct stmt_slot {
+    const char *sql;
+    int id; /* prepared as "s<id>" */
+};
+
+struct db_conn {
+    PGconn *h;
+    bool broken; /* reconnect before the next use */
+    struct stmt_slot cache[STMT_CACHE];
+    int nstmt;
+    int64_t deadline_ms; /* of the current call, on the monotonic clock */
+    int op_ms;           /* bound on one statement */
+    char ts[MAX_COLS][TS_LEN + 1];
+    char why[256]; /* why it is broken */
+    struct db_conn *next_free;
+};
+
+struct pg_db {
+    struct db base;
+    char *target; /* the URL; never logged (it may carry a password) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct db_conn *conns;
+    int n;
+    struct db_conn *free_list;
+    int wait_ms, lock_wait_ms, ping_ms;
+    bool outage; /* under mu: logged once when it starts and once when it ends */
+    pthread_mutex_t ping_mu;
+    struct db_conn ping_conn;
+};
+
+static br_err busy(void)
+{
+    return err_set_retry(BR_BUSY, RETRY_S, BUSY_MSG);
+}
+
+/* The connection is lost (or never came up): BR_BUSY DOWN_MSG, with why as
+ * the detail pg_acquire logs. */
+static br_err down(struct db_conn *c, const char *why)
+{
+    c->broken = true;
+    /* on one line: libpq's messages may span several */
+    const char *w = why && *why ? why : "connection lost";
+    size_t n = 0;
+    for (; *w && n + 1 < sizeof c->why; w++) {
+        bool space = *w == '\n' || *w == '\t' || *w == ' ';
+        if (!space)
+            c->why[n++] = *w;
+        else if (n && c->why[n - 1] != ' ')
+            c->why[n++] = ' ';
+    }
+    while (n && c->why[n - 1] == ' ')
+        n--;
+    c->why[n] = '\0';
+    return err_set_retry(BR_BUSY, RETRY_S, DOWN_MSG);
+}
+
+/* Notices ("relation already exists, skipping") are not failures: libpq
+ * would print them on stderr. */
+static void ignore_notice(void *arg, const PGresult *r)
+{
+    (void)arg;
+    (void)r;
+}
+
+/* libpq's messages end with a newline; ours do not. */
+static const char *conn_msg(PGconn *h, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", h ? PQerrorMessage(h) : "out of memory");
+    size_t len = strlen(buf);
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+        buf[--len] = '\0';
+    return buf;
+}
+
+/* Waits until the socket is ready for what libpq wants, or the deadline. */
+static bool wait_socket(PGconn *h, bool for_write, int64_t deadline_ms)
+{
+    int left = (int)(deadline_ms - clock_mono_ms());
+    if (left <= 0) return false;
+    struct pollfd p = {.fd = PQsocket(h), .events = for_write ? POLLOUT : POLLIN};
+    if (p.fd < 0) return false;
+    int r;
+    do
+        r = poll(&p, 1, left);
+    while (r < 0 && errno == EINTR);
+    return r > 0;
+}
+
+static void conn_drop(struct db_conn *c)
+{
+    if (c->h) PQfinish(c->h);
+    c->h = NULL;
+    c->nstmt = 0;
+    memset(c->cache, 0, sizeof c->cache);
+}
+
+/* Gives up on the statement running on c: asks the server to cancel it and
+ * drops the connection (its state is unknown). */
+static br_err timed_out(struct db_conn *c)
+{
+    PGcancel *k = PQgetCancel(c->h);
+    if (k) {
+        char e[128];
+        (void)PQcancel(k, e, sizeof e);
+        PQfreeCancel(k);
+    }
+    conn_drop(c);
+    c->broken = true;
+    log_warn("db: a PostgreSQL call passed its %d ms bound; cancelled", c->op_ms);
+    return busy();
+}
+
+static br_err result_error(struct db_conn *c, const PGresult *r)
+{
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    char buf[256];
+    if (!msg) msg = conn_msg(c->h, buf, sizeof buf);
+    if (!state || PQstatus(c->h) != CONNECTION_OK) return down(c, msg);
+    if (!strcmp(state, "23505") || !strcmp(state, "23P01")) /* unique, exclusion */
+        return err_set(BR_CONFLICT, "%s", msg);
+    if (!strncmp(state, "40", 2) || !strcmp(state, "55P03") || !strcmp(state, "57014"))
+        return busy(); /* serialisation, deadlock, lock or statement timeout */
+    if (!strncmp(state, "08", 2) || !strncmp(state, "57P", 3)) return down(c, msg);
+    return err_set(BR_STORE, "%s", msg);
+}
+
+/* Reads every result of the command just sent, within c's deadline. OUT:
+ * *out, the last result (or the first error), owned by the caller. */
+static br_err collect(struct db_conn *c, PGresult **out)
+{
+    *out = NULL;
+    for (;;) {
+        int f = PQflush(c->h);
+        if (f == 0) break;
+        if (f < 0) return down(c, PQerrorMessage(c->h));
+        if (!wait_socket(c->h, true, c->deadline_ms)) return timed_out(c);
+    }
+    PGresult *keep = NULL;
+    for (;;) {
+        while (PQisBusy(c->h)) {
+            if (!wait_socket(c->h, false, c->deadline_ms)) {
+                PQclear(keep);
+                return timed_out(c);
+            }
+            if (!PQconsumeInput(c->h)) {
+                PQclear(keep);
+                return down(c, PQerrorMessage(c->h));
+            }
+        }
+        PGresult *r = PQgetResult(c->h);
+        if (!r) break;
+        if (keep && PQresultStatus(keep) == PGRES_FATAL_ERROR) {
+            PQclear(r); /* the first error is the one that counts */
+        } else {
+            PQclear(keep);
+            keep = r;
+        }
+    }
+    if (!keep) {
+        if (PQstatus(c->h) != CONNECTION_OK) return down(c, PQerrorMessage(c->h));
+        return err_set(BR_STORE, "PostgreSQL sent no result");
+    }
+    ExecStatusType s = PQresultStatus(keep);
+    if (s == PGRES_FATAL_ERROR || s == PGRES_BAD_RESPONSE || s == PGRES_NONFATAL_ERROR) {
+        br_err rc = result_error(c, keep);
+        PQclear(keep);
+        return rc;
+    }
+    *out = keep;
+    return BR_OK;
+}
+
+/* Runs constant SQL text (one or more statements, no parameters). */
+static br_err simple(struct db_conn *c, const char *sql)
+{
+    if (!c->h) return down(c, NULL);
+    c->deadline_ms = clock_mono_ms() + c->op_ms;
+    if (!PQsendQuery(c->h, sql)) return down(c, PQerrorMessage(c->h));
+    PGresult *r = NULL;
+    br_err rc = collect(c, &r);
+    PQclear(r);
+    return rc;
+}
+
+/* Connects c within CONNECT_MS and sets the session up. */
+static br_err conn_open(const char *target, int op_ms, int lock_wait_ms, struct db_conn *c)
+{
+    conn_drop(c);
+    c->op_ms = op_ms;
+    const char *keys[] = {"dbname", "fallback_application_name", NULL};
+    const char *vals[] = {target, "barberia", NULL};
+    c->h = PQconnectStartParams(keys, vals, 1);
+    char buf[256];
+    if (!c->h || PQstatus(c->h) == CONNECTION_BAD) {
+        br_err rc = down(c, conn_msg(c->h, buf, sizeof buf));
+        conn_drop(c);
+        return rc;
+    }
+    PQsetNoticeReceiver(c->h, ignore_notice, NULL);
+    int64_t deadline = clock_mono_ms() + CONNECT_MS;
+    for (;;) {
+        PostgresPollingStatusType s = PQconnectPoll(c->h);
+        if (s == PGRES_POLLING_OK) break;
+        bool ready = false;
+        if (s == PGRES_POLLING_READING || s == PGRES_POLLING_WRITING)
+            ready = wait_socket(c->h, s == PGRES_POLLING_WRITING, deadline);
+        if (!ready) {
+            const char *why = s == PGRES_POLLING_FAILED ? conn_msg(c->h, buf, sizeof buf)
+                                                        : "connection attempt timed out";
+            br_err rc = down(c, why);
+            conn_drop(c);
+            return rc;
+        }
+    }
+    if (PQsetnonblocking(c->h, 1) != 0) {
+        br_err rc = down(c, conn_msg(c->h, buf, sizeof buf));
+        conn_drop(c);
+        return rc;
+    }
+    /* the server's own bounds: a lock (a row, an advisory lock) waited for
+     * past lock_wait_ms, or a statement past its bound, fails as busy */
+    char setup[256];
+    snprintf(setup, sizeof setup,
+             "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET lock_timeout = %d; "
+             "SET statement_timeout = %d; SET idle_in_transaction_session_timeout = %d",
+             lock_wait_ms, op_ms, op_ms + SLACK_MS);
+    br_err rc = simple(c, setup);
+    if (rc) {
+        conn_drop(c);
+        c->broken = true;
+        return rc;
+    }
+    c->broken = false;
+    return BR_OK;
+}
+
+static void pg_close(struct db *db)
+{
+    struct pg_db *p = (struct pg_db *)db;
+    if (!p) return;
+    for (int i = 0; i < p->n; i++)
+        conn_drop(&p->conns[i]);
+    conn_drop(&p->ping_conn);
+    free(p->conns);
+    free(p->target);
+    pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->ping_mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}
+
+static int statement_ms(const struct pg_db *p)
+{
+    return p->lock_wait_ms + SLACK_MS;
+}
+
+static br_err pg_open(const char *target, const struct db_pool_opts *o, struct db **out)
+{
+    int n = o && o->size > 0 ? o->size : DEFAULT_POOL;
+    struct pg_db *p = xcalloc(1, sizeof *p);
+    p->base.ops = &db_pg_ops;
+    p->target = xstrdup(target);
+    p->wait_ms = o && o->wait_ms > 0 ? o->wait_ms : DEFAULT_WAIT_MS;
+    p->lock_wait_ms = o && o->lock_wait_ms > 0 ? o->lock_wait_ms : DEFAULT_LOCK_WAIT_MS;
+    p->ping_ms = o && o->ping_ms > 0 ? o->ping_ms : DEFAULT_PING_MS;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->ping_mu, NULL);
+    cond_init_mono(&p->cv);
+    p->conns = xcalloc((size_t)n, sizeof *p->conns);
+    p->n = n;
+    /* one connection now, so that a wrong URL or password fails at start;
+     * the others connect on first use */
+    br_err rc = conn_open(p->target, statement_ms(p), p->lock_wait_ms, &p->conns[0]);
+    for (int i = 0; i < n; i++) {
+        p->conns[i].op_ms = statement_ms(p);
+        if (i > 0) p->conns[i].broken = true;
+        p->conns[i].next_free = p->free_list;
+        p->free_list = &p->conns[i];
+    }
+    p->ping_conn.broken = true;
+    p->ping_conn.op_ms = p->ping_ms;
+    if (rc) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", p->conns[0].why);
+        pg_close(&p->base);
+        return err_set(BR_STORE, "cannot connect to PostgreSQL: %s", msg);
+    }
+    *out = &p->base;
+    return BR_OK;
+}
+
+static br_err pg_acquire(struct db *db, struct db_conn **out)
+{
+    struct pg_db *p = (struct pg_db *)db;
+    struct timespec until = deadline_in(CLOCK_MONOTONIC, p->wait_ms);
+    pthread_mutex_lock(&p->mu);
+    int w = 0;
+    while (!p->free_list && w != ETIMEDOUT)
+        w = pthread_cond_timedwait(&p->cv, &p->mu, &until);
+    struct db_conn *c = p->free_list;
+    if (c) p->free_list = c->next_free;
+    pthread_mutex_unlock(&p->mu);
+    if (!c) {
+        log_warn("db: no free connection within %d ms (BARBERIA_DB_WAIT_MS); answering busy",
+                 p->wait_ms);
+        return busy();
+    }
+    if (c->broken || !c->h || PQstatus(c->h) != CONNECTION_OK) {
+        br_err rc = conn_open(p->target, statement_ms(p), p->lock_wait_ms, c);
+        pthread_mutex_lock(&p->mu);
+        bool was = p->outage;
+        p->outage = rc != BR_OK;
+        pthread_mutex_unlock(&p->mu);
+        if (rc && !was)
+            log_warn("db: PostgreSQL unavailable (%s); answering 503 until it is back", c->why);
+        if (!rc && was) log_info("db: PostgreSQL is back");
+        if (rc) {
+            db->ops->release(db, c);
+            return rc;
+        }
+    }
+    *out = c;
+    return BR_OK;
+}
+
+static void pg_release(struct db *db, struct db_conn *c)
+{
+    struct pg_db *p = (struct pg_db *)db;
+    if (c->h && !c->broken && PQtransactionStatus(c->h) != PQTRANS_IDLE) {
+        /* a caller forgot to end its transaction, or a call was cut short:
+         * never hand that on */
+        if (PQtransactionStatus(c->h) == PQTRANS_ACTIVE || simple(c, "ROLLBACK") != BR_OK) {
+            conn_drop(c);
+            c->broken = true;
+        }
+    }
+    pthread_mutex_lock(&p->mu);
+    c->next_free = p->free_list;
+    p->free_list = c;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static br_err pg_begin(struct db_conn *c)
+{
+    return simple(c, "BEGIN");
+}
+
+static br_err pg_commit(struct db_conn *c)
+{
+    br_err rc = simple(c, "COMMIT");
+    if (rc && c->h && PQtransactionStatus(c->h) != PQTRANS_IDLE) (void)simple(c, "ROLLBACK");
+    return rc;
+}
+
+static void pg_rollback(struct db_conn *c)
+{
+    if (c->h && !c->broken && PQtransactionStatus(c->h) != PQTRANS_IDLE)
+        (void)simple(c, "ROLLBACK");
+}
+
+/* The SQL with each `?` outside a quoted string as $1, $2... OUT: *nparams. */
+static char *translate(const char *sql, int *nparams)
+{
+    size_t n = strlen(sql), cap = n * 4 + 1; /* "?" -> "$nnn" at most */
+    char *out = xmalloc(cap);
+    char *w = out;
+    int k = 0;
+    bool quoted = false;
+    for (const char *s = sql; *s; s++) {
+        if (*s == '\'') quoted = !quoted;
+        if (*s == '?' && !quoted)
+            w += snprintf(w, cap - (size_t)(w - out), "$%d", ++k);
+        else
+            *w++ = *s;
+    }
+    *w = '\0';
+    *nparams = k;
+    return out;
+}
+
+static br_err prepared(struct db_conn *c, const char *sql, char name[16])
+{
+    size_t h = ((uintptr_t)sql >> 3) % STMT_CACHE;
+    for (size_t probe = 0; probe < STMT_CACHE; probe++) {
+        struct stmt_slot *slot = &c->cache[(h + probe) % STMT_CACHE];
+        if (slot->sql == sql) {
+            snprintf(name, 16, "s%d", slot->id);
+            return BR_OK;
+        }
+        if (slot->sql) continue;
+        int np = 0;
+        char *text = translate(sql, &np);
+        int id = ++c->nstmt;
+        snprintf(name, 16, "s%d", id);
+        br_err rc = BR_OK;
+        if (!PQsendPrepare(c->h, name, text, 0, NULL)) rc = down(c, PQerrorMessage(c->h));
+        free(text);
+        PGresult *r = NULL;
+        if (!rc) rc = collect(c, &r);
+        PQclear(r);
+        if (rc) return rc;
+        slot->sql = sql;
+        slot->id = id;
+        return BR_OK;
+    }
+    return err_set(BR_STORE, "statement cache full");
+}
+
+static br_err pg_lock(struct db_conn *c, const char *key)
+{
+    static const char sql[] = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
+    struct db_val k = db_text(key);
+    return c->h ? db_pg_ops.exec(c, sql, &k, 1, NULL, NULL, NULL) : down(c, NULL);
+}
+
+/* A timestamp as PostgreSQL prints it in UTC with DateStyle ISO
+ * ("2031-05-04 08:30:00.123+00") in the API's form. False when it is not
+ * one (a year past 9999, BC). */
+static bool ts_canonical(const char *s, size_t n, char out[TS_LEN + 1])
+{
+    if (n < 19 || s[4] != '-' || s[10] != ' ' || s[13] != ':') return false;
+    memcpy(out, s, 10);
+    out[10] = 'T';
+    memcpy(out + 11, s + 11, 8);
+    out[19] = '.';
+    size_t i = 19, d = 0;
+    if (i < n && s[i] == '.')
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            if (d < 3) out[20 + d++] = s[i];
+    while (d < 3)
+        out[20 + d++] = '0';
+    out[23] = 'Z';
+    out[24] = '\0';
+    return i == n || s[i] == '+' || s[i] == '-';
+}
+
+static br_err column(struct db_conn *c, const PGresult *r, int row, int col, struct db_val *v)
+{
+    if (PQgetisnull(r, row, col)) {
+        *v = db_null();
+        return BR_OK;
+    }
+    const char *s = PQgetvalue(r, row, col);
+    size_t n = (size_t)PQgetlength(r, row, col);
+    switch (PQftype(r, col)) {
+    case OID_INT2:
+    case OID_INT4:
+    case OID_INT8:
+        *v = db_int(strtoll(s, NULL, 10));
+        return BR_OK;
+    case OID_FLOAT4:
+    case OID_FLOAT8:
+    case OID_NUMERIC:
+        *v = db_real(strtod(s, NULL));
+        return BR_OK;
+    case OID_BOOL:
+        *v = db_int(s[0] == 't');
+        return BR_OK;
+    case OID_TIMESTAMP:
+    case OID_TIMESTAMPTZ:
+        if (!ts_canonical(s, n, c->ts[col]))
+            return err_set(BR_STORE, "timestamp out of range: %s", s);
+        *v = (struct db_val){.type = DB_TEXT, .s = c->ts[col], .n = TS_LEN};
+        return BR_OK;
+    default:
+        *v = (struct db_val){.type = DB_TEXT, .s = s, .n = n};
+        return BR_OK;
+    }
+}
+
+/* A text parameter as PostgreSQL takes it: NUL-terminated, valid UTF-8.
+ * Stored text is always valid UTF-8 (JSON bodies are, object keys are
+ * checked), so what is not can only be a lookup from raw input (a query
+ * string, a form field): each bad byte becomes U+FFFD, which matches what
+ * SQLite would have matched - nothing - where SQLite compares the bytes. */
+static char *text_param(const char *s, size_t n)
+{
+    if (utf8_valid(s, n) && !memchr(s, '\0', n)) return xstrndup(s, n);
+    char *out = xmalloc(n * 3 + 1), *w = out;
+    for (size_t i = 0; i < n;) {
+        unsigned char b = (unsigned char)s[i];
+        size_t len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+        if (b && len && i + len <= n && utf8_valid(s + i, len)) {
+            memcpy(w, s + i, len);
+            w += len;
+            i += len;
+        } else {
+            memcpy(w, "\xef\xbf\xbd", 3);
+            w += 3;
+            i++;
+        }
+    }
+    *w = '\0';
+    return out;
+}
+
+static br_err pg_exec(struct db_conn *c, const char *sql, const struct db_val *params, int nparams,
+                      db_row_fn fn, void *ud, int64_t *changes)
+{
+    if (!c->h || c->broken) return down(c, NULL);
+    if (nparams > MAX_PARAMS) return err_set(BR_STORE, "too many parameters");
+    c->deadline_ms = clock_mono_ms() + c->op_ms;
+    char name[16];
+    br_err rc = prepared(c, sql, name);
+    if (rc) return rc;
+    char num[MAX_PARAMS][32];
+    char *owned[MAX_PARAMS] = {0};
+    const char *vals[MAX_PARAMS];
+    for (int i = 0; i < nparams; i++) {
+        const struct db_val *p = &params[i];
+        switch (p->type) {
+        case DB_NULL:
+            vals[i] = NULL;
+            break;
+        case DB_INT:
+            snprintf(num[i], sizeof num[i], "%" PRId64, p->i);
+            vals[i] = num[i];
+            break;
+        case DB_REAL:
+            snprintf(num[i], sizeof num[i], "%.17g", p->d);
+            vals[i] = num[i];
+            break;
+        case DB_TEXT:
+            owned[i] = text_param(p->s, p->n);
+            vals[i] = owned[i];
+            break;
+        }
+    }
+    if (!PQsendQueryPrepared(c->h, name, nparams, vals, NULL, NULL, 0))
+        rc = down(c, PQerrorMessage(c->h));
+    for (int i = 0; i < nparams; i++)
+        free(owned[i]);
+    PGresult *r = NULL;
+    if (!rc) rc = collect(c, &r);
+    if (rc) return rc;
+    if (fn && PQresultStatus(r) == PGRES_TUPLES_OK) {
+        int rows = PQntuples(r), ncols = PQnfields(r);
+        if (ncols > MAX_COLS) ncols = MAX_COLS;
+        struct db_val cols[MAX_COLS];
+        for (int row = 0; row < rows && !rc; row++) {
+            for (int i = 0; i < ncols && !rc; i++)
+                rc = column(c, r, row, i, &cols[i]);
+            if (!rc) rc = fn(ud, cols, ncols);
+        }
+    }
+    if (!rc && changes) {
+        const char *t = PQcmdTuples(r);
+        *changes = t && *t ? strtoll(t, NULL, 10) : 0;
+    }
+    PQclear(r);
+    return rc;
+}
+
+static br_err pg_write(struct db *db, db_tx_fn fn, void *ud)
+{
+    struct db_conn *c = NULL;
+    br_err rc = pg_acquire(db, &c);
+    if (rc) return rc;
+    rc = pg_begin(c);
+    if (!rc) {
+        rc = fn(db, c, ud);
+        if (!rc) {
+            rc = pg_commit(c);
+        } else {
+            /* keep fn's error, not the rollback's */
+            char msg[512];
+            int retry = err_retry_after();
+            snprintf(msg, sizeof msg, "%s", err_msg());
+            pg_rollback(c);
+            if (retry > 0)
+                err_set_retry(rc, retry, "%s", msg);
+            else
+                err_set(rc, "%s", msg);
+        }
+    }
+    pg_release(db, c);
+    return rc;
+}
+
+static br_err pg_ping(struct db *db)
+{
+    struct pg_db *p = (struct pg_db *)db;
+    struct timespec until = deadline_in(CLOCK_REALTIME, p->ping_ms);
+    if (pthread_mutex_timedlock(&p->ping_mu, &until) != 0) return busy();
+    struct db_conn *c = &p->ping_conn;
+    br_err rc = BR_OK;
+    if (c->broken || !c->h || PQstatus(c->h) != CONNECTION_OK)
+        rc = conn_open(p->target, p->ping_ms, p->lock_wait_ms, c);
+    if (!rc) rc = simple(c, "SELECT 1 FROM perfiles LIMIT 1");
+    pthread_mutex_unlock(&p->ping_mu);
+    return rc;
+}
+
+struct version_ud {
+    int64_t v;
+};
+
+static br_err version_row(void *ud, const struct db_val *cols, int n)
+{
+    ((struct version_ud *)ud)->v = n > 0 && cols[0].type == DB_INT ? cols[0].i : 0;
+    return BR_OK;
+}
+
+/* Migrations run on a connection of their own under a session advisory
+ * lock, so that nodes starting at once take turns: the first migrates, the
+ * others find the work done. Each step commits with its version. */
+static br_err pg_migrate(struct db *db)
+{
+    struct pg_db *p = (struct pg_db *)db;
+    struct db_conn c = {0};
+    /* a migration may rewrite large tables: a generous bound */
+    br_err rc = conn_open(p->target, 600000, 600000, &c);
+    static const char lock_sql[] = "SELECT pg_advisory_lock(?)";
+    static const char ver_sql[] = "SELECT coalesce(max(version), 0) FROM schema_version";
+    static const char set_sql[] = "INSERT INTO schema_version (version, applied_at) "
+                                  "VALUES (?, now())";
+    struct db_val key = db_int(MIGRATE_LOCK);
+    if (!rc) rc = pg_exec(&c, lock_sql, &key, 1, NULL, NULL, NULL);
+    if (!rc)
+        rc = simple(&c, "CREATE TABLE IF NOT EXISTS schema_version ("
+                        "version integer PRIMARY KEY, applied_at timestamptz NOT NULL)");
+    struct version_ud v = {0};
+    if (!rc) rc = pg_exec(&c, ver_sql, NULL, 0, version_row, &v, NULL);
+    for (int i = (int)v.v; !rc && i < schema_pg_count; i++) {
+        struct db_val ver = db_int(i + 1);
+        rc = simple(&c, "BEGIN");
+        if (!rc) rc = simple(&c, schema_pg[i]);
+        if (!rc) rc = pg_exec(&c, set_sql, &ver, 1, NULL, NULL, NULL);
+        if (!rc) rc = simple(&c, "COMMIT");
+        if (rc) pg_rollback(&c);
+        if (!rc) log_info("db: schema migrated to version %d", i + 1);
+    }
+    if (!rc && v.v > schema_pg_count)
+        rc = err_set(BR_STORE, "database schema version %d is newer than this program's (%d)",
+                     (int)v.v, schema_pg_count);
+    conn_drop(&c); /* ends the session, and with it the advisory lock */
+    return rc;
+}
+
+const struct db_ops db_pg_ops = {
+    .name = "postgresql",
+    .open = pg_open,
+    .close = pg_close,
+    .migrate = pg_migrate,
+    .ping = pg_ping,
+    .acquire = pg_acquire,
+    .release = pg_release,
+    .begin = pg_begin,
+    .commit = pg_commit,
+    .rollback = pg_rollback,
+    .lock = pg_lock,
+    .exec = pg_exec,
+    .write = pg_write,
+};
