@@ -28,13 +28,20 @@ struct config {
     int shutdown_grace_ms;
     /* data */
     char *data_dir;
-    char *database_url;    /* NULL: SQLite in data_dir */
-    char *storage_url;     /* NULL: folder store in data_dir */
-    int db_pool;           /* connections to the data store */
-    int db_wait_ms;        /* longest wait for a free connection: then 503 */
-    int db_lock_wait_ms;   /* longest wait for another writer's lock: then 503 */
-    int health_timeout_ms; /* bound on GET /healthz's database check */
-    char *metrics_token;   /* NULL: GET /metrics for loopback clients only */
+    char *database_url; /* NULL: SQLite in data_dir */
+    char *storage_url;  /* NULL: folder store in data_dir */
+    /* the S3-compatible store (objstore/s3.c), when storage_url names one */
+    char *storage_region;     /* SigV4 region */
+    char *storage_access_key; /* SigV4 credentials */
+    char *storage_secret_key;
+    char *storage_path_style; /* "auto", "1" or "0" */
+    char *storage_public_url; /* NULL: photos served by the service */
+    int storage_timeout_ms;   /* bound on each call to the store */
+    int db_pool;              /* connections to the data store */
+    int db_wait_ms;           /* longest wait for a free connection: then 503 */
+    int db_lock_wait_ms;      /* longest wait for another writer's lock: then 503 */
+    int health_timeout_ms;    /* bound on GET /healthz's database check */
+    char *metrics_token;      /* NULL: GET /metrics for loopback clients only */
     /* identity: password hashing and sign-in throttling */
     int hash_max;                /* password hashes at once; 0: the number of cores */
     int hash_wait_ms;            /* longest wait for a hashing slot: then 503 */

@@ -210,10 +210,11 @@ int cli_serve(int argc, char **argv)
         cli_error("serve: %s", err_msg());
         goto out;
     }
-    log_info("barberia %s listening on %s (public URL %s; data %s; store %s; calendar %s; "
-             "mail %s)",
+    log_info("barberia %s listening on %s (public URL %s; data %s; store %s; objects %s; "
+             "calendar %s; mail %s)",
              BARBERIA_VERSION, http_bound_url(srv), public_url, cfg.data_dir,
-             store_backend(app.store), app.cal->ops->name, app.mailer->ops->name);
+             store_backend(app.store), app.obj->ops->name, app.cal->ops->name,
+             app.mailer->ops->name);
     log_info("http: %s", http_capacity(srv));
 
     int sig = 0;

@@ -49,7 +49,7 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
      * use is refused before the data folder is touched; the embedded ones
      * live in the data folder */
     if (!rc && cfg->database_url) rc = store_open(cfg, pool_size, &app->store);
-    if (!rc && cfg->storage_url) rc = objstore_open(cfg, &app->obj);
+    if (!rc && (cfg->storage_url || cfg->storage_public_url)) rc = objstore_open(cfg, &app->obj);
     if (!rc && (!app->store || !app->obj)) rc = ensure_data_dir(cfg->data_dir);
     if (!rc && !app->store) rc = store_open(cfg, pool_size, &app->store);
     if (!rc && !app->obj) rc = objstore_open(cfg, &app->obj);

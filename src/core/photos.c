@@ -196,7 +196,9 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
     memcpy(out->cita_id, cita_id, sizeof out->cita_id);
     memcpy(out->cliente_id, caller->user_id, sizeof out->cliente_id);
     out->tipo = xstrdup(up->tipo);
-    out->url = photo_public_url(app->public_url, key);
+    /* the store's own public address when it has one, else ours */
+    out->url = obj_public_url(app->obj, PHOTO_BUCKET, key);
+    if (!out->url) out->url = photo_public_url(app->public_url, key);
     out->storage_path = key;
     iso8601_format(clock_now_ms(), out->created_at);
     rc = store_foto_insert_put(app->store, out, PHOTO_MAX_PER_TIPO, &in);

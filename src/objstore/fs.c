@@ -340,13 +340,18 @@ static bool tmp_leftover(void *ud, const char *name)
     return t->gone(t->ud, pid, instance);
 }
 
+br_err obj_tmp_sweep(const char *dir, obj_writer_gone_fn gone, obj_removed_fn removed, void *ud)
+{
+    struct tmp_sweep t = {gone, ud};
+    return sweep_dir(dir, tmp_leftover, &t, removed, ud);
+}
+
 static br_err fs_sweep_tmp(struct objstore *o, obj_writer_gone_fn gone, obj_removed_fn removed,
                            void *ud)
 {
     struct fs_store *s = (struct fs_store *)o;
     char *dir = xasprintf("%s/.tmp", s->root);
-    struct tmp_sweep t = {gone, ud};
-    br_err rc = sweep_dir(dir, tmp_leftover, &t, removed, ud);
+    br_err rc = obj_tmp_sweep(dir, gone, removed, ud);
     free(dir);
     return rc;
 }

@@ -2,7 +2,9 @@
  * objstore.h - the object store port: buckets of immutable objects named by
  * keys (see util/objkey.h for what a key may be).
  *
- * Adapters: the folder store (fs.c, the embedded default). An object is never
+ * Adapters: the folder store (fs.c, the embedded default) and any
+ * S3-compatible store (s3.c); objstore.c picks one by the scheme of
+ * BARBERIA_STORAGE_URL. An object is never
  * overwritten: put() of an existing key fails with BR_CONFLICT. Keys are
  * validated by every adapter before anything else happens; an invalid key
  * fails with BR_OBJSTORE and a detail, and touches nothing.
@@ -56,6 +58,10 @@ struct obj_ops {
      * alone. An adapter without local temporary files does nothing. */
     br_err (*sweep_tmp)(struct objstore *o, obj_writer_gone_fn gone, obj_removed_fn removed,
                         void *ud);
+    /* The URL at which the store itself serves bucket/key to anyone, or
+     * NULL (caller frees) when the service serves it (its own
+     * /storage/v1/object/public/... URL). Optional: NULL means never. */
+    char *(*public_url)(struct objstore *o, const char *bucket, const char *key);
     void (*close)(struct objstore *o);
 };
 
@@ -65,12 +71,25 @@ br_err objstore_open(const struct config *cfg, struct objstore **out) WARN_UNUSE
 /* The folder store rooted at dir (created when absent). */
 br_err objstore_fs_open(const char *dir, struct objstore **out) WARN_UNUSED;
 
+/* The S3-compatible store at cfg->storage_url (s3://, http:// or https://),
+ * with cfg's storage_* settings; its local scratch folder is
+ * <data_dir>/s3-scratch (created). Contacts nothing: an unreachable store
+ * shows at the first call. BR_CONFIG for an unusable setting. */
+br_err objstore_s3_open(const struct config *cfg, struct objstore **out) WARN_UNUSED;
+
 /* Empties dir, a local scratch folder whose users drop each file's name as
  * soon as they have opened it (the HTTP upload spool): any regular file
  * with a name there is a leftover of a crash, and removing a name a live
  * user has not dropped yet does not disturb it. Calls removed per file.
  * A missing folder is empty. (In fs.c: file I/O stays in the adapters.) */
 br_err obj_spool_sweep(const char *dir, obj_removed_fn removed, void *ud) WARN_UNUSED;
+
+/* Removes the files of dir named obj-<pid>-<instance>-XXXXXX after a
+ * writer that gone() says is gone (and files of any other shape); a live
+ * writer's are left alone. Calls removed per file. A missing folder is
+ * empty. The temporary files of fs.c and s3.c are named so. */
+br_err obj_tmp_sweep(const char *dir, obj_writer_gone_fn gone, obj_removed_fn removed,
+                     void *ud) WARN_UNUSED;
 
 /* Convenience wrappers over the ops table. */
 static inline br_err obj_ensure_bucket(struct objstore *o, const char *b, bool pub, uint64_t lim)
@@ -94,6 +113,10 @@ static inline br_err obj_sweep_tmp(struct objstore *o, obj_writer_gone_fn gone,
                                    obj_removed_fn removed, void *ud)
 {
     return o->ops->sweep_tmp ? o->ops->sweep_tmp(o, gone, removed, ud) : BR_OK;
+}
+static inline char *obj_public_url(struct objstore *o, const char *b, const char *k)
+{
+    return o->ops->public_url ? o->ops->public_url(o, b, k) : NULL;
 }
 static inline void obj_close(struct objstore *o)
 {

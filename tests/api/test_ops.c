@@ -553,11 +553,28 @@ static void an_unusable_database_or_storage_url_is_refused(void **state)
     assert_null(strstr(err ? err : "", "secreto99"));
     free(out);
     free(err);
-    const char *sto[] = {"BARBERIA_STORAGE_URL=http://127.0.0.1:9000", NULL};
-    expect_refused_start(sto, args, "BARBERIA_STORAGE_URL");
     const char *both[] = {"BARBERIA_DATABASE_URL=postgresql://x", "BARBERIA_STORAGE_URL=http://y",
                           NULL};
     expect_refused_start(both, args, NULL);
+    expect_no_data_folder();
+}
+
+static void storage_url_without_credentials_or_with_an_unknown_scheme_is_refused(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    const char *args[] = {"--listen", "127.0.0.1:0", "--data", S.data, NULL};
+    const char *bare[] = {"BARBERIA_STORAGE_URL=http://127.0.0.1:9000", NULL};
+    expect_refused_start(bare, args, "BARBERIA_STORAGE_ACCESS_KEY");
+    const char *scheme[] = {"BARBERIA_STORAGE_URL=ftp://127.0.0.1:9000",
+                            "BARBERIA_STORAGE_ACCESS_KEY=k", "BARBERIA_STORAGE_SECRET_KEY=s", NULL};
+    expect_refused_start(scheme, args, "BARBERIA_STORAGE_URL");
+    const char *userinfo[] = {"BARBERIA_STORAGE_URL=http://k:s@127.0.0.1:9000",
+                              "BARBERIA_STORAGE_ACCESS_KEY=k", "BARBERIA_STORAGE_SECRET_KEY=s",
+                              NULL};
+    expect_refused_start(userinfo, args, "credentials do not belong in the URL");
+    const char *pub[] = {"BARBERIA_STORAGE_PUBLIC_URL=http://127.0.0.1:9000/fotos-citas", NULL};
+    expect_refused_start(pub, args, "BARBERIA_STORAGE_PUBLIC_URL");
     expect_no_data_folder();
 }
 
@@ -667,6 +684,7 @@ int main(void)
         T(a_port_already_in_use_is_refused),
         T(a_malformed_listen_address_is_refused),
         T(an_unusable_database_or_storage_url_is_refused),
+        T(storage_url_without_credentials_or_with_an_unknown_scheme_is_refused),
         T(serve_demo_seeds_an_empty_folder_once),
         T(serve_demo_leaves_a_folder_with_data_alone),
         T(plain_serve_never_creates_demo_data),

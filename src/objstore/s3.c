@@ -1,0 +1,856 @@
+/*
+ * s3.c - the S3-compatible object store adapter (AWS S3, MinIO, Ceph RGW,
+ * Garage, s3rver...), chosen by BARBERIA_STORAGE_URL (see objstore.c and
+ * docs/operations.md).
+ *
+ * Every operation is one or two plain HTTP calls made with libcurl and
+ * signed with AWS Signature Version 4 by libcurl itself (CURLOPT_AWS_SIGV4,
+ * service "s3"); payloads are streamed, never held whole in memory:
+ * - put reads the upload with pread(2) from offset 0 as curl asks for it,
+ *   after a HEAD that refuses an existing key; the PUT carries
+ *   `If-None-Match: *` too, so a store that honours it refuses a racing
+ *   writer as well (HTTP 412 -> BR_CONFLICT);
+ * - get writes the object into an unlinked temporary file in a local
+ *   scratch folder (<data>/s3-scratch) and hands that file back, positioned
+ *   at 0, so that the HTTP layer serves it like a folder-store object.
+ * Each call is bounded (connect and total time, BARBERIA_STORAGE_TIMEOUT_MS)
+ * and never raises signals (CURLOPT_NOSIGNAL). A call that fails logs one
+ * warn line (method, bucket, key, the HTTP status and the store's own error
+ * code and message, or curl's error, and how long it took); the error detail
+ * handed to the caller, which may reach a client, carries the status and
+ * the store's code and message but no host name. The secret key never
+ * reaches a log line or a detail, and is wiped when the store is closed.
+ *
+ * The bucket's per-object size limit is ours to enforce (S3 has none): it
+ * is remembered from ensure_bucket and checked before any byte is sent.
+ *
+ * Thread-safety: the store's settings are read-only after open; the table
+ * of bucket limits has its own mutex. Each call uses its own curl handle.
+ */
+#define _GNU_SOURCE
+#include "objstore.h"
+#include "../config.h"
+#include "../util/buf.h"
+#include "../util/log.h"
+#include "../util/objkey.h"
+#include "../util/procid.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ERROR_BODY_MAX (16 * 1024) /* what is kept of an error answer */
+#define REASON_MAX     160         /* the store's code and message, in a detail */
+#define REGION_MAX     64
+#define BUCKETS_MAX    8 /* buckets whose limit one process remembers */
+#define UNSIGNED       "UNSIGNED-PAYLOAD"
+
+struct bucket_limit {
+    char name[64];
+    uint64_t limit; /* 0: none */
+    bool public_read;
+};
+
+struct s3_store {
+    struct objstore base; /* first: the port hands &base back to us */
+    char *origin_head;    /* "https://" */
+    char *host;           /* "minio.example.com", "[::1]" */
+    char *origin_tail;    /* ":9000/prefix" (port and path prefix; may be "") */
+    bool path_style;      /* <host>/<bucket>/<key>, else <bucket>.<host>/<key> */
+    char *sigv4;          /* "aws:amz:<region>:s3" */
+    char *region;
+    char *access_key;
+    char *secret_key;  /* wiped when closed */
+    char *public_base; /* NULL: objects are served by the service */
+    char *scratch;     /* local folder of the temporary files of get */
+    long timeout_ms;
+    pthread_mutex_t lock; /* guards buckets */
+    struct bucket_limit buckets[BUCKETS_MAX];
+    size_t nbuckets;
+};
+
+/* One HTTP exchange with the store. */
+struct s3_call {
+    const char *method; /* "GET", "HEAD", "PUT", "DELETE" */
+    const char *bucket;
+    const char *key;          /* NULL: the bucket itself */
+    const char *query;        /* NULL, or a sub-resource such as "policy=" */
+    const char *content_type; /* NULL: none sent */
+    bool if_none_match;       /* `If-None-Match: *` */
+    const char *body;         /* a small body held in memory, or NULL */
+    size_t body_len;          /* its length */
+    int src_fd;               /* or a body read from this file (-1: none) */
+    uint64_t src_size;        /* its length */
+    int dst_fd;               /* a 2xx answer's body goes here (-1: kept in resp) */
+    uint64_t dst_max;         /* the most dst_fd may receive (0: no cap) */
+    /* OUT */
+    long status;
+    struct buf resp;        /* an error answer's body (or a 2xx one without dst_fd), capped */
+    uint64_t received;      /* bytes written to dst_fd */
+    char *content_type_out; /* the answer's Content-Type (caller frees) */
+    /* what went wrong in a callback */
+    CURL *h;
+    uint64_t src_off;
+    int io_errno;
+    bool src_short, dst_failed, dst_too_large;
+};
+
+/* --- small helpers -------------------------------------------------------------- */
+
+static void wipe_free(char *s)
+{
+    if (!s) return;
+    sodium_memzero(s, strlen(s));
+    free(s);
+}
+
+/* True for a non-empty run of printable ASCII without spaces. */
+static bool visible_ascii(const char *s)
+{
+    if (!s || !*s) return false;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p <= 0x20 || *p >= 0x7f) return false;
+    return true;
+}
+
+/* The text between <tag> and </tag> in an XML answer, reduced to
+ * printable ASCII and capped; "" when absent. */
+static void xml_field(const struct buf *b, const char *tag, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (!b->p || n == 0) return;
+    char open[32], close[32];
+    snprintf(open, sizeof open, "<%s>", tag);
+    snprintf(close, sizeof close, "</%s>", tag);
+    const char *start = strstr(b->p, open);
+    if (!start) return;
+    start += strlen(open);
+    const char *end = strstr(start, close);
+    if (!end) return;
+    size_t o = 0;
+    for (const char *p = start; p < end && o + 1 < n; p++)
+        out[o++] = (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f ? *p : '?';
+    out[o] = '\0';
+}
+
+/* "HTTP 403 SignatureDoesNotMatch: The request signature ..." for a call
+ * answered with an error status. */
+static void status_reason(const struct s3_call *c, char *out, size_t n)
+{
+    char code[64], msg[REASON_MAX];
+    xml_field(&c->resp, "Code", code, sizeof code);
+    xml_field(&c->resp, "Message", msg, sizeof msg);
+    snprintf(out, n, "HTTP %ld%s%s%s%s", c->status, code[0] ? " " : "", code, msg[0] ? ": " : "",
+             msg);
+}
+
+/* The store's error code of an error answer ("" when none). */
+static bool has_code(const struct s3_call *c, const char *code)
+{
+    char got[64];
+    xml_field(&c->resp, "Code", got, sizeof got);
+    return !strcmp(got, code);
+}
+
+/* The URL of bucket/key (key NULL: of the bucket), with query appended. */
+static char *call_url(const struct s3_store *s, const char *bucket, const char *key,
+                      const char *query)
+{
+    char *enc = key ? objkey_url_encode(key) : xstrdup("");
+    const char *q = query ? "?" : "", *qs = query ? query : "";
+    char *url;
+    if (s->path_style)
+        url = xasprintf("%s%s%s/%s%s%s%s%s", s->origin_head, s->host, s->origin_tail, bucket,
+                        key ? "/" : "", enc, q, qs);
+    else
+        url = xasprintf("%s%s.%s%s/%s%s%s", s->origin_head, bucket, s->host, s->origin_tail, enc, q,
+                        qs);
+    free(enc);
+    return url;
+}
+
+/* --- HTTP ------------------------------------------------------------------------- */
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct s3_call *c = ud;
+    size_t n = size * nmemb;
+    long status = 0;
+    curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
+    if (c->dst_fd < 0 || status < 200 || status > 299) {
+        /* an error answer: what fits under the cap is kept for its <Code> */
+        if (buf_append(&c->resp, data, n) != BR_OK) return n; /* the rest is dropped */
+        return n;
+    }
+    if (c->dst_max && c->received + n > c->dst_max) {
+        c->dst_too_large = true;
+        return 0;
+    }
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(c->dst_fd, data + off, n - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            c->io_errno = w < 0 ? errno : ENOSPC;
+            c->dst_failed = true;
+            return 0;
+        }
+        off += (size_t)w;
+    }
+    c->received += n;
+    return n;
+}
+
+/* Feeds an upload from c->src_fd (pread from where the last call stopped). */
+static size_t on_read(char *dest, size_t size, size_t nmemb, void *ud)
+{
+    struct s3_call *c = ud;
+    size_t room = size * nmemb;
+    uint64_t left = c->src_size - c->src_off;
+    if (left == 0) return 0;
+    size_t want = left < room ? (size_t)left : room;
+    for (;;) {
+        ssize_t n = pread(c->src_fd, dest, want, (off_t)c->src_off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            /* a file shorter than announced must not become a short object */
+            c->io_errno = n < 0 ? errno : 0;
+            c->src_short = true;
+            return CURL_READFUNC_ABORT;
+        }
+        c->src_off += (uint64_t)n;
+        return (size_t)n;
+    }
+}
+
+/* Rewinds the upload when curl must send it again (a redirect or an
+ * authentication round: neither is expected, but the answer must be right). */
+static int on_seek(void *ud, curl_off_t offset, int origin)
+{
+    struct s3_call *c = ud;
+    if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > c->src_size)
+        return CURL_SEEKFUNC_CANTSEEK;
+    c->src_off = (uint64_t)offset;
+    return CURL_SEEKFUNC_OK;
+}
+
+#define SETOPT(opt, val)                                                                           \
+    do {                                                                                           \
+        if (cc == CURLE_OK) cc = curl_easy_setopt(h, opt, val);                                    \
+    } while (0)
+
+static struct curl_slist *add_header(struct curl_slist *list, const char *line, bool *oom)
+{
+    struct curl_slist *l = curl_slist_append(list, line);
+    if (!l) *oom = true;
+    return l ? l : list;
+}
+
+/* The headers of c; NULL with *oom set when curl could not allocate. */
+static struct curl_slist *call_headers(const struct s3_call *c, bool *oom)
+{
+    struct curl_slist *hs = NULL;
+    char line[320];
+    /* curl 7.88 signs what this header says; a body in memory is hashed,
+     * a streamed one is sent unsigned (over TLS in production) */
+    if (c->body) {
+        unsigned char h[crypto_hash_sha256_BYTES];
+        char hex[2 * sizeof h + 1];
+        crypto_hash_sha256(h, (const unsigned char *)c->body, c->body_len);
+        sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+        snprintf(line, sizeof line, "x-amz-content-sha256: %s", hex);
+    } else {
+        snprintf(line, sizeof line, "x-amz-content-sha256: " UNSIGNED);
+    }
+    hs = add_header(hs, line, oom);
+    if (c->content_type) {
+        snprintf(line, sizeof line, "Content-Type: %s", c->content_type);
+        hs = add_header(hs, line, oom);
+    }
+    if (c->if_none_match) hs = add_header(hs, "If-None-Match: *", oom);
+    return hs;
+}
+
+/* Performs c against the store, bounded by the store's timeout. A transport
+ * failure is BR_OBJSTORE with a detail (and one warn line); any HTTP status
+ * is BR_OK, for the caller to judge (see call_failed). c->resp is
+ * initialised here; the caller frees it with call_done(). */
+static br_err s3_perform(struct s3_store *s, struct s3_call *c)
+{
+    buf_init(&c->resp, ERROR_BODY_MAX);
+    c->status = 0;
+    c->received = 0;
+    c->src_off = 0;
+    c->content_type_out = NULL;
+    int64_t t0 = clock_mono_ms();
+    CURL *h = curl_easy_init();
+    if (!h) return err_set(BR_OBJSTORE, "S3 %s: cannot create a curl handle", c->method);
+    c->h = h;
+    char *url = call_url(s, c->bucket, c->key, c->query);
+    bool oom = false;
+    struct curl_slist *headers = call_headers(c, &oom);
+    char errbuf[CURL_ERROR_SIZE];
+    errbuf[0] = '\0';
+    CURLcode cc = oom ? CURLE_OUT_OF_MEMORY : CURLE_OK;
+    SETOPT(CURLOPT_URL, url);
+    SETOPT(CURLOPT_ERRORBUFFER, errbuf);
+    /* request threads must never get SIGALRM from curl's resolver */
+    SETOPT(CURLOPT_NOSIGNAL, 1L);
+    SETOPT(CURLOPT_TIMEOUT_MS, s->timeout_ms);
+    SETOPT(CURLOPT_CONNECTTIMEOUT_MS, s->timeout_ms);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    SETOPT(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    SETOPT(CURLOPT_USERAGENT, "barberia/" BARBERIA_VERSION);
+    SETOPT(CURLOPT_AWS_SIGV4, s->sigv4);
+    SETOPT(CURLOPT_USERNAME, s->access_key);
+    SETOPT(CURLOPT_PASSWORD, s->secret_key);
+    SETOPT(CURLOPT_HTTPHEADER, headers);
+    SETOPT(CURLOPT_WRITEFUNCTION, on_body);
+    SETOPT(CURLOPT_WRITEDATA, c);
+    if (!strcmp(c->method, "HEAD")) {
+        SETOPT(CURLOPT_NOBODY, 1L);
+    } else if (c->src_fd >= 0) {
+        SETOPT(CURLOPT_UPLOAD, 1L); /* PUT */
+        SETOPT(CURLOPT_READFUNCTION, on_read);
+        SETOPT(CURLOPT_READDATA, c);
+        SETOPT(CURLOPT_SEEKFUNCTION, on_seek);
+        SETOPT(CURLOPT_SEEKDATA, c);
+        SETOPT(CURLOPT_INFILESIZE_LARGE, (curl_off_t)c->src_size);
+    } else if (c->body) {
+        SETOPT(CURLOPT_POSTFIELDS, c->body);
+        SETOPT(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
+        SETOPT(CURLOPT_CUSTOMREQUEST, c->method);
+    } else if (strcmp(c->method, "GET") != 0) {
+        SETOPT(CURLOPT_CUSTOMREQUEST, c->method);
+    }
+    const char *slash = c->key ? "/" : "", *what_key = c->key ? c->key : "";
+    br_err rc = BR_OK;
+    if (cc != CURLE_OK) {
+        rc = err_set(BR_OBJSTORE, "S3 %s: %s", c->method, curl_easy_strerror(cc));
+    } else {
+        cc = curl_easy_perform(h);
+        errbuf[strcspn(errbuf, "\r\n")] = '\0'; /* the log line must stay one line */
+        if (cc != CURLE_OK) {
+            char cause[128];
+            if (c->src_short)
+                snprintf(cause, sizeof cause, "the upload is shorter than announced%s%s",
+                         c->io_errno ? ": " : "", c->io_errno ? strerror(c->io_errno) : "");
+            else if (c->dst_too_large)
+                snprintf(cause, sizeof cause, "the object is larger than %llu bytes",
+                         (unsigned long long)c->dst_max);
+            else if (c->dst_failed)
+                snprintf(cause, sizeof cause, "cannot write the local copy: %s",
+                         strerror(c->io_errno));
+            else if (cc == CURLE_OPERATION_TIMEDOUT)
+                snprintf(cause, sizeof cause, "no answer within %ld ms", s->timeout_ms);
+            else
+                snprintf(cause, sizeof cause, "%s", curl_easy_strerror(cc));
+            rc = err_set(BR_OBJSTORE, "S3 %s: %s", c->method, cause);
+            log_warn("storage: %s %s%s%s failed after %lld ms: %s (%s)", c->method, c->bucket,
+                     slash, what_key, (long long)(clock_mono_ms() - t0), cause,
+                     errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        } else if (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &c->status) != CURLE_OK) {
+            rc = err_set(BR_OBJSTORE, "S3 %s: no HTTP status", c->method);
+            log_warn("storage: %s %s%s%s: no HTTP status", c->method, c->bucket, slash, what_key);
+        }
+        char *ct = NULL;
+        if (!rc && curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
+            c->content_type_out = xstrdup(ct);
+    }
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(h);
+    c->h = NULL;
+    free(url);
+    return rc;
+}
+
+static void call_done(struct s3_call *c)
+{
+    buf_free(&c->resp);
+    free(c->content_type_out);
+    c->content_type_out = NULL;
+}
+
+/* An answer with an unexpected status: BR_OBJSTORE with the status and the
+ * store's own code and message, and one warn line. */
+static br_err call_failed(const struct s3_call *c)
+{
+    char why[REASON_MAX + 96];
+    status_reason(c, why, sizeof why);
+    log_warn("storage: %s %s%s%s%s%s: %s", c->method, c->bucket, c->key ? "/" : "",
+             c->key ? c->key : "", c->query ? "?" : "", c->query ? c->query : "", why);
+    return err_set(BR_OBJSTORE, "S3 %s: %s", c->method, why);
+}
+
+static struct s3_call new_call(const char *method, const char *bucket, const char *key)
+{
+    return (struct s3_call){
+        .method = method, .bucket = bucket, .key = key, .src_fd = -1, .dst_fd = -1};
+}
+
+/* --- buckets -------------------------------------------------------------------- */
+
+static void remember_bucket(struct s3_store *s, const char *bucket, bool public_read,
+                            uint64_t limit)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t i = 0;
+    while (i < s->nbuckets && strcmp(s->buckets[i].name, bucket) != 0)
+        i++;
+    if (i == s->nbuckets && s->nbuckets < BUCKETS_MAX) {
+        snprintf(s->buckets[i].name, sizeof s->buckets[i].name, "%s", bucket);
+        s->nbuckets++;
+    }
+    if (i < s->nbuckets) {
+        s->buckets[i].limit = limit;
+        s->buckets[i].public_read = public_read;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* What ensure_bucket said of bucket. False when it was never ensured here. */
+static bool bucket_known(struct s3_store *s, const char *bucket, struct bucket_limit *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->nbuckets && !found; i++) {
+        if (!strcmp(s->buckets[i].name, bucket)) {
+            *out = s->buckets[i];
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+/* Lets anyone read the bucket's objects (s3:GetObject for "*"). Never a
+ * failure of the upload that made the bucket: a later upload would find
+ * the bucket there and skip this step, so failing once would only make
+ * the outcome depend on which upload came first. A store without bucket
+ * policies (HTTP 501 NotImplemented, or 405) is one warn line; a refused
+ * or failed policy is a warn line while the service serves the photos
+ * itself (it reads with its key), an error line with
+ * BARBERIA_STORAGE_PUBLIC_URL, whose URLs then need the operator (see
+ * docs/operations.md). */
+static void set_public_policy(struct s3_store *s, const char *bucket)
+{
+    char *policy =
+        xasprintf("{\"Version\":\"2012-10-17\",\"Statement\":[{\"Sid\":\"PublicRead\","
+                  "\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":[\"s3:GetObject\"],"
+                  "\"Resource\":[\"arn:aws:s3:::%s/*\"]}]}",
+                  bucket);
+    struct s3_call c = new_call("PUT", bucket, NULL);
+    c.query = "policy=";
+    c.body = policy;
+    c.body_len = strlen(policy);
+    c.content_type = "application/json";
+    br_err rc = s3_perform(s, &c);
+    char why[REASON_MAX + 96];
+    if (!rc) status_reason(&c, why, sizeof why);
+    const char *after = s->public_base ? "BARBERIA_STORAGE_PUBLIC_URL must serve its objects to "
+                                         "anyone: make the bucket readable there by hand"
+                                       : "photos are served through the service";
+    if (!rc && (c.status == 501 || c.status == 405 || has_code(&c, "NotImplemented"))) {
+        log_warn("storage: the store does not support bucket policies (%s): bucket %s stays as "
+                 "the store makes it; %s",
+                 why, bucket, after);
+    } else if (rc || c.status < 200 || c.status > 299) {
+        if (rc) snprintf(why, sizeof why, "%s", err_msg());
+        if (s->public_base)
+            log_error("storage: bucket %s could not be made public (%s); %s", bucket, why, after);
+        else
+            log_warn("storage: bucket %s could not be made public (%s); %s", bucket, why, after);
+        err_clear();
+    }
+    call_done(&c);
+    free(policy);
+}
+
+static br_err s3_ensure_bucket(struct objstore *o, const char *bucket, bool public_read,
+                               uint64_t size_limit)
+{
+    struct s3_store *s = (struct s3_store *)o;
+    if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
+    struct s3_call c = new_call("HEAD", bucket, NULL);
+    br_err rc = s3_perform(s, &c);
+    bool exists = !rc && c.status == 200;
+    if (!rc && !exists && c.status != 404) rc = call_failed(&c);
+    call_done(&c);
+    bool created = false;
+    if (!rc && !exists) {
+        /* outside us-east-1 the region must be named in the body */
+        char *conf = strcmp(s->region, "us-east-1") != 0
+                         ? xasprintf("<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/"
+                                     "doc/2006-03-01/\"><LocationConstraint>%s</LocationConstraint>"
+                                     "</CreateBucketConfiguration>",
+                                     s->region)
+                         : NULL;
+        c = new_call("PUT", bucket, NULL);
+        /* an empty body still says Content-Length: 0 */
+        c.body = conf ? conf : "";
+        c.body_len = strlen(c.body);
+        c.content_type = "application/xml";
+        rc = s3_perform(s, &c);
+        created = !rc && c.status >= 200 && c.status <= 299;
+        /* a racing start made it first: as good */
+        bool ours = !rc && c.status == 409 && has_code(&c, "BucketAlreadyOwnedByYou");
+        if (!rc && !created && !ours) rc = call_failed(&c);
+        call_done(&c);
+        free(conf);
+    }
+    if (!rc && created) {
+        log_info("storage: created bucket %s (limit %llu bytes per object, enforced here)", bucket,
+                 (unsigned long long)size_limit);
+        if (public_read) set_public_policy(s, bucket);
+    }
+    if (!rc) remember_bucket(s, bucket, public_read, size_limit);
+    return rc;
+}
+
+/* --- objects -------------------------------------------------------------------- */
+
+static br_err s3_put(struct objstore *o, const char *bucket, const char *key,
+                     const char *content_type, int fd, uint64_t size)
+{
+    struct s3_store *s = (struct s3_store *)o;
+    if (!objkey_valid(key, strlen(key))) return err_set(BR_OBJSTORE, "clave de objeto inválida");
+    if (!obj_content_type_valid(content_type))
+        return err_set(BR_OBJSTORE, "tipo de contenido inválido");
+    if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
+    struct bucket_limit b;
+    if (bucket_known(s, bucket, &b) && b.limit && size > b.limit)
+        return err_set(BR_OBJSTORE, "el objeto supera el límite de %llu bytes del bucket",
+                       (unsigned long long)b.limit);
+    /* a file shorter than announced must not become a short object: not
+     * every store checks the body against Content-Length when curl stops
+     * mid-way (s3rver keeps what arrived), so look before sending; one
+     * that shrinks during the upload still aborts it (on_read) */
+    struct stat sb;
+    if (fstat(fd, &sb) != 0)
+        return err_set(BR_OBJSTORE, "cannot read the upload: %s", strerror(errno));
+    if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size < size)
+        return err_set(BR_OBJSTORE, "the upload is shorter than announced");
+    /* a store that ignores If-None-Match would overwrite: look first */
+    struct s3_call c = new_call("HEAD", bucket, key);
+    br_err rc = s3_perform(s, &c);
+    if (!rc && c.status == 200) rc = err_set(BR_CONFLICT, "el objeto ya existe");
+    /* 403: a key without s3:ListBucket cannot tell a missing object from a
+     * forbidden one; If-None-Match still guards the write */
+    else if (!rc && c.status != 404 && c.status != 403)
+        rc = call_failed(&c);
+    call_done(&c);
+    if (rc) return rc;
+
+    c = new_call("PUT", bucket, key);
+    c.content_type = content_type;
+    c.if_none_match = true;
+    c.src_fd = fd;
+    c.src_size = size;
+    rc = s3_perform(s, &c);
+    /* 412: the key exists; 409 ConditionalRequestConflict: a racing
+     * conditional write to it */
+    if (!rc && (c.status == 412 || (c.status == 409 && has_code(&c, "ConditionalRequestConflict"))))
+        rc = err_set(BR_CONFLICT, "el objeto ya existe");
+    else if (!rc && (c.status < 200 || c.status > 299))
+        rc = call_failed(&c);
+    call_done(&c);
+    return rc;
+}
+
+/* An unlinked temporary file in the scratch folder: O_TMPFILE where the
+ * file system has it, else a file named after its writer (as fs.c's .tmp
+ * files are, so a sweep can tell a crash's leftover) and unlinked at once.
+ * -1 with errno on failure. */
+static int scratch_file(const struct s3_store *s)
+{
+    int fd = open(s->scratch, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)) return fd;
+    const struct procid *me = procid_self();
+    char *path = xasprintf("%s/obj-%ld-%s-XXXXXX", s->scratch, me->pid, me->instance);
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0) unlink(path);
+    free(path);
+    return fd;
+}
+
+static br_err s3_get(struct objstore *o, const char *bucket, const char *key, struct obj_info *out)
+{
+    struct s3_store *s = (struct s3_store *)o;
+    if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key)))
+        return err_set(BR_NOTFOUND, "no such object");
+    int fd = scratch_file(s);
+    if (fd < 0)
+        return err_set(BR_OBJSTORE, "cannot create a temporary file in %s: %s", s->scratch,
+                       strerror(errno));
+    struct bucket_limit b;
+    struct s3_call c = new_call("GET", bucket, key);
+    c.dst_fd = fd;
+    /* never more than the bucket lets in */
+    c.dst_max = bucket_known(s, bucket, &b) ? b.limit : 0;
+    br_err rc = s3_perform(s, &c);
+    if (!rc && c.status == 404)
+        rc = err_set(BR_NOTFOUND, "no such object");
+    else if (!rc && c.status != 200)
+        rc = call_failed(&c);
+    if (!rc && lseek(fd, 0, SEEK_SET) != 0)
+        rc = err_set(BR_OBJSTORE, "cannot rewind the local copy: %s", strerror(errno));
+    if (!rc) {
+        const char *ct = c.content_type_out;
+        out->fd = fd;
+        out->size = c.received;
+        out->content_type = xstrdup(obj_content_type_valid(ct) ? ct : "application/octet-stream");
+    } else {
+        close(fd);
+    }
+    call_done(&c);
+    return rc;
+}
+
+static br_err s3_remove(struct objstore *o, const char *bucket, const char *key)
+{
+    struct s3_store *s = (struct s3_store *)o;
+    if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key))) return BR_OK;
+    struct s3_call c = new_call("DELETE", bucket, key);
+    br_err rc = s3_perform(s, &c);
+    /* S3 answers 204 whether or not the key existed; some stores say 404 */
+    if (!rc && (c.status < 200 || c.status > 299) && c.status != 404) rc = call_failed(&c);
+    call_done(&c);
+    return rc;
+}
+
+static br_err s3_sweep_tmp(struct objstore *o, obj_writer_gone_fn gone, obj_removed_fn removed,
+                           void *ud)
+{
+    /* the store itself keeps no temporary objects; the scratch folder may
+     * hold a named local copy of a crashed process (no O_TMPFILE) */
+    struct s3_store *s = (struct s3_store *)o;
+    return obj_tmp_sweep(s->scratch, gone, removed, ud);
+}
+
+static char *s3_public_url(struct objstore *o, const char *bucket, const char *key)
+{
+    struct s3_store *s = (struct s3_store *)o;
+    struct bucket_limit b;
+    if (!s->public_base || !bucket_known(s, bucket, &b) || !b.public_read) return NULL;
+    char *enc = objkey_url_encode(key);
+    char *url = xasprintf("%s/%s", s->public_base, enc);
+    free(enc);
+    return url;
+}
+
+static void s3_free(struct s3_store *s)
+{
+    if (!s) return;
+    free(s->origin_head);
+    free(s->host);
+    free(s->origin_tail);
+    free(s->sigv4);
+    free(s->region);
+    wipe_free(s->access_key);
+    wipe_free(s->secret_key);
+    free(s->public_base);
+    free(s->scratch);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static void s3_close(struct objstore *o)
+{
+    s3_free((struct s3_store *)o);
+}
+
+static const struct obj_ops s3_ops = {
+    .name = "s3",
+    .ensure_bucket = s3_ensure_bucket,
+    .put = s3_put,
+    .get = s3_get,
+    .remove = s3_remove,
+    .sweep_tmp = s3_sweep_tmp,
+    .public_url = s3_public_url,
+    .close = s3_close,
+};
+
+/* --- opening ---------------------------------------------------------------------- */
+
+/* mkdir -p dir. -1 with errno on failure. */
+static int make_dirs(const char *dir)
+{
+    char *path = xasprintf("%s/", dir);
+    int r = 0;
+    for (char *p = path + 1; *p && r == 0; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(path, 0750) != 0 && errno != EEXIST) r = -1;
+        *p = '/';
+    }
+    free(path);
+    return r;
+}
+
+static bool is_aws_host(const char *host)
+{
+    size_t n = strlen(host);
+    const char *suffix = ".amazonaws.com";
+    size_t k = strlen(suffix);
+    return n > k && !strcasecmp(host + n - k, suffix);
+}
+
+/* An IP literal cannot carry a bucket name in front of it. */
+static bool is_ip_literal(const char *host)
+{
+    return host[0] == '[' || strspn(host, "0123456789.") == strlen(host);
+}
+
+static br_err parse_path_style(const char *v, const char *host, bool *out)
+{
+    if (!v || !strcasecmp(v, "auto")) {
+        *out = !is_aws_host(host);
+        return BR_OK;
+    }
+    if (!strcmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "true")) {
+        *out = true;
+        return BR_OK;
+    }
+    if (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "false")) {
+        *out = false;
+        return BR_OK;
+    }
+    return err_set(BR_CONFIG, "BARBERIA_STORAGE_PATH_STYLE: expected auto, 1 or 0, got '%s'", v);
+}
+
+static bool region_valid(const char *r)
+{
+    size_t n = strlen(r);
+    return n > 0 && n <= REGION_MAX && strspn(r, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
+}
+
+/* Splits the endpoint into the store's origin pieces. s3://HOST is
+ * https://HOST; s3:// alone is AWS S3 in the region. */
+static br_err parse_endpoint(struct s3_store *s, const char *url, const char *path_style)
+{
+    char *full;
+    if (!strncasecmp(url, "s3://", 5)) {
+        const char *rest = url + 5;
+        full = rest[0] && strcmp(rest, "/") != 0
+                   ? xasprintf("https://%s", rest)
+                   : xasprintf("https://s3.%s.amazonaws.com", s->region);
+    } else {
+        full = xstrdup(url);
+    }
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *user = NULL, *query = NULL,
+         *frag = NULL;
+    br_err rc = BR_OK;
+    if (!u || curl_url_set(u, CURLUPART_URL, full, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+        rc = err_set(BR_CONFIG, "BARBERIA_STORAGE_URL: not a URL curl can use");
+    if (!rc) {
+        curl_url_get(u, CURLUPART_PORT, &port, 0);
+        curl_url_get(u, CURLUPART_PATH, &path, 0);
+        curl_url_get(u, CURLUPART_USER, &user, 0);
+        curl_url_get(u, CURLUPART_QUERY, &query, 0);
+        curl_url_get(u, CURLUPART_FRAGMENT, &frag, 0);
+        if (user)
+            rc = err_set(BR_CONFIG, "BARBERIA_STORAGE_URL: credentials do not belong in the URL "
+                                    "(it is shown in logs); use BARBERIA_STORAGE_ACCESS_KEY and "
+                                    "BARBERIA_STORAGE_SECRET_KEY");
+        else if (query || frag)
+            rc = err_set(BR_CONFIG, "BARBERIA_STORAGE_URL: no query or fragment allowed");
+        else if (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)
+            rc = err_set(BR_CONFIG, "BARBERIA_STORAGE_URL: expected s3://, http:// or https://");
+        else if (!visible_ascii(host) || (path && !visible_ascii(path)))
+            rc = err_set(BR_CONFIG, "BARBERIA_STORAGE_URL: unusable host or path");
+    }
+    if (!rc) rc = parse_path_style(path_style, host, &s->path_style);
+    if (!rc && !s->path_style && is_ip_literal(host))
+        rc = err_set(BR_CONFIG, "BARBERIA_STORAGE_PATH_STYLE=0 needs a host name in "
+                                "BARBERIA_STORAGE_URL, not an IP address");
+    if (!rc) {
+        size_t plen = path ? strlen(path) : 0;
+        while (plen && path[plen - 1] == '/')
+            plen--;
+        s->origin_head = xasprintf("%s://", scheme);
+        s->host = xstrdup(host);
+        s->origin_tail =
+            xasprintf("%s%s%.*s", port ? ":" : "", port ? port : "", (int)plen, path ? path : "");
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(path);
+    curl_free(user);
+    curl_free(query);
+    curl_free(frag);
+    curl_url_cleanup(u);
+    free(full);
+    return rc;
+}
+
+static br_err parse_public_base(struct s3_store *s, const char *url)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL;
+    bool ok = u && visible_ascii(url) && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+              curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+              (!strcasecmp(scheme, "http") || !strcasecmp(scheme, "https"));
+    curl_free(scheme);
+    curl_url_cleanup(u);
+    if (!ok) return err_set(BR_CONFIG, "BARBERIA_STORAGE_PUBLIC_URL: expected an http(s) URL");
+    size_t n = strlen(url);
+    while (n && url[n - 1] == '/')
+        n--;
+    s->public_base = xstrndup(url, n);
+    return BR_OK;
+}
+
+br_err objstore_s3_open(const struct config *cfg, struct objstore **out)
+{
+    *out = NULL;
+    const char *region = cfg->storage_region ? cfg->storage_region : "us-east-1";
+    if (!region_valid(region))
+        return err_set(BR_CONFIG, "BARBERIA_STORAGE_REGION: expected a region name such as "
+                                  "eu-west-1 (lowercase letters, digits and '-')");
+    if (!visible_ascii(cfg->storage_access_key) || !visible_ascii(cfg->storage_secret_key))
+        return err_set(BR_CONFIG, "the S3 store needs BARBERIA_STORAGE_ACCESS_KEY and "
+                                  "BARBERIA_STORAGE_SECRET_KEY (printable, without spaces)");
+    struct s3_store *s = xcalloc(1, sizeof *s);
+    s->base.ops = &s3_ops;
+    int e = pthread_mutex_init(&s->lock, NULL);
+    if (e) {
+        free(s);
+        return err_set(BR_INTERNAL, "storage: cannot create a lock: %s", strerror(e));
+    }
+    s->region = xstrdup(region);
+    s->sigv4 = xasprintf("aws:amz:%s:s3", region);
+    s->access_key = xstrdup(cfg->storage_access_key);
+    s->secret_key = xstrdup(cfg->storage_secret_key);
+    s->timeout_ms = cfg->storage_timeout_ms > 0 ? cfg->storage_timeout_ms : 30000;
+    s->scratch = xasprintf("%s/s3-scratch", cfg->data_dir);
+    br_err rc = parse_endpoint(s, cfg->storage_url, cfg->storage_path_style);
+    if (!rc && cfg->storage_public_url) rc = parse_public_base(s, cfg->storage_public_url);
+    /* the last step: nothing is written for a configuration that is refused */
+    if (!rc && make_dirs(s->scratch) != 0)
+        rc = err_set(BR_CONFIG, "cannot create the S3 scratch folder %s: %s", s->scratch,
+                     strerror(errno));
+    if (rc) {
+        s3_free(s);
+        return rc;
+    }
+    log_info("storage: S3 at %s%s%s (%s-style, region %s, bound %ld ms per call%s%s)",
+             s->origin_head, s->host, s->origin_tail, s->path_style ? "path" : "virtual-hosted",
+             region, s->timeout_ms, s->public_base ? ", public URL " : "",
+             s->public_base ? s->public_base : "");
+    *out = &s->base;
+    return BR_OK;
+}

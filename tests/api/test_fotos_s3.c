@@ -1,0 +1,366 @@
+/*
+ * test_fotos_s3.c - the photo API over HTTP with `barberia serve` keeping
+ * its objects in a real S3-compatible server (BARBERIA_STORAGE_URL; see
+ * scripts/s3-server, which scripts/test starts and names in
+ * BARBERIA_TEST_S3_URL): uploads land in the store and nowhere else, the
+ * photo URL (the service's own, or the store's with
+ * BARBERIA_STORAGE_PUBLIC_URL) serves the exact bytes, a delete removes the
+ * object, the three-per-tipo rule holds, and an upload while the store is
+ * down is the specification's 500 "Error al subir imagen: ..." with no
+ * record left, within the configured bound. Skipped without
+ * BARBERIA_TEST_S3_URL.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define S3_SERVER BARBERIA_TESTS_DIR "/../scripts/s3-server"
+
+static struct fixture F; /* a server on the shared S3 store */
+static struct user A, B;
+static const char *S3_URL; /* NULL: every test is skipped */
+static char ENV_URL[256], ENV_ACCESS[160], ENV_SECRET[160];
+
+/* --- helpers ---------------------------------------------------------------------- */
+
+/* The environment of a server on the store at url; more may follow (NULL
+ * ends the list; at most 4). */
+static void store_env(const char **env, const char *url, const char *more1, const char *more2)
+{
+    snprintf(ENV_URL, sizeof ENV_URL, "BARBERIA_STORAGE_URL=%s", url);
+    const char *ak = getenv("BARBERIA_TEST_S3_ACCESS_KEY");
+    const char *sk = getenv("BARBERIA_TEST_S3_SECRET_KEY");
+    snprintf(ENV_ACCESS, sizeof ENV_ACCESS, "BARBERIA_STORAGE_ACCESS_KEY=%s",
+             ak && *ak ? ak : "barberia-test");
+    snprintf(ENV_SECRET, sizeof ENV_SECRET, "BARBERIA_STORAGE_SECRET_KEY=%s",
+             sk && *sk ? sk : "barberia-test-secret");
+    size_t n = 0;
+    env[n++] = ENV_URL;
+    env[n++] = ENV_ACCESS;
+    env[n++] = ENV_SECRET;
+    if (more1) env[n++] = more1;
+    if (more2) env[n++] = more2;
+    env[n] = NULL;
+}
+
+static char *new_cita(const struct fixture *f, const struct user *u)
+{
+    static int n;
+    int k = n++;
+    char when[64];
+    snprintf(when, sizeof when, "2032-%02d-%02dT%02d:00:00Z", 1 + (k / 200) % 12, 1 + (k / 10) % 20,
+             8 + k % 10);
+    return book(&f->s, u, f->barbero, f->servicio, when, NULL);
+}
+
+static const char *pixels(size_t *len, unsigned seed)
+{
+    static char p[4096];
+    for (size_t i = 0; i < sizeof p; i++)
+        p[i] = (char)(i * 13 + seed);
+    *len = sizeof p;
+    return p;
+}
+
+static void upload(const struct fixture *f, const struct user *u, const char *cita,
+                   const char *tipo, const char *data, size_t len, struct resp *r)
+{
+    struct part parts[] = {
+        {"file", data, len, "foto.png", "image/png"},
+        {"cita_id", cita, 0, NULL, NULL},
+        {"tipo", tipo, 0, NULL, NULL},
+    };
+    http_multipart(&f->s, "/api/fotos", u->token, parts, 3, r);
+}
+
+static json_t *upload_ok(const struct fixture *f, const struct user *u, const char *cita,
+                         const char *tipo, const char *data, size_t len)
+{
+    struct resp r;
+    upload(f, u, cita, tipo, data, len, &r);
+    if (r.status != 201) fail_msg("upload expected 201, got %ld: %s", r.status, r.body);
+    json_t *foto = json_object_get(r.json, "foto");
+    json_incref(foto);
+    resp_free(&r);
+    return foto;
+}
+
+/* GET of an absolute URL (the service's or the store's), unsigned. */
+static void get_url(const char *url, struct resp *r)
+{
+    struct srv at;
+    memset(&at, 0, sizeof at);
+    const char *p = strstr(url, "://");
+    p = p ? strchr(p + 3, '/') : NULL;
+    if (!p || (size_t)(p - url) >= sizeof at.base) fail_msg("not an absolute URL: %s", url);
+    memcpy(at.base, url, (size_t)(p - url));
+    http_get(&at, p, NULL, r);
+}
+
+/* The object as the S3 server itself serves it (it answers unsigned GETs). */
+static void get_from_store(const char *storage_path, struct resp *r)
+{
+    char url[1024];
+    snprintf(url, sizeof url, "%s/fotos-citas/%s", S3_URL, storage_path);
+    get_url(url, r);
+}
+
+static void expect_bytes(const struct resp *r, const char *data, size_t len)
+{
+    assert_int_equal(r->status, 200);
+    assert_int_equal(r->len, len);
+    assert_memory_equal(r->body, data, len);
+}
+
+static long fotos_of(const struct fixture *f, const char *cita)
+{
+    return db_count(&f->s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita);
+}
+
+/* --- setup ------------------------------------------------------------------------ */
+
+static int group_setup(void **state)
+{
+    (void)state;
+    S3_URL = getenv("BARBERIA_TEST_S3_URL");
+    if (!S3_URL || !*S3_URL) {
+        S3_URL = NULL;
+        return 0;
+    }
+    const char *env[8];
+    store_env(env, S3_URL, NULL, NULL);
+    fixture_start(&F, env, "Barbero S3", "Corte S3", 30, 15.0);
+    signup_user(&F.s, &A, "Ana S3");
+    signup_user(&F.s, &B, "Beto S3");
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    if (S3_URL) fixture_stop(&F);
+    return 0;
+}
+
+static void need_store(void)
+{
+    if (!S3_URL) skip();
+}
+
+/* --- tests ------------------------------------------------------------------------ */
+
+static void upload_lands_in_the_store_and_the_photo_url_serves_its_bytes(void **state)
+{
+    (void)state;
+    need_store();
+    char *cita = new_cita(&F, &A);
+    size_t len;
+    const char *img = pixels(&len, 1);
+    json_t *f = upload_ok(&F, &A, cita, "antes", img, len);
+    const char *url = jstr(f, "url"), *path = jstr(f, "storage_path");
+    /* the service's own URL: the store's URLs are not handed out */
+    char want[512];
+    snprintf(want, sizeof want, "%s/storage/v1/object/public/fotos-citas/", F.s.base);
+    assert_true(url && !strncmp(url, want, strlen(want)));
+    struct resp r;
+    get_url(url, &r);
+    expect_bytes(&r, img, len);
+    expect_header(&r, "Content-Type", "image/png");
+    expect_header(&r, "X-Content-Type-Options", "nosniff");
+    resp_free(&r);
+    /* in the S3 store, and not in the data folder */
+    get_from_store(path, &r);
+    expect_bytes(&r, img, len);
+    resp_free(&r);
+    char file[768];
+    snprintf(file, sizeof file, "%s/storage/fotos-citas/%s", F.s.data, path);
+    assert_int_not_equal(access(file, F_OK), 0);
+    /* the local copy made to serve it is gone */
+    char scratch[512];
+    snprintf(scratch, sizeof scratch, "%s/s3-scratch", F.s.data);
+    assert_int_equal(count_files(scratch), 0);
+    json_decref(f);
+    free(cita);
+}
+
+static void delete_removes_the_object_from_the_store(void **state)
+{
+    (void)state;
+    need_store();
+    char *cita = new_cita(&F, &A);
+    size_t len;
+    const char *img = pixels(&len, 2);
+    json_t *f = upload_ok(&F, &B, cita, "despues", img, len);
+    char q[160];
+    snprintf(q, sizeof q, "/api/fotos?id=%s", jstr(f, "id"));
+    struct req_opts o = {.token = B.token};
+    struct resp r;
+    http_req(&F.s, "DELETE", q, &o, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    get_url(jstr(f, "url"), &r);
+    expect_error(&r, 404, "No encontrado");
+    resp_free(&r);
+    get_from_store(jstr(f, "storage_path"), &r);
+    assert_int_equal(r.status, 404);
+    resp_free(&r);
+    assert_int_equal(fotos_of(&F, cita), 0);
+    json_decref(f);
+    free(cita);
+}
+
+static void a_fourth_photo_of_a_tipo_is_refused(void **state)
+{
+    (void)state;
+    need_store();
+    char *cita = new_cita(&F, &A);
+    size_t len;
+    const char *img = pixels(&len, 3);
+    for (int i = 0; i < 3; i++)
+        json_decref(upload_ok(&F, i % 2 ? &B : &A, cita, "antes", img, len));
+    struct resp r;
+    upload(&F, &A, cita, "antes", img, len, &r);
+    expect_error(&r, 400, "Máximo 3 fotos por tipo");
+    resp_free(&r);
+    assert_int_equal(fotos_of(&F, cita), 3);
+    /* the other tipo still has room */
+    json_decref(upload_ok(&F, &A, cita, "despues", img, len));
+    free(cita);
+}
+
+static void with_a_store_public_url_the_photo_url_points_at_the_store(void **state)
+{
+    (void)state;
+    need_store();
+    char pub[320];
+    snprintf(pub, sizeof pub, "BARBERIA_STORAGE_PUBLIC_URL=%s/fotos-citas/", S3_URL);
+    const char *env[8];
+    store_env(env, S3_URL, pub, NULL);
+    struct fixture P;
+    memset(&P, 0, sizeof P);
+    fixture_start(&P, env, "Barbero Público", "Corte Público", 30, 15.0);
+    struct user u;
+    signup_user(&P.s, &u, "Pía");
+    char *cita = new_cita(&P, &u);
+    size_t len;
+    const char *img = pixels(&len, 4);
+    json_t *f = upload_ok(&P, &u, cita, "antes", img, len);
+    char want[1024];
+    snprintf(want, sizeof want, "%s/fotos-citas/%s", S3_URL, jstr(f, "storage_path"));
+    assert_string_equal(jstr(f, "url"), want);
+    /* the listing hands out the same URL */
+    char q[160];
+    snprintf(q, sizeof q, "/api/fotos?cita_id=%s", cita);
+    struct resp r;
+    http_get(&P.s, q, u.token, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(json_array_get(json_object_get(r.json, "fotos"), 0), "url"), want);
+    resp_free(&r);
+    /* straight from the store, with nobody's signature */
+    get_url(want, &r);
+    expect_bytes(&r, img, len);
+    resp_free(&r);
+    json_decref(f);
+    free(cita);
+    fixture_stop(&P);
+}
+
+/* A private S3 server for the test that stops it. */
+static char PRIVATE_DIR[] = "/tmp/barberia-s3-private-XXXXXX";
+static bool private_running;
+
+static void private_store_stop(void)
+{
+    if (!private_running) return;
+    const char *argv[] = {S3_SERVER, "stop", PRIVATE_DIR, NULL};
+    char *out = NULL, *err = NULL;
+    int st = run_program(argv, NULL, 30000, &out, &err);
+    private_running = false;
+    if (st != 0) fprintf(stderr, "s3-server stop: %d %s\n", st, err ? err : "");
+    free(out);
+    free(err);
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int f, struct FTW *w)
+{
+    (void)sb;
+    (void)f;
+    (void)w;
+    return remove(p);
+}
+
+static int private_store_teardown(void **state)
+{
+    (void)state;
+    private_store_stop();
+    if (strcmp(PRIVATE_DIR + strlen(PRIVATE_DIR) - 6, "XXXXXX") != 0)
+        nftw(PRIVATE_DIR, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+static void upload_while_the_store_is_down_is_500_and_leaves_no_record(void **state)
+{
+    (void)state;
+    need_store();
+    if (!mkdtemp(PRIVATE_DIR)) fail_msg("mkdtemp failed");
+    const char *argv[] = {S3_SERVER, "start", PRIVATE_DIR, NULL};
+    char *url = NULL, *err = NULL;
+    int st = run_program(argv, NULL, 120000, &url, &err);
+    if (st != 0 || !url) fail_msg("s3-server start: %d %s", st, err ? err : "");
+    private_running = true;
+    url[strcspn(url, "\n")] = '\0';
+    const char *env[8];
+    store_env(env, url, "BARBERIA_STORAGE_TIMEOUT_MS=2000", NULL);
+    struct fixture D;
+    memset(&D, 0, sizeof D);
+    fixture_start(&D, env, "Barbero Caído", "Corte Caído", 30, 15.0);
+    struct user u;
+    signup_user(&D.s, &u, "Dora");
+    char *cita = new_cita(&D, &u);
+    size_t len;
+    const char *img = pixels(&len, 5);
+    json_decref(upload_ok(&D, &u, cita, "antes", img, len));
+
+    private_store_stop();
+    int64_t t0 = clock_mono_ms();
+    struct resp r;
+    upload(&D, &u, cita, "antes", img, len, &r);
+    int64_t took = clock_mono_ms() - t0;
+    assert_int_equal(r.status, 500);
+    const char *msg = jstr(r.json, "error");
+    if (!msg || strncmp(msg, "Error al subir imagen: ", 23) != 0 || strlen(msg) <= 23)
+        fail_msg("expected 'Error al subir imagen: <detail>', got %s", r.body);
+    /* no host name or secret reaches the client */
+    assert_null(strstr(msg, "127.0.0.1"));
+    assert_null(strstr(msg, "secret"));
+    resp_free(&r);
+    assert_true(took < 10000);
+    assert_int_equal(fotos_of(&D, cita), 1);
+    /* the failed call is one warn line in the log */
+    assert_true(srv_wait_log(&D.s, "warn storage: HEAD fotos-citas/", 5000));
+    /* the service itself is fine */
+    expect_healthy(&D.s);
+    free(url);
+    free(err);
+    free(cita);
+    fixture_stop(&D);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(upload_lands_in_the_store_and_the_photo_url_serves_its_bytes),
+        cmocka_unit_test(delete_removes_the_object_from_the_store),
+        cmocka_unit_test(a_fourth_photo_of_a_tipo_is_refused),
+        cmocka_unit_test(with_a_store_public_url_the_photo_url_points_at_the_store),
+        cmocka_unit_test_teardown(upload_while_the_store_is_down_is_500_and_leaves_no_record,
+                                  private_store_teardown),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,524 @@
+/*
+ * test_objstore_s3.c - the S3 object store adapter (src/objstore/s3.c)
+ * against a real S3-compatible server, the one scripts/s3-server starts
+ * (scripts/test does): BARBERIA_TEST_S3_URL names it, and
+ * BARBERIA_TEST_S3_ACCESS_KEY / BARBERIA_TEST_S3_SECRET_KEY the key pair it
+ * accepts. Without BARBERIA_TEST_S3_URL every test is skipped.
+ *
+ * The server checks Signature V4 but, like S3 for a public bucket, serves
+ * unsigned requests too; so "every call is signed" is proven by a wrong
+ * secret: each operation must then fail, which an unsigned call would not.
+ * Unreachable stores are a closed port (refused at once) and a socket that
+ * listens but never answers (the per-call bound must end the call).
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "objstore/objstore.h"
+#include "util/procid.h"
+
+struct fx {
+    char dir[64];       /* the data folder (scratch files) */
+    char bucket[64];    /* a bucket of this test only */
+    struct config cfg;  /* strings borrowed from the environment or fx */
+    struct objstore *o; /* with the right key pair */
+};
+
+static const char *env_or(const char *name, const char *def)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : def;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int f, struct FTW *w)
+{
+    (void)sb;
+    (void)f;
+    (void)w;
+    return remove(p);
+}
+
+static void base_config(struct fx *f, struct config *c, const char *url)
+{
+    memset(c, 0, sizeof *c);
+    c->data_dir = f->dir;
+    c->storage_url = (char *)url;
+    c->storage_region = "us-east-1";
+    c->storage_access_key = (char *)env_or("BARBERIA_TEST_S3_ACCESS_KEY", "barberia-test");
+    c->storage_secret_key = (char *)env_or("BARBERIA_TEST_S3_SECRET_KEY", "barberia-test-secret");
+    c->storage_path_style = "auto";
+    c->storage_timeout_ms = 5000;
+}
+
+static int setup(void **state)
+{
+    const char *url = getenv("BARBERIA_TEST_S3_URL");
+    if (!url || !*url) {
+        *state = NULL;
+        return 0;
+    }
+    static int n;
+    struct fx *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/barberia-s3-XXXXXX");
+    if (!mkdtemp(f->dir)) return -1;
+    unsigned char r[4];
+    randombytes_buf(r, sizeof r);
+    snprintf(f->bucket, sizeof f->bucket, "t-%ld-%d-%02x%02x%02x%02x", (long)getpid(), n++, r[0],
+             r[1], r[2], r[3]);
+    base_config(f, &f->cfg, url);
+    if (objstore_open(&f->cfg, &f->o) != BR_OK) {
+        fprintf(stderr, "objstore_open: %s\n", err_msg());
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    if (!f) return 0;
+    obj_close(f->o);
+    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+/* The fixture, or a cmocka skip when no server was given. */
+static struct fx *fixture(void **state)
+{
+    if (!*state) skip();
+    return *state;
+}
+
+/* An unlinked file holding data (len bytes), at offset 0. */
+static int file_with(const void *data, size_t len)
+{
+    char path[] = "/tmp/barberia-s3-up-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    assert_int_equal(write(fd, data, len), (ssize_t)len);
+    return fd;
+}
+
+/* Bytes that hold every value, NULs included, distinct per seed. */
+static char *pattern(size_t len, unsigned seed)
+{
+    char *p = malloc(len);
+    for (size_t i = 0; i < len; i++)
+        p[i] = (char)(i * 31 + seed * 7 + (i >> 8));
+    return p;
+}
+
+static br_err put_bytes(struct objstore *o, const char *bucket, const char *key, const char *ct,
+                        const void *data, size_t len)
+{
+    int fd = file_with(data, len);
+    br_err rc = obj_put(o, bucket, key, ct, fd, len);
+    close(fd);
+    return rc;
+}
+
+/* Gets bucket/key and checks its bytes and type. */
+static void expect_object(struct objstore *o, const char *bucket, const char *key, const char *ct,
+                          const char *data, size_t len)
+{
+    struct obj_info info;
+    br_err rc = obj_get(o, bucket, key, &info);
+    if (rc) fail_msg("get %s: %d %s", key, rc, err_msg());
+    assert_int_equal(info.size, len);
+    assert_string_equal(info.content_type, ct);
+    assert_int_equal(lseek(info.fd, 0, SEEK_CUR), 0);
+    char *got = malloc(len + 1);
+    size_t have = 0;
+    ssize_t n;
+    while ((n = read(info.fd, got + have, len + 1 - have)) > 0)
+        have += (size_t)n;
+    assert_int_equal(have, len);
+    assert_memory_equal(got, data, len);
+    /* the local copy has no name: nothing is left in the scratch folder */
+    char link[64], target[512];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", info.fd);
+    ssize_t tl = readlink(link, target, sizeof target - 1);
+    assert_true(tl > 0);
+    target[tl] = '\0';
+    if (!strstr(target, "(deleted)") && !strstr(target, "/#"))
+        fail_msg("the local copy %s still has a name", target);
+    free(got);
+    close(info.fd);
+    free(info.content_type);
+}
+
+/* A store like f->o but with cfg changed by the caller. */
+static struct objstore *open_with(const struct config *c)
+{
+    struct objstore *o = NULL;
+    br_err rc = objstore_open(c, &o);
+    if (rc) fail_msg("objstore_open: %s", err_msg());
+    return o;
+}
+
+/* A loopback port nothing listens on (bound, then closed). */
+static int closed_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(s, (struct sockaddr *)&a, &len), 0);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+/* A loopback socket that listens and never answers: the kernel completes
+ * connections, nothing reads them. OUT: *port. */
+static int silent_listener(int *port)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(s, 64), 0);
+    assert_int_equal(getsockname(s, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    return s;
+}
+
+/* --- tests ---------------------------------------------------------------------- */
+
+static void a_missing_bucket_is_created_and_an_existing_one_accepted(void **state)
+{
+    struct fx *f = fixture(state);
+    const char *d = "hola";
+    /* no bucket yet: the store's NoSuchBucket comes back as a detail */
+    assert_int_equal(put_bytes(f->o, f->bucket, "a.png", "image/png", d, 4), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "NoSuchBucket"));
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    /* another process (a fresh store) finds it there */
+    struct objstore *o2 = open_with(&f->cfg);
+    assert_int_equal(obj_ensure_bucket(o2, f->bucket, true, 0), BR_OK);
+    obj_close(o2);
+    assert_int_equal(put_bytes(f->o, f->bucket, "a.png", "image/png", d, 4), BR_OK);
+    expect_object(f->o, f->bucket, "a.png", "image/png", d, 4);
+    assert_int_equal(obj_ensure_bucket(f->o, "No_Such", true, 0), BR_OBJSTORE);
+}
+
+static void put_then_get_returns_the_exact_bytes_and_content_type(void **state)
+{
+    struct fx *f = fixture(state);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    static const struct {
+        const char *key;
+        size_t len;
+        const char *ct;
+    } cases[] = {
+        {"u1/c1/antes-1.png", 300, "image/png"},
+        {"u1/c1/después 2 (copia).jpg", 1, "image/jpeg"},
+        {"u1/c1/a+b=c&d?e#f%20.webp", 70000, "image/webp"},
+        {"vacío.png", 0, "image/png"},
+        /* several MiB: streamed both ways */
+        {"u2/grande.png", 5u * 1024 * 1024 + 17, "image/png"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *d = pattern(cases[i].len, (unsigned)i);
+        br_err rc = put_bytes(f->o, f->bucket, cases[i].key, cases[i].ct, d, cases[i].len);
+        if (rc) fail_msg("put %s: %s", cases[i].key, err_msg());
+        expect_object(f->o, f->bucket, cases[i].key, cases[i].ct, d, cases[i].len);
+        free(d);
+    }
+}
+
+static void an_existing_object_is_never_overwritten(void **state)
+{
+    struct fx *f = fixture(state);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    assert_int_equal(put_bytes(f->o, f->bucket, "k/uno.png", "image/png", "primero", 7), BR_OK);
+    assert_int_equal(put_bytes(f->o, f->bucket, "k/uno.png", "image/gif", "segundo!", 8),
+                     BR_CONFLICT);
+    expect_object(f->o, f->bucket, "k/uno.png", "image/png", "primero", 7);
+}
+
+static void get_of_a_missing_object_is_notfound_and_remove_makes_it_missing(void **state)
+{
+    struct fx *f = fixture(state);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    struct obj_info info;
+    assert_int_equal(obj_get(f->o, f->bucket, "no/hay.png", &info), BR_NOTFOUND);
+    assert_int_equal(put_bytes(f->o, f->bucket, "x/y.png", "image/png", "abc", 3), BR_OK);
+    assert_int_equal(obj_remove(f->o, f->bucket, "x/y.png"), BR_OK);
+    assert_int_equal(obj_get(f->o, f->bucket, "x/y.png", &info), BR_NOTFOUND);
+    /* removing what is not there succeeds */
+    assert_int_equal(obj_remove(f->o, f->bucket, "x/y.png"), BR_OK);
+    assert_int_equal(obj_remove(f->o, f->bucket, "nunca/existio.png"), BR_OK);
+    /* a removed key can be used again */
+    assert_int_equal(put_bytes(f->o, f->bucket, "x/y.png", "image/png", "otra", 4), BR_OK);
+    expect_object(f->o, f->bucket, "x/y.png", "image/png", "otra", 4);
+}
+
+static void invalid_keys_and_types_are_refused_before_any_request(void **state)
+{
+    struct fx *f = fixture(state);
+    /* a store whose every request would hang: a refusal must come at once */
+    int port = 0;
+    int lsn = silent_listener(&port);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    struct config c;
+    base_config(f, &c, url);
+    struct objstore *o = open_with(&c);
+    static const char *const bad[] = {"",          "/a.png",      "a//b.png", "a/../b.png",
+                                      "../a.png",  "./a.png",     "a/.",      "a\nb.png",
+                                      "a\x7f.png", "\xff\xfe.png"};
+    int64_t t0 = clock_mono_ms();
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(put_bytes(o, f->bucket, bad[i], "image/png", "x", 1), BR_OBJSTORE);
+        assert_non_null(strstr(err_msg(), "clave de objeto inválida"));
+        struct obj_info info;
+        assert_int_equal(obj_get(o, f->bucket, bad[i], &info), BR_NOTFOUND);
+        assert_int_equal(obj_remove(o, f->bucket, bad[i]), BR_OK);
+    }
+    assert_int_equal(put_bytes(o, f->bucket, "ok.png", "image\npng", "x", 1), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "tipo de contenido"));
+    assert_int_equal(put_bytes(o, "Bad_Bucket", "ok.png", "image/png", "x", 1), BR_OBJSTORE);
+    assert_true(clock_mono_ms() - t0 < 1000);
+    obj_close(o);
+    close(lsn);
+}
+
+static void an_object_over_the_bucket_limit_is_refused_before_upload(void **state)
+{
+    struct fx *f = fixture(state);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 1000), BR_OK);
+    char *d = pattern(1001, 3);
+    assert_int_equal(put_bytes(f->o, f->bucket, "big.png", "image/png", d, 1001), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "límite de 1000 bytes"));
+    struct obj_info info;
+    assert_int_equal(obj_get(f->o, f->bucket, "big.png", &info), BR_NOTFOUND);
+    assert_int_equal(put_bytes(f->o, f->bucket, "fits.png", "image/png", d, 1000), BR_OK);
+    free(d);
+}
+
+static void an_upload_shorter_than_announced_stores_nothing(void **state)
+{
+    struct fx *f = fixture(state);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    int fd = file_with("corto", 5);
+    assert_int_equal(obj_put(f->o, f->bucket, "short.png", "image/png", fd, 5000), BR_OBJSTORE);
+    close(fd);
+    assert_non_null(strstr(err_msg(), "shorter than announced"));
+    struct obj_info info;
+    assert_int_equal(obj_get(f->o, f->bucket, "short.png", &info), BR_NOTFOUND);
+}
+
+static void a_wrong_secret_fails_every_call(void **state)
+{
+    struct fx *f = fixture(state);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    assert_int_equal(put_bytes(f->o, f->bucket, "mine.png", "image/png", "mio", 3), BR_OK);
+
+    static const char wrong_secret[] = "not-the-secret-9c1e";
+    struct config c = f->cfg;
+    c.storage_secret_key = (char *)wrong_secret;
+    struct objstore *o = open_with(&c);
+    /* the server serves unsigned calls: each failure proves a signature */
+    char other[80];
+    snprintf(other, sizeof other, "%s-x", f->bucket);
+    assert_int_equal(obj_ensure_bucket(o, other, true, 0), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "HTTP 403")); /* a HEAD: no body, no code */
+    assert_null(strstr(err_msg(), wrong_secret));
+    assert_int_equal(put_bytes(o, f->bucket, "theirs.png", "image/png", "x", 1), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "SignatureDoesNotMatch"));
+    struct obj_info info;
+    assert_int_equal(obj_get(o, f->bucket, "mine.png", &info), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "SignatureDoesNotMatch"));
+    assert_int_equal(obj_remove(o, f->bucket, "mine.png"), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "SignatureDoesNotMatch"));
+    obj_close(o);
+    /* nothing changed */
+    expect_object(f->o, f->bucket, "mine.png", "image/png", "mio", 3);
+    assert_int_equal(obj_get(f->o, f->bucket, "theirs.png", &info), BR_NOTFOUND);
+
+    /* an access key the server does not know */
+    c = f->cfg;
+    c.storage_access_key = "nobody";
+    o = open_with(&c);
+    assert_int_equal(obj_get(o, f->bucket, "mine.png", &info), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "InvalidAccessKeyId"));
+    obj_close(o);
+}
+
+static void a_stopped_store_fails_every_call_within_the_bound(void **state)
+{
+    struct fx *f = fixture(state);
+    char url[64];
+    struct config c;
+    struct obj_info info;
+    /* refused at once */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", closed_port());
+    base_config(f, &c, url);
+    struct objstore *o = open_with(&c);
+    int64_t t0 = clock_mono_ms();
+    assert_int_equal(obj_ensure_bucket(o, f->bucket, true, 0), BR_OBJSTORE);
+    assert_int_equal(put_bytes(o, f->bucket, "a.png", "image/png", "x", 1), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "S3 HEAD"));
+    assert_null(strstr(err_msg(), "127.0.0.1")); /* no host in what a client may see */
+    assert_int_equal(obj_get(o, f->bucket, "a.png", &info), BR_OBJSTORE);
+    assert_int_equal(obj_remove(o, f->bucket, "a.png"), BR_OBJSTORE);
+    assert_true(clock_mono_ms() - t0 < 2000);
+    obj_close(o);
+
+    /* accepted by the kernel, never answered: each call ends at the bound */
+    int port = 0;
+    int lsn = silent_listener(&port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    base_config(f, &c, url);
+    c.storage_timeout_ms = 300;
+    o = open_with(&c);
+    t0 = clock_mono_ms();
+    assert_int_equal(put_bytes(o, f->bucket, "a.png", "image/png", "x", 1), BR_OBJSTORE);
+    int64_t took = clock_mono_ms() - t0;
+    assert_non_null(strstr(err_msg(), "no answer within 300 ms"));
+    assert_true(took >= 250 && took < 3000);
+    t0 = clock_mono_ms();
+    assert_int_equal(obj_get(o, f->bucket, "a.png", &info), BR_OBJSTORE);
+    assert_int_equal(obj_remove(o, f->bucket, "a.png"), BR_OBJSTORE);
+    assert_true(clock_mono_ms() - t0 < 6000);
+    obj_close(o);
+    close(lsn);
+}
+
+static void public_url_points_at_the_store_only_when_configured(void **state)
+{
+    struct fx *f = fixture(state);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    assert_null(obj_public_url(f->o, f->bucket, "a b.png"));
+
+    char base[256];
+    snprintf(base, sizeof base, "%s/%s/", f->cfg.storage_url, f->bucket);
+    struct config c = f->cfg;
+    c.storage_public_url = base;
+    struct objstore *o = open_with(&c);
+    assert_int_equal(obj_ensure_bucket(o, f->bucket, true, 0), BR_OK);
+    char *d = pattern(2000, 9);
+    assert_int_equal(put_bytes(o, f->bucket, "p/a b.png", "image/png", d, 2000), BR_OK);
+    char *url = obj_public_url(o, f->bucket, "p/a b.png");
+    char want[512];
+    snprintf(want, sizeof want, "%s/%s/p/a%%20b.png", f->cfg.storage_url, f->bucket);
+    assert_string_equal(url, want);
+    /* a private bucket has no public URL */
+    char priv[80];
+    snprintf(priv, sizeof priv, "%s-p", f->bucket);
+    assert_int_equal(obj_ensure_bucket(o, priv, false, 0), BR_OK);
+    assert_null(obj_public_url(o, priv, "p/a b.png"));
+    obj_close(o);
+    free(url);
+    free(d);
+}
+
+static bool gone_if_odd(void *ud, long pid, const char *instance)
+{
+    (void)ud;
+    (void)instance;
+    return pid % 2 == 1;
+}
+
+static void sweep_removes_the_scratch_leftovers_of_gone_writers_only(void **state)
+{
+    struct fx *f = fixture(state);
+    char path[256];
+    const struct procid *me = procid_self();
+    static const long pids[] = {1001, 1002};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/s3-scratch/obj-%ld-%s-abcdef", f->dir, pids[i],
+                 me->instance);
+        int fd = open(path, O_CREAT | O_WRONLY, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    assert_int_equal(obj_sweep_tmp(f->o, gone_if_odd, NULL, NULL), BR_OK);
+    snprintf(path, sizeof path, "%s/s3-scratch/obj-1001-%s-abcdef", f->dir, me->instance);
+    assert_int_not_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof path, "%s/s3-scratch/obj-1002-%s-abcdef", f->dir, me->instance);
+    assert_int_equal(access(path, F_OK), 0);
+}
+
+static void unusable_settings_are_refused_at_open(void **state)
+{
+    struct fx *f = fixture(state);
+    static const struct {
+        const char *url, *region, *path_style, *public_url, *needle;
+        bool no_keys;
+    } cases[] = {
+        {"http://h:1", "EU_West", "auto", NULL, "BARBERIA_STORAGE_REGION", false},
+        {"http://h:1", "us-east-1", "auto", NULL, "BARBERIA_STORAGE_ACCESS_KEY", true},
+        {"http://h:1", "us-east-1", "maybe", NULL, "BARBERIA_STORAGE_PATH_STYLE", false},
+        {"http://127.0.0.1:1", "us-east-1", "0", NULL, "IP address", false},
+        {"http://u:p@h:1", "us-east-1", "auto", NULL, "credentials", false},
+        {"http://h:1/?a=b", "us-east-1", "auto", NULL, "query", false},
+        {"ftp://h:1", "us-east-1", "auto", NULL, "unknown scheme", false},
+        {"http://h:1", "us-east-1", "auto", "javascript:alert(1)", "PUBLIC_URL", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct config c;
+        base_config(f, &c, cases[i].url);
+        c.storage_region = (char *)cases[i].region;
+        c.storage_path_style = (char *)cases[i].path_style;
+        c.storage_public_url = (char *)cases[i].public_url;
+        if (cases[i].no_keys) c.storage_access_key = NULL;
+        struct objstore *o = NULL;
+        assert_int_equal(objstore_open(&c, &o), BR_CONFIG);
+        assert_null(o);
+        if (!strstr(err_msg(), cases[i].needle))
+            fail_msg("case %zu: '%s' lacks '%s'", i, err_msg(), cases[i].needle);
+    }
+    /* s3:// is https; alone, it is AWS in the region (virtual-hosted) */
+    struct config c;
+    base_config(f, &c, "s3://");
+    c.storage_region = "eu-west-1";
+    struct objstore *o = NULL;
+    assert_int_equal(objstore_open(&c, &o), BR_OK);
+    assert_string_equal(o->ops->name, "s3");
+    obj_close(o);
+}
+
+int main(void)
+{
+    if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return 1;
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(a_missing_bucket_is_created_and_an_existing_one_accepted),
+        T(put_then_get_returns_the_exact_bytes_and_content_type),
+        T(an_existing_object_is_never_overwritten),
+        T(get_of_a_missing_object_is_notfound_and_remove_makes_it_missing),
+        T(invalid_keys_and_types_are_refused_before_any_request),
+        T(an_object_over_the_bucket_limit_is_refused_before_upload),
+        T(an_upload_shorter_than_announced_stores_nothing),
+        T(a_wrong_secret_fails_every_call),
+        T(a_stopped_store_fails_every_call_within_the_bound),
+        T(public_url_points_at_the_store_only_when_configured),
+        T(sweep_removes_the_scratch_leftovers_of_gone_writers_only),
+        T(unusable_settings_are_refused_at_open),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
