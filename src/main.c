@@ -30,6 +30,8 @@ void cli_usage(void *file)
           "  outbox list [--status pending|sent|dropped]\n"
           "  export --to DIR                write the data and photos to a new folder\n"
           "  import --from DIR              load an export into an empty data store\n"
+          "  backup --to DIR                an online backup of the embedded database + photos\n"
+          "  restore --from DIR             a backup back into an empty data folder\n"
           "  --help, COMMAND --help         this text, or a command's\n"
           "  --version                      the version\n"
           "\n"
@@ -74,7 +76,8 @@ int main(int argc, char **argv)
     } cmds[] = {
         {"serve", cli_serve},     {"migrate", cli_migrate},   {"user", cli_user},
         {"barbero", cli_barbero}, {"servicio", cli_servicio}, {"outbox", cli_outbox},
-        {"export", cli_export},   {"import", cli_import},
+        {"export", cli_export},   {"import", cli_import},     {"backup", cli_backup},
+        {"restore", cli_restore},
     };
     int rc = -1;
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)

@@ -1,12 +1,13 @@
 /*
  * cli.c - the data commands: migrate, user, barbero, servicio, outbox,
- * export, import.
+ * export, import, backup, restore.
  * They open the same ports as the server (one data store connection) and
  * go through the same core code: `barberia user add` and POST
  * /api/auth/signup share ident_signup().
  */
 #include "cli.h"
 #include "../core/app.h"
+#include "../core/backup.h"
 #include "../core/transfer.h"
 #include "../util/log.h"
 
@@ -431,8 +432,11 @@ out:
     return rc;
 }
 
-/* export and import: one folder argument each */
-static int transfer(const char *cmd, const char *flag, int argc, char **argv, const char *help)
+typedef br_err (*transfer_fn)(struct app *app, const char *dir, struct transfer_stats *st);
+
+/* export, import, backup, restore: one folder argument each */
+static int transfer(const char *cmd, const char *flag, transfer_fn fn, const char *done_word,
+                    int argc, char **argv, const char *help)
 {
     const char *dir = NULL;
     struct cli_flag flags[] = {{flag, &dir, NULL}, {NULL, NULL, NULL}};
@@ -449,14 +453,11 @@ static int transfer(const char *cmd, const char *flag, int argc, char **argv, co
     rc = open_app(&app, &cfg);
     if (rc) goto out;
     struct transfer_stats st = {0};
-    br_err e =
-        !strcmp(cmd, "export") ? transfer_export(&app, dir, &st) : transfer_import(&app, dir, &st);
-    if (e) {
+    if (fn(&app, dir, &st) != BR_OK) {
         cli_error("%s: %s", cmd, err_msg());
         rc = EXIT_REFUSED;
     } else {
-        printf("%s: %lld rows, %lld photos (%lld bytes)\n",
-               !strcmp(cmd, "export") ? "exported" : "imported", (long long)st.rows,
+        printf("%s: %lld rows, %lld photos (%lld bytes)\n", done_word, (long long)st.rows,
                (long long)st.objects, (long long)st.bytes);
     }
     app_close(&app);
@@ -467,7 +468,7 @@ out:
 
 int cli_export(int argc, char **argv)
 {
-    return transfer("export", "to", argc, argv,
+    return transfer("export", "to", transfer_export, "exported", argc, argv,
                     "Usage: barberia export --to DIR [--data DIR]\n"
                     "Writes the shop's data (users, profiles, sessions, barbers, services,\n"
                     "appointments, history, photos' records, the outbox) and its photos to DIR,\n"
@@ -478,10 +479,30 @@ int cli_export(int argc, char **argv)
 
 int cli_import(int argc, char **argv)
 {
-    return transfer("import", "from", argc, argv,
+    return transfer("import", "from", transfer_import, "imported", argc, argv,
                     "Usage: barberia import --from DIR [--data DIR]\n"
                     "Loads an export into the data store the settings name, which must hold no\n"
                     "data yet: checks every file against the manifest first (nothing is written\n"
                     "on a mismatch), stores the photos, then inserts every row in one\n"
                     "transaction (on failure the photos it stored are removed again).\n");
+}
+
+int cli_backup(int argc, char **argv)
+{
+    return transfer("backup", "to", backup_write, "backed up", argc, argv,
+                    "Usage: barberia backup --to DIR [--data DIR]\n"
+                    "Backs the embedded database up while `serve` runs: DIR (a new folder)\n"
+                    "becomes a data folder of its own, with barberia.db (SQLite's online copy:\n"
+                    "one consistent snapshot) and storage/ (every photo the copy names, from\n"
+                    "the object store the settings name). On PostgreSQL use pg_dump (see\n"
+                    "docs/operations.md, Backups) or barberia export.\n");
+}
+
+int cli_restore(int argc, char **argv)
+{
+    return transfer("restore", "from", backup_restore, "restored", argc, argv,
+                    "Usage: barberia restore --from DIR [--data DIR]\n"
+                    "Restores a backup into the data folder the settings name, which must hold\n"
+                    "no data yet (stop serve first): the photos into the object store, then\n"
+                    "the database in one step (on a failure the photos are removed again).\n");
 }

@@ -20,6 +20,8 @@ int cli_servicio(int argc, char **argv);
 int cli_outbox(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_import(int argc, char **argv);
+int cli_backup(int argc, char **argv);
+int cli_restore(int argc, char **argv);
 
 /* Prints the whole usage text. */
 void cli_usage(void *file);

@@ -118,6 +118,12 @@ struct db_ops {
      * BR_CONFLICT; a lock another writer held past lock_wait_ms BR_BUSY
      * "Servicio ocupado"; other failures BR_STORE with the database's
      * message. (begin() and commit() fail the same ways.) */
+    /* Optional (NULL where the database has its own tools: pg_dump): copies
+     * the whole database, consistently, into a new file at path while
+     * others go on using it (backup_to), or replaces the database's whole
+     * content with such a copy (restore_from). */
+    br_err (*backup_to)(struct db *db, const char *path);
+    br_err (*restore_from)(struct db *db, const char *path);
     br_err (*exec)(struct db_conn *c, const char *sql, const struct db_val *params, int nparams,
                    db_row_fn fn, void *ud, int64_t *changes);
 };

@@ -1573,3 +1573,20 @@ br_err store_load(struct store *st, store_load_fn next, void *ud)
     struct load l = {next, ud};
     return in_tx(st, load_tx, &l);
 }
+
+br_err store_backup(struct store *st, const char *path)
+{
+    if (!st->db->ops->backup_to)
+        return err_set(BR_CONFIG, "%s has its own backup tools (see docs/operations.md, Backups)",
+                       st->db->ops->name);
+    return st->db->ops->backup_to(st->db, path);
+}
+
+br_err store_restore(struct store *st, const char *path)
+{
+    if (!st->db->ops->restore_from)
+        return err_set(BR_CONFIG, "%s has its own restore tools (see docs/operations.md, Backups)",
+                       st->db->ops->name);
+    br_err rc = st->db->ops->restore_from(st->db, path);
+    return rc ? rc : store_migrate(st);
+}

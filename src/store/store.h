@@ -304,6 +304,14 @@ typedef br_err (*store_load_fn)(void *ud, int *table, struct db_val *cols, int *
  * or, on any failure, none. */
 br_err store_load(struct store *st, store_load_fn next, void *ud) WARN_UNUSED;
 
+/* Copies the whole database into a new file at path, consistently, while
+ * the service goes on (SQLite's online backup); BR_CONFIG on a backend
+ * with tools of its own (PostgreSQL: pg_dump). */
+br_err store_backup(struct store *st, const char *path) WARN_UNUSED;
+/* Replaces the database's content with the copy at path (a store_backup
+ * file), then migrates it to this version's schema. BR_CONFIG as above. */
+br_err store_restore(struct store *st, const char *path) WARN_UNUSED;
+
 /* --- query plans (for tests) ---------------------------------------------------- */
 
 typedef br_err (*store_plan_fn)(void *ud, const char *name, const char *plan);

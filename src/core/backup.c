@@ -1,0 +1,163 @@
+/*
+ * backup.c - backups of the embedded defaults (see backup.h).
+ */
+#include "backup.h"
+#include "photos.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The backup folder opened as a deployment of its own: its SQLite file
+ * and its folder store. */
+struct side {
+    struct config cfg;
+    struct store *st;
+    struct objstore *obj;
+};
+
+static br_err side_open(struct side *s, const char *dir, bool store)
+{
+    memset(s, 0, sizeof *s);
+    s->cfg.data_dir = (char *)dir;
+    char *objdir = xasprintf("%s/storage", dir);
+    br_err rc = objstore_fs_open(objdir, &s->obj);
+    free(objdir);
+    if (!rc && store) rc = store_open(&s->cfg, 1, &s->st);
+    return rc;
+}
+
+static void side_close(struct side *s)
+{
+    store_close(s->st);
+    obj_close(s->obj);
+}
+
+/* Copies the photo key from one object store to another. */
+static br_err copy_object(struct objstore *from, struct objstore *to, const char *key,
+                          struct transfer_stats *st)
+{
+    struct obj_info info;
+    br_err rc = obj_get(from, PHOTO_BUCKET, key, &info);
+    if (rc == BR_NOTFOUND) return err_set(BR_OBJSTORE, "the photo %s is missing", key);
+    if (rc) return rc;
+    rc = obj_ensure_bucket(to, PHOTO_BUCKET, true, PHOTO_BUCKET_LIMIT);
+    if (!rc) rc = obj_put(to, PHOTO_BUCKET, key, info.content_type, info.fd, info.size);
+    if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "the store already has %s", key);
+    if (!rc) {
+        st->objects++;
+        st->bytes += (int64_t)info.size;
+    }
+    close(info.fd);
+    free(info.content_type);
+    return rc;
+}
+
+/* The photos a database names (fotos_cita.storage_path), copied from one
+ * object store to another; the keys copied are kept in *done. */
+struct photo_copy {
+    struct objstore *from, *to;
+    int foto_table;
+    struct transfer_stats *st;
+    char **done;
+    size_t n, cap;
+};
+
+static br_err copy_row(void *ud, int table, const struct db_val *cols, int n)
+{
+    struct photo_copy *p = ud;
+    if (table != p->foto_table) {
+        p->st->rows++;
+        return BR_OK;
+    }
+    p->st->rows++;
+    if (n < 6 || cols[5].type != DB_TEXT) return err_set(BR_STORE, "a photo without its key");
+    char *key = xstrndup(cols[5].s, cols[5].n);
+    br_err rc = copy_object(p->from, p->to, key, p->st);
+    if (rc) {
+        free(key);
+        return rc;
+    }
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 64;
+        p->done = xrealloc(p->done, p->cap * sizeof *p->done);
+    }
+    p->done[p->n++] = key;
+    return BR_OK;
+}
+
+static int foto_table(void)
+{
+    const struct store_table *t;
+    int n = store_tables(&t);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(t[i].name, "fotos_cita")) return i;
+    return -1;
+}
+
+static void forget(struct photo_copy *p, bool remove)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        if (remove) (void)obj_remove(p->to, PHOTO_BUCKET, p->done[i]);
+        free(p->done[i]);
+    }
+    free(p->done);
+}
+
+br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return err_set(BR_IO, "cannot create %s: %s", dir, strerror(errno));
+    char *db = xasprintf("%s/barberia.db", dir);
+    struct stat sb;
+    bool used = stat(db, &sb) == 0;
+    char *storage = xasprintf("%s/storage", dir);
+    used = used || stat(storage, &sb) == 0;
+    free(storage);
+    br_err rc = used ? err_set(BR_IO, "%s is not empty (a backup needs a new folder)", dir)
+                     : store_backup(app->store, db);
+    free(db);
+    if (rc) return rc;
+    /* the photos the copy names: read from the copy, so that they match */
+    struct side b;
+    struct transfer_stats got = {0};
+    rc = side_open(&b, dir, true);
+    struct photo_copy p = {.from = app->obj, .to = b.obj, .foto_table = foto_table(), .st = &got};
+    if (!rc) rc = store_dump(b.st, copy_row, &p);
+    forget(&p, false);
+    side_close(&b);
+    if (!rc && st) *st = got;
+    return rc;
+}
+
+br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *st)
+{
+    char *db = xasprintf("%s/barberia.db", dir);
+    struct stat sb;
+    br_err rc = stat(db, &sb) == 0 ? BR_OK : err_set(BR_INVALID, "%s is not a backup", dir);
+    bool empty = false;
+    if (!rc) rc = store_is_empty(app->store, &empty);
+    if (!rc && !empty)
+        rc = err_set(BR_CONFLICT, "the target already holds data: a restore needs an empty one");
+    struct side b = {0};
+    struct transfer_stats got = {0};
+    if (!rc) rc = side_open(&b, dir, true);
+    struct photo_copy p = {.from = b.obj, .to = app->obj, .foto_table = foto_table(), .st = &got};
+    if (!rc) rc = store_dump(b.st, copy_row, &p);
+    side_close(&b);
+    if (!rc) rc = store_restore(app->store, db);
+    if (rc) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", err_msg());
+        forget(&p, true);
+        err_set(rc, "%s", msg);
+    } else {
+        forget(&p, false);
+    }
+    free(db);
+    if (!rc && st) *st = got;
+    return rc;
+}

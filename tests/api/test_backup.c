@@ -1,0 +1,176 @@
+/*
+ * test_backup.c - backups and their restore, as docs/operations.md
+ * (Backups) tells an operator to take them. On SQLite: `barberia backup`
+ * while `serve` runs gives one consistent snapshot (later writes are not in
+ * it) that serves as a data folder of its own, and `barberia restore` puts
+ * it into an empty deployment. On PostgreSQL: `barberia backup` points at
+ * pg_dump, and the documented procedure (pg_dump, pg_restore into a new
+ * database, the photo folder copied) gives back the same service.
+ */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct fixture A;
+static struct user ana, admin;
+static char foto_path[512], foto_bytes[200];
+
+static int setup(void **state)
+{
+    (void)state;
+    fixture_start(&A, NULL, "Barbero Copia", "Corte Copia", 30, 11.0);
+    make_user(&A.s, &admin, "Admin Copia", "admin");
+    signup_user(&A.s, &ana, "Ana Copia");
+    char *c1 = book(&A.s, &ana, A.barbero, A.servicio, "2032-10-01T10:00:00.000Z", "antes");
+    free(book(&A.s, &ana, A.barbero, A.servicio, "2032-10-02T10:00:00.000Z", NULL));
+    for (size_t i = 0; i < sizeof foto_bytes; i++)
+        foto_bytes[i] = (char)(i * 17 + 9);
+    struct part parts[] = {{"file", foto_bytes, sizeof foto_bytes, "a.png", "image/png"},
+                           {"cita_id", c1, 0, NULL, NULL},
+                           {"tipo", "despues", 0, NULL, NULL}};
+    struct resp r;
+    http_multipart(&A.s, "/api/fotos", ana.token, parts, 3, &r);
+    if (r.status != 201) fail_msg("upload: %ld %s", r.status, r.body);
+    snprintf(foto_path, sizeof foto_path, "%s",
+             strstr(jstr(json_object_get(r.json, "foto"), "url"), "/storage/"));
+    resp_free(&r);
+    free(c1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fixture_stop(&A);
+    return 0;
+}
+
+static char *listing_text(const struct srv *s)
+{
+    struct resp r;
+    http_get(s, "/api/citas", admin.token, &r);
+    assert_int_equal(r.status, 200);
+    char *t = json_dumps(json_object_get(r.json, "citas"), JSON_COMPACT);
+    resp_free(&r);
+    return t;
+}
+
+static void expect_photo(const struct srv *s)
+{
+    struct resp r;
+    http_get(s, foto_path, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.len, sizeof foto_bytes);
+    assert_memory_equal(r.body, foto_bytes, sizeof foto_bytes);
+    resp_free(&r);
+}
+
+static int cli(const struct srv *s, const char *cmd, const char *flag, const char *dir, char **err)
+{
+    const char *args[] = {cmd, flag, dir, NULL};
+    return run_cli(s, NULL, args, true, NULL, err);
+}
+
+static void sqlite_backup_while_serving_and_restore(void)
+{
+    char *at_backup = listing_text(&A.s);
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/backup", A.s.dir);
+    char *err = NULL;
+    if (cli(&A.s, "backup", "--to", dir, &err) != 0) fail_msg("backup: %s", err);
+    free(err);
+    /* written after the backup: not in it */
+    free(book(&A.s, &ana, A.barbero, A.servicio, "2032-10-03T10:00:00.000Z", NULL));
+    assert_int_equal(cli(&A.s, "backup", "--to", dir, &err), 1); /* a new folder only */
+    assert_non_null(strstr(err, "not empty"));
+    free(err);
+
+    /* the backup is a data folder: serve runs on it as it is */
+    struct srv B;
+    srv_init_peer(&B, &A.s);
+    snprintf(B.data, sizeof B.data, "%s", dir);
+    srv_start(&B, NULL, NULL);
+    char *from_backup = listing_text(&B);
+    assert_string_equal(at_backup, from_backup);
+    expect_photo(&B);
+    srv_cleanup(&B);
+
+    /* restored into an empty deployment */
+    struct srv C = {0};
+    srv_init(&C);
+    if (cli(&C, "restore", "--from", dir, &err) != 0) fail_msg("restore: %s", err);
+    free(err);
+    srv_start(&C, NULL, NULL);
+    char *restored = listing_text(&C);
+    assert_string_equal(at_backup, restored);
+    expect_photo(&C);
+    struct resp r;
+    http_get(&C, "/api/auth/me", ana.token, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    srv_stop(&C);
+    /* never over data */
+    assert_int_equal(cli(&C, "restore", "--from", dir, &err), 1);
+    assert_non_null(strstr(err, "already holds data"));
+    free(err);
+    srv_cleanup(&C);
+    free(at_backup);
+    free(from_backup);
+    free(restored);
+}
+
+/* docs/operations.md, Backups, on PostgreSQL */
+static void pg_dump_procedure(void)
+{
+    char *err = NULL;
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/backup", A.s.dir);
+    assert_int_equal(cli(&A.s, "backup", "--to", dir, &err), 1);
+    assert_non_null(strstr(err, "Backups"));
+    free(err);
+
+    char *at_backup = listing_text(&A.s);
+    char dump[400];
+    snprintf(dump, sizeof dump, "%s/barberia.dump", A.s.dir);
+    const char *d[] = {
+        "/usr/bin/pg_dump", "--format=custom", "--file", dump, "-d", A.s.dburl, NULL};
+    if (run_program(d, NULL, 120000, NULL, &err) != 0) fail_msg("pg_dump: %s", err);
+    free(err);
+    /* a new deployment: its own (empty) database and data folder */
+    struct srv B = {0};
+    srv_init(&B);
+    const char *r[] = {
+        "/usr/bin/pg_restore", "--no-owner", "--exit-on-error", "-d", B.dburl, dump, NULL};
+    if (run_program(r, NULL, 120000, NULL, &err) != 0) fail_msg("pg_restore: %s", err);
+    free(err);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp -a '%s/storage' '%s/'", B.data, A.s.data,
+             B.data);
+    assert_int_equal(system(cmd), 0);
+    srv_start(&B, NULL, NULL);
+    char *restored = listing_text(&B);
+    assert_string_equal(at_backup, restored);
+    expect_photo(&B);
+    srv_cleanup(&B);
+    free(at_backup);
+    free(restored);
+}
+
+static void a_backup_gives_back_the_same_service(void **state)
+{
+    (void)state;
+    if (test_pg())
+        pg_dump_procedure();
+    else
+        sqlite_backup_while_serving_and_restore();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_backup_gives_back_the_same_service),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
