@@ -15,6 +15,7 @@
 #define BR_OBJSTORE_H
 
 #include "../util/err.h"
+#include "../util/objkey.h"
 
 struct config;
 
@@ -122,13 +123,5 @@ static inline void obj_close(struct objstore *o)
 {
     if (o) o->ops->close(o);
 }
-
-/* True when ct is a content type an object may carry: 1-255 printable
- * ASCII characters with a '/'. */
-bool obj_content_type_valid(const char *ct);
-
-/* True for an S3-style bucket name: 3-63 of [a-z0-9.-], starting and
- * ending with a letter or digit. */
-bool obj_bucket_valid(const char *bucket);
 
 #endif

@@ -45,3 +45,25 @@ char *objkey_url_encode(const char *key)
     out[o] = '\0';
     return out;
 }
+
+bool obj_content_type_valid(const char *ct)
+{
+    if (!ct) return false;
+    size_t n = strlen(ct);
+    if (n == 0 || n > 255 || !strchr(ct, '/')) return false;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)ct[i] < 0x20 || (unsigned char)ct[i] > 0x7e) return false;
+    return true;
+}
+
+bool obj_bucket_valid(const char *b)
+{
+    size_t n = strlen(b);
+    if (n < 3 || n > 63) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = b[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && !((c == '-' || c == '.') && i > 0 && i < n - 1)) return false;
+    }
+    return true;
+}
