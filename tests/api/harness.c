@@ -43,6 +43,22 @@ bool test_pg(void)
     return b && !strcmp(b, "postgresql");
 }
 
+bool test_s3_env(const char **env, size_t *n)
+{
+    static char url[300], ak[160], sk[160];
+    const char *s3 = getenv("BARBERIA_TEST_S3_URL");
+    if (!s3 || !*s3) return false;
+    const char *a = getenv("BARBERIA_TEST_S3_ACCESS_KEY");
+    const char *k = getenv("BARBERIA_TEST_S3_SECRET_KEY");
+    snprintf(url, sizeof url, "BARBERIA_STORAGE_URL=%s", s3);
+    snprintf(ak, sizeof ak, "BARBERIA_STORAGE_ACCESS_KEY=%s", a && *a ? a : "barberia-test");
+    snprintf(sk, sizeof sk, "BARBERIA_STORAGE_SECRET_KEY=%s", k && *k ? k : "barberia-test-secret");
+    env[(*n)++] = url;
+    env[(*n)++] = ak;
+    env[(*n)++] = sk;
+    return true;
+}
+
 __attribute__((constructor)) static void backend_check(void)
 {
     const char *url = getenv("BARBERIA_TEST_PG");

@@ -71,6 +71,12 @@ void srv_init_peer(struct srv *s, const struct srv *first);
  * no cluster is given. */
 bool test_pg(void);
 
+/* With an S3 test server (BARBERIA_TEST_S3_URL, its keys in
+ * BARBERIA_TEST_S3_ACCESS_KEY and _SECRET_KEY): appends the three settings
+ * that put a server's photos there to env at *n and returns true; false,
+ * appending nothing, without one. */
+bool test_s3_env(const char **env, size_t *n);
+
 /* Makes the temporary folder (once per struct; srv_start calls it). */
 void srv_init(struct srv *s);
 

@@ -25,23 +25,14 @@ static int setup(void **state)
     (void)state;
     srv_init(&F.s);
     smtp_sink_start(&K, F.s.dir, 0, NULL);
-    static char url[64], s3[300], ak[160], sk[160];
+    static char url[64];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     static const char *env[5];
-    env[0] = url;
+    size_t n = 0;
+    env[n++] = url;
     /* with an S3 test server, the photos live there, shared by both */
-    const char *s3url = getenv("BARBERIA_TEST_S3_URL");
-    if (s3url && *s3url) {
-        const char *a = getenv("BARBERIA_TEST_S3_ACCESS_KEY");
-        const char *k = getenv("BARBERIA_TEST_S3_SECRET_KEY");
-        snprintf(s3, sizeof s3, "BARBERIA_STORAGE_URL=%s", s3url);
-        snprintf(ak, sizeof ak, "BARBERIA_STORAGE_ACCESS_KEY=%s", a && *a ? a : "barberia-test");
-        snprintf(sk, sizeof sk, "BARBERIA_STORAGE_SECRET_KEY=%s",
-                 k && *k ? k : "barberia-test-secret");
-        env[1] = s3;
-        env[2] = ak;
-        env[3] = sk;
-    }
+    test_s3_env(env, &n);
+    env[n] = NULL;
     fixture_start(&F, env, "Barbero Nodos", "Corte Nodos", 30, 12.0);
     srv_init_peer(&B, &F.s);
     srv_start(&B, env, NULL);

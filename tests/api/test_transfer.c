@@ -17,7 +17,6 @@
 static struct fixture A; /* the source: SQLite and a folder, always */
 static struct srv B;     /* the target: this run's backends */
 static char target_db[256];
-static char env_url[300], env_ak[160], env_sk[160];
 static const char *target_env[4];
 static struct user ana, admin;
 static char foto_path[512], foto_bytes[300];
@@ -25,19 +24,7 @@ static char foto_path[512], foto_bytes[300];
 static void target_init(void)
 {
     size_t n = 0;
-    const char *s3 = getenv("BARBERIA_TEST_S3_URL");
-    if (s3 && *s3) {
-        const char *ak = getenv("BARBERIA_TEST_S3_ACCESS_KEY");
-        const char *sk = getenv("BARBERIA_TEST_S3_SECRET_KEY");
-        snprintf(env_url, sizeof env_url, "BARBERIA_STORAGE_URL=%s", s3);
-        snprintf(env_ak, sizeof env_ak, "BARBERIA_STORAGE_ACCESS_KEY=%s",
-                 ak && *ak ? ak : "barberia-test");
-        snprintf(env_sk, sizeof env_sk, "BARBERIA_STORAGE_SECRET_KEY=%s",
-                 sk && *sk ? sk : "barberia-test-secret");
-        target_env[n++] = env_url;
-        target_env[n++] = env_ak;
-        target_env[n++] = env_sk;
-    }
+    test_s3_env(target_env, &n);
     target_env[n] = NULL;
 }
 
