@@ -87,6 +87,8 @@ static const struct setting settings[] = {
       "bound on the database check of GET /healthz (then 503)"),
     S("METRICS_TOKEN", CONFIG_SERVE, metrics_token, NULL,
       "bearer token GET /metrics asks for (unset: loopback clients only)"),
+    S("CORS_ORIGINS", CONFIG_SERVE, cors_origins, NULL,
+      "origins a browser app may call the API from, comma-separated (unset: same-origin only)"),
     I("HASH_MAX", CONFIG_SERVE, hash_max, "0", 0, 1024,
       "password hashes at once, 64 MiB each (0: the number of cores)"),
     I("HASH_WAIT_MS", CONFIG_SERVE, hash_wait_ms, "2000", 1, 600000,

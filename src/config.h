@@ -42,6 +42,7 @@ struct config {
     int db_lock_wait_ms;      /* longest wait for another writer's lock: then 503 */
     int health_timeout_ms;    /* bound on GET /healthz's database check */
     char *metrics_token;      /* NULL: GET /metrics for loopback clients only */
+    char *cors_origins;       /* NULL: same-origin only */
     /* identity: password hashing and sign-in throttling */
     int hash_max;                /* password hashes at once; 0: the number of cores */
     int hash_wait_ms;            /* longest wait for a hashing slot: then 503 */

@@ -161,6 +161,7 @@ int cli_serve(int argc, char **argv)
         .multipart_max = MULTIPART_MAX,
         .too_large_msg = "Máximo 5MB por imagen",
         .file_field = "file",
+        .cors_origins = cfg.cors_origins,
         .routes = api_routes,
         .nroutes = api_nroutes,
         .authorize = api_authorize,

@@ -84,6 +84,8 @@ struct http_options {
     uint64_t multipart_max;    /* a multipart body past this is refused */
     const char *too_large_msg; /* the 400 message for multipart_max */
     const char *file_field;    /* name of the file part */
+    const char *cors_origins;  /* comma-separated origins a browser app may call from
+                                * (NULL: same-origin only) */
     const struct http_route *routes;
     size_t nroutes;
     http_auth_fn authorize;

@@ -131,6 +131,8 @@ struct http_server {
     pthread_cond_t reaper_cv;
     bool reaper_stop;
     char **route_names; /* "METHOD path" of each route, for the metrics */
+    char **cors;        /* origins allowed to call from a browser (lowercase) */
+    size_t ncors;
 };
 
 struct field {
@@ -155,7 +157,9 @@ struct http_req {
     unsigned verdict;
     char *verdict_msg;
     char *allow;
-    char remote[64]; /* the client's address, filled on first use */
+    char remote[64];   /* the client's address, filled on first use */
+    char *cors_origin; /* the request's Origin when it is an allowed one */
+    bool preflight;    /* a CORS preflight to answer 204 */
 
     /* body */
     uint64_t body_bytes;
@@ -291,6 +295,14 @@ static void set_reply(struct http_req *r, unsigned status, struct MHD_Response *
     for (int i = 0; i < r->nhdr; i++)
         MHD_add_response_header(resp, r->hdr_name[i], r->hdr_value[i]);
     if (r->allow) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
+    if (r->cors_origin) {
+        /* the browser app may read every answer, errors included, and
+         * send the session cookie along */
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors_origin);
+        MHD_add_response_header(resp, "Access-Control-Allow-Credentials", "true");
+        MHD_add_response_header(resp, "Access-Control-Expose-Headers", "ETag, Retry-After");
+    }
+    if (r->srv->ncors) MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Origin");
     if (atomic_load(&r->srv->stopping))
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     r->resp = resp;
@@ -666,6 +678,7 @@ static void req_free(struct http_req *r)
     free(r->filename);
     free(r->content_type);
     free(r->verdict_msg);
+    free(r->cors_origin);
     free(r->allow);
     free(r->path);
     free(r);
@@ -702,6 +715,46 @@ static void set_verdict(struct http_req *r, unsigned status, const char *msg)
     r->verdict_msg = xstrdup(msg);
 }
 
+/* Whether method is one of the comma-separated list ("GET, POST"). */
+static bool method_listed(const char *list, const char *method)
+{
+    size_t n = strlen(method);
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t k = strcspn(p, ", ");
+        if (k == n && !strncmp(p, method, n)) return true;
+        p += k;
+    }
+    return false;
+}
+
+/* The request's Origin, when BARBERIA_CORS_ORIGINS allows it (compared
+ * without regard to case, as origins are). */
+static void cors_check(struct http_req *r)
+{
+    struct http_server *s = r->srv;
+    if (!s->ncors) return;
+    const char *origin = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Origin");
+    if (!origin) return;
+    for (size_t i = 0; i < s->ncors; i++)
+        if (!strcasecmp(origin, s->cors[i])) {
+            r->cors_origin = xstrdup(origin);
+            return;
+        }
+}
+
+/* The answer to a CORS preflight: no body, what the path allows. */
+static void reply_preflight(struct http_req *r)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(resp, "Access-Control-Allow-Methods", r->allow);
+    MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+                            "Authorization, Content-Type, If-None-Match");
+    MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+    set_reply(r, 204, resp);
+}
+
 /* Finds the route; sets a 404 or 405 verdict when there is none. */
 static void route(struct http_req *r)
 {
@@ -725,7 +778,16 @@ static void route(struct http_req *r)
     }
     if (allow.len) {
         r->allow = buf_steal(&allow, NULL);
-        set_verdict(r, 405, "Método no permitido");
+        /* a CORS preflight from an allowed origin for a method the path has */
+        const char *want =
+            MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Access-Control-Request-Method");
+        if (!strcmp(r->method, "OPTIONS") && r->cors_origin && want && *want &&
+            method_listed(r->allow, want)) {
+            r->preflight = true;
+            set_verdict(r, 204, "");
+        } else {
+            set_verdict(r, 405, "Método no permitido");
+        }
     } else {
         set_verdict(r, 404, "No encontrado");
     }
@@ -814,6 +876,7 @@ static void start(struct http_req *r, const char *url, const char *method)
     r->started = true;
     snprintf(r->method, sizeof r->method, "%s", method);
     r->path = xstrdup(url);
+    cors_check(r);
     route(r);
     if (!r->route) return;
     if (r->route->auth != HTTP_AUTH_NONE) {
@@ -994,6 +1057,10 @@ static void consume(struct http_req *r, const char *data, size_t size)
 /* The whole body is in: decide and reply (on a worker, or inline). */
 static void finish(struct http_req *r)
 {
+    if (r->preflight) {
+        reply_preflight(r);
+        return;
+    }
     if (r->verdict) {
         http_reply_error(r, r->verdict, r->verdict_msg);
         return;
@@ -1144,6 +1211,36 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
         line[--n] = '\0';
     log_warn("http: %s", line);
 }
+/* BARBERIA_CORS_ORIGINS: a comma-separated list of origins, each
+ * scheme://host[:port] with scheme http or https and nothing after. */
+static br_err parse_origins(struct http_server *s, const char *list)
+{
+    if (!list) return BR_OK;
+    char *copy = xstrdup(list), *save = NULL;
+    br_err rc = BR_OK;
+    for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ' || *t == '\t')
+            t++;
+        size_t n = strlen(t);
+        while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+            t[--n] = '\0';
+        if (!n) continue;
+        const char *host = !strncasecmp(t, "https://", 8)  ? t + 8
+                           : !strncasecmp(t, "http://", 7) ? t + 7
+                                                           : NULL;
+        bool ok = host && *host && !strpbrk(host, "/?#@ \\*");
+        if (!ok) {
+            rc = err_set(BR_INVALID,
+                         "BARBERIA_CORS_ORIGINS: '%s' is not an origin (scheme://host[:port])", t);
+            break;
+        }
+        s->cors = xrealloc(s->cors, (s->ncors + 1) * sizeof *s->cors);
+        s->cors[s->ncors++] = xstrdup(t);
+    }
+    free(copy);
+    return rc;
+}
+
 br_err http_bind(const struct http_options *o, struct http_server **out)
 {
     struct http_server *s = xcalloc(1, sizeof *s);
@@ -1163,6 +1260,11 @@ br_err http_bind(const struct http_options *o, struct http_server **out)
     if (rc) {
         pthread_mutex_destroy(&s->conns_mu);
         free(s);
+        return rc;
+    }
+    rc = parse_origins(s, o->cors_origins);
+    if (rc) {
+        http_stop(s);
         return rc;
     }
     /* the routes' names for the request metrics: "METHOD path" */
@@ -1290,6 +1392,9 @@ void http_stop(struct http_server *s)
     wpool_free(s->writes);
     pthread_mutex_destroy(&s->conns_mu);
     metrics_http_routes(NULL, 0);
+    for (size_t i = 0; i < s->ncors; i++)
+        free(s->cors[i]);
+    free(s->cors);
     for (size_t i = 0; s->route_names && i < s->o.nroutes; i++)
         free(s->route_names[i]);
     free(s->route_names);
