@@ -262,7 +262,8 @@ struct db_locker {
     char marker[400]; /* appears once the lock is held */
 };
 /* Starts the tool and returns once it holds the lock; sql (may be NULL)
- * (SQLite only: skips the test on a PostgreSQL run)
+ * (SQLite only: skips the test on a PostgreSQL run; a test that allocates
+ * first should skip itself before, as skip() leaves by longjmp)
  * runs inside the transaction first (e.g. a write that must never be seen).
  * Fails the test when the lock cannot be taken within 60 s. */
 void db_lock_take(const struct srv *s, struct db_locker *l, const char *sql);
