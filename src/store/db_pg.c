@@ -18,9 +18,10 @@
  * (READ COMMITTED). PostgreSQL commits concurrent transactions together on
  * its own (its WAL flush serves every waiting commit), so no writer thread
  * is needed here. A check-then-write takes a transaction-scoped advisory
- * lock on its key first (db_ops.lock: one barber's bookings, one cita's
- * photos, the outbox), which serialises it against every other node; the
- * schema's exclusion constraint backs the booking rule in any case.
+ * lock on its key first (db_ops.lock: one cita's photos, the outbox, a
+ * throttling key), which serialises it against every other node; a
+ * booking needs none: the schema's exclusion constraint makes its insert
+ * the check.
  *
  * Outages: a connection the server dropped (a restart, a network cut) is
  * marked broken; the next lease reconnects it within a short bound. While
