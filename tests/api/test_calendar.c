@@ -436,6 +436,7 @@ static void assert_log_holds_no_secret(const struct srv *s)
 }
 
 static json_t *insert_entries(const json_t *all);
+static json_t *entry_event(const json_t *e);
 
 /* --- concurrent bookings ------------------------------------------------------------- */
 
@@ -991,7 +992,20 @@ static void booking_the_store_refuses_answers_500_and_deletes_its_event(void **s
     assert_int_equal(db_count(&G.s, "SELECT count(*) FROM citas WHERE fecha_inicio = '%s'", fecha),
                      0);
     json_t *all = dlog_since(mark);
-    json_t *ins = insert_entries(all);
+    /* this booking's insert (a slow call of an earlier test may still
+     * land in the double's log meanwhile) */
+    json_t *ins = json_array();
+    json_t *every = insert_entries(all);
+    size_t k;
+    json_t *x;
+    json_array_foreach(every, k, x)
+    {
+        json_t *ev = entry_event(x);
+        const char *start = jstr(json_object_get(ev, "start"), "dateTime");
+        if (start && !strcmp(start, fecha)) json_array_append(ins, x);
+        json_decref(ev);
+    }
+    json_decref(every);
     assert_int_equal(json_array_size(ins), 1);
     const char *made = jstr(json_array_get(ins, 0), "issued_id");
     assert_non_null(made);
@@ -1000,7 +1014,7 @@ static void booking_the_store_refuses_answers_500_and_deletes_its_event(void **s
     json_array_foreach(all, i, e)
     {
         if (strcmp(jstr(e, "method"), "DELETE") != 0) continue;
-        assert_string_equal(jstr(e, "event_id"), made);
+        if (!jstr(e, "event_id") || strcmp(jstr(e, "event_id"), made)) continue;
         assert_int_equal(json_integer_value(json_object_get(e, "status")), 204);
         deleted++;
     }
