@@ -818,6 +818,28 @@ char *book(const struct srv *s, const struct user *u, const char *barbero, const
     return copy;
 }
 
+json_t *upload_photo(const struct srv *s, const struct user *u, const char *cita, const char *tipo,
+                     const void *bytes, size_t len)
+{
+    struct part parts[] = {{"file", bytes, len, "foto.png", "image/png"},
+                           {"cita_id", cita, 0, NULL, NULL},
+                           {"tipo", tipo, 0, NULL, NULL}};
+    struct resp r;
+    http_multipart(s, "/api/fotos", u->token, parts, 3, &r);
+    if (r.status != 201) fail_msg("upload expected 201, got %ld: %s", r.status, r.body);
+    json_t *foto = json_incref(json_object_get(r.json, "foto"));
+    resp_free(&r);
+    return foto;
+}
+
+char *photo_path(const json_t *foto)
+{
+    const char *url = jstr(foto, "url");
+    const char *p = url ? strstr(url, "/storage/") : NULL;
+    if (!p) fail_msg("a photo url without /storage/: %s", url ? url : "(none)");
+    return strdup(p);
+}
+
 const char *jstr(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));

@@ -224,6 +224,15 @@ char *make_servicio(const struct srv *s, const char *nombre, int duracion_min, d
 char *book(const struct srv *s, const struct user *u, const char *barbero, const char *servicio,
            const char *fecha_inicio, const char *notas);
 
+/* Uploads len bytes as a PNG photo of tipo for cita through POST
+ * /api/fotos and asserts 201. Returns the answer's "foto" object (caller
+ * decrefs). */
+json_t *upload_photo(const struct srv *s, const struct user *u, const char *cita, const char *tipo,
+                     const void *bytes, size_t len);
+/* The path of a photo's url ("/storage/..."), to fetch it from any node.
+ * Caller frees. */
+char *photo_path(const json_t *foto);
+
 /* json_string_value of a member, or NULL. */
 const char *jstr(const json_t *o, const char *key);
 

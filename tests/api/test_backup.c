@@ -15,7 +15,7 @@
 
 static struct fixture A;
 static struct user ana, admin;
-static char foto_path[512], foto_bytes[200];
+static char *foto_path, foto_bytes[200];
 
 static int setup(void **state)
 {
@@ -27,15 +27,9 @@ static int setup(void **state)
     free(book(&A.s, &ana, A.barbero, A.servicio, "2032-10-02T10:00:00.000Z", NULL));
     for (size_t i = 0; i < sizeof foto_bytes; i++)
         foto_bytes[i] = (char)(i * 17 + 9);
-    struct part parts[] = {{"file", foto_bytes, sizeof foto_bytes, "a.png", "image/png"},
-                           {"cita_id", c1, 0, NULL, NULL},
-                           {"tipo", "despues", 0, NULL, NULL}};
-    struct resp r;
-    http_multipart(&A.s, "/api/fotos", ana.token, parts, 3, &r);
-    if (r.status != 201) fail_msg("upload: %ld %s", r.status, r.body);
-    snprintf(foto_path, sizeof foto_path, "%s",
-             strstr(jstr(json_object_get(r.json, "foto"), "url"), "/storage/"));
-    resp_free(&r);
+    json_t *foto = upload_photo(&A.s, &ana, c1, "despues", foto_bytes, sizeof foto_bytes);
+    foto_path = photo_path(foto);
+    json_decref(foto);
     free(c1);
     return 0;
 }
@@ -43,6 +37,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
+    free(foto_path);
     fixture_stop(&A);
     return 0;
 }

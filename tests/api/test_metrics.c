@@ -264,12 +264,7 @@ static void the_exposition_is_strict_and_counts_what_happened(void **state)
     free(text);
     char img[64];
     memset(img, 7, sizeof img);
-    struct part parts[] = {{"file", img, sizeof img, "a.png", "image/png"},
-                           {"cita_id", cita, 0, NULL, NULL},
-                           {"tipo", "antes", 0, NULL, NULL}};
-    http_multipart(&F.s, "/api/fotos", u.token, parts, 3, &r);
-    assert_int_equal(r.status, 201);
-    resp_free(&r);
+    json_decref(upload_photo(&F.s, &u, cita, "antes", img, sizeof img));
     free(cita);
 
     struct expo e;

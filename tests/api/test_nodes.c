@@ -161,20 +161,12 @@ static void a_photo_uploaded_through_one_node_is_served_and_deleted_through_the_
     char img[256];
     for (size_t i = 0; i < sizeof img; i++)
         img[i] = (char)(i * 13 + 1);
-    struct part parts[] = {{"file", img, sizeof img, "antes.png", "image/png"},
-                           {"cita_id", cita, 0, NULL, NULL},
-                           {"tipo", "antes", 0, NULL, NULL}};
-    struct resp r;
-    http_multipart(&F.s, "/api/fotos", u.token, parts, 3, &r);
-    assert_int_equal(r.status, 201);
-    json_t *foto = json_object_get(r.json, "foto");
-    char id[40], path[512];
+    json_t *foto = upload_photo(&F.s, &u, cita, "antes", img, sizeof img);
+    char id[40];
     snprintf(id, sizeof id, "%s", jstr(foto, "id"));
-    const char *url = jstr(foto, "url");
-    const char *p = strstr(url, "/storage/");
-    assert_non_null(p);
-    snprintf(path, sizeof path, "%s", p);
-    resp_free(&r);
+    char *path = photo_path(foto);
+    json_decref(foto);
+    struct resp r;
 
     http_get(&B, path, NULL, &r);
     assert_int_equal(r.status, 200);
@@ -193,6 +185,7 @@ static void a_photo_uploaded_through_one_node_is_served_and_deleted_through_the_
     resp_free(&r);
     assert_int_equal(db_count(&F.s, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita),
                      0);
+    free(path);
     free(cita);
 }
 

@@ -19,7 +19,7 @@ static struct srv B;     /* the target: this run's backends */
 static char target_db[256];
 static const char *target_env[4];
 static struct user ana, admin;
-static char foto_path[512], foto_bytes[300];
+static char *foto_path, foto_bytes[300];
 
 static void target_init(void)
 {
@@ -51,15 +51,9 @@ static int setup(void **state)
     free(book(&A.s, &admin, A.barbero, A.servicio, "2032-09-02T10:00:00+02:00", NULL));
     for (size_t i = 0; i < sizeof foto_bytes; i++)
         foto_bytes[i] = (char)(i * 31 + 5);
-    struct part parts[] = {{"file", foto_bytes, sizeof foto_bytes, "antes.png", "image/png"},
-                           {"cita_id", c1, 0, NULL, NULL},
-                           {"tipo", "antes", 0, NULL, NULL}};
-    struct resp r;
-    http_multipart(&A.s, "/api/fotos", ana.token, parts, 3, &r);
-    if (r.status != 201) fail_msg("upload: %ld %s", r.status, r.body);
-    snprintf(foto_path, sizeof foto_path, "%s",
-             strstr(jstr(json_object_get(r.json, "foto"), "url"), "/storage/"));
-    resp_free(&r);
+    json_t *foto = upload_photo(&A.s, &ana, c1, "antes", foto_bytes, sizeof foto_bytes);
+    foto_path = photo_path(foto);
+    json_decref(foto);
     free(c1);
     free(segundo);
     return 0;
@@ -69,6 +63,7 @@ static int teardown(void **state)
 {
     (void)state;
     if (B.dir[0]) srv_cleanup(&B);
+    free(foto_path);
     fixture_stop(&A);
     return 0;
 }
