@@ -43,10 +43,11 @@
  *   lives from the connection's STARTED to its CLOSED notification; MHD
  *   closes the socket only after CLOSED, so the reaper's shutdown() (under
  *   the same lock) never reaches a reused descriptor.
- * - Graceful stop: MHD_quiesce_daemon() (needs the ITC that suspend/resume
- *   brings), wait for in-flight requests, stop the worker pools (every
- *   suspended connection is resumed by then), MHD_stop_daemon(), and only
- *   then close the listening socket.
+ * - Graceful stop: the listening socket is closed under MHD (a blank
+ *   socket dup2'ed onto its descriptor: MHD_quiesce_daemon() races with
+ *   the epoll threads and can abort the process), wait for in-flight
+ *   requests, stop the worker pools (every suspended connection is resumed
+ *   by then), MHD_stop_daemon() (which closes the descriptor).
  */
 #define _GNU_SOURCE
 #include "http.h"
@@ -1365,10 +1366,21 @@ void http_stop(struct http_server *s)
     MHD_socket lfd = s->listen_fd;
     if (s->d) {
         atomic_store(&s->stopping, true);
-        lfd = MHD_quiesce_daemon(s->d);
-        /* shutdown() refuses new connections at once (the socket stays
-         * open until the daemon is gone: it is closed last) */
-        if (lfd != MHD_INVALID_SOCKET) shutdown(lfd, SHUT_RDWR);
+        /* New connections are refused at once. Not with
+         * MHD_quiesce_daemon(): in epoll mode it races with the I/O
+         * threads (both remove the listening socket from the epoll set,
+         * and the loser aborts the process: an open libmicrohttpd defect,
+         * seen here once). Instead a fresh, unbound socket takes the
+         * listening socket's descriptor (dup2): the listening socket
+         * itself is closed, so the kernel drops it from every epoll set
+         * and refuses connections, and the descriptor MHD keeps never
+         * becomes ready; MHD_stop_daemon() closes it. */
+        int blank = socket(s->v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (blank >= 0) {
+            if (dup2(blank, lfd) < 0) log_warn("http: dup2: %s", strerror(errno));
+            close(blank);
+        }
+        lfd = MHD_INVALID_SOCKET; /* MHD's to close now */
         int64_t deadline = clock_mono_ms() + s->o.shutdown_grace_ms;
         int waiting = atomic_load(&s->in_flight);
         if (waiting) log_info("http: waiting for %d in-flight request(s)", waiting);

@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <sodium.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -85,6 +86,7 @@ struct db_conn {
     int op_ms;           /* bound on one statement */
     char ts[MAX_COLS][TS_LEN + 1];
     char why[256]; /* why it is broken */
+    bool retry;    /* the last failure was a deadlock or serialisation failure */
 };
 
 struct pg_db {
@@ -191,6 +193,9 @@ static br_err result_error(struct db_conn *c, const PGresult *r)
     if (!state || PQstatus(c->h) != CONNECTION_OK) return down(c, msg);
     if (!strcmp(state, "23505") || !strcmp(state, "23P01")) /* unique, exclusion */
         return err_set(BR_CONFLICT, "%s", msg);
+    /* a deadlock or a serialisation failure: the transaction may simply
+     * run again (pg_write does) */
+    if (!strncmp(state, "40", 2)) c->retry = true;
     if (!strncmp(state, "40", 2) || !strcmp(state, "55P03") || !strcmp(state, "57014"))
         return busy(); /* serialisation, deadlock, lock or statement timeout */
     if (!strncmp(state, "08", 2) || !strncmp(state, "57P", 3)) return down(c, msg);
@@ -616,12 +621,11 @@ static br_err pg_exec(struct db_conn *c, const char *sql, const struct db_val *p
     return rc;
 }
 
-static br_err pg_write(struct db *db, db_tx_fn fn, void *ud)
+/* One attempt of a write transaction on c. */
+static br_err write_once(struct db *db, struct db_conn *c, db_tx_fn fn, void *ud)
 {
-    struct db_conn *c = NULL;
-    br_err rc = pg_acquire(db, &c);
-    if (rc) return rc;
-    rc = pg_begin(c);
+    c->retry = false;
+    br_err rc = pg_begin(c);
     if (!rc) {
         rc = fn(db, c, ud);
         if (!rc) {
@@ -637,6 +641,26 @@ static br_err pg_write(struct db *db, db_tx_fn fn, void *ud)
             else
                 err_set(rc, "%s", msg);
         }
+    }
+    return rc;
+}
+
+/* Two transactions can deadlock where both wait for the other, e.g. two
+ * overlapping bookings checked by the exclusion constraint at once: the
+ * server aborts one, which then runs again (its statements only touch the
+ * database) and now sees the other's outcome. */
+#define WRITE_ATTEMPTS 5
+
+static br_err pg_write(struct db *db, db_tx_fn fn, void *ud)
+{
+    struct db_conn *c = NULL;
+    br_err rc = pg_acquire(db, &c);
+    if (rc) return rc;
+    for (int attempt = 1;; attempt++) {
+        rc = write_once(db, c, fn, ud);
+        if (rc != BR_BUSY || !c->retry || c->broken || attempt == WRITE_ATTEMPTS) break;
+        struct timespec pause = {0, (long)(randombytes_uniform(5000) + 1000) * 1000};
+        nanosleep(&pause, NULL);
     }
     pg_release(db, c);
     return rc;
