@@ -449,6 +449,7 @@ struct recorder {
     pthread_mutex_t mu;
     char seen[16][1024]; /* "METHOD TARGET|HOST|AUTHORIZATION" */
     int n;
+    int conns; /* connections accepted */
 };
 
 static const char *header_value(const char *head, const char *name, char *out, size_t cap)
@@ -475,6 +476,9 @@ static void *recorder_run(void *arg)
     for (;;) {
         int c = accept(r->lsn, NULL, NULL);
         if (c < 0) return NULL;
+        pthread_mutex_lock(&r->mu);
+        r->conns++;
+        pthread_mutex_unlock(&r->mu);
         char buf[16384];
         size_t have = 0;
         for (;;) {
@@ -512,7 +516,8 @@ static void *recorder_run(void *arg)
     }
 }
 
-static void virtual_hosted_requests_name_the_bucket_in_the_host_and_sign_it(void **state)
+static void
+virtual_hosted_calls_name_the_bucket_in_the_host_sign_it_and_reuse_connections(void **state)
 {
     struct fx *f = fixture(state);
     struct recorder *r = calloc(1, sizeof *r);
@@ -551,6 +556,8 @@ static void virtual_hosted_requests_name_the_bucket_in_the_host_and_sign_it(void
         put_seen |= !strncmp(e, "PUT /vh/uno%201.png HTTP/1.1|", 29);
     }
     if (!put_seen) fail_msg("no PUT of /vh/uno%%201.png; first: %s", r->seen[0]);
+    /* one after the other, the calls reuse one kept-alive connection */
+    if (r->n < 3 || r->conns != 1) fail_msg("%d requests over %d connections", r->n, r->conns);
     pthread_mutex_destroy(&r->mu);
     free(r);
 }
@@ -636,7 +643,7 @@ int main(void)
         T(a_wrong_secret_fails_every_call),
         T(a_stopped_store_fails_every_call_within_the_bound),
         T(public_url_points_at_the_store_only_when_configured),
-        T(virtual_hosted_requests_name_the_bucket_in_the_host_and_sign_it),
+        T(virtual_hosted_calls_name_the_bucket_in_the_host_sign_it_and_reuse_connections),
         T(sweep_removes_the_scratch_leftovers_of_gone_writers_only),
         T(unusable_settings_are_refused_at_open),
     };
