@@ -133,4 +133,7 @@ void api_metrics(struct http_req *r);
 bool api_is_loopback(const char *addr);
 void api_object_get(struct http_req *r);
 
+/* issue 9, bookable hours (agenda.c) */
+void api_config_get(struct http_req *r);
+
 #endif
