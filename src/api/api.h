@@ -132,6 +132,9 @@ void api_metrics(struct http_req *r);
 /* Whether a client address (as http_req_remote gives it) is loopback. */
 bool api_is_loopback(const char *addr);
 void api_object_get(struct http_req *r);
+/* The web app (web.c): the HTML shell of every page path, and the assets. */
+void api_web_page(struct http_req *r);
+void api_web_asset(struct http_req *r);
 
 /* issue 9, bookable hours (agenda.c) */
 void api_config_get(struct http_req *r);

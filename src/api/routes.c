@@ -31,6 +31,23 @@ const struct http_route api_routes[] = {
     /* end of issue 9: bookable hours */
     {"GET", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get},
     {"HEAD", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get},
+    /* the web app (web.c): its pages share one shell; its assets */
+    {"GET", "/", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"HEAD", "/", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"GET", "/entrar", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"HEAD", "/entrar", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"GET", "/registro", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"HEAD", "/registro", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"GET", "/reservar", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"HEAD", "/reservar", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"GET", "/mis-citas", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"HEAD", "/mis-citas", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"GET", "/agenda", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"HEAD", "/agenda", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"GET", "/admin", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"HEAD", "/admin", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
+    {"GET", "/app/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_asset},
+    {"HEAD", "/app/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_asset},
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
 

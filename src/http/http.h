@@ -178,6 +178,12 @@ void http_reply_error(struct http_req *r, unsigned status, const char *msg);
  * bytes), not to be cached. */
 void http_reply_text(struct http_req *r, unsigned status, char *text, size_t len,
                      const char *content_type);
+/* Replies 200 with bytes that live as long as the process (a page or an
+ * asset built into the binary; not copied), tagged etag (quoted); or 304
+ * with no body when the request's If-None-Match names etag. The caller adds
+ * the caching and security headers it wants with http_add_header. */
+void http_reply_static(struct http_req *r, const void *data, size_t len, const char *content_type,
+                       const char *etag);
 /* Replies with the content of fd (taken: closed by the server), zero-copy. */
 void http_reply_fd(struct http_req *r, unsigned status, int fd, uint64_t size,
                    const char *content_type);

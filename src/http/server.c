@@ -470,6 +470,18 @@ void http_reply_text(struct http_req *r, unsigned status, char *text, size_t len
     set_reply(r, status, resp);
 }
 
+void http_reply_static(struct http_req *r, const void *data, size_t len, const char *content_type,
+                       const char *etag)
+{
+    const char *inm = http_req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    bool same = inm && etag_matches(inm, etag);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        same ? 0 : len, same ? (void *)"" : (void *)data, MHD_RESPMEM_PERSISTENT);
+    if (!same) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
+    set_reply(r, same ? 304 : 200, resp);
+}
+
 void http_reply_fd(struct http_req *r, unsigned status, int fd, uint64_t size,
                    const char *content_type)
 {

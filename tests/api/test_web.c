@@ -1,0 +1,273 @@
+/*
+ * test_web.c - the web app as served by `barberia serve`: the HTML shell at
+ * "/" and at every page path (revalidated: no-cache + ETag, 304), its
+ * assets under /app/ with hashed names (immutable, ETag, 304), a strict
+ * Content-Security-Policy, nosniff, HEAD, 404 for an unknown asset, and the
+ * API's answers unchanged.
+ */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct srv S;
+
+static const char *const pages[] = {"/",          "/entrar", "/registro", "/reservar",
+                                    "/mis-citas", "/agenda", "/admin"};
+
+static int setup(void **state)
+{
+    (void)state;
+    srv_start(&S, NULL, NULL);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    srv_cleanup(&S);
+    return 0;
+}
+
+/* The policy's fixed parts (img-src also names where photos come from). */
+static void expect_csp(const struct resp *r)
+{
+    char v[1024];
+    assert_non_null(resp_header(r, "Content-Security-Policy", v, sizeof v));
+    static const char *const parts[] = {
+        "default-src 'self';",     "img-src 'self' data:", "style-src 'self';",
+        "script-src 'self';",      "object-src 'none';",   "base-uri 'none';",
+        "frame-ancestors 'none';", "form-action 'self'",
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        assert_non_null(strstr(v, parts[i]));
+    assert_null(strstr(v, "unsafe"));
+    expect_header(r, "X-Content-Type-Options", "nosniff");
+}
+
+/* The asset paths the shell names ("/app/..."), in order; NULL-terminated,
+ * each malloc'd. */
+static char **shell_assets(const char *html)
+{
+    char **out = calloc(64, sizeof *out);
+    size_t n = 0;
+    for (const char *p = html; (p = strstr(p, "\"/app/")) && n < 63; p++) {
+        const char *end = strchr(p + 1, '"');
+        assert_non_null(end);
+        out[n++] = strndup(p + 1, (size_t)(end - p - 1));
+    }
+    return out;
+}
+
+static void free_list(char **l)
+{
+    for (char **p = l; *p; p++)
+        free(*p);
+    free(l);
+}
+
+static void every_page_path_serves_the_shell(void **state)
+{
+    (void)state;
+    char etag0[64] = "";
+    for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+        struct resp r;
+        http_get(&S, pages[i], NULL, &r);
+        assert_int_equal(r.status, 200);
+        expect_header(&r, "Content-Type", "text/html; charset=utf-8");
+        expect_header(&r, "Cache-Control", "no-cache");
+        expect_csp(&r);
+        assert_non_null(strstr(r.body, "<html lang=\"es\">"));
+        assert_null(strstr(r.body, "<script>")); /* no inline script */
+        assert_null(strstr(r.body, "style=\"")); /* no inline style */
+        char etag[64];
+        assert_non_null(resp_header(&r, "ETag", etag, sizeof etag));
+        assert_int_equal(etag[0], '"');
+        if (!etag0[0]) snprintf(etag0, sizeof etag0, "%s", etag);
+        assert_string_equal(etag, etag0); /* one shell */
+        resp_free(&r);
+    }
+}
+
+static void shell_is_revalidated_with_its_etag(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_get(&S, "/", NULL, &r);
+    char etag[64], hdr[96];
+    assert_non_null(resp_header(&r, "ETag", etag, sizeof etag));
+    resp_free(&r);
+    snprintf(hdr, sizeof hdr, "If-None-Match: %s", etag);
+    const char *const hs[] = {hdr, NULL};
+    struct req_opts o = {.headers = hs};
+    http_req(&S, "GET", "/mis-citas", &o, &r);
+    assert_int_equal(r.status, 304);
+    assert_int_equal(r.len, 0);
+    expect_header(&r, "ETag", etag);
+    expect_header(&r, "Cache-Control", "no-cache");
+    resp_free(&r);
+    /* another tag: the page again */
+    const char *const other[] = {"If-None-Match: \"0000000000\"", NULL};
+    o.headers = other;
+    http_req(&S, "GET", "/", &o, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(r.len > 0);
+    resp_free(&r);
+}
+
+static void assets_are_hashed_immutable_and_typed(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_get(&S, "/", NULL, &r);
+    char **assets = shell_assets(r.body);
+    resp_free(&r);
+    assert_non_null(assets[0]);
+    bool css = false, js = false;
+    for (char **a = assets; *a; a++) {
+        /* name.<10 hex digits>.ext */
+        const char *dot = strrchr(*a, '.');
+        assert_non_null(dot);
+        const char *h = dot - 11;
+        assert_true(h > *a && *h == '.');
+        for (int i = 1; i <= 10; i++)
+            assert_non_null(strchr("0123456789abcdef", h[i]));
+        http_get(&S, *a, NULL, &r);
+        assert_int_equal(r.status, 200);
+        expect_header(&r, "Cache-Control", "public, max-age=31536000, immutable");
+        expect_csp(&r);
+        char ct[96], etag[64];
+        assert_non_null(resp_header(&r, "Content-Type", ct, sizeof ct));
+        if (!strcmp(dot, ".css")) {
+            css = true;
+            assert_string_equal(ct, "text/css; charset=utf-8");
+        } else if (!strcmp(dot, ".js")) {
+            js = true;
+            assert_string_equal(ct, "text/javascript; charset=utf-8");
+        }
+        /* the tag is the hash of the name */
+        assert_non_null(resp_header(&r, "ETag", etag, sizeof etag));
+        assert_int_equal(strlen(etag), 12);
+        assert_memory_equal(etag + 1, h + 1, 10);
+        resp_free(&r);
+        char hdr[96];
+        snprintf(hdr, sizeof hdr, "If-None-Match: W/%s", etag);
+        const char *const hs[] = {hdr, NULL};
+        struct req_opts o = {.headers = hs};
+        http_req(&S, "GET", *a, &o, &r);
+        assert_int_equal(r.status, 304);
+        assert_int_equal(r.len, 0);
+        resp_free(&r);
+    }
+    assert_true(css && js);
+    free_list(assets);
+}
+
+static void modules_import_hashed_names_only(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_get(&S, "/", NULL, &r);
+    char **assets = shell_assets(r.body);
+    resp_free(&r);
+    for (char **a = assets; *a; a++) {
+        if (!strstr(*a, ".js")) continue;
+        http_get(&S, *a, NULL, &r);
+        assert_int_equal(r.status, 200);
+        /* every module it names ('./x.<hash>.js') is served */
+        for (const char *p = r.body; (p = strstr(p, "'./")); p++) {
+            const char *end = strchr(p + 1, '\'');
+            assert_non_null(end);
+            char path[160];
+            snprintf(path, sizeof path, "/app/%.*s", (int)(end - p - 3), p + 3);
+            struct resp m;
+            http_get(&S, path, NULL, &m);
+            assert_int_equal(m.status, 200);
+            resp_free(&m);
+        }
+        resp_free(&r);
+    }
+    free_list(assets);
+}
+
+static void unknown_or_unhashed_asset_is_404_json(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"/app/main.js", "/app/nada.0123456789.js", "/app/",
+                                      "/app/../index.html", "/index.html"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct resp r;
+        http_get(&S, bad[i], NULL, &r);
+        expect_error(&r, 404, "No encontrado");
+        resp_free(&r);
+    }
+}
+
+static void head_answers_headers_without_body(void **state)
+{
+    (void)state;
+    struct resp r, g;
+    http_req(&S, "HEAD", "/reservar", NULL, &r);
+    http_get(&S, "/reservar", NULL, &g);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.len, 0);
+    char a[64], b[64];
+    assert_string_equal(resp_header(&r, "ETag", a, sizeof a), resp_header(&g, "ETag", b, sizeof b));
+    assert_int_equal(strtol(resp_header(&r, "Content-Length", a, sizeof a), NULL, 10), (long)g.len);
+    expect_header(&r, "Cache-Control", "no-cache");
+    char **assets = shell_assets(g.body);
+    resp_free(&r);
+    resp_free(&g);
+    http_req(&S, "HEAD", assets[0], NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.len, 0);
+    expect_header(&r, "Cache-Control", "public, max-age=31536000, immutable");
+    resp_free(&r);
+    free_list(assets);
+}
+
+static void pages_take_only_get_and_head(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_json(&S, "POST", "/reservar", NULL, "{}", &r);
+    expect_error(&r, 405, "Método no permitido");
+    expect_header(&r, "Allow", "GET, HEAD");
+    resp_free(&r);
+}
+
+static void api_answers_keep_their_headers(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_get(&S, "/api/servicios", NULL, &r);
+    assert_int_equal(r.status, 200);
+    expect_header(&r, "Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
+    expect_header(&r, "Content-Type", "application/json; charset=utf-8");
+    expect_header(&r, "Cache-Control", "no-cache");
+    resp_free(&r);
+    http_get(&S, "/api/citas", NULL, &r);
+    expect_error(&r, 401, "No autenticado");
+    expect_header(&r, "Cache-Control", "no-store");
+    resp_free(&r);
+    /* an unknown path is still the API's 404 */
+    http_get(&S, "/reservar/otra", NULL, &r);
+    expect_error(&r, 404, "No encontrado");
+    resp_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_page_path_serves_the_shell),
+        cmocka_unit_test(shell_is_revalidated_with_its_etag),
+        cmocka_unit_test(assets_are_hashed_immutable_and_typed),
+        cmocka_unit_test(modules_import_hashed_names_only),
+        cmocka_unit_test(unknown_or_unhashed_asset_is_404_json),
+        cmocka_unit_test(head_answers_headers_without_body),
+        cmocka_unit_test(pages_take_only_get_and_head),
+        cmocka_unit_test(api_answers_keep_their_headers),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
