@@ -126,6 +126,11 @@ static const struct setting settings[] = {
     I("SMTP_RETRY_FOR", CONFIG_SERVE, smtp_retry_for_s, "86400", 0, 30 * 86400,
       "seconds a failing message is retried before it is dropped"),
     S("TZ", CONFIG_SERVE, tz, "UTC", "the shop's time zone (IANA name) for e-mails"),
+    /* --- issue 9, workstream B: cancel, reschedule, reminders --- */
+    I("CANCEL_CUTOFF_MIN", CONFIG_SERVE, cancel_cutoff_min, "120", 0, 525600,
+      "minutes before the start after which a client can no longer cancel or reschedule"),
+    I("REMINDER_HOURS", CONFIG_SERVE, reminder_hours, "24", 0, 8760,
+      "hours before the start the reminder e-mail is sent (0: no reminders)"),
 };
 
 static char **str_field(struct config *cfg, const struct setting *s)

@@ -67,6 +67,9 @@ struct config {
     int smtp_timeout_ms;
     int smtp_retry_for_s; /* give up on a message this long after it was queued */
     char *tz;
+    /* --- issue 9, workstream B: cancel, reschedule, reminders --- */
+    int cancel_cutoff_min; /* a client may cancel or move until this long before the start */
+    int reminder_hours;    /* the reminder e-mail goes this long before the start; 0: none */
 };
 
 /* Which settings a command accepts. */
