@@ -151,4 +151,11 @@ void api_admin_ausencias_post(struct http_req *r);
 void api_admin_ausencia_delete(struct http_req *r); /* /api/admin/ausencias/{id} */
 void api_disponibilidad_get(struct http_req *r);
 
+/* --- issue 9, workstream B: cancel and reschedule --- */
+#define API_CITAS_PREFIX "/api/citas/"
+/* POST /api/citas/{id}/cancelar and /api/citas/{id}/reprogramar. */
+void api_citas_accion(struct http_req *r);
+/* One element of GET /api/citas's listing (a store_cita_fn; ud: struct jw). */
+br_err api_w_cita_view(void *ud, const struct cita_view *v);
+
 #endif

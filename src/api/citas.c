@@ -47,6 +47,11 @@ static br_err add_cita(void *ud, const struct cita_view *v)
     return w->err;
 }
 
+br_err api_w_cita_view(void *ud, const struct cita_view *v)
+{
+    return add_cita(ud, v);
+}
+
 /* --- the listing, page by page ------------------------------------------------------ */
 
 /* Reads the listing API_PAGE_ROWS rows (or API_PAGE_BYTES) at a time, each

@@ -21,6 +21,16 @@ static br_err none_delete(struct calendar *c, const char *event_id)
     return err_set(BR_CONFIG, "no calendar configured");
 }
 
+static br_err none_move(struct calendar *c, const char *event_id, const char *start,
+                        const char *end)
+{
+    (void)c;
+    (void)event_id;
+    (void)start;
+    (void)end;
+    return err_set(BR_CONFIG, "no calendar configured");
+}
+
 static void none_close(struct calendar *c)
 {
     (void)c;
@@ -30,6 +40,7 @@ static const struct cal_ops none_ops = {
     .name = "none",
     .create_event = none_create,
     .delete_event = none_delete,
+    .move_event = none_move,
     .close = none_close,
 };
 

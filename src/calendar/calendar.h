@@ -1,5 +1,6 @@
 /*
- * calendar.h - the calendar port: where a booking's event is created.
+ * calendar.h - the calendar port: where a booking's event is created (and,
+ * since issue 9, deleted when it is cancelled and moved when rescheduled).
  *
  * Adapters: "none" (nothing configured: every attempt fails quietly with
  * BR_CONFIG) and "google" (Google Calendar, calendar/google.c). The core
@@ -36,6 +37,11 @@ struct cal_ops {
     /* Deletes an event this service created (a booking that lost a race
      * for its slot after the event was made). Same errors. */
     br_err (*delete_event)(struct calendar *c, const char *event_id);
+    /* Moves an event this service created to [start, end) (UTC, the API's
+     * form): a rescheduled appointment. Same errors, and BR_NOTFOUND when
+     * the calendar no longer has the event. */
+    br_err (*move_event)(struct calendar *c, const char *event_id, const char *start,
+                         const char *end);
     void (*close)(struct calendar *c);
 };
 

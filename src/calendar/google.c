@@ -632,6 +632,39 @@ static br_err gcal_delete(struct calendar *cal, const char *event_id)
     return rc;
 }
 
+/* events.patch of a rescheduled appointment: only its start and end. */
+static br_err gcal_move(struct calendar *cal, const char *event_id, const char *start,
+                        const char *end)
+{
+    struct gcal *g = (struct gcal *)cal;
+    int64_t deadline = clock_mono_ms() + g->timeout_ms;
+    json_t *o = json_pack("{s:{s:s}, s:{s:s}}", "start", "dateTime", start, "end", "dateTime", end);
+    char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (!body) return err_set(BR_INTERNAL, "events.patch: cannot build the change");
+    char *id = pct_encode(event_id);
+    char *url = xasprintf("%s/%s", g->events_url, id);
+    free(id);
+    struct call c = {.what = "events.patch",
+                     .method = "PATCH",
+                     .url = url,
+                     .body = body,
+                     .body_len = strlen(body)};
+    buf_init(&c.resp, RESPONSE_MAX);
+    br_err rc = authorized_call(g, deadline, &c, "Content-Type: application/json");
+    if (!rc && (c.status == 404 || c.status == 410)) {
+        rc = err_set(BR_NOTFOUND, "events.patch: HTTP %ld: the event is gone", c.status);
+    } else if (!rc && (c.status < 200 || c.status > 299)) {
+        char why[REASON_MAX + 4];
+        error_reason(&c.resp, why, sizeof why);
+        rc = err_set(BR_UPSTREAM, "events.patch: HTTP %ld%s", c.status, why);
+    }
+    buf_free(&c.resp);
+    free(url);
+    free(body);
+    return rc;
+}
+
 /* --- opening and closing ----------------------------------------------------------- */
 
 static void gcal_free(struct gcal *g)
@@ -656,6 +689,7 @@ static const struct cal_ops gcal_ops = {
     .name = "google",
     .create_event = gcal_create,
     .delete_event = gcal_delete,
+    .move_event = gcal_move,
     .close = gcal_close,
 };
 

@@ -2,8 +2,10 @@
  * records.c - releasing the records of records.h.
  */
 #include "records.h"
+#include "../util/common.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void user_clear(struct user *u)
 {
@@ -78,4 +80,25 @@ void outbox_clear(struct outbox_msg *m)
     free(m->last_error);
     m->recipient = m->cliente_nombre = m->barbero_nombre = m->servicio_nombre = NULL;
     m->notas = m->status = m->last_error = NULL;
+}
+
+/* --- issue 9: cancel and reschedule --------------------------------------- */
+
+void cita_detail_clear(struct cita_detail *d)
+{
+    cita_clear(&d->cita);
+    free(d->cliente_email);
+    free(d->cliente_nombre);
+    free(d->barbero_nombre);
+    free(d->servicio_nombre);
+    d->cliente_email = d->cliente_nombre = d->barbero_nombre = d->servicio_nombre = NULL;
+}
+
+const char *outbox_kind(const char *s)
+{
+    static const char *const kinds[] = {"confirmacion", "cancelacion", "reprogramacion",
+                                        "recordatorio"};
+    for (size_t i = 0; s && i < ARRAY_LEN(kinds); i++)
+        if (!strcmp(s, kinds[i])) return kinds[i];
+    return kinds[0];
 }

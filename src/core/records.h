@@ -103,7 +103,8 @@ struct usuario_view {
     int64_t total_citas;
 };
 
-/* A confirmation e-mail waiting in the outbox. */
+/* An e-mail waiting in the outbox: the booking's confirmation, or (issue 9)
+ * a cancellation, a reschedule notice or a reminder, as kind says. */
 struct outbox_msg {
     br_id id;
     br_id cita_id;
@@ -119,6 +120,11 @@ struct outbox_msg {
     int64_t attempts;
     br_ts next_attempt_at;
     char *last_error; /* nullable */
+    /* issue 9: what the message says, and when it became due (a reminder
+     * is queued long before it is sent: its retry window starts then) */
+    const char *kind; /* "confirmacion" | "cancelacion" | "reprogramacion" | "recordatorio";
+                       * static text (NULL in a record to write: confirmacion) */
+    br_ts due_at;     /* "": at created_at */
 };
 
 /* A write or removal of an object, recorded durably before the object is
@@ -134,6 +140,27 @@ struct obj_intent {
     char *instance; /* that process's random instance id; "" once disowned */
     br_ts created_at;
 };
+
+/* --- issue 9: cancel and reschedule --------------------------------------- */
+
+/* One cita with what its changes need: the client's address and name
+ * for the e-mails, the names for the calendar event, the service's length
+ * for a new end. Owned strings (cita_detail_clear). */
+struct cita_detail {
+    struct cita cita;
+    char *cliente_email;  /* NULL when the user is gone */
+    bool has_perfil;      /* the client has a profile */
+    char *cliente_nombre; /* nullable */
+    char *barbero_nombre;
+    char *servicio_nombre;
+    int64_t duracion_min;
+};
+
+void cita_detail_clear(struct cita_detail *d);
+
+/* The kind of an outbox message as stored text: one of the four, whatever
+ * s holds (unknown or NULL text reads as confirmacion). */
+const char *outbox_kind(const char *s);
 
 void user_clear(struct user *u);
 void perfil_clear(struct perfil *p);

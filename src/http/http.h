@@ -42,6 +42,7 @@ enum http_body {
     HTTP_BODY_NONE,      /* a body, if any, is read and ignored (same cap as JSON) */
     HTTP_BODY_JSON,      /* a JSON object, at most json_max bytes */
     HTTP_BODY_MULTIPART, /* multipart/form-data with one spooled file part */
+    HTTP_BODY_JSON_OPT,  /* as HTTP_BODY_JSON, or no body at all (http_req_json: NULL) */
 };
 
 typedef void (*http_handler_fn)(struct http_req *req);

@@ -1107,7 +1107,7 @@ static void finish(struct http_req *r)
             http_reply_error(r, 413, "Cuerpo demasiado grande");
             return;
         }
-        if (rt->body == HTTP_BODY_JSON) {
+        if (rt->body == HTTP_BODY_JSON || (rt->body == HTTP_BODY_JSON_OPT && r->body.len)) {
             json_error_t jerr;
             r->json = r->body.len ? json_loadb(r->body.p, r->body.len, 0, &jerr) : NULL;
             if (!json_is_object(r->json)) {

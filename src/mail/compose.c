@@ -1,5 +1,6 @@
 /*
- * compose.c - the confirmation e-mail (see compose.h).
+ * compose.c - the confirmation e-mail and, since issue 9, the cancellation,
+ * reschedule and reminder e-mails built the same way (see compose.h).
  *
  * Everything is built into capped buffers through a small writer with a
  * sticky error, so the long sequence of appends reads as the message it
@@ -410,6 +411,7 @@ struct fields {
     char *cliente, *barbero, *servicio, *notas; /* notas "" when none */
     char inicio[96], fin[96];                   /* Spanish local dates */
     char ics_start[17], ics_end[17], ics_stamp[17];
+    char ics_sequence[24]; /* "0" for a confirmation; later changes count up */
     const char *tz;
 };
 
@@ -473,12 +475,74 @@ static void put_html(struct wr *w, const char *s)
     }
 }
 
+/* What differs between the kinds of message (issue 9): the confirmation's
+ * texts are the original ones, byte for byte. */
+struct kind_text {
+    const char *kind;
+    const char *subject;    /* "<subject>: <servicio>, <inicio>" */
+    const char *title;      /* the HTML title */
+    const char *intro;      /* the line before the details */
+    const char *close_text; /* the text body's lines after the details */
+    const char *close_html; /* the HTML's paragraphs after the table, up to "<br>Barbería" */
+    const char *method;     /* the .ics METHOD */
+    const char *status;     /* the VEVENT STATUS */
+};
+
+static const struct kind_text kind_texts[] = {
+    {"confirmacion", "Cita confirmada", "Cita confirmada",
+     "Tu cita está confirmada. Estos son los detalles:",
+     "Te adjuntamos la cita (cita.ics) para que la añadas a tu calendario.\r\n"
+     "Si no puedes venir, avísanos con tiempo.\r\n\r\n"
+     "¡Te esperamos!\r\n",
+     "<p>Te adjuntamos la cita (cita.ics) para que la añadas a tu calendario.<br>\r\n"
+     "Si no puedes venir, avísanos con tiempo.</p>\r\n"
+     "<p>¡Te esperamos!",
+     "PUBLISH", "CONFIRMED"},
+    {"cancelacion", "Cita cancelada", "Cita cancelada",
+     "Tu cita ha sido cancelada. Estos eran los detalles:",
+     "El adjunto (cita.ics) la quita de tu calendario.\r\n"
+     "Cuando quieras, puedes reservar otra.\r\n\r\n"
+     "Un saludo,\r\n",
+     "<p>El adjunto (cita.ics) la quita de tu calendario.<br>\r\n"
+     "Cuando quieras, puedes reservar otra.</p>\r\n"
+     "<p>Un saludo,",
+     "CANCEL", "CANCELLED"},
+    {"reprogramacion", "Cita cambiada", "Cita cambiada",
+     "Tu cita ha cambiado de hora. Estos son los nuevos detalles:",
+     "Te adjuntamos la cita actualizada (cita.ics) para tu calendario.\r\n"
+     "Si no puedes venir, avísanos con tiempo.\r\n\r\n"
+     "¡Te esperamos!\r\n",
+     "<p>Te adjuntamos la cita actualizada (cita.ics) para tu calendario.<br>\r\n"
+     "Si no puedes venir, avísanos con tiempo.</p>\r\n"
+     "<p>¡Te esperamos!",
+     "PUBLISH", "CONFIRMED"},
+    {"recordatorio", "Recordatorio de tu cita", "Recordatorio de tu cita",
+     "Te recordamos tu próxima cita. Estos son los detalles:",
+     "Te adjuntamos la cita (cita.ics) por si aún no está en tu calendario.\r\n"
+     "Si no puedes venir, avísanos con tiempo.\r\n\r\n"
+     "¡Te esperamos!\r\n",
+     "<p>Te adjuntamos la cita (cita.ics) por si aún no está en tu calendario.<br>\r\n"
+     "Si no puedes venir, avísanos con tiempo.</p>\r\n"
+     "<p>¡Te esperamos!",
+     "PUBLISH", "CONFIRMED"},
+};
+
+static const struct kind_text *kind_text_of(const struct outbox_msg *m)
+{
+    const char *k = outbox_kind(m->kind);
+    for (size_t i = 0; i < ARRAY_LEN(kind_texts); i++)
+        if (!strcmp(kind_texts[i].kind, k)) return &kind_texts[i];
+    return &kind_texts[0];
+}
+
 static void text_body(struct wr *w, const struct fields *f, const struct outbox_msg *m)
 {
+    const struct kind_text *k = kind_text_of(m);
     wr_puts(w, "Hola, ");
     put_crlf(w, f->cliente);
-    wr_puts(w, ":\r\n\r\n"
-               "Tu cita está confirmada. Estos son los detalles:\r\n\r\n"
+    wr_puts(w, ":\r\n\r\n");
+    wr_puts(w, k->intro);
+    wr_puts(w, "\r\n\r\n"
                "  Servicio: ");
     put_crlf(w, f->servicio);
     wr_puts(w, "\r\n  Barbero:  ");
@@ -499,10 +563,8 @@ static void text_body(struct wr *w, const struct fields *f, const struct outbox_
         wr_puts(w, "\r\n");
     }
     wr_printf(w, "  N.º de cita: %s\r\n\r\n", m->cita_id);
-    wr_puts(w, "Te adjuntamos la cita (cita.ics) para que la añadas a tu calendario.\r\n"
-               "Si no puedes venir, avísanos con tiempo.\r\n\r\n"
-               "¡Te esperamos!\r\n"
-               "Barbería\r\n\r\n"
+    wr_puts(w, k->close_text);
+    wr_puts(w, "Barbería\r\n\r\n"
                "-- \r\n"
                "Este mensaje se ha enviado automáticamente; no es necesario responder.\r\n");
 }
@@ -516,11 +578,14 @@ static void html_row(struct wr *w, const char *label, const char *value)
 
 static void html_body(struct wr *w, const struct fields *f, const struct outbox_msg *m)
 {
-    wr_puts(w, "<!DOCTYPE html>\r\n<html lang=\"es\">\r\n<head>\r\n<meta charset=\"utf-8\">\r\n"
-               "<title>Cita confirmada</title>\r\n</head>\r\n"
-               "<body style=\"font-family:sans-serif;color:#222\">\r\n<p>Hola, ");
+    const struct kind_text *k = kind_text_of(m);
+    wr_printf(w,
+              "<!DOCTYPE html>\r\n<html lang=\"es\">\r\n<head>\r\n<meta charset=\"utf-8\">\r\n"
+              "<title>%s</title>\r\n</head>\r\n"
+              "<body style=\"font-family:sans-serif;color:#222\">\r\n<p>Hola, ",
+              k->title);
     put_html(w, f->cliente);
-    wr_puts(w, ":</p>\r\n<p>Tu cita está confirmada. Estos son los detalles:</p>\r\n<table>\r\n");
+    wr_printf(w, ":</p>\r\n<p>%s</p>\r\n<table>\r\n", k->intro);
     html_row(w, "Servicio", f->servicio);
     html_row(w, "Barbero", f->barbero);
     html_row(w, "Cliente", f->cliente);
@@ -532,10 +597,9 @@ static void html_body(struct wr *w, const struct fields *f, const struct outbox_
     free(when);
     if (*f->notas) html_row(w, "Notas", f->notas);
     html_row(w, "N.º de cita", m->cita_id);
-    wr_puts(w, "</table>\r\n"
-               "<p>Te adjuntamos la cita (cita.ics) para que la añadas a tu calendario.<br>\r\n"
-               "Si no puedes venir, avísanos con tiempo.</p>\r\n"
-               "<p>¡Te esperamos!<br>\r\nBarbería</p>\r\n</body>\r\n</html>\r\n");
+    wr_puts(w, "</table>\r\n");
+    wr_puts(w, k->close_html);
+    wr_puts(w, "<br>\r\nBarbería</p>\r\n</body>\r\n</html>\r\n");
 }
 
 static void ics_body(struct wr *w, const struct fields *f, const struct outbox_msg *m,
@@ -547,7 +611,8 @@ static void ics_body(struct wr *w, const struct fields *f, const struct outbox_m
     ics_prop_raw(w, "VERSION", "2.0");
     ics_prop_raw(w, "PRODID", "-//Barberia//Citas " BARBERIA_VERSION "//ES");
     ics_prop_raw(w, "CALSCALE", "GREGORIAN");
-    ics_prop_raw(w, "METHOD", "PUBLISH");
+    const struct kind_text *k = kind_text_of(m);
+    ics_prop_raw(w, "METHOD", k->method);
     ics_prop_raw(w, "BEGIN", "VEVENT");
     char *uid = xasprintf("%s@barberia", m->cita_id);
     ics_prop_raw(w, "UID", uid);
@@ -572,8 +637,8 @@ static void ics_body(struct wr *w, const struct fields *f, const struct outbox_m
     char *org = xasprintf("mailto:%s", from);
     ics_prop_raw(w, "ORGANIZER;CN=Barbería", org);
     free(org);
-    ics_prop_raw(w, "STATUS", "CONFIRMED");
-    ics_prop_raw(w, "SEQUENCE", "0");
+    ics_prop_raw(w, "STATUS", k->status);
+    ics_prop_raw(w, "SEQUENCE", f->ics_sequence);
     ics_prop_raw(w, "TRANSP", "OPAQUE");
     ics_prop_raw(w, "END", "VEVENT");
     ics_prop_raw(w, "END", "VCALENDAR");
@@ -626,6 +691,13 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
     mail_ics_utc(start, f.ics_start);
     mail_ics_utc(end, f.ics_end);
     mail_ics_utc(stamp, f.ics_stamp);
+    /* a change made later must replace the event a calendar imported from
+     * an earlier message: its SEQUENCE is the minutes from 2020 to when it
+     * was queued (later is larger, and it fits 31 bits for 4000 years) */
+    const struct kind_text *kt = kind_text_of(m);
+    int64_t seq = 0;
+    if (kt != &kind_texts[0] && stamp > 1577836800000LL) seq = (stamp - 1577836800000LL) / 60000;
+    snprintf(f.ics_sequence, sizeof f.ics_sequence, "%lld", (long long)seq);
 
     struct wr text, html, ics, msg;
     wr_init(&text, PART_MAX);
@@ -645,7 +717,7 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
     wr_printf(&msg, "Date: %s\r\n", date);
     header_address(&msg, "From", "Barbería", o->from);
     header_address(&msg, "To", f.cliente, m->recipient);
-    char *subject = xasprintf("Cita confirmada: %s, %s", f.servicio, f.inicio);
+    char *subject = xasprintf("%s: %s, %s", kt->subject, f.servicio, f.inicio);
     if (!msg.rc) msg.rc = mail_header_text(&msg.b, "Subject", subject);
     free(subject);
     /* the outbox id is stable across retries, so a receiver that sees a
@@ -661,10 +733,15 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
     put_part(&msg, alt, "Content-Type: text/plain; charset=utf-8\r\n", &text);
     put_part(&msg, alt, "Content-Type: text/html; charset=utf-8\r\n", &html);
     wr_printf(&msg, "--%s--\r\n\r\n", alt);
-    put_part(&msg, mixed,
-             "Content-Type: text/calendar; charset=utf-8; method=PUBLISH;\r\n name=\"cita.ics\"\r\n"
-             "Content-Disposition: attachment; filename=\"cita.ics\"\r\n",
-             &ics);
+    put_part(
+        &msg, mixed,
+        kt->method[0] == 'C'
+            ? "Content-Type: text/calendar; charset=utf-8; method=CANCEL;\r\n name=\"cita.ics\"\r\n"
+              "Content-Disposition: attachment; filename=\"cita.ics\"\r\n"
+            : "Content-Type: text/calendar; charset=utf-8; method=PUBLISH;\r\n "
+              "name=\"cita.ics\"\r\n"
+              "Content-Disposition: attachment; filename=\"cita.ics\"\r\n",
+        &ics);
     wr_printf(&msg, "--%s--\r\n", mixed);
 
     br_err rc = msg.rc;

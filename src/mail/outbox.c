@@ -1,5 +1,5 @@
 /*
- * outbox.c - the confirmation e-mail worker (see outbox.h).
+ * outbox.c - the e-mail worker (see outbox.h).
  */
 #include "outbox.h"
 #include "../util/cond.h"
@@ -27,6 +27,10 @@ struct outbox {
     pthread_cond_t cv;
     bool stop;
     bool woken;
+    /* issue 9: reminders, queued as they fall due */
+    int64_t reminder_ms;  /* how long before the start; 0: none */
+    int64_t next_scan_ms; /* when to look for due reminders again */
+    bool rescan;          /* a booking or a change: look again now */
 };
 
 int64_t outbox_backoff_ms(int64_t attempts)
@@ -59,9 +63,20 @@ static bool stopping(struct outbox *o)
     return s;
 }
 
+/* The message's kind as the log lines name it ("confirmation" as before). */
+static const char *kind_word(const struct outbox_msg *m)
+{
+    const char *k = outbox_kind(m->kind);
+    if (!strcmp(k, "cancelacion")) return "cancellation";
+    if (!strcmp(k, "reprogramacion")) return "reschedule notice";
+    if (!strcmp(k, "recordatorio")) return "reminder";
+    return "confirmation";
+}
+
 /* Delivers one message and records the outcome. */
 static void deliver(struct outbox *o, struct outbox_msg *msg)
 {
+    const char *what = kind_word(msg);
     err_clear();
     br_err rc = o->m->ops->deliver(o->m, msg);
     int64_t now = clock_now_ms();
@@ -69,8 +84,8 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     iso8601_format(now, now_ts);
     if (!rc) {
         metric_inc(M_MAIL_SENT);
-        log_info("mail: confirmation %s for cita %s delivered (attempt %lld)", msg->id,
-                 msg->cita_id, (long long)msg->attempts);
+        log_info("mail: %s %s for cita %s delivered (attempt %lld)", what, msg->id, msg->cita_id,
+                 (long long)msg->attempts);
         if (store_outbox_sent(o->st, msg->id, now_ts) != BR_OK)
             log_error("mail: could not mark %s as sent: %s", msg->id, err_msg());
         return;
@@ -80,20 +95,22 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     if (stopping(o)) {
         /* cancelled by the stop (or failed as it came): not the mail
          * server's verdict, so never a drop; due again at the next start */
-        log_warn("mail: delivery of confirmation %s for cita %s cancelled by the stop: %s; "
+        log_warn("mail: delivery of %s %s for cita %s cancelled by the stop: %s; "
                  "it stays queued",
-                 msg->id, msg->cita_id, why);
+                 what, msg->id, msg->cita_id, why);
         if (store_outbox_retry(o->st, msg->id, why, now_ts) != BR_OK)
             log_error("mail: could not release %s for the next start: %s", msg->id, err_msg());
         return;
     }
+    /* the retry window starts when the message became due (a reminder is
+     * queued long before) */
+    const char *since = msg->due_at[0] ? msg->due_at : msg->created_at;
     int64_t queued = 0;
-    bool aged = iso8601_parse(msg->created_at, strlen(msg->created_at), &queued) &&
-                now - queued >= o->retry_for_ms;
+    bool aged = iso8601_parse(since, strlen(since), &queued) && now - queued >= o->retry_for_ms;
     metric_inc(M_MAIL_FAILURES);
     if (rc == BR_INVALID) {
         metric_inc(M_MAIL_DROPPED);
-        log_error("mail: confirmation %s for cita %s dropped: refused for good: %s", msg->id,
+        log_error("mail: %s %s for cita %s dropped: refused for good: %s", what, msg->id,
                   msg->cita_id, why);
         if (store_outbox_drop(o->st, msg->id, why, now_ts) != BR_OK)
             log_error("mail: could not mark %s as dropped: %s", msg->id, err_msg());
@@ -101,7 +118,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     }
     if (aged) {
         metric_inc(M_MAIL_DROPPED);
-        log_error("mail: confirmation %s for cita %s dropped after %lld attempts: %s", msg->id,
+        log_error("mail: %s %s for cita %s dropped after %lld attempts: %s", what, msg->id,
                   msg->cita_id, (long long)msg->attempts, why);
         if (store_outbox_drop(o->st, msg->id, why, now_ts) != BR_OK)
             log_error("mail: could not mark %s as dropped: %s", msg->id, err_msg());
@@ -110,11 +127,39 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     int64_t delay = outbox_backoff_ms(msg->attempts);
     br_ts next;
     iso8601_format(now + delay, next);
-    log_warn("mail: delivery of confirmation %s for cita %s failed (attempt %lld): %s; "
+    log_warn("mail: delivery of %s %s for cita %s failed (attempt %lld): %s; "
              "next attempt in %llds",
-             msg->id, msg->cita_id, (long long)msg->attempts, why, (long long)(delay / 1000));
+             what, msg->id, msg->cita_id, (long long)msg->attempts, why, (long long)(delay / 1000));
     if (store_outbox_retry(o->st, msg->id, why, next) != BR_OK)
         log_error("mail: could not schedule a retry of %s: %s", msg->id, err_msg());
+}
+
+/* Queues the reminders due now (store_reminders_queue) and works out when
+ * the next one falls due; at least every IDLE_POLL_MS (other nodes book
+ * too). Every node does this: the store keeps one reminder per cita and
+ * start, and the claim's lease lets one node send it. */
+static void reminders(struct outbox *o, int64_t now)
+{
+    if (o->reminder_ms <= 0) return;
+    pthread_mutex_lock(&o->mu);
+    bool again = o->rescan;
+    o->rescan = false;
+    pthread_mutex_unlock(&o->mu);
+    if (!again && now < o->next_scan_ms) return;
+    int queued = 0;
+    if (store_reminders_queue(o->st, now, o->reminder_ms, &queued) != BR_OK) {
+        log_error("mail: queuing the due reminders failed: %s", err_msg());
+        o->next_scan_ms = now + ERROR_PAUSE_MS;
+        return;
+    }
+    if (queued) log_info("mail: %d reminder(s) queued", queued);
+    o->next_scan_ms = now + IDLE_POLL_MS;
+    br_ts after, next;
+    iso8601_format(now + o->reminder_ms, after);
+    int64_t start;
+    if (store_reminder_next(o->st, after, next) == BR_OK && next[0] &&
+        iso8601_parse(next, strlen(next), &start) && start - o->reminder_ms < o->next_scan_ms)
+        o->next_scan_ms = start - o->reminder_ms;
 }
 
 static void *run(void *arg)
@@ -122,6 +167,7 @@ static void *run(void *arg)
     struct outbox *o = arg;
     while (!stopping(o)) {
         int64_t now = clock_now_ms();
+        reminders(o, now);
         br_ts now_ts, lease;
         iso8601_format(now, now_ts);
         iso8601_format(now + o->lease_ms, lease);
@@ -139,6 +185,7 @@ static void *run(void *arg)
         }
         br_ts next;
         int64_t until = now + IDLE_POLL_MS, due;
+        if (o->reminder_ms > 0 && o->next_scan_ms < until) until = o->next_scan_ms;
         if (store_outbox_next_due(o->st, next) == BR_OK && next[0] &&
             iso8601_parse(next, strlen(next), &due) && due < until)
             until = due;
@@ -155,6 +202,7 @@ br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg
     o->m = m;
     o->retry_for_ms = (int64_t)cfg->smtp_retry_for_s * 1000;
     o->lease_ms = (int64_t)cfg->smtp_timeout_ms + 30000;
+    o->reminder_ms = (int64_t)cfg->reminder_hours * 3600000;
     pthread_mutex_init(&o->mu, NULL);
     pthread_cond_init(&o->cv, NULL);
     if (pthread_create(&o->thread, NULL, run, o) != 0) {
@@ -172,6 +220,7 @@ void outbox_wake(struct outbox *o)
     if (!o) return;
     pthread_mutex_lock(&o->mu);
     o->woken = true;
+    o->rescan = true;
     pthread_cond_signal(&o->cv);
     pthread_mutex_unlock(&o->mu);
 }

@@ -163,6 +163,13 @@ const char *const schema_pg[] = {
      "  CHECK (hasta >= desde)"
      ");"
      "CREATE INDEX ausencias_hasta ON ausencias(hasta, desde);"),
+
+    /* issue 9, workstream B (cancel, reschedule, reminders): as SQLite's */
+    ("ALTER TABLE mail_outbox ADD COLUMN kind text NOT NULL DEFAULT 'confirmacion';"
+     "ALTER TABLE mail_outbox ADD COLUMN due_at timestamptz;"
+     "CREATE INDEX mail_outbox_cita ON mail_outbox(cita_id, kind, status);"
+     "CREATE UNIQUE INDEX mail_outbox_recordatorio ON mail_outbox(cita_id, fecha_inicio) "
+     "WHERE kind = 'recordatorio';"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

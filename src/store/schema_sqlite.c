@@ -186,6 +186,16 @@ const char *const schema_sqlite[] = {
      "  CHECK (hasta >= desde)"
      ");"
      "CREATE INDEX ausencias_hasta ON ausencias(hasta, desde);"),
+
+    /* issue 9, workstream B (cancel, reschedule, reminders): what an
+     * outbox message says (existing rows are confirmations) and when it
+     * became due (NULL: at created_at); the indexes find a cita's
+     * messages and keep one reminder per cita and start */
+    ("ALTER TABLE mail_outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'confirmacion';"
+     "ALTER TABLE mail_outbox ADD COLUMN due_at TEXT;"
+     "CREATE INDEX mail_outbox_cita ON mail_outbox(cita_id, kind, status);"
+     "CREATE UNIQUE INDEX mail_outbox_recordatorio ON mail_outbox(cita_id, fecha_inicio) "
+     "WHERE kind = 'recordatorio';"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

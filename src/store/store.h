@@ -346,6 +346,60 @@ typedef br_err (*store_outbox_fn)(void *ud, const struct outbox_msg *m);
 br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn fn,
                          void *ud) WARN_UNUSED;
 
+/* --- issue 9, workstream B: cancel, reschedule, reminders ------------------------------- */
+
+/* The cita with its client's address and name, the barber's and service's
+ * names and the service's length. OUT: *d (cita_detail_clear).
+ * BR_NOTFOUND when there is no such cita. */
+br_err store_cita_detail(struct store *st, const char *id, struct cita_detail *d) WARN_UNUSED;
+
+/* The cita as GET /api/citas lists it (fn is called once, or never when
+ * there is no such cita). */
+br_err store_cita_view(struct store *st, const char *id, store_cita_fn fn, void *ud) WARN_UNUSED;
+
+/* Why a change was refused (with BR_CONFLICT). */
+enum cambio_why { CAMBIO_OK, CAMBIO_CANCELADA, CAMBIO_PLAZO, CAMBIO_SOLAPE };
+
+/* A cancel (inicio NULL) or a reschedule to [inicio, fin), done in one
+ * write transaction that re-reads the cita and re-checks everything: the
+ * cita must exist (and be cliente_id's when that is set: else
+ * BR_NOTFOUND), not be cancelled, and for a client start at or after
+ * plazo (the cut-off); a reschedule's new slot must be free of the
+ * barber's other live citas (on PostgreSQL the exclusion constraint backs
+ * it). A cancel marks the cita cancelada and deletes its historial_cortes
+ * record; a reschedule moves the cita and its record's fecha. Either drops
+ * the cita's pending reminder (it is for a time that no longer holds) and
+ * queues mail when given.
+ * BR_CONFLICT with why set when refused; nothing is written on any error. */
+struct cita_change {
+    const char *id;
+    const char *cliente_id; /* non-NULL: the caller is this client */
+    const char *plazo;      /* with cliente_id: the earliest start still changeable */
+    const char *inicio, *fin;
+    const struct outbox_msg *mail; /* nullable */
+    enum cambio_why why;           /* OUT */
+    char *event_id;                /* OUT on success: the cita's Google event (caller frees) */
+};
+br_err store_cita_change(struct store *st, struct cita_change *ch) WARN_UNUSED;
+
+/* Records a calendar event made after the booking (a reschedule of a cita
+ * that had none): only when the cita still has none and is not cancelled.
+ * OUT: *stored, whether it was recorded. */
+br_err store_cita_set_event(struct store *st, const char *id, const char *event_id,
+                            bool *stored) WARN_UNUSED;
+
+/* Queues the reminders due at now_ms: one per live cita starting within
+ * (now, now + window], for its current start, when that start was
+ * announced to the client (the confirmation or reschedule mail of that
+ * start) at least window before it; at most a batch per call. Exactly once
+ * across processes (the unique index mail_outbox_recordatorio); never for
+ * a cancelled cita (checked under the cita's lock). OUT: *queued. */
+br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms,
+                             int *queued) WARN_UNUSED;
+/* OUT: *next, the earliest start of a live cita after `after` ("" when
+ * none): the worker's next reminder is due window before it. */
+br_err store_reminder_next(struct store *st, const char *after, br_ts next) WARN_UNUSED;
+
 /* --- a shop's data as rows (export, import) ------------------------------------------- */
 
 /* The tables that hold a shop's data, in an order that inserting satisfies

@@ -355,4 +355,26 @@ bool smtp_sink_wait(const struct smtp_sink *k, size_t n, int timeout_ms);
  * caller decrefs. */
 json_t *smtp_sink_message(const char *path);
 
+/* --- the Google Calendar double (issue 9: test_cambios) ----------------------------------------
+ * tests/doubles/gcal_double.c with a fresh RSA key and service-account key
+ * file, for tests that need a calendar behind the server (test_calendar has
+ * its own, richer set-up). */
+struct gcal_dbl {
+    pid_t pid;
+    struct srv http; /* only .base is used: the harness's HTTP helpers */
+    char root[256];  /* its files: key, key file, log */
+    char log[320], out[320], err[320], creds[320], token_url[128];
+    char env[4][512]; /* the server settings that point at it */
+};
+/* Makes root/ key files and starts the double. */
+void gcal_dbl_start(struct gcal_dbl *d, const char *root);
+/* Stops it (promptly and cleanly, or the test fails). */
+void gcal_dbl_stop(struct gcal_dbl *d);
+/* POST /control?query (see the double's header comment). */
+void gcal_dbl_control(struct gcal_dbl *d, const char *query);
+/* Where its log ends now; the entries written after mark as a JSON array
+ * (caller decrefs). */
+size_t gcal_dbl_mark(const struct gcal_dbl *d);
+json_t *gcal_dbl_since(const struct gcal_dbl *d, size_t mark);
+
 #endif

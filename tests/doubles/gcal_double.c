@@ -1,7 +1,8 @@
 /*
  * gcal_double.c - a local stand-in for Google's OAuth 2.0 token endpoint and
- * the Calendar API's events.insert and events.delete, for the tests of the
- * Google Calendar adapter (tests/api/test_calendar.c).
+ * the Calendar API's events.insert, events.delete and (issue 9) events.patch,
+ * for the tests of the Google Calendar adapter (tests/api/test_calendar.c,
+ * test_cambios.c).
  *
  * It is as strict as Google about what it is sent, and stricter where the
  * contract fixes more than Google does: the token request must be a
@@ -656,6 +657,67 @@ static const char *parse_events_path(const char *raw, char **cal, char **event)
     return NULL;
 }
 
+/* Checks an events.patch body: a non-empty subset of the members an event
+ * may have, each as events.insert wants it. NULL when good. */
+static const char *check_patch(const json_t *ev)
+{
+    static const char *const allowed[] = {"summary", "description", "start", "end"};
+    static const char *const when[] = {"dateTime", NULL};
+    if (!json_is_object(ev) || json_object_size(ev) == 0) return "the patch is not a JSON object";
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)ev, key, v)
+    {
+        bool known = false;
+        for (size_t i = 0; i < ARRAY_LEN(allowed); i++)
+            known = known || !strcmp(key, allowed[i]);
+        if (!known) return "the patch has a member an event does not have";
+    }
+    const json_t *start = json_object_get(ev, "start"), *end = json_object_get(ev, "end");
+    if ((start && !exact_members(start, when)) || (end && !exact_members(end, when)))
+        return "start and end must be exactly {dateTime}";
+    int64_t s_ms = 0, e_ms = 0;
+    const char *s = start ? json_string_value(json_object_get(start, "dateTime")) : NULL;
+    const char *e = end ? json_string_value(json_object_get(end, "dateTime")) : NULL;
+    if (start && (!s || !rfc3339(s, &s_ms))) return "start.dateTime is not RFC 3339";
+    if (end && (!e || !rfc3339(e, &e_ms))) return "end.dateTime is not RFC 3339";
+    if (start && end && e_ms <= s_ms) return "The specified time range is empty.";
+    return NULL;
+}
+
+/* events.patch: an event this double issued and did not delete; an unknown
+ * one is 404 and a deleted one 410, as Google answers. */
+static void on_patch(struct MHD_Connection *conn, struct req *q, struct reply *r, const char *event)
+{
+    const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    json_error_t jerr;
+    json_t *ev =
+        q->body.len ? json_loadb(q->body.p, q->body.len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    const char *why = !media_type_is(ct, "application/json") ? "content type is not "
+                                                               "application/json"
+                      : !ev                                  ? "body is not JSON"
+                                                             : check_patch(ev);
+    int found = 0; /* 0 unknown, 1 live, 2 deleted */
+    pthread_mutex_lock(&S.lock);
+    for (size_t i = 0; i < S.nevents && !found; i++)
+        if (!strcmp(S.events[i].id, event)) found = S.events[i].deleted ? 2 : 1;
+    pthread_mutex_unlock(&S.lock);
+    if (why) {
+        reply_set(r, 400, api_error(400, "invalid", why, "INVALID_ARGUMENT"), "%s", why);
+    } else if (found == 0) {
+        reply_set(r, 404, api_error(404, "notFound", "Not Found", "NOT_FOUND"), "ok");
+    } else if (found == 2) {
+        reply_set(r, 410, api_error(410, "deleted", "Resource has been deleted", "GONE"), "ok");
+    } else {
+        json_t *answer = json_deep_copy(ev);
+        json_object_set_new(answer, "kind", json_string("calendar#event"));
+        json_object_set_new(answer, "id", json_string(event));
+        json_object_set_new(answer, "status", json_string("confirmed"));
+        reply_set(r, 200, answer, "ok");
+    }
+    json_decref(ev);
+}
+
 static void on_events(struct MHD_Connection *conn, const char *method, struct req *q,
                       struct reply *r)
 {
@@ -665,11 +727,12 @@ static void on_events(struct MHD_Connection *conn, const char *method, struct re
     if (event) json_object_set_new(r->extra, "event_id", json_string(event));
     bool insert = !strcmp(method, "POST") && !event;
     bool del = !strcmp(method, "DELETE") && event;
+    bool patch = !strcmp(method, "PATCH") && event;
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     bool delegated = false;
     if (bad) {
         reply_set(r, 400, api_error(400, "invalid", bad, "INVALID_ARGUMENT"), "%s", bad);
-    } else if (!insert && !del) {
+    } else if (!insert && !del && !patch) {
         reply_set(
             r, 405,
             api_error(405, "httpMethodNotAllowed", "Method Not Allowed", "METHOD_NOT_ALLOWED"),
@@ -686,6 +749,8 @@ static void on_events(struct MHD_Connection *conn, const char *method, struct re
         reply_set(r, 404, api_error(404, "notFound", "Not Found", "NOT_FOUND"), "unknown calendar");
     } else if (apply_mode("events", r)) {
         /* the mode answers */
+    } else if (patch) {
+        on_patch(conn, q, r, event);
     } else if (del) {
         if (q->body.len) {
             reply_set(r, 400, api_error(400, "invalid", "Unexpected body", "INVALID_ARGUMENT"),

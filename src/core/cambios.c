@@ -1,0 +1,184 @@
+/*
+ * cambios.c - cancel, reschedule and reminders (see cambios.h).
+ */
+#include "cambios.h"
+#include "booking.h"
+#include "../mail/outbox.h"
+#include "../util/log.h"
+#include "../util/metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The cut-off as a person reads it: "2 horas", "1 hora", "90 minutos". */
+static void cutoff_words(int min, char *out, size_t n)
+{
+    if (min > 0 && min % 60 == 0)
+        snprintf(out, n, "%d %s", min / 60, min == 60 ? "hora" : "horas");
+    else
+        snprintf(out, n, "%d %s", min, min == 1 ? "minuto" : "minutos");
+}
+
+static br_err unexpected(br_err rc, const char *what)
+{
+    log_error("citas: %s: %s", what, err_msg());
+    if (rc == BR_BUSY) return rc;
+    return err_set(BR_INTERNAL, "Error interno del servidor");
+}
+
+/* After the commit: the calendar follows, best-effort. One log line per
+ * failure; no calendar configured is no failure. */
+static void calendar_follow(struct app *app, const struct cita_detail *d, const char *event_id,
+                            bool reschedule, const char *start, const char *end)
+{
+    struct calendar *cal = app->cal;
+    const char *id = d->cita.id;
+    if (!reschedule) {
+        if (!event_id) return;
+        br_err rc = cal->ops->delete_event(cal, event_id);
+        if (rc && rc != BR_CONFIG) {
+            metric_inc(M_CAL_FAILURES);
+            log_warn("calendar: could not delete the event of cancelled cita %s (%s): %s", id,
+                     cal->ops->name, err_msg());
+        }
+        return;
+    }
+    if (event_id) {
+        br_err rc = cal->ops->move_event(cal, event_id, start, end);
+        if (rc && rc != BR_CONFIG) {
+            metric_inc(M_CAL_FAILURES);
+            log_warn("calendar: could not move the event of rescheduled cita %s (%s): %s", id,
+                     cal->ops->name, err_msg());
+        }
+        return;
+    }
+    /* no event yet (the calendar failed at booking time): make one now */
+    const char *cliente = d->cliente_nombre && *d->cliente_nombre ? d->cliente_nombre
+                          : d->cliente_email                      ? d->cliente_email
+                                                                  : "";
+    char *summary = NULL, *description = NULL, *made = NULL;
+    booking_event_text(d->servicio_nombre, cliente, d->barbero_nombre, d->cita.notas, &summary,
+                       &description);
+    struct cal_event ev = {summary, description, start, end, d->cliente_email};
+    br_err rc = cal->ops->create_event(cal, &ev, &made);
+    if (rc == BR_CONFIG) {
+        /* nothing configured: nothing to say */
+    } else if (rc) {
+        metric_inc(M_CAL_FAILURES);
+        log_warn("calendar: no event for rescheduled cita %s (%s): %s", id, cal->ops->name,
+                 err_msg());
+    } else {
+        bool stored = false;
+        if (store_cita_set_event(app->store, id, made, &stored) != BR_OK || !stored) {
+            /* cancelled or given an event meanwhile: this one goes again */
+            if (cal->ops->delete_event(cal, made) != BR_OK)
+                log_warn("calendar: could not delete the unrecorded event of cita %s: %s", id,
+                         err_msg());
+        }
+    }
+    free(made);
+    free(summary);
+    free(description);
+}
+
+br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
+                     bool reschedule, const char *fecha_inicio, br_id cita_id)
+{
+    cita_id[0] = '\0';
+    int64_t now = clock_now_ms();
+    int64_t start_ms = 0;
+    /* the body first: a bad request is refused whatever it names */
+    if (reschedule) {
+        if (!fecha_inicio || !*fecha_inicio) return err_set(BR_INVALID, "Faltan campos requeridos");
+        if (!iso8601_parse(fecha_inicio, strlen(fecha_inicio), &start_ms))
+            return err_set(BR_INVALID, "fecha_inicio inválida");
+        if (start_ms < now) return err_set(BR_INVALID, "La fecha ya pasó");
+    }
+    br_id uid;
+    if (!id || !uuid_parse(id, strlen(id), uid)) return err_set(BR_NOTFOUND, "Cita no encontrada");
+
+    struct cita_detail d;
+    br_err rc = store_cita_detail(app->store, uid, &d);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Cita no encontrada");
+    if (rc) return unexpected(rc, "cita lookup");
+    /* NULL: barbero or admin, who may change any cita at any time */
+    const char *client = booking_list_scope(caller);
+    if (client && strcmp(client, d.cita.cliente_id) != 0) {
+        cita_detail_clear(&d);
+        return err_set(BR_NOTFOUND, "Cita no encontrada");
+    }
+
+    br_ts start, end, plazo;
+    memcpy(start, d.cita.fecha_inicio, sizeof start);
+    memcpy(end, d.cita.fecha_fin, sizeof end);
+    if (reschedule) {
+        int64_t end_ms = start_ms + d.duracion_min * 60000;
+        iso8601_format(start_ms, start);
+        iso8601_format(end_ms, end);
+        int64_t back;
+        if (d.duracion_min <= 0 || !iso8601_parse(end, strlen(end), &back) || back != end_ms) {
+            cita_detail_clear(&d);
+            return err_set(BR_INVALID, "fecha_inicio inválida");
+        }
+    }
+    iso8601_format(now + (int64_t)app->cfg->cancel_cutoff_min * 60000, plazo);
+
+    /* the client's e-mail, queued with the change */
+    bool wants_mail = d.cliente_email && *d.cliente_email && d.has_perfil;
+    bool queue_mail = wants_mail && mailer_enabled(app->mailer);
+    struct outbox_msg msg;
+    memset(&msg, 0, sizeof msg);
+    if (queue_mail) {
+        uuid_v4(msg.id);
+        memcpy(msg.cita_id, d.cita.id, sizeof msg.cita_id);
+        msg.recipient = d.cliente_email;
+        msg.cliente_nombre =
+            d.cliente_nombre && *d.cliente_nombre ? d.cliente_nombre : d.cliente_email;
+        msg.barbero_nombre = d.barbero_nombre;
+        msg.servicio_nombre = d.servicio_nombre;
+        memcpy(msg.fecha_inicio, start, sizeof start);
+        memcpy(msg.fecha_fin, end, sizeof end);
+        msg.notas = d.cita.notas;
+        iso8601_format(now, msg.created_at);
+        msg.kind = reschedule ? "reprogramacion" : "cancelacion";
+    }
+
+    struct cita_change ch = {
+        .id = d.cita.id,
+        .cliente_id = client,
+        .plazo = plazo,
+        .inicio = reschedule ? start : NULL,
+        .fin = reschedule ? end : NULL,
+        .mail = queue_mail ? &msg : NULL,
+    };
+    rc = store_cita_change(app->store, &ch);
+    if (rc == BR_NOTFOUND) {
+        rc = err_set(BR_NOTFOUND, "Cita no encontrada");
+    } else if (rc == BR_CONFLICT && ch.why == CAMBIO_CANCELADA) {
+        rc = err_set(BR_CONFLICT, "La cita está cancelada");
+    } else if (rc == BR_CONFLICT && ch.why == CAMBIO_PLAZO) {
+        char words[32];
+        cutoff_words(app->cfg->cancel_cutoff_min, words, sizeof words);
+        rc = err_set(BR_CONFLICT, "Ya no se puede cambiar: faltan menos de %s", words);
+    } else if (rc == BR_CONFLICT) {
+        rc = err_set(BR_CONFLICT, "El horario ya no está disponible");
+    } else if (rc) {
+        rc = unexpected(rc, reschedule ? "rescheduling" : "cancelling");
+    }
+    if (rc) {
+        cita_detail_clear(&d);
+        return rc;
+    }
+    log_info("citas: cita %s %s", d.cita.id, reschedule ? "rescheduled" : "cancelled");
+    if (queue_mail)
+        outbox_wake(app->outbox);
+    else if (wants_mail)
+        log_info("mail: no %s notice for cita %s: no mail transport configured",
+                 reschedule ? "reschedule" : "cancellation", d.cita.id);
+    calendar_follow(app, &d, ch.event_id, reschedule, start, end);
+    memcpy(cita_id, d.cita.id, sizeof(br_id));
+    free(ch.event_id);
+    cita_detail_clear(&d);
+    return BR_OK;
+}

@@ -1,0 +1,31 @@
+/*
+ * cambios.h - changes to a booked appointment (issue 9, workstream B):
+ * cancel and reschedule, who may make them and until when. (The reminder
+ * e-mails are the outbox worker's: mail/outbox.c, store_reminders_queue.)
+ *
+ * Each change is one write transaction (store_cita_change) that re-reads
+ * the appointment and re-checks every rule, so two changes or a change and
+ * a booking racing for one slot end as if one came after the other. The
+ * calendar follows after the commit, best-effort and bounded like the
+ * booking's event; the e-mails go through the outbox, written in the same
+ * transaction.
+ */
+#ifndef BR_CAMBIOS_H
+#define BR_CAMBIOS_H
+
+#include "app.h"
+
+/* Cancels (fecha_inicio NULL and reschedule false) or reschedules the
+ * cita named by id text as caller. Errors (detail in err_msg()):
+ *   BR_INVALID   "Faltan campos requeridos", "fecha_inicio inválida",
+ *                "La fecha ya pasó" (reschedule only)
+ *   BR_NOTFOUND  "Cita no encontrada" (also another client's)
+ *   BR_CONFLICT  "La cita está cancelada", "Ya no se puede cambiar: faltan
+ *                menos de 2 horas" (from the setting), "El horario ya no
+ *                está disponible"
+ *   BR_BUSY, BR_INTERNAL
+ * OUT: cita_id, the cita's canonical id (for the answer). */
+br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
+                     bool reschedule, const char *fecha_inicio, br_id cita_id) WARN_UNUSED;
+
+#endif

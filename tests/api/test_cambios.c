@@ -1,0 +1,657 @@
+/*
+ * test_cambios.c - POST /api/citas/{id}/cancelar and /reprogramar (issue 9,
+ * workstream B) over HTTP against the real server, with the Google
+ * Calendar double (tests/doubles/gcal_double.c) and the real SMTP sink
+ * behind it: who may change which cita and until when, every error of the
+ * contract, the answer's shape, the slot a cancel frees, the history
+ * record, a race of reschedules and bookings for one slot (exactly one
+ * wins), the event deleted or moved in the calendar, and the e-mail of
+ * each change with its kind.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "util/iso8601.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNKNOWN_ID   "0b5f8e8a-3c1d-4e2f-9a7b-1234567890ab"
+#define NO_CITA      "Cita no encontrada"
+#define CANCELADA    "La cita está cancelada"
+#define PLAZO        "Ya no se puede cambiar: faltan menos de 2 horas"
+#define TAKEN        "El horario ya no está disponible"
+#define WAIT_MAIL_MS 60000
+#define ANA_NOMBRE   "Ana Pérez"
+#define BARB_NOMBRE  "Carlos Méndez"
+#define SERV_NOMBRE  "Corte clásico"
+#define SERV_MIN     30
+
+static struct srv S;
+static struct smtp_sink K;
+static struct gcal_dbl D;
+static char *BARBERO, *SERVICIO;
+static struct user ANA, BEA, BARB, ADMIN;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    smtp_sink_start(&K, S.dir, 0, NULL);
+    gcal_dbl_start(&D, S.dir);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    /* MIN_NOTICE: bookings a moment ahead must be possible wherever the
+     * booking rules of issue 9 apply */
+    const char *env[] = {url,
+                         "BARBERIA_TZ=Europe/Madrid",
+                         "BARBERIA_SMTP_FROM=citas@barberia.test",
+                         "BARBERIA_MIN_NOTICE_MIN=0",
+                         D.env[0],
+                         D.env[1],
+                         D.env[2],
+                         D.env[3],
+                         NULL};
+    srv_start(&S, env, NULL);
+    BARBERO = make_barbero(&S, BARB_NOMBRE);
+    SERVICIO = make_servicio(&S, SERV_NOMBRE, SERV_MIN, 15.0);
+    signup_user(&S, &ANA, ANA_NOMBRE);
+    signup_user(&S, &BEA, "Bea Ruiz");
+    make_user(&S, &BARB, "Barbero Uno", "barbero");
+    make_user(&S, &ADMIN, "Admin Uno", "admin");
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    srv_cleanup(&S);
+    smtp_sink_stop(&K);
+    gcal_dbl_stop(&D);
+    free(BARBERO);
+    free(SERVICIO);
+    return 0;
+}
+
+static int reset_double(void **state)
+{
+    (void)state;
+    gcal_dbl_control(&D, "reset=1");
+    return 0;
+}
+
+/* --- helpers ------------------------------------------------------------------------ */
+
+/* A fresh slot every call, an hour apart from 2032-03-01 (no overlaps). */
+static void next_slot(char out[ISO8601_LEN + 1])
+{
+    static int n;
+    int64_t base = iso8601_days_from_civil(2032, 3, 1) * 86400000LL;
+    iso8601_format(base + (int64_t)(n++) * 3600000LL, out);
+}
+
+/* now + minutes, canonical. */
+static void from_now(int64_t minutes, char out[ISO8601_LEN + 1])
+{
+    iso8601_format(clock_now_ms() + minutes * 60000, out);
+}
+
+static void cambio(const struct user *u, const char *id, const char *accion, const char *body,
+                   struct resp *r)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/api/citas/%s/%s", id, accion);
+    http_json(&S, "POST", path, u ? u->token : NULL, body, r);
+}
+
+static void cambio_expect(const struct user *u, const char *id, const char *accion,
+                          const char *body, long status, const char *msg)
+{
+    struct resp r;
+    cambio(u, id, accion, body, &r);
+    if (r.status != status) fprintf(stderr, "%s %s: %ld %s\n", accion, id, r.status, r.body);
+    expect_error(&r, status, msg);
+    resp_free(&r);
+}
+
+static char *fecha_body(const char *fecha)
+{
+    char *b = NULL;
+    if (asprintf(&b, "{\"fecha_inicio\":\"%s\"}", fecha) < 0) fail_msg("asprintf");
+    return b;
+}
+
+/* Changes and asserts 200; returns the answer's cita (caller decrefs). */
+static json_t *cambio_ok(const struct user *u, const char *id, const char *accion,
+                         const char *fecha)
+{
+    char *body = fecha ? fecha_body(fecha) : NULL;
+    struct resp r;
+    cambio(u, id, accion, body, &r);
+    free(body);
+    if (r.status != 200) fail_msg("%s %s: %ld %s", accion, id, r.status, r.body);
+    json_t *c = json_incref(json_object_get(r.json, "cita"));
+    resp_free(&r);
+    assert_non_null(c);
+    return c;
+}
+
+/* The cita as the owner's GET /api/citas lists it (caller decrefs). */
+static json_t *listed(const struct user *u, const char *id)
+{
+    struct resp r;
+    http_get(&S, "/api/citas", u->token, &r);
+    assert_int_equal(r.status, 200);
+    json_t *found = NULL;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(r.json, "citas"), i, c)
+    {
+        if (!strcmp(jstr(c, "id"), id)) found = json_incref(c);
+    }
+    resp_free(&r);
+    if (!found) fail_msg("cita %s is not listed", id);
+    return found;
+}
+
+static long live_in_slot(const char *fecha)
+{
+    return db_count(&S,
+                    "SELECT count(*) FROM citas WHERE barbero_id = '%s' AND estado <> 'cancelada' "
+                    "AND fecha_inicio = '%s'",
+                    BARBERO, fecha);
+}
+
+/* --- who ------------------------------------------------------------------------------ */
+
+static void without_a_session_both_are_401(void **state)
+{
+    (void)state;
+    char f[32];
+    next_slot(f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    cambio_expect(NULL, id, "cancelar", NULL, 401, "No autenticado");
+    cambio_expect(NULL, id, "reprogramar", "{\"fecha_inicio\":\"2033-01-01T10:00:00Z\"}", 401,
+                  "No autenticado");
+    json_t *c = listed(&ANA, id);
+    assert_string_equal(jstr(c, "estado"), "confirmada");
+    json_decref(c);
+    free(id);
+}
+
+static void unknown_malformed_and_other_clients_citas_are_404_and_unchanged(void **state)
+{
+    (void)state;
+    char f[32], g[32];
+    next_slot(f);
+    next_slot(g);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    char *body = fecha_body(g);
+    cambio_expect(&ANA, UNKNOWN_ID, "cancelar", NULL, 404, NO_CITA);
+    cambio_expect(&ANA, "no-es-un-id", "cancelar", NULL, 404, NO_CITA);
+    cambio_expect(&ANA, UNKNOWN_ID, "reprogramar", body, 404, NO_CITA);
+    /* another client's: as if it did not exist */
+    cambio_expect(&BEA, id, "cancelar", NULL, 404, NO_CITA);
+    cambio_expect(&BEA, id, "reprogramar", body, 404, NO_CITA);
+    /* no such action, no such path */
+    cambio_expect(&ANA, id, "borrar", NULL, 404, "No encontrado");
+    cambio_expect(&ANA, id, "", NULL, 404, "No encontrado");
+    json_t *c = listed(&ANA, id);
+    assert_string_equal(jstr(c, "estado"), "confirmada");
+    assert_string_equal(jstr(c, "fecha_inicio"), f);
+    json_decref(c);
+    free(body);
+    free(id);
+}
+
+static void client_cancels_her_own_cita_and_gets_the_listed_row(void **state)
+{
+    (void)state;
+    char f[32];
+    next_slot(f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, "sin prisa");
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM historial_cortes WHERE cita_id = '%s'", id),
+                     1);
+    json_t *c = cambio_ok(&ANA, id, "cancelar", NULL);
+    /* the full row of GET /api/citas */
+    json_t *l = listed(&ANA, id);
+    assert_true(json_equal(c, l));
+    assert_string_equal(jstr(c, "estado"), "cancelada");
+    assert_string_equal(jstr(c, "fecha_inicio"), f);
+    assert_string_equal(jstr(c, "notas"), "sin prisa");
+    assert_string_equal(jstr(json_object_get(c, "perfil"), "nombre"), ANA_NOMBRE);
+    assert_string_equal(jstr(json_object_get(c, "barbero"), "nombre"), BARB_NOMBRE);
+    assert_string_equal(jstr(json_object_get(c, "servicio"), "nombre"), SERV_NOMBRE);
+    json_decref(l);
+    json_decref(c);
+    /* no haircut, no history record */
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM historial_cortes WHERE cita_id = '%s'", id),
+                     0);
+    /* a cancelled cita stays cancelled */
+    cambio_expect(&ANA, id, "cancelar", NULL, 409, CANCELADA);
+    cambio_expect(&ADMIN, id, "cancelar", NULL, 409, CANCELADA);
+    char g[32];
+    next_slot(g);
+    char *body = fecha_body(g);
+    cambio_expect(&ANA, id, "reprogramar", body, 409, CANCELADA);
+    free(body);
+    /* the empty JSON object is a body like none */
+    char h[32];
+    next_slot(h);
+    char *id2 = book(&S, &ANA, BARBERO, SERVICIO, h, NULL);
+    struct resp r;
+    cambio(&ANA, id2, "cancelar", "{}", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(json_object_get(r.json, "cita"), "estado"), "cancelada");
+    resp_free(&r);
+    free(id2);
+    free(id);
+}
+
+static void a_cancel_frees_the_slot_for_another_booking(void **state)
+{
+    (void)state;
+    char f[32];
+    next_slot(f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    struct resp r;
+    char body[256];
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}", BARBERO,
+             SERVICIO, f);
+    http_json(&S, "POST", "/api/citas", BEA.token, body, &r);
+    expect_error(&r, 409, TAKEN);
+    resp_free(&r);
+    json_decref(cambio_ok(&ANA, id, "cancelar", NULL));
+    char *id2 = book(&S, &BEA, BARBERO, SERVICIO, f, NULL);
+    assert_int_equal(live_in_slot(f), 1);
+    free(id2);
+    free(id);
+}
+
+static void inside_the_cutoff_only_barbero_and_admin_may_change(void **state)
+{
+    (void)state;
+    char f[32], soon[32], later[32];
+    next_slot(f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    /* staff moves it to an hour from now: inside the client's 2 hours */
+    from_now(60, soon);
+    json_t *c = cambio_ok(&BARB, id, "reprogramar", soon);
+    json_decref(c);
+    from_now(90, later);
+    char *body = fecha_body(later);
+    cambio_expect(&ANA, id, "cancelar", NULL, 409, PLAZO);
+    cambio_expect(&ANA, id, "reprogramar", body, 409, PLAZO);
+    /* another client still learns nothing */
+    cambio_expect(&BEA, id, "cancelar", NULL, 404, NO_CITA);
+    c = listed(&ANA, id);
+    assert_string_equal(jstr(c, "estado"), "confirmada");
+    json_decref(c);
+    /* staff: any time */
+    c = cambio_ok(&ADMIN, id, "reprogramar", later);
+    json_decref(c);
+    c = cambio_ok(&BARB, id, "cancelar", NULL);
+    assert_string_equal(jstr(c, "estado"), "cancelada");
+    json_decref(c);
+    free(body);
+    free(id);
+}
+
+/* --- reschedule ---------------------------------------------------------------------- */
+
+static void reschedule_errors_follow_the_contract(void **state)
+{
+    (void)state;
+    char f[32], g[32];
+    next_slot(f);
+    next_slot(g);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    char *other = book(&S, &BEA, BARBERO, SERVICIO, g, NULL);
+    cambio_expect(&ANA, id, "reprogramar", NULL, 400, "Faltan campos requeridos");
+    cambio_expect(&ANA, id, "reprogramar", "{}", 400, "Faltan campos requeridos");
+    cambio_expect(&ANA, id, "reprogramar", "{\"fecha_inicio\":\"\"}", 400,
+                  "Faltan campos requeridos");
+    cambio_expect(&ANA, id, "reprogramar", "{\"fecha_inicio\":null}", 400,
+                  "Faltan campos requeridos");
+    cambio_expect(&ANA, id, "reprogramar", "{\"fecha_inicio\":\"mañana\"}", 400,
+                  "fecha_inicio inválida");
+    cambio_expect(&ANA, id, "reprogramar", "{\"fecha_inicio\":12}", 400, "fecha_inicio inválida");
+    cambio_expect(&ANA, id, "reprogramar", "[1]", 400, "JSON inválido");
+    cambio_expect(&ANA, id, "reprogramar", "{\"fecha_inicio\":\"2020-01-01T10:00:00Z\"}", 400,
+                  "La fecha ya pasó");
+    /* onto Bea's cita, or overlapping it by a minute */
+    char *body = fecha_body(g);
+    cambio_expect(&ANA, id, "reprogramar", body, 409, TAKEN);
+    free(body);
+    int64_t gms;
+    assert_true(iso8601_parse(g, strlen(g), &gms));
+    char near[32];
+    iso8601_format(gms - (SERV_MIN - 1) * 60000LL, near);
+    body = fecha_body(near);
+    cambio_expect(&ANA, id, "reprogramar", body, 409, TAKEN);
+    free(body);
+    json_t *c = listed(&ANA, id);
+    assert_string_equal(jstr(c, "fecha_inicio"), f);
+    json_decref(c);
+    free(other);
+    free(id);
+}
+
+static void reschedule_moves_the_cita_its_end_and_its_history_and_frees_the_old_slot(void **state)
+{
+    (void)state;
+    char f[32];
+    next_slot(f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    /* a quarter of an hour later: overlapping only itself */
+    int64_t ms;
+    assert_true(iso8601_parse(f, strlen(f), &ms));
+    char g[32], gend[32];
+    iso8601_format(ms + 15 * 60000, g);
+    iso8601_format(ms + (15 + SERV_MIN) * 60000, gend);
+    json_t *c = cambio_ok(&ANA, id, "reprogramar", g);
+    assert_string_equal(jstr(c, "fecha_inicio"), g);
+    assert_string_equal(jstr(c, "fecha_fin"), gend);
+    assert_string_equal(jstr(c, "estado"), "confirmada");
+    json_t *l = listed(&ANA, id);
+    assert_true(json_equal(c, l));
+    json_decref(l);
+    json_decref(c);
+    /* a non-canonical time is stored canonically; a new day moves the
+     * history record's fecha */
+    c = cambio_ok(&ANA, id, "reprogramar", "2034-07-09T10:00:00+02:00");
+    assert_string_equal(jstr(c, "fecha_inicio"), "2034-07-09T08:00:00.000Z");
+    json_decref(c);
+    char *fecha = db_query(&S, "SELECT fecha FROM historial_cortes WHERE cita_id = '%s'", id);
+    assert_string_equal(fecha, "2034-07-09");
+    free(fecha);
+    /* the old slot is free again */
+    char *id2 = book(&S, &BEA, BARBERO, SERVICIO, f, NULL);
+    free(id2);
+    free(id);
+}
+
+struct racer {
+    const char *token;
+    char path[160];
+    char body[512];
+    long status;
+};
+
+static void racer_run(void *item)
+{
+    struct racer *r = item;
+    struct req_opts o = {.token = r->token, .body = r->body, .content_type = "application/json"};
+    struct resp resp;
+    r->status = http_try(&S, "POST", r->path, &o, &resp);
+    resp_free(&resp);
+}
+
+static void reschedules_and_bookings_racing_for_one_slot_leave_exactly_one_winner(void **state)
+{
+    (void)state;
+    enum { MOVERS = 8, BOOKERS = 4 };
+    char target[32];
+    next_slot(target);
+    char *ids[MOVERS];
+    struct racer rs[MOVERS + BOOKERS];
+    for (int i = 0; i < MOVERS; i++) {
+        char f[32];
+        next_slot(f);
+        ids[i] = book(&S, i % 2 ? &BEA : &ANA, BARBERO, SERVICIO, f, NULL);
+        memset(&rs[i], 0, sizeof rs[i]);
+        rs[i].token = i % 2 ? BEA.token : ANA.token;
+        snprintf(rs[i].path, sizeof rs[i].path, "/api/citas/%s/reprogramar", ids[i]);
+        snprintf(rs[i].body, sizeof rs[i].body, "{\"fecha_inicio\":\"%s\"}", target);
+    }
+    for (int i = MOVERS; i < MOVERS + BOOKERS; i++) {
+        memset(&rs[i], 0, sizeof rs[i]);
+        rs[i].token = ADMIN.token;
+        snprintf(rs[i].path, sizeof rs[i].path, "/api/citas");
+        snprintf(rs[i].body, sizeof rs[i].body,
+                 "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}", BARBERO,
+                 SERVICIO, target);
+    }
+    race_threads(MOVERS + BOOKERS, racer_run, rs, sizeof rs[0]);
+    int won = 0, lost = 0;
+    for (int i = 0; i < MOVERS + BOOKERS; i++) {
+        if (rs[i].status == 200 || rs[i].status == 201)
+            won++;
+        else if (rs[i].status == 409)
+            lost++;
+        else
+            fail_msg("racer %d: unexpected status %ld", i, rs[i].status);
+    }
+    assert_int_equal(won, 1);
+    assert_int_equal(lost, MOVERS + BOOKERS - 1);
+    assert_int_equal(live_in_slot(target), 1);
+    for (int i = 0; i < MOVERS; i++)
+        free(ids[i]);
+}
+
+/* --- the calendar ---------------------------------------------------------------------- */
+
+static const json_t *entry(const json_t *all, const char *method, const char *event_id)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        const char *ev = jstr(e, "event_id");
+        if (!strcmp(jstr(e, "method"), method) && ev && !strcmp(ev, event_id)) return e;
+    }
+    return NULL;
+}
+
+static void cancel_deletes_the_event_and_reschedule_patches_its_times(void **state)
+{
+    (void)state;
+    char f[32], g[32], gend[32];
+    next_slot(f);
+    next_slot(g);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    json_t *c = listed(&ANA, id);
+    char *event = strdup(jstr(c, "google_event_id"));
+    json_decref(c);
+    assert_non_null(event);
+
+    size_t mark = gcal_dbl_mark(&D);
+    c = cambio_ok(&ANA, id, "reprogramar", g);
+    assert_string_equal(jstr(c, "google_event_id"), event);
+    snprintf(gend, sizeof gend, "%s", jstr(c, "fecha_fin"));
+    json_decref(c);
+    json_t *all = gcal_dbl_since(&D, mark);
+    const json_t *p = entry(all, "PATCH", event);
+    if (!p) fail_msg("no events.patch of %s reached the double", event);
+    assert_int_equal(json_integer_value(json_object_get(p, "status")), 200);
+    assert_string_equal(jstr(p, "verdict"), "ok");
+    json_t *sent = json_loads(jstr(p, "body"), 0, NULL);
+    assert_string_equal(jstr(json_object_get(sent, "start"), "dateTime"), g);
+    assert_string_equal(jstr(json_object_get(sent, "end"), "dateTime"), gend);
+    json_decref(sent);
+    json_decref(all);
+
+    mark = gcal_dbl_mark(&D);
+    json_decref(cambio_ok(&ANA, id, "cancelar", NULL));
+    all = gcal_dbl_since(&D, mark);
+    const json_t *d = entry(all, "DELETE", event);
+    if (!d) fail_msg("no events.delete of %s reached the double", event);
+    assert_int_equal(json_integer_value(json_object_get(d, "status")), 204);
+    json_decref(all);
+    free(event);
+    free(id);
+}
+
+static void
+a_failing_calendar_never_fails_the_change_and_a_reschedule_makes_a_missing_event(void **state)
+{
+    (void)state;
+    char f[32], g[32], h[32];
+    next_slot(f);
+    next_slot(g);
+    next_slot(h);
+    /* booked while Google fails: no event */
+    gcal_dbl_control(&D, "mode=500");
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    json_t *c = listed(&ANA, id);
+    assert_true(json_is_null(json_object_get(c, "google_event_id")));
+    json_decref(c);
+    /* still failing: the reschedule is done, the calendar logged */
+    c = cambio_ok(&ANA, id, "reprogramar", g);
+    assert_true(json_is_null(json_object_get(c, "google_event_id")));
+    json_decref(c);
+    assert_true(srv_wait_log(&S, "no event for rescheduled cita", 10000));
+    /* Google back: the next reschedule makes the event */
+    gcal_dbl_control(&D, "reset=1");
+    size_t mark = gcal_dbl_mark(&D);
+    json_decref(cambio_ok(&ANA, id, "reprogramar", h));
+    c = listed(&ANA, id);
+    const char *event = jstr(c, "google_event_id");
+    assert_non_null(event);
+    json_t *all = gcal_dbl_since(&D, mark);
+    size_t i, inserts = 0;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        const char *issued = jstr(e, "issued_id");
+        inserts += issued && !strcmp(issued, event);
+    }
+    assert_int_equal(inserts, 1);
+    json_decref(all);
+    /* Google failing the patch: the change stands, one log line */
+    gcal_dbl_control(&D, "mode=500");
+    char j[32];
+    next_slot(j);
+    json_decref(cambio_ok(&ADMIN, id, "reprogramar", j));
+    assert_true(srv_wait_log(&S, "could not move the event of rescheduled cita", 10000));
+    gcal_dbl_control(&D, "reset=1");
+    json_decref(c);
+    free(id);
+}
+
+/* --- e-mail ------------------------------------------------------------------------------ */
+
+/* The sink's messages for a cita id (in the text), as JSON (caller decrefs). */
+static json_t *mails_for(const char *id)
+{
+    char **paths;
+    size_t n = smtp_sink_files(&K, &paths);
+    json_t *out = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *m = smtp_sink_message(paths[i]);
+        const char *text = jstr(m, "text");
+        if (text && strstr(text, id))
+            json_array_append_new(out, m);
+        else
+            json_decref(m);
+    }
+    smtp_sink_free_paths(paths, n);
+    return out;
+}
+
+struct want_mails {
+    const char *id;
+    size_t n;
+};
+
+static bool has_mails(void *ud)
+{
+    struct want_mails *w = ud;
+    json_t *all = mails_for(w->id);
+    bool ok = json_array_size(all) >= w->n;
+    json_decref(all);
+    return ok;
+}
+
+static const char *ics_value(const json_t *mail, const char *name)
+{
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(mail, "ics"), i, l)
+    {
+        if (!strcmp(jstr(l, "name"), name)) return jstr(l, "value");
+    }
+    return NULL;
+}
+
+static void each_change_mails_the_client_with_its_kind(void **state)
+{
+    (void)state;
+    char f[32], g[32];
+    next_slot(f);
+    next_slot(g);
+    /* a barber makes the changes: the client gets the mail */
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    json_decref(cambio_ok(&BARB, id, "reprogramar", g));
+    json_decref(cambio_ok(&BARB, id, "cancelar", NULL));
+    struct want_mails w = {id, 3};
+    if (!wait_until(has_mails, &w, WAIT_MAIL_MS)) fail_msg("three mails did not arrive");
+    json_t *all = mails_for(id);
+    assert_int_equal(json_array_size(all), 3);
+    bool seen[3] = {false, false, false};
+    size_t i;
+    json_t *m;
+    json_array_foreach(all, i, m)
+    {
+        json_t *problems = json_object_get(m, "problems");
+        if (json_array_size(problems) > 0) fail_msg("a message breaks the rules");
+        assert_string_equal(json_string_value(json_array_get(json_object_get(m, "rcpt_tos"), 0)),
+                            ANA.email);
+        const char *subject = jstr(m, "subject");
+        const char *text = jstr(m, "text");
+        if (strstr(subject, "Cita confirmada")) {
+            seen[0] = true;
+        } else if (strstr(subject, "Cita cambiada")) {
+            seen[1] = true;
+            assert_non_null(strstr(text, "ha cambiado de hora"));
+            assert_string_equal(ics_value(m, "METHOD"), "PUBLISH");
+            char dt[17];
+            snprintf(dt, sizeof dt, "%.4s%.2s%.2sT%.2s%.2s%.2sZ", g, g + 5, g + 8, g + 11, g + 14,
+                     g + 17);
+            assert_string_equal(ics_value(m, "DTSTART"), dt);
+            assert_string_not_equal(ics_value(m, "SEQUENCE"), "0");
+        } else if (strstr(subject, "Cita cancelada")) {
+            seen[2] = true;
+            assert_non_null(strstr(text, "ha sido cancelada"));
+            assert_string_equal(ics_value(m, "METHOD"), "CANCEL");
+            assert_string_equal(ics_value(m, "STATUS"), "CANCELLED");
+        } else {
+            fail_msg("unexpected subject %s", subject);
+        }
+    }
+    assert_true(seen[0] && seen[1] && seen[2]);
+    json_decref(all);
+    /* the outbox names each kind */
+    char *kinds = db_query(&S,
+                           "SELECT kind FROM mail_outbox WHERE cita_id = '%s' AND status = 'sent' "
+                           "ORDER BY kind",
+                           id);
+    assert_string_equal(kinds, "cancelacion\nconfirmacion\nreprogramacion");
+    free(kinds);
+    free(id);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(without_a_session_both_are_401, reset_double),
+        cmocka_unit_test_setup(unknown_malformed_and_other_clients_citas_are_404_and_unchanged,
+                               reset_double),
+        cmocka_unit_test_setup(client_cancels_her_own_cita_and_gets_the_listed_row, reset_double),
+        cmocka_unit_test_setup(a_cancel_frees_the_slot_for_another_booking, reset_double),
+        cmocka_unit_test_setup(inside_the_cutoff_only_barbero_and_admin_may_change, reset_double),
+        cmocka_unit_test_setup(reschedule_errors_follow_the_contract, reset_double),
+        cmocka_unit_test_setup(
+            reschedule_moves_the_cita_its_end_and_its_history_and_frees_the_old_slot, reset_double),
+        cmocka_unit_test_setup(
+            reschedules_and_bookings_racing_for_one_slot_leave_exactly_one_winner, reset_double),
+        cmocka_unit_test_setup(cancel_deletes_the_event_and_reschedule_patches_its_times,
+                               reset_double),
+        cmocka_unit_test_setup(
+            a_failing_calendar_never_fails_the_change_and_a_reschedule_makes_a_missing_event,
+            reset_double),
+        cmocka_unit_test_setup(each_change_mails_the_client_with_its_kind, reset_double),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
