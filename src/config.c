@@ -125,7 +125,19 @@ static const struct setting settings[] = {
       "bound on one delivery attempt"),
     I("SMTP_RETRY_FOR", CONFIG_SERVE, smtp_retry_for_s, "86400", 0, 30 * 86400,
       "seconds a failing message is retried before it is dropped"),
-    S("TZ", CONFIG_SERVE, tz, "UTC", "the shop's time zone (IANA name) for e-mails"),
+    /* bookable hours (issue 9) */
+    S("TZ", CONFIG_SERVE, tz, "Europe/Madrid",
+      "the shop's time zone (IANA name): schedules, free slots and e-mail times"),
+    I("SLOT_MIN", CONFIG_SERVE, slot_min, "15", 1, 1440,
+      "minutes between the free slots offered, from each working interval's start"),
+    I("MIN_NOTICE_MIN", CONFIG_SERVE, min_notice_min, "120", 0, 525600,
+      "minutes of notice a free slot needs from now"),
+    I("MAX_DAYS_AHEAD", CONFIG_SERVE, max_days_ahead, "90", 0, 3660,
+      "days ahead (from today in the shop's zone) that free slots are offered"),
+    I("CANCEL_CUTOFF_MIN", CONFIG_SERVE, cancel_cutoff_min, "120", 0, 525600,
+      "minutes before the start after which a client can no longer cancel or reschedule"),
+    I("REMINDER_HOURS", CONFIG_SERVE, reminder_hours, "24", 0, 8760,
+      "hours before the start a reminder e-mail is sent (0: no reminders)"),
 };
 
 static char **str_field(struct config *cfg, const struct setting *s)

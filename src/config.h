@@ -66,7 +66,13 @@ struct config {
     char *smtp_ca_file;
     int smtp_timeout_ms;
     int smtp_retry_for_s; /* give up on a message this long after it was queued */
-    char *tz;
+    /* bookable hours (issue 9): the shop's zone and the booking rules */
+    char *tz;              /* IANA zone name of the shop (times of schedules, e-mails) */
+    int slot_min;          /* the free-slot grid, minutes from each interval's start */
+    int min_notice_min;    /* earliest bookable start: now + this many minutes */
+    int max_days_ahead;    /* furthest bookable date: today + this many days */
+    int cancel_cutoff_min; /* a client may cancel/reschedule until this long before */
+    int reminder_hours;    /* reminder e-mail this long before the start (0: none) */
 };
 
 /* Which settings a command accepts. */

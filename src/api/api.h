@@ -136,4 +136,7 @@ void api_object_get(struct http_req *r);
 void api_web_page(struct http_req *r);
 void api_web_asset(struct http_req *r);
 
+/* issue 9, bookable hours (agenda.c) */
+void api_config_get(struct http_req *r);
+
 #endif

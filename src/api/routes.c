@@ -26,6 +26,9 @@ const struct http_route api_routes[] = {
     {"GET", "/api/servicios", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_servicios_get},
     {"GET", "/healthz", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_healthz},
     {"GET", "/metrics", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_metrics},
+    /* issue 9: bookable hours (agenda.c) */
+    {"GET", "/api/config", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_config_get},
+    /* end of issue 9: bookable hours */
     {"GET", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get},
     {"HEAD", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get},
     /* the web app (web.c): its pages share one shell; its assets */

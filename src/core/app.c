@@ -3,6 +3,7 @@
  */
 #include "app.h"
 #include "../util/log.h"
+#include "../util/tz.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -43,7 +44,11 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
     app->cfg = cfg;
     /* the integrations first: a configuration they cannot use stops the
      * start before anything is written */
-    br_err rc = calendar_open(cfg, &app->cal);
+    br_err rc = BR_OK;
+    /* the shop's zone (serve): before any thread starts, and a wrong name
+     * stops the start with one line */
+    if (cfg->tz) rc = tz_use(cfg->tz);
+    if (!rc) rc = calendar_open(cfg, &app->cal);
     if (!rc) rc = mailer_open(cfg, &app->mailer);
     /* then the backends that live elsewhere, so that one this build cannot
      * use is refused before the data folder is touched; the embedded ones

@@ -9,6 +9,7 @@
  * iCalendar-escaped into the base64 attachment.
  */
 #include "compose.h"
+#include "../util/tz.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ZONEINFO     "/usr/share/zoneinfo/"
-#define TZ_NAME_MAX  128
 #define EW_OPEN      "=?UTF-8?B?"
 #define EW_OVERHEAD  12 /* strlen("=?UTF-8?B?") + strlen("?=") */
 #define EW_MAX       75 /* RFC 2047: an encoded-word is at most 75 octets */
@@ -166,37 +165,7 @@ bool mail_address_ok(const char *addr)
 
 br_err mail_tz_use(const char *tz)
 {
-    if (!tz || !*tz) return err_set(BR_CONFIG, "BARBERIA_TZ is empty");
-    size_t n = strlen(tz);
-    bool ok = n <= TZ_NAME_MAX && tz[0] != '/' && tz[0] != '-' && tz[n - 1] != '/';
-    for (size_t i = 0; ok && i < n; i++) {
-        char c = tz[i];
-        ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-             c == '/' || c == '_' || c == '-' || c == '+';
-    }
-    /* the character set has no '.', so ".." cannot occur; say it anyway */
-    if (!ok || strstr(tz, ".."))
-        return err_set(BR_CONFIG, "BARBERIA_TZ must be an IANA zone name such as Europe/Madrid");
-    char path[sizeof ZONEINFO + TZ_NAME_MAX];
-    snprintf(path, sizeof path, ZONEINFO "%s", tz);
-    /* a real zone file starts with "TZif"; this refuses folders
-     * (Europe) and the odd files that live beside the zones */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return err_set(BR_CONFIG, "BARBERIA_TZ: unknown time zone %s", tz);
-    struct stat sb;
-    char magic[4];
-    bool zone = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-                read(fd, magic, sizeof magic) == (ssize_t)sizeof magic && !memcmp(magic, "TZif", 4);
-    close(fd);
-    if (!zone) return err_set(BR_CONFIG, "BARBERIA_TZ: %s is not a time zone", tz);
-    /* ":<path>" makes the C library read exactly the file checked above,
-     * whatever TZDIR says */
-    char value[sizeof path + 1];
-    snprintf(value, sizeof value, ":%s", path);
-    if (setenv("TZ", value, 1) != 0)
-        return err_set(BR_CONFIG, "BARBERIA_TZ: cannot set TZ: %s", strerror(errno));
-    tzset();
-    return BR_OK;
+    return tz_use(tz); /* util/tz.c: the one place zone names are checked */
 }
 
 static const char *const dias[] = {"domingo", "lunes",   "martes", "miércoles",

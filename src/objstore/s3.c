@@ -75,6 +75,11 @@ struct s3_store {
     pthread_mutex_t lock; /* guards buckets */
     struct bucket_limit buckets[BUCKETS_MAX];
     size_t nbuckets;
+    /* what every call shares: open connections (kept alive between calls),
+     * DNS answers and TLS sessions, each guarded by its own lock */
+    CURLSH *share;
+    pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+    bool share_locks_made;
 };
 
 /* One HTTP exchange with the store. */
@@ -311,6 +316,7 @@ static br_err s3_perform(struct s3_store *s, struct s3_call *c)
     SETOPT(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
     SETOPT(CURLOPT_USERAGENT, "barberia/" BARBERIA_VERSION);
+    if (s->share) SETOPT(CURLOPT_SHARE, s->share);
     SETOPT(CURLOPT_AWS_SIGV4, s->sigv4);
     SETOPT(CURLOPT_USERNAME, s->access_key);
     SETOPT(CURLOPT_PASSWORD, s->secret_key);
@@ -648,9 +654,56 @@ static char *s3_public_url(struct objstore *o, const char *bucket, const char *k
     return url;
 }
 
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)
+{
+    (void)h;
+    (void)access;
+    struct s3_store *s = ud;
+    pthread_mutex_lock(&s->share_locks[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *ud)
+{
+    (void)h;
+    struct s3_store *s = ud;
+    pthread_mutex_unlock(&s->share_locks[data]);
+}
+
+/* Connections to the store are kept and reused by every thread's calls (a
+ * call on a connection the store has meanwhile closed is retried by curl on
+ * a fresh one). Without it, each call would pay a TCP (and TLS) handshake. */
+static br_err share_make(struct s3_store *s)
+{
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) {
+        int e = pthread_mutex_init(&s->share_locks[i], NULL);
+        if (e) {
+            while (i-- > 0)
+                pthread_mutex_destroy(&s->share_locks[i]);
+            return err_set(BR_INTERNAL, "storage: cannot create a lock: %s", strerror(e));
+        }
+    }
+    s->share_locks_made = true;
+    s->share = curl_share_init();
+    if (!s->share) return err_set(BR_INTERNAL, "storage: cannot create a curl share");
+    CURLSHcode sc = curl_share_setopt(s->share, CURLSHOPT_LOCKFUNC, share_lock);
+    if (sc == CURLSHE_OK) sc = curl_share_setopt(s->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    if (sc == CURLSHE_OK) sc = curl_share_setopt(s->share, CURLSHOPT_USERDATA, s);
+    if (sc == CURLSHE_OK) sc = curl_share_setopt(s->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    if (sc == CURLSHE_OK)
+        sc = curl_share_setopt(s->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    if (sc == CURLSHE_OK) sc = curl_share_setopt(s->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    if (sc != CURLSHE_OK)
+        return err_set(BR_INTERNAL, "storage: curl share: %s", curl_share_strerror(sc));
+    return BR_OK;
+}
+
 static void s3_free(struct s3_store *s)
 {
     if (!s) return;
+    if (s->share) curl_share_cleanup(s->share); /* closes the kept connections */
+    if (s->share_locks_made)
+        for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+            pthread_mutex_destroy(&s->share_locks[i]);
     free(s->origin_head);
     free(s->host);
     free(s->origin_tail);
@@ -838,6 +891,7 @@ br_err objstore_s3_open(const struct config *cfg, struct objstore **out)
     s->timeout_ms = cfg->storage_timeout_ms > 0 ? cfg->storage_timeout_ms : 30000;
     s->scratch = xasprintf("%s/s3-scratch", cfg->data_dir);
     br_err rc = parse_endpoint(s, cfg->storage_url, cfg->storage_path_style);
+    if (!rc) rc = share_make(s);
     if (!rc && cfg->storage_public_url) rc = parse_public_base(s, cfg->storage_public_url);
     /* the last step: nothing is written for a configuration that is refused */
     if (!rc && make_dirs(s->scratch) != 0)

@@ -126,6 +126,14 @@ struct db_ops {
     br_err (*restore_from)(struct db *db, const char *path);
     br_err (*exec)(struct db_conn *c, const char *sql, const struct db_val *params, int nparams,
                    db_row_fn fn, void *ud, int64_t *changes);
+    /* Optional (NULL: exec is used): inside write()'s transaction, runs a
+     * statement whose outcome the transaction does not read. The adapter
+     * may send it without waiting (PostgreSQL's pipeline): its error then
+     * comes back from a later exec or from the commit, and the transaction
+     * fails as a whole, so use it only where any failure of the statement
+     * means the same thing for the caller. */
+    br_err (*exec_later)(struct db_conn *c, const char *sql, const struct db_val *params,
+                         int nparams);
 };
 
 extern const struct db_ops db_sqlite_ops;

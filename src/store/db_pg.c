@@ -87,6 +87,8 @@ struct db_conn {
     char ts[MAX_COLS][TS_LEN + 1];
     char why[256]; /* why it is broken */
     bool retry;    /* the last failure was a deadlock or serialisation failure */
+    bool pipe;     /* in a write transaction, in libpq's pipeline mode */
+    int pending;   /* commands sent in the pipeline whose results are unread */
 };
 
 struct pg_db {
@@ -257,6 +259,126 @@ static br_err simple(struct db_conn *c, const char *sql)
     PGresult *r = NULL;
     br_err rc = collect(c, &r);
     PQclear(r);
+    return rc;
+}
+
+/* --- pipelined write transactions -----------------------------------------------
+ *
+ * A write transaction runs in libpq's pipeline mode: BEGIN and the
+ * statements whose outcome the transaction does not read (exec_later) are
+ * sent without waiting; a statement with rows or a count to read, a
+ * statement's first PREPARE and COMMIT send a sync point and read every
+ * result up to it. A booking (BEGIN, the overlap check, three inserts,
+ * COMMIT) thus costs two round trips instead of six. The error of a
+ * statement sent ahead surfaces at the next sync point; the server has
+ * aborted the transaction by then, so nothing after it takes effect. */
+
+static br_err pipe_sent(struct db_conn *c, int ok)
+{
+    if (!ok) return down(c, PQerrorMessage(c->h));
+    c->pending++;
+    return BR_OK;
+}
+
+/* The next result within c's deadline; NULL ends a command's results. */
+static br_err next_result(struct db_conn *c, PGresult **out)
+{
+    *out = NULL;
+    while (PQisBusy(c->h)) {
+        if (!wait_socket(c->h, false, c->deadline_ms)) return timed_out(c);
+        if (!PQconsumeInput(c->h)) return down(c, PQerrorMessage(c->h));
+    }
+    *out = PQgetResult(c->h);
+    return BR_OK;
+}
+
+static bool failed(const PGresult *r)
+{
+    ExecStatusType s = PQresultStatus(r);
+    return s == PGRES_FATAL_ERROR || s == PGRES_BAD_RESPONSE || s == PGRES_NONFATAL_ERROR;
+}
+
+/* Sends a sync point and reads every result up to it, within c's deadline.
+ * Returns the first command's error, if any. OUT: *last (when last is not
+ * NULL and all went well), the result of the last command sent. */
+static br_err pipe_sync(struct db_conn *c, PGresult **last)
+{
+    if (last) *last = NULL;
+    if (!PQpipelineSync(c->h)) return down(c, PQerrorMessage(c->h));
+    br_err rc = BR_OK, first = BR_OK;
+    for (;;) {
+        int f = PQflush(c->h);
+        if (f == 0) break;
+        if (f < 0) return down(c, PQerrorMessage(c->h));
+        if (!wait_socket(c->h, true, c->deadline_ms)) return timed_out(c);
+    }
+    PGresult *keep = NULL;
+    for (int i = 0; !rc && i < c->pending; i++) {
+        for (;;) {
+            PGresult *r = NULL;
+            rc = next_result(c, &r);
+            if (rc || !r) break;
+            if (failed(r) && !first) first = result_error(c, r);
+            if (last && i == c->pending - 1 && !first && !failed(r)) {
+                PQclear(keep);
+                keep = r;
+            } else {
+                PQclear(r); /* PGRES_PIPELINE_ABORTED after an error */
+            }
+        }
+    }
+    if (!rc) {
+        PGresult *r = NULL; /* the sync point's own result */
+        rc = next_result(c, &r);
+        if (!rc && (!r || PQresultStatus(r) != PGRES_PIPELINE_SYNC))
+            rc = down(c, "a pipeline sync point went missing");
+        PQclear(r);
+    }
+    c->pending = 0;
+    if (rc || first) {
+        PQclear(keep);
+        return first ? first : rc;
+    }
+    if (last)
+        *last = keep;
+    else
+        PQclear(keep);
+    return BR_OK;
+}
+
+static br_err pipe_begin(struct db_conn *c)
+{
+    if (!c->h || c->broken) return down(c, NULL);
+    if (!PQenterPipelineMode(c->h)) return down(c, PQerrorMessage(c->h));
+    c->pipe = true;
+    c->pending = 0;
+    return pipe_sent(c, PQsendQueryParams(c->h, "BEGIN", 0, NULL, NULL, NULL, NULL, 0));
+}
+
+/* Leaves pipeline mode (reading what is still unread first); a connection
+ * that cannot leave it is dropped. */
+static void pipe_leave(struct db_conn *c)
+{
+    if (!c->pipe) return;
+    c->pipe = false;
+    if (!c->h) return;
+    if (c->pending && !c->broken) {
+        c->deadline_ms = clock_mono_ms() + c->op_ms;
+        (void)pipe_sync(c, NULL);
+    }
+    c->pending = 0;
+    if (c->h && !PQexitPipelineMode(c->h)) {
+        conn_drop(c);
+        c->broken = true;
+    }
+}
+
+static br_err pipe_commit(struct db_conn *c)
+{
+    if (!c->h || c->broken) return down(c, NULL);
+    c->deadline_ms = clock_mono_ms() + c->op_ms;
+    br_err rc = pipe_sent(c, PQsendQueryParams(c->h, "COMMIT", 0, NULL, NULL, NULL, NULL, 0));
+    if (!rc) rc = pipe_sync(c, NULL);
     return rc;
 }
 
@@ -466,7 +588,12 @@ static br_err prepared(struct db_conn *c, const char *sql, char name[16])
         if (!PQsendPrepare(c->h, name, text, 0, NULL)) rc = down(c, PQerrorMessage(c->h));
         free(text);
         PGresult *r = NULL;
-        if (!rc) rc = collect(c, &r);
+        if (!rc && c->pipe) {
+            c->pending++;
+            rc = pipe_sync(c, NULL);
+        } else if (!rc) {
+            rc = collect(c, &r);
+        }
         PQclear(r);
         if (rc) return rc;
         slot->sql = sql;
@@ -564,8 +691,9 @@ static char *text_param(const char *s, size_t n)
     return out;
 }
 
-static br_err pg_exec(struct db_conn *c, const char *sql, const struct db_val *params, int nparams,
-                      db_row_fn fn, void *ud, int64_t *changes)
+/* Sends one prepared statement (preparing it first when new on c). */
+static br_err send_stmt(struct db_conn *c, const char *sql, const struct db_val *params,
+                        int nparams)
 {
     if (!c->h || c->broken) return down(c, NULL);
     if (nparams > MAX_PARAMS) return err_set(BR_STORE, "too many parameters");
@@ -598,10 +726,29 @@ static br_err pg_exec(struct db_conn *c, const char *sql, const struct db_val *p
     }
     if (!PQsendQueryPrepared(c->h, name, nparams, vals, NULL, NULL, 0))
         rc = down(c, PQerrorMessage(c->h));
+    else if (c->pipe)
+        c->pending++;
     for (int i = 0; i < nparams; i++)
         free(owned[i]);
+    return rc;
+}
+
+/* In a pipelined write transaction: sent now, its result read at the next
+ * sync point. Elsewhere the same as exec. */
+static br_err pg_exec_later(struct db_conn *c, const char *sql, const struct db_val *params,
+                            int nparams)
+{
+    if (!c->pipe) return db_pg_ops.exec(c, sql, params, nparams, NULL, NULL, NULL);
+    return send_stmt(c, sql, params, nparams);
+}
+
+static br_err pg_exec(struct db_conn *c, const char *sql, const struct db_val *params, int nparams,
+                      db_row_fn fn, void *ud, int64_t *changes)
+{
+    br_err rc = send_stmt(c, sql, params, nparams);
+    if (rc) return rc;
     PGresult *r = NULL;
-    if (!rc) rc = collect(c, &r);
+    rc = c->pipe ? pipe_sync(c, &r) : collect(c, &r);
     if (rc) return rc;
     if (fn && PQresultStatus(r) == PGRES_TUPLES_OK) {
         int rows = PQntuples(r), ncols = PQnfields(r);
@@ -625,16 +772,29 @@ static br_err pg_exec(struct db_conn *c, const char *sql, const struct db_val *p
 static br_err write_once(struct db *db, struct db_conn *c, db_tx_fn fn, void *ud)
 {
     c->retry = false;
-    br_err rc = pg_begin(c);
+    br_err rc = pipe_begin(c);
     if (!rc) {
         rc = fn(db, c, ud);
         if (!rc) {
-            rc = pg_commit(c);
+            rc = pipe_commit(c);
+            if (rc) {
+                /* keep the commit's error, not the rollback's */
+                char msg[512];
+                int retry = err_retry_after();
+                snprintf(msg, sizeof msg, "%s", err_msg());
+                pipe_leave(c);
+                pg_rollback(c);
+                if (retry > 0)
+                    err_set_retry(rc, retry, "%s", msg);
+                else
+                    err_set(rc, "%s", msg);
+            }
         } else {
             /* keep fn's error, not the rollback's */
             char msg[512];
             int retry = err_retry_after();
             snprintf(msg, sizeof msg, "%s", err_msg());
+            pipe_leave(c);
             pg_rollback(c);
             if (retry > 0)
                 err_set_retry(rc, retry, "%s", msg);
@@ -642,6 +802,7 @@ static br_err write_once(struct db *db, struct db_conn *c, db_tx_fn fn, void *ud
                 err_set(rc, "%s", msg);
         }
     }
+    pipe_leave(c);
     return rc;
 }
 
@@ -740,5 +901,6 @@ const struct db_ops db_pg_ops = {
     .rollback = pg_rollback,
     .lock = pg_lock,
     .exec = pg_exec,
+    .exec_later = pg_exec_later,
     .write = pg_write,
 };

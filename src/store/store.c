@@ -70,6 +70,13 @@ static br_err run_write(struct store *st, const char *sql, const struct db_val *
 #define EXEC(db, c, sql, params, fn, ud, ch)                                                       \
     (db)->ops->exec(c, sql, params, (int)ARRAY_LEN(params), fn, ud, ch)
 
+/* A statement whose outcome the transaction does not read: PostgreSQL
+ * sends it without waiting, its error comes back with the commit (see
+ * db_ops.exec_later). */
+#define EXEC_LATER(db, c, sql, params)                                                             \
+    ((db)->ops->exec_later ? (db)->ops->exec_later(c, sql, params, (int)ARRAY_LEN(params))         \
+                           : EXEC(db, c, sql, params, NULL, NULL, NULL))
+
 static const char *text_or_null(const struct db_val *v)
 {
     return v->type == DB_TEXT ? v->s : NULL;
@@ -819,11 +826,14 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
         db_text(c->servicio_id), db_text(c->fecha_inicio), db_text(c->fecha_fin),
         db_text(c->estado),      db_text(c->notas),        db_text(c->google_event_id),
         db_text(c->created_at)};
-    rc = EXEC(db, conn,
-              "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, "
-              "fecha_fin, estado, notas, google_event_id, created_at) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-              pc, NULL, NULL, NULL);
+    /* the three inserts are sent together with the commit on PostgreSQL:
+     * any failure of theirs (an overlapping insert's exclusion violation:
+     * BR_CONFLICT) fails the whole booking the same way */
+    rc = EXEC_LATER(db, conn,
+                    "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, "
+                    "fecha_fin, estado, notas, google_event_id, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    pc);
     if (rc) return rc;
 
     br_id hid;
@@ -834,10 +844,10 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
     struct db_val ph[] = {db_text(hid),           db_text(c->cliente_id),  db_text(c->id),
                           db_text(c->barbero_id), db_text(c->servicio_id), db_text(fecha),
                           db_text(c->created_at)};
-    rc = EXEC(db, conn,
-              "INSERT INTO historial_cortes (id, cliente_id, cita_id, barbero_id, servicio_id, "
-              "fecha, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-              ph, NULL, NULL, NULL);
+    rc = EXEC_LATER(db, conn,
+                    "INSERT INTO historial_cortes (id, cliente_id, cita_id, barbero_id, "
+                    "servicio_id, fecha, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    ph);
     if (rc || !a->m) return rc;
 
     const struct outbox_msg *m = a->m;
@@ -852,11 +862,12 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
                           db_text(m->notas),
                           db_text(m->created_at),
                           db_text(m->created_at)};
-    return EXEC(db, conn,
-                "INSERT INTO mail_outbox (id, cita_id, recipient, cliente_nombre, barbero_nombre, "
-                "servicio_nombre, fecha_inicio, fecha_fin, notas, created_at, status, attempts, "
-                "next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)",
-                pm, NULL, NULL, NULL);
+    return EXEC_LATER(db, conn,
+                      "INSERT INTO mail_outbox (id, cita_id, recipient, cliente_nombre, "
+                      "barbero_nombre, servicio_nombre, fecha_inicio, fecha_fin, notas, "
+                      "created_at, status, attempts, next_attempt_at) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)",
+                      pm);
 }
 
 br_err store_cita_book(struct store *st, const struct cita *c, const struct outbox_msg *mail)

@@ -21,11 +21,13 @@
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -434,6 +436,132 @@ static void public_url_points_at_the_store_only_when_configured(void **state)
     free(d);
 }
 
+/* --- virtual-hosted addressing ------------------------------------------------ */
+
+/* s3rver cannot check a virtual-hosted request's signature (it signs the
+ * path with the bucket in front, as for the old V2 scheme), so these
+ * requests go to a recorder instead: a loopback listener that notes each
+ * request's line, Host and Authorization and answers like a bucket that
+ * exists and holds no object. */
+struct recorder {
+    int lsn, port;
+    pthread_t th;
+    pthread_mutex_t mu;
+    char seen[16][1024]; /* "METHOD TARGET|HOST|AUTHORIZATION" */
+    int n;
+    int conns; /* connections accepted */
+};
+
+static const char *header_value(const char *head, const char *name, char *out, size_t cap)
+{
+    size_t nl = strlen(name);
+    for (const char *l = strstr(head, "\r\n"); l && l[2]; l = strstr(l + 2, "\r\n")) {
+        if (strncasecmp(l + 2, name, nl) || l[2 + nl] != ':') continue;
+        const char *v = l + 3 + nl;
+        while (*v == ' ')
+            v++;
+        size_t len = strcspn(v, "\r");
+        if (len >= cap) len = cap - 1;
+        memcpy(out, v, len);
+        out[len] = '\0';
+        return out;
+    }
+    out[0] = '\0';
+    return out;
+}
+
+static void *recorder_run(void *arg)
+{
+    struct recorder *r = arg;
+    for (;;) {
+        int c = accept(r->lsn, NULL, NULL);
+        if (c < 0) return NULL;
+        pthread_mutex_lock(&r->mu);
+        r->conns++;
+        pthread_mutex_unlock(&r->mu);
+        char buf[16384];
+        size_t have = 0;
+        for (;;) {
+            ssize_t got = read(c, buf + have, sizeof buf - 1 - have);
+            if (got <= 0) break;
+            have += (size_t)got;
+            buf[have] = '\0';
+            char *end = strstr(buf, "\r\n\r\n");
+            if (!end) continue;
+            char host[256], auth[256], len[32];
+            header_value(buf, "Host", host, sizeof host);
+            header_value(buf, "Authorization", auth, sizeof auth);
+            size_t body =
+                (size_t)strtoul(header_value(buf, "Content-Length", len, sizeof len), NULL, 10);
+            size_t head = (size_t)(end + 4 - buf);
+            while (have < head + body) { /* the body is read and dropped */
+                got = read(c, buf + head, sizeof buf - 1 - head);
+                if (got <= 0) break;
+                have += (size_t)got;
+                if (have > head + body) break;
+            }
+            pthread_mutex_lock(&r->mu);
+            if (r->n < 16)
+                snprintf(r->seen[r->n++], sizeof r->seen[0], "%.*s|%s|%s", (int)strcspn(buf, "\r"),
+                         buf, host, auth);
+            pthread_mutex_unlock(&r->mu);
+            bool bucket_head = !strncmp(buf, "HEAD / ", 7);
+            const char *ans = !strncmp(buf, "HEAD ", 5) && !bucket_head
+                                  ? "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+                                  : "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+            if (write(c, ans, strlen(ans)) < 0) break;
+            have = 0;
+        }
+        close(c);
+    }
+}
+
+static void
+virtual_hosted_calls_name_the_bucket_in_the_host_sign_it_and_reuse_connections(void **state)
+{
+    struct fx *f = fixture(state);
+    struct recorder *r = calloc(1, sizeof *r);
+    r->lsn = silent_listener(&r->port);
+    pthread_mutex_init(&r->mu, NULL);
+    assert_int_equal(pthread_create(&r->th, NULL, recorder_run, r), 0);
+    char url[128];
+    snprintf(url, sizeof url, "http://s3.localhost:%d", r->port);
+    struct config c = f->cfg;
+    c.storage_url = url;
+    c.storage_path_style = "0";
+    struct objstore *v = open_with(&c);
+    assert_int_equal(obj_ensure_bucket(v, f->bucket, true, 0), BR_OK);
+    assert_int_equal(put_bytes(v, f->bucket, "vh/uno 1.png", "image/png", "uno", 3), BR_OK);
+    obj_close(v);
+    shutdown(r->lsn, SHUT_RDWR);
+    close(r->lsn);
+    pthread_join(r->th, NULL);
+
+    char host[200], cred[200];
+    snprintf(host, sizeof host, "|%s.s3.localhost:%d|", f->bucket, r->port);
+    snprintf(cred, sizeof cred, "AWS4-HMAC-SHA256 Credential=%s/", c.storage_access_key);
+    bool put_seen = false;
+    assert_true(r->n > 0);
+    for (int i = 0; i < r->n; i++) {
+        const char *e = r->seen[i];
+        /* the bucket is in the host, never in the path; every call signed,
+         * the host among the signed headers */
+        if (!strstr(e, host)) fail_msg("request %d not addressed to the bucket's host: %s", i, e);
+        if (strstr(e, f->bucket) < strchr(e, '|'))
+            fail_msg("request %d names the bucket in its path: %s", i, e);
+        const char *auth = strrchr(e, '|') + 1;
+        if (strncmp(auth, cred, strlen(cred)) || !strstr(auth, "SignedHeaders=") ||
+            !strstr(auth, "host") || !strstr(auth, "Signature="))
+            fail_msg("request %d is not signed for its host: %s", i, e);
+        put_seen |= !strncmp(e, "PUT /vh/uno%201.png HTTP/1.1|", 29);
+    }
+    if (!put_seen) fail_msg("no PUT of /vh/uno%%201.png; first: %s", r->seen[0]);
+    /* one after the other, the calls reuse one kept-alive connection */
+    if (r->n < 3 || r->conns != 1) fail_msg("%d requests over %d connections", r->n, r->conns);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
 static bool gone_if_odd(void *ud, long pid, const char *instance)
 {
     (void)ud;
@@ -515,6 +643,7 @@ int main(void)
         T(a_wrong_secret_fails_every_call),
         T(a_stopped_store_fails_every_call_within_the_bound),
         T(public_url_points_at_the_store_only_when_configured),
+        T(virtual_hosted_calls_name_the_bucket_in_the_host_sign_it_and_reuse_connections),
         T(sweep_removes_the_scratch_leftovers_of_gone_writers_only),
         T(unusable_settings_are_refused_at_open),
     };

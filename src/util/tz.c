@@ -1,0 +1,167 @@
+/*
+ * tz.c - the shop's time zone (see tz.h).
+ *
+ * Local to UTC: the local fields read as if they were UTC give L; the
+ * zone's offset a day before and a day after L gives at most two
+ * candidates L - offset (one transition at most in between: zones change
+ * far less often than every two days); a candidate is right when
+ * localtime_r() maps it back to the same fields. None right: the local time
+ * is in a spring-forward gap; two right: an autumn repeat, the earlier wins.
+ */
+#define _GNU_SOURCE
+#include "tz.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ZONEINFO "/usr/share/zoneinfo/"
+
+br_err tz_check(const char *tz)
+{
+    if (!tz || !*tz) return err_set(BR_CONFIG, "BARBERIA_TZ is empty");
+    size_t n = strlen(tz);
+    bool ok = n <= TZ_NAME_MAX && tz[0] != '/' && tz[0] != '-' && tz[n - 1] != '/';
+    for (size_t i = 0; ok && i < n; i++) {
+        char c = tz[i];
+        ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+             c == '/' || c == '_' || c == '-' || c == '+';
+    }
+    /* the character set has no '.', so ".." cannot occur; say it anyway */
+    if (!ok || strstr(tz, ".."))
+        return err_set(BR_CONFIG, "BARBERIA_TZ must be an IANA zone name such as Europe/Madrid");
+    char path[sizeof ZONEINFO + TZ_NAME_MAX];
+    snprintf(path, sizeof path, ZONEINFO "%s", tz);
+    /* a real zone file starts with "TZif"; this refuses folders
+     * (Europe) and the odd files that live beside the zones */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return err_set(BR_CONFIG, "BARBERIA_TZ: unknown time zone %s", tz);
+    struct stat sb;
+    char magic[4];
+    bool zone = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+                read(fd, magic, sizeof magic) == (ssize_t)sizeof magic && !memcmp(magic, "TZif", 4);
+    close(fd);
+    if (!zone) return err_set(BR_CONFIG, "BARBERIA_TZ: %s is not a time zone", tz);
+    return BR_OK;
+}
+
+br_err tz_use(const char *tz)
+{
+    br_err rc = tz_check(tz);
+    if (rc) return rc;
+    /* ":<path>" makes the C library read exactly the file checked above,
+     * whatever TZDIR says */
+    char value[sizeof ZONEINFO + TZ_NAME_MAX + 1];
+    snprintf(value, sizeof value, ":" ZONEINFO "%s", tz);
+    if (setenv("TZ", value, 1) != 0)
+        return err_set(BR_CONFIG, "BARBERIA_TZ: cannot set TZ: %s", strerror(errno));
+    tzset();
+    return BR_OK;
+}
+
+/* --- civil dates (H. Hinnant's algorithms) ----------------------------------------- */
+
+int64_t tz_days_from_civil(const struct tz_date *dt)
+{
+    int64_t y = dt->y - (dt->m <= 2);
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t mp = (dt->m + 9) % 12;
+    int64_t doy = (153 * mp + 2) / 5 + dt->d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+void tz_civil_from_days(int64_t z, struct tz_date *out)
+{
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int64_t d = doy - (153 * mp + 2) / 5 + 1;
+    int64_t m = mp < 10 ? mp + 3 : mp - 9;
+    out->y = (int)(yoe + era * 400 + (m <= 2));
+    out->m = (int)m;
+    out->d = (int)d;
+}
+
+int tz_iso_weekday(const struct tz_date *d)
+{
+    int64_t z = tz_days_from_civil(d); /* 1970-01-01 was a Thursday (4) */
+    int64_t w = (z % 7 + 7 + 3) % 7;   /* 0 = Monday */
+    return (int)w + 1;
+}
+
+bool tz_date_parse(const char *s, struct tz_date *out)
+{
+    if (!s || strlen(s) != 10 || s[4] != '-' || s[7] != '-') return false;
+    int v[3] = {0, 0, 0};
+    static const int at[3] = {0, 5, 8}, len[3] = {4, 2, 2};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < len[k]; i++) {
+            char c = s[at[k] + i];
+            if (c < '0' || c > '9') return false;
+            v[k] = v[k] * 10 + (c - '0');
+        }
+    struct tz_date d = {v[0], v[1], v[2]};
+    if (d.y < 1970 || d.m < 1 || d.m > 12 || d.d < 1 || d.d > 31) return false;
+    struct tz_date back;
+    tz_civil_from_days(tz_days_from_civil(&d), &back);
+    if (back.y != d.y || back.m != d.m || back.d != d.d) return false; /* 2026-02-30 */
+    *out = d;
+    return true;
+}
+
+/* --- conversions ---------------------------------------------------------------- */
+
+static bool offset_at(int64_t s, long *off)
+{
+    time_t t = (time_t)s;
+    struct tm tm;
+    if (!localtime_r(&t, &tm)) return false;
+    *off = tm.tm_gmtoff;
+    return true;
+}
+
+static bool maps_to(int64_t s, const struct tz_date *d, int minute)
+{
+    time_t t = (time_t)s;
+    struct tm tm;
+    if (!localtime_r(&t, &tm)) return false;
+    return tm.tm_year + 1900 == d->y && tm.tm_mon + 1 == d->m && tm.tm_mday == d->d &&
+           tm.tm_hour * 60 + tm.tm_min == minute && tm.tm_sec == 0;
+}
+
+bool tz_local_to_utc(const struct tz_date *d, int minute, int64_t *ms)
+{
+    if (minute < 0 || minute >= 1440) return false;
+    int64_t l = tz_days_from_civil(d) * 86400 + (int64_t)minute * 60;
+    long before, after;
+    if (!offset_at(l - 86400, &before) || !offset_at(l + 86400, &after)) return false;
+    int64_t c1 = l - before, c2 = l - after;
+    bool ok1 = maps_to(c1, d, minute), ok2 = c2 != c1 && maps_to(c2, d, minute);
+    if (!ok1 && !ok2) return false;
+    int64_t s = ok1 && ok2 ? (c1 < c2 ? c1 : c2) : ok1 ? c1 : c2;
+    *ms = s * 1000;
+    return true;
+}
+
+bool tz_utc_to_local(int64_t ms, struct tz_date *d, int *minute)
+{
+    int64_t s = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+    time_t t = (time_t)s;
+    struct tm tm;
+    if (!localtime_r(&t, &tm)) return false;
+    d->y = tm.tm_year + 1900;
+    d->m = tm.tm_mon + 1;
+    d->d = tm.tm_mday;
+    *minute = tm.tm_hour * 60 + tm.tm_min;
+    return true;
+}
