@@ -52,7 +52,11 @@ async function render() {
   const [label, fn] = tabs[tab];
   const t = h('h2', { tabindex: '-1' }, label);
   box.replaceChildren(t, h('p', { class: 'hint' }, 'Cargando…'));
-  await fn(t);
+  try { await fn(t); } catch (ex) {
+    const err = alertBox();
+    showError(err, ex);
+    box.replaceChildren(t, err);
+  }
   return t;
 }
 

@@ -69,11 +69,12 @@ function row(c, me) {
 
 async function earlier(c, me, more) {
   const t = h('h4', { tabindex: '-1' }, `Cortes anteriores de ${(c.perfil && c.perfil.nombre) || 'este cliente'}`);
-  more.replaceChildren(t, h('p', { class: 'hint' }, 'Cargando…'));
+  const list = h('div', {}, h('p', { class: 'hint' }, 'Cargando…'));
+  more.replaceChildren(t, list);
   focus(t);
   const { citas } = await get('/api/citas?' + qs({ hasta: c.fecha_inicio, limit: 1000 }));
   const prev = citas.filter((x) => x.cliente_id === c.cliente_id && x.id !== c.id && x.estado !== 'cancelada').reverse();
-  more.replaceChildren(t, prev.length ? h('ul', { class: 'cards' }, prev.slice(0, 10).map((x) => h('li', { class: 'card' },
+  list.replaceChildren(prev.length ? h('ul', { class: 'cards' }, prev.slice(0, 10).map((x) => h('li', { class: 'card' },
     h('p', {}, h('strong', {}, whenLabel(x.fecha_inicio)), ` · ${x.servicio ? x.servicio.nombre : ''} con ${x.barbero ? x.barbero.nombre : ''}`),
     x.notas ? h('p', { class: 'notes' }, 'Notas: ' + x.notas) : null,
     photos(x, me, true)))) : h('p', {}, 'Es su primera visita.'));

@@ -160,7 +160,7 @@ export async function book() {
         h('dt', {}, 'Cuándo'), h('dd', {}, whenFull(cita.fecha_inicio)),
         h('dt', {}, 'Con quién'), h('dd', {}, barbero),
         h('dt', {}, 'Dónde'), h('dd', {}, `Barbería, ${location.host}`)),
-      h('p', { class: 'deadline' }, `Puedes cancelar o cambiar la hora hasta el ${whenLabel(limit)}.`),
+      h('p', { class: 'deadline' }, `Puedes cancelar hasta el ${whenLabel(limit)} (y cambiar la hora hasta entonces).`),
       h('p', { class: 'actions' },
         h('a', { class: 'button', href: gcalLink(title, cita), target: '_blank', rel: 'noopener' }, 'Añadir a Google Calendar'),
         h('a', { class: 'button', href: icsHref(title, cita), download: 'cita-barberia.ics' }, 'Descargar .ics')),

@@ -36,7 +36,7 @@ function card(c, me, upcoming) {
   if (upcoming) {
     if (changeable(c)) {
       const limit = new Date(new Date(c.fecha_inicio).getTime() - cfg().limite_cancelacion_min * 60000);
-      li.append(h('p', { class: 'hint' }, `Puedes cancelar o cambiar la hora hasta el ${whenLabel(limit)}.`));
+      li.append(h('p', { class: 'hint' }, `Puedes cancelar hasta el ${whenLabel(limit)} (y cambiar la hora hasta entonces).`));
       actions.append(
         h('button', { type: 'button', onclick: () => reschedule(c, area, err, title) }, 'Cambiar hora'),
         h('button', { type: 'button', class: 'danger', onclick: () => askCancel(c, area, err) }, 'Cancelar cita'));
