@@ -171,8 +171,8 @@ export async function book() {
   async function next() {
     keepUrl();
     renderSummary();
-    if (!st.servicio) return chooseService();
-    if (!st.barbero) return chooseBarber();
+    if (!st.servicio) return focus(chooseService());
+    if (!st.barbero) return focus(chooseBarber());
     if (!st.hueco) return chooseSlot();
     return confirm();
   }

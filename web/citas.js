@@ -31,7 +31,7 @@ function card(c, me, upcoming) {
   const area = h('div');
   li.append(title, h('p', { class: 'when' }, whenFull(c.fecha_inicio)),
     h('p', { class: 'hint' }, [c.servicio ? euros(c.servicio.precio) : '', c.estado === 'cancelada' ? 'Cancelada' : c.estado].filter(Boolean).join(' · ')),
-    c.notas ? h('p', { class: 'notes' }, 'Notas: ' + c.notas) : null, err);
+    ...(c.notas ? [h('p', { class: 'notes' }, 'Notas: ' + c.notas)] : []), err);
   const actions = h('p', { class: 'actions' });
   if (upcoming) {
     if (changeable(c)) {

@@ -37,8 +37,11 @@ async function signout() {
   go('/');
 }
 
+let shown = 0;
 async function render() {
   const show = pages[location.pathname];
+  // a page change without a reload: what it loads is counted from here
+  if (shown++) performance.mark('page');
   await nav();
   try {
     if (show) await show();

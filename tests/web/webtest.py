@@ -189,6 +189,7 @@ class Browser:
         try:
             return WebDriverWait(self.d, timeout, poll_frequency=0.05).until(lambda d: fn())
         except Exception:
+            what = what() if callable(what) else what
             raise AssertionError("timed out waiting for %s on %s; page:\n%s" % (what, self.d.current_url, self.text()[:3000]))
 
     def text(self):
@@ -233,8 +234,9 @@ class Browser:
         return self.d.switch_to.active_element
 
     def focused_heading(self, needle):
-        self.wait(lambda: self.active().tag_name in ("h1", "h2", "h3", "h4") and needle in self.active().text,
-                  what="focus on heading " + repr(needle))
+        js = "const e = document.activeElement; return /^H[1-4]$/.test(e.tagName) && e.textContent.includes(arguments[0])"
+        self.wait(lambda: self.d.execute_script(js, needle),
+                  what=lambda: "focus on heading %r (focused: %s)" % (needle, self.d.execute_script("return document.activeElement.outerHTML.slice(0, 200)")))
 
     def open(self, path):
         self.d.get(self.s.base + path)
@@ -267,7 +269,12 @@ class Browser:
         d.set_window_size(size["width"], size["height"])
         small = d.execute_script("return [...document.querySelectorAll('button, a, input, select, textarea')].filter(e => { const r = e.getBoundingClientRect(); return r.width && r.height && (r.width < 24 || r.height < 24) && !(e.closest('p, li, dd') && e.tagName === 'A' && !e.classList.contains('button')); }).map(e => e.outerHTML.slice(0, 100))")
         assert not small, "%s: targets smaller than 24x24 px: %s" % (state, small)
-        total = sum(r["size"] for r in self.resources()) + d.execute_script("const n = performance.getEntriesByType('navigation')[0]; return n ? n.transferSize : 0")
+        # this page's transfer: since the load, or since the app last
+        # changed page without a reload (its 'page' mark)
+        total = d.execute_script(
+            "const m = performance.getEntriesByName('page', 'mark').pop(); const since = m ? m.startTime : 0;"
+            "const n = performance.getEntriesByType('navigation')[0];"
+            "return performance.getEntriesByType('resource').filter(e => e.startTime >= since).reduce((a, e) => a + e.transferSize, 0) + (!m && n ? n.transferSize : 0)")
         assert total < BUDGET, "%s: page transfer %d bytes (budget %d)" % (state, total, BUDGET)
         self.console(state)
         if self.shots:
