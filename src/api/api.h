@@ -138,5 +138,17 @@ void api_web_asset(struct http_req *r);
 
 /* issue 9, bookable hours (agenda.c) */
 void api_config_get(struct http_req *r);
+void api_admin_barberos_get(struct http_req *r);
+void api_admin_barberos_post(struct http_req *r);
+void api_admin_barbero_patch(struct http_req *r); /* /api/admin/barberos/{id} */
+void api_admin_barbero_put(struct http_req *r);   /* /api/admin/barberos/{id}/horario */
+void api_admin_servicios_get(struct http_req *r);
+void api_admin_servicios_post(struct http_req *r);
+void api_admin_servicio_patch(struct http_req *r); /* /api/admin/servicios/{id} */
+void api_barbero_horario_get(struct http_req *r);  /* /api/barberos/{id}/horario */
+void api_admin_ausencias_get(struct http_req *r);
+void api_admin_ausencias_post(struct http_req *r);
+void api_admin_ausencia_delete(struct http_req *r); /* /api/admin/ausencias/{id} */
+void api_disponibilidad_get(struct http_req *r);
 
 #endif

@@ -44,7 +44,12 @@ static br_err find_servicio(struct app *app, const char *id, struct servicio *s)
     br_id uid;
     memset(s, 0, sizeof *s);
     if (!uuid_parse(id, strlen(id), uid)) return BR_NOTFOUND;
-    return store_servicio_get(app->store, uid, s);
+    br_err rc = store_servicio_get(app->store, uid, s);
+    if (!rc && !s->activo) { /* taken off the catalog (issue 9): no longer offered */
+        servicio_clear(s);
+        rc = BR_NOTFOUND;
+    }
+    return rc;
 }
 
 static br_err find_barbero(struct app *app, const char *id, struct barbero *b)
@@ -52,7 +57,12 @@ static br_err find_barbero(struct app *app, const char *id, struct barbero *b)
     br_id uid;
     memset(b, 0, sizeof *b);
     if (!uuid_parse(id, strlen(id), uid)) return BR_NOTFOUND;
-    return store_barbero_get(app->store, uid, b);
+    br_err rc = store_barbero_get(app->store, uid, b);
+    if (!rc && !b->activo) { /* taken off the catalog (issue 9) */
+        barbero_clear(b);
+        rc = BR_NOTFOUND;
+    }
+    return rc;
 }
 
 /* A store failure in a lookup: the generic 500, except a full pool or a

@@ -49,6 +49,7 @@ struct barbero {
     br_id id;
     char *nombre;
     char *foto_url; /* nullable */
+    bool activo;    /* offered to clients (read only: a new barber is active) */
 };
 
 struct servicio {
@@ -56,6 +57,7 @@ struct servicio {
     char *nombre;
     int64_t duracion_min;
     double precio;
+    bool activo; /* offered to clients (read only: a new service is active) */
 };
 
 struct cita {

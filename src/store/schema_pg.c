@@ -137,6 +137,32 @@ const char *const schema_pg[] = {
     "  started_at timestamptz NOT NULL,"
     "  heartbeat_at timestamptz NOT NULL"
     ");",
+    /* version 2 (issue 9, bookable hours): as SQLite's version 7 */
+    ("ALTER TABLE barberos ADD COLUMN activo boolean NOT NULL DEFAULT true;"
+     "ALTER TABLE servicios ADD COLUMN activo boolean NOT NULL DEFAULT true;"
+     "CREATE TABLE horarios ("
+     "  barbero_id uuid NOT NULL REFERENCES barberos(id) ON DELETE CASCADE,"
+     "  dia bigint NOT NULL CHECK (dia BETWEEN 1 AND 7),"
+     "  inicio bigint NOT NULL,"
+     "  fin bigint NOT NULL,"
+     "  CHECK (inicio >= 0 AND fin > inicio AND fin <= 1440),"
+     "  PRIMARY KEY (barbero_id, dia, inicio)"
+     ");"
+     "INSERT INTO horarios (barbero_id, dia, inicio, fin) "
+     "SELECT b.id, d.dia, d.inicio, d.fin FROM barberos b CROSS JOIN "
+     "(VALUES (1, 540, 840), (1, 960, 1200), (2, 540, 840), (2, 960, 1200), (3, 540, 840), (3, "
+     "960, 1200), (4, 540, 840), (4, 960, 1200), (5, 540, 840), (5, 960, 1200), (6, 540, 840)) AS "
+     "d(dia, inicio, fin);"
+     "CREATE TABLE ausencias ("
+     "  id uuid PRIMARY KEY,"
+     "  barbero_id uuid REFERENCES barberos(id) ON DELETE CASCADE,"
+     "  desde date NOT NULL,"
+     "  hasta date NOT NULL,"
+     "  motivo text,"
+     "  created_at timestamptz NOT NULL,"
+     "  CHECK (hasta >= desde)"
+     ");"
+     "CREATE INDEX ausencias_hasta ON ausencias(hasta, desde);"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

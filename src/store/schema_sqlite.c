@@ -154,6 +154,38 @@ const char *const schema_sqlite[] = {
      * index: no seek into the table for each future appointment it passes) */
     ("DROP INDEX citas_barbero_fin;"
      "CREATE INDEX citas_barbero_fin ON citas(barbero_id, fecha_fin, fecha_inicio, estado);"),
+    /* version 7 (issue 9, bookable hours): barbers and services can be
+     * taken off the catalog (activo); each barber's weekly schedule, in
+     * intervals of the shop's local minutes (several a day: a break is the
+     * gap between two); days off of one barber and closures of the whole
+     * shop (barbero_id NULL), inclusive local dates. Every barber starts
+     * with the default week: Monday to Friday 09:00-14:00 and 16:00-20:00,
+     * Saturday 09:00-14:00. */
+    ("ALTER TABLE barberos ADD COLUMN activo INTEGER NOT NULL DEFAULT 1;"
+     "ALTER TABLE servicios ADD COLUMN activo INTEGER NOT NULL DEFAULT 1;"
+     "CREATE TABLE horarios ("
+     "  barbero_id TEXT NOT NULL REFERENCES barberos(id) ON DELETE CASCADE,"
+     "  dia INTEGER NOT NULL CHECK (dia BETWEEN 1 AND 7)," /* ISO: 1 Monday */
+     "  inicio INTEGER NOT NULL,"                          /* minutes from local midnight */
+     "  fin INTEGER NOT NULL,"
+     "  CHECK (inicio >= 0 AND fin > inicio AND fin <= 1440),"
+     "  PRIMARY KEY (barbero_id, dia, inicio)"
+     ");"
+     "WITH d(dia, inicio, fin) AS (VALUES (1, 540, 840), (1, 960, 1200), (2, 540, 840), (2, 960, "
+     "1200), (3, 540, 840), (3, 960, 1200), (4, 540, 840), (4, 960, 1200), (5, 540, 840), (5, 960, "
+     "1200), (6, 540, 840)) "
+     "INSERT INTO horarios (barbero_id, dia, inicio, fin) "
+     "SELECT b.id, d.dia, d.inicio, d.fin FROM barberos b CROSS JOIN d;"
+     "CREATE TABLE ausencias ("
+     "  id TEXT PRIMARY KEY,"
+     "  barbero_id TEXT REFERENCES barberos(id) ON DELETE CASCADE," /* NULL: the shop */
+     "  desde TEXT NOT NULL,"
+     "  hasta TEXT NOT NULL,"
+     "  motivo TEXT,"
+     "  created_at TEXT NOT NULL,"
+     "  CHECK (hasta >= desde)"
+     ");"
+     "CREATE INDEX ausencias_hasta ON ausencias(hasta, desde);"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

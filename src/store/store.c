@@ -668,11 +668,21 @@ br_err store_usuarios_page(struct store *st, const char *before_created, const c
 
 /* --- catalog --------------------------------------------------------------------- */
 
+static br_err horario_default_insert(struct db *db, struct db_conn *c, const char *barbero_id);
+
+static br_err barbero_add_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    const struct barbero *b = ud;
+    struct db_val p[] = {db_text(b->id), db_text(b->nombre), db_text(b->foto_url)};
+    br_err rc = EXEC(db, c, "INSERT INTO barberos (id, nombre, foto_url) VALUES (?, ?, ?)", p, NULL,
+                     NULL, NULL);
+    return rc ? rc : horario_default_insert(db, c, b->id);
+}
+
+/* A new barber comes with the default weekly schedule (issue 9). */
 br_err store_barbero_add(struct store *st, const struct barbero *b)
 {
-    struct db_val p[] = {db_text(b->id), db_text(b->nombre), db_text(b->foto_url)};
-    return run_write(st, "INSERT INTO barberos (id, nombre, foto_url) VALUES (?, ?, ?)", p, 3,
-                     NULL);
+    return in_tx(st, barbero_add_tx, (void *)b);
 }
 
 struct barbero_cb {
@@ -691,6 +701,7 @@ static br_err barbero_row(void *ud, const struct db_val *c, int n)
     COPY(b.id, &c[0]);
     b.nombre = (char *)text_or_empty(&c[1]);
     b.foto_url = (char *)text_or_null(&c[2]);
+    b.activo = n > 3 ? as_int(&c[3]) != 0 : true;
     if (!fits) return too_long();
     if (a->fn) return a->fn(a->ud, &b);
     *a->out = b;
@@ -705,8 +716,8 @@ br_err store_barbero_get(struct store *st, const char *id, struct barbero *b)
     memset(b, 0, sizeof *b);
     struct barbero_cb a = {.out = b};
     struct db_val p[] = {db_text(id)};
-    br_err rc = run(st, "SELECT id, nombre, foto_url FROM barberos WHERE id = ?", p, 1, barbero_row,
-                    &a, NULL);
+    br_err rc = run(st, "SELECT id, nombre, foto_url, activo FROM barberos WHERE id = ?", p, 1,
+                    barbero_row, &a, NULL);
     if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such barber");
     return rc;
 }
@@ -714,8 +725,10 @@ br_err store_barbero_get(struct store *st, const char *id, struct barbero *b)
 br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud)
 {
     struct barbero_cb a = {.fn = fn, .ud = ud};
-    return run(st, "SELECT id, nombre, foto_url FROM barberos ORDER BY nombre, id", NULL, 0,
-               barbero_row, &a, NULL);
+    return run(st,
+               "SELECT id, nombre, foto_url, activo FROM barberos WHERE activo "
+               "ORDER BY nombre, id",
+               NULL, 0, barbero_row, &a, NULL);
 }
 
 br_err store_servicio_add(struct store *st, const struct servicio *s)
@@ -744,6 +757,7 @@ static br_err servicio_row(void *ud, const struct db_val *c, int n)
     s.nombre = (char *)text_or_empty(&c[1]);
     s.duracion_min = as_int(&c[2]);
     s.precio = as_real(&c[3]);
+    s.activo = n > 4 ? as_int(&c[4]) != 0 : true;
     if (!fits) return too_long();
     if (a->fn) return a->fn(a->ud, &s);
     *a->out = s;
@@ -757,8 +771,9 @@ br_err store_servicio_get(struct store *st, const char *id, struct servicio *s)
     memset(s, 0, sizeof *s);
     struct servicio_cb a = {.out = s};
     struct db_val p[] = {db_text(id)};
-    br_err rc = run(st, "SELECT id, nombre, duracion_min, precio FROM servicios WHERE id = ?", p, 1,
-                    servicio_row, &a, NULL);
+    br_err rc =
+        run(st, "SELECT id, nombre, duracion_min, precio, activo FROM servicios WHERE id = ?", p, 1,
+            servicio_row, &a, NULL);
     if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such service");
     return rc;
 }
@@ -766,7 +781,9 @@ br_err store_servicio_get(struct store *st, const char *id, struct servicio *s)
 br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud)
 {
     struct servicio_cb a = {.fn = fn, .ud = ud};
-    return run(st, "SELECT id, nombre, duracion_min, precio FROM servicios ORDER BY nombre, id",
+    return run(st,
+               "SELECT id, nombre, duracion_min, precio, activo FROM servicios WHERE activo "
+               "ORDER BY nombre, id",
                NULL, 0, servicio_row, &a, NULL);
 }
 
@@ -779,6 +796,294 @@ br_err store_is_empty(struct store *st, bool *empty)
                     NULL, 0, one_int, &n, NULL);
     if (!rc) *empty = n == 0;
     return rc;
+}
+
+/* --- issue 9: catalog administration, schedules, days off ----------------------------- */
+
+/* The default week of a new barber (and of every barber the migration
+ * found): Monday to Friday 09:00-14:00 and 16:00-20:00, Saturday
+ * 09:00-14:00. */
+static br_err horario_default_insert(struct db *db, struct db_conn *c, const char *barbero_id)
+{
+    static const struct horario_tramo def[] = {
+        {1, 540, 840}, {1, 960, 1200}, {2, 540, 840}, {2, 960, 1200}, {3, 540, 840}, {3, 960, 1200},
+        {4, 540, 840}, {4, 960, 1200}, {5, 540, 840}, {5, 960, 1200}, {6, 540, 840},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(def); i++) {
+        struct db_val p[] = {db_text(barbero_id), db_int(def[i].dia), db_int(def[i].inicio),
+                             db_int(def[i].fin)};
+        br_err rc =
+            EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
+                 p, NULL, NULL, NULL);
+        if (rc) return rc;
+    }
+    return BR_OK;
+}
+
+br_err store_barberos_all(struct store *st, store_barbero_fn fn, void *ud)
+{
+    struct barbero_cb a = {.fn = fn, .ud = ud};
+    return run(st, "SELECT id, nombre, foto_url, activo FROM barberos ORDER BY nombre, id", NULL, 0,
+               barbero_row, &a, NULL);
+}
+
+br_err store_servicios_all(struct store *st, store_servicio_fn fn, void *ud)
+{
+    struct servicio_cb a = {.fn = fn, .ud = ud};
+    return run(st,
+               "SELECT id, nombre, duracion_min, precio, activo FROM servicios ORDER BY nombre, id",
+               NULL, 0, servicio_row, &a, NULL);
+}
+
+/* A patch is applied field by field in one transaction: each statement is
+ * constant text, and a missing row is told by the first one's count. */
+struct barbero_patch_args {
+    const char *id;
+    const struct barbero_patch *p;
+};
+
+static br_err barbero_patch_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct barbero_patch_args *a = ud;
+    const struct barbero_patch *p = a->p;
+    int64_t n = 0;
+    struct db_val pk[] = {db_text(a->id)};
+    br_err rc = EXEC(db, c, "SELECT count(*) FROM barberos WHERE id = ?", pk, one_int, &n, NULL);
+    if (rc) return rc;
+    if (n == 0) return err_set(BR_NOTFOUND, "no such barber");
+    if (p->nombre) {
+        struct db_val v[] = {db_text(p->nombre), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE barberos SET nombre = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->set_foto_url) {
+        struct db_val v[] = {db_text(p->foto_url), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE barberos SET foto_url = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->activo >= 0) {
+        struct db_val v[] = {db_text(p->activo ? "1" : "0"), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE barberos SET activo = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+br_err store_barbero_update(struct store *st, const char *id, const struct barbero_patch *p)
+{
+    struct barbero_patch_args a = {id, p};
+    return in_tx(st, barbero_patch_tx, &a);
+}
+
+struct servicio_patch_args {
+    const char *id;
+    const struct servicio_patch *p;
+};
+
+static br_err servicio_patch_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct servicio_patch_args *a = ud;
+    const struct servicio_patch *p = a->p;
+    int64_t n = 0;
+    struct db_val pk[] = {db_text(a->id)};
+    br_err rc = EXEC(db, c, "SELECT count(*) FROM servicios WHERE id = ?", pk, one_int, &n, NULL);
+    if (rc) return rc;
+    if (n == 0) return err_set(BR_NOTFOUND, "no such service");
+    if (p->nombre) {
+        struct db_val v[] = {db_text(p->nombre), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE servicios SET nombre = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->duracion_min > 0) {
+        struct db_val v[] = {db_int(p->duracion_min), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE servicios SET duracion_min = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->set_precio) {
+        struct db_val v[] = {db_real(p->precio), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE servicios SET precio = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->activo >= 0) {
+        struct db_val v[] = {db_text(p->activo ? "1" : "0"), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE servicios SET activo = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+br_err store_servicio_update(struct store *st, const char *id, const struct servicio_patch *p)
+{
+    struct servicio_patch_args a = {id, p};
+    return in_tx(st, servicio_patch_tx, &a);
+}
+
+/* schedules */
+
+struct tramo_cb {
+    store_tramo_fn fn;
+    void *ud;
+};
+
+static br_err tramo_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct tramo_cb *a = ud;
+    struct horario_tramo t = {(int)as_int(&c[1]), (int)as_int(&c[2]), (int)as_int(&c[3])};
+    br_id id;
+    bool fits = true;
+    COPY(id, &c[0]);
+    if (!fits) return too_long();
+    return a->fn(a->ud, id, text_or_empty(&c[4]), &t);
+}
+
+br_err store_horario_each(struct store *st, const char *barbero_id, store_tramo_fn fn, void *ud)
+{
+    struct tramo_cb a = {fn, ud};
+    struct db_val p[] = {db_text(barbero_id)};
+    return run(st,
+               "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
+               "JOIN barberos b ON b.id = h.barbero_id WHERE h.barbero_id = ? "
+               "ORDER BY h.dia, h.inicio",
+               p, 1, tramo_row, &a, NULL);
+}
+
+br_err store_horario_dia(struct store *st, int dia, const char *barbero_id, store_tramo_fn fn,
+                         void *ud)
+{
+    struct tramo_cb a = {fn, ud};
+    if (barbero_id) {
+        struct db_val p[] = {db_int(dia), db_text(barbero_id)};
+        return run(st,
+                   "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
+                   "JOIN barberos b ON b.id = h.barbero_id "
+                   "WHERE h.dia = ? AND h.barbero_id = ? AND b.activo ORDER BY h.inicio",
+                   p, 2, tramo_row, &a, NULL);
+    }
+    struct db_val p[] = {db_int(dia)};
+    return run(st,
+               "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
+               "JOIN barberos b ON b.id = h.barbero_id WHERE h.dia = ? AND b.activo "
+               "ORDER BY b.nombre, b.id, h.inicio",
+               p, 1, tramo_row, &a, NULL);
+}
+
+struct horario_set_args {
+    const char *barbero_id;
+    const struct horario_tramo *t;
+    int n;
+};
+
+static br_err horario_set_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct horario_set_args *a = ud;
+    int64_t n = 0;
+    struct db_val pk[] = {db_text(a->barbero_id)};
+    br_err rc = EXEC(db, c, "SELECT count(*) FROM barberos WHERE id = ?", pk, one_int, &n, NULL);
+    if (rc) return rc;
+    if (n == 0) return err_set(BR_NOTFOUND, "no such barber");
+    rc = EXEC(db, c, "DELETE FROM horarios WHERE barbero_id = ?", pk, NULL, NULL, NULL);
+    for (int i = 0; !rc && i < a->n; i++) {
+        struct db_val p[] = {db_text(a->barbero_id), db_int(a->t[i].dia), db_int(a->t[i].inicio),
+                             db_int(a->t[i].fin)};
+        rc = EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
+                  p, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+br_err store_horario_set(struct store *st, const char *barbero_id, const struct horario_tramo *t,
+                         int n)
+{
+    struct horario_set_args a = {barbero_id, t, n};
+    return in_tx(st, horario_set_tx, &a);
+}
+
+/* days off and closures */
+
+#define AUSENCIA_COLS "id, barbero_id, desde, hasta, motivo, created_at"
+
+struct ausencia_cb {
+    store_ausencia_fn fn;
+    void *ud;
+};
+
+static br_err ausencia_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct ausencia_cb *a = ud;
+    struct ausencia x;
+    bool fits = true;
+    COPY(x.id, &c[0]);
+    COPY(x.barbero_id, &c[1]);
+    COPY(x.desde, &c[2]);
+    COPY(x.hasta, &c[3]);
+    COPY(x.created_at, &c[5]);
+    x.motivo = (char *)text_or_null(&c[4]);
+    if (!fits) return too_long();
+    return a->fn(a->ud, &x);
+}
+
+br_err store_ausencia_add(struct store *st, const struct ausencia *x)
+{
+    struct db_val p[] = {db_text(x->id),     db_text(x->barbero_id[0] ? x->barbero_id : NULL),
+                         db_text(x->desde),  db_text(x->hasta),
+                         db_text(x->motivo), db_text(x->created_at)};
+    return run_write(st, "INSERT INTO ausencias (" AUSENCIA_COLS ") VALUES (?, ?, ?, ?, ?, ?)", p,
+                     6, NULL);
+}
+
+br_err store_ausencias_each(struct store *st, store_ausencia_fn fn, void *ud)
+{
+    struct ausencia_cb a = {fn, ud};
+    return run(st, "SELECT " AUSENCIA_COLS " FROM ausencias ORDER BY desde, id", NULL, 0,
+               ausencia_row, &a, NULL);
+}
+
+br_err store_ausencias_on(struct store *st, const char *fecha, store_ausencia_fn fn, void *ud)
+{
+    struct ausencia_cb a = {fn, ud};
+    struct db_val p[] = {db_text(fecha), db_text(fecha)};
+    return run(st,
+               "SELECT " AUSENCIA_COLS " FROM ausencias WHERE hasta >= ? AND desde <= ? "
+               "ORDER BY desde, id",
+               p, 2, ausencia_row, &a, NULL);
+}
+
+br_err store_ausencia_delete(struct store *st, const char *id)
+{
+    int64_t changes = 0;
+    struct db_val p[] = {db_text(id)};
+    br_err rc = run_write(st, "DELETE FROM ausencias WHERE id = ?", p, 1, &changes);
+    if (!rc && changes == 0) rc = err_set(BR_NOTFOUND, "no such absence");
+    return rc;
+}
+
+/* The busy stretches of one barber that intersect [desde, hasta): its
+ * non-cancelled appointments, from the covering index citas_barbero_fin
+ * (the ones that end after desde: never the history before it). */
+#define SQL_BUSY                                                                                   \
+    "SELECT fecha_inicio, fecha_fin FROM citas WHERE barbero_id = ? AND fecha_fin > ? AND "        \
+    "fecha_inicio < ? AND estado <> 'cancelada'"
+
+static const char sql_busy[] = SQL_BUSY;
+
+struct busy_cb {
+    store_busy_fn fn;
+    void *ud;
+};
+
+static br_err busy_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct busy_cb *a = ud;
+    br_ts ini, fin;
+    bool fits = true;
+    COPY(ini, &c[0]);
+    COPY(fin, &c[1]);
+    if (!fits) return too_long();
+    return a->fn(a->ud, ini, fin);
+}
+
+br_err store_citas_busy(struct store *st, const char *barbero_id, const char *desde,
+                        const char *hasta, store_busy_fn fn, void *ud)
+{
+    struct busy_cb a = {fn, ud};
+    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta)};
+    return run(st, sql_busy, p, 3, busy_row, &a, NULL);
 }
 
 /* --- citas ------------------------------------------------------------------------ */
@@ -1434,6 +1739,7 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
         int nparams;
     } hot[] = {
         {"overlap", "EXPLAIN QUERY PLAN " SQL_OVERLAP, 3},
+        {"busy", "EXPLAIN QUERY PLAN " SQL_BUSY, 3},
         {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
         {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
         {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},

@@ -38,6 +38,9 @@ struct expect {
 static const struct expect expected[] = {
     {"overlap",
      "SEARCH citas USING COVERING INDEX citas_barbero_fin (barbero_id=? AND fecha_fin>?)", false},
+    /* the free slots of a day (issue 9): one barber's appointments from the same index */
+    {"busy", "SEARCH citas USING COVERING INDEX citas_barbero_fin (barbero_id=? AND fecha_fin>?)",
+     false},
     {"fotos_count",
      "SEARCH fotos_cita USING COVERING INDEX fotos_cita_cita_tipo (cita_id=? AND tipo=?)", false},
     {"fotos_each", "SEARCH fotos_cita USING INDEX fotos_cita_cita_creado (cita_id=?)", false},

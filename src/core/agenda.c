@@ -1,0 +1,282 @@
+/*
+ * agenda.c - bookable hours (see agenda.h).
+ *
+ * The free slots of a date: for each barber considered (one, or every
+ * active one by nombre) that works that weekday and is not off, each
+ * interval of its schedule gives the grid inicio, inicio + paso, ... in
+ * local minutes; each grid time is mapped to UTC through the zone (a time
+ * in the spring-forward gap does not exist and is skipped; a repeated one
+ * is its first occurrence); a slot is free when the whole service ends by
+ * the interval's end (in real time), it starts at least antelación from
+ * now, and it intersects none of the barber's non-cancelled appointments
+ * (read once per barber, for the span of its day). Dates outside today ..
+ * today + dias_max (in the shop's zone) have no slots.
+ */
+#include "agenda.h"
+#include "../util/log.h"
+#include "../util/tz.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TRAMOS_DIA_MAX 48 /* intervals of one barber on one day */
+
+/* --- schedules ---------------------------------------------------------------------- */
+
+bool agenda_hhmm_parse(const char *s, int *minutes)
+{
+    if (!s || strlen(s) != 5 || s[2] != ':') return false;
+    for (int i = 0; i < 5; i++)
+        if (i != 2 && (s[i] < '0' || s[i] > '9')) return false;
+    int h = (s[0] - '0') * 10 + (s[1] - '0'), m = (s[3] - '0') * 10 + (s[4] - '0');
+    if (m > 59 || h > 24 || (h == 24 && m != 0)) return false;
+    *minutes = h * 60 + m;
+    return true;
+}
+
+void agenda_hhmm_format(int minutes, char out[6])
+{
+    int h = minutes / 60, m = minutes % 60;
+    out[0] = (char)('0' + h / 10);
+    out[1] = (char)('0' + h % 10);
+    out[2] = ':';
+    out[3] = (char)('0' + m / 10);
+    out[4] = (char)('0' + m % 10);
+    out[5] = '\0';
+}
+
+static int tramo_cmp(const void *a, const void *b)
+{
+    const struct horario_tramo *x = a, *y = b;
+    if (x->dia != y->dia) return x->dia < y->dia ? -1 : 1;
+    return x->inicio < y->inicio ? -1 : x->inicio > y->inicio;
+}
+
+br_err agenda_horario_check(struct horario_tramo *t, int n)
+{
+    if (n > AGENDA_TRAMOS_MAX) return err_set(BR_INVALID, "Demasiados tramos de horario");
+    for (int i = 0; i < n; i++) {
+        if (t[i].dia < 1 || t[i].dia > 7) return err_set(BR_INVALID, "Horario inválido: dia");
+        if (t[i].inicio < 0 || t[i].fin > 1440 || t[i].fin <= t[i].inicio)
+            return err_set(BR_INVALID, "Horario inválido: inicio debe ser anterior a fin");
+    }
+    qsort(t, (size_t)n, sizeof *t, tramo_cmp);
+    for (int i = 1; i < n; i++)
+        if (t[i].dia == t[i - 1].dia && t[i].inicio < t[i - 1].fin)
+            return err_set(BR_INVALID, "Horario inválido: tramos solapados");
+    return BR_OK;
+}
+
+/* --- free slots ------------------------------------------------------------------------ */
+
+struct busy {
+    int64_t ini, fin;
+};
+
+struct barber_day {
+    br_id id;
+    struct horario_tramo t[TRAMOS_DIA_MAX];
+    int nt;
+    bool off;
+    struct busy *busy;
+    int nbusy, capbusy;
+};
+
+struct collect {
+    struct barber_day *b;
+    int nb, cap;
+    bool closed; /* the whole shop */
+};
+
+static br_err on_tramo(void *ud, const char *id, const char *nombre, const struct horario_tramo *t)
+{
+    (void)nombre;
+    struct collect *c = ud;
+    if (c->nb == 0 || strcmp(c->b[c->nb - 1].id, id) != 0) {
+        if (c->nb == c->cap) {
+            c->cap = c->cap ? 2 * c->cap : 8;
+            c->b = xrealloc(c->b, (size_t)c->cap * sizeof *c->b);
+        }
+        struct barber_day *b = &c->b[c->nb++];
+        memset(b, 0, sizeof *b);
+        memcpy(b->id, id, sizeof b->id);
+    }
+    struct barber_day *b = &c->b[c->nb - 1];
+    if (b->nt < TRAMOS_DIA_MAX) b->t[b->nt++] = *t;
+    return BR_OK;
+}
+
+static br_err on_ausencia(void *ud, const struct ausencia *a)
+{
+    struct collect *c = ud;
+    if (!a->barbero_id[0]) {
+        c->closed = true;
+        return BR_OK;
+    }
+    for (int i = 0; i < c->nb; i++)
+        if (!strcmp(c->b[i].id, a->barbero_id)) c->b[i].off = true;
+    return BR_OK;
+}
+
+static br_err on_busy(void *ud, const char *inicio, const char *fin)
+{
+    struct barber_day *b = ud;
+    int64_t i, f;
+    if (!iso8601_parse(inicio, strlen(inicio), &i) || !iso8601_parse(fin, strlen(fin), &f))
+        return err_set(BR_STORE, "a stored appointment time does not parse");
+    if (b->nbusy == b->capbusy) {
+        b->capbusy = b->capbusy ? 2 * b->capbusy : 16;
+        b->busy = xrealloc(b->busy, (size_t)b->capbusy * sizeof *b->busy);
+    }
+    b->busy[b->nbusy++] = (struct busy){i, f};
+    return BR_OK;
+}
+
+/* The instant of local (date, minute); minute may be 1440 (the next day's
+ * midnight). A time in a gap moves on to the first one that exists. */
+static bool instant_from(const struct tz_date *d, int minute, int64_t *ms)
+{
+    int64_t days = tz_days_from_civil(d);
+    for (int k = 0; k <= 24 * 60; k++, minute++) {
+        struct tz_date dd;
+        tz_civil_from_days(days + minute / 1440, &dd);
+        if (tz_local_to_utc(&dd, minute % 1440, ms)) return true;
+    }
+    return false;
+}
+
+struct cand {
+    int64_t ini;
+    int local_min;
+    int barber;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    if (x->ini != y->ini) return x->ini < y->ini ? -1 : 1;
+    return x->barber < y->barber ? -1 : x->barber > y->barber;
+}
+
+static br_err internal(br_err rc, const char *what)
+{
+    log_error("disponibilidad: %s: %s", what, err_msg());
+    if (rc == BR_BUSY) return rc;
+    return err_set(BR_INTERNAL, "Error interno del servidor");
+}
+
+br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, struct agenda_dia *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!q->servicio_id || !*q->servicio_id || !q->fecha || !*q->fecha)
+        return err_set(BR_INVALID, "Faltan campos requeridos");
+    struct tz_date day;
+    if (!tz_date_parse(q->fecha, &day)) return err_set(BR_INVALID, "fecha inválida");
+    memcpy(out->fecha, q->fecha, 11);
+
+    br_id sid, bid;
+    struct servicio srv;
+    memset(&srv, 0, sizeof srv);
+    br_err rc = BR_NOTFOUND;
+    if (uuid_parse(q->servicio_id, strlen(q->servicio_id), sid))
+        rc = store_servicio_get(app->store, sid, &srv);
+    if (rc == BR_OK && !srv.activo) rc = BR_NOTFOUND;
+    int64_t dur_ms = srv.duracion_min * 60000;
+    servicio_clear(&srv);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Servicio no encontrado");
+    if (rc) return internal(rc, "service lookup");
+    if (q->barbero_id) {
+        struct barbero bar;
+        memset(&bar, 0, sizeof bar);
+        rc = BR_NOTFOUND;
+        if (uuid_parse(q->barbero_id, strlen(q->barbero_id), bid))
+            rc = store_barbero_get(app->store, bid, &bar);
+        if (rc == BR_OK && !bar.activo) rc = BR_NOTFOUND;
+        barbero_clear(&bar);
+        if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Barbero no encontrado");
+        if (rc) return internal(rc, "barber lookup");
+    }
+
+    /* the window of bookable dates, from today in the shop's zone */
+    const struct config *cfg = app->cfg;
+    struct tz_date today;
+    int now_min;
+    if (!tz_utc_to_local(q->now_ms, &today, &now_min))
+        return internal(err_set(BR_INTERNAL, "no local time"), "today");
+    int64_t ahead = tz_days_from_civil(&day) - tz_days_from_civil(&today);
+    if (ahead < 0 || ahead > cfg->max_days_ahead) return BR_OK;
+
+    struct collect c = {0};
+    rc = store_horario_dia(app->store, tz_iso_weekday(&day), q->barbero_id ? bid : NULL, on_tramo,
+                           &c);
+    if (!rc) rc = store_ausencias_on(app->store, q->fecha, on_ausencia, &c);
+    struct cand *cand = NULL;
+    int ncand = 0, capcand = 0;
+    int64_t earliest = q->now_ms + (int64_t)cfg->min_notice_min * 60000;
+    int64_t step = cfg->slot_min > 0 ? cfg->slot_min : 15;
+    for (int i = 0; !rc && !c.closed && i < c.nb; i++) {
+        struct barber_day *b = &c.b[i];
+        if (b->off || b->nt == 0) continue;
+        int64_t lo, hi;
+        if (!instant_from(&day, b->t[0].inicio, &lo) ||
+            !instant_from(&day, b->t[b->nt - 1].fin, &hi))
+            continue;
+        br_ts lo_s, hi_s;
+        iso8601_format(lo, lo_s);
+        iso8601_format(hi, hi_s);
+        rc = store_citas_busy(app->store, b->id, lo_s, hi_s, on_busy, b);
+        for (int k = 0; !rc && k < b->nt; k++) {
+            int64_t end_limit;
+            if (!instant_from(&day, b->t[k].fin, &end_limit)) continue;
+            for (int m = b->t[k].inicio; m < b->t[k].fin; m += (int)step) {
+                int64_t s;
+                if (!tz_local_to_utc(&day, m, &s)) continue; /* in the spring gap */
+                int64_t e = s + dur_ms;
+                if (e > end_limit) break;
+                if (s < earliest) continue;
+                bool taken = false;
+                for (int j = 0; j < b->nbusy && !taken; j++)
+                    taken = b->busy[j].ini < e && b->busy[j].fin > s;
+                if (taken) continue;
+                if (ncand == capcand) {
+                    capcand = capcand ? 2 * capcand : 64;
+                    cand = xrealloc(cand, (size_t)capcand * sizeof *cand);
+                }
+                cand[ncand++] = (struct cand){s, m, i};
+            }
+        }
+    }
+    if (rc) {
+        rc = internal(rc, "schedule read");
+    } else if (ncand) {
+        qsort(cand, (size_t)ncand, sizeof *cand, cand_cmp);
+        out->ids = xcalloc((size_t)c.nb, sizeof *out->ids);
+        out->nids = c.nb;
+        for (int i = 0; i < c.nb; i++)
+            memcpy(out->ids[i], c.b[i].id, sizeof out->ids[i]);
+        out->idx = xcalloc((size_t)ncand, sizeof *out->idx);
+        out->huecos = xcalloc((size_t)ncand, sizeof *out->huecos);
+        for (int i = 0; i < ncand; i++) {
+            out->idx[i] = cand[i].barber;
+            if (out->nhuecos && out->huecos[out->nhuecos - 1].inicio_ms == cand[i].ini) {
+                out->huecos[out->nhuecos - 1].nb++;
+                continue;
+            }
+            out->huecos[out->nhuecos++] =
+                (struct agenda_hueco){cand[i].ini, cand[i].ini + dur_ms, cand[i].local_min, i, 1};
+        }
+    }
+    free(cand);
+    for (int i = 0; i < c.nb; i++)
+        free(c.b[i].busy);
+    free(c.b);
+    return rc;
+}
+
+void agenda_dia_clear(struct agenda_dia *d)
+{
+    free(d->huecos);
+    free(d->idx);
+    free(d->ids);
+    memset(d, 0, sizeof *d);
+}

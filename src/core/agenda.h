@@ -1,0 +1,58 @@
+/*
+ * agenda.h - issue 9's bookable hours: the rules of weekly schedules and
+ * the free slots of a day (GET /api/disponibilidad).
+ *
+ * Times of a schedule are the shop's local minutes (BARBERIA_TZ, set by
+ * util/tz.h at start); slots are UTC instants. Errors carry the API's
+ * Spanish message (BR_INVALID 400, BR_NOTFOUND 404).
+ */
+#ifndef BR_AGENDA_H
+#define BR_AGENDA_H
+
+#include "app.h"
+
+/* At most this many intervals in a barber's week. */
+#define AGENDA_TRAMOS_MAX 168
+
+/* Checks a week (any order): dia 1-7, 0 <= inicio < fin <= 1440, intervals
+ * of one day that do not overlap (touching is fine), at most
+ * AGENDA_TRAMOS_MAX. Sorts t by dia and inicio. BR_INVALID with the
+ * message. */
+br_err agenda_horario_check(struct horario_tramo *t, int n) WARN_UNUSED;
+
+/* "HH:MM" (00:00-24:00) to minutes; false when malformed. */
+bool agenda_hhmm_parse(const char *s, int *minutes);
+/* minutes (0-1440) to "HH:MM". */
+void agenda_hhmm_format(int minutes, char out[6]);
+
+/* One free slot: when, and which barbers are free then. */
+struct agenda_hueco {
+    int64_t inicio_ms, fin_ms;
+    int local_min; /* the start in local minutes of the day */
+    int first, nb; /* barbers: agenda_dia.barberos[first .. first + nb) of idx */
+};
+
+struct agenda_dia {
+    char fecha[11];
+    struct agenda_hueco *huecos;
+    int nhuecos;
+    int *idx;   /* indices into ids, per hueco (see agenda_hueco) */
+    br_id *ids; /* the barbers considered, by nombre */
+    int nids;
+};
+
+struct agenda_query {
+    const char *servicio_id; /* required */
+    const char *fecha;       /* required: YYYY-MM-DD */
+    const char *barbero_id;  /* NULL: any active barber */
+    int64_t now_ms;
+};
+
+/* The free slots of a date. OUT: *out (release with agenda_dia_clear);
+ * canonical ids in out->ids. Errors: 400 Faltan campos requeridos, 400
+ * fecha inválida, 404 Servicio no encontrado, 404 Barbero no encontrado. */
+br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q,
+                             struct agenda_dia *out) WARN_UNUSED;
+void agenda_dia_clear(struct agenda_dia *d);
+
+#endif
