@@ -1,1 +1,66 @@
-import './api.js';
+// main.js - starts the app: settings, session, navigation, and the page of
+// the current path (its module loaded on demand).
+import { loadConfig, session, signedOut, post, rol } from './api.js';
+import { h, page, go, announce } from './ui.js';
+
+const pages = {
+  '/': () => import('./book.js').then((m) => m.home()),
+  '/reservar': () => import('./book.js').then((m) => m.book()),
+  '/entrar': () => import('./auth.js').then((m) => m.signin()),
+  '/registro': () => import('./auth.js').then((m) => m.signup()),
+  '/mis-citas': () => import('./citas.js').then((m) => m.mine()),
+  '/agenda': () => import('./agenda.js').then((m) => m.agenda()),
+  '/admin': () => import('./admin.js').then((m) => m.admin()),
+};
+
+async function nav() {
+  const me = await session();
+  const r = rol(me);
+  const here = location.pathname;
+  const link = (href, text) => h('a', { href, 'aria-current': here === href ? 'page' : null }, text);
+  const items = [link('/reservar', 'Reservar')];
+  if (me) {
+    items.push(link('/mis-citas', 'Mis citas'));
+    if (r === 'barbero' || r === 'admin') items.push(link('/agenda', 'Agenda'));
+    if (r === 'admin') items.push(link('/admin', 'Admin'));
+    items.push(h('button', { type: 'button', class: 'link', onclick: signout }, 'Salir'));
+  } else {
+    items.push(link('/entrar', 'Entrar'), link('/registro', 'Crear cuenta'));
+  }
+  document.getElementById('nav').replaceChildren(h('ul', {}, items.map((i) => h('li', {}, i))));
+}
+
+async function signout() {
+  try { await post('/api/auth/logout'); } catch (e) { /* the session is gone either way */ }
+  signedOut();
+  announce('Has salido');
+  go('/');
+}
+
+let shown = 0;
+async function render() {
+  const show = pages[location.pathname];
+  // a page change without a reload: what it loads is counted from here
+  if (shown++) performance.mark('page');
+  await nav();
+  try {
+    if (show) await show();
+    else page('Página no encontrada', h('p', {}, h('a', { href: '/' }, 'Volver al inicio')));
+  } catch (e) {
+    page('Algo ha fallado', h('p', { class: 'alert', role: 'alert' }, e.message || String(e)),
+      h('p', {}, h('button', { type: 'button', onclick: render }, 'Reintentar')));
+  }
+}
+
+// Links to our own pages change the page without reloading.
+document.addEventListener('click', (e) => {
+  const a = e.target.closest('a[href]:not([href^="#"])');
+  if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || a.target || a.hasAttribute('download')) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin || !(url.pathname in pages)) return;
+  e.preventDefault();
+  go(url.pathname + url.search);
+});
+window.addEventListener('popstate', render);
+
+loadConfig().then(render);

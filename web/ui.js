@@ -1,1 +1,114 @@
-export {};
+// ui.js - building the page: elements, steps and focus, announcements, and
+// times in the shop's zone.
+import { cfg } from './api.js';
+
+// h('button', {class: 'x', onclick: f}, 'text', child...) -> element
+export function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = v;
+    else if (k in el && typeof v !== 'string') el[k] = v;
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of kids.flat()) if (c !== null && c !== undefined && c !== false) el.append(c);
+  return el;
+}
+
+const main = () => document.getElementById('main');
+
+// Replaces the page: a heading (focused, so a screen reader starts there)
+// and the content.
+export function page(title, ...kids) {
+  document.title = title + ' · Barbería';
+  const h1 = h('h1', { tabindex: '-1' }, title);
+  main().replaceChildren(h1, ...kids);
+  h1.focus();
+  return h1;
+}
+
+// Moves the focus to a step's heading.
+export function focus(el) {
+  if (!el) return;
+  if (!el.hasAttribute('tabindex')) el.setAttribute('tabindex', '-1');
+  el.focus();
+}
+
+// Says something to everyone (aria-live) and shows it.
+let timer = 0;
+export function announce(msg) {
+  const s = document.getElementById('status');
+  s.textContent = '';
+  clearTimeout(timer);
+  setTimeout(() => { s.textContent = msg; }, 30);
+  timer = setTimeout(() => { s.textContent = ''; }, 8000);
+}
+
+// An error line inside a form or step (role=alert is read at once).
+export const alertBox = () => h('p', { class: 'alert', role: 'alert', hidden: true });
+export function showError(box, err) {
+  box.textContent = err && err.message ? err.message : String(err);
+  box.hidden = false;
+}
+
+export function go(path) {
+  history.pushState(null, '', path);
+  window.dispatchEvent(new Event('popstate'));
+}
+
+// --- times: always in the shop's zone --------------------------------------
+const zona = () => cfg().zona;
+export const zoneName = () => zona().split('/').pop().replace(/_/g, ' ');
+const fmt = {};
+function f(key, opts) {
+  const k = key + zona();
+  if (!fmt[k]) fmt[k] = new Intl.DateTimeFormat('es-ES', Object.assign({ timeZone: zona() }, opts));
+  return fmt[k];
+}
+const parts = (key, opts, d) => Object.fromEntries(f(key, opts).formatToParts(d).map((p) => [p.type, p.value]));
+
+// "2031-05-04" of an instant, in the shop's zone
+export function ymd(d) {
+  const p = parts('ymd', { year: 'numeric', month: '2-digit', day: '2-digit' }, d);
+  return `${p.year}-${p.month}-${p.day}`;
+}
+export const today = () => ymd(new Date());
+// "10:30"
+export const hm = (d) => f('hm', { hour: '2-digit', minute: '2-digit', hour12: false }).format(new Date(d));
+// "martes 14 de octubre" of an instant
+export function dayLabel(d) {
+  const p = parts('day', { weekday: 'long', day: 'numeric', month: 'long' }, new Date(d));
+  return `${p.weekday} ${p.day} de ${p.month}`;
+}
+// the same of a calendar date "2031-05-04" (noon UTC is that day in every zone we serve)
+const noon = (s) => new Date(s + 'T12:00:00Z');
+export const dateLabel = (s) => dayLabel(noon(s));
+export function dateShort(s) {
+  const p = parts('short', { weekday: 'short', day: 'numeric', month: 'short' }, noon(s));
+  return [p.weekday.replace('.', ''), p.day, p.month.replace('.', '')];
+}
+export function addDays(s, n) {
+  const d = new Date(Date.UTC(+s.slice(0, 4), +s.slice(5, 7) - 1, +s.slice(8, 10) + n));
+  return d.toISOString().slice(0, 10);
+}
+// "martes 14 de octubre, 10:30"
+export const whenLabel = (iso) => `${dayLabel(iso)}, ${hm(iso)}`;
+// "martes 14 de octubre de 2031, 10:30 (hora de Madrid)"
+export const whenFull = (iso) => `${whenLabel(iso)} (hora de ${zoneName()})`;
+
+// The UTC instant at which a calendar date begins in the shop's zone.
+export function dayStart(s) {
+  const guess = Date.UTC(+s.slice(0, 4), +s.slice(5, 7) - 1, +s.slice(8, 10));
+  let t = guess;
+  for (let i = 0; i < 2; i++) {
+    const p = parts('off', { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }, new Date(t));
+    const asUtc = Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute, +p.second);
+    t = guess - (asUtc - t);
+  }
+  return new Date(t);
+}
+
+export const euros = (n) => new Intl.NumberFormat('es-ES', { style: 'currency', currency: 'EUR' }).format(n);
+export const mins = (n) => `${n} min`;

@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""web/agenda - a barber opens the agenda: the day's and the week's
+appointments of every barber with the client's name, phone and notes, the
+photos, and the client's earlier cuts (with their photos) one tap away."""
+import datetime
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webtest  # noqa: E402
+from webtest import By  # noqa: E402
+
+
+def test(srv, br):
+    servicios, barberos = srv.catalog()
+    s, b = servicios[0], barberos[0]
+    client, _ = srv.signup("carla@example.com", "Carla Gómez", "611222333")
+    _, barber_id = srv.signup("barbero@example.com", "Pepe Barbero")
+    srv.ok("PATCH", "/api/admin/usuarios", {"userId": barber_id, "rol": "barbero"}, token=srv.admin)
+    # an earlier cut with a photo, and one tomorrow at 10:00 UTC
+    past = srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": "2024-03-05T10:00:00Z", "notas": "Degradado bajo, nuca cuadrada"}, token=client)["cita"]
+    srv.upload(client, past["id"], "despues", webtest.png_bytes())
+    tomorrow = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime("%Y-%m-%dT10:00:00Z")
+    srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": tomorrow, "notas": "Lo mismo que la última vez"}, token=client)
+
+    br.open("/entrar?volver=/agenda")
+    br.fill("Correo electrónico", "barbero@example.com")
+    br.fill("Contraseña", "secreto1")
+    br.click("Entrar")
+    br.focused_heading("Agenda")
+    br.see("No hay citas")  # today
+    br.check("Agenda - hoy vacio")
+    br.click("Siguiente ›")
+    br.see("Carla Gómez")
+    for needle in ("611222333", "Lo mismo que la última vez", b["nombre"], s["nombre"]):
+        br.see(needle)
+    tel = br.d.find_element(By.CSS_SELECTOR, "a[href^='tel:']")
+    assert tel.get_attribute("href") == "tel:611222333"
+    br.check("Agenda - dia")
+    br.click("Cortes anteriores")
+    br.focused_heading("Cortes anteriores de Carla Gómez")
+    br.see("Degradado bajo, nuca cuadrada")
+    br.wait(lambda: br.d.execute_script("const i = document.querySelector(\"img[alt='Foto de después']\"); return !!i && i.complete && i.naturalWidth === 64"), what="the earlier cut's photo")
+    br.check("Agenda - cortes anteriores")
+    br.click("Semana")
+    br.see("Semana del")
+    br.see("Carla Gómez")
+    br.check("Agenda - semana")
+    # a client may not see it
+    br.click("Salir")
+    br.open("/entrar?volver=/agenda")
+    br.fill("Correo electrónico", "carla@example.com")
+    br.fill("Contraseña", "secreto1")
+    br.click("Entrar")
+    br.see("La agenda es para barberos")
+
+
+if __name__ == "__main__":
+    webtest.main(test)

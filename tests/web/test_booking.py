@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""web/booking - a new visitor, as a person would: opens the home page,
+books a free slot (service, barber, day opened on the first free one,
+slot, confirm) signing up on the way, sees the confirmation (what, when
+with the zone named, with whom, where, the cancel deadline, Google Calendar
+and .ics), finds it in "Mis citas", uploads a before photo and sees it,
+reschedules it and cancels it. Then books again with the keyboard only.
+Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
+import os
+import sys
+import tempfile
+from urllib.parse import unquote
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webtest  # noqa: E402
+from webtest import By, Keys  # noqa: E402
+
+
+def availability_calls(br):
+    return [r["name"] for r in br.resources() if "/api/disponibilidad" in r["name"]]
+
+
+def test(srv, br):
+    srv.needs("GET", "/api/disponibilidad", "the free-slot API")
+    srv.needs("POST", "/api/citas/x/cancelar", "the cancel and reschedule API")
+    servicios, barberos = srv.catalog()
+    assert len(servicios) > 1 and len(barberos) > 1  # the demo data: every step is shown
+    br.open("/")
+    br.see("Reserva tu cita")
+    br.check("Inicio")
+    choices = 0
+    br.click("Reservar cita")
+    br.focused_heading("Elige el servicio")
+    br.check("Reservar - servicio")
+    br.click("Corte clásico · 30 min · 15,00 €")
+    choices += 1
+    br.focused_heading("Elige barbero")
+    assert br.button("Cualquier barbero")  # several barbers: "any" is offered
+    br.check("Reservar - barbero")
+    br.click("Lucía Ortega")
+    choices += 1
+    br.focused_heading("Elige día y hora")
+    # the picker opens on the first day with a free slot; days without are disabled
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
+    days = br.d.find_elements(By.CSS_SELECTOR, ".days button.day")
+    pressed = [d for d in days if d.get_attribute("aria-pressed") == "true"]
+    assert len(pressed) == 1
+    first_free = next(d for d in days if d.is_enabled())
+    assert pressed[0] == first_free
+    for d in days:
+        label = d.get_attribute("aria-label")
+        assert ("sin horas libres" in label) == (not d.is_enabled()), label
+    # one request per day shown, none twice
+    calls = availability_calls(br)
+    assert len(calls) == len(set(calls)) and len(calls) >= 1, calls
+    slot = br.d.find_element(By.CSS_SELECTOR, ".slots button.slot")
+    label = slot.get_attribute("aria-label")  # "martes 14 de octubre, 10:30"
+    assert label.count(",") == 1 and " de " in label and label.endswith(slot.text), label
+    br.check("Reservar - dia y hora")
+    slot.click()
+    choices += 1
+    br.focused_heading("Confirma tu cita")
+    br.see("Para confirmar, crea tu cuenta")
+    # entering the confirm step asked for that day again
+    assert len(availability_calls(br)) == len(calls) + 1
+    br.check("Reservar - confirmar sin cuenta")
+    br.click("Crear cuenta y reservar")
+    br.focused_heading("Crear cuenta")
+    br.fill("Nombre", "Ana Pérez")
+    br.fill("Correo electrónico", "ana@example.com")
+    br.fill("Teléfono (opcional)", "600111222")
+    pw = br.fill("Contraseña", "secreto1")
+    assert pw.get_attribute("autocomplete") == "new-password"
+    br.check("Crear cuenta")
+    br.click("Crear cuenta")
+    br.focused_heading("Confirma tu cita")
+    br.see("Lucía Ortega")
+    br.see("hora de Madrid")
+    br.check("Reservar - confirmar")
+    br.click("Confirmar cita")
+    choices += 1
+    assert choices <= 5
+    br.focused_heading("¡Cita reservada!")
+    for needle in ("Corte clásico", "Lucía Ortega", "hora de Madrid", "Puedes cancelar hasta", "Dónde"):
+        br.see(needle)
+    gcal = br.button("Añadir a Google Calendar").get_attribute("href")
+    assert gcal.startswith("https://calendar.google.com/calendar/render?action=TEMPLATE"), gcal
+    ics = br.button("Descargar .ics").get_attribute("href")
+    assert ics.startswith("data:text/calendar") and "BEGIN:VEVENT" in unquote(ics)
+    br.check("Cita reservada")
+    citas = srv.ok("GET", "/api/citas", token=srv.admin)["citas"]
+    assert len(citas) == 1 and citas[0]["perfil"]["nombre"] == "Ana Pérez"
+    cita = citas[0]
+
+    # my appointments, a before photo
+    br.click("Ver mis citas")
+    br.focused_heading("Mis citas")
+    br.see("Corte clásico con Lucía Ortega")
+    br.check("Mis citas")
+    png = os.path.join(tempfile.mkdtemp(), "antes.png")
+    with open(png, "wb") as f:
+        f.write(webtest.png_bytes())
+    br.d.find_element(By.ID, "foto-antes-" + cita["id"]).send_keys(png)
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, "img[alt='Foto de antes']"), what="the photo")
+    br.wait(lambda: br.d.execute_script("const i = document.querySelector(\"img[alt='Foto de antes']\"); return i.complete && i.naturalWidth === 64"), what="the photo loaded")
+    inp = br.d.find_element(By.ID, "foto-antes-" + cita["id"])
+    assert inp.get_attribute("accept") == "image/*" and inp.get_attribute("capture") is not None
+    br.check("Mis citas - foto")
+
+    # reschedule
+    br.click("Cambiar hora")
+    br.focused_heading("Elige la nueva hora")
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
+    slots = br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot")
+    target = slots[-1]
+    new_label = target.get_attribute("aria-label")
+    target.click()
+    br.see("Nueva hora")
+    br.check("Mis citas - cambiar hora")
+    br.click("Confirmar cambio")
+    br.see(new_label.split(", ")[1])
+    moved = srv.ok("GET", "/api/citas", token=srv.admin)["citas"]
+    assert len(moved) == 1 and moved[0]["fecha_inicio"] != cita["fecha_inicio"], moved
+
+    # cancel
+    br.click("Cancelar cita")
+    br.see("¿Seguro que quieres cancelar")
+    br.check("Mis citas - cancelar")
+    br.click("Sí, cancelar")
+    br.see("No tienes citas próximas")
+    assert srv.ok("GET", "/api/citas", token=srv.admin)["citas"][0]["estado"] == "cancelada"
+    br.check("Mis citas - cancelada")
+
+    # again with the keyboard only, preselected by the link of a past cut
+    keyboard_booking(srv, br)
+
+
+def press_until(br, pred, what, limit=80):
+    """Tabs until the focused element satisfies pred, then presses Enter."""
+    for _ in range(limit):
+        e = br.active()
+        if pred(e):
+            e.send_keys(Keys.ENTER)
+            return
+        e.send_keys(Keys.TAB)
+    raise AssertionError("keyboard: never reached " + what)
+
+
+def keyboard_booking(srv, br):
+    servicios, barberos = srv.catalog()
+    s = next(x for x in servicios if x["nombre"] == "Corte y barba")
+    b = next(x for x in barberos if x["nombre"] == "Mateo Ruiz")
+    br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"]))
+    br.focused_heading("Elige día y hora")  # both preselected: straight to the day
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
+    press_until(br, lambda e: e.tag_name == "button" and "slot" in (e.get_attribute("class") or ""), "a slot")
+    br.focused_heading("Confirma tu cita")
+    press_until(br, lambda e: e.text == "Confirmar cita", "Confirmar cita")
+    br.focused_heading("¡Cita reservada!")
+    br.see("Mateo Ruiz")
+    br.check("Reserva con teclado")
+
+
+if __name__ == "__main__":
+    webtest.main(test)

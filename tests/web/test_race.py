@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""web/race - a slot lost meanwhile: a client reaches the confirm step, and
+someone else books that slot before they confirm. Confirming gets a
+friendly Spanish message and the fresh list (without the lost slot), and
+no second appointment exists. Also: "cualquier barbero" names the barber
+assigned; a slot taken before the confirm step is caught on entering it."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webtest  # noqa: E402
+from webtest import By  # noqa: E402
+
+
+def signin(br, email):
+    br.open("/entrar")
+    br.focused_heading("Entrar")
+    u = br.fill("Correo electrónico", email)
+    p = br.fill("Contraseña", "secreto1")
+    assert u.get_attribute("autocomplete") == "username"
+    assert p.get_attribute("autocomplete") == "current-password"
+    br.check("Entrar")
+    br.click("Entrar")
+    br.focused_heading("Mis citas")
+
+
+def to_confirm(br, servicio, barbero):
+    br.open("/reservar?servicio=%s&barbero=%s" % (servicio, barbero))
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
+    slot = br.d.find_element(By.CSS_SELECTOR, ".slots button.slot")
+    label = slot.get_attribute("aria-label")
+    slot.click()
+    br.focused_heading("Confirma tu cita")
+    return label
+
+
+def test(srv, br):
+    srv.needs("GET", "/api/disponibilidad", "the free-slot API")
+    servicios, barberos = srv.catalog()
+    s = servicios[0]
+    srv.signup("bea@example.com", "Bea")
+    other, _ = srv.signup("otro@example.com", "Otro")
+    signin(br, "bea@example.com")
+
+    # 1. lost between the confirm step and the click
+    b = barberos[0]
+    label = to_confirm(br, s["id"], b["id"])
+    inicio = br.d.execute_script("return new URLSearchParams(location.search).get('inicio')")
+    srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": inicio}, token=other)
+    br.allowed_errors.append(r"/api/citas - Failed to load resource: the server responded with a status of 409")
+    br.click("Confirmar cita")
+    br.see("alguien acaba de reservar esa hora")
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="fresh slots")
+    fresh = [e.get_attribute("aria-label") for e in br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot")]
+    assert label not in fresh, (label, fresh)
+    br.check("Hora perdida al confirmar")
+    mine = srv.ok("GET", "/api/citas", token=srv.admin)["citas"]
+    assert len(mine) == 1 and mine[0]["perfil"]["nombre"] == "Otro"  # no extra row
+
+    # 2. lost before the confirm step: caught on entering it
+    b2 = barberos[1]
+    br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b2["id"]))
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
+    slot = br.d.find_element(By.CSS_SELECTOR, ".slots button.slot")
+    label2 = slot.get_attribute("aria-label")
+    day2 = br.d.execute_script("return document.querySelector('.days [aria-pressed=true]').dataset.fecha")
+    hu = srv.ok("GET", "/api/disponibilidad?servicio_id=%s&barbero_id=%s&fecha=%s" % (s["id"], b2["id"], day2))["huecos"][0]
+    srv.ok("POST", "/api/citas", {"barbero_id": b2["id"], "servicio_id": s["id"], "fecha_inicio": hu["inicio"]}, token=other)
+    slot.click()
+    br.see("esa hora acaba de ocuparse")
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="fresh slots")
+    assert label2 not in [e.get_attribute("aria-label") for e in br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot")]
+    br.check("Hora perdida antes de confirmar")
+
+    # 3. any barber: the confirmation names the one assigned
+    br.open("/reservar?servicio=%s&barbero=cualquiera" % s["id"])
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
+    br.d.find_element(By.CSS_SELECTOR, ".slots button.slot").click()
+    br.focused_heading("Confirma tu cita")
+    br.click("Confirmar cita")
+    br.focused_heading("¡Cita reservada!")
+    names = [x["nombre"] for x in barberos]
+    assert any(n in br.text() for n in names), br.text()
+    br.check("Reserva con cualquier barbero")
+
+
+if __name__ == "__main__":
+    webtest.main(test)

@@ -1,0 +1,318 @@
+"""webtest.py - what the browser tests share: a real `barberia serve` on a
+free loopback port with a temporary data folder and demo data, the API
+(urllib) to seed and check data, and headless Chromium (Debian's chromium +
+chromedriver, python3-selenium) with the checks every page state gets:
+axe-core finds no violation, nothing scrolls sideways at 360 px, the page's
+transfer (the browser's own resource timings) stays under 100 KB, and the
+console shows no error.
+
+Run as: /usr/bin/python3 tests/web/test_x.py --bin build/normal/barberia
+Exit status 77 (skipped) when Chromium or selenium is missing.
+Screenshots (390x844 and 1280x800) go to $BARBERIA_SCREENSHOTS when set.
+"""
+import argparse
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOLS = os.path.join(ROOT, "tests", "tools", "web")
+AXE = os.path.join(TOOLS, "node_modules", "axe-core", "axe.min.js")
+CHROMIUM = "/usr/bin/chromium"
+DRIVER = "/usr/bin/chromedriver"
+BUDGET = 100 * 1024
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:
+    webdriver = None
+
+
+def skip(why):
+    print("skipped: " + why, file=sys.stderr)
+    sys.exit(77)
+
+
+def install_axe():
+    """axe-core from the committed lock file (npm ci), once."""
+    if os.path.exists(AXE):
+        return
+    if not shutil.which("npm"):
+        skip("npm is missing (scripts/deps --test installs it)")
+    with open(os.path.join(TOOLS, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(AXE):
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                           cwd=TOOLS, check=True, stdout=subprocess.DEVNULL)
+
+
+class Server:
+    """`barberia serve --demo` on 127.0.0.1:<free port>, data in a temp folder."""
+
+    def __init__(self, binary, env=None):
+        self.dir = tempfile.mkdtemp(prefix="barberia-web-")
+        e = {k: v for k, v in os.environ.items() if not k.startswith("BARBERIA_")}
+        e.update(env or {})
+        self.log = open(os.path.join(self.dir, "log"), "w+")
+        self.proc = subprocess.Popen(
+            [binary, "serve", "--demo", "--listen", "127.0.0.1:0", "--data", os.path.join(self.dir, "data")],
+            stdout=subprocess.PIPE, stderr=self.log, env=e, text=True)
+        self.admin_password = None
+        for line in self.proc.stdout:
+            m = re.match(r"\s*password:\s*(\S+)", line)
+            if m:
+                self.admin_password = m.group(1)
+                break
+        deadline = time.time() + 20
+        self.base = None
+        while time.time() < deadline and not self.base:
+            self.log.seek(0)
+            m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", self.log.read())
+            if m:
+                self.base = m.group(1)
+            else:
+                time.sleep(0.05)
+        if not self.base:
+            self.stop()
+            raise RuntimeError("the server did not start")
+        self.admin = self.login("admin@barberia.local", self.admin_password)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        status = self.proc.wait()
+        self.log.seek(0)
+        text = self.log.read()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if status != 0 or "ERROR: AddressSanitizer" in text or "runtime error:" in text:
+            raise AssertionError("server exit %d; log:\n%s" % (status, text[-4000:]))
+
+    def call(self, method, path, body=None, token=None, raw=None, ctype=None):
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        if token:
+            req.add_header("Authorization", "Bearer " + token)
+        if data is not None:
+            req.add_header("Content-Type", ctype or "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+
+    def ok(self, method, path, body=None, token=None, **kw):
+        st, js = self.call(method, path, body, token, **kw)
+        assert 200 <= st < 300, "%s %s -> %d %s" % (method, path, st, js)
+        return js
+
+    def login(self, email, password):
+        return self.ok("POST", "/api/auth/login", {"email": email, "password": password})["token"]
+
+    def signup(self, email, nombre, telefono=None, password="secreto1"):
+        js = self.ok("POST", "/api/auth/signup", {"email": email, "password": password, "nombre": nombre, "telefono": telefono})
+        return js["token"], js["user"]["id"]
+
+    def upload(self, token, cita_id, tipo, png):
+        b = "----barberiatest"
+        parts = []
+        for k, v in (("cita_id", cita_id), ("tipo", tipo)):
+            parts.append(('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n' % (b, k, v)).encode())
+        parts.append(('--%s\r\nContent-Disposition: form-data; name="file"; filename="f.png"\r\nContent-Type: image/png\r\n\r\n' % b).encode() + png + b"\r\n")
+        parts.append(("--%s--\r\n" % b).encode())
+        return self.ok("POST", "/api/fotos", token=token, raw=b"".join(parts), ctype="multipart/form-data; boundary=" + b)
+
+    def needs(self, method, path, what):
+        """Skips the test (77) while the API it walks is not in this build."""
+        st, js = self.call(method, path, {} if method != "GET" else None, token=self.admin)
+        if st in (404, 405) and js == {"error": "No encontrado"} or st == 405:
+            self.stop()
+            skip("waits for %s (%s %s is not served yet)" % (what, method, path))
+
+    def catalog(self):
+        return self.ok("GET", "/api/servicios")["servicios"], self.ok("GET", "/api/barberos")["barberos"]
+
+
+# A real 64x64 PNG (a photo stand-in), written once per run.
+def png_bytes():
+    import struct
+    import zlib
+    w = h = 64
+    rows = b"".join(b"\x00" + b"".join(bytes((x * 4 % 256, y * 4 % 256, 128)) for x in range(w)) for y in range(h))
+
+    def chunk(t, d):
+        c = struct.pack(">I", len(d)) + t + d
+        return c + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+class Browser:
+    def __init__(self, server, name):
+        self.s = server
+        self.name = name
+        self.shots = os.environ.get("BARBERIA_SCREENSHOTS")
+        o = webdriver.ChromeOptions()
+        o.binary_location = CHROMIUM
+        for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                  "--window-size=390,844", "--lang=es-ES", "--disable-extensions", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update"):
+            o.add_argument(a)
+        o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.d = webdriver.Chrome(service=Service(DRIVER), options=o)
+        self.d.set_window_size(390, 844)
+        self.d.set_script_timeout(30)
+        self.allowed_errors = []  # regexps of console lines a test expects
+        self.states = 0
+
+    def quit(self):
+        self.d.quit()
+
+    # --- finding and acting ----------------------------------------------------
+    def wait(self, fn, timeout=15, what="condition"):
+        try:
+            return WebDriverWait(self.d, timeout, poll_frequency=0.05).until(lambda d: fn())
+        except Exception:
+            what = what() if callable(what) else what
+            raise AssertionError("timed out waiting for %s on %s; page:\n%s" % (what, self.d.current_url, self.text()[:3000]))
+
+    def text(self):
+        try:
+            return self.d.find_element(By.ID, "main").text
+        except Exception:
+            return ""
+
+    def see(self, needle, timeout=15):
+        self.wait(lambda: needle in self.text(), timeout, repr(needle))
+
+    def button(self, label, timeout=15, within=None):
+        """The first enabled button or link whose text is label (exact)."""
+        def find():
+            # the page first, then the header's navigation
+            roots = [within] if within else [self.d.find_element(By.ID, "main"), self.d]
+            for root in roots:
+                for e in root.find_elements(By.CSS_SELECTOR, "button, a"):
+                    try:
+                        if e.text.strip() == label and e.is_displayed() and e.is_enabled():
+                            return e
+                    except Exception:
+                        pass
+            return None
+        return self.wait(find, timeout, "button " + repr(label))
+
+    def click(self, label, **kw):
+        e = self.button(label, **kw)
+        self.d.execute_script("arguments[0].scrollIntoView({block:'center'})", e)
+        e.click()
+        return e
+
+    def fill(self, label, value):
+        """Types into the input its <label> names."""
+        lab = self.wait(lambda: next((l for l in self.d.find_elements(By.TAG_NAME, "label") if l.text.strip() == label and l.is_displayed()), None), what="label " + label)
+        inp = self.d.find_element(By.ID, lab.get_attribute("for"))
+        inp.clear()
+        inp.send_keys(value)
+        return inp
+
+    def active(self):
+        return self.d.switch_to.active_element
+
+    def focused_heading(self, needle):
+        js = "const e = document.activeElement; return /^H[1-4]$/.test(e.tagName) && e.textContent.includes(arguments[0])"
+        self.wait(lambda: self.d.execute_script(js, needle),
+                  what=lambda: "focus on heading %r (focused: %s)" % (needle, self.d.execute_script("return document.activeElement.outerHTML.slice(0, 200)")))
+
+    def open(self, path):
+        self.d.get(self.s.base + path)
+        self.wait(lambda: self.d.execute_script("return !!document.querySelector('main h1')"), what="page")
+
+    def resources(self):
+        return self.d.execute_script("return performance.getEntriesByType('resource').map(e => ({name: e.name, size: e.transferSize, type: e.initiatorType}))")
+
+    # --- the checks every state gets ---------------------------------------------
+    def check(self, state):
+        """axe-core, no sideways scroll at 360 px, transfer budget, console; screenshots."""
+        self.states += 1
+        d = self.d
+        time.sleep(0.15)  # let an announcement or a focus change settle
+        if not self.d.execute_script("return !!window.axe"):
+            with open(AXE) as f:
+                d.execute_script(f.read())
+        res = d.execute_async_script(
+            "const cb = arguments[arguments.length - 1];"
+            "axe.run(document, {resultTypes: ['violations']}).then(r => cb(r.violations.map(v => "
+            "({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map(n => n.html)})))).catch(e => cb([{id: 'axe-error', help: String(e)}]))")
+        assert not res, "%s: axe-core violations: %s" % (state, json.dumps(res, indent=1, ensure_ascii=False))
+        size = d.get_window_size()
+        d.set_window_size(360, 800)
+        time.sleep(0.1)
+        wide = d.execute_script("return [document.documentElement.scrollWidth, document.documentElement.clientWidth, [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).slice(0, 3).map(e => e.outerHTML.slice(0, 120))]")
+        assert wide[0] <= wide[1], "%s: scrolls sideways at 360 px: %s" % (state, wide)
+        primary = d.execute_script("const b = document.querySelector('main .primary'); if (!b) return true; const r = b.getBoundingClientRect(); return r.left >= 0 && r.right <= document.documentElement.clientWidth")
+        assert primary, "%s: the primary button is cut at 360 px" % state
+        d.set_window_size(size["width"], size["height"])
+        small = d.execute_script("return [...document.querySelectorAll('button, a, input, select, textarea')].filter(e => { const r = e.getBoundingClientRect(); return r.width && r.height && (r.width < 24 || r.height < 24) && !(e.closest('p, li, dd') && e.tagName === 'A' && !e.classList.contains('button')); }).map(e => e.outerHTML.slice(0, 100))")
+        assert not small, "%s: targets smaller than 24x24 px: %s" % (state, small)
+        # this page's transfer: since the load, or since the app last
+        # changed page without a reload (its 'page' mark)
+        total = d.execute_script(
+            "const m = performance.getEntriesByName('page', 'mark').pop(); const since = m ? m.startTime : 0;"
+            "const n = performance.getEntriesByType('navigation')[0];"
+            "return performance.getEntriesByType('resource').filter(e => e.startTime >= since).reduce((a, e) => a + e.transferSize, 0) + (!m && n ? n.transferSize : 0)")
+        assert total < BUDGET, "%s: page transfer %d bytes (budget %d)" % (state, total, BUDGET)
+        self.console(state)
+        if self.shots:
+            os.makedirs(self.shots, exist_ok=True)
+            slug = re.sub(r"[^a-z0-9]+", "-", state.lower()).strip("-")
+            for w, h, tag in ((390, 844, "phone"), (1280, 800, "desktop")):
+                d.set_window_size(w, h)
+                time.sleep(0.15)
+                d.save_screenshot(os.path.join(self.shots, "%s-%s-%s.png" % (self.name, slug, tag)))
+            d.set_window_size(size["width"], size["height"])
+
+    def console(self, state):
+        bad = []
+        for e in self.d.get_log("browser"):
+            if e["level"] not in ("SEVERE", "ERROR"):
+                continue
+            if any(re.search(p, e["message"]) for p in self.allowed_errors):
+                continue
+            bad.append(e["message"])
+        assert not bad, "%s: console errors: %s" % (state, bad)
+
+
+def main(test):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    a = ap.parse_args()
+    if webdriver is None:
+        skip("python3-selenium is missing (scripts/deps --test installs it)")
+    if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
+        skip("chromium or chromium-driver is missing (scripts/deps --test installs them)")
+    install_axe()
+    srv = Server(a.bin)
+    br = None
+    try:
+        br = Browser(srv, os.path.splitext(os.path.basename(sys.argv[0]))[0].replace("test_", ""))
+        test(srv, br)
+        print("ok: %d page states checked" % br.states)
+    finally:
+        if br:
+            br.quit()
+        srv.stop()
