@@ -35,7 +35,6 @@ def to_confirm(br, servicio, barbero):
 
 
 def test(srv, br):
-    srv.needs("GET", "/api/disponibilidad", "the free-slot API")
     servicios, barberos = srv.catalog()
     s = servicios[0]
     srv.signup("bea@example.com", "Bea")

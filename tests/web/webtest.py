@@ -138,13 +138,6 @@ class Server:
         parts.append(("--%s--\r\n" % b).encode())
         return self.ok("POST", "/api/fotos", token=token, raw=b"".join(parts), ctype="multipart/form-data; boundary=" + b)
 
-    def needs(self, method, path, what):
-        """Skips the test (77) while the API it walks is not in this build."""
-        st, js = self.call(method, path, {} if method != "GET" else None, token=self.admin)
-        if st in (404, 405) and js == {"error": "No encontrado"} or st == 405:
-            self.stop()
-            skip("waits for %s (%s %s is not served yet)" % (what, method, path))
-
     def catalog(self):
         return self.ok("GET", "/api/servicios")["servicios"], self.ok("GET", "/api/barberos")["barberos"]
 
