@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_ROUTES  64
+#define MAX_ROUTES  128
 #define ROUTE_SLOTS (MAX_ROUTES + 1) /* the last: requests no route matched */
 #define STATUS_MAX  600
 
