@@ -61,6 +61,20 @@ bool test_s3_env(const char **env, size_t *n)
     return true;
 }
 
+static bool folder_only;
+
+void test_folder_store(void)
+{
+    folder_only = true;
+}
+
+bool test_s3_all(void)
+{
+    const char *st = getenv("BARBERIA_TEST_STORAGE");
+    const char *url = getenv("BARBERIA_TEST_S3_URL");
+    return !folder_only && st && !strcmp(st, "s3") && url && *url;
+}
+
 __attribute__((constructor)) static void backend_check(void)
 {
     const char *url = getenv("BARBERIA_TEST_PG");
@@ -209,6 +223,7 @@ void srv_init(struct srv *s)
     snprintf(s->data, sizeof s->data, "%s/data", s->dir);
     snprintf(s->log, sizeof s->log, "%s/server.log", s->dir);
     snprintf(s->out, sizeof s->out, "%s/server.out", s->dir);
+    s->s3 = test_s3_all();
     if (test_pg()) {
         /* one database per server folder */
         static int counter;
@@ -228,12 +243,20 @@ void srv_init_peer(struct srv *s, const struct srv *first)
     snprintf(s->log, sizeof s->log, "%s/server.log", s->dir);
     snprintf(s->out, sizeof s->out, "%s/server.out", s->dir);
     s->peer = true;
+    s->s3 = first->s3;
 }
 
 /* In a child: a clean BARBERIA_* environment plus the server's database
  * on a PostgreSQL run, plus env. */
 static void child_env(const struct srv *s, const char *const *env)
 {
+    /* read before the test's own BARBERIA_* variables are cleared */
+    const char *s3[4];
+    size_t ns3 = 0;
+    bool own_store = false; /* env says where photos go (or what is wrong with it) */
+    for (const char *const *e = env; e && *e; e++)
+        own_store |= !strncmp(*e, "BARBERIA_STORAGE_", 17);
+    if (s && s->s3 && !own_store) (void)test_s3_env(s3, &ns3);
     for (;;) {
         char **e = environ;
         char *found = NULL;
@@ -252,6 +275,8 @@ static void child_env(const struct srv *s, const char *const *env)
     setenv("no_proxy", "127.0.0.1,localhost,::1", 1);
     setenv("NO_PROXY", "127.0.0.1,localhost,::1", 1);
     if (s && s->dburl[0]) setenv("BARBERIA_DATABASE_URL", s->dburl, 1);
+    for (size_t i = 0; i < ns3; i++)
+        putenv((char *)s3[i]);
     for (; env && *env; env++)
         putenv((char *)*env);
 }
@@ -268,6 +293,12 @@ static void die_with(pid_t parent)
 void srv_start(struct srv *s, const char *const *env, const char *const *args)
 {
     srv_init(s);
+    /* photos in the S3 test server on such a run, unless env names a store */
+    for (const char *const *e = env; e && *e; e++)
+        if (!strncmp(*e, "BARBERIA_STORAGE_URL=", 21)) {
+            const char *test = getenv("BARBERIA_TEST_S3_URL");
+            s->s3 = (*e)[21] && test && !strcmp(*e + 21, test);
+        }
     const char *argv[64];
     int n = 0;
     argv[n++] = "barberia";
@@ -1182,6 +1213,137 @@ bool file_exists(const char *path)
 void rm_tree(const char *dir)
 {
     if (dir && dir[0]) nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* --- the photo bucket ---------------------------------------------------------------------- */
+
+#define PHOTO_BUCKET "fotos-citas"
+
+static size_t keep_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct resp *r = ud;
+    size_t n = size * nmemb;
+    char *b = realloc(r->body, r->len + n + 1);
+    if (!b) return 0;
+    memcpy(b + r->len, data, n);
+    r->body = b;
+    r->len += n;
+    b[r->len] = '\0';
+    return n;
+}
+
+/* One anonymous call to the S3 test server (it serves unsigned requests,
+ * docs/testing.md): the bucket's path plus rest. OUT: *r. */
+static void s3_call(const char *method, const char *rest, struct resp *r)
+{
+    memset(r, 0, sizeof *r);
+    const char *base = getenv("BARBERIA_TEST_S3_URL");
+    if (!base || !*base) fail_msg("no S3 test server (BARBERIA_TEST_S3_URL)");
+    pthread_once(&curl_once, curl_init);
+    char *url = NULL;
+    if (asprintf(&url, "%s/%s/%s", base, PHOTO_BUCKET, rest) < 0) fail_msg("out of memory");
+    CURL *c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    if (!strcmp(method, "HEAD")) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+    CURLcode cc = curl_easy_perform(c);
+    if (cc != CURLE_OK) fail_msg("S3 %s %s: %s", method, url, curl_easy_strerror(cc));
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    curl_easy_cleanup(c);
+    free(url);
+}
+
+/* key with each byte outside [A-Za-z0-9/._~-] percent-encoded. */
+static char *key_escaped(const char *key)
+{
+    size_t n = strlen(key);
+    char *out = malloc(n * 3 + 1), *w = out;
+    for (const unsigned char *k = (const unsigned char *)key; *k; k++) {
+        if ((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') ||
+            strchr("/._~-", *k))
+            *w++ = (char)*k;
+        else
+            w += snprintf(w, 4, "%%%02X", *k);
+    }
+    *w = '\0';
+    return out;
+}
+
+static void folder_object(const struct srv *s, const char *key, char *out, size_t n)
+{
+    if (snprintf(out, n, "%s/storage/" PHOTO_BUCKET "/%s", s->data, key) >= (int)n)
+        fail_msg("path too long");
+}
+
+bool obj_exists(const struct srv *s, const char *key)
+{
+    if (!s->s3) {
+        char path[1024];
+        folder_object(s, key, path, sizeof path);
+        return file_exists(path);
+    }
+    char *k = key_escaped(key);
+    struct resp r;
+    s3_call("HEAD", k, &r);
+    free(k);
+    long st = r.status;
+    resp_free(&r);
+    if (st != 200 && st != 404) fail_msg("S3 HEAD %s: HTTP %ld", key, st);
+    return st == 200;
+}
+
+char *obj_read(const struct srv *s, const char *key, size_t *len)
+{
+    if (!s->s3) {
+        char path[1024];
+        folder_object(s, key, path, sizeof path);
+        return read_file(path, len);
+    }
+    char *k = key_escaped(key);
+    struct resp r;
+    s3_call("GET", k, &r);
+    free(k);
+    if (r.status == 404) {
+        resp_free(&r);
+        return NULL;
+    }
+    if (r.status != 200) fail_msg("S3 GET %s: HTTP %ld", key, r.status);
+    char *body = r.body ? r.body : strdup("");
+    if (len) *len = r.len;
+    r.body = NULL;
+    resp_free(&r);
+    return body;
+}
+
+size_t obj_count(const struct srv *s, const char *prefix)
+{
+    if (!s->s3) {
+        char path[1024];
+        folder_object(s, prefix, path, sizeof path);
+        return count_files(path);
+    }
+    /* ListObjectsV2 of up to 1000 keys under the prefix: enough here */
+    char *p = key_escaped(prefix);
+    char *rest = NULL;
+    if (asprintf(&rest, "?list-type=2&max-keys=1000&prefix=%s%%2F", p) < 0)
+        fail_msg("out of memory");
+    free(p);
+    struct resp r;
+    s3_call("GET", rest, &r);
+    free(rest);
+    if (r.status == 404) { /* no bucket yet: nothing in it */
+        resp_free(&r);
+        return 0;
+    }
+    if (r.status != 200) fail_msg("S3 list %s: HTTP %ld", prefix, r.status);
+    size_t n = 0;
+    for (const char *k = r.body; (k = strstr(k, "<Key>")) != NULL; k += 5)
+        n++;
+    resp_free(&r);
+    return n;
 }
 
 /* --- racers ------------------------------------------------------------------------------- */

@@ -57,6 +57,7 @@ struct srv {
     char out[320];   /* the server's stdout */
     char dburl[256]; /* BARBERIA_DATABASE_URL on a PostgreSQL run, else "" */
     bool peer;       /* data and database are another srv's (srv_init_peer) */
+    bool s3;         /* its photos are in the S3 test server (test_s3_all) */
 };
 
 /* Makes s a second node of first: its own folder for its logs, but first's
@@ -76,6 +77,17 @@ bool test_pg(void);
  * that put a server's photos there to env at *n and returns true; false,
  * appending nothing, without one. */
 bool test_s3_env(const char **env, size_t *n);
+
+/* True on a run that puts every server's photos in the S3 test server
+ * (BARBERIA_TEST_STORAGE=s3 with BARBERIA_TEST_S3_URL set: ctest's api-pg
+ * entries, so the suite runs on PostgreSQL + S3 as on SQLite + a folder),
+ * unless the program called test_folder_store(). A server whose env names
+ * its own BARBERIA_STORAGE_URL keeps it. */
+bool test_s3_all(void);
+
+/* For a test program about the folder store itself (it looks at the stored
+ * files): its servers keep the folder store on every run. */
+void test_folder_store(void);
 
 /* Makes the temporary folder (once per struct; srv_start calls it). */
 void srv_init(struct srv *s);
@@ -313,6 +325,19 @@ int srv_wait_exit(struct srv *s, int timeout_ms);
 long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, char **reply);
 /* The body of a raw reply (after the blank line), or "" when there is none. */
 const char *raw_body(const char *reply);
+/* --- the photo bucket, whichever store the server uses --------------------------------- */
+
+/* The objects of the photo bucket ("fotos-citas") of s: files under
+ * <data>/storage/fotos-citas with the folder store, objects in the S3 test
+ * server (read through its own HTTP interface) when s->s3. key is a
+ * storage_path. */
+bool obj_exists(const struct srv *s, const char *key);
+/* The object's bytes (NUL-terminated, *len without it), NULL when missing.
+ * Caller frees. */
+char *obj_read(const struct srv *s, const char *key, size_t *len);
+/* How many objects have keys under prefix/ (a "<user>/<cita>" folder). */
+size_t obj_count(const struct srv *s, const char *prefix);
+
 /* Regular files under dir, recursively (0 when dir does not exist). */
 size_t count_files(const char *dir);
 /* Whether something exists at path. */

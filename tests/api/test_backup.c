@@ -164,6 +164,7 @@ static void a_backup_gives_back_the_same_service(void **state)
 
 int main(void)
 {
+    test_folder_store(); /* the SQLite backup copies the photo folder beside the database */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_backup_gives_back_the_same_service),
     };

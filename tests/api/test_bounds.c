@@ -851,6 +851,7 @@ static void request_headers_over_the_limit_get_a_4xx_and_the_server_keeps_servin
 
 int main(void)
 {
+    test_folder_store(); /* checks that nothing but the photo files changes in the data folder */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_50mb_upload_is_refused_without_the_server_holding_more_than_5mib),
         cmocka_unit_test(a_form_declaring_more_than_256mib_is_refused_before_its_body),

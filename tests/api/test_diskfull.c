@@ -204,6 +204,7 @@ static int teardown(void **state)
 
 int main(void)
 {
+    test_folder_store(); /* a full disk under the data folder: the folder store's own case */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(full_disk_answers_500_leaves_nothing_and_recovers_when_space_is_back),
     };

@@ -217,13 +217,17 @@ static void restart_on_the_same_folder_keeps_the_data(void **state)
     assert_string_equal(r.body, "persistent-bytes");
     resp_free(&r);
 
-    /* a restart on a migrated folder: the first log line is the start line */
+    /* a restart on a migrated folder: the first log line is the start line
+     * (after the S3 store's own line, when photos are there) */
     char *log = srv_log(&S);
     char want[96];
     snprintf(want, sizeof want, "listening on http://127.0.0.1:%d ", S.port);
-    size_t first = strcspn(log, "\n");
-    if (!memmem(log, first, want, strlen(want)))
-        fail_msg("the first log line does not name the port %d: %.*s", S.port, (int)first, log);
+    const char *line = log;
+    if (S.s3 && strstr(line, "storage: S3 at") < line + strcspn(line, "\n"))
+        line += strcspn(line, "\n") + 1;
+    size_t first = strcspn(line, "\n");
+    if (!memmem(line, first, want, strlen(want)))
+        fail_msg("the first log line does not name the port %d: %.*s", S.port, (int)first, line);
     free(log);
     free(storage_path);
     free(barbero);
@@ -242,7 +246,8 @@ static void start_line_names_the_chosen_port(void **state)
     for (const char *line = log; line < p;) {
         size_t n = strcspn(line, "\n");
         if (line + n >= p) break;
-        if (!memmem(line, n, "schema migrated", 15))
+        if (!memmem(line, n, "schema migrated", 15) &&
+            !(S.s3 && memmem(line, n, "storage: S3 at", 14)))
             fail_msg("a log line before the start line: %.*s", (int)n, line);
         line += n + 1;
     }
@@ -388,10 +393,8 @@ static void sigterm_lets_an_upload_in_flight_finish_then_exits_0(void **state)
     json_t *j = json_loads(x.body, 0, NULL);
     const char *sp = jstr(json_object_get(j, "foto"), "storage_path");
     assert_non_null(sp);
-    char file[768];
-    snprintf(file, sizeof file, "%s/storage/fotos-citas/%s", S.data, sp);
     size_t len = 0;
-    char *stored = read_file(file, &len);
+    char *stored = obj_read(&S, sp, &len);
     assert_non_null(stored);
     assert_int_equal(len, x.total);
     free(stored);
@@ -459,6 +462,11 @@ static void a_file_in_place_of_a_folder_inside_the_data_folder_is_refused(void *
                                        "storage/.buckets"};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
         srv_init(&S);
+        if (S.s3 && !strncmp(subs[i], "storage", 7)) { /* the folder store's own folders */
+            srv_cleanup(&S);
+            memset(&S, 0, sizeof S);
+            continue;
+        }
         char path[512];
         snprintf(path, sizeof path, "%s/%s", S.data, subs[i]);
         char *parent = strdup(path);

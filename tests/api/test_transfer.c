@@ -34,6 +34,7 @@ static int setup(void **state)
     /* A runs on SQLite even on a PostgreSQL run: the database made for it
      * is B's */
     srv_init(&A.s);
+    A.s.s3 = false; /* the folder, even where the suite runs on S3 */
     snprintf(target_db, sizeof target_db, "%s", A.s.dburl);
     A.s.dburl[0] = '\0';
     fixture_start(&A, NULL, "Barbero Origen", "Corte Origen", 30, 12.5);
@@ -172,6 +173,7 @@ static void a_shop_moves_to_the_other_backends_and_back_with_nothing_lost(void *
     struct srv C = {0};
     srv_init(&C);
     C.dburl[0] = '\0'; /* SQLite (its database on a PostgreSQL run goes unused) */
+    C.s3 = false;      /* and the folder */
     expect_cli_ok(&C, NULL, "import", "--from", out2);
     expect_cli_ok(&C, NULL, "export", "--to", out3);
     char *s3 = sums(out3);
