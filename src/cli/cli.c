@@ -471,10 +471,11 @@ int cli_export(int argc, char **argv)
     return transfer("export", "to", transfer_export, "exported", argc, argv,
                     "Usage: barberia export --to DIR [--data DIR]\n"
                     "Writes the shop's data (users, profiles, sessions, barbers, services,\n"
-                    "appointments, history, photos' records, the outbox) and its photos to DIR,\n"
-                    "a new folder, from one snapshot of the database, with a manifest of row\n"
-                    "counts and SHA-256 checksums. Reads the data store the settings name\n"
-                    "(SQLite, PostgreSQL; folder or S3); may run beside `serve`.\n");
+                    "appointments, history, photos' records, the outbox, schedules, days off\n"
+                    "and closures) and its photos to DIR, a new folder, from one snapshot of\n"
+                    "the database, with a manifest (format version 2) of row counts and\n"
+                    "SHA-256 checksums. Reads the data store the settings name (SQLite,\n"
+                    "PostgreSQL; folder or S3); may run beside `serve`.\n");
 }
 
 int cli_import(int argc, char **argv)
@@ -484,7 +485,9 @@ int cli_import(int argc, char **argv)
                     "Loads an export into the data store the settings name, which must hold no\n"
                     "data yet: checks every file against the manifest first (nothing is written\n"
                     "on a mismatch), stores the photos, then inserts every row in one\n"
-                    "transaction (on failure the photos it stored are removed again).\n");
+                    "transaction (on failure the photos it stored are removed again). An\n"
+                    "export of version 1 (before the schedules) loads with every barber and\n"
+                    "service active and every barber on the default week.\n");
 }
 
 int cli_backup(int argc, char **argv)

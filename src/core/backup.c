@@ -145,6 +145,10 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
     struct side b = {0};
     struct transfer_stats got = {0};
     if (!rc) rc = side_open(&b, dir, true);
+    /* a backup from an earlier version is brought to this version's schema
+     * first (as `serve` would bring its data folder), so that its rows read
+     * as this version's */
+    if (!rc) rc = store_migrate(b.st);
     struct photo_copy p = {.from = b.obj, .to = app->obj, .foto_table = foto_table(), .st = &got};
     if (!rc) rc = store_dump(b.st, copy_row, &p);
     side_close(&b);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define FORMAT     "barberia-export"
-#define VERSION    1
+#define VERSION    2 /* 2: issue 9's activo, horarios and ausencias */
 #define MAX_TABLES 16
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
@@ -326,7 +326,87 @@ static bool next_line(FILE *f, char **line, size_t *cap, ssize_t *len)
 struct manifest {
     json_t *root;
     json_t *tables; /* array, in the export's order */
+    int version;
+    /* per table of the export: its name, the store table its rows go
+     * into, and the columns version 1's rows lack */
+    const char *name[MAX_TABLES];
+    int into[MAX_TABLES];
+    int add[MAX_TABLES]; /* enum v1_add */
 };
+
+/* The columns a version 1 table lacks, given their defaults on import. */
+enum v1_add {
+    ADD_NONE,
+    ADD_ACTIVO,      /* barberos, servicios: every row active */
+    ADD_OUTBOX_KIND, /* mail_outbox: every message a confirmation, due when written */
+};
+
+/* What an export of version 1 (before issue 9) carries: barberos and
+ * servicios without activo, no horarios, no ausencias. */
+static const struct {
+    const char *name, *cols;
+    enum v1_add add;
+} v1_tables[] = {
+    {"auth_users", "id, email, password_hash, created_at, last_sign_in_at", ADD_NONE},
+    {"perfiles", "id, rol, nombre, telefono, created_at", ADD_NONE},
+    {"auth_sessions", "token_hash, user_id, created_at, expires_at", ADD_NONE},
+    {"barberos", "id, nombre, foto_url", ADD_ACTIVO},
+    {"servicios", "id, nombre, duracion_min, precio", ADD_ACTIVO},
+    {"citas",
+     "id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, estado, notas, "
+     "google_event_id, created_at",
+     ADD_NONE},
+    {"historial_cortes", "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at",
+     ADD_NONE},
+    {"fotos_cita", "id, cita_id, cliente_id, tipo, url, storage_path, created_at", ADD_NONE},
+    {"mail_outbox",
+     "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, fecha_inicio, "
+     "fecha_fin, notas, created_at, status, attempts, next_attempt_at, locked_until, "
+     "last_error, done_at",
+     ADD_OUTBOX_KIND},
+};
+
+/* Fills m's tables for its version: the names and columns the export must
+ * carry, and where each goes in this version's store. */
+static br_err plan_tables(struct manifest *m)
+{
+    const struct store_table *tables;
+    int n = store_tables(&tables);
+    if (m->version == VERSION) {
+        for (int i = 0; i < n; i++) {
+            m->name[i] = tables[i].name;
+            m->into[i] = i;
+        }
+        return (int)json_array_size(m->tables) == n
+                   ? BR_OK
+                   : err_set(BR_INVALID, "the manifest names other tables than this version's");
+    }
+    if ((int)json_array_size(m->tables) != (int)ARRAY_LEN(v1_tables))
+        return err_set(BR_INVALID, "the manifest names other tables than version 1's");
+    for (int i = 0; i < (int)ARRAY_LEN(v1_tables); i++) {
+        m->name[i] = v1_tables[i].name;
+        m->into[i] = -1;
+        for (int k = 0; k < n && m->into[i] < 0; k++)
+            if (!strcmp(tables[k].name, v1_tables[i].name)) m->into[i] = k;
+        m->add[i] = v1_tables[i].add;
+        /* the store's columns: version 1's, then those added since */
+        static const char *const added[] = {"", ", activo", ", kind, due_at"};
+        char *want = xasprintf("%s%s", v1_tables[i].cols, added[v1_tables[i].add]);
+        bool fits = m->into[i] >= 0 && !strcmp(tables[m->into[i]].cols, want);
+        free(want);
+        if (!fits) return err_set(BR_INVALID, "version 1's %s does not fit this store", m->name[i]);
+    }
+    return BR_OK;
+}
+
+/* The columns table i of the export must have. */
+static const char *export_cols(const struct manifest *m, int i)
+{
+    if (m->version == 1) return v1_tables[i].cols;
+    const struct store_table *tables;
+    store_tables(&tables);
+    return tables[i].cols;
+}
 
 /* Loads manifest.json and checks every file against it. */
 static br_err check_export(const char *dir, struct manifest *m, struct transfer_stats *st)
@@ -337,22 +417,24 @@ static br_err check_export(const char *dir, struct manifest *m, struct transfer_
     free(path);
     if (!m->root) return err_set(BR_INVALID, "%s/manifest.json: %s", dir, e.text);
     const char *format = json_string_value(json_object_get(m->root, "format"));
-    if (!format || strcmp(format, FORMAT) ||
-        json_integer_value(json_object_get(m->root, "version")) != VERSION)
-        return err_set(BR_INVALID, "%s is not a barberia export of version %d", dir, VERSION);
+    json_int_t version = json_integer_value(json_object_get(m->root, "version"));
+    if (!format || strcmp(format, FORMAT) || version < 1 || version > VERSION)
+        return err_set(BR_INVALID, "%s is not a barberia export of version 1 to %d", dir, VERSION);
+    m->version = (int)version;
     m->tables = json_object_get(m->root, "tables");
-    const struct store_table *tables;
-    int n = store_tables(&tables);
-    if (!json_is_array(m->tables) || (int)json_array_size(m->tables) != n)
-        return err_set(BR_INVALID, "the manifest names other tables than this version's");
+    if (!json_is_array(m->tables))
+        return err_set(BR_INVALID, "the manifest names other tables than version %d's", m->version);
+    br_err planned = plan_tables(m);
+    if (planned) return planned;
+    int n = (int)json_array_size(m->tables);
     for (int i = 0; i < n; i++) {
         json_t *t = json_array_get(m->tables, (size_t)i);
         const char *name = json_string_value(json_object_get(t, "name"));
         const char *cols = json_string_value(json_object_get(t, "columns"));
         const char *want = json_string_value(json_object_get(t, "sha256"));
-        if (!name || !cols || !want || strcmp(name, tables[i].name) || strcmp(cols, tables[i].cols))
-            return err_set(BR_INVALID, "table %d of the manifest is not %s (%s)", i, tables[i].name,
-                           tables[i].cols);
+        if (!name || !cols || !want || strcmp(name, m->name[i]) || strcmp(cols, export_cols(m, i)))
+            return err_set(BR_INVALID, "table %d of the manifest is not %s (%s)", i, m->name[i],
+                           export_cols(m, i));
         char *file = xasprintf("%s/%s.jsonl", dir, name);
         char sum[65];
         br_err rc = hash_file(file, sum, NULL);
@@ -449,6 +531,7 @@ static br_err put_objects(struct app *app, const char *dir, struct put_list *don
 /* Rows for store_load, table after table. */
 struct loader {
     const char *dir;
+    const struct manifest *m;
     int ntables, table;
     FILE *f;
     char *line;
@@ -464,9 +547,7 @@ static br_err load_next(void *ud, int *table, struct db_val *cols, int *n)
     for (;;) {
         if (!l->f) {
             if (l->table >= l->ntables) return BR_NOTFOUND;
-            const struct store_table *tables;
-            store_tables(&tables);
-            char *p = xasprintf("%s/%s.jsonl", l->dir, tables[l->table].name);
+            char *p = xasprintf("%s/%s.jsonl", l->dir, l->m->name[l->table]);
             l->f = fopen(p, "r");
             br_err rc = l->f ? BR_OK : io_fail("cannot open", p);
             free(p);
@@ -480,9 +561,10 @@ static br_err load_next(void *ud, int *table, struct db_val *cols, int *n)
     }
     json_error_t e;
     l->row = json_loadb(l->line, strlen(l->line), 0, &e);
-    if (!json_is_array(l->row) || json_array_size(l->row) > 32)
+    /* the store takes up to 32 values a row; version 1's get up to 2 more */
+    if (!json_is_array(l->row) || json_array_size(l->row) > 30)
         return err_set(BR_INVALID, "a malformed row: %s", e.text);
-    *table = l->table;
+    *table = l->m->into[l->table];
     *n = (int)json_array_size(l->row);
     for (int i = 0; i < *n; i++) {
         json_t *v = json_array_get(l->row, (size_t)i);
@@ -498,6 +580,17 @@ static br_err load_next(void *ud, int *table, struct db_val *cols, int *n)
         else
             return err_set(BR_INVALID, "a malformed value in a row");
     }
+    switch (l->m->add[l->table]) { /* version 1's rows: what was added since */
+    case ADD_NONE:
+        break;
+    case ADD_ACTIVO:
+        cols[(*n)++] = db_int(1);
+        break;
+    case ADD_OUTBOX_KIND:
+        cols[(*n)++] = db_text("confirmacion");
+        cols[(*n)++] = db_null();
+        break;
+    }
     return BR_OK;
 }
 
@@ -512,8 +605,10 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
         rc = err_set(BR_CONFLICT, "the target already holds data: an import needs an empty one");
     struct put_list done = {0};
     if (!rc) rc = put_objects(app, dir, &done);
-    struct loader l = {.dir = dir, .ntables = (int)json_array_size(m.tables)};
-    if (!rc) rc = store_load(app->store, load_next, &l);
+    struct loader l = {.dir = dir, .m = &m, .ntables = (int)json_array_size(m.tables)};
+    /* version 1 had no schedules: its barbers get the default week, as the
+     * migration gives it to the barbers it finds */
+    if (!rc) rc = store_load(app->store, load_next, &l, m.version == 1);
     json_decref(l.row);
     if (l.f) fclose(l.f);
     free(l.line);

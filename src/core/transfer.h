@@ -7,7 +7,10 @@
  * full before anything is written, and the rows load in one transaction.
  *
  * The folder:
- *   manifest.json        format, version, when, from which backends; per
+ *   manifest.json        format, version (2; version 1, before issue 9's
+ *                        activo, horarios and ausencias, still imports:
+ *                        all active, every barber on the default week),
+ *                        when, from which backends; per
  *                        table its columns, rows and SHA-256; the same for
  *                        objects.jsonl and the bytes of every object
  *   <table>.jsonl        one JSON array per row, in key order (ids, times in

@@ -427,8 +427,10 @@ br_err store_dump(struct store *st, store_dump_fn fn, void *ud) WARN_UNUSED;
  * more. */
 typedef br_err (*store_load_fn)(void *ud, int *table, struct db_val *cols, int *n);
 /* Inserts every row next() supplies in one write transaction: all of them
- * or, on any failure, none. */
-br_err store_load(struct store *st, store_load_fn next, void *ud) WARN_UNUSED;
+ * or, on any failure, none. default_week: the rows come from before the
+ * schedules (they hold no horarios), so every barber gets the default
+ * week in the same transaction, as the migration gives it. */
+br_err store_load(struct store *st, store_load_fn next, void *ud, bool default_week) WARN_UNUSED;
 
 /* Copies the whole database into a new file at path, consistently, while
  * the service goes on (SQLite's online backup); BR_CONFIG on a backend

@@ -5,7 +5,9 @@
  * it) that serves as a data folder of its own, and `barberia restore` puts
  * it into an empty deployment. On PostgreSQL: `barberia backup` points at
  * pg_dump, and the documented procedure (pg_dump, pg_restore into a new
- * database, the photo folder copied) gives back the same service.
+ * database, the photo folder copied) gives back the same service. A backup
+ * taken before issue 9's schema still restores: its barbers get the
+ * default week, as the migration gives it.
  */
 #include "harness.h"
 
@@ -162,11 +164,73 @@ static void a_backup_gives_back_the_same_service(void **state)
         sqlite_backup_while_serving_and_restore();
 }
 
+/* The backup's database taken back to the schema before issue 9 (version
+ * 6: no activo, no horarios, no ausencias, no outbox kinds), as a backup
+ * of that version holds it. */
+static void as_before_the_hours(const char *dir)
+{
+    struct srv old = {0};
+    snprintf(old.dir, sizeof old.dir, "%s", A.s.dir);
+    snprintf(old.data, sizeof old.data, "%s", dir);
+    assert_int_equal(db_exec(&old,
+                             "DROP TABLE horarios; DROP TABLE ausencias; "
+                             "DROP INDEX mail_outbox_cita; DROP INDEX mail_outbox_recordatorio; "
+                             "ALTER TABLE mail_outbox DROP COLUMN kind; "
+                             "ALTER TABLE mail_outbox DROP COLUMN due_at; "
+                             "ALTER TABLE barberos DROP COLUMN activo; "
+                             "ALTER TABLE servicios DROP COLUMN activo; PRAGMA user_version = 6;",
+                             NULL),
+                     0);
+    assert_int_equal(db_count(&old, "SELECT count(*) FROM sqlite_master WHERE name = 'horarios'"),
+                     0);
+}
+
+static void a_backup_from_before_the_hours_restores_with_the_default_week(void **state)
+{
+    (void)state;
+    if (test_pg()) skip(); /* backups are SQLite's (PostgreSQL: pg_dump) */
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/backup-v6", A.s.dir);
+    char *err = NULL;
+    if (cli(&A.s, "backup", "--to", dir, &err) != 0) fail_msg("backup: %s", err);
+    free(err);
+    as_before_the_hours(dir);
+    char *at_backup = listing_text(&A.s);
+
+    struct srv C = {0};
+    srv_init(&C);
+    if (cli(&C, "restore", "--from", dir, &err) != 0) fail_msg("restore: %s", err);
+    free(err);
+    srv_start(&C, NULL, NULL);
+    char *restored = listing_text(&C);
+    assert_string_equal(at_backup, restored);
+    expect_photo(&C);
+    char path[200];
+    snprintf(path, sizeof path, "/api/barberos/%s/horario", A.barbero);
+    struct resp r;
+    http_get(&C, path, NULL, &r);
+    assert_int_equal(r.status, 200);
+    json_t *week = json_object_get(r.json, "horario");
+    assert_int_equal(json_array_size(week), 11); /* Monday to Friday twice, Saturday once */
+    assert_string_equal(jstr(json_array_get(week, 0), "inicio"), "09:00");
+    assert_string_equal(jstr(json_array_get(week, 10), "fin"), "14:00");
+    resp_free(&r);
+    http_get(&C, "/api/admin/barberos", admin.token, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_is_true(
+        json_object_get(json_array_get(json_object_get(r.json, "barberos"), 0), "activo")));
+    resp_free(&r);
+    srv_cleanup(&C);
+    free(at_backup);
+    free(restored);
+}
+
 int main(void)
 {
     test_folder_store(); /* the SQLite backup copies the photo folder beside the database */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_backup_gives_back_the_same_service),
+        cmocka_unit_test(a_backup_from_before_the_hours_restores_with_the_default_week),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -4,8 +4,12 @@
  * backends of this run (PostgreSQL on api-pg/, S3 when a test server is
  * given) and back, with nothing lost: the same rows byte for byte
  * (checksums of every table and of the photos), the same answers from the
- * API, the photos' bytes, passwords and sessions. A damaged export or a
- * target that already holds data is refused with nothing written.
+ * API, the photos' bytes, passwords and sessions, and issue 9's hours: a
+ * deactivated barber and service, a changed week, a day off and a shop
+ * closure come back the same, with the same free slots. An export of
+ * version 1 (made before the schedules) still loads: every barber and
+ * service active, every barber with the default week. A damaged export or
+ * a target that already holds data is refused with nothing written.
  */
 #include "harness.h"
 
@@ -13,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static struct fixture A; /* the source: SQLite and a folder, always */
 static struct srv B;     /* the target: this run's backends */
@@ -20,12 +25,77 @@ static char target_db[256];
 static const char *target_env[4];
 static struct user ana, admin;
 static char *foto_path, foto_bytes[300];
+static char first_day[11], closed_day[11]; /* of the free slots compared */
+#define DAYS 8                             /* compared from first_day on */
 
 static void target_init(void)
 {
     size_t n = 0;
     test_s3_env(target_env, &n);
     target_env[n] = NULL;
+}
+
+static void admin_call(const struct srv *s, const char *method, const char *path, const char *body,
+                       long status, struct resp *r)
+{
+    http_json(s, method, path, admin.token, body, r);
+    if (r->status != status) fail_msg("%s %s: %ld %s", method, path, r->status, r->body);
+}
+
+/* The date days from today (UTC; far enough ahead for the shop's zone not
+ * to matter), and its ISO weekday. */
+static int date_ahead(int days, char out[11])
+{
+    time_t t = time(NULL) + (time_t)days * 86400;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 11, "%Y-%m-%d", &tm);
+    return tm.tm_wday ? tm.tm_wday : 7;
+}
+
+/* Issue 9's state, made through the API: a barber and a service taken off
+ * the catalog, another week for the fixture's barber, a day off of the
+ * second barber and a day the shop is closed, all within the days whose
+ * free slots are compared. */
+static void hours_init(const char *segundo)
+{
+    struct resp r;
+    char path[200], body[400], off_from[11], off_to[11];
+    admin_call(&A.s, "POST", "/api/admin/barberos", "{\"nombre\":\"Barbero Retirado\"}", 201, &r);
+    snprintf(path, sizeof path, "/api/admin/barberos/%s",
+             jstr(json_object_get(r.json, "barbero"), "id"));
+    resp_free(&r);
+    admin_call(&A.s, "PATCH", path, "{\"activo\":false}", 200, &r);
+    resp_free(&r);
+    admin_call(&A.s, "POST", "/api/admin/servicios",
+               "{\"nombre\":\"Servicio Retirado\",\"duracion_min\":45,\"precio\":20}", 201, &r);
+    snprintf(path, sizeof path, "/api/admin/servicios/%s",
+             jstr(json_object_get(r.json, "servicio"), "id"));
+    resp_free(&r);
+    admin_call(&A.s, "PATCH", path, "{\"activo\":false}", 200, &r);
+    resp_free(&r);
+    snprintf(path, sizeof path, "/api/admin/barberos/%s/horario", A.barbero);
+    admin_call(&A.s, "PUT", path,
+               "{\"horario\":[{\"dia\":1,\"inicio\":\"08:00\",\"fin\":\"12:30\"},"
+               "{\"dia\":3,\"inicio\":\"10:00\",\"fin\":\"13:00\"},"
+               "{\"dia\":3,\"inicio\":\"17:15\",\"fin\":\"21:00\"},"
+               "{\"dia\":5,\"inicio\":\"12:00\",\"fin\":\"19:45\"},"
+               "{\"dia\":7,\"inicio\":\"10:00\",\"fin\":\"14:00\"}]}",
+               200, &r);
+    resp_free(&r);
+    date_ahead(20, first_day);
+    date_ahead(21, off_from);
+    date_ahead(22, off_to);
+    date_ahead(24, closed_day);
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"desde\":\"%s\",\"hasta\":\"%s\",\"motivo\":\"Médico\"}",
+             segundo, off_from, off_to);
+    admin_call(&A.s, "POST", "/api/admin/ausencias", body, 201, &r);
+    resp_free(&r);
+    snprintf(body, sizeof body, "{\"desde\":\"%s\",\"hasta\":\"%s\",\"motivo\":\"Cerrado\"}",
+             closed_day, closed_day);
+    admin_call(&A.s, "POST", "/api/admin/ausencias", body, 201, &r);
+    resp_free(&r);
 }
 
 static int setup(void **state)
@@ -55,6 +125,7 @@ static int setup(void **state)
     json_t *foto = upload_photo(&A.s, &ana, c1, "antes", foto_bytes, sizeof foto_bytes);
     foto_path = photo_path(foto);
     json_decref(foto);
+    hours_init(segundo);
     free(c1);
     free(segundo);
     return 0;
@@ -116,6 +187,112 @@ static json_t *listing(const struct srv *s)
     return l;
 }
 
+/* What the API tells of the catalog and the hours: the admin listings,
+ * every barber's week, the days off, and the free slots of DAYS days for
+ * every service and barber (and any barber), each as {status, body}. */
+static void answer(const struct srv *s, json_t *into, const char *path, const char *token)
+{
+    struct resp r;
+    http_get(s, path, token, &r);
+    json_object_set_new(into, path,
+                        json_pack("{s:I, s:O?}", "status", (json_int_t)r.status, "body", r.json));
+    resp_free(&r);
+}
+
+static json_t *hours(const struct srv *s)
+{
+    json_t *h = json_object();
+    answer(s, h, "/api/admin/barberos", admin.token);
+    answer(s, h, "/api/admin/servicios", admin.token);
+    answer(s, h, "/api/barberos", NULL);
+    answer(s, h, "/api/servicios", NULL);
+    answer(s, h, "/api/admin/ausencias", admin.token);
+    json_t *barberos = json_object_get(
+        json_object_get(json_object_get(h, "/api/admin/barberos"), "body"), "barberos");
+    json_t *servicios = json_object_get(
+        json_object_get(json_object_get(h, "/api/admin/servicios"), "body"), "servicios");
+    assert_true(json_array_size(barberos) >= 3);
+    assert_true(json_array_size(servicios) >= 2);
+    char path[300];
+    size_t i, k;
+    json_t *b, *v;
+    json_array_foreach(barberos, i, b)
+    {
+        snprintf(path, sizeof path, "/api/barberos/%s/horario", jstr(b, "id"));
+        answer(s, h, path, NULL);
+    }
+    char day[11];
+    for (int d = 0; d < DAYS; d++) {
+        date_ahead(20 + d, day);
+        json_array_foreach(servicios, k, v)
+        {
+            snprintf(path, sizeof path, "/api/disponibilidad?servicio_id=%s&fecha=%s",
+                     jstr(v, "id"), day);
+            answer(s, h, path, NULL);
+            json_array_foreach(barberos, i, b)
+            {
+                snprintf(path, sizeof path,
+                         "/api/disponibilidad?servicio_id=%s&fecha=%s&barbero_id=%s", jstr(v, "id"),
+                         day, jstr(b, "id"));
+                answer(s, h, path, NULL);
+            }
+        }
+    }
+    return h;
+}
+
+static void expect_same_hours(const json_t *want, const struct srv *s, const char *where)
+{
+    json_t *got = hours(s);
+    const char *path;
+    json_t *w;
+    json_object_foreach((json_t *)want, path, w)
+    {
+        json_t *g = json_object_get(got, path);
+        if (!json_equal(w, g)) {
+            char *x = json_dumps(w, JSON_COMPACT), *y = g ? json_dumps(g, JSON_COMPACT) : NULL;
+            fail_msg("%s: GET %s differs:\n%s\n%s", where, path, x, y ? y : "(none)");
+        }
+    }
+    assert_int_equal(json_object_size(got), json_object_size(want));
+    json_decref(got);
+}
+
+/* The source's hours are what hours_init made: a test of the test. */
+static void expect_hours_made(const json_t *h)
+{
+    size_t i;
+    json_t *b;
+    int inactive = 0;
+    json_array_foreach(
+        json_object_get(json_object_get(json_object_get(h, "/api/admin/barberos"), "body"),
+                        "barberos"),
+        i, b) inactive += json_is_false(json_object_get(b, "activo"));
+    assert_int_equal(inactive, 1);
+    json_t *aus = json_object_get(
+        json_object_get(json_object_get(h, "/api/admin/ausencias"), "body"), "ausencias");
+    assert_int_equal(json_array_size(aus), 2);
+    char path[300];
+    snprintf(path, sizeof path, "/api/barberos/%s/horario", A.barbero);
+    json_t *week = json_object_get(json_object_get(json_object_get(h, path), "body"), "horario");
+    assert_int_equal(json_array_size(week), 5);
+    /* the shop's closed day has no slot, another day has some */
+    snprintf(path, sizeof path, "/api/disponibilidad?servicio_id=%s&fecha=%s", A.servicio,
+             closed_day);
+    json_t *closed = json_object_get(json_object_get(json_object_get(h, path), "body"), "huecos");
+    assert_non_null(closed);
+    assert_int_equal(json_array_size(closed), 0);
+    size_t slots = 0;
+    char day[11];
+    for (int d = 0; d < DAYS; d++) {
+        date_ahead(20 + d, day);
+        snprintf(path, sizeof path, "/api/disponibilidad?servicio_id=%s&fecha=%s", A.servicio, day);
+        slots += json_array_size(
+            json_object_get(json_object_get(json_object_get(h, path), "body"), "huecos"));
+    }
+    assert_true(slots > 0);
+}
+
 /* --- the tests ------------------------------------------------------------------------ */
 
 static void a_shop_moves_to_the_other_backends_and_back_with_nothing_lost(void **state)
@@ -127,6 +304,8 @@ static void a_shop_moves_to_the_other_backends_and_back_with_nothing_lost(void *
     snprintf(out3, sizeof out3, "%s/export-3", A.s.dir);
     json_t *before = listing(&A.s);
     assert_int_equal(json_array_size(before), 3);
+    json_t *hours_before = hours(&A.s);
+    expect_hours_made(hours_before);
 
     /* out of the embedded defaults, while the service runs */
     expect_cli_ok(&A.s, NULL, "export", "--to", out1);
@@ -143,6 +322,8 @@ static void a_shop_moves_to_the_other_backends_and_back_with_nothing_lost(void *
         fail_msg("listings differ:\n%s\n%s", x, y);
     }
     json_decref(after);
+    /* the catalog, the weeks, the days off and the free slots */
+    expect_same_hours(hours_before, &B, "after the import");
     /* the photo's bytes, from the new store */
     struct resp r;
     http_get(&B, foto_path, NULL, &r);
@@ -181,7 +362,10 @@ static void a_shop_moves_to_the_other_backends_and_back_with_nothing_lost(void *
     free(s1);
     free(s2);
     free(s3);
+    srv_start(&C, NULL, NULL);
+    expect_same_hours(hours_before, &C, "back on SQLite");
     srv_cleanup(&C);
+    json_decref(hours_before);
     json_decref(before);
 }
 
@@ -232,11 +416,104 @@ static void a_damaged_export_or_a_used_target_is_refused_with_nothing_written(vo
     free(err);
 }
 
+/* An export of version 1, made by the version before issue 9 (`barberia
+ * export` of a shop with an admin, two barbers and a service). */
+#define EXPORT_V1 BARBERIA_TESTS_DIR "/api/data/export-v1"
+
+static const char DEFAULT_WEEK[] =
+    "[{\"dia\":1,\"inicio\":\"09:00\",\"fin\":\"14:00\"},{\"dia\":1,\"inicio\":\"16:00\",\"fin\":"
+    "\"20:00\"},{\"dia\":2,\"inicio\":\"09:00\",\"fin\":\"14:00\"},{\"dia\":2,\"inicio\":\"16:00\","
+    "\"fin\":\"20:00\"},{\"dia\":3,\"inicio\":\"09:00\",\"fin\":\"14:00\"},{\"dia\":3,\"inicio\":"
+    "\"16:00\",\"fin\":\"20:00\"},{\"dia\":4,\"inicio\":\"09:00\",\"fin\":\"14:00\"},{\"dia\":4,"
+    "\"inicio\":\"16:00\",\"fin\":\"20:00\"},{\"dia\":5,\"inicio\":\"09:00\",\"fin\":\"14:00\"},{"
+    "\"dia\":5,\"inicio\":\"16:00\",\"fin\":\"20:00\"},{\"dia\":6,\"inicio\":\"09:00\",\"fin\":"
+    "\"14:00\"}]";
+
+static void an_export_of_version_1_loads_with_every_barber_on_the_default_week(void **state)
+{
+    (void)state;
+    struct srv D = {0};
+    srv_init(&D); /* this run's backends */
+    expect_cli_ok(&D, target_env, "import", "--from", EXPORT_V1);
+    srv_start(&D, target_env, NULL);
+    struct resp r;
+    http_json(&D, "POST", "/api/auth/login", NULL,
+              "{\"email\":\"admin@v1.example\",\"password\":\"clave-v1-admin\"}", &r);
+    assert_int_equal(r.status, 200);
+    char token[128];
+    snprintf(token, sizeof token, "%s", jstr(r.json, "token"));
+    resp_free(&r);
+
+    /* every barber and service active, every barber on the default week */
+    json_t *week = json_loads(DEFAULT_WEEK, 0, NULL);
+    http_get(&D, "/api/admin/barberos", token, &r);
+    assert_int_equal(r.status, 200);
+    json_t *barberos = json_object_get(r.json, "barberos");
+    assert_int_equal(json_array_size(barberos), 2);
+    size_t i;
+    json_t *b;
+    json_array_foreach(barberos, i, b)
+    {
+        assert_true(json_is_true(json_object_get(b, "activo")));
+        char path[200];
+        struct resp h;
+        snprintf(path, sizeof path, "/api/barberos/%s/horario", jstr(b, "id"));
+        http_get(&D, path, NULL, &h);
+        assert_int_equal(h.status, 200);
+        if (!json_equal(json_object_get(h.json, "horario"), week)) fail_msg("%s: %s", path, h.body);
+        resp_free(&h);
+    }
+    resp_free(&r);
+    json_decref(week);
+    http_get(&D, "/api/admin/servicios", token, &r);
+    assert_int_equal(r.status, 200);
+    json_t *servicios = json_object_get(r.json, "servicios");
+    assert_int_equal(json_array_size(servicios), 1);
+    json_t *corte = json_array_get(servicios, 0);
+    assert_true(json_is_true(json_object_get(corte, "activo")));
+    /* bookable: a weekday has free slots for both barbers */
+    char day[11], path[300];
+    int wd = date_ahead(20, day);
+    for (int d = 21; wd > 5; d++)
+        wd = date_ahead(d, day);
+    snprintf(path, sizeof path, "/api/disponibilidad?servicio_id=%s&fecha=%s", jstr(corte, "id"),
+             day);
+    resp_free(&r);
+    http_get(&D, path, NULL, &r);
+    assert_int_equal(r.status, 200);
+    json_t *huecos = json_object_get(r.json, "huecos");
+    assert_int_equal(json_array_size(huecos), 19 + 15); /* from 09:00-13:30, 16:00-19:30 */
+    assert_int_equal(json_array_size(json_object_get(json_array_get(huecos, 0), "barberos")), 2);
+    resp_free(&r);
+    http_get(&D, "/api/admin/ausencias", token, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(r.json, "ausencias")), 0);
+    resp_free(&r);
+
+    /* exported again, it is of this version, with the weeks */
+    char out[400], manifest[450];
+    snprintf(out, sizeof out, "%s/export-from-v1", D.dir);
+    expect_cli_ok(&D, target_env, "export", "--to", out);
+    snprintf(manifest, sizeof manifest, "%s/manifest.json", out);
+    json_error_t e;
+    json_t *m = json_load_file(manifest, 0, &e);
+    assert_non_null(m);
+    assert_int_equal(json_integer_value(json_object_get(m, "version")), 2);
+    json_t *t;
+    long horarios = -1;
+    json_array_foreach(json_object_get(m, "tables"), i, t) if (!strcmp(jstr(t, "name"), "horarios"))
+        horarios = (long)json_integer_value(json_object_get(t, "rows"));
+    assert_int_equal(horarios, 2 * 11);
+    json_decref(m);
+    srv_cleanup(&D);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_shop_moves_to_the_other_backends_and_back_with_nothing_lost),
         cmocka_unit_test(a_damaged_export_or_a_used_target_is_refused_with_nothing_written),
+        cmocka_unit_test(an_export_of_version_1_loads_with_every_barber_on_the_default_week),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
