@@ -768,40 +768,26 @@ static br_err pg_exec(struct db_conn *c, const char *sql, const struct db_val *p
     return rc;
 }
 
+/* Undoes c's transaction after a failure, keeping that failure's error
+ * (code, message, retry hint) rather than the rollback's. */
+static br_err undo(struct db_conn *c, br_err rc)
+{
+    char msg[512];
+    int retry = err_retry_after();
+    snprintf(msg, sizeof msg, "%s", err_msg());
+    pipe_leave(c);
+    pg_rollback(c);
+    return retry > 0 ? err_set_retry(rc, retry, "%s", msg) : err_set(rc, "%s", msg);
+}
+
 /* One attempt of a write transaction on c. */
 static br_err write_once(struct db *db, struct db_conn *c, db_tx_fn fn, void *ud)
 {
     c->retry = false;
     br_err rc = pipe_begin(c);
-    if (!rc) {
-        rc = fn(db, c, ud);
-        if (!rc) {
-            rc = pipe_commit(c);
-            if (rc) {
-                /* keep the commit's error, not the rollback's */
-                char msg[512];
-                int retry = err_retry_after();
-                snprintf(msg, sizeof msg, "%s", err_msg());
-                pipe_leave(c);
-                pg_rollback(c);
-                if (retry > 0)
-                    err_set_retry(rc, retry, "%s", msg);
-                else
-                    err_set(rc, "%s", msg);
-            }
-        } else {
-            /* keep fn's error, not the rollback's */
-            char msg[512];
-            int retry = err_retry_after();
-            snprintf(msg, sizeof msg, "%s", err_msg());
-            pipe_leave(c);
-            pg_rollback(c);
-            if (retry > 0)
-                err_set_retry(rc, retry, "%s", msg);
-            else
-                err_set(rc, "%s", msg);
-        }
-    }
+    if (!rc) rc = fn(db, c, ud);
+    if (!rc) rc = pipe_commit(c);
+    if (rc) rc = undo(c, rc);
     pipe_leave(c);
     return rc;
 }
