@@ -4,7 +4,9 @@ books a free slot (service, barber, day opened on the first free one,
 slot, confirm) signing up on the way, sees the confirmation (what, when
 with the zone named, with whom, where, the cancel deadline, Google Calendar
 and .ics), finds it in "Mis citas", uploads a before photo and sees it,
-reschedules it and cancels it. Then books again with the keyboard only.
+reschedules it and cancels it. A past cut shows its before/after photos
+and "Repetir este corte" opens the booking on the day step with its service
+and barber. Then books again with the keyboard only.
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
 import os
 import sys
@@ -129,6 +131,8 @@ def test(srv, br):
     assert srv.ok("GET", "/api/citas", token=srv.admin)["citas"][0]["estado"] == "cancelada"
     br.check("Mis citas - cancelada")
 
+    # a past cut shows its before/after photos, and repeats in one step
+    past_cut(srv, br)
     # again with the keyboard only, preselected by the link of a past cut
     keyboard_booking(srv, br)
 
@@ -142,6 +146,32 @@ def press_until(br, pred, what, limit=80):
             return
         e.send_keys(Keys.TAB)
     raise AssertionError("keyboard: never reached " + what)
+
+
+def past_cut(srv, br):
+    import datetime
+    token = srv.login("ana@example.com", "secreto1")
+    servicios, barberos = srv.catalog()
+    s = next(x for x in servicios if x["nombre"] == "Corte y barba")
+    b = next(x for x in barberos if x["nombre"] == "Mateo Ruiz")
+    when = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=7)
+    fecha = when.strftime("%Y-%m-%dT10:00:00.000Z")
+    cita = srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": fecha}, token=token)["cita"]
+    png = webtest.png_bytes()
+    srv.upload(token, cita["id"], "antes", png)
+    srv.upload(token, cita["id"], "despues", png)
+    br.open("/mis-citas")
+    br.focused_heading("Mis citas")
+    br.see("Corte y barba con Mateo Ruiz")
+    card = br.d.find_element(By.XPATH, "//li[contains(@class,'cita')][.//h3[text()='Corte y barba con Mateo Ruiz']]")
+    assert card.find_elements(By.CSS_SELECTOR, "img[alt='Foto de antes']")
+    assert card.find_elements(By.CSS_SELECTOR, "img[alt='Foto de después']")
+    br.check("Mis citas - corte anterior")
+    card.find_element(By.LINK_TEXT, "Repetir este corte").click()
+    # the same service and barber, preselected: straight to the day
+    br.focused_heading("Elige día y hora")
+    br.see("Corte y barba")
+    br.see("Mateo Ruiz")
 
 
 def keyboard_booking(srv, br):
