@@ -603,11 +603,18 @@ static br_err prepared(struct db_conn *c, const char *sql, char name[16])
     return err_set(BR_STORE, "statement cache full");
 }
 
+static br_err send_stmt(struct db_conn *c, const char *sql, const struct db_val *params,
+                        int nparams);
+
+/* In a pipelined transaction the lock is sent ahead like exec_later: the
+ * server takes it, in order, before any later statement runs; a lock it
+ * could not take in time fails the transaction at the next sync point. */
 static br_err pg_lock(struct db_conn *c, const char *key)
 {
     static const char sql[] = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
     struct db_val k = db_text(key);
-    return c->h ? db_pg_ops.exec(c, sql, &k, 1, NULL, NULL, NULL) : down(c, NULL);
+    if (!c->h) return down(c, NULL);
+    return c->pipe ? send_stmt(c, sql, &k, 1) : db_pg_ops.exec(c, sql, &k, 1, NULL, NULL, NULL);
 }
 
 /* A timestamp as PostgreSQL prints it in UTC with DateStyle ISO
@@ -792,21 +799,26 @@ static br_err write_once(struct db *db, struct db_conn *c, db_tx_fn fn, void *ud
     return rc;
 }
 
-/* Two transactions can deadlock where both wait for the other, e.g. two
- * overlapping bookings checked by the exclusion constraint at once: the
- * server aborts one, which then runs again (its statements only touch the
- * database) and now sees the other's outcome. */
-#define WRITE_ATTEMPTS 5
-
+/* Two transactions can deadlock where both wait for the other, e.g.
+ * overlapping bookings checked by the exclusion constraint at once (each
+ * inserts its index entry, then waits for the other's): the server aborts
+ * one after deadlock_timeout, which then runs again (its statements only
+ * touch the database) and now sees the others' outcome. A race of many
+ * (sixteen bookings of one slot) can make one transaction the victim
+ * several times, so it runs again for as long as the lock wait bound
+ * allows, not a fixed number of times; the pause grows with each attempt. */
 static br_err pg_write(struct db *db, db_tx_fn fn, void *ud)
 {
+    struct pg_db *p = (struct pg_db *)db;
     struct db_conn *c = NULL;
     br_err rc = pg_acquire(db, &c);
     if (rc) return rc;
+    int64_t until = clock_mono_ms() + p->lock_wait_ms;
     for (int attempt = 1;; attempt++) {
         rc = write_once(db, c, fn, ud);
-        if (rc != BR_BUSY || !c->retry || c->broken || attempt == WRITE_ATTEMPTS) break;
-        struct timespec pause = {0, (long)(randombytes_uniform(5000) + 1000) * 1000};
+        if (rc != BR_BUSY || !c->retry || c->broken || clock_mono_ms() >= until) break;
+        int step = attempt < 10 ? attempt : 10;
+        struct timespec pause = {0, (long)(randombytes_uniform(5000) + 1000) * 1000 * step};
         nanosleep(&pause, NULL);
     }
     pg_release(db, c);

@@ -11,8 +11,10 @@
 #include "db.h"
 #include "../config.h"
 #include "../util/buf.h"
+#include "../util/iso8601.h"
 #include "../util/log.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1135,6 +1137,35 @@ static br_err outbox_insert(struct db *db, struct db_conn *conn, const struct ou
                       pm);
 }
 
+/* On PostgreSQL, the bookings and moves of one barber whose times could
+ * overlap take turns: each first takes a transaction lock on every hour of
+ * the barber's calendar its interval touches, in time order (two
+ * overlapping intervals share an hour). Without them, overlapping inserts
+ * wait for each other inside the exclusion constraint, where two of them
+ * deadlock and a race of many waits out deadlock_timeout again and again;
+ * with them, bookings in other hours still commit together. The constraint
+ * alone keeps the calendar right: an interval of more than MAX_HOUR_LOCKS
+ * hours takes no lock. A no-op on SQLite, whose writers take turns anyway. */
+#define MAX_HOUR_LOCKS 48
+static br_err lock_slot_hours(struct db *db, struct db_conn *c, const char *barbero_id,
+                              const char *inicio, const char *fin)
+{
+    enum { HOUR_MS = 3600000 };
+    int64_t a, b;
+    if (!barbero_id || !iso8601_parse(inicio, strlen(inicio), &a) ||
+        !iso8601_parse(fin, strlen(fin), &b) || b <= a || a < 0)
+        return BR_OK; /* the statements refuse such a row themselves */
+    int64_t h0 = a / HOUR_MS, h1 = (b - 1) / HOUR_MS;
+    if (h1 - h0 >= MAX_HOUR_LOCKS) return BR_OK;
+    br_err rc = BR_OK;
+    for (int64_t h = h0; h <= h1 && !rc; h++) {
+        char key[96];
+        snprintf(key, sizeof key, "slot:%.40s:%" PRId64, barbero_id, h);
+        rc = db->ops->lock(c, key);
+    }
+    return rc;
+}
+
 static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
 {
     struct book_args *a = ud;
@@ -1146,9 +1177,11 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
      * this one and fails with an exclusion violation, BR_CONFLICT), so
      * bookings of one barber for different slots never wait for each
      * other. The check here answers the common case without an error. */
+    br_err rc = lock_slot_hours(db, conn, c->barbero_id, c->fecha_inicio, c->fecha_fin);
+    if (rc) return rc;
     bool taken = false;
     struct db_val po[] = {db_text(c->barbero_id), db_text(c->fecha_inicio), db_text(c->fecha_fin)};
-    br_err rc = EXEC(db, conn, sql_overlap, po, one_flag, &taken, NULL);
+    rc = EXEC(db, conn, sql_overlap, po, one_flag, &taken, NULL);
     if (rc) return rc;
     if (taken) return err_set(BR_CONFLICT, "slot taken");
 
@@ -1830,7 +1863,8 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
         bool taken = false;
         struct db_val po[] = {db_text(r.barbero_id), db_text(ch->inicio), db_text(ch->fin),
                               db_text(ch->id)};
-        rc = EXEC(db, conn, sql_overlap_but, po, one_flag, &taken, NULL);
+        rc = lock_slot_hours(db, conn, r.barbero_id, ch->inicio, ch->fin);
+        if (!rc) rc = EXEC(db, conn, sql_overlap_but, po, one_flag, &taken, NULL);
         if (!rc && taken) rc = err_set(BR_CONFLICT, "slot taken");
         if (!rc) {
             struct db_val pu[] = {db_text(ch->inicio), db_text(ch->fin), db_text(ch->id)};
