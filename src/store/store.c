@@ -1170,13 +1170,14 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
 {
     struct book_args *a = ud;
     const struct cita *c = a->c;
-    /* No lock: the check and the insert are atomic on both backends. On
-     * SQLite every write transaction holds the one write lock; on
-     * PostgreSQL the exclusion constraint citas_sin_solape makes the
-     * insert itself the check (a concurrent overlapping insert waits for
-     * this one and fails with an exclusion violation, BR_CONFLICT), so
-     * bookings of one barber for different slots never wait for each
-     * other. The check here answers the common case without an error. */
+    /* The check and the insert are atomic on both backends. On SQLite
+     * every write transaction holds the one write lock; on PostgreSQL the
+     * exclusion constraint citas_sin_solape makes the insert itself the
+     * check (a concurrent overlapping insert fails with an exclusion
+     * violation, BR_CONFLICT), and the hour locks make overlapping
+     * bookings take turns before it, so that they never deadlock there;
+     * bookings of one barber in other hours never wait for each other.
+     * The check here answers the common case without an error. */
     br_err rc = lock_slot_hours(db, conn, c->barbero_id, c->fecha_inicio, c->fecha_fin);
     if (rc) return rc;
     bool taken = false;
