@@ -3,7 +3,9 @@
 someone else books that slot before they confirm. Confirming gets a
 friendly Spanish message and the fresh list (without the lost slot), and
 no second appointment exists. Also: "cualquier barbero" names the barber
-assigned; a slot taken before the confirm step is caught on entering it."""
+assigned; a slot taken before the confirm step is caught on entering it;
+a shop with one service and one barber opens the booking on the day step,
+with no "cualquier barbero"."""
 import os
 import sys
 
@@ -81,6 +83,19 @@ def test(srv, br):
     names = [x["nombre"] for x in barberos]
     assert any(n in br.text() for n in names), br.text()
     br.check("Reserva con cualquier barbero")
+
+    # 4. a shop with one service and one barber: both steps skipped, no "any barber"
+    for x in servicios[1:]:
+        srv.ok("PATCH", "/api/admin/servicios/" + x["id"], {"activo": False}, token=srv.admin)
+    for x in barberos[1:]:
+        srv.ok("PATCH", "/api/admin/barberos/" + x["id"], {"activo": False}, token=srv.admin)
+    br.open("/reservar")
+    br.focused_heading("Elige día y hora")
+    br.see(servicios[0]["nombre"])
+    br.see(barberos[0]["nombre"])
+    text = br.text()
+    assert "Cualquier barbero" not in text and "Cambiar barbero" not in text and "Cambiar servicio" not in text, text
+    br.check("Reservar con un servicio y un barbero")
 
 
 if __name__ == "__main__":
