@@ -126,6 +126,10 @@ static const struct setting settings[] = {
     I("SMTP_RETRY_FOR", CONFIG_SERVE, smtp_retry_for_s, "86400", 0, 30 * 86400,
       "seconds a failing message is retried before it is dropped"),
     /* bookable hours (issue 9) */
+    S("SHOP_NAME", CONFIG_SERVE, shop_name, "Barbería",
+      "the shop's name, as the web app shows it (the confirmation's \"Dónde\")"),
+    S("SHOP_ADDRESS", CONFIG_SERVE, shop_address, NULL,
+      "the shop's address, shown with its name on the confirmation and in the .ics"),
     S("TZ", CONFIG_SERVE, tz, "Europe/Madrid",
       "the shop's time zone (IANA name): schedules, free slots and e-mail times"),
     I("SLOT_MIN", CONFIG_SERVE, slot_min, "15", 1, 1440,

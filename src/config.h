@@ -68,6 +68,8 @@ struct config {
     int smtp_retry_for_s; /* give up on a message this long after it was queued */
     /* bookable hours (issue 9): the shop's zone and the booking rules */
     char *tz;              /* IANA zone name of the shop (times of schedules, e-mails) */
+    char *shop_name;       /* what the web app calls the shop */
+    char *shop_address;    /* where it is (NULL: not shown) */
     int slot_min;          /* the free-slot grid, minutes from each interval's start */
     int min_notice_min;    /* earliest bookable start: now + this many minutes */
     int max_days_ahead;    /* furthest bookable date: today + this many days */

@@ -47,7 +47,7 @@ export const rol = (me) => (me && me.perfil && me.perfil.rol) || 'cliente';
 let config = null;
 export async function loadConfig() {
   if (config) return config;
-  const def = { zona: 'Europe/Madrid', paso_min: 15, antelacion_min: 120, dias_max: 90, limite_cancelacion_min: 120 };
+  const def = { zona: 'Europe/Madrid', paso_min: 15, antelacion_min: 120, dias_max: 90, limite_cancelacion_min: 120, tienda: 'Barbería', direccion: null };
   try { config = Object.assign(def, await get('/api/config')); } catch (e) { config = def; }
   return config;
 }

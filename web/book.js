@@ -4,6 +4,9 @@ import { post, loadCatalog, session, cfg } from './api.js';
 import { h, page, focus, announce, alertBox, showError, whenFull, whenLabel, euros, mins, ymd } from './ui.js';
 import { picker } from './slots.js';
 
+// The confirmation's "Dónde": the shop's name and address (GET /api/config).
+const where = () => [cfg().tienda || 'Barbería', cfg().direccion || location.host].join(', ');
+
 export async function home() {
   const { servicios } = await loadCatalog();
   page('Reserva tu cita',
@@ -159,7 +162,7 @@ export async function book() {
         h('dt', {}, 'Qué'), h('dd', {}, serviceText(s)),
         h('dt', {}, 'Cuándo'), h('dd', {}, whenFull(cita.fecha_inicio)),
         h('dt', {}, 'Con quién'), h('dd', {}, barbero),
-        h('dt', {}, 'Dónde'), h('dd', {}, `Barbería, ${location.host}`)),
+        h('dt', {}, 'Dónde'), h('dd', {}, where())),
       h('p', { class: 'deadline' }, `Puedes cancelar hasta el ${whenLabel(limit)} (y cambiar la hora hasta entonces).`),
       h('p', { class: 'actions' },
         h('a', { class: 'button', href: gcalLink(title, cita), target: '_blank', rel: 'noopener' }, 'Añadir a Google Calendar'),
@@ -194,6 +197,6 @@ export function icsHref(title, cita) {
   const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Barberia//ES', 'BEGIN:VEVENT',
     `UID:${cita.id}@${location.host}`, `DTSTAMP:${stamp(new Date().toISOString())}`,
     `DTSTART:${stamp(cita.fecha_inicio)}`, `DTEND:${stamp(cita.fecha_fin)}`,
-    `SUMMARY:${esc(title)}`, `LOCATION:${esc('Barbería ' + location.host)}`, 'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n');
+    `SUMMARY:${esc(title)}`, `LOCATION:${esc(where())}`, 'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n');
   return 'data:text/calendar;charset=utf-8,' + encodeURIComponent(ics);
 }

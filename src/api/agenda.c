@@ -24,6 +24,8 @@ void api_config_get(struct http_req *r)
     jw_kint(&w, "antelacion_min", cfg->min_notice_min);
     jw_kint(&w, "dias_max", cfg->max_days_ahead);
     jw_kint(&w, "limite_cancelacion_min", cfg->cancel_cutoff_min);
+    jw_kstr(&w, "tienda", cfg->shop_name);
+    jw_kstr(&w, "direccion", cfg->shop_address); /* null when not set */
     api_reply(r, 200, &w);
 }
 
