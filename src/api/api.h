@@ -155,6 +155,9 @@ void api_disponibilidad_get(struct http_req *r);
 #define API_CITAS_PREFIX "/api/citas/"
 /* POST /api/citas/{id}/cancelar and /api/citas/{id}/reprogramar. */
 void api_citas_accion(struct http_req *r);
+/* Whether path is /api/citas/<id>/cancelar or /api/citas/<id>/reprogramar
+ * (<id> one non-empty segment): the paths api_citas_accion serves. */
+bool api_citas_accion_path(const char *path);
 /* One element of GET /api/citas's listing (a store_cita_fn; ud: struct jw). */
 br_err api_w_cita_view(void *ud, const struct cita_view *v);
 

@@ -21,6 +21,15 @@ static br_err one_view(void *ud, const struct cita_view *v)
     return api_w_cita_view(o->w, v);
 }
 
+bool api_citas_accion_path(const char *path)
+{
+    if (strncmp(path, API_CITAS_PREFIX, strlen(API_CITAS_PREFIX)) != 0) return false;
+    const char *rest = path + strlen(API_CITAS_PREFIX);
+    const char *slash = strchr(rest, '/');
+    return slash && slash != rest &&
+           (!strcmp(slash + 1, "cancelar") || !strcmp(slash + 1, "reprogramar"));
+}
+
 void api_citas_accion(struct http_req *r)
 {
     /* /api/citas/<id>/<accion>: anything else is no resource */

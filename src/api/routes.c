@@ -69,7 +69,8 @@ const struct http_route api_routes[] = {
     {"GET", "/app/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_asset},
     {"HEAD", "/app/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_asset},
     /* issue 9, workstream B: /api/citas/{id}/cancelar and /reprogramar */
-    {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON_OPT, api_citas_accion},
+    {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON_OPT, api_citas_accion,
+     api_citas_accion_path},
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
 

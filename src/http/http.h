@@ -54,6 +54,10 @@ struct http_route {
     enum http_auth auth;
     enum http_body body;
     http_handler_fn handler;
+    /* optional, for a prefix route: whether a path under the prefix is one
+     * the route serves; any other is an unknown path (404, whatever the
+     * method or the caller), as the product contract wants */
+    bool (*serves)(const char *path);
 };
 
 /* Decides, before the body is read, whether a request to a route with

@@ -778,6 +778,7 @@ static void route(struct http_req *r)
         const struct http_route *rt = &o->routes[i];
         bool match =
             rt->prefix ? !strncmp(r->path, rt->path, strlen(rt->path)) : !strcmp(r->path, rt->path);
+        if (match && rt->serves) match = rt->serves(r->path);
         if (!match) continue;
         if (!strcmp(rt->method, r->method)) {
             r->route = rt;

@@ -196,6 +196,25 @@ static void unknown_malformed_and_other_clients_citas_are_404_and_unchanged(void
     /* no such action, no such path */
     cambio_expect(&ANA, id, "borrar", NULL, 404, "No encontrado");
     cambio_expect(&ANA, id, "", NULL, 404, "No encontrado");
+    /* an unknown path under /api/citas/ is 404 whatever the method and the
+     * caller (the contract); a known one with another method is 405 */
+    cambio_expect(NULL, id, "borrar", NULL, 404, "No encontrado");
+    struct resp r;
+    char path[160];
+    snprintf(path, sizeof path, "/api/citas/%s", id);
+    http_get(&S, path, ANA.token, &r);
+    expect_error(&r, 404, "No encontrado");
+    resp_free(&r);
+    http_json(&S, "POST", path, NULL, NULL, &r);
+    expect_error(&r, 404, "No encontrado");
+    resp_free(&r);
+    snprintf(path, sizeof path, "/api/citas/%s/cancelar", id);
+    http_get(&S, path, ANA.token, &r);
+    expect_error(&r, 405, "Método no permitido");
+    char allow[64];
+    assert_non_null(resp_header(&r, "Allow", allow, sizeof allow));
+    assert_string_equal(allow, "POST");
+    resp_free(&r);
     json_t *c = listed(&ANA, id);
     assert_string_equal(jstr(c, "estado"), "confirmada");
     assert_string_equal(jstr(c, "fecha_inicio"), f);
