@@ -72,7 +72,7 @@ async function earlier(c, me, more) {
   const list = h('div', {}, h('p', { class: 'hint' }, 'Cargando…'));
   more.replaceChildren(t, list);
   focus(t);
-  const { citas } = await get('/api/citas?' + qs({ hasta: c.fecha_inicio, limit: 1000 }));
+  const { citas } = await get('/api/citas?' + qs({ cliente_id: c.cliente_id, hasta: c.fecha_inicio, limit: 1000 }));
   const prev = citas.filter((x) => x.cliente_id === c.cliente_id && x.id !== c.id && x.estado !== 'cancelada').reverse();
   list.replaceChildren(prev.length ? h('ul', { class: 'cards' }, prev.slice(0, 10).map((x) => h('li', { class: 'card' },
     h('p', {}, h('strong', {}, whenLabel(x.fecha_inicio)), ` · ${x.servicio ? x.servicio.nombre : ''} con ${x.barbero ? x.barbero.nombre : ''}`),

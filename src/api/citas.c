@@ -216,6 +216,12 @@ void api_citas_get(struct http_req *r)
     }
     const char *scope = booking_list_scope(api_caller(r));
     const char *estado = http_req_query(r, "estado");
+    /* barbero and admin may narrow the listing to one client (a client's
+     * listing is always her own); an id that is not a UUID matches nothing */
+    const char *cliente = http_req_query(r, "cliente_id");
+    br_id cliente_id;
+    if (!scope && cliente && *cliente)
+        scope = uuid_parse(cliente, strlen(cliente), cliente_id) ? cliente_id : "-";
     p->scope = scope ? xstrdup(scope) : NULL;
     p->estado = estado && *estado ? xstrdup(estado) : NULL;
     api_list_pages(r, "citas", &p->base);

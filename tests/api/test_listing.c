@@ -257,6 +257,39 @@ static void desde_and_hasta_bound_fecha_inicio(void **state)
     json_decref(unbound);
 }
 
+static void cliente_id_narrows_a_barbers_or_admins_listing_only(void **state)
+{
+    (void)state;
+    char *id = book(&F.s, &OTHER, F.barbero, F.servicio, "2031-07-01T10:00:00.000Z", NULL);
+    char path[256];
+    /* the admin: OTHER's appointments only, CLIENT's 3000 left out */
+    snprintf(path, sizeof path, "/api/citas?cliente_id=%s", OTHER.id);
+    struct resp r;
+    json_t *a = get_list(path, ADMIN.token, "citas", &r);
+    size_t i;
+    json_t *c;
+    assert_true(json_array_size(a) >= 1);
+    json_array_foreach(a, i, c) assert_string_equal(jstr(c, "cliente_id"), OTHER.id);
+    resp_free(&r);
+    /* with the other bounds: CLIENT's first day */
+    snprintf(path, sizeof path,
+             "/api/citas?cliente_id=%s&desde=2030-01-01&hasta=2030-01-02&limit=1000", CLIENT.id);
+    a = get_list(path, ADMIN.token, "citas", &r);
+    assert_int_equal(json_array_size(a), 48);
+    resp_free(&r);
+    /* not a UUID: nothing */
+    a = get_list("/api/citas?cliente_id=nadie", ADMIN.token, "citas", &r);
+    assert_int_equal(json_array_size(a), 0);
+    resp_free(&r);
+    /* a client's listing stays her own */
+    snprintf(path, sizeof path, "/api/citas?cliente_id=%s", CLIENT.id);
+    a = get_list(path, OTHER.token, "citas", &r);
+    assert_true(json_array_size(a) >= 1);
+    json_array_foreach(a, i, c) assert_string_equal(jstr(c, "cliente_id"), OTHER.id);
+    resp_free(&r);
+    free(id);
+}
+
 static void a_wrong_parameter_is_400_and_auth_comes_first(void **state)
 {
     (void)state;
@@ -429,6 +462,7 @@ int main(void)
         cmocka_unit_test(a_short_listing_is_a_plain_answer),
         cmocka_unit_test(limit_and_cursor_walk_every_row_once),
         cmocka_unit_test(desde_and_hasta_bound_fecha_inicio),
+        cmocka_unit_test(cliente_id_narrows_a_barbers_or_admins_listing_only),
         cmocka_unit_test(a_wrong_parameter_is_400_and_auth_comes_first),
         cmocka_unit_test(the_user_listing_is_streamed_whole_and_newest_first),
         cmocka_unit_test(a_huge_listing_keeps_the_servers_memory_bounded),
