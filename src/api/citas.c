@@ -221,7 +221,9 @@ void api_citas_get(struct http_req *r)
     const char *cliente = http_req_query(r, "cliente_id");
     br_id cliente_id;
     if (!scope && cliente && *cliente)
-        scope = uuid_parse(cliente, strlen(cliente), cliente_id) ? cliente_id : "-";
+        scope = uuid_parse(cliente, strlen(cliente), cliente_id)
+                    ? cliente_id
+                    : "00000000-0000-0000-0000-000000000000"; /* the nil UUID: nobody's */
     p->scope = scope ? xstrdup(scope) : NULL;
     p->estado = estado && *estado ? xstrdup(estado) : NULL;
     api_list_pages(r, "citas", &p->base);
