@@ -107,6 +107,17 @@ static void w_servicio(struct jw *w, const struct servicio *s)
     jw_obj_close(w);
 }
 
+/* Ends a listing: a store failure other than busy is logged (what) and
+ * answered as the generic 500, never with the database's message. */
+static void list_reply(struct http_req *r, br_err rc, struct jw *w, const char *what)
+{
+    if (rc && rc != BR_BUSY) {
+        log_error("agenda: %s: %s", what, err_msg());
+        rc = err_set(BR_INTERNAL, "Error interno del servidor");
+    }
+    api_list_reply(r, rc, w);
+}
+
 static br_err add_barbero(void *ud, const struct barbero *b)
 {
     w_barbero(ud, b);
@@ -124,9 +135,7 @@ void api_admin_barberos_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "barberos");
     br_err rc = store_barberos_all(api_app(r)->store, add_barbero, &w);
-    if (rc && rc != BR_BUSY) log_error("agenda: barber listing: %s", err_msg());
-    if (rc && rc != BR_BUSY) rc = err_set(BR_INTERNAL, "Error interno del servidor");
-    api_list_reply(r, rc, &w);
+    list_reply(r, rc, &w, "barber listing");
 }
 
 void api_admin_servicios_get(struct http_req *r)
@@ -134,9 +143,7 @@ void api_admin_servicios_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "servicios");
     br_err rc = store_servicios_all(api_app(r)->store, add_servicio, &w);
-    if (rc && rc != BR_BUSY) log_error("agenda: service listing: %s", err_msg());
-    if (rc && rc != BR_BUSY) rc = err_set(BR_INTERNAL, "Error interno del servidor");
-    api_list_reply(r, rc, &w);
+    list_reply(r, rc, &w, "service listing");
 }
 
 /* Replies status {"barbero": <the stored row>}. */
@@ -374,9 +381,7 @@ static void reply_horario(struct http_req *r, const char *id)
     struct jw w;
     api_list_begin(&w, "horario");
     br_err rc = store_horario_each(api_app(r)->store, id, add_tramo, &w);
-    if (rc && rc != BR_BUSY) log_error("agenda: schedule read: %s", err_msg());
-    if (rc && rc != BR_BUSY) rc = err_set(BR_INTERNAL, "Error interno del servidor");
-    api_list_reply(r, rc, &w);
+    list_reply(r, rc, &w, "schedule read");
 }
 
 void api_barbero_horario_get(struct http_req *r)
@@ -469,9 +474,7 @@ void api_admin_ausencias_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "ausencias");
     br_err rc = store_ausencias_each(api_app(r)->store, add_ausencia, &w);
-    if (rc && rc != BR_BUSY) log_error("agenda: absence listing: %s", err_msg());
-    if (rc && rc != BR_BUSY) rc = err_set(BR_INTERNAL, "Error interno del servidor");
-    api_list_reply(r, rc, &w);
+    list_reply(r, rc, &w, "absence listing");
 }
 
 void api_admin_ausencias_post(struct http_req *r)

@@ -205,17 +205,25 @@ static br_err result_error(struct db_conn *c, const PGresult *r)
     return err_set(BR_STORE, "%s", msg);
 }
 
+/* Sends what libpq still holds of the commands written, within c's
+ * deadline. */
+static br_err flush_out(struct db_conn *c)
+{
+    for (;;) {
+        int f = PQflush(c->h);
+        if (f == 0) return BR_OK;
+        if (f < 0) return down(c, PQerrorMessage(c->h));
+        if (!wait_socket(c->h, true, c->deadline_ms)) return timed_out(c);
+    }
+}
+
 /* Reads every result of the command just sent, within c's deadline. OUT:
  * *out, the last result (or the first error), owned by the caller. */
 static br_err collect(struct db_conn *c, PGresult **out)
 {
     *out = NULL;
-    for (;;) {
-        int f = PQflush(c->h);
-        if (f == 0) break;
-        if (f < 0) return down(c, PQerrorMessage(c->h));
-        if (!wait_socket(c->h, true, c->deadline_ms)) return timed_out(c);
-    }
+    br_err sent = flush_out(c);
+    if (sent) return sent;
     PGresult *keep = NULL;
     for (;;) {
         while (PQisBusy(c->h)) {
@@ -306,13 +314,7 @@ static br_err pipe_sync(struct db_conn *c, PGresult **last)
 {
     if (last) *last = NULL;
     if (!PQpipelineSync(c->h)) return down(c, PQerrorMessage(c->h));
-    br_err rc = BR_OK, first = BR_OK;
-    for (;;) {
-        int f = PQflush(c->h);
-        if (f == 0) break;
-        if (f < 0) return down(c, PQerrorMessage(c->h));
-        if (!wait_socket(c->h, true, c->deadline_ms)) return timed_out(c);
-    }
+    br_err rc = flush_out(c), first = BR_OK;
     PGresult *keep = NULL;
     for (int i = 0; !rc && i < c->pending; i++) {
         for (;;) {
