@@ -13,7 +13,8 @@
  * - a path with endpoints, another method: 405 "Método no permitido" with
  *   an Allow header listing exactly that path's methods;
  * - otherwise not those: 401 "No autenticado" for a user endpoint, 403 "Sin
- *   permisos" for an admin one, a JSON answer below 500 for a public one.
+ *   permisos" for an admin one, a JSON answer below 500 for a public one,
+ *   a page or an asset (not JSON) for the web app's paths.
  */
 #include "fz.h"
 
@@ -21,25 +22,56 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum who { PUBLIC, USER, ADMIN };
+enum who { PUBLIC, USER, ADMIN, WEB /* public, and not JSON when it serves */ };
+
+/* /api/citas/<one segment>/cancelar or /reprogramar: the only paths under
+ * the cancel/reschedule prefix */
+static bool cita_action(const char *path)
+{
+    const char *rest = path + strlen("/api/citas/");
+    const char *slash = strchr(rest, '/');
+    return slash && slash != rest &&
+           (!strcmp(slash + 1, "cancelar") || !strcmp(slash + 1, "reprogramar"));
+}
 
 static const struct {
     const char *path;
     bool prefix;
     const char *methods[3];
     enum who who;
+    bool (*serves)(const char *path); /* a prefix's paths, when not all */
 } table[] = {
-    {"/api/citas", false, {"GET", "POST"}, USER},
-    {"/api/fotos", false, {"GET", "POST", "DELETE"}, USER},
-    {"/api/admin/usuarios", false, {"GET", "PATCH"}, ADMIN},
-    {"/api/auth/signup", false, {"POST"}, PUBLIC},
-    {"/api/auth/login", false, {"POST"}, PUBLIC},
-    {"/api/auth/logout", false, {"POST"}, USER},
-    {"/api/auth/me", false, {"GET"}, USER},
-    {"/api/barberos", false, {"GET"}, PUBLIC},
-    {"/api/servicios", false, {"GET"}, PUBLIC},
-    {"/healthz", false, {"GET"}, PUBLIC},
-    {"/storage/v1/object/public/", true, {"GET", "HEAD"}, PUBLIC},
+    {"/api/citas", false, {"GET", "POST"}, USER, NULL},
+    {"/api/citas/", true, {"POST"}, USER, cita_action},
+    {"/api/fotos", false, {"GET", "POST", "DELETE"}, USER, NULL},
+    {"/api/admin/usuarios", false, {"GET", "PATCH"}, ADMIN, NULL},
+    {"/api/auth/signup", false, {"POST"}, PUBLIC, NULL},
+    {"/api/auth/login", false, {"POST"}, PUBLIC, NULL},
+    {"/api/auth/logout", false, {"POST"}, USER, NULL},
+    {"/api/auth/me", false, {"GET"}, USER, NULL},
+    {"/api/barberos", false, {"GET"}, PUBLIC, NULL},
+    {"/api/servicios", false, {"GET"}, PUBLIC, NULL},
+    {"/healthz", false, {"GET"}, PUBLIC, NULL},
+    {"/storage/v1/object/public/", true, {"GET", "HEAD"}, PUBLIC, NULL},
+    /* issue 9 */
+    {"/api/config", false, {"GET"}, PUBLIC, NULL},
+    {"/api/disponibilidad", false, {"GET"}, PUBLIC, NULL},
+    {"/api/barberos/", true, {"GET"}, PUBLIC, NULL},
+    {"/api/admin/barberos", false, {"GET", "POST"}, ADMIN, NULL},
+    {"/api/admin/barberos/", true, {"PATCH", "PUT"}, ADMIN, NULL},
+    {"/api/admin/servicios", false, {"GET", "POST"}, ADMIN, NULL},
+    {"/api/admin/servicios/", true, {"PATCH"}, ADMIN, NULL},
+    {"/api/admin/ausencias", false, {"GET", "POST"}, ADMIN, NULL},
+    {"/api/admin/ausencias/", true, {"DELETE"}, ADMIN, NULL},
+    /* the web app: its pages and assets */
+    {"/", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/entrar", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/registro", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/reservar", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/mis-citas", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/agenda", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/admin", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/app/", true, {"GET", "HEAD"}, WEB, NULL},
 };
 
 static bool method_byte(unsigned char c)
@@ -93,6 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         bool match = table[i].prefix ? !strncmp(path, table[i].path, strlen(table[i].path))
                                      : !strcmp(path, table[i].path);
+        if (match && table[i].serves) match = table[i].serves(path);
         if (!match) continue;
         if (any == SIZE_MAX) any = i;
         for (size_t m = 0; m < 3 && table[i].methods[m]; m++)
@@ -101,7 +134,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     struct fz_req q = {method, target, NULL, NULL, 0, in.cuts, in.ncuts};
     struct fz_resp r;
-    if (!fz_http(&q, true, &r)) fz_fail("%s %s: no answer", method, target);
+    bool web = route != SIZE_MAX && table[route].who == WEB;
+    if (!fz_http(&q, !web, &r)) fz_fail("%s %s: no answer", method, target);
     bool head = !strcmp(method, "HEAD");
     char allow[256];
     const char *err = fz_resp_error(&r);
@@ -121,6 +155,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (table[route].who == ADMIN) {
         if (r.status != 403 || strcmp(err, "Sin permisos"))
             fz_fail("%s %s: %d %s, expected 403", method, target, r.status, r.body);
+    } else if (table[route].who == WEB) {
+        /* a page (200, or 304) or an asset (200, 304, or 404 for a name the
+         * app does not have) */
+        if (r.status != 200 && r.status != 304 && !(table[route].prefix && r.status == 404))
+            fz_fail("%s %s: %d for the web app", method, target, r.status);
     } else if (r.status >= 500 || r.status == 405 ||
                (r.status == 404 && !strcmp(err, "No encontrado") && !table[route].prefix)) {
         fz_fail("%s %s: %d %s for a public endpoint", method, target, r.status, r.body);
