@@ -5,6 +5,7 @@ photos, and the client's earlier cuts (with their photos) one tap away."""
 import datetime
 import os
 import sys
+import zoneinfo
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webtest  # noqa: E402
@@ -17,10 +18,15 @@ def test(srv, br):
     client, _ = srv.signup("carla@example.com", "Carla Gómez", "611222333")
     _, barber_id = srv.signup("barbero@example.com", "Pepe Barbero")
     srv.ok("PATCH", "/api/admin/usuarios", {"userId": barber_id, "rol": "barbero"}, token=srv.admin)
-    # an earlier cut with a photo, and one tomorrow at 10:00 UTC
+    # an earlier cut with a photo, and one tomorrow at 10:00
     past = srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": "2024-03-05T10:00:00Z", "notas": "Degradado bajo, nuca cuadrada"}, token=client)["cita"]
     srv.upload(client, past["id"], "despues", webtest.png_bytes())
-    tomorrow = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime("%Y-%m-%dT10:00:00Z")
+    # "tomorrow" is the shop's (Europe/Madrid, the default zone): between
+    # 22:00 and 24:00 UTC today there is already tomorrow
+    madrid = zoneinfo.ZoneInfo("Europe/Madrid")
+    day = datetime.datetime.now(madrid).date() + datetime.timedelta(days=1)
+    local = datetime.datetime(day.year, day.month, day.day, 10, 0, tzinfo=madrid)
+    tomorrow = local.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": tomorrow, "notas": "Lo mismo que la última vez"}, token=client)
 
     br.open("/entrar?volver=/agenda")
