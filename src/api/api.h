@@ -73,10 +73,14 @@ void api_reply(struct http_req *r, unsigned status, struct jw *w);
  * rc is not BR_OK, throws it away and replies the error of rc. */
 void api_list_begin(struct jw *w, const char *key);
 void api_list_reply(struct http_req *r, br_err rc, struct jw *w);
-/* api_list_reply for a listing clients may cache (the catalog): with an
- * ETag that is a digest of the body, and 304 to an If-None-Match that
- * names it. The store is still read: the tag is always current. */
-void api_list_reply_etag(struct http_req *r, br_err rc, struct jw *w);
+/* The catalog's listings, which clients may cache: with an ETag that is a
+ * digest of the body, and 304 to an If-None-Match that names it. The tag is
+ * always current: api_memo_reply answers with the store's remembered copy
+ * when nothing was committed since it was read (store_memo_get), else the
+ * handler reads the store and api_list_reply_memo replies and remembers. */
+bool api_memo_reply(struct http_req *r, enum store_memo slot, struct store_memo_ticket *t);
+void api_list_reply_memo(struct http_req *r, br_err rc, struct jw *w, enum store_memo slot,
+                         const struct store_memo_ticket *t);
 
 /* A listing read page by page, for api_list_pages. page writes the next
  * rows as elements into w's open array, at most about API_PAGE_BYTES of

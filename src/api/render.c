@@ -108,7 +108,17 @@ void api_list_reply(struct http_req *r, br_err rc, struct jw *w)
     if (list_text(r, rc, w, &text, &len)) http_reply_json(r, 200, text, len);
 }
 
-void api_list_reply_etag(struct http_req *r, br_err rc, struct jw *w)
+bool api_memo_reply(struct http_req *r, enum store_memo slot, struct store_memo_ticket *t)
+{
+    char *text, tag[STORE_MEMO_TAG];
+    size_t len;
+    if (!store_memo_get(api_app(r)->store, slot, t, &text, &len, tag)) return false;
+    http_reply_json_etag(r, text, len, tag);
+    return true;
+}
+
+void api_list_reply_memo(struct http_req *r, br_err rc, struct jw *w, enum store_memo slot,
+                         const struct store_memo_ticket *t)
 {
     char *text;
     size_t len;
@@ -120,6 +130,7 @@ void api_list_reply_etag(struct http_req *r, br_err rc, struct jw *w)
     crypto_generichash(digest, sizeof digest, (const unsigned char *)text, len, NULL, 0);
     sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
     snprintf(etag, sizeof etag, "\"%s\"", hex);
+    store_memo_put(api_app(r)->store, slot, t, text, len, etag);
     http_reply_json_etag(r, text, len, etag);
 }
 

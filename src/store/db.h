@@ -19,6 +19,8 @@
 
 enum db_type { DB_NULL, DB_INT, DB_REAL, DB_TEXT };
 
+#define DB_STAMP_SIZE 48 /* bytes of a stamp (db_ops.stamp) */
+
 /* A parameter or a column value. Text is borrowed: a parameter's text must
  * outlive the exec call; a column's text lives until the row callback
  * returns. */
@@ -134,6 +136,20 @@ struct db_ops {
      * means the same thing for the caller. */
     br_err (*exec_later)(struct db_conn *c, const char *sql, const struct db_val *params,
                          int nparams);
+    /* Optional (NULL: the adapter cannot tell cheaply): a fingerprint of
+     * the database's committed state that changes with every commit of any
+     * connection in any process, read without a transaction. Read before a
+     * query, an unchanged fingerprint later means nothing was committed in
+     * between, so what the query read still holds. False when it cannot be
+     * read now. */
+    bool (*stamp)(struct db *db, unsigned char out[DB_STAMP_SIZE]);
+    /* Optional (NULL: acquire, exec, release): runs one read-only
+     * statement on a pooled connection and sees everything committed before
+     * the call. The adapter may keep a connection's snapshot open between
+     * calls for as long as stamp() shows nothing was committed since it was
+     * taken, sparing the start and end of a read transaction. */
+    br_err (*read)(struct db *db, const char *sql, const struct db_val *params, int nparams,
+                   db_row_fn fn, void *ud);
 };
 
 extern const struct db_ops db_sqlite_ops;

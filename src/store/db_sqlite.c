@@ -46,12 +46,17 @@
 #include "../util/log.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define STMT_CACHE           128 /* slots; the repository has fewer statements */
 #define MAX_COLS             32
@@ -66,6 +71,7 @@
 #define RESTART_POLL_US      200
 #define RESTART_WAIT_MS      10
 #define BUSY_RETRY_S         1
+#define SHM_MAP_BYTES        4096 /* of the -shm file: its header is the first 136 */
 
 struct stmt_slot {
     const char *sql;
@@ -75,6 +81,10 @@ struct stmt_slot {
 struct db_conn {
     sqlite3 *h;
     struct stmt_slot cache[STMT_CACHE];
+    /* a read transaction kept open between reads (sq_read), whose snapshot
+     * is current while the database's stamp still equals this one */
+    bool warm;
+    unsigned char stamp[DB_STAMP_SIZE];
 };
 
 /* A write transaction waiting for (or run by) the writer. Lives on the
@@ -116,6 +126,11 @@ struct sqlite_db {
     bool checkpointer_started;
     pthread_t checkpointer;
     struct db_conn cconn;
+
+    /* the wal-index (`-shm`) file, mapped read-only for stamp() once it
+     * holds a header; NULL until then, or for good without it */
+    int shm_fd;
+    _Atomic(const unsigned char *) shm;
 };
 
 static br_err busy(void)
@@ -198,6 +213,11 @@ static void sq_close(struct db *db)
         if (s->conns[i].h) conn_close(&s->conns[i]);
     free(s->conns);
     if (s->ping_conn.h) conn_close(&s->ping_conn);
+    /* only now: closing any descriptor of a file drops every POSIX lock
+     * this process holds on it, SQLite's on the -shm file included */
+    const unsigned char *shm = atomic_load(&s->shm);
+    if (shm) munmap((void *)shm, SHM_MAP_BYTES);
+    if (s->shm_fd >= 0) close(s->shm_fd);
     free(s->path);
     pthread_mutex_destroy(&s->ping_mu);
     db_pool_destroy(&s->pool);
@@ -343,6 +363,33 @@ static int restart_busy(void *ud, int count)
     return 1;
 }
 
+/* The statements of a kept read transaction (sq_read), prepared once per
+ * connection like the repository's (the cache is keyed by address). */
+static const char sql_begin_read[] = "BEGIN", sql_end_read[] = "COMMIT";
+static br_err step_cached(struct db_conn *c, const char *sql);
+
+/* Ends the read transaction a connection kept open (sq_read). */
+static void cool(struct db_conn *c)
+{
+    if (c->warm && !sqlite3_get_autocommit(c->h) && step_cached(c, sql_end_read) != BR_OK)
+        sqlite3_exec(c->h, "ROLLBACK", NULL, NULL, NULL);
+    c->warm = false;
+}
+
+/* Ends the read transactions idle pooled connections kept open (sq_read),
+ * so that none holds a checkpoint back for longer than a tick. */
+static void cool_idle(struct sqlite_db *s)
+{
+    struct db_conn *idle[64];
+    int n = 0;
+    while (n < (int)(sizeof idle / sizeof idle[0]) && db_pool_try_take(&s->pool, (void **)&idle[n]))
+        n++;
+    for (int i = 0; i < n; i++)
+        cool(idle[i]);
+    while (n > 0)
+        db_pool_put(&s->pool, idle[--n]);
+}
+
 static void *checkpointer_main(void *arg)
 {
     struct sqlite_db *s = arg;
@@ -354,6 +401,7 @@ static void *checkpointer_main(void *arg)
         pthread_cond_timedwait(&s->ccv, &s->wmu, &until);
         if (s->wstop) break;
         pthread_mutex_unlock(&s->wmu);
+        cool_idle(s);
         int log_frames = 0, done = 0;
         /* PASSIVE: copies what no reader still needs, waits for no one */
         int rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &done);
@@ -412,6 +460,7 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
     int n = o && o->size > 0 ? o->size : DEFAULT_POOL;
     struct sqlite_db *s = xcalloc(1, sizeof *s);
     s->base.ops = &db_sqlite_ops;
+    s->shm_fd = -1;
     s->path = xstrdup(path);
     s->wait_ms = o && o->wait_ms > 0 ? o->wait_ms : DEFAULT_WAIT_MS;
     s->lock_wait_ms = o && o->lock_wait_ms > 0 ? o->lock_wait_ms : DEFAULT_LOCK_WAIT_MS;
@@ -438,18 +487,53 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
         sq_close(&s->base);
         return rc;
     }
+    char *shm = xasprintf("%s-shm", path);
+    s->shm_fd = open(shm, O_RDONLY | O_CLOEXEC);
+    free(shm);
     *out = &s->base;
     return BR_OK;
 }
 
+/* The stamp is the first copy of the wal-index header (the start of the
+ * `-shm` file, SQLite's documented WAL format: walformat.html). Every
+ * commit rewrites it (the frame count, the change counter, the checksums;
+ * a WAL reset the salts), second copy first, and readers start their
+ * snapshot from it. It is read from a read-only mapping of the file: a
+ * copy of 48 bytes, no system call. The mapping cannot fault: SQLite only
+ * truncates the file when a connection opens it with no other connection
+ * anywhere holding it, and this pool's connections hold it until sq_close
+ * unmaps it. A copy that tears across a writer's update differs from any
+ * stamp taken before and counts as a change. */
+static bool sq_stamp(struct db *db, unsigned char out[DB_STAMP_SIZE])
+{
+    struct sqlite_db *s = (struct sqlite_db *)db;
+    const unsigned char *shm = atomic_load_explicit(&s->shm, memory_order_acquire);
+    if (!shm) {
+        /* mapped once it holds a header: every connection is open by then */
+        struct stat sb;
+        if (s->shm_fd < 0 || fstat(s->shm_fd, &sb) || sb.st_size < SHM_MAP_BYTES) return false;
+        void *m = mmap(NULL, SHM_MAP_BYTES, PROT_READ, MAP_SHARED, s->shm_fd, 0);
+        if (m == MAP_FAILED) return false;
+        const unsigned char *none = NULL;
+        if (!atomic_compare_exchange_strong(&s->shm, &none, m)) munmap(m, SHM_MAP_BYTES);
+        shm = atomic_load(&s->shm);
+    }
+    memcpy(out, shm, DB_STAMP_SIZE);
+    atomic_thread_fence(memory_order_acquire);
+    /* byte 12 is isInit: a header not yet built stamps nothing */
+    return out[12] != 0;
+}
+
 static br_err sq_acquire(struct db *db, struct db_conn **out)
 {
-    return db_pool_take(&((struct sqlite_db *)db)->pool, (void **)out);
+    br_err rc = db_pool_take(&((struct sqlite_db *)db)->pool, (void **)out);
+    if (!rc) cool(*out); /* the caller starts its own transactions */
+    return rc;
 }
 
 static void sq_release(struct db *db, struct db_conn *c)
 {
-    if (!sqlite3_get_autocommit(c->h)) {
+    if (!c->warm && !sqlite3_get_autocommit(c->h)) {
         /* a caller forgot to end its transaction: never hand that on */
         log_error("db: connection released inside a transaction; rolling back");
         sqlite3_exec(c->h, "ROLLBACK", NULL, NULL, NULL);
@@ -514,6 +598,16 @@ static br_err prepared(struct db_conn *c, const char *sql, sqlite3_stmt **out)
     return err_set(BR_STORE, "statement cache full");
 }
 
+static br_err step_cached(struct db_conn *c, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    br_err rc = prepared(c, sql, &st);
+    if (rc) return rc;
+    int src = sqlite3_step(st);
+    sqlite3_reset(st);
+    return src == SQLITE_DONE ? BR_OK : fail(c->h, src, "step");
+}
+
 static br_err sq_exec(struct db_conn *c, const char *sql, const struct db_val *params, int nparams,
                       db_row_fn fn, void *ud, int64_t *changes)
 {
@@ -574,6 +668,36 @@ static br_err sq_exec(struct db_conn *c, const char *sql, const struct db_val *p
     if (!rc && changes) *changes = sqlite3_changes64(c->h);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* One read on a pooled connection that keeps its read transaction open
+ * afterwards: the next read on it skips starting one (the WAL read lock, a
+ * process-wide mutex and fcntl() on the -shm file, and as much to end it)
+ * while the stamp shows no commit since the snapshot was taken; the stamp
+ * is read before BEGIN, so an equal stamp later means the snapshot is the
+ * latest state. The checkpointer ends the transactions of idle connections
+ * every tick, so a kept snapshot holds back checkpoints CHECKPOINT_EVERY_MS
+ * at most. */
+static br_err sq_read(struct db *db, const char *sql, const struct db_val *params, int nparams,
+                      db_row_fn fn, void *ud)
+{
+    struct sqlite_db *s = (struct sqlite_db *)db;
+    struct db_conn *c = NULL;
+    br_err rc = db_pool_take(&s->pool, (void **)&c);
+    if (rc) return rc;
+    unsigned char now[DB_STAMP_SIZE];
+    bool stamped = sq_stamp(db, now);
+    if (c->warm && (!stamped || memcmp(c->stamp, now, DB_STAMP_SIZE))) cool(c);
+    if (!c->warm && stamped && step_cached(c, sql_begin_read) == BR_OK) {
+        c->warm = true;
+        memcpy(c->stamp, now, DB_STAMP_SIZE);
+    }
+    rc = sq_exec(c, sql, params, nparams, fn, ud, NULL);
+    /* a failure, or a statement that wrote after all, ends the transaction
+     * (committing what an autocommit statement would have) */
+    if (c->warm && (rc || sqlite3_txn_state(c->h, "main") == SQLITE_TXN_WRITE)) cool(c);
+    db_pool_put(&s->pool, c);
     return rc;
 }
 
@@ -714,4 +838,6 @@ const struct db_ops db_sqlite_ops = {
     .lock = sq_lock,
     .exec = sq_exec,
     .write = sq_write,
+    .stamp = sq_stamp,
+    .read = sq_read,
 };

@@ -62,6 +62,16 @@ br_err db_pool_take(struct db_pool *p, void **out)
     return BR_OK;
 }
 
+bool db_pool_try_take(struct db_pool *p, void **out)
+{
+    pthread_mutex_lock(&p->mu);
+    bool got = p->nfree > 0;
+    if (got) *out = p->free[--p->nfree];
+    pthread_mutex_unlock(&p->mu);
+    if (got) metric_inc(M_DB_IN_USE);
+    return got;
+}
+
 void db_pool_put(struct db_pool *p, void *item)
 {
     pthread_mutex_lock(&p->mu);

@@ -30,6 +30,10 @@ void db_pool_destroy(struct db_pool *p);
  * "Servicio ocupado" (with a retry hint, and a log line). OUT: *out. */
 br_err db_pool_take(struct db_pool *p, void **out) WARN_UNUSED;
 
+/* Takes an idle item if there is one, at once (not counted in the metrics:
+ * for housekeeping). */
+bool db_pool_try_take(struct db_pool *p, void **out);
+
 /* Gives an item (back) to the pool. */
 void db_pool_put(struct db_pool *p, void *item);
 

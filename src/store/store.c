@@ -21,15 +21,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SESSION_MEMO 1024 /* verified sessions remembered (direct-mapped by token hash) */
+
+struct session_memo {
+    char token_hash[65]; /* "" when empty */
+    unsigned char stamp[DB_STAMP_SIZE];
+    br_ts expires_at;
+    struct principal p;
+};
+
+struct answer_memo {
+    unsigned char stamp[DB_STAMP_SIZE];
+    char *text; /* NULL when empty */
+    size_t len;
+    char tag[STORE_MEMO_TAG];
+};
+
 struct store {
     struct db *db;
+    pthread_mutex_t memo_mu; /* sessions and answers */
+    struct session_memo *sessions;
+    struct answer_memo answers[STORE_MEMO_N];
 };
+
+_Static_assert(sizeof((struct store_memo_ticket *)0)->stamp == DB_STAMP_SIZE,
+               "a memo ticket holds one stamp");
 
 /* --- plumbing ---------------------------------------------------------------- */
 
 static br_err run(struct store *st, const char *sql, const struct db_val *p, int n, db_row_fn fn,
                   void *ud, int64_t *changes)
 {
+    if (!changes && st->db->ops->read) return st->db->ops->read(st->db, sql, p, n, fn, ud);
     struct db_conn *c = NULL;
     br_err rc = st->db->ops->acquire(st->db, &c);
     if (rc) return rc;
@@ -197,6 +220,8 @@ br_err store_open(const struct config *cfg, int pool_size, struct store **out)
     if (rc) return rc;
     struct store *st = xcalloc(1, sizeof *st);
     st->db = db;
+    pthread_mutex_init(&st->memo_mu, NULL);
+    if (db->ops->stamp) st->sessions = xcalloc(SESSION_MEMO, sizeof *st->sessions);
     *out = st;
     return BR_OK;
 }
@@ -205,7 +230,118 @@ void store_close(struct store *st)
 {
     if (!st) return;
     st->db->ops->close(st->db);
+    if (st->sessions)
+        for (size_t i = 0; i < SESSION_MEMO; i++)
+            principal_clear(&st->sessions[i].p);
+    free(st->sessions);
+    for (size_t i = 0; i < STORE_MEMO_N; i++)
+        free(st->answers[i].text);
+    pthread_mutex_destroy(&st->memo_mu);
     free(st);
+}
+
+/* --- answers remembered while nothing is committed (see store.h) ---------------- */
+
+static bool stamp_now(struct store *st, unsigned char out[DB_STAMP_SIZE])
+{
+    return st->db->ops->stamp && st->db->ops->stamp(st->db, out);
+}
+
+bool store_memo_get(struct store *st, enum store_memo slot, struct store_memo_ticket *t,
+                    char **text, size_t *len, char tag[STORE_MEMO_TAG])
+{
+    t->stamped = stamp_now(st, t->stamp);
+    if (!t->stamped) return false;
+    struct answer_memo *m = &st->answers[slot];
+    bool hit = false;
+    pthread_mutex_lock(&st->memo_mu);
+    if (m->text && !memcmp(m->stamp, t->stamp, DB_STAMP_SIZE)) {
+        *text = xmalloc(m->len + 1);
+        memcpy(*text, m->text, m->len + 1);
+        *len = m->len;
+        memcpy(tag, m->tag, STORE_MEMO_TAG);
+        hit = true;
+    }
+    pthread_mutex_unlock(&st->memo_mu);
+    return hit;
+}
+
+void store_memo_put(struct store *st, enum store_memo slot, const struct store_memo_ticket *t,
+                    const char *text, size_t len, const char *tag)
+{
+    if (!t->stamped || strlen(tag) >= STORE_MEMO_TAG) return;
+    char *copy = xmalloc(len + 1);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    struct answer_memo *m = &st->answers[slot];
+    pthread_mutex_lock(&st->memo_mu);
+    char *old = m->text;
+    m->text = copy;
+    m->len = len;
+    memcpy(m->stamp, t->stamp, DB_STAMP_SIZE);
+    snprintf(m->tag, sizeof m->tag, "%s", tag);
+    pthread_mutex_unlock(&st->memo_mu);
+    free(old);
+}
+
+static void principal_copy(struct principal *dst, const struct principal *src)
+{
+    memcpy(dst->user_id, src->user_id, sizeof dst->user_id);
+    dst->email = xstrdup_or_null(src->email);
+    dst->has_perfil = src->has_perfil;
+    if (src->has_perfil) {
+        dst->perfil = src->perfil;
+        dst->perfil.rol = xstrdup_or_null(src->perfil.rol);
+        dst->perfil.nombre = xstrdup_or_null(src->perfil.nombre);
+        dst->perfil.telefono = xstrdup_or_null(src->perfil.telefono);
+    }
+}
+
+static struct session_memo *session_slot(struct store *st, const char *token_hash)
+{
+    uint32_t h = 2166136261u; /* FNV-1a: the key is a digest already, any mix will do */
+    for (const char *c = token_hash; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    return &st->sessions[h % SESSION_MEMO];
+}
+
+/* A remembered session, when nothing was committed since it was verified
+ * (a sign-out, a password or role change, a deleted user are all commits)
+ * and it has not expired. */
+static bool session_recall(struct store *st, const char *token_hash,
+                           const unsigned char stamp[DB_STAMP_SIZE], const char *now,
+                           struct principal *p)
+{
+    struct session_memo *m = session_slot(st, token_hash);
+    bool hit = false;
+    pthread_mutex_lock(&st->memo_mu);
+    if (!strcmp(m->token_hash, token_hash) && !memcmp(m->stamp, stamp, DB_STAMP_SIZE) &&
+        strcmp(m->expires_at, now) > 0) {
+        principal_copy(p, &m->p);
+        hit = true;
+    }
+    pthread_mutex_unlock(&st->memo_mu);
+    return hit;
+}
+
+static void session_remember(struct store *st, const char *token_hash,
+                             const unsigned char stamp[DB_STAMP_SIZE], const char *expires_at,
+                             const struct principal *p)
+{
+    if (strlen(token_hash) >= sizeof st->sessions[0].token_hash ||
+        strlen(expires_at) >= sizeof(br_ts))
+        return;
+    struct principal copy = {0}, old;
+    principal_copy(&copy, p);
+    struct session_memo *m = session_slot(st, token_hash);
+    pthread_mutex_lock(&st->memo_mu);
+    old = m->p;
+    m->p = copy;
+    snprintf(m->token_hash, sizeof m->token_hash, "%s", token_hash);
+    memcpy(m->stamp, stamp, DB_STAMP_SIZE);
+    snprintf(m->expires_at, sizeof m->expires_at, "%s", expires_at);
+    pthread_mutex_unlock(&st->memo_mu);
+    principal_clear(&old);
 }
 
 br_err store_migrate(struct store *st)
@@ -409,6 +545,7 @@ br_err store_session_open(struct store *st, const char *user_id, const char *tok
 struct principal_row {
     struct principal *p;
     bool found;
+    br_ts expires_at;
 };
 
 static br_err principal_row(void *ud, const struct db_val *c, int n)
@@ -424,6 +561,8 @@ static br_err principal_row(void *ud, const struct db_val *c, int n)
         perfil_own(&r->p->perfil);
         r->p->has_perfil = true;
     }
+    COPY(r->expires_at, &c[7]);
+    if (!fits) return too_long();
     r->found = true;
     return BR_OK;
 }
@@ -432,16 +571,22 @@ br_err store_session_principal(struct store *st, const char *token_hash, const c
                                struct principal *p)
 {
     memset(p, 0, sizeof *p);
-    struct principal_row r = {p, false};
+    /* the stamp is read before the query: unchanged later, the answer holds */
+    unsigned char stamp[DB_STAMP_SIZE];
+    bool stamped = st->sessions && stamp_now(st, stamp);
+    if (stamped && session_recall(st, token_hash, stamp, now, p)) return BR_OK;
+    struct principal_row r = {p, false, ""};
     struct db_val params[] = {db_text(token_hash), db_text(now)};
     br_err rc = run(st,
-                    "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at "
+                    "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at, "
+                    "s.expires_at "
                     "FROM auth_sessions s JOIN auth_users u ON u.id = s.user_id "
                     "LEFT JOIN perfiles p ON p.id = u.id "
                     "WHERE s.token_hash = ? AND s.expires_at > ?",
                     params, 2, principal_row, &r, NULL);
     if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such session");
     if (rc) principal_clear(p);
+    if (!rc && stamped) session_remember(st, token_hash, stamp, r.expires_at, p);
     return rc;
 }
 

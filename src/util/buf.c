@@ -32,7 +32,7 @@ static br_err reserve(struct buf *b, size_t extra)
     if (extra > b->max - b->len) return err_set(BR_TOOLARGE, "buffer cap of %zu bytes", b->max);
     size_t need = b->len + extra + 1;
     if (need <= b->cap) return BR_OK;
-    size_t cap = b->cap ? b->cap : 64;
+    size_t cap = b->cap ? b->cap : 1024;
     while (cap < need)
         cap *= 2;
     if (cap > b->max + 1) cap = b->max + 1;

@@ -4,6 +4,7 @@
 #include "jsonw.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,16 +99,36 @@ static size_t seq_len(const unsigned char *s, size_t n)
     return k;
 }
 
+/* A byte that goes out as it is inside a JSON string: printable ASCII but
+ * the quote and the backslash. */
+static inline bool plain(unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
 static void quoted(struct jw *w, const char *str)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
-    size_t n = strlen(str);
+    size_t i = 0;
+    while (plain(s[i]))
+        i++;
+    /* the common case, a plain string with room for it: one copy */
+    if (!s[i] && !w->err && w->b.len + i + 2 < w->b.cap) {
+        char *d = w->b.p + w->b.len;
+        d[0] = '"';
+        memcpy(d + 1, s, i);
+        d[i + 1] = '"';
+        d[i + 2] = '\0';
+        w->b.len += i + 2;
+        return;
+    }
+    size_t n = i + strlen(str + i);
     put(w, "\"", 1);
     size_t run = 0; /* start of the pending run of bytes that need no escape */
-    for (size_t i = 0; i < n;) {
+    while (i < n) {
         unsigned char c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+        if (plain(c)) {
             i++;
             continue;
         }
@@ -185,12 +206,47 @@ void jw_str(struct jw *w, const char *s)
     quoted(w, s);
 }
 
+/* The decimal digits of v, written backwards ending at end; returns where
+ * they start. */
+static char *digits(char *end, uint64_t v)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
 void jw_int(struct jw *w, int64_t v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    char *end = tmp + sizeof tmp;
+    char *p = digits(end, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+    if (v < 0) *--p = '-';
     value_start(w);
-    put(w, tmp, (size_t)n);
+    put(w, p, (size_t)(end - p));
+}
+
+/* A real with at most two decimals (a price): written from its cents when
+ * v is exactly the double nearest to cents / 100, which is then the
+ * shortest text that reads back as v and the one %.15g gives. */
+static bool real_cents(double v, char *tmp, int *n)
+{
+    if (!(v >= 0 && v < 1e13) || signbit(v)) return false;
+    int64_t cents = (int64_t)(v * 100 + 0.5);
+    if ((double)cents / 100.0 != v) return false;
+    char buf[24];
+    char *end = buf + sizeof buf;
+    char *p = end;
+    int64_t frac = cents % 100;
+    if (frac % 10) *--p = (char)('0' + frac % 10);
+    *--p = (char)('0' + frac / 10);
+    *--p = '.';
+    p = digits(p, (uint64_t)(cents / 100));
+    *n = (int)(end - p);
+    memcpy(tmp, p, (size_t)*n);
+    tmp[*n] = '\0';
+    return true;
 }
 
 void jw_real(struct jw *w, double v)
@@ -201,6 +257,11 @@ void jw_real(struct jw *w, double v)
     }
     char tmp[40];
     int n = 0;
+    if (real_cents(v, tmp, &n)) {
+        value_start(w);
+        put(w, tmp, (size_t)n);
+        return;
+    }
     /* the shortest precision that reads back as the same double */
     for (int prec = 15; prec <= 17; prec++) {
         n = snprintf(tmp, sizeof tmp, "%.*g", prec, v);

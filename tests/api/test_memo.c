@@ -1,0 +1,204 @@
+/*
+ * test_memo.c - what the server remembers between requests is never stale.
+ *
+ * On SQLite the server keeps verified sessions, the public catalog's
+ * answers and its pooled connections' read snapshots for as long as nothing
+ * is committed to the database (store.h, db_ops.stamp). These tests change
+ * the database from another process - the CLI or SQL run by the sqlite3
+ * shell (psql on PostgreSQL, where nothing is remembered and the same rules
+ * must hold all the same) - between two requests, and expect the second to
+ * see the change at once: a session ended or expired is refused, a new role
+ * applies, a new or changed service is listed, a changed appointment is
+ * listed changed. And a snapshot kept by an idle connection does not hold
+ * back the checkpoints of the write-ahead log.
+ */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct srv S;
+static char *barbero, *servicio;
+
+static int setup(void **state)
+{
+    (void)state;
+    srv_start(&S, NULL, NULL);
+    barbero = make_barbero(&S, "Barbero Memo");
+    servicio = make_servicio(&S, "Corte Memo", 30, 12.5);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(barbero);
+    free(servicio);
+    srv_cleanup(&S);
+    return 0;
+}
+
+static long status_of(const char *path, const char *token)
+{
+    struct resp r;
+    http_get(&S, path, token, &r);
+    long status = r.status;
+    resp_free(&r);
+    return status;
+}
+
+static void sql(const char *text)
+{
+    assert_int_equal(db_exec(&S, text, NULL), 0);
+}
+
+/* The body of GET path, owned by the caller. */
+static char *body_of(const char *path, const char *token)
+{
+    struct resp r;
+    http_get(&S, path, token, &r);
+    assert_int_equal(r.status, 200);
+    char *b = strdup(r.body);
+    resp_free(&r);
+    return b;
+}
+
+static void a_session_ended_elsewhere_is_refused_at_once(void **state)
+{
+    (void)state;
+    struct user u;
+    signup_user(&S, &u, "Sesión Memo");
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(status_of("/api/auth/me", u.token), 200);
+    char q[256];
+    snprintf(q, sizeof q, "DELETE FROM auth_sessions WHERE user_id = '%s';", u.id);
+    sql(q);
+    assert_int_equal(status_of("/api/auth/me", u.token), 401);
+    assert_int_equal(status_of("/api/citas", u.token), 401);
+}
+
+static void a_session_expired_elsewhere_is_refused_at_once(void **state)
+{
+    (void)state;
+    struct user u;
+    signup_user(&S, &u, "Caduca Memo");
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(status_of("/api/citas", u.token), 200);
+    char q[256];
+    snprintf(q, sizeof q,
+             "UPDATE auth_sessions SET expires_at = '2001-01-01T00:00:00.000Z' WHERE user_id = "
+             "'%s';",
+             u.id);
+    sql(q);
+    assert_int_equal(status_of("/api/citas", u.token), 401);
+}
+
+static void a_role_changed_elsewhere_applies_at_once(void **state)
+{
+    (void)state;
+    struct user u;
+    signup_user(&S, &u, "Rol Memo");
+    char q[256];
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(status_of("/api/admin/usuarios", u.token), 403);
+        assert_int_equal(status_of("/api/admin/usuarios", u.token), 403);
+        snprintf(q, sizeof q, "UPDATE perfiles SET rol = 'admin' WHERE id = '%s';", u.id);
+        sql(q);
+        assert_int_equal(status_of("/api/admin/usuarios", u.token), 200);
+        assert_int_equal(status_of("/api/admin/usuarios", u.token), 200);
+        snprintf(q, sizeof q, "UPDATE perfiles SET rol = 'cliente' WHERE id = '%s';", u.id);
+        sql(q);
+    }
+    assert_int_equal(status_of("/api/admin/usuarios", u.token), 403);
+}
+
+static void the_catalog_changed_elsewhere_is_listed_at_once(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3; round++) {
+        char *before = body_of("/api/servicios", NULL);
+        free(body_of("/api/servicios", NULL));
+        char nombre[64];
+        snprintf(nombre, sizeof nombre, "Servicio nuevo %d", round);
+        free(make_servicio(&S, nombre, 20, 9.5)); /* the CLI, another process */
+        char *after = body_of("/api/servicios", NULL);
+        assert_null(strstr(before, nombre));
+        assert_non_null(strstr(after, nombre));
+        free(before);
+        free(after);
+
+        char q[256], precio[32];
+        snprintf(q, sizeof q, "UPDATE servicios SET precio = %d.25 WHERE id = '%s';", 40 + round,
+                 servicio);
+        sql(q);
+        snprintf(precio, sizeof precio, "\"precio\":%d.25", 40 + round);
+        char *listed = body_of("/api/servicios", NULL);
+        assert_non_null(strstr(listed, precio));
+        free(listed);
+
+        snprintf(q, sizeof q, "UPDATE barberos SET nombre = 'Barbero Memo %d' WHERE id = '%s';",
+                 round, barbero);
+        sql(q);
+        snprintf(nombre, sizeof nombre, "\"Barbero Memo %d\"", round);
+        listed = body_of("/api/barberos", NULL);
+        assert_non_null(strstr(listed, nombre));
+        free(listed);
+    }
+}
+
+static void an_appointment_changed_elsewhere_is_listed_at_once(void **state)
+{
+    (void)state;
+    struct user u;
+    signup_user(&S, &u, "Listado Memo");
+    char *cita = book(&S, &u, barbero, servicio, "2032-03-01T10:00:00.000Z", NULL);
+    for (int round = 0; round < 5; round++) {
+        free(body_of("/api/citas", u.token));
+        free(body_of("/api/citas", u.token));
+        char q[256], notas[64];
+        snprintf(notas, sizeof notas, "notas de la ronda %d", round);
+        snprintf(q, sizeof q, "UPDATE citas SET notas = '%s' WHERE id = '%s';", notas, cita);
+        sql(q);
+        char *listed = body_of("/api/citas", u.token);
+        assert_non_null(strstr(listed, notas));
+        free(listed);
+    }
+    free(cita);
+}
+
+/* A pooled connection keeps its read snapshot between requests; once a
+ * commit made it old, an idle one must let it go within a checkpoint tick,
+ * or the log could never be copied back past it. */
+static void idle_snapshots_do_not_hold_checkpoints_back(void **state)
+{
+    (void)state;
+    if (test_pg()) skip(); /* SQLite's log */
+    struct user u;
+    signup_user(&S, &u, "Checkpoint Memo");
+    for (int i = 0; i < 20; i++) {
+        free(body_of("/api/citas", u.token));
+        free(body_of("/api/servicios", NULL));
+    }
+    free(book(&S, &u, barbero, servicio, "2032-04-01T10:00:00.000Z", NULL));
+    sleep_ms(1000); /* four ticks of the checkpointer */
+    /* busy, frames in the log, frames copied back: all of them */
+    char *out = db_query(&S, "PRAGMA wal_checkpoint(PASSIVE);");
+    int busy = -1, log = -1, done = -2;
+    assert_int_equal(sscanf(out, "%d\t%d\t%d", &busy, &log, &done), 3);
+    free(out);
+    assert_int_equal(busy, 0);
+    assert_int_equal(done, log);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_session_ended_elsewhere_is_refused_at_once),
+        cmocka_unit_test(a_session_expired_elsewhere_is_refused_at_once),
+        cmocka_unit_test(a_role_changed_elsewhere_applies_at_once),
+        cmocka_unit_test(the_catalog_changed_elsewhere_is_listed_at_once),
+        cmocka_unit_test(an_appointment_changed_elsewhere_is_listed_at_once),
+        cmocka_unit_test(idle_snapshots_do_not_hold_checkpoints_back),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
