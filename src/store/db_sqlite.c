@@ -82,8 +82,9 @@ struct db_conn {
     sqlite3 *h;
     struct stmt_slot cache[STMT_CACHE];
     /* a read transaction kept open between reads (sq_read), whose snapshot
-     * is current while the database's stamp still equals this one */
-    bool warm;
+     * is current while the database's stamp still equals this one; when
+     * not warm, the stamp of the last read (seen: there was one) */
+    bool warm, seen;
     unsigned char stamp[DB_STAMP_SIZE];
 };
 
@@ -671,8 +672,9 @@ static br_err sq_exec(struct db_conn *c, const char *sql, const struct db_val *p
     return rc;
 }
 
-/* One read on a pooled connection that keeps its read transaction open
- * afterwards: the next read on it skips starting one (the WAL read lock, a
+/* One read on a pooled connection that may keep its read transaction open
+ * afterwards (when the database looks quiet): the next read on it skips
+ * starting one (the WAL read lock, a
  * process-wide mutex and fcntl() on the -shm file, and as much to end it)
  * while the stamp shows no commit since the snapshot was taken; the stamp
  * is read before BEGIN, so an equal stamp later means the snapshot is the
@@ -688,11 +690,15 @@ static br_err sq_read(struct db *db, const char *sql, const struct db_val *param
     if (rc) return rc;
     unsigned char now[DB_STAMP_SIZE];
     bool stamped = sq_stamp(db, now);
-    if (c->warm && (!stamped || memcmp(c->stamp, now, DB_STAMP_SIZE))) cool(c);
-    if (!c->warm && stamped && step_cached(c, sql_begin_read) == BR_OK) {
-        c->warm = true;
-        memcpy(c->stamp, now, DB_STAMP_SIZE);
-    }
+    bool same = stamped && c->seen && !memcmp(c->stamp, now, DB_STAMP_SIZE);
+    if (c->warm && !same) cool(c);
+    /* a transaction is kept only when the database looks quiet (nothing
+     * committed since this connection's last read): under a stream of
+     * writes every snapshot would be dropped at the next read, and
+     * starting and ending it explicitly costs more than a plain read */
+    if (!c->warm && same && step_cached(c, sql_begin_read) == BR_OK) c->warm = true;
+    c->seen = stamped;
+    if (stamped) memcpy(c->stamp, now, DB_STAMP_SIZE);
     rc = sq_exec(c, sql, params, nparams, fn, ud, NULL);
     /* a failure, or a statement that wrote after all, ends the transaction
      * (committing what an autocommit statement would have) */
