@@ -29,7 +29,14 @@
  * so at 64 MiB it came every few seconds under load: p99 of a booking
  * 300-400 ms either way, 11 ms with 250 ms and 512 MiB. The RESTART waits
  * for the readers at most RESTART_WAIT_MS (restart_busy), and is tried
- * again on the next tick when they do not pause in that time.
+ * again on the next tick when they do not pause in that time. Under a
+ * stream of writes a PASSIVE checkpoint never copies the whole log, and
+ * SQLite syncs the database file only after a whole copy: the pages copied
+ * piled up unsynced until the RESTART synced them all while holding the
+ * writer - 300 ms at a million appointments, every five seconds. The
+ * checkpointer therefore starts their write-back after every PASSIVE
+ * (sync_file_range, which waits for nothing), and the RESTART's sync finds
+ * little left (20-30 ms measured).
  *
  * Connections are pooled; each caches its prepared statements keyed by the
  * SQL string's address (the repository passes string constants). Waiting is
@@ -39,6 +46,7 @@
  * hang. The health check has a connection of its own with a short busy timeout, so it answers
  * within its bound however busy the pool is.
  */
+#define _GNU_SOURCE /* sync_file_range */
 #include "db.h"
 #include "../util/cond.h"
 #include "pool.h"
@@ -128,10 +136,17 @@ struct sqlite_db {
     pthread_t checkpointer;
     struct db_conn cconn;
 
+    /* false while the checkpointer resets the WAL: sq_read keeps no
+     * snapshot then, since a kept one would make the reset wait in vain */
+    atomic_bool keep_snapshots;
+
     /* the wal-index (`-shm`) file, mapped read-only for stamp() once it
      * holds a header; NULL until then, or for good without it */
     int shm_fd;
     _Atomic(const unsigned char *) shm;
+    /* the database file, read-only, for starting the write-back of what the
+     * checkpoints copied into it; -1 without */
+    int db_fd;
 };
 
 static br_err busy(void)
@@ -219,6 +234,7 @@ static void sq_close(struct db *db)
     const unsigned char *shm = atomic_load(&s->shm);
     if (shm) munmap((void *)shm, SHM_MAP_BYTES);
     if (s->shm_fd >= 0) close(s->shm_fd);
+    if (s->db_fd >= 0) close(s->db_fd);
     free(s->path);
     pthread_mutex_destroy(&s->ping_mu);
     db_pool_destroy(&s->pool);
@@ -355,10 +371,12 @@ static br_err sq_write(struct db *db, db_tx_fn fn, void *ud)
  * between their (short) reads every RESTART_POLL_US, for RESTART_WAIT_MS at
  * most, and gives up until the next tick - never SQLite's default handler,
  * whose sleeps grow to 100 ms each, with the writer held all along. */
+static void cool_idle(struct sqlite_db *s);
+
 static int restart_busy(void *ud, int count)
 {
-    (void)ud;
     if ((int64_t)count * RESTART_POLL_US >= (int64_t)RESTART_WAIT_MS * 1000) return 0;
+    cool_idle(ud); /* snapshots kept by idle connections would never end */
     struct timespec ts = {0, RESTART_POLL_US * 1000L};
     nanosleep(&ts, NULL);
     return 1;
@@ -395,7 +413,8 @@ static void *checkpointer_main(void *arg)
 {
     struct sqlite_db *s = arg;
     sqlite3 *h = s->cconn.h;
-    sqlite3_busy_handler(h, restart_busy, NULL);
+    sqlite3_busy_handler(h, restart_busy, s);
+    int done_before = -1;
     pthread_mutex_lock(&s->wmu);
     while (!s->wstop) {
         struct timespec until = deadline_in(CLOCK_MONOTONIC, CHECKPOINT_EVERY_MS);
@@ -407,10 +426,22 @@ static void *checkpointer_main(void *arg)
         /* PASSIVE: copies what no reader still needs, waits for no one */
         int rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &done);
         int64_t wal_bytes = (int64_t)log_frames * 4096; /* about: frames of the default page */
+        /* under a stream of writes a PASSIVE checkpoint never copies the
+         * whole log, and only a whole copy syncs the database file: its
+         * pages would pile up in the page cache for the RESTART below to
+         * sync, holding the writer (300 ms at a million appointments).
+         * Their write-back starts now instead, waiting for nothing. */
+        if (rc == SQLITE_OK && done != done_before && s->db_fd >= 0)
+            (void)sync_file_range(s->db_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        done_before = done;
         if (rc == SQLITE_OK && wal_bytes > WAL_MAX_BYTES) {
             /* readers keep it from being reused: wait for them (the busy
-             * timeout bounds it) and start the log over */
+             * timeout bounds it) and start the log over; no snapshot is
+             * kept meanwhile, or the wait would be in vain */
+            atomic_store(&s->keep_snapshots, false);
+            cool_idle(s);
             rc = sqlite3_wal_checkpoint_v2(h, NULL, SQLITE_CHECKPOINT_RESTART, &log_frames, &done);
+            if (rc == SQLITE_OK) atomic_store(&s->keep_snapshots, true);
             if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
                 log_warn("db: resetting the %lld-byte WAL failed: %s", (long long)wal_bytes,
                          sqlite3_errmsg(h));
@@ -461,7 +492,8 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
     int n = o && o->size > 0 ? o->size : DEFAULT_POOL;
     struct sqlite_db *s = xcalloc(1, sizeof *s);
     s->base.ops = &db_sqlite_ops;
-    s->shm_fd = -1;
+    s->shm_fd = s->db_fd = -1;
+    atomic_init(&s->keep_snapshots, true);
     s->path = xstrdup(path);
     s->wait_ms = o && o->wait_ms > 0 ? o->wait_ms : DEFAULT_WAIT_MS;
     s->lock_wait_ms = o && o->lock_wait_ms > 0 ? o->lock_wait_ms : DEFAULT_LOCK_WAIT_MS;
@@ -491,6 +523,7 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
     char *shm = xasprintf("%s-shm", path);
     s->shm_fd = open(shm, O_RDONLY | O_CLOEXEC);
     free(shm);
+    s->db_fd = open(path, O_RDONLY | O_CLOEXEC);
     *out = &s->base;
     return BR_OK;
 }
@@ -696,7 +729,9 @@ static br_err sq_read(struct db *db, const char *sql, const struct db_val *param
      * committed since this connection's last read): under a stream of
      * writes every snapshot would be dropped at the next read, and
      * starting and ending it explicitly costs more than a plain read */
-    if (!c->warm && same && step_cached(c, sql_begin_read) == BR_OK) c->warm = true;
+    if (!c->warm && same && atomic_load_explicit(&s->keep_snapshots, memory_order_relaxed) &&
+        step_cached(c, sql_begin_read) == BR_OK)
+        c->warm = true;
     c->seen = stamped;
     if (stamped) memcpy(c->stamp, now, DB_STAMP_SIZE);
     rc = sq_exec(c, sql, params, nparams, fn, ud, NULL);
