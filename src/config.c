@@ -60,7 +60,7 @@ static const struct setting settings[] = {
     I("MAX_CONNECTIONS_PER_IP", CONFIG_SERVE, max_per_ip, "128", 0, 1000000,
       "open connections per client address (0: no cap; use 0 behind a proxy)"),
     I("IO_THREADS", CONFIG_SERVE, io_threads, "0", 0, 256,
-      "threads reading and writing sockets (0: one per core)"),
+      "threads reading and writing sockets (0: one per core, two on PostgreSQL)"),
     I("READ_WORKERS", CONFIG_SERVE, read_workers, "0", 0, 1024,
       "threads running GET/HEAD requests (0: none, reads run on the I/O threads)"),
     I("WORKERS", CONFIG_SERVE, workers, "64", 1, 4096,
@@ -226,12 +226,20 @@ br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv, i
     return rc;
 }
 
+int config_io_threads(const struct config *cfg)
+{
+    if (cfg->io_threads > 0) return cfg->io_threads;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int cores = (int)(ncpu > 0 ? ncpu : 1);
+    /* a read on PostgreSQL waits for the server (a round trip, its CPU on
+     * the same machine or another): twice as many keep the cores busy */
+    return cfg->database_url ? 2 * cores : cores;
+}
+
 int config_db_pool(const struct config *cfg)
 {
     if (cfg->db_pool > 0) return cfg->db_pool;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int io = cfg->io_threads > 0 ? cfg->io_threads : (int)(ncpu > 0 ? ncpu : 1);
-    return cfg->workers + io + cfg->read_workers + 4;
+    return cfg->workers + config_io_threads(cfg) + cfg->read_workers + 4;
 }
 
 void config_free(struct config *cfg)

@@ -98,6 +98,9 @@ void config_free(struct config *cfg);
  * where reads and the session check run and must never wait behind a burst
  * of writers for a connection, the read workers and the background
  * threads). */
+/* The I/O threads to run: io_threads, or by default one per core (two on
+ * PostgreSQL, where GET requests wait for the database's round trip). */
+int config_io_threads(const struct config *cfg);
 int config_db_pool(const struct config *cfg);
 
 /* Prints the settings of the given scopes as help text (flag, variable,

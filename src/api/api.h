@@ -16,6 +16,12 @@
 extern const struct http_route api_routes[];
 extern const size_t api_nroutes;
 br_err api_authorize(struct http_req *req, enum http_auth mode);
+/* For a route with HTTP_AUTH_IN_HANDLER: api_authorize (a user session)
+ * that also lists a client's appointments in q through fn, read with the
+ * session (ident_authenticate_citas). When *listed, the caller is set and
+ * the result is the listing's; else it is api_authorize's. */
+br_err api_authorize_citas(struct http_req *r, const struct cita_range *q, store_cita_fn fn,
+                           void *ud, bool *listed);
 
 /* The caller as authenticated for this request (routes with auth). */
 struct api_caller {

@@ -61,8 +61,12 @@ br_err api_w_cita_view(void *ud, const struct cita_view *v)
 struct citas_pager {
     struct api_pager base;
     struct app *app;
-    char *scope;  /* NULL: everybody's */
-    char *estado; /* NULL: any */
+    /* the request, while its first page is read: that page is read with the
+     * session (api_authorize_citas); NULL after */
+    struct http_req *req;
+    const char *cliente_param; /* ?cliente_id=, for a barbero or an admin */
+    char *scope;               /* NULL: everybody's */
+    char *estado;              /* NULL: any */
     br_ts desde, hasta;
     bool has_desde, has_hasta;
     br_ts last_inicio; /* the last row given (or the request's cursor) */
@@ -75,6 +79,8 @@ struct citas_pager {
     int64_t got;
     bool full, extra;
 };
+
+static void set_scope(struct citas_pager *p, const char *scope);
 
 static br_err page_row(void *ud, const struct cita_view *v)
 {
@@ -115,7 +121,24 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
     p->w = w;
     p->got = 0;
     p->full = p->extra = false;
-    br_err rc = booking_list(p->app, &q, page_row, p);
+    br_err rc;
+    bool listed = false;
+    if (p->req) {
+        /* the first page: the caller's session first (401 before anything),
+         * and a client's appointments in the same read */
+        struct http_req *r = p->req;
+        p->req = NULL;
+        rc = api_authorize_citas(r, &q, page_row, p, &listed);
+        if (!listed && rc) return rc;
+        if (!listed) {
+            set_scope(p, booking_list_scope(api_caller(r)));
+            q.cliente_id = p->scope;
+        } else {
+            p->scope = xstrdup(api_caller(r)->user_id);
+        }
+        p->cliente_param = NULL; /* the request's: gone after its handler */
+    }
+    if (!listed) rc = booking_list(p->app, &q, page_row, p);
     if (rc == BR_TOOLARGE && (p->full || p->extra)) rc = BR_OK;
     if (rc) return rc;
     if (p->extra) p->has_next = true;
@@ -137,6 +160,20 @@ static void citas_tail(struct api_pager *base, struct jw *w)
     } else {
         jw_null(w);
     }
+}
+
+/* The listing's scope once the caller is known: a client's own; for a
+ * barbero or an admin everybody's, or one client's when ?cliente_id= names
+ * one (an id that is not a UUID matches nothing). */
+static void set_scope(struct citas_pager *p, const char *scope)
+{
+    const char *cliente = p->cliente_param;
+    br_id cliente_id;
+    if (!scope && cliente && *cliente)
+        scope = uuid_parse(cliente, strlen(cliente), cliente_id)
+                    ? cliente_id
+                    : "00000000-0000-0000-0000-000000000000"; /* the nil UUID: nobody's */
+    p->scope = scope ? xstrdup(scope) : NULL;
 }
 
 static void citas_pager_free(struct api_pager *base)
@@ -208,24 +245,21 @@ void api_citas_get(struct http_req *r)
     else if (!param_cursor(http_req_query(r, "cursor"), p))
         bad = "cursor";
     if (bad) {
+        /* the session is checked before the parameters (401 first) */
+        br_err rc = api_authorize(r, HTTP_AUTH_USER);
         char msg[64];
         snprintf(msg, sizeof msg, "Parámetro inválido: %s", bad);
-        http_reply_error(r, 400, msg);
+        if (rc)
+            api_reply_err(r, rc);
+        else
+            http_reply_error(r, 400, msg);
         citas_pager_free(&p->base);
         return;
     }
-    const char *scope = booking_list_scope(api_caller(r));
     const char *estado = http_req_query(r, "estado");
-    /* barbero and admin may narrow the listing to one client (a client's
-     * listing is always her own); an id that is not a UUID matches nothing */
-    const char *cliente = http_req_query(r, "cliente_id");
-    br_id cliente_id;
-    if (!scope && cliente && *cliente)
-        scope = uuid_parse(cliente, strlen(cliente), cliente_id)
-                    ? cliente_id
-                    : "00000000-0000-0000-0000-000000000000"; /* the nil UUID: nobody's */
-    p->scope = scope ? xstrdup(scope) : NULL;
+    p->cliente_param = http_req_query(r, "cliente_id");
     p->estado = estado && *estado ? xstrdup(estado) : NULL;
+    p->req = r;
     api_list_pages(r, "citas", &p->base);
 }
 

@@ -10,7 +10,7 @@
 #define OBJECT_PREFIX "/storage/v1/object/public/"
 
 const struct http_route api_routes[] = {
-    {"GET", "/api/citas", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_citas_get},
+    {"GET", "/api/citas", false, HTTP_AUTH_IN_HANDLER, HTTP_BODY_NONE, api_citas_get},
     {"POST", "/api/citas", false, HTTP_AUTH_USER, HTTP_BODY_JSON, api_citas_post},
     {"GET", "/api/fotos", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_fotos_get},
     {"POST", "/api/fotos", false, HTTP_AUTH_USER, HTTP_BODY_MULTIPART, api_fotos_post},
@@ -102,6 +102,25 @@ static void caller_free(void *p)
     free(c);
 }
 
+/* A refusal of the session lookup as the API answers it. */
+static br_err refusal(br_err rc, enum http_auth mode)
+{
+    if (rc == BR_BUSY) return BR_BUSY; /* 503 with its detail and Retry-After */
+    if (rc != BR_UNAUTH) return err_set(BR_INTERNAL, "Error interno del servidor");
+    return mode == HTTP_AUTH_ADMIN ? err_set(BR_FORBIDDEN, "Sin permisos")
+                                   : err_set(BR_UNAUTH, "No autenticado");
+}
+
+/* Makes c (owned from now on) the request's caller, carrying token. */
+static void set_caller(struct http_req *r, struct api_caller *c, const char *tok, size_t n)
+{
+    if (n < sizeof c->token) {
+        memcpy(c->token, tok, n);
+        c->token[n] = '\0';
+    }
+    http_req_set_user(r, c, caller_free);
+}
+
 br_err api_authorize(struct http_req *r, enum http_auth mode)
 {
     struct app *app = api_app(r);
@@ -111,20 +130,29 @@ br_err api_authorize(struct http_req *r, enum http_auth mode)
     br_err rc = ident_authenticate(app->ident, tok, n, &c->p);
     if (rc) {
         free(c);
-        if (rc == BR_BUSY) return BR_BUSY; /* 503 with its detail and Retry-After */
-        if (rc != BR_UNAUTH) return err_set(BR_INTERNAL, "Error interno del servidor");
-        return mode == HTTP_AUTH_ADMIN ? err_set(BR_FORBIDDEN, "Sin permisos")
-                                       : err_set(BR_UNAUTH, "No autenticado");
-    }
-    if (n < sizeof c->token) {
-        memcpy(c->token, tok, n);
-        c->token[n] = '\0';
+        return refusal(rc, mode);
     }
     if (mode == HTTP_AUTH_ADMIN &&
         !(c->p.has_perfil && c->p.perfil.rol && !strcmp(c->p.perfil.rol, "admin"))) {
         caller_free(c);
         return err_set(BR_FORBIDDEN, "Sin permisos");
     }
-    http_req_set_user(r, c, caller_free);
+    set_caller(r, c, tok, n);
     return BR_OK;
+}
+
+br_err api_authorize_citas(struct http_req *r, const struct cita_range *q, store_cita_fn fn,
+                           void *ud, bool *listed)
+{
+    struct app *app = api_app(r);
+    size_t n = 0;
+    const char *tok = api_request_token(r, &n);
+    struct api_caller *c = xcalloc(1, sizeof *c);
+    br_err rc = ident_authenticate_citas(app->ident, tok, n, &c->p, q, fn, ud, listed);
+    if (!*listed && rc) {
+        caller_free(c);
+        return refusal(rc, HTTP_AUTH_USER);
+    }
+    set_caller(r, c, tok, n);
+    return rc; /* the listing's own outcome */
 }

@@ -146,7 +146,7 @@ int cli_serve(int argc, char **argv)
         .listen = cfg.listen,
         .max_connections = cfg.max_connections,
         .max_per_ip = cfg.max_per_ip,
-        .io_threads = cfg.io_threads,
+        .io_threads = config_io_threads(&cfg),
         .read_workers = cfg.read_workers,
         .workers = cfg.workers,
         .queue_max = cfg.queue_max,

@@ -36,6 +36,10 @@ enum http_auth {
     HTTP_AUTH_NONE,  /* public */
     HTTP_AUTH_USER,  /* a session is required (401) */
     HTTP_AUTH_ADMIN, /* an administrator's session is required (403) */
+    /* a session is required, and the handler checks it itself, first, so
+     * that it can read the session with its data (a body-less route only:
+     * nothing is read before the handler runs) */
+    HTTP_AUTH_IN_HANDLER,
 };
 
 enum http_body {

@@ -893,7 +893,7 @@ static void start(struct http_req *r, const char *url, const char *method)
     cors_check(r);
     route(r);
     if (!r->route) return;
-    if (r->route->auth != HTTP_AUTH_NONE) {
+    if (r->route->auth != HTTP_AUTH_NONE && r->route->auth != HTTP_AUTH_IN_HANDLER) {
         err_clear();
         br_err rc = s->o.authorize(r, r->route->auth);
         if (rc) {

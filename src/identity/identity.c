@@ -439,6 +439,13 @@ static bool token_shape_ok(const char *t, size_t n)
     return true;
 }
 
+/* The session lookup's outcome as the API answers it. */
+static br_err auth_outcome(br_err rc)
+{
+    if (rc == BR_NOTFOUND) return err_set(BR_UNAUTH, "No autenticado");
+    return rc;
+}
+
 br_err ident_authenticate(struct ident *id, const char *token, size_t n, struct principal *p)
 {
     memset(p, 0, sizeof *p);
@@ -447,9 +454,22 @@ br_err ident_authenticate(struct ident *id, const char *token, size_t n, struct 
     token_hash(token, n, th);
     br_ts now;
     iso8601_format(clock_now_ms(), now);
-    br_err rc = store_session_principal(id->st, th, now, p);
-    if (rc == BR_NOTFOUND) return err_set(BR_UNAUTH, "No autenticado");
-    return rc;
+    return auth_outcome(store_session_principal(id->st, th, now, p));
+}
+
+br_err ident_authenticate_citas(struct ident *id, const char *token, size_t n, struct principal *p,
+                                const struct cita_range *q, store_cita_fn fn, void *ud,
+                                bool *listed)
+{
+    memset(p, 0, sizeof *p);
+    *listed = false;
+    if (!token || !token_shape_ok(token, n)) return err_set(BR_UNAUTH, "No autenticado");
+    char th[65];
+    token_hash(token, n, th);
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    br_err rc = store_session_citas(id->st, th, now, p, q, fn, ud, listed);
+    return *listed ? rc : auth_outcome(rc);
 }
 
 br_err ident_logout(struct ident *id, const char *token, size_t n)

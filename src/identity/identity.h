@@ -78,6 +78,13 @@ br_err ident_login(struct ident *id, const char *email, const char *password, co
 br_err ident_authenticate(struct ident *id, const char *token, size_t n,
                           struct principal *p) WARN_UNUSED;
 
+/* ident_authenticate that also lists a client's appointments in q through
+ * fn, read with the session where the store can (store_session_citas):
+ * *listed tells whether it did. */
+br_err ident_authenticate_citas(struct ident *id, const char *token, size_t n, struct principal *p,
+                                const struct cita_range *q, store_cita_fn fn, void *ud,
+                                bool *listed) WARN_UNUSED;
+
 /* Ends the session of that token (unknown tokens are ignored). */
 br_err ident_logout(struct ident *id, const char *token, size_t n) WARN_UNUSED;
 

@@ -1405,6 +1405,19 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
     "LEFT JOIN barberos b ON b.id = c.barbero_id "                                                 \
     "LEFT JOIN servicios s ON s.id = c.servicio_id "
 #define CITAS_ORDER " ORDER BY c.fecha_inicio, c.id LIMIT ?"
+#define SESSION_CITAS_SELECT                                                                       \
+    "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at, "                      \
+    "ss.expires_at, " CITA_COLS                                                                    \
+    ", cp.id, cp.nombre, cp.telefono, b.nombre, b.foto_url, s.nombre, s.duracion_min, "            \
+    "s.precio FROM auth_sessions ss JOIN auth_users u ON u.id = ss.user_id "                       \
+    "LEFT JOIN perfiles p ON p.id = u.id "                                                         \
+    "LEFT JOIN citas c ON c.cliente_id = u.id "                                                    \
+    "AND (p.rol IS NULL OR p.rol NOT IN ('admin', 'barbero'))"
+#define SESSION_CITAS_JOINS                                                                        \
+    " LEFT JOIN perfiles cp ON cp.id = c.cliente_id "                                              \
+    "LEFT JOIN barberos b ON b.id = c.barbero_id "                                                 \
+    "LEFT JOIN servicios s ON s.id = c.servicio_id "                                               \
+    "WHERE ss.token_hash = ? AND ss.expires_at > ?"
 
 /* The listing's statements: one per combination of the optional filters
  * (client, estado, lower bound, upper bound), so that each keeps its index
@@ -1413,6 +1426,10 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
 enum { CQ_CLIENTE = 1, CQ_ESTADO = 2, CQ_AFTER = 4, CQ_HASTA = 8, CQ_VARIANTS = 16 };
 static char citas_sql[CQ_VARIANTS][1024];
 static char citas_plan[CQ_VARIANTS][1024];
+/* A client's listing read together with her session (store_session_citas):
+ * the session's columns on every row, then the listing's (NULL when there
+ * is none), for each combination of the filters other than the client. */
+static char session_citas_sql[CQ_VARIANTS][2048];
 static pthread_once_t citas_sql_once = PTHREAD_ONCE_INIT;
 
 static void citas_sql_build(void)
@@ -1438,8 +1455,21 @@ static void citas_sql_build(void)
         snprintf(citas_sql[v], sizeof citas_sql[v], "%s", buf_cstr(&b));
         snprintf(citas_plan[v], sizeof citas_plan[v], "EXPLAIN QUERY PLAN %s", buf_cstr(&b));
         buf_free(&b);
+
+        /* the session's row joined with the client's appointments (when the
+         * session is a client's: the rule of booking_list_scope) */
+        buf_init(&b, sizeof session_citas_sql[v] - 1);
+        rc = buf_puts(&b, SESSION_CITAS_SELECT);
+        for (unsigned k = 1; k < ARRAY_LEN(cond); k++)
+            if (v & (1u << k) && !rc) rc = buf_printf(&b, " AND %s", cond[k]);
+        if (!rc) rc = buf_puts(&b, SESSION_CITAS_JOINS CITAS_ORDER);
+        if (rc) abort();
+        snprintf(session_citas_sql[v], sizeof session_citas_sql[v], "%s", buf_cstr(&b));
+        buf_free(&b);
     }
 }
+
+static int range_params(const struct cita_range *q, struct db_val *p, unsigned *v);
 
 br_err store_citas_range(struct store *st, const struct cita_range *q, store_cita_fn fn, void *ud)
 {
@@ -1449,21 +1479,90 @@ br_err store_citas_range(struct store *st, const struct cita_range *q, store_cit
     int n = 0;
     unsigned v = 0;
     if (q->cliente_id) v |= CQ_CLIENTE, p[n++] = db_text(q->cliente_id);
-    if (q->estado) v |= CQ_ESTADO, p[n++] = db_text(q->estado);
+    n += range_params(q, p + n, &v);
+    p[n++] = db_int(q->limit > 0 ? q->limit : INT64_MAX);
+    return run(st, citas_sql[v], p, n, citas_row, &a, NULL);
+}
+
+/* The listing's filters as parameters, in the order of cond[] from the
+ * second on (estado, lower bound, upper bound). OUT: the variant's bits. */
+static int range_params(const struct cita_range *q, struct db_val *p, unsigned *v)
+{
+    int n = 0;
+    if (q->estado) *v |= CQ_ESTADO, p[n++] = db_text(q->estado);
     /* the lower bound: past the cursor's row, or from desde on (the nil
      * uuid sorts before every id), whichever comes later */
     if (q->after_inicio && (!q->desde || strcmp(q->after_inicio, q->desde) >= 0)) {
-        v |= CQ_AFTER;
+        *v |= CQ_AFTER;
         p[n++] = db_text(q->after_inicio);
         p[n++] = db_text(q->after_id);
     } else if (q->desde) {
-        v |= CQ_AFTER;
+        *v |= CQ_AFTER;
         p[n++] = db_text(q->desde);
         p[n++] = db_text("00000000-0000-0000-0000-000000000000");
     }
-    if (q->hasta) v |= CQ_HASTA, p[n++] = db_text(q->hasta);
-    p[n++] = db_int(q->limit > 0 ? q->limit : INT64_MAX);
-    return run(st, citas_sql[v], p, n, citas_row, &a, NULL);
+    if (q->hasta) *v |= CQ_HASTA, p[n++] = db_text(q->hasta);
+    return n;
+}
+
+/* Whether a session sees every appointment (barbero, admin) rather than
+ * its own: the rule of booking_list_scope, which the SQL of
+ * SESSION_CITAS_SELECT repeats. */
+static bool sees_all(const struct principal *p)
+{
+    return p->has_perfil && p->perfil.rol &&
+           (!strcmp(p->perfil.rol, "admin") || !strcmp(p->perfil.rol, "barbero"));
+}
+
+struct session_citas {
+    struct principal_row who;
+    struct citas_each list;
+    bool client;
+};
+
+static br_err session_citas_row(void *ud, const struct db_val *c, int n)
+{
+    struct session_citas *a = ud;
+    if (!a->who.found) {
+        br_err rc = principal_row(&a->who, c, 8);
+        if (rc) return rc;
+        a->client = !sees_all(a->who.p);
+    }
+    if (!a->client || c[8].type == DB_NULL) return BR_OK; /* no appointment on this row */
+    return citas_row(&a->list, c + 8, n - 8);
+}
+
+br_err store_session_citas(struct store *st, const char *token_hash, const char *now,
+                           struct principal *p, const struct cita_range *q, store_cita_fn fn,
+                           void *ud, bool *listed)
+{
+    *listed = false;
+    if (st->sessions) {
+        /* the session is remembered: nothing to save by reading both at once */
+        br_err rc = store_session_principal(st, token_hash, now, p);
+        if (rc) return rc;
+        if (sees_all(p)) return BR_OK;
+        struct cita_range r = *q;
+        r.cliente_id = p->user_id;
+        *listed = true;
+        return store_citas_range(st, &r, fn, ud);
+    }
+    pthread_once(&citas_sql_once, citas_sql_build);
+    memset(p, 0, sizeof *p);
+    struct session_citas a = {.who = {p, false, ""}, .list = {fn, ud}};
+    struct db_val prm[8];
+    unsigned v = CQ_CLIENTE;
+    int n = range_params(q, prm, &v);
+    prm[n++] = db_text(token_hash);
+    prm[n++] = db_text(now);
+    prm[n++] = db_int(q->limit > 0 ? q->limit : INT64_MAX);
+    br_err rc = run(st, session_citas_sql[v], prm, n, session_citas_row, &a, NULL);
+    if (!a.who.found) {
+        principal_clear(p);
+        return rc ? rc : err_set(BR_NOTFOUND, "no such session");
+    }
+    *listed = a.client;
+    return rc;
 }
 
 /* --- fotos ------------------------------------------------------------------------ */

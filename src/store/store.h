@@ -277,6 +277,17 @@ struct cita_range {
 br_err store_citas_range(struct store *st, const struct cita_range *q, store_cita_fn fn,
                          void *ud) WARN_UNUSED;
 
+/* store_session_principal and, when the session is a client's, her
+ * appointments in q (its cliente_id ignored: hers) given to fn as
+ * store_citas_range would - in one statement where sessions are not
+ * remembered (PostgreSQL: one round trip instead of two). *listed tells
+ * whether fn was given the listing (a client's session); a barbero's or an
+ * admin's session gets false and lists as usual. BR_NOTFOUND when there is
+ * no such live session; fn's own error (after *listed) stops the listing. */
+br_err store_session_citas(struct store *st, const char *token_hash, const char *now,
+                           struct principal *p, const struct cita_range *q, store_cita_fn fn,
+                           void *ud, bool *listed) WARN_UNUSED;
+
 /* --- fotos ----------------------------------------------------------------- */
 
 br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo,
