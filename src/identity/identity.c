@@ -446,14 +446,22 @@ static br_err auth_outcome(br_err rc)
     return rc;
 }
 
+/* The store's key of a token (its hash) and the time to compare the
+ * session's expiry with; false when the token is malformed. */
+static bool session_key(const char *token, size_t n, char th[65], br_ts now)
+{
+    if (!token || !token_shape_ok(token, n)) return false;
+    token_hash(token, n, th);
+    iso8601_format(clock_now_ms(), now);
+    return true;
+}
+
 br_err ident_authenticate(struct ident *id, const char *token, size_t n, struct principal *p)
 {
     memset(p, 0, sizeof *p);
-    if (!token || !token_shape_ok(token, n)) return err_set(BR_UNAUTH, "No autenticado");
     char th[65];
-    token_hash(token, n, th);
     br_ts now;
-    iso8601_format(clock_now_ms(), now);
+    if (!session_key(token, n, th, now)) return err_set(BR_UNAUTH, "No autenticado");
     return auth_outcome(store_session_principal(id->st, th, now, p));
 }
 
@@ -463,11 +471,9 @@ br_err ident_authenticate_citas(struct ident *id, const char *token, size_t n, s
 {
     memset(p, 0, sizeof *p);
     *listed = false;
-    if (!token || !token_shape_ok(token, n)) return err_set(BR_UNAUTH, "No autenticado");
     char th[65];
-    token_hash(token, n, th);
     br_ts now;
-    iso8601_format(clock_now_ms(), now);
+    if (!session_key(token, n, th, now)) return err_set(BR_UNAUTH, "No autenticado");
     br_err rc = store_session_citas(id->st, th, now, p, q, fn, ud, listed);
     return *listed ? rc : auth_outcome(rc);
 }
