@@ -51,6 +51,8 @@ static const struct setting settings[] = {
       "public base URL of the S3 photo bucket: photo URLs point there (unset: served by us)"),
     I("STORAGE_TIMEOUT_MS", CONFIG_DATA, storage_timeout_ms, "30000", 100, 600000,
       "bound on each call to the S3 store (connect and transfer)"),
+    S("STORAGE_CA_FILE", CONFIG_DATA, storage_ca_file, NULL,
+      "CA bundle to verify an https S3 store with (default: the system's)"),
     S("LISTEN", CONFIG_SERVE, listen, "127.0.0.1:8080",
       "address:port to listen on (:0 = any free port)"),
     S("PUBLIC_URL", CONFIG_SERVE, public_url, NULL,

@@ -37,6 +37,7 @@ struct config {
     char *storage_path_style; /* "auto", "1" or "0" */
     char *storage_public_url; /* NULL: photos served by the service */
     int storage_timeout_ms;   /* bound on each call to the store */
+    char *storage_ca_file;    /* NULL: the system's CA store */
     int db_pool;              /* connections to the data store */
     int db_wait_ms;           /* longest wait for a free connection: then 503 */
     int db_lock_wait_ms;      /* longest wait for another writer's lock: then 503 */

@@ -71,6 +71,7 @@ struct s3_store {
     char *secret_key;  /* wiped when closed */
     char *public_base; /* NULL: objects are served by the service */
     char *scratch;     /* local folder of the temporary files of get */
+    char *ca_file;     /* NULL: the system's CA store */
     long timeout_ms;
     pthread_mutex_t lock; /* guards buckets */
     struct bucket_limit buckets[BUCKETS_MAX];
@@ -316,6 +317,9 @@ static br_err s3_perform(struct s3_store *s, struct s3_call *c)
     SETOPT(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
     SETOPT(CURLOPT_USERAGENT, "barberia/" BARBERIA_VERSION);
+    /* certificates are always verified (curl's default): against this
+     * file when set, for a store with a private certificate authority */
+    if (s->ca_file) SETOPT(CURLOPT_CAINFO, s->ca_file);
     if (s->share) SETOPT(CURLOPT_SHARE, s->share);
     SETOPT(CURLOPT_AWS_SIGV4, s->sigv4);
     SETOPT(CURLOPT_USERNAME, s->access_key);
@@ -713,6 +717,7 @@ static void s3_free(struct s3_store *s)
     wipe_free(s->secret_key);
     free(s->public_base);
     free(s->scratch);
+    free(s->ca_file);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -891,6 +896,13 @@ br_err objstore_s3_open(const struct config *cfg, struct objstore **out)
     s->timeout_ms = cfg->storage_timeout_ms > 0 ? cfg->storage_timeout_ms : 30000;
     s->scratch = xasprintf("%s/s3-scratch", cfg->data_dir);
     br_err rc = parse_endpoint(s, cfg->storage_url, cfg->storage_path_style);
+    if (!rc && cfg->storage_ca_file) {
+        if (access(cfg->storage_ca_file, R_OK) != 0)
+            rc = err_set(BR_CONFIG, "BARBERIA_STORAGE_CA_FILE: cannot read %s: %s",
+                         cfg->storage_ca_file, strerror(errno));
+        else
+            s->ca_file = xstrdup(cfg->storage_ca_file);
+    }
     if (!rc) rc = share_make(s);
     if (!rc && cfg->storage_public_url) rc = parse_public_base(s, cfg->storage_public_url);
     /* the last step: nothing is written for a configuration that is refused */

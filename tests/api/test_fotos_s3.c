@@ -7,7 +7,9 @@
  * BARBERIA_STORAGE_PUBLIC_URL) serves the exact bytes, a delete removes the
  * object, the three-per-tipo rule holds, and an upload while the store is
  * down is the specification's 500 "Error al subir imagen: ..." with no
- * record left, within the configured bound. Skipped without
+ * record left, within the configured bound; a store on https with a
+ * private authority's certificate is trusted through
+ * BARBERIA_STORAGE_CA_FILE, and only through it. Skipped without
  * BARBERIA_TEST_S3_URL.
  */
 #define _GNU_SOURCE
@@ -364,6 +366,122 @@ static void upload_or_delete_while_the_store_is_down_leaves_no_record(void **sta
     fixture_stop(&D);
 }
 
+/* A store on https with a certificate of a private authority: trusted only
+ * through BARBERIA_STORAGE_CA_FILE (certificates are always verified). */
+static char TLS_DIR[] = "/tmp/barberia-s3-tls-XXXXXX";
+static bool tls_running;
+
+static void tls_store_stop(void)
+{
+    if (!tls_running) return;
+    char data[64];
+    snprintf(data, sizeof data, "%s/store", TLS_DIR);
+    const char *argv[] = {S3_SERVER, "stop", data, NULL};
+    char *out = NULL, *err = NULL;
+    int st = run_program(argv, NULL, 30000, &out, &err);
+    tls_running = false;
+    if (st != 0) fprintf(stderr, "s3-server stop: %d %s\n", st, err ? err : "");
+    free(out);
+    free(err);
+}
+
+static int tls_store_teardown(void **state)
+{
+    (void)state;
+    tls_store_stop();
+    if (strcmp(TLS_DIR + strlen(TLS_DIR) - 6, "XXXXXX") != 0)
+        nftw(TLS_DIR, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+static void an_https_store_is_trusted_through_the_ca_file(void **state)
+{
+    (void)state;
+    need_store();
+    if (!mkdtemp(TLS_DIR)) fail_msg("mkdtemp failed");
+    char cert[96], key[96], data[96];
+    snprintf(cert, sizeof cert, "%s/cert.pem", TLS_DIR);
+    snprintf(key, sizeof key, "%s/key.pem", TLS_DIR);
+    snprintf(data, sizeof data, "%s/store", TLS_DIR);
+    /* a self-signed certificate for 127.0.0.1: its own authority */
+    const char *mk[] = {"/usr/bin/openssl",
+                        "req",
+                        "-x509",
+                        "-newkey",
+                        "rsa:2048",
+                        "-nodes",
+                        "-keyout",
+                        key,
+                        "-out",
+                        cert,
+                        "-days",
+                        "2",
+                        "-subj",
+                        "/CN=127.0.0.1",
+                        "-addext",
+                        "subjectAltName=IP:127.0.0.1",
+                        NULL};
+    char *out = NULL, *err = NULL;
+    int st = run_program(mk, NULL, 60000, &out, &err);
+    if (st != 0) fail_msg("openssl req: %d %s", st, err ? err : "");
+    free(out);
+    free(err);
+    char ecert[128], ekey[128];
+    snprintf(ecert, sizeof ecert, "S3_TLS_CERT=%s", cert);
+    snprintf(ekey, sizeof ekey, "S3_TLS_KEY=%s", key);
+    const char *senv[] = {ecert, ekey, NULL};
+    const char *start[] = {S3_SERVER, "start", data, NULL};
+    char *url = NULL;
+    err = NULL;
+    st = run_program(start, senv, 120000, &url, &err);
+    if (st != 0 || !url) fail_msg("s3-server start: %d %s", st, err ? err : "");
+    tls_running = true;
+    free(err);
+    url[strcspn(url, "\n")] = '\0';
+    assert_int_equal(strncmp(url, "https://", 8), 0);
+    size_t len;
+    const char *img = pixels(&len, 6);
+
+    /* with the authority's certificate: uploads land, the URL serves them */
+    char eca[128];
+    snprintf(eca, sizeof eca, "BARBERIA_STORAGE_CA_FILE=%s", cert);
+    const char *env[8];
+    store_env(env, url, eca, NULL);
+    struct fixture T;
+    memset(&T, 0, sizeof T);
+    fixture_start(&T, env, "Barbero TLS", "Corte TLS", 30, 15.0);
+    struct user u;
+    signup_user(&T.s, &u, "Tania");
+    char *cita = new_cita(&T, &u);
+    json_t *f = upload_ok(&T, &u, cita, "antes", img, len);
+    struct resp r;
+    get_url(jstr(f, "url"), &r);
+    expect_bytes(&r, img, len);
+    resp_free(&r);
+    json_decref(f);
+    free(cita);
+    fixture_stop(&T);
+
+    /* without it the store's certificate is not trusted: the upload is the
+     * specification's 500 and leaves nothing behind */
+    store_env(env, url, NULL, NULL);
+    memset(&T, 0, sizeof T);
+    fixture_start(&T, env, "Barbero TLS", "Corte TLS", 30, 15.0);
+    signup_user(&T.s, &u, "Tomás");
+    cita = new_cita(&T, &u);
+    upload(&T, &u, cita, "antes", img, len, &r);
+    assert_int_equal(r.status, 500);
+    const char *msg = jstr(r.json, "error");
+    if (!msg || strncmp(msg, "Error al subir imagen: ", 23) != 0)
+        fail_msg("expected 'Error al subir imagen: <detail>', got %s", r.body);
+    resp_free(&r);
+    assert_int_equal(fotos_of(&T, cita), 0);
+    assert_true(srv_wait_log(&T.s, "warn storage:", 5000));
+    free(cita);
+    fixture_stop(&T);
+    free(url);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -373,6 +491,8 @@ int main(void)
         cmocka_unit_test(with_a_store_public_url_the_photo_url_points_at_the_store),
         cmocka_unit_test_teardown(upload_or_delete_while_the_store_is_down_leaves_no_record,
                                   private_store_teardown),
+        cmocka_unit_test_teardown(an_https_store_is_trusted_through_the_ca_file,
+                                  tls_store_teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

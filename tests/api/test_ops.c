@@ -583,6 +583,10 @@ static void storage_url_without_credentials_or_with_an_unknown_scheme_is_refused
     expect_refused_start(userinfo, args, "credentials do not belong in the URL");
     const char *pub[] = {"BARBERIA_STORAGE_PUBLIC_URL=http://127.0.0.1:9000/fotos-citas", NULL};
     expect_refused_start(pub, args, "BARBERIA_STORAGE_PUBLIC_URL");
+    const char *ca[] = {"BARBERIA_STORAGE_URL=https://127.0.0.1:9000",
+                        "BARBERIA_STORAGE_ACCESS_KEY=k", "BARBERIA_STORAGE_SECRET_KEY=s",
+                        "BARBERIA_STORAGE_CA_FILE=/nonexistent/barberia-ca.pem", NULL};
+    expect_refused_start(ca, args, "BARBERIA_STORAGE_CA_FILE");
     expect_no_data_folder();
 }
 

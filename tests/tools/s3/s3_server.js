@@ -11,6 +11,8 @@
 // other secret fails with SignatureDoesNotMatch. Unsigned requests are served
 // anonymously, as s3rver always does (the tests prove the adapter signs every
 // call another way: with a wrong secret every call fails).
+// With S3_TLS_CERT and S3_TLS_KEY (PEM files) it serves https instead, with
+// that certificate (the test of BARBERIA_STORAGE_CA_FILE).
 'use strict';
 
 const fs = require('node:fs');
@@ -29,9 +31,15 @@ if (!dir || !accessKey || !secretKey) {
 AWSAccount.DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
 AWSAccount.DUMMY_ACCOUNT.createKeyPair(accessKey, secretKey);
 
+const tlsCert = process.env.S3_TLS_CERT;
+const tlsKey = process.env.S3_TLS_KEY;
+const tls = tlsCert && tlsKey
+  ? { cert: fs.readFileSync(tlsCert), key: fs.readFileSync(tlsKey) } : {};
+
 const data = path.join(dir, 'data');
 fs.mkdirSync(data, { recursive: true });
 const server = new S3rver({
+  ...tls,
   address: '127.0.0.1',
   port: 0,
   directory: data,
@@ -43,7 +51,7 @@ const server = new S3rver({
 
 server.run().then(
   (addr) => {
-    const url = `http://127.0.0.1:${addr.port}`;
+    const url = `${tls.cert ? 'https' : 'http'}://127.0.0.1:${addr.port}`;
     const tmp = path.join(dir, 'url.tmp');
     fs.writeFileSync(tmp, url + '\n');
     fs.renameSync(tmp, path.join(dir, 'url'));
