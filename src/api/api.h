@@ -98,6 +98,9 @@ struct api_pager {
     br_err (*page)(struct api_pager *p, struct jw *w, bool *more);
     void (*tail)(struct api_pager *p, struct jw *w);
     void (*free)(struct api_pager *p);
+    /* optional: shown the whole answer when one page held it, before it
+     * is sent */
+    void (*whole)(struct api_pager *p, const char *text, size_t len);
 };
 #define API_PAGE_ROWS  256
 #define API_PAGE_BYTES (256 * 1024)

@@ -78,6 +78,9 @@ struct citas_pager {
     struct jw *w;
     int64_t got;
     bool full, extra;
+    /* a client's own listing, to be remembered when one page holds it */
+    bool memo;
+    struct store_memo_ticket ticket;
 };
 
 static void set_scope(struct citas_pager *p, const char *scope);
@@ -121,9 +124,15 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
     p->w = w;
     p->got = 0;
     p->full = p->extra = false;
-    br_err rc;
+    br_err rc = BR_OK;
     bool listed = false;
-    if (p->req) {
+    if (p->req && api_caller(p->req)) {
+        /* the first page, the caller known already (api_citas_get) */
+        set_scope(p, booking_list_scope(api_caller(p->req)));
+        q.cliente_id = p->scope;
+        p->req = NULL;
+        p->cliente_param = NULL; /* the request's: gone after its handler */
+    } else if (p->req) {
         /* the first page: the caller's session first (401 before anything),
          * and a client's appointments in the same read */
         struct http_req *r = p->req;
@@ -174,6 +183,48 @@ static void set_scope(struct citas_pager *p, const char *scope)
                     ? cliente_id
                     : "00000000-0000-0000-0000-000000000000"; /* the nil UUID: nobody's */
     p->scope = scope ? xstrdup(scope) : NULL;
+}
+
+static void citas_whole(struct api_pager *base, const char *text, size_t len)
+{
+    struct citas_pager *p = (struct citas_pager *)base;
+    if (p->memo) store_listing_put(p->app->store, &p->ticket, text, len);
+}
+
+/* What a client's listing depends on besides her: every parameter, in
+ * canonical form, estado (any text) last so that no two differ alike.
+ * False when it does not fit. */
+static bool memo_query(const struct citas_pager *p, char *out, size_t n)
+{
+    int k = snprintf(out, n, "%s|%s|%lld|%s_%s|%s", p->has_desde ? p->desde : "",
+                     p->has_hasta ? p->hasta : "", (long long)p->remaining,
+                     p->has_last ? p->last_inicio : "", p->has_last ? p->last_id : "",
+                     p->estado ? p->estado : "");
+    return k >= 0 && (size_t)k < n;
+}
+
+/* The caller's session (401 before anything else), then, for a client, her
+ * own listing as remembered while nothing it shows has changed (SQLite:
+ * store_listing_get). True when that answered the request. */
+static bool citas_remembered(struct http_req *r, struct citas_pager *p)
+{
+    struct store *st = p->app->store;
+    br_err rc = api_authorize(r, HTTP_AUTH_USER);
+    if (rc) {
+        api_reply_err(r, rc);
+        return true;
+    }
+    const char *own = booking_list_scope(api_caller(r));
+    char query[STORE_MEMO_KEY];
+    if (!own || !memo_query(p, query, sizeof query)) return false;
+    char *text;
+    size_t len;
+    if (store_listing_get(st, own, query, &p->ticket, &text, &len)) {
+        http_reply_json(r, 200, text, len);
+        return true;
+    }
+    p->memo = true;
+    return false;
 }
 
 static void citas_pager_free(struct api_pager *base)
@@ -233,7 +284,7 @@ static bool param_cursor(const char *s, struct citas_pager *p)
 void api_citas_get(struct http_req *r)
 {
     struct citas_pager *p = xcalloc(1, sizeof *p);
-    p->base = (struct api_pager){citas_page, citas_tail, citas_pager_free};
+    p->base = (struct api_pager){citas_page, citas_tail, citas_pager_free, citas_whole};
     p->app = api_app(r);
     const char *bad = NULL;
     if (!param_ts(http_req_query(r, "desde"), p->desde, &p->has_desde))
@@ -259,6 +310,10 @@ void api_citas_get(struct http_req *r)
     const char *estado = http_req_query(r, "estado");
     p->cliente_param = http_req_query(r, "cliente_id");
     p->estado = estado && *estado ? xstrdup(estado) : NULL;
+    if (store_remembers(p->app->store) && citas_remembered(r, p)) {
+        citas_pager_free(&p->base);
+        return;
+    }
     p->req = r;
     api_list_pages(r, "citas", &p->base);
 }

@@ -264,7 +264,12 @@ void api_list_pages(struct http_req *r, const char *key, struct api_pager *p)
     if (!ls->more) {
         /* one page: a plain answer with a Content-Length */
         list_end(ls);
-        api_reply(r, 200, &ls->w);
+        char *text;
+        size_t len;
+        if (take_text(r, &ls->w, &text, &len)) {
+            if (p->whole) p->whole(p, text, len);
+            http_reply_json(r, 200, text, len);
+        }
         p->free(p);
         free(ls);
         return;

@@ -17,9 +17,37 @@
 
 #include "../util/err.h"
 
+#include <stdint.h>
+
 enum db_type { DB_NULL, DB_INT, DB_REAL, DB_TEXT };
 
-#define DB_STAMP_SIZE 48 /* bytes of a stamp (db_ops.stamp) */
+#define DB_STAMP_SIZE 48 /* bytes of a stamp (see db_ops.mark) */
+
+/* What a write transaction may change, as far as the answers the
+ * repository remembers go (db_ops.mark): everything (the default), nothing
+ * any remembered answer reads (bookkeeping: the outbox, object intents,
+ * leases, sign-in counters, photo records, new sessions), or what belongs
+ * to one key (a client's appointments: db_touch_key of her id). */
+#define DB_TOUCH_ALL  UINT64_C(0)
+#define DB_TOUCH_NONE UINT64_MAX
+
+/* The touch key of a string (FNV-1a, never one of the two values above). */
+static inline uint64_t db_touch_key(const char *s)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+    return h == DB_TOUCH_ALL || h == DB_TOUCH_NONE ? 1 : h;
+}
+
+/* A moment of the database, taken before a read (db_ops.mark), for asking
+ * later whether what the read saw still holds (db_ops.unchanged). */
+struct db_mark {
+    unsigned char stamp[DB_STAMP_SIZE];
+    uint64_t all;     /* the adapter's count of changes to everything */
+    uint64_t key;     /* DB_TOUCH_NONE: the read depends on no key */
+    uint64_t key_gen; /* the adapter's count of changes to key */
+};
 
 /* A parameter or a column value. Text is borrowed: a parameter's text must
  * outlive the exec call; a column's text lives until the row callback
@@ -108,8 +136,10 @@ struct db_ops {
      * callers' transactions at once (SQLite: one writer thread runs the
      * waiting ones back to back, each under its own SAVEPOINT, then commits
      * and syncs once - group commit), so fn must not wait on anything but
-     * the database. Callers are served in the order they came. */
-    br_err (*write)(struct db *db, db_tx_fn fn, void *ud);
+     * the database. Callers are served in the order they came. touch says
+     * what fn may change (DB_TOUCH_ALL when in doubt): an adapter that
+     * remembers (mark) counts it once the commit is in. */
+    br_err (*write)(struct db *db, db_tx_fn fn, void *ud, uint64_t touch);
     /* Inside a transaction: serialises every writer that locks the same key
      * until the transaction ends (a no-op where begin() already serialises
      * all writers). */
@@ -136,18 +166,23 @@ struct db_ops {
      * means the same thing for the caller. */
     br_err (*exec_later)(struct db_conn *c, const char *sql, const struct db_val *params,
                          int nparams);
-    /* Optional (NULL: the adapter cannot tell cheaply): a fingerprint of
-     * the database's committed state that changes with every commit of any
-     * connection in any process, read without a transaction. Read before a
-     * query, an unchanged fingerprint later means nothing was committed in
-     * between, so what the query read still holds. False when it cannot be
-     * read now. */
-    bool (*stamp)(struct db *db, unsigned char out[DB_STAMP_SIZE]);
+    /* Optional (NULL: the adapter cannot tell cheaply; then nothing is
+     * remembered): mark takes a moment of the database before a read that
+     * depends on everything a DB_TOUCH_ALL write may change and, unless key
+     * is DB_TOUCH_NONE, on what writes touching key change. unchanged says,
+     * later, whether nothing the read depends on was committed since: true
+     * only when no commit at all came since the mark (of any connection, in
+     * any process), or when every commit since came through this pool's
+     * write() with a touch that spares the read. Exact: never true after a
+     * change the read could have seen. mark is false when it cannot be
+     * taken now. */
+    bool (*mark)(struct db *db, uint64_t key, struct db_mark *m);
+    bool (*unchanged)(struct db *db, const struct db_mark *m);
     /* Optional (NULL: acquire, exec, release): runs one read-only
      * statement on a pooled connection and sees everything committed before
      * the call. The adapter may keep a connection's snapshot open between
-     * calls for as long as stamp() shows nothing was committed since it was
-     * taken, sparing the start and end of a read transaction. */
+     * calls for as long as nothing was committed since it was taken,
+     * sparing the start and end of a read transaction. */
     br_err (*read)(struct db *db, const char *sql, const struct db_val *params, int nparams,
                    db_row_fn fn, void *ud);
 };

@@ -810,8 +810,9 @@ static br_err write_once(struct db *db, struct db_conn *c, db_tx_fn fn, void *ud
  * (sixteen bookings of one slot) can make one transaction the victim
  * several times, so it runs again for as long as the lock wait bound
  * allows, not a fixed number of times; the pause grows with each attempt. */
-static br_err pg_write(struct db *db, db_tx_fn fn, void *ud)
+static br_err pg_write(struct db *db, db_tx_fn fn, void *ud, uint64_t touch)
 {
+    (void)touch; /* nothing is remembered on PostgreSQL (no mark) */
     struct pg_db *p = (struct pg_db *)db;
     struct db_conn *c = NULL;
     br_err rc = pg_acquire(db, &c);

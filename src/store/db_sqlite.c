@@ -73,7 +73,8 @@
 #define DEFAULT_LOCK_WAIT_MS 10000
 #define DEFAULT_PING_MS      1000
 #define BUSY_MSG             "Servicio ocupado"
-#define BATCH_MAX            256 /* transactions in one group commit */
+#define BATCH_MAX            256  /* transactions in one group commit */
+#define JOURNAL_KEYS         4096 /* counters of changes per touch key (hashed) */
 #define CHECKPOINT_EVERY_MS  250
 #define WAL_MAX_BYTES        (512ll * 1024 * 1024)
 #define RESTART_POLL_US      200
@@ -101,6 +102,7 @@ struct db_conn {
 struct wjob {
     db_tx_fn fn;
     void *ud;
+    uint64_t touch; /* what fn may change (db.h: DB_TOUCH_*) */
     br_err rc;
     int retry_after;
     char msg[512];
@@ -147,6 +149,16 @@ struct sqlite_db {
     /* the database file, read-only, for starting the write-back of what the
      * checkpoints copied into it; -1 without */
     int db_fd;
+
+    /* The journal of the writer's commits (sq_mark, sq_unchanged): the
+     * stamp the last batch left (when nothing but that batch committed since
+     * the batch before it), and counts of the changes the batches made, to
+     * everything and per touch key (hashed into JOURNAL_KEYS). Under jmu. */
+    pthread_mutex_t jmu;
+    unsigned char known[DB_STAMP_SIZE];
+    bool has_known;
+    uint64_t all;
+    uint64_t keys[JOURNAL_KEYS];
 };
 
 static br_err busy(void)
@@ -239,6 +251,7 @@ static void sq_close(struct db *db)
     pthread_mutex_destroy(&s->ping_mu);
     db_pool_destroy(&s->pool);
     pthread_mutex_destroy(&s->wmu);
+    pthread_mutex_destroy(&s->jmu);
     pthread_cond_destroy(&s->wcv);
     pthread_cond_destroy(&s->ccv);
     free(s);
@@ -252,6 +265,82 @@ static void job_fail(struct wjob *j, br_err rc)
     j->rc = rc;
     j->retry_after = err_retry_after();
     snprintf(j->msg, sizeof j->msg, "%s", err_msg());
+}
+
+static bool sq_stamp(struct db *db, unsigned char out[DB_STAMP_SIZE]);
+
+/* The wal-index header's change counter (iChange: bytes 8-11, native byte
+ * order), which every commit raises by one. */
+static uint32_t stamp_changes(const unsigned char st[DB_STAMP_SIZE])
+{
+    uint32_t v;
+    memcpy(&v, st + 8, sizeof v);
+    return v;
+}
+
+/* Counts what a committed batch changed. pre is the stamp read before its
+ * COMMIT, while the batch held the write lock (NULL: could not be read):
+ * commits of others since the last batch show as a pre that is not the
+ * stamp it left, and one that slipped in between the COMMIT and the read of
+ * post as a change counter more than one past pre's; either counts as a
+ * change to everything, since nobody can tell what it was. */
+static void journal_commit(struct sqlite_db *s, const struct wjob *batch, const unsigned char *pre)
+{
+    unsigned char post[DB_STAMP_SIZE];
+    bool post_ok = sq_stamp(&s->base, post);
+    bool alone =
+        pre && post_ok &&
+        (!memcmp(pre, post, DB_STAMP_SIZE) || stamp_changes(post) == stamp_changes(pre) + 1);
+    pthread_mutex_lock(&s->jmu);
+    if (!pre || !s->has_known || memcmp(pre, s->known, DB_STAMP_SIZE) || !alone) s->all++;
+    for (const struct wjob *j = batch; j; j = j->next) {
+        if (j->rc != BR_OK || j->touch == DB_TOUCH_NONE) continue; /* undone, or unread */
+        if (j->touch == DB_TOUCH_ALL)
+            s->all++;
+        else
+            s->keys[j->touch % JOURNAL_KEYS]++;
+    }
+    s->has_known = post_ok;
+    if (post_ok) memcpy(s->known, post, DB_STAMP_SIZE);
+    pthread_mutex_unlock(&s->jmu);
+}
+
+/* After a COMMIT that failed: whatever happened, nothing can be told. */
+static void journal_forget(struct sqlite_db *s)
+{
+    pthread_mutex_lock(&s->jmu);
+    s->all++;
+    s->has_known = false;
+    pthread_mutex_unlock(&s->jmu);
+}
+
+static bool sq_mark(struct db *db, uint64_t key, struct db_mark *m)
+{
+    struct sqlite_db *s = (struct sqlite_db *)db;
+    /* the stamp first: the counts read after it include every batch that
+     * committed before it */
+    if (!sq_stamp(db, m->stamp)) return false;
+    pthread_mutex_lock(&s->jmu);
+    m->all = s->all;
+    m->key = key;
+    m->key_gen = key == DB_TOUCH_NONE ? 0 : s->keys[key % JOURNAL_KEYS];
+    pthread_mutex_unlock(&s->jmu);
+    return true;
+}
+
+static bool sq_unchanged(struct db *db, const struct db_mark *m)
+{
+    struct sqlite_db *s = (struct sqlite_db *)db;
+    unsigned char now[DB_STAMP_SIZE];
+    if (!sq_stamp(db, now)) return false;
+    if (!memcmp(now, m->stamp, DB_STAMP_SIZE)) return true; /* no commit at all */
+    /* commits since, all of them the writer's (the database is where its
+     * last batch left it) and none that touched what the read depends on */
+    pthread_mutex_lock(&s->jmu);
+    bool same = s->has_known && !memcmp(now, s->known, DB_STAMP_SIZE) && s->all == m->all &&
+                (m->key == DB_TOUCH_NONE || s->keys[m->key % JOURNAL_KEYS] == m->key_gen);
+    pthread_mutex_unlock(&s->jmu);
+    return same;
 }
 
 /* Runs one batch of transactions in one commit. */
@@ -294,8 +383,13 @@ static void run_batch(struct sqlite_db *s, struct wjob *batch)
             return;
         }
     }
+    /* the write lock is still held: no other connection commits until ours */
+    unsigned char pre[DB_STAMP_SIZE];
+    bool pre_ok = sq_stamp(&s->base, pre);
     rc = exec_plain(h, "COMMIT");
+    if (!rc) journal_commit(s, batch, pre_ok ? pre : NULL);
     if (rc) {
+        journal_forget(s);
         char msg[512];
         snprintf(msg, sizeof msg, "%s", err_msg());
         if (!sqlite3_get_autocommit(h)) sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
@@ -336,10 +430,10 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-static br_err sq_write(struct db *db, db_tx_fn fn, void *ud)
+static br_err sq_write(struct db *db, db_tx_fn fn, void *ud, uint64_t touch)
 {
     struct sqlite_db *s = (struct sqlite_db *)db;
-    struct wjob j = {.fn = fn, .ud = ud};
+    struct wjob j = {.fn = fn, .ud = ud, .touch = touch};
     pthread_cond_init(&j.cv, NULL);
     pthread_mutex_lock(&s->wmu);
     if (s->wstop) {
@@ -501,6 +595,7 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
     db_pool_init(&s->pool, n, s->wait_ms);
     pthread_mutex_init(&s->ping_mu, NULL);
     pthread_mutex_init(&s->wmu, NULL);
+    pthread_mutex_init(&s->jmu, NULL);
     pthread_cond_init(&s->wcv, NULL);
     /* waits are measured on the monotonic clock: a clock step never
      * stretches or cuts one short */
@@ -879,6 +974,7 @@ const struct db_ops db_sqlite_ops = {
     .lock = sq_lock,
     .exec = sq_exec,
     .write = sq_write,
-    .stamp = sq_stamp,
+    .mark = sq_mark,
+    .unchanged = sq_unchanged,
     .read = sq_read,
 };

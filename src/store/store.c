@@ -13,6 +13,7 @@
 #include "../util/buf.h"
 #include "../util/iso8601.h"
 #include "../util/log.h"
+#include "../util/metrics.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -21,18 +22,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SESSION_MEMO 1024 /* verified sessions remembered (direct-mapped by token hash) */
+#define SESSION_MEMO     1024  /* verified sessions remembered (direct-mapped by token hash) */
+#define LISTING_MEMO     256   /* clients' listings remembered (direct-mapped by key) */
+#define LISTING_MEMO_MAX 16384 /* the longest listing remembered, in bytes: 4 MiB in all */
 
 struct session_memo {
     char token_hash[65]; /* "" when empty */
-    unsigned char stamp[DB_STAMP_SIZE];
+    struct db_mark mark;
     br_ts expires_at;
     struct principal p;
 };
 
 struct answer_memo {
-    unsigned char stamp[DB_STAMP_SIZE];
-    char *text; /* NULL when empty */
+    struct db_mark mark;
+    char key[STORE_MEMO_KEY]; /* listings: whose and which; "" for the catalog's */
+    char *text;               /* NULL when empty */
     size_t len;
     char tag[STORE_MEMO_TAG];
 };
@@ -42,10 +46,8 @@ struct store {
     pthread_mutex_t memo_mu; /* sessions and answers */
     struct session_memo *sessions;
     struct answer_memo answers[STORE_MEMO_N];
+    struct answer_memo *listings; /* LISTING_MEMO of them */
 };
-
-_Static_assert(sizeof((struct store_memo_ticket *)0)->stamp == DB_STAMP_SIZE,
-               "a memo ticket holds one stamp");
 
 /* --- plumbing ---------------------------------------------------------------- */
 
@@ -65,9 +67,15 @@ typedef db_tx_fn tx_fn;
 
 /* Runs fn inside one write transaction (see db_ops.write: committed on
  * BR_OK, else undone, and durable when this returns). */
+static br_err in_tx_as(struct store *st, uint64_t touch, tx_fn fn, void *ud)
+{
+    return st->db->ops->write(st->db, fn, ud, touch);
+}
+
+/* A write that may change anything the memos read (the safe default). */
 static br_err in_tx(struct store *st, tx_fn fn, void *ud)
 {
-    return st->db->ops->write(st->db, fn, ud);
+    return in_tx_as(st, DB_TOUCH_ALL, fn, ud);
 }
 
 struct one_write {
@@ -85,11 +93,25 @@ static br_err one_write_tx(struct db *db, struct db_conn *c, void *ud)
 
 /* One statement that writes, as a transaction of its own: it goes through
  * the writer like every other write (a group commit, in order). */
+static br_err run_write_as(struct store *st, uint64_t touch, const char *sql,
+                           const struct db_val *p, int n, int64_t *changes)
+{
+    struct one_write w = {sql, p, n, changes};
+    return in_tx_as(st, touch, one_write_tx, &w);
+}
+
 static br_err run_write(struct store *st, const char *sql, const struct db_val *p, int n,
                         int64_t *changes)
 {
-    struct one_write w = {sql, p, n, changes};
-    return in_tx(st, one_write_tx, &w);
+    return run_write_as(st, DB_TOUCH_ALL, sql, p, n, changes);
+}
+
+/* A write to bookkeeping no remembered answer reads (sessions' sign-in
+ * counters, object intents, leases, the outbox, photo records). */
+static br_err run_write_aside(struct store *st, const char *sql, const struct db_val *p, int n,
+                              int64_t *changes)
+{
+    return run_write_as(st, DB_TOUCH_NONE, sql, p, n, changes);
 }
 
 #define EXEC(db, c, sql, params, fn, ud, ch)                                                       \
@@ -221,7 +243,10 @@ br_err store_open(const struct config *cfg, int pool_size, struct store **out)
     struct store *st = xcalloc(1, sizeof *st);
     st->db = db;
     pthread_mutex_init(&st->memo_mu, NULL);
-    if (db->ops->stamp) st->sessions = xcalloc(SESSION_MEMO, sizeof *st->sessions);
+    if (db->ops->mark) {
+        st->sessions = xcalloc(SESSION_MEMO, sizeof *st->sessions);
+        st->listings = xcalloc(LISTING_MEMO, sizeof *st->listings);
+    }
     *out = st;
     return BR_OK;
 }
@@ -236,52 +261,110 @@ void store_close(struct store *st)
     free(st->sessions);
     for (size_t i = 0; i < STORE_MEMO_N; i++)
         free(st->answers[i].text);
+    if (st->listings)
+        for (size_t i = 0; i < LISTING_MEMO; i++)
+            free(st->listings[i].text);
+    free(st->listings);
     pthread_mutex_destroy(&st->memo_mu);
     free(st);
 }
 
 /* --- answers remembered while nothing is committed (see store.h) ---------------- */
 
-static bool stamp_now(struct store *st, unsigned char out[DB_STAMP_SIZE])
+static bool mark_now(struct store *st, uint64_t key, struct db_mark *m)
 {
-    return st->db->ops->stamp && st->db->ops->stamp(st->db, out);
+    return st->db->ops->mark && st->db->ops->mark(st->db, key, m);
+}
+
+/* Whether what was read at m still holds (the caller holds memo_mu). */
+static bool unchanged(struct store *st, const struct db_mark *m)
+{
+    return st->db->ops->unchanged(st->db, m);
+}
+
+/* A copy of m's answer when it still holds; else false and *t is a mark
+ * for remembering the answer read afresh (taken now, before that read). */
+static bool recall(struct store *st, struct answer_memo *m, uint64_t touch, const char *key,
+                   struct store_memo_ticket *t, char **text, size_t *len, char *tag,
+                   enum metric hits, enum metric misses)
+{
+    bool hit = false;
+    pthread_mutex_lock(&st->memo_mu);
+    if (m->text && !strcmp(m->key, key) && unchanged(st, &m->mark)) {
+        *text = xmalloc(m->len + 1);
+        memcpy(*text, m->text, m->len + 1);
+        *len = m->len;
+        if (tag) memcpy(tag, m->tag, STORE_MEMO_TAG);
+        hit = true;
+    }
+    pthread_mutex_unlock(&st->memo_mu);
+    metric_inc(hit ? hits : misses);
+    if (hit) return true;
+    t->marked = mark_now(st, touch, &t->mark);
+    snprintf(t->key, sizeof t->key, "%s", key);
+    return false;
+}
+
+static void remember(struct store *st, struct answer_memo *m, const struct store_memo_ticket *t,
+                     const char *text, size_t len, const char *tag)
+{
+    char *copy = xmalloc(len + 1);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    pthread_mutex_lock(&st->memo_mu);
+    char *old = m->text;
+    m->text = copy;
+    m->len = len;
+    m->mark = t->mark;
+    snprintf(m->key, sizeof m->key, "%s", t->key);
+    snprintf(m->tag, sizeof m->tag, "%s", tag ? tag : "");
+    pthread_mutex_unlock(&st->memo_mu);
+    free(old);
 }
 
 bool store_memo_get(struct store *st, enum store_memo slot, struct store_memo_ticket *t,
                     char **text, size_t *len, char tag[STORE_MEMO_TAG])
 {
-    t->stamped = stamp_now(st, t->stamp);
-    if (!t->stamped) return false;
-    struct answer_memo *m = &st->answers[slot];
-    bool hit = false;
-    pthread_mutex_lock(&st->memo_mu);
-    if (m->text && !memcmp(m->stamp, t->stamp, DB_STAMP_SIZE)) {
-        *text = xmalloc(m->len + 1);
-        memcpy(*text, m->text, m->len + 1);
-        *len = m->len;
-        memcpy(tag, m->tag, STORE_MEMO_TAG);
-        hit = true;
-    }
-    pthread_mutex_unlock(&st->memo_mu);
-    return hit;
+    t->marked = false;
+    if (!st->db->ops->mark) return false;
+    return recall(st, &st->answers[slot], DB_TOUCH_NONE, "", t, text, len, tag, M_MEMO_CATALOG_HITS,
+                  M_MEMO_CATALOG_MISSES);
 }
 
 void store_memo_put(struct store *st, enum store_memo slot, const struct store_memo_ticket *t,
                     const char *text, size_t len, const char *tag)
 {
-    if (!t->stamped || strlen(tag) >= STORE_MEMO_TAG) return;
-    char *copy = xmalloc(len + 1);
-    memcpy(copy, text, len);
-    copy[len] = '\0';
-    struct answer_memo *m = &st->answers[slot];
-    pthread_mutex_lock(&st->memo_mu);
-    char *old = m->text;
-    m->text = copy;
-    m->len = len;
-    memcpy(m->stamp, t->stamp, DB_STAMP_SIZE);
-    snprintf(m->tag, sizeof m->tag, "%s", tag);
-    pthread_mutex_unlock(&st->memo_mu);
-    free(old);
+    if (!t->marked || strlen(tag) >= STORE_MEMO_TAG) return;
+    remember(st, &st->answers[slot], t, text, len, tag);
+}
+
+bool store_remembers(const struct store *st)
+{
+    return st->listings != NULL;
+}
+
+static struct answer_memo *listing_slot(struct store *st, const char *key)
+{
+    return &st->listings[db_touch_key(key) % LISTING_MEMO];
+}
+
+bool store_listing_get(struct store *st, const char *client_id, const char *query,
+                       struct store_memo_ticket *t, char **text, size_t *len)
+{
+    t->marked = false;
+    if (!st->listings) return false;
+    char key[STORE_MEMO_KEY];
+    int n = snprintf(key, sizeof key, "%s?%s", client_id, query);
+    if (n < 0 || (size_t)n >= sizeof key) return false; /* too long to remember */
+    return recall(st, listing_slot(st, key), db_touch_key(client_id), key, t, text, len, NULL,
+                  M_MEMO_CITAS_HITS, M_MEMO_CITAS_MISSES);
+}
+
+void store_listing_put(struct store *st, const struct store_memo_ticket *t, const char *text,
+                       size_t len)
+{
+    if (!t->marked || len > LISTING_MEMO_MAX) return;
+    remember(st, listing_slot(st, t->key), t, text, len, NULL);
 }
 
 static void principal_copy(struct principal *dst, const struct principal *src)
@@ -308,15 +391,14 @@ static struct session_memo *session_slot(struct store *st, const char *token_has
 /* A remembered session, when nothing was committed since it was verified
  * (a sign-out, a password or role change, a deleted user are all commits)
  * and it has not expired. */
-static bool session_recall(struct store *st, const char *token_hash,
-                           const unsigned char stamp[DB_STAMP_SIZE], const char *now,
+static bool session_recall(struct store *st, const char *token_hash, const char *now,
                            struct principal *p)
 {
     struct session_memo *m = session_slot(st, token_hash);
     bool hit = false;
     pthread_mutex_lock(&st->memo_mu);
-    if (!strcmp(m->token_hash, token_hash) && !memcmp(m->stamp, stamp, DB_STAMP_SIZE) &&
-        strcmp(m->expires_at, now) > 0) {
+    if (!strcmp(m->token_hash, token_hash) && strcmp(m->expires_at, now) > 0 &&
+        unchanged(st, &m->mark)) {
         principal_copy(p, &m->p);
         hit = true;
     }
@@ -324,9 +406,8 @@ static bool session_recall(struct store *st, const char *token_hash,
     return hit;
 }
 
-static void session_remember(struct store *st, const char *token_hash,
-                             const unsigned char stamp[DB_STAMP_SIZE], const char *expires_at,
-                             const struct principal *p)
+static void session_remember(struct store *st, const char *token_hash, const struct db_mark *mark,
+                             const char *expires_at, const struct principal *p)
 {
     if (strlen(token_hash) >= sizeof st->sessions[0].token_hash ||
         strlen(expires_at) >= sizeof(br_ts))
@@ -338,7 +419,7 @@ static void session_remember(struct store *st, const char *token_hash,
     old = m->p;
     m->p = copy;
     snprintf(m->token_hash, sizeof m->token_hash, "%s", token_hash);
-    memcpy(m->stamp, stamp, DB_STAMP_SIZE);
+    m->mark = *mark;
     snprintf(m->expires_at, sizeof m->expires_at, "%s", expires_at);
     pthread_mutex_unlock(&st->memo_mu);
     principal_clear(&old);
@@ -539,7 +620,7 @@ br_err store_session_open(struct store *st, const char *user_id, const char *tok
                           const char *now, const char *expires_at)
 {
     struct session_args a = {user_id, token_hash, now, expires_at};
-    return in_tx(st, session_open_tx, &a);
+    return in_tx_as(st, DB_TOUCH_NONE, session_open_tx, &a);
 }
 
 struct principal_row {
@@ -571,10 +652,16 @@ br_err store_session_principal(struct store *st, const char *token_hash, const c
                                struct principal *p)
 {
     memset(p, 0, sizeof *p);
-    /* the stamp is read before the query: unchanged later, the answer holds */
-    unsigned char stamp[DB_STAMP_SIZE];
-    bool stamped = st->sessions && stamp_now(st, stamp);
-    if (stamped && session_recall(st, token_hash, stamp, now, p)) return BR_OK;
+    if (st->sessions) {
+        bool hit = session_recall(st, token_hash, now, p);
+        metric_inc(hit ? M_MEMO_SESSION_HITS : M_MEMO_SESSION_MISSES);
+        if (hit) return BR_OK;
+    }
+    /* the mark is taken before the query: unchanged later, the answer holds
+     * (a session depends on what only DB_TOUCH_ALL writes change: sign-out,
+     * passwords, roles, profiles, users) */
+    struct db_mark mark;
+    bool marked = st->sessions && mark_now(st, DB_TOUCH_NONE, &mark);
     struct principal_row r = {p, false, ""};
     struct db_val params[] = {db_text(token_hash), db_text(now)};
     br_err rc = run(st,
@@ -586,7 +673,7 @@ br_err store_session_principal(struct store *st, const char *token_hash, const c
                     params, 2, principal_row, &r, NULL);
     if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such session");
     if (rc) principal_clear(p);
-    if (!rc && stamped) session_remember(st, token_hash, stamp, r.expires_at, p);
+    if (!rc && marked) session_remember(st, token_hash, &mark, r.expires_at, p);
     return rc;
 }
 
@@ -719,13 +806,13 @@ br_err store_throttle_fail(struct store *st, const char *const *keys, int n, int
                            store_throttle_fn fn, void *ud)
 {
     struct throttle_fail a = {keys, n, now_ms, fn, ud};
-    return in_tx(st, throttle_fail_tx, &a);
+    return in_tx_as(st, DB_TOUCH_NONE, throttle_fail_tx, &a);
 }
 
 br_err store_throttle_clear(struct store *st, const char *key)
 {
     struct db_val p[] = {db_text(key)};
-    return run_write(st, "DELETE FROM auth_throttle WHERE key = ?", p, 1, NULL);
+    return run_write_aside(st, "DELETE FROM auth_throttle WHERE key = ?", p, 1, NULL);
 }
 
 /* --- perfiles --------------------------------------------------------------------- */
@@ -1366,7 +1453,8 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
 br_err store_cita_book(struct store *st, const struct cita *c, const struct outbox_msg *mail)
 {
     struct book_args a = {c, mail};
-    return in_tx(st, book_tx, &a);
+    /* of what the memos read, a booking changes its client's listing only */
+    return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
 }
 
 br_err store_cita_exists(struct store *st, const char *id, bool *exists)
@@ -1620,14 +1708,14 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
 br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap)
 {
     struct foto_insert a = {f, cap, NULL};
-    return in_tx(st, foto_insert_tx, &a);
+    return in_tx_as(st, DB_TOUCH_NONE, foto_insert_tx, &a);
 }
 
 br_err store_foto_insert_put(struct store *st, const struct foto *f, int cap,
                              const struct obj_intent *put)
 {
     struct foto_insert a = {f, cap, put};
-    return in_tx(st, foto_insert_tx, &a);
+    return in_tx_as(st, DB_TOUCH_NONE, foto_insert_tx, &a);
 }
 
 struct foto_cb {
@@ -1695,7 +1783,7 @@ static br_err foto_delete_tx(struct db *db, struct db_conn *c, void *ud)
 br_err store_foto_delete(struct store *st, const char *id, const struct obj_intent *del)
 {
     struct foto_delete a = {id, del};
-    return in_tx(st, foto_delete_tx, &a);
+    return in_tx_as(st, DB_TOUCH_NONE, foto_delete_tx, &a);
 }
 
 br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *exists)
@@ -1724,21 +1812,21 @@ static br_err intent_add_tx(struct db *db, struct db_conn *c, void *ud)
 
 br_err store_intent_add(struct store *st, const struct obj_intent *in)
 {
-    return in_tx(st, intent_add_tx, (void *)in);
+    return in_tx_as(st, DB_TOUCH_NONE, intent_add_tx, (void *)in);
 }
 
 br_err store_intent_clear(struct store *st, const char *id, const char *instance)
 {
     struct db_val p[] = {db_text(id), db_text(instance)};
-    return run_write(st, sql_intent_clear, p, 2, NULL);
+    return run_write_aside(st, sql_intent_clear, p, 2, NULL);
 }
 
 br_err store_intent_disown(struct store *st, const char *id, const char *instance)
 {
     struct db_val p[] = {db_text(id), db_text(instance)};
-    return run_write(st,
-                     "UPDATE obj_intents SET instance = '', pid = 0 WHERE id = ? AND instance = ?",
-                     p, 2, NULL);
+    return run_write_aside(
+        st, "UPDATE obj_intents SET instance = '', pid = 0 WHERE id = ? AND instance = ?", p, 2,
+        NULL);
 }
 
 br_err store_intent_take(struct store *st, const char *id, const char *old_instance,
@@ -1747,10 +1835,10 @@ br_err store_intent_take(struct store *st, const char *id, const char *old_insta
     int64_t n = 0;
     struct db_val p[] = {db_text(to->node), db_int(to->pid), db_text(to->instance), db_text(id),
                          db_text(old_instance)};
-    br_err rc = run_write(st,
-                          "UPDATE obj_intents SET node = ?, pid = ?, instance = ? "
-                          "WHERE id = ? AND instance = ?",
-                          p, 5, &n);
+    br_err rc = run_write_aside(st,
+                                "UPDATE obj_intents SET node = ?, pid = ?, instance = ? "
+                                "WHERE id = ? AND instance = ?",
+                                p, 5, &n);
     if (!rc && n != 1) rc = err_set(BR_NOTFOUND, "the intent is no longer there");
     return rc;
 }
@@ -1791,11 +1879,12 @@ br_err store_lease_renew(struct store *st, const char *instance, const char *nod
                          const char *now)
 {
     struct db_val p[] = {db_text(instance), db_text(node), db_int(pid), db_text(now), db_text(now)};
-    return run_write(st,
-                     "INSERT INTO proc_leases (instance, node, pid, started_at, heartbeat_at) "
-                     "VALUES (?, ?, ?, ?, ?) "
-                     "ON CONFLICT (instance) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
-                     p, 5, NULL);
+    return run_write_aside(
+        st,
+        "INSERT INTO proc_leases (instance, node, pid, started_at, heartbeat_at) "
+        "VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (instance) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+        p, 5, NULL);
 }
 
 br_err store_lease_live(struct store *st, const char *instance, const char *since, bool *live)
@@ -1809,13 +1898,13 @@ br_err store_lease_live(struct store *st, const char *instance, const char *sinc
 br_err store_lease_end(struct store *st, const char *instance)
 {
     struct db_val p[] = {db_text(instance)};
-    return run_write(st, "DELETE FROM proc_leases WHERE instance = ?", p, 1, NULL);
+    return run_write_aside(st, "DELETE FROM proc_leases WHERE instance = ?", p, 1, NULL);
 }
 
 br_err store_leases_expire(struct store *st, const char *before)
 {
     struct db_val p[] = {db_text(before)};
-    return run_write(st, "DELETE FROM proc_leases WHERE heartbeat_at < ?", p, 1, NULL);
+    return run_write_aside(st, "DELETE FROM proc_leases WHERE heartbeat_at < ?", p, 1, NULL);
 }
 
 /* --- mail outbox -------------------------------------------------------------------- */
@@ -1903,7 +1992,7 @@ br_err store_outbox_claim(struct store *st, const char *now, const char *lease_u
 {
     memset(m, 0, sizeof *m);
     struct claim_args a = {now, lease_until, m, false};
-    br_err rc = in_tx(st, claim_tx, &a);
+    br_err rc = in_tx_as(st, DB_TOUCH_NONE, claim_tx, &a);
     if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "nothing due");
     if (rc)
         outbox_clear(m);
@@ -1915,17 +2004,18 @@ br_err store_outbox_claim(struct store *st, const char *now, const char *lease_u
 br_err store_outbox_sent(struct store *st, const char *id, const char *now)
 {
     struct db_val p[] = {db_text(now), db_text(id)};
-    return run_write(st,
-                     "UPDATE mail_outbox SET status = 'sent', done_at = ?, locked_until = NULL, "
-                     "last_error = NULL WHERE id = ?",
-                     p, 2, NULL);
+    return run_write_aside(
+        st,
+        "UPDATE mail_outbox SET status = 'sent', done_at = ?, locked_until = NULL, "
+        "last_error = NULL WHERE id = ?",
+        p, 2, NULL);
 }
 
 br_err store_outbox_retry(struct store *st, const char *id, const char *error,
                           const char *next_attempt_at)
 {
     struct db_val p[] = {db_text(error), db_text(next_attempt_at), db_text(id)};
-    return run_write(
+    return run_write_aside(
         st,
         "UPDATE mail_outbox SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
         "WHERE id = ?",
@@ -1935,10 +2025,11 @@ br_err store_outbox_retry(struct store *st, const char *id, const char *error,
 br_err store_outbox_drop(struct store *st, const char *id, const char *error, const char *now)
 {
     struct db_val p[] = {db_text(error), db_text(now), db_text(id)};
-    return run_write(st,
-                     "UPDATE mail_outbox SET status = 'dropped', last_error = ?, done_at = ?, "
-                     "locked_until = NULL WHERE id = ?",
-                     p, 3, NULL);
+    return run_write_aside(
+        st,
+        "UPDATE mail_outbox SET status = 'dropped', last_error = ?, done_at = ?, "
+        "locked_until = NULL WHERE id = ?",
+        p, 3, NULL);
 }
 
 static br_err one_ts(void *ud, const struct db_val *c, int n)
@@ -2301,7 +2392,7 @@ br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms
                     p, 3, reminder_row, &scan, NULL);
     if (!rc && scan.n > 0) {
         struct reminder_insert a = {&scan, now, window_ms, 0};
-        rc = in_tx(st, reminder_insert_tx, &a);
+        rc = in_tx_as(st, DB_TOUCH_NONE, reminder_insert_tx, &a);
         if (!rc) *queued = a.queued;
     }
     reminder_cands_free(&scan);

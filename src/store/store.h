@@ -74,31 +74,46 @@ br_err store_session_principal(struct store *st, const char *token_hash, const c
 
 br_err store_session_close(struct store *st, const char *token_hash) WARN_UNUSED;
 
-/* --- answers remembered while nothing is committed ---------------------------- *
- * Where the database can tell cheaply that nothing was committed since a
- * moment (SQLite: its wal-index header, see db_ops.stamp), the store
- * remembers a few read-only answers and hands them back until any commit of
- * any process: exact, never stale. Elsewhere (PostgreSQL) nothing is
+/* --- answers remembered while nothing they read changed ---------------------- *
+ * Where the database can tell cheaply whether anything was committed since
+ * a moment (SQLite: its wal-index header and the writer's journal, see
+ * db_ops.mark), the store remembers a few read-only answers and hands them
+ * back for as long as nothing they read has changed: exact, never stale. A
+ * write says what it may change (anything, by default; a booking only its
+ * client's listing; bookkeeping nothing remembered), and a commit by any
+ * other process drops them all. Elsewhere (PostgreSQL) nothing is
  * remembered and every read goes to the database. Verified sessions are
  * remembered the same way inside store_session_principal. */
 enum store_memo { STORE_MEMO_BARBEROS, STORE_MEMO_SERVICIOS, STORE_MEMO_N };
 
-#define STORE_MEMO_TAG 40 /* room for a tag (an ETag) with its NUL */
+#define STORE_MEMO_TAG 40  /* room for a tag (an ETag) with its NUL */
+#define STORE_MEMO_KEY 200 /* room for a listing's key with its NUL */
 
 struct store_memo_ticket {
-    unsigned char stamp[48];
-    bool stamped;
+    struct db_mark mark; /* the database's moment before the read */
+    bool marked;
+    char key[STORE_MEMO_KEY];
 };
 
-/* A copy of the answer remembered under slot when nothing was committed
- * since it was read: true, *text (owned by the caller, len bytes) and tag.
- * Else false, and *t is what store_memo_put needs once the answer has been
- * read afresh. */
+/* A copy of the answer remembered under slot when nothing it read changed
+ * since: true, *text (owned by the caller, len bytes) and tag. Else false,
+ * and *t is what store_memo_put needs once the answer has been read afresh. */
 bool store_memo_get(struct store *st, enum store_memo slot, struct store_memo_ticket *t,
                     char **text, size_t *len, char tag[STORE_MEMO_TAG]);
 /* Remembers text (copied) and tag under slot, as of t. */
 void store_memo_put(struct store *st, enum store_memo slot, const struct store_memo_ticket *t,
                     const char *text, size_t len, const char *tag);
+
+/* Whether answers are remembered at all (not on PostgreSQL). */
+bool store_remembers(const struct store *st);
+/* A client's own listing of appointments, as store_memo_get: remembered
+ * under her id and query (what else the answer depends on: the filters and
+ * the page), until her appointments, any profile, barber or service change.
+ * Answers longer than 16 KiB are not remembered. */
+bool store_listing_get(struct store *st, const char *client_id, const char *query,
+                       struct store_memo_ticket *t, char **text, size_t *len);
+void store_listing_put(struct store *st, const struct store_memo_ticket *t, const char *text,
+                       size_t len);
 
 typedef br_err (*store_user_fn)(void *ud, const struct user *u, const struct perfil *p);
 /* Every user with its profile (p NULL when none), by e-mail. */

@@ -189,6 +189,28 @@ br_err metrics_render(struct buf *out, const struct metrics_scrape *extra)
     if (!rc)
         rc = buf_printf(out, "barberia_db_pool_wait_seconds_total %.6f\n",
                         (double)metric_get(M_DB_WAIT_US) / 1e6);
+    if (!rc)
+        rc = family(out, "barberia_memo_hits_total", "counter",
+                    "Answers served as remembered (SQLite), by what they are.");
+    if (!rc)
+        rc = buf_printf(out,
+                        "barberia_memo_hits_total{memo=\"session\"} %lld\n"
+                        "barberia_memo_hits_total{memo=\"catalog\"} %lld\n"
+                        "barberia_memo_hits_total{memo=\"citas\"} %lld\n",
+                        (long long)metric_get(M_MEMO_SESSION_HITS),
+                        (long long)metric_get(M_MEMO_CATALOG_HITS),
+                        (long long)metric_get(M_MEMO_CITAS_HITS));
+    if (!rc)
+        rc = family(out, "barberia_memo_misses_total", "counter",
+                    "Answers that could have been remembered and were read afresh (SQLite).");
+    if (!rc)
+        rc = buf_printf(out,
+                        "barberia_memo_misses_total{memo=\"session\"} %lld\n"
+                        "barberia_memo_misses_total{memo=\"catalog\"} %lld\n"
+                        "barberia_memo_misses_total{memo=\"citas\"} %lld\n",
+                        (long long)metric_get(M_MEMO_SESSION_MISSES),
+                        (long long)metric_get(M_MEMO_CATALOG_MISSES),
+                        (long long)metric_get(M_MEMO_CITAS_MISSES));
     if (!rc && extra && extra->have_outbox) {
         rc = family(out, "barberia_outbox_messages", "gauge",
                     "Confirmation e-mails in the outbox that are not sent, by status.");

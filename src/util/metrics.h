@@ -30,6 +30,13 @@ enum metric {
     M_PHOTOS_REMOVED, /* photo objects removed (deletes and sweeps) */
     M_SWEEPS,         /* sweeper passes */
     M_SWEEP_FAILURES, /* removals a pass could not make */
+    /* remembered answers (store.h) served, and read afresh instead */
+    M_MEMO_SESSION_HITS,
+    M_MEMO_SESSION_MISSES,
+    M_MEMO_CATALOG_HITS,
+    M_MEMO_CATALOG_MISSES,
+    M_MEMO_CITAS_HITS,
+    M_MEMO_CITAS_MISSES,
     M_COUNTERS,
     /* gauges */
     M_DB_POOL_SIZE = M_COUNTERS, /* connections in the pool */

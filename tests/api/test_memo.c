@@ -11,6 +11,13 @@
  * applies, a new or changed service is listed, a changed appointment is
  * listed changed. And a snapshot kept by an idle connection does not hold
  * back the checkpoints of the write-ahead log.
+ *
+ * A client's own listing is remembered too, and what the server's own writes
+ * change is counted finely (db_ops.mark): another client's booking or a
+ * photo leaves the listing and every verified session remembered (the
+ * memo counters of GET /metrics show it), while her own booking, a cancel,
+ * a renamed service or a changed profile, through the server or from
+ * another process, show at once.
  */
 #include "harness.h"
 
@@ -166,6 +173,147 @@ static void an_appointment_changed_elsewhere_is_listed_at_once(void **state)
     free(cita);
 }
 
+/* barberia_memo_hits_total{memo="<memo>"} (misses: hits false) as the
+ * server counts them; 0 on PostgreSQL, where nothing is remembered. */
+static long memo_count(const char *memo, bool hits)
+{
+    struct resp r;
+    http_get(&S, "/metrics", NULL, &r);
+    assert_int_equal(r.status, 200);
+    char key[96];
+    snprintf(key, sizeof key, "barberia_memo_%s_total{memo=\"%s\"} ", hits ? "hits" : "misses",
+             memo);
+    const char *at = strstr(r.body, key);
+    if (!at) fail_msg("no %s in /metrics", key);
+    long v = strtol(at + strlen(key), NULL, 10);
+    resp_free(&r);
+    return v;
+}
+
+static void expect_listing(const char *token, const char *want, bool remembered)
+{
+    long h0 = memo_count("citas", true);
+    char *listed = body_of("/api/citas", token);
+    if (want) assert_string_equal(listed, want);
+    free(listed);
+    if (!test_pg()) assert_int_equal(memo_count("citas", true), h0 + (remembered ? 1 : 0));
+}
+
+static void json_patch(const char *path, const char *token, const char *body)
+{
+    struct resp r;
+    http_json(&S, "PATCH", path, token, body, &r);
+    if (r.status != 200) fail_msg("PATCH %s: %ld %s", path, r.status, r.body);
+    resp_free(&r);
+}
+
+static void a_clients_listing_is_remembered_until_something_it_shows_changes(void **state)
+{
+    (void)state;
+    struct user ana, beto, admin;
+    signup_user(&S, &ana, "Ana Memo");
+    signup_user(&S, &beto, "Beto Memo");
+    make_user(&S, &admin, "Admin Memo", "admin");
+    char *c1 = book(&S, &ana, barbero, servicio, "2033-01-10T10:00:00.000Z", NULL);
+    char *before = body_of("/api/citas", ana.token);
+    expect_listing(ana.token, before, true);
+
+    /* another client's bookings and a photo: nothing Ana's listing shows */
+    for (int i = 0; i < 3; i++) {
+        char when[64];
+        snprintf(when, sizeof when, "2033-01-%02dT12:00:00.000Z", 11 + i);
+        free(book(&S, &beto, barbero, servicio, when, NULL));
+        expect_listing(ana.token, before, true);
+    }
+    static const char png[] = "\x89PNG\r\n\x1a\nmemo";
+    json_decref(upload_photo(&S, &ana, c1, "antes", png, sizeof png - 1));
+    expect_listing(ana.token, before, true);
+
+    /* her own booking: listed at once */
+    char *c2 = book(&S, &ana, barbero, servicio, "2033-01-20T10:00:00.000Z", NULL);
+    char *listed = body_of("/api/citas", ana.token);
+    assert_non_null(strstr(listed, c2));
+    free(listed);
+    free(before);
+    before = body_of("/api/citas", ana.token);
+
+    /* a renamed service, a changed profile, a cancel: at once */
+    char path[160], body[256];
+    snprintf(path, sizeof path, "/api/admin/servicios/%s", servicio);
+    json_patch(path, admin.token, "{\"nombre\":\"Corte Memo Renombrado\"}");
+    listed = body_of("/api/citas", ana.token);
+    assert_non_null(strstr(listed, "Corte Memo Renombrado"));
+    free(listed);
+    snprintf(body, sizeof body, "{\"userId\":\"%s\",\"nombre\":\"Ana Memo Cambiada\"}", ana.id);
+    json_patch("/api/admin/usuarios", admin.token, body);
+    listed = body_of("/api/citas", ana.token);
+    assert_non_null(strstr(listed, "Ana Memo Cambiada"));
+    free(listed);
+    snprintf(path, sizeof path, "/api/citas/%s/cancelar", c2);
+    struct resp r;
+    http_json(&S, "POST", path, ana.token, "{}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    listed = body_of("/api/citas", ana.token);
+    assert_non_null(strstr(listed, "cancelada"));
+    free(listed);
+    free(before);
+    free(c1);
+    free(c2);
+}
+
+/* A commit of another process between the server's own: whatever it was,
+ * nothing remembered before it is handed out after it. */
+static void a_change_elsewhere_between_bookings_is_listed_at_once(void **state)
+{
+    (void)state;
+    struct user ana, beto;
+    signup_user(&S, &ana, "Ana Ajena");
+    signup_user(&S, &beto, "Beto Ajeno");
+    char *cita = book(&S, &ana, barbero, servicio, "2033-02-10T10:00:00.000Z", NULL);
+    for (int round = 0; round < 4; round++) {
+        free(body_of("/api/citas", ana.token));
+        expect_listing(ana.token, NULL, true);
+        char q[256], notas[64], when[64];
+        snprintf(notas, sizeof notas, "notas ajenas %d", round);
+        snprintf(q, sizeof q, "UPDATE citas SET notas = '%s' WHERE id = '%s';", notas, cita);
+        sql(q);
+        /* the server's own commit after it, of something Ana does not see */
+        snprintf(when, sizeof when, "2033-02-%02dT12:00:00.000Z", 11 + round);
+        free(book(&S, &beto, barbero, servicio, when, NULL));
+        char *listed = body_of("/api/citas", ana.token);
+        assert_non_null(strstr(listed, notas));
+        free(listed);
+    }
+    free(cita);
+}
+
+/* Verified sessions stay remembered while others book, and a sign-out
+ * ends one at once all the same. */
+static void a_session_is_remembered_across_bookings_and_ends_at_once(void **state)
+{
+    (void)state;
+    struct user ana, beto;
+    signup_user(&S, &ana, "Ana Sesión");
+    signup_user(&S, &beto, "Beto Sesión");
+    assert_int_equal(status_of("/api/auth/me", ana.token), 200);
+    for (int i = 0; i < 3; i++) {
+        char when[64];
+        snprintf(when, sizeof when, "2033-03-%02dT12:00:00.000Z", 10 + i);
+        free(book(&S, &beto, barbero, servicio, when, NULL));
+        long h0 = memo_count("session", true);
+        assert_int_equal(status_of("/api/auth/me", ana.token), 200);
+        if (!test_pg()) assert_int_equal(memo_count("session", true), h0 + 1);
+    }
+    struct req_opts o = {.token = ana.token};
+    struct resp r;
+    http_req(&S, "POST", "/api/auth/logout", &o, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    assert_int_equal(status_of("/api/auth/me", ana.token), 401);
+    assert_int_equal(status_of("/api/citas", ana.token), 401);
+}
+
 /* A pooled connection keeps its read snapshot between requests; once a
  * commit made it old, an idle one must let it go within a checkpoint tick,
  * or the log could never be copied back past it. */
@@ -199,6 +347,9 @@ int main(void)
         cmocka_unit_test(the_catalog_changed_elsewhere_is_listed_at_once),
         cmocka_unit_test(an_appointment_changed_elsewhere_is_listed_at_once),
         cmocka_unit_test(idle_snapshots_do_not_hold_checkpoints_back),
+        cmocka_unit_test(a_change_elsewhere_between_bookings_is_listed_at_once),
+        cmocka_unit_test(a_session_is_remembered_across_bookings_and_ends_at_once),
+        cmocka_unit_test(a_clients_listing_is_remembered_until_something_it_shows_changes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

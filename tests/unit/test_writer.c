@@ -56,7 +56,7 @@ static int setup(void **state)
     snprintf(path, sizeof path, "%s/w.db", dir);
     struct db_pool_opts o = {.size = 2};
     if (db_sqlite_ops.open(path, &o, &db) != BR_OK) return -1;
-    return db->ops->write(db, create_tx, NULL) == BR_OK ? 0 : -1;
+    return db->ops->write(db, create_tx, NULL, DB_TOUCH_ALL) == BR_OK ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -101,7 +101,7 @@ static void *run_job(void *arg)
 {
     struct job *j = arg;
     nap_ms(j->start_after_ms);
-    j->rc = db->ops->write(db, job_tx, j);
+    j->rc = db->ops->write(db, job_tx, j, DB_TOUCH_ALL);
     return NULL;
 }
 
