@@ -62,7 +62,7 @@ static const struct setting settings[] = {
     I("MAX_CONNECTIONS_PER_IP", CONFIG_SERVE, max_per_ip, "128", 0, 1000000,
       "open connections per client address (0: no cap; use 0 behind a proxy)"),
     I("IO_THREADS", CONFIG_SERVE, io_threads, "0", 0, 256,
-      "threads reading and writing sockets (0: one per core, two on PostgreSQL)"),
+      "threads reading and writing sockets (0: one per core, four on PostgreSQL)"),
     I("READ_WORKERS", CONFIG_SERVE, read_workers, "0", 0, 1024,
       "threads running GET/HEAD requests (0: none, reads run on the I/O threads)"),
     I("WORKERS", CONFIG_SERVE, workers, "64", 1, 4096,
@@ -234,8 +234,8 @@ int config_io_threads(const struct config *cfg)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int cores = (int)(ncpu > 0 ? ncpu : 1);
     /* a read on PostgreSQL waits for the server (a round trip, its CPU on
-     * the same machine or another): twice as many keep the cores busy */
-    return cfg->database_url ? 2 * cores : cores;
+     * the same machine or another): four times as many keep the cores busy */
+    return cfg->database_url ? 4 * cores : cores;
 }
 
 int config_db_pool(const struct config *cfg)

@@ -1495,15 +1495,13 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
 #define CITAS_ORDER " ORDER BY c.fecha_inicio, c.id LIMIT ?"
 #define SESSION_CITAS_SELECT                                                                       \
     "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at, "                      \
-    "ss.expires_at, " CITA_COLS                                                                    \
-    ", cp.id, cp.nombre, cp.telefono, b.nombre, b.foto_url, s.nombre, s.duracion_min, "            \
+    "ss.expires_at, " CITA_COLS ", b.nombre, b.foto_url, s.nombre, s.duracion_min, "               \
     "s.precio FROM auth_sessions ss JOIN auth_users u ON u.id = ss.user_id "                       \
     "LEFT JOIN perfiles p ON p.id = u.id "                                                         \
     "LEFT JOIN citas c ON c.cliente_id = u.id "                                                    \
     "AND (p.rol IS NULL OR p.rol NOT IN ('admin', 'barbero'))"
 #define SESSION_CITAS_JOINS                                                                        \
-    " LEFT JOIN perfiles cp ON cp.id = c.cliente_id "                                              \
-    "LEFT JOIN barberos b ON b.id = c.barbero_id "                                                 \
+    " LEFT JOIN barberos b ON b.id = c.barbero_id "                                                \
     "LEFT JOIN servicios s ON s.id = c.servicio_id "                                               \
     "WHERE ss.token_hash = ? AND ss.expires_at > ?"
 
@@ -1617,7 +1615,16 @@ static br_err session_citas_row(void *ud, const struct db_val *c, int n)
         a->client = !sees_all(a->who.p);
     }
     if (!a->client || c[8].type == DB_NULL) return BR_OK; /* no appointment on this row */
-    return citas_row(&a->list, c + 8, n - 8);
+    /* a client's own: the appointment's perfil is the session's (columns
+     * 2, 4, 5), read once instead of joined again */
+    if (n != 8 + 15) return err_set(BR_STORE, "unexpected columns in a client's listing");
+    struct db_val row[18];
+    memcpy(row, c + 8, 10 * sizeof *row);
+    row[10] = c[2];
+    row[11] = c[4];
+    row[12] = c[5];
+    memcpy(row + 13, c + 18, 5 * sizeof *row);
+    return citas_row(&a->list, row, 18);
 }
 
 br_err store_session_citas(struct store *st, const char *token_hash, const char *now,
