@@ -42,6 +42,7 @@ struct config {
     int db_wait_ms;           /* longest wait for a free connection: then 503 */
     int db_lock_wait_ms;      /* longest wait for another writer's lock: then 503 */
     int health_timeout_ms;    /* bound on GET /healthz's database check */
+    int memo;                 /* 0: nothing remembered between requests (store.h) */
     char *metrics_token;      /* NULL: GET /metrics for loopback clients only */
     char *cors_origins;       /* NULL: same-origin only */
     /* identity: password hashing and sign-in throttling */

@@ -170,6 +170,10 @@ const char *const schema_pg[] = {
      "CREATE INDEX mail_outbox_cita ON mail_outbox(cita_id, kind, status);"
      "CREATE UNIQUE INDEX mail_outbox_recordatorio ON mail_outbox(cita_id, fecha_inicio) "
      "WHERE kind = 'recordatorio';"),
+
+    /* as SQLite's: what meets a slot, from both sides of its start */
+    ("DROP INDEX citas_barbero_fin;"
+     "CREATE INDEX citas_barbero_inicio ON citas(barbero_id, fecha_inicio, fecha_fin, estado);"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

@@ -196,6 +196,13 @@ const char *const schema_sqlite[] = {
      "CREATE INDEX mail_outbox_cita ON mail_outbox(cita_id, kind, status);"
      "CREATE UNIQUE INDEX mail_outbox_recordatorio ON mail_outbox(cita_id, fecha_inicio) "
      "WHERE kind = 'recordatorio';"),
+
+    /* what meets a slot of a barber is read from both sides of its start
+     * (store.c, MEETS_WINDOW): the appointments starting inside it and the
+     * last one before it, from the index alone; the future ones past it are
+     * no longer walked */
+    ("DROP INDEX citas_barbero_fin;"
+     "CREATE INDEX citas_barbero_inicio ON citas(barbero_id, fecha_inicio, fecha_fin, estado);"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

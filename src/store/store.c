@@ -47,6 +47,7 @@ struct store {
     struct session_memo *sessions;
     struct answer_memo answers[STORE_MEMO_N];
     struct answer_memo *listings; /* LISTING_MEMO of them */
+    bool remember;                /* the database can tell (db_ops.mark), and BARBERIA_MEMO */
 };
 
 /* --- plumbing ---------------------------------------------------------------- */
@@ -243,7 +244,8 @@ br_err store_open(const struct config *cfg, int pool_size, struct store **out)
     struct store *st = xcalloc(1, sizeof *st);
     st->db = db;
     pthread_mutex_init(&st->memo_mu, NULL);
-    if (db->ops->mark) {
+    if (db->ops->mark && cfg->memo) {
+        st->remember = true;
         st->sessions = xcalloc(SESSION_MEMO, sizeof *st->sessions);
         st->listings = xcalloc(LISTING_MEMO, sizeof *st->listings);
     }
@@ -326,7 +328,7 @@ bool store_memo_get(struct store *st, enum store_memo slot, struct store_memo_ti
                     char **text, size_t *len, char tag[STORE_MEMO_TAG])
 {
     t->marked = false;
-    if (!st->db->ops->mark) return false;
+    if (!st->remember) return false;
     return recall(st, &st->answers[slot], DB_TOUCH_NONE, "", t, text, len, tag, M_MEMO_CATALOG_HITS,
                   M_MEMO_CATALOG_MISSES);
 }
@@ -1289,9 +1291,20 @@ br_err store_ausencia_delete(struct store *st, const char *id)
 /* The busy stretches of one barber that intersect [desde, hasta): its
  * non-cancelled appointments, from the covering index citas_barbero_fin
  * (the ones that end after desde: never the history before it). */
-#define SQL_BUSY                                                                                   \
-    "SELECT fecha_inicio, fecha_fin FROM citas WHERE barbero_id = ? AND fecha_fin > ? AND "        \
-    "fecha_inicio < ? AND estado <> 'cancelada'"
+/* A barber's appointments that are not cancelled never overlap each other:
+ * every write checks it (and the exclusion constraint citas_sin_solape
+ * backs it on PostgreSQL). So of those that start before a window only the
+ * last can reach into it, and what meets a window is read from both sides
+ * of its start in the index citas_barbero_inicio: the appointments that
+ * start inside it, and the one that starts last before it. The cost is the
+ * same however long the history before the window or the calendar after
+ * it (the free slots of a day, the overlap check of a booking). */
+#define MEETS_WINDOW(cols, but)                                                                    \
+    "SELECT " cols " FROM citas WHERE barbero_id = ? AND fecha_inicio >= ? AND fecha_inicio < ? "  \
+    "AND estado <> 'cancelada'" but " UNION ALL SELECT " cols " FROM (SELECT fecha_inicio, "       \
+    "fecha_fin FROM citas WHERE barbero_id = ? AND fecha_inicio < ? AND estado <> 'cancelada'" but \
+    " ORDER BY fecha_inicio DESC LIMIT 1) prev WHERE prev.fecha_fin > ?"
+#define SQL_BUSY MEETS_WINDOW("fecha_inicio, fecha_fin", "")
 
 static const char sql_busy[] = SQL_BUSY;
 
@@ -1316,26 +1329,24 @@ br_err store_citas_busy(struct store *st, const char *barbero_id, const char *de
                         const char *hasta, store_busy_fn fn, void *ud)
 {
     struct busy_cb a = {fn, ud};
-    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta)};
-    return run(st, sql_busy, p, 3, busy_row, &a, NULL);
+    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta),
+                         db_text(barbero_id), db_text(desde), db_text(desde)};
+    return run(st, sql_busy, p, 6, busy_row, &a, NULL);
 }
 
 /* --- citas ------------------------------------------------------------------------ */
 
-/* The overlap check walks the barber's appointments that end after the new
- * start (index citas_barbero_fin): the future ones, however long the
- * history grows. */
-#define SQL_OVERLAP                                                                                \
-    "SELECT 1 FROM citas WHERE barbero_id = ? AND fecha_fin > ? AND fecha_inicio < ? AND "         \
-    "estado <> 'cancelada' LIMIT 1"
+/* The overlap check: whether anything meets the new slot (MEETS_WINDOW). */
+#define SQL_OVERLAP MEETS_WINDOW("1", "") " LIMIT 1"
 static const char sql_overlap[] = SQL_OVERLAP;
 
 br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char *inicio,
                            const char *fin, bool *overlaps)
 {
     *overlaps = false;
-    struct db_val p[] = {db_text(barbero_id), db_text(inicio), db_text(fin)};
-    return run(st, sql_overlap, p, 3, one_flag, overlaps, NULL);
+    struct db_val p[] = {db_text(barbero_id), db_text(inicio), db_text(fin),
+                         db_text(barbero_id), db_text(inicio), db_text(inicio)};
+    return run(st, sql_overlap, p, 6, one_flag, overlaps, NULL);
 }
 
 struct book_args {
@@ -1413,7 +1424,9 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
     br_err rc = lock_slot_hours(db, conn, c->barbero_id, c->fecha_inicio, c->fecha_fin);
     if (rc) return rc;
     bool taken = false;
-    struct db_val po[] = {db_text(c->barbero_id), db_text(c->fecha_inicio), db_text(c->fecha_fin)};
+    struct db_val po[] = {db_text(c->barbero_id),   db_text(c->fecha_inicio),
+                          db_text(c->fecha_fin),    db_text(c->barbero_id),
+                          db_text(c->fecha_inicio), db_text(c->fecha_inicio)};
     rc = EXEC(db, conn, sql_overlap, po, one_flag, &taken, NULL);
     if (rc) return rc;
     if (taken) return err_set(BR_CONFLICT, "slot taken");
@@ -2170,9 +2183,7 @@ static const char sql_reminders_drop[] =
     "DELETE FROM mail_outbox WHERE cita_id = ? AND kind = 'recordatorio' AND status = 'pending'";
 
 /* The overlap check of a reschedule: the cita itself does not count. */
-static const char sql_overlap_but[] =
-    "SELECT 1 FROM citas WHERE barbero_id = ? AND fecha_fin > ? AND fecha_inicio < ? AND "
-    "estado <> 'cancelada' AND id <> ? LIMIT 1";
+static const char sql_overlap_but[] = MEETS_WINDOW("1", " AND id <> ?") " LIMIT 1";
 
 static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
 {
@@ -2204,8 +2215,9 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
         /* reschedule: the new slot, then the move itself (on PostgreSQL
          * the exclusion constraint makes the update its own check) */
         bool taken = false;
-        struct db_val po[] = {db_text(r.barbero_id), db_text(ch->inicio), db_text(ch->fin),
-                              db_text(ch->id)};
+        struct db_val po[] = {db_text(r.barbero_id), db_text(ch->inicio),   db_text(ch->fin),
+                              db_text(ch->id),       db_text(r.barbero_id), db_text(ch->inicio),
+                              db_text(ch->id),       db_text(ch->inicio)};
         rc = lock_slot_hours(db, conn, r.barbero_id, ch->inicio, ch->fin);
         if (!rc) rc = EXEC(db, conn, sql_overlap_but, po, one_flag, &taken, NULL);
         if (!rc && taken) rc = err_set(BR_CONFLICT, "slot taken");
@@ -2451,8 +2463,8 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
         const char *name, *sql;
         int nparams;
     } hot[] = {
-        {"overlap", "EXPLAIN QUERY PLAN " SQL_OVERLAP, 3},
-        {"busy", "EXPLAIN QUERY PLAN " SQL_BUSY, 3},
+        {"overlap", "EXPLAIN QUERY PLAN " SQL_OVERLAP, 6},
+        {"busy", "EXPLAIN QUERY PLAN " SQL_BUSY, 6},
         {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
         {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
         {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},

@@ -165,7 +165,8 @@ static void a_backup_gives_back_the_same_service(void **state)
 }
 
 /* The backup's database taken back to the schema before issue 9 (version
- * 6: no activo, no horarios, no ausencias, no outbox kinds), as a backup
+ * 6: no activo, no horarios, no ausencias, no outbox kinds, the overlap
+ * index of then), as a backup
  * of that version holds it. */
 static void as_before_the_hours(const char *dir)
 {
@@ -173,6 +174,8 @@ static void as_before_the_hours(const char *dir)
     snprintf(old.dir, sizeof old.dir, "%s", A.s.dir);
     snprintf(old.data, sizeof old.data, "%s", dir);
     assert_int_equal(db_exec(&old,
+                             "DROP INDEX citas_barbero_inicio; CREATE INDEX citas_barbero_fin "
+                             "ON citas(barbero_id, fecha_fin, fecha_inicio, estado); "
                              "DROP TABLE horarios; DROP TABLE ausencias; "
                              "DROP INDEX mail_outbox_cita; DROP INDEX mail_outbox_recordatorio; "
                              "ALTER TABLE mail_outbox DROP COLUMN kind; "

@@ -175,10 +175,10 @@ static void an_appointment_changed_elsewhere_is_listed_at_once(void **state)
 
 /* barberia_memo_hits_total{memo="<memo>"} (misses: hits false) as the
  * server counts them; 0 on PostgreSQL, where nothing is remembered. */
-static long memo_count(const char *memo, bool hits)
+static long memo_count_of(const struct srv *s, const char *memo, bool hits)
 {
     struct resp r;
-    http_get(&S, "/metrics", NULL, &r);
+    http_get(s, "/metrics", NULL, &r);
     assert_int_equal(r.status, 200);
     char key[96];
     snprintf(key, sizeof key, "barberia_memo_%s_total{memo=\"%s\"} ", hits ? "hits" : "misses",
@@ -188,6 +188,11 @@ static long memo_count(const char *memo, bool hits)
     long v = strtol(at + strlen(key), NULL, 10);
     resp_free(&r);
     return v;
+}
+
+static long memo_count(const char *memo, bool hits)
+{
+    return memo_count_of(&S, memo, hits);
 }
 
 static void expect_listing(const char *token, const char *want, bool remembered)
@@ -314,6 +319,35 @@ static void a_session_is_remembered_across_bookings_and_ends_at_once(void **stat
     assert_int_equal(status_of("/api/citas", ana.token), 401);
 }
 
+/* BARBERIA_MEMO=0: every read goes to the database (a second node on the
+ * same database, so the first one's memos stay as they are). */
+static void with_memo_off_nothing_is_remembered(void **state)
+{
+    (void)state;
+    struct srv P;
+    srv_init_peer(&P, &S);
+    const char *env[] = {"BARBERIA_MEMO=0", NULL};
+    srv_start(&P, env, NULL);
+    struct user u;
+    signup_user(&P, &u, "Sin Memo");
+    free(book(&P, &u, barbero, servicio, "2033-04-10T10:00:00.000Z", NULL));
+    for (int i = 0; i < 3; i++) {
+        struct resp r;
+        http_get(&P, "/api/citas", u.token, &r);
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+        http_get(&P, "/api/servicios", NULL, &r);
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+    }
+    static const char *const memos[] = {"session", "catalog", "citas"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(memo_count_of(&P, memos[i], true), 0);
+        assert_int_equal(memo_count_of(&P, memos[i], false), 0);
+    }
+    srv_cleanup(&P);
+}
+
 /* A pooled connection keeps its read snapshot between requests; once a
  * commit made it old, an idle one must let it go within a checkpoint tick,
  * or the log could never be copied back past it. */
@@ -350,6 +384,7 @@ int main(void)
         cmocka_unit_test(a_change_elsewhere_between_bookings_is_listed_at_once),
         cmocka_unit_test(a_session_is_remembered_across_bookings_and_ends_at_once),
         cmocka_unit_test(a_clients_listing_is_remembered_until_something_it_shows_changes),
+        cmocka_unit_test(with_memo_off_nothing_is_remembered),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
