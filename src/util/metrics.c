@@ -178,6 +178,18 @@ static const struct {
      "Removals a sweeper pass could not make (retried on the next)."},
 };
 
+/* A counter of the memos (store.h), one sample per memo: session, catalog,
+ * citas, in m's order. */
+static br_err memo_family(struct buf *out, const char *name, const char *help,
+                          const enum metric m[3])
+{
+    static const char *const memos[] = {"session", "catalog", "citas"};
+    br_err rc = family(out, name, "counter", help);
+    for (size_t i = 0; i < ARRAY_LEN(memos) && !rc; i++)
+        rc = buf_printf(out, "%s{memo=\"%s\"} %lld\n", name, memos[i], (long long)metric_get(m[i]));
+    return rc;
+}
+
 br_err metrics_render(struct buf *out, const struct metrics_scrape *extra)
 {
     br_err rc = requests(out);
@@ -190,27 +202,15 @@ br_err metrics_render(struct buf *out, const struct metrics_scrape *extra)
         rc = buf_printf(out, "barberia_db_pool_wait_seconds_total %.6f\n",
                         (double)metric_get(M_DB_WAIT_US) / 1e6);
     if (!rc)
-        rc = family(out, "barberia_memo_hits_total", "counter",
-                    "Answers served as remembered (SQLite), by what they are.");
+        rc = memo_family(
+            out, "barberia_memo_hits_total",
+            "Answers served as remembered (SQLite), by what they are.",
+            (const enum metric[]){M_MEMO_SESSION_HITS, M_MEMO_CATALOG_HITS, M_MEMO_CITAS_HITS});
     if (!rc)
-        rc = buf_printf(out,
-                        "barberia_memo_hits_total{memo=\"session\"} %lld\n"
-                        "barberia_memo_hits_total{memo=\"catalog\"} %lld\n"
-                        "barberia_memo_hits_total{memo=\"citas\"} %lld\n",
-                        (long long)metric_get(M_MEMO_SESSION_HITS),
-                        (long long)metric_get(M_MEMO_CATALOG_HITS),
-                        (long long)metric_get(M_MEMO_CITAS_HITS));
-    if (!rc)
-        rc = family(out, "barberia_memo_misses_total", "counter",
-                    "Answers that could have been remembered and were read afresh (SQLite).");
-    if (!rc)
-        rc = buf_printf(out,
-                        "barberia_memo_misses_total{memo=\"session\"} %lld\n"
-                        "barberia_memo_misses_total{memo=\"catalog\"} %lld\n"
-                        "barberia_memo_misses_total{memo=\"citas\"} %lld\n",
-                        (long long)metric_get(M_MEMO_SESSION_MISSES),
-                        (long long)metric_get(M_MEMO_CATALOG_MISSES),
-                        (long long)metric_get(M_MEMO_CITAS_MISSES));
+        rc = memo_family(out, "barberia_memo_misses_total",
+                         "Answers that could have been remembered and were read afresh (SQLite).",
+                         (const enum metric[]){M_MEMO_SESSION_MISSES, M_MEMO_CATALOG_MISSES,
+                                               M_MEMO_CITAS_MISSES});
     if (!rc && extra && extra->have_outbox) {
         rc = family(out, "barberia_outbox_messages", "gauge",
                     "Confirmation e-mails in the outbox that are not sent, by status.");

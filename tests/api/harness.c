@@ -1113,6 +1113,33 @@ int run_program(const char *const *argv, const char *const *env, int timeout_ms,
     return run_program_for(NULL, argv, env, timeout_ms, out, err);
 }
 
+void make_cert(const char *dir, char *cert, char *key, size_t n)
+{
+    snprintf(cert, n, "%s/cert.pem", dir);
+    snprintf(key, n, "%s/key.pem", dir);
+    const char *argv[] = {"/usr/bin/openssl",
+                          "req",
+                          "-x509",
+                          "-newkey",
+                          "rsa:2048",
+                          "-nodes",
+                          "-keyout",
+                          key,
+                          "-out",
+                          cert,
+                          "-days",
+                          "2",
+                          "-subj",
+                          "/CN=127.0.0.1",
+                          "-addext",
+                          "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                          NULL};
+    char *err = NULL;
+    int st = run_program(argv, NULL, 120000, NULL, &err);
+    if (st != 0) fail_msg("openssl req failed (%d): %s", st, err ? err : "");
+    free(err);
+}
+
 int run_cli_within(const struct srv *s, const char *const *env, const char *const *args,
                    bool data_flag, int timeout_ms, char **out, char **err)
 {

@@ -309,6 +309,9 @@ void expect_keys(const json_t *o, ...);
  * and had to be SIGKILLed. */
 int run_program(const char *const *argv, const char *const *env, int timeout_ms, char **out,
                 char **err);
+/* Makes a self-signed certificate for 127.0.0.1 and localhost in dir (its
+ * own authority): *cert and *key, n bytes each, name the PEM files. */
+void make_cert(const char *dir, char *cert, char *key, size_t n);
 /* run_cli, bounded: a command still running after timeout_ms is SIGKILLed
  * and -1 is returned. */
 int run_cli_within(const struct srv *s, const char *const *env, const char *const *args,

@@ -277,16 +277,22 @@ static void with_a_store_public_url_the_photo_url_points_at_the_store(void **sta
 static char PRIVATE_DIR[] = "/tmp/barberia-s3-private-XXXXXX";
 static bool private_running;
 
-static void private_store_stop(void)
+/* Stops the S3 server whose folder is dir, when *running. */
+static void store_stop(const char *dir, bool *running)
 {
-    if (!private_running) return;
-    const char *argv[] = {S3_SERVER, "stop", PRIVATE_DIR, NULL};
+    if (!*running) return;
+    const char *argv[] = {S3_SERVER, "stop", dir, NULL};
     char *out = NULL, *err = NULL;
     int st = run_program(argv, NULL, 30000, &out, &err);
-    private_running = false;
+    *running = false;
     if (st != 0) fprintf(stderr, "s3-server stop: %d %s\n", st, err ? err : "");
     free(out);
     free(err);
+}
+
+static void private_store_stop(void)
+{
+    store_stop(PRIVATE_DIR, &private_running);
 }
 
 static int rm_entry(const char *p, const struct stat *sb, int f, struct FTW *w)
@@ -297,12 +303,17 @@ static int rm_entry(const char *p, const struct stat *sb, int f, struct FTW *w)
     return remove(p);
 }
 
+/* Stops the server and removes dir, once mkdtemp has made it. */
+static void store_remove(char *dir, const char *data, bool *running)
+{
+    store_stop(data, running);
+    if (strcmp(dir + strlen(dir) - 6, "XXXXXX") != 0) nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static int private_store_teardown(void **state)
 {
     (void)state;
-    private_store_stop();
-    if (strcmp(PRIVATE_DIR + strlen(PRIVATE_DIR) - 6, "XXXXXX") != 0)
-        nftw(PRIVATE_DIR, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    store_remove(PRIVATE_DIR, PRIVATE_DIR, &private_running);
     return 0;
 }
 
@@ -371,26 +382,12 @@ static void upload_or_delete_while_the_store_is_down_leaves_no_record(void **sta
 static char TLS_DIR[] = "/tmp/barberia-s3-tls-XXXXXX";
 static bool tls_running;
 
-static void tls_store_stop(void)
-{
-    if (!tls_running) return;
-    char data[64];
-    snprintf(data, sizeof data, "%s/store", TLS_DIR);
-    const char *argv[] = {S3_SERVER, "stop", data, NULL};
-    char *out = NULL, *err = NULL;
-    int st = run_program(argv, NULL, 30000, &out, &err);
-    tls_running = false;
-    if (st != 0) fprintf(stderr, "s3-server stop: %d %s\n", st, err ? err : "");
-    free(out);
-    free(err);
-}
-
 static int tls_store_teardown(void **state)
 {
     (void)state;
-    tls_store_stop();
-    if (strcmp(TLS_DIR + strlen(TLS_DIR) - 6, "XXXXXX") != 0)
-        nftw(TLS_DIR, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    char data[64];
+    snprintf(data, sizeof data, "%s/store", TLS_DIR);
+    store_remove(TLS_DIR, data, &tls_running);
     return 0;
 }
 
@@ -400,40 +397,15 @@ static void an_https_store_is_trusted_through_the_ca_file(void **state)
     need_store();
     if (!mkdtemp(TLS_DIR)) fail_msg("mkdtemp failed");
     char cert[96], key[96], data[96];
-    snprintf(cert, sizeof cert, "%s/cert.pem", TLS_DIR);
-    snprintf(key, sizeof key, "%s/key.pem", TLS_DIR);
+    make_cert(TLS_DIR, cert, key, sizeof cert);
     snprintf(data, sizeof data, "%s/store", TLS_DIR);
-    /* a self-signed certificate for 127.0.0.1: its own authority */
-    const char *mk[] = {"/usr/bin/openssl",
-                        "req",
-                        "-x509",
-                        "-newkey",
-                        "rsa:2048",
-                        "-nodes",
-                        "-keyout",
-                        key,
-                        "-out",
-                        cert,
-                        "-days",
-                        "2",
-                        "-subj",
-                        "/CN=127.0.0.1",
-                        "-addext",
-                        "subjectAltName=IP:127.0.0.1",
-                        NULL};
-    char *out = NULL, *err = NULL;
-    int st = run_program(mk, NULL, 60000, &out, &err);
-    if (st != 0) fail_msg("openssl req: %d %s", st, err ? err : "");
-    free(out);
-    free(err);
     char ecert[128], ekey[128];
     snprintf(ecert, sizeof ecert, "S3_TLS_CERT=%s", cert);
     snprintf(ekey, sizeof ekey, "S3_TLS_KEY=%s", key);
     const char *senv[] = {ecert, ekey, NULL};
     const char *start[] = {S3_SERVER, "start", data, NULL};
-    char *url = NULL;
-    err = NULL;
-    st = run_program(start, senv, 120000, &url, &err);
+    char *url = NULL, *err = NULL;
+    int st = run_program(start, senv, 120000, &url, &err);
     if (st != 0 || !url) fail_msg("s3-server start: %d %s", st, err ? err : "");
     tls_running = true;
     free(err);

@@ -449,34 +449,6 @@ static void retrying_is_visible_while_the_server_is_down(void **state)
     free(id);
 }
 
-/* Makes a self-signed certificate for 127.0.0.1 in dir. */
-static void make_cert(const char *dir, char *cert, char *key, size_t n)
-{
-    snprintf(cert, n, "%s/cert.pem", dir);
-    snprintf(key, n, "%s/key.pem", dir);
-    const char *argv[] = {"/usr/bin/openssl",
-                          "req",
-                          "-x509",
-                          "-newkey",
-                          "rsa:2048",
-                          "-nodes",
-                          "-keyout",
-                          key,
-                          "-out",
-                          cert,
-                          "-days",
-                          "2",
-                          "-subj",
-                          "/CN=127.0.0.1",
-                          "-addext",
-                          "subjectAltName=IP:127.0.0.1,DNS:localhost",
-                          NULL};
-    char *err = NULL;
-    int st = run_program(argv, NULL, 120000, NULL, &err);
-    if (st != 0) fail_msg("openssl req failed (%d): %s", st, err ? err : "");
-    free(err);
-}
-
 #define SMTP_PASSWORD "Pa55-w0rd-que-nadie-debe-ver"
 
 static void starttls_and_auth_deliver_without_leaking_the_password(void **state)
