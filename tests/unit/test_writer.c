@@ -4,7 +4,10 @@
  * under its own SAVEPOINT, so one that fails (a unique key, a check) is
  * undone alone - all of it, not just its last statement - while the others
  * in its batch are committed; and waiting transactions run in the order
- * they came.
+ * they came. And the writer's journal (db_ops.mark/unchanged): a mark holds
+ * across the writer's commits whose touch spares it, and never across one
+ * that touches what it depends on, a failed one aside, nor across a commit
+ * of another connection - not even once the writer has committed after it.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -21,6 +24,8 @@
 #include <time.h>
 
 #include "store/db.h"
+
+#include <sqlite3.h>
 
 static int rm_entry(const char *p, const struct stat *sb, int f, struct FTW *w)
 {
@@ -181,11 +186,86 @@ static void waiting_transactions_run_in_the_order_they_came(void **state)
     }
 }
 
+/* One committed write of key k, saying it touches touch. */
+static br_err write_key(int k, uint64_t touch)
+{
+    struct job j = {{k}, 1, 0, 0, 0, 0};
+    return db->ops->write(db, job_tx, &j, touch);
+}
+
+/* A commit of another connection (as the CLI or SQL beside `serve` make). */
+static void commit_elsewhere(int k)
+{
+    char path[128], sql[96];
+    snprintf(path, sizeof path, "%s/w.db", dir);
+    snprintf(sql, sizeof sql, "INSERT INTO t (k) VALUES (%d)", k);
+    sqlite3 *h = NULL;
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    sqlite3_busy_timeout(h, 5000);
+    assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+}
+
+static void marks_hold_until_a_commit_touches_what_they_depend_on(void **state)
+{
+    (void)state;
+    uint64_t ana = db_touch_key("ana"), beto = db_touch_key("beto");
+    assert_int_not_equal(ana % 4096, beto % 4096); /* different counters */
+    assert_int_equal(write_key(3000, DB_TOUCH_ALL), BR_OK);
+    struct db_mark any, own;
+    assert_true(db->ops->mark(db, DB_TOUCH_NONE, &any));
+    assert_true(db->ops->mark(db, ana, &own));
+    assert_true(db->ops->unchanged(db, &any));
+    assert_true(db->ops->unchanged(db, &own));
+
+    /* bookkeeping, and another key: both marks hold */
+    assert_int_equal(write_key(3001, DB_TOUCH_NONE), BR_OK);
+    assert_int_equal(write_key(3002, beto), BR_OK);
+    assert_true(db->ops->unchanged(db, &any));
+    assert_true(db->ops->unchanged(db, &own));
+    /* a write that failed changed nothing */
+    assert_int_equal(write_key(3002, ana), BR_CONFLICT);
+    assert_true(db->ops->unchanged(db, &own));
+    /* the key's own write: only the mark that depends on it goes */
+    assert_int_equal(write_key(3003, ana), BR_OK);
+    assert_true(db->ops->unchanged(db, &any));
+    assert_false(db->ops->unchanged(db, &own));
+
+    /* a write of anything: every mark goes */
+    assert_true(db->ops->mark(db, DB_TOUCH_NONE, &any));
+    assert_true(db->ops->mark(db, ana, &own));
+    assert_int_equal(write_key(3004, DB_TOUCH_ALL), BR_OK);
+    assert_false(db->ops->unchanged(db, &any));
+    assert_false(db->ops->unchanged(db, &own));
+
+    /* a commit elsewhere: at once, and after the writer's next commit too */
+    assert_true(db->ops->mark(db, DB_TOUCH_NONE, &any));
+    assert_true(db->ops->mark(db, beto, &own));
+    commit_elsewhere(3005);
+    assert_false(db->ops->unchanged(db, &any));
+    assert_false(db->ops->unchanged(db, &own));
+    assert_int_equal(write_key(3006, DB_TOUCH_NONE), BR_OK);
+    assert_false(db->ops->unchanged(db, &any));
+    assert_false(db->ops->unchanged(db, &own));
+    /* a mark taken after it holds again across the writer's own */
+    assert_true(db->ops->mark(db, DB_TOUCH_NONE, &any));
+    commit_elsewhere(3007);
+    assert_true(db->ops->mark(db, DB_TOUCH_NONE, &any)); /* after the other commit */
+    assert_int_equal(write_key(3008, DB_TOUCH_NONE), BR_OK);
+    /* the writer saw a commit it did not make since its last batch: it
+     * cannot tell what that one changed, so even this mark goes */
+    assert_false(db->ops->unchanged(db, &any));
+    assert_true(db->ops->mark(db, DB_TOUCH_NONE, &any));
+    assert_int_equal(write_key(3009, DB_TOUCH_NONE), BR_OK);
+    assert_true(db->ops->unchanged(db, &any));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_failing_transaction_is_undone_alone_and_its_batch_commits),
         cmocka_unit_test(waiting_transactions_run_in_the_order_they_came),
+        cmocka_unit_test(marks_hold_until_a_commit_touches_what_they_depend_on),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
