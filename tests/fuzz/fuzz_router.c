@@ -63,6 +63,8 @@ static const struct {
     {"/api/admin/servicios/", true, {"PATCH"}, ADMIN, NULL},
     {"/api/admin/ausencias", false, {"GET", "POST"}, ADMIN, NULL},
     {"/api/admin/ausencias/", true, {"DELETE"}, ADMIN, NULL},
+    /* the Prometheus exposition: text, public to loopback clients (the fuzzer's) */
+    {"/metrics", false, {"GET"}, WEB, NULL},
     /* the web app: its pages and assets */
     {"/", false, {"GET", "HEAD"}, WEB, NULL},
     {"/entrar", false, {"GET", "HEAD"}, WEB, NULL},

@@ -25,11 +25,12 @@
 #include <string.h>
 
 /* Whether target names one of the web app's pages or assets, which answer
- * HTML, CSS or JavaScript rather than JSON (their own tests: test_web). */
+ * HTML, CSS or JavaScript rather than JSON (their own tests: test_web), or
+ * the Prometheus exposition, text (test_metrics). */
 static bool web_path(const char *target)
 {
     static const char *const pages[] = {"/",          "/entrar", "/registro", "/reservar",
-                                        "/mis-citas", "/agenda", "/admin"};
+                                        "/mis-citas", "/agenda", "/admin",    "/metrics"};
     size_t n;
     char *path = fz_unescape(target, strcspn(target, "?"), false, &n);
     bool web = !strncmp(path, "/app/", 5);
