@@ -47,7 +47,6 @@ struct store {
     struct session_memo *sessions;
     struct answer_memo answers[STORE_MEMO_N];
     struct answer_memo *listings; /* LISTING_MEMO of them */
-    bool remember;                /* the database can tell (db_ops.mark), and BARBERIA_MEMO */
 };
 
 /* --- plumbing ---------------------------------------------------------------- */
@@ -244,8 +243,9 @@ br_err store_open(const struct config *cfg, int pool_size, struct store **out)
     struct store *st = xcalloc(1, sizeof *st);
     st->db = db;
     pthread_mutex_init(&st->memo_mu, NULL);
+    /* the memos exist where the database can tell (db_ops.mark) and
+     * BARBERIA_MEMO allows them: store_remembers */
     if (db->ops->mark && cfg->memo) {
-        st->remember = true;
         st->sessions = xcalloc(SESSION_MEMO, sizeof *st->sessions);
         st->listings = xcalloc(LISTING_MEMO, sizeof *st->listings);
     }
@@ -271,11 +271,17 @@ void store_close(struct store *st)
     free(st);
 }
 
-/* --- answers remembered while nothing is committed (see store.h) ---------------- */
+/* --- answers remembered while nothing they read changed (see store.h) ------------ */
 
+bool store_remembers(const struct store *st)
+{
+    return st->listings != NULL;
+}
+
+/* Only called where the memos exist, so where the adapter has mark. */
 static bool mark_now(struct store *st, uint64_t key, struct db_mark *m)
 {
-    return st->db->ops->mark && st->db->ops->mark(st->db, key, m);
+    return st->db->ops->mark(st->db, key, m);
 }
 
 /* Whether what was read at m still holds (the caller holds memo_mu). */
@@ -328,7 +334,7 @@ bool store_memo_get(struct store *st, enum store_memo slot, struct store_memo_ti
                     char **text, size_t *len, char tag[STORE_MEMO_TAG])
 {
     t->marked = false;
-    if (!st->remember) return false;
+    if (!store_remembers(st)) return false;
     return recall(st, &st->answers[slot], DB_TOUCH_NONE, "", t, text, len, tag, M_MEMO_CATALOG_HITS,
                   M_MEMO_CATALOG_MISSES);
 }
@@ -340,11 +346,6 @@ void store_memo_put(struct store *st, enum store_memo slot, const struct store_m
     remember(st, &st->answers[slot], t, text, len, tag);
 }
 
-bool store_remembers(const struct store *st)
-{
-    return st->listings != NULL;
-}
-
 static struct answer_memo *listing_slot(struct store *st, const char *key)
 {
     return &st->listings[db_touch_key(key) % LISTING_MEMO];
@@ -354,7 +355,7 @@ bool store_listing_get(struct store *st, const char *client_id, const char *quer
                        struct store_memo_ticket *t, char **text, size_t *len)
 {
     t->marked = false;
-    if (!st->listings) return false;
+    if (!store_remembers(st)) return false;
     char key[STORE_MEMO_KEY];
     int n = snprintf(key, sizeof key, "%s?%s", client_id, query);
     if (n < 0 || (size_t)n >= sizeof key) return false; /* too long to remember */
@@ -384,15 +385,14 @@ static void principal_copy(struct principal *dst, const struct principal *src)
 
 static struct session_memo *session_slot(struct store *st, const char *token_hash)
 {
-    uint32_t h = 2166136261u; /* FNV-1a: the key is a digest already, any mix will do */
-    for (const char *c = token_hash; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
-    return &st->sessions[h % SESSION_MEMO];
+    /* the key is a digest already: any mix will do */
+    return &st->sessions[db_touch_key(token_hash) % SESSION_MEMO];
 }
 
-/* A remembered session, when nothing was committed since it was verified
- * (a sign-out, a password or role change, a deleted user are all commits)
- * and it has not expired. */
+/* A remembered session, when nothing that may change it was committed
+ * since it was verified (a sign-out, a password or role change, a deleted
+ * user are DB_TOUCH_ALL writes; anyone else's commit counts as one) and it
+ * has not expired. */
 static bool session_recall(struct store *st, const char *token_hash, const char *now,
                            struct principal *p)
 {
@@ -1645,16 +1645,6 @@ br_err store_session_citas(struct store *st, const char *token_hash, const char 
                            void *ud, bool *listed)
 {
     *listed = false;
-    if (st->sessions) {
-        /* the session is remembered: nothing to save by reading both at once */
-        br_err rc = store_session_principal(st, token_hash, now, p);
-        if (rc) return rc;
-        if (sees_all(p)) return BR_OK;
-        struct cita_range r = *q;
-        r.cliente_id = p->user_id;
-        *listed = true;
-        return store_citas_range(st, &r, fn, ud);
-    }
     pthread_once(&citas_sql_once, citas_sql_build);
     memset(p, 0, sizeof *p);
     struct session_citas a = {.who = {p, false, ""}, .list = {fn, ud}};
