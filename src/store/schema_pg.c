@@ -174,6 +174,24 @@ const char *const schema_pg[] = {
     /* as SQLite's: what meets a slot, from both sides of its start */
     ("DROP INDEX citas_barbero_fin;"
      "CREATE INDEX citas_barbero_inicio ON citas(barbero_id, fecha_inicio, fecha_fin, estado);"),
+
+    /* as SQLite's: the catalog's version (names.h), changed by a statement
+     * trigger (a TRUNCATE too) in the writer's own transaction; ALWAYS: in
+     * a session of session_replication_role = replica too (logical
+     * replication, bulk edits) */
+    ("CREATE TABLE catalogo_version ("
+     "  id integer PRIMARY KEY CHECK (id = 1),"
+     "  version uuid NOT NULL"
+     ");"
+     "INSERT INTO catalogo_version (id, version) VALUES (1, gen_random_uuid());"
+     "CREATE FUNCTION catalogo_cambia() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+     "UPDATE catalogo_version SET version = gen_random_uuid() WHERE id = 1; RETURN NULL; END $$;"
+     "CREATE TRIGGER barberos_cambio AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON barberos "
+     "FOR EACH STATEMENT EXECUTE FUNCTION catalogo_cambia();"
+     "CREATE TRIGGER servicios_cambio AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON servicios "
+     "FOR EACH STATEMENT EXECUTE FUNCTION catalogo_cambia();"
+     "ALTER TABLE barberos ENABLE ALWAYS TRIGGER barberos_cambio;"
+     "ALTER TABLE servicios ENABLE ALWAYS TRIGGER servicios_cambio;"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

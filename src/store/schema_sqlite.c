@@ -3,6 +3,9 @@
  */
 #include "schema.h"
 
+#define CATALOGO_CAMBIA                                                                            \
+    "UPDATE catalogo_version SET version = lower(hex(randomblob(16))) WHERE id = 1;"
+
 const char *const schema_sqlite[] = {
     /* version 1 */
     "CREATE TABLE auth_users ("
@@ -203,6 +206,22 @@ const char *const schema_sqlite[] = {
      * no longer walked */
     ("DROP INDEX citas_barbero_fin;"
      "CREATE INDEX citas_barbero_inicio ON citas(barbero_id, fecha_inicio, fecha_fin, estado);"),
+
+    /* the catalog's version (names.h): a fresh random value whenever a
+     * barber or a service is added, changed or removed, in the same
+     * transaction, whoever writes; a listing that reads it in its own
+     * snapshot may take the names of that version from memory */
+    ("CREATE TABLE catalogo_version ("
+     "  id INTEGER PRIMARY KEY CHECK (id = 1),"
+     "  version TEXT NOT NULL"
+     ");"
+     "INSERT INTO catalogo_version (id, version) VALUES (1, lower(hex(randomblob(16))));"
+     "CREATE TRIGGER barberos_alta AFTER INSERT ON barberos BEGIN " CATALOGO_CAMBIA " END;"
+     "CREATE TRIGGER barberos_cambio AFTER UPDATE ON barberos BEGIN " CATALOGO_CAMBIA " END;"
+     "CREATE TRIGGER barberos_baja AFTER DELETE ON barberos BEGIN " CATALOGO_CAMBIA " END;"
+     "CREATE TRIGGER servicios_alta AFTER INSERT ON servicios BEGIN " CATALOGO_CAMBIA " END;"
+     "CREATE TRIGGER servicios_cambio AFTER UPDATE ON servicios BEGIN " CATALOGO_CAMBIA " END;"
+     "CREATE TRIGGER servicios_baja AFTER DELETE ON servicios BEGIN " CATALOGO_CAMBIA " END;"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

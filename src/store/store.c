@@ -9,6 +9,7 @@
  */
 #include "store.h"
 #include "db.h"
+#include "names.h"
 #include "../config.h"
 #include "../util/buf.h"
 #include "../util/iso8601.h"
@@ -47,6 +48,12 @@ struct store {
     struct session_memo *sessions;
     struct answer_memo answers[STORE_MEMO_N];
     struct answer_memo *listings; /* LISTING_MEMO of them */
+    /* the catalog's names as of a version (names.h), for the listings */
+    pthread_mutex_t names_mu;
+    bool names_on;       /* BARBERIA_MEMO */
+    bool names_loading;  /* a thread is reading them: the others join */
+    int64_t names_retry; /* after a load failed (clock_mono_ms): join until then */
+    struct names *names; /* NULL until read */
 };
 
 /* --- plumbing ---------------------------------------------------------------- */
@@ -243,6 +250,8 @@ br_err store_open(const struct config *cfg, int pool_size, struct store **out)
     struct store *st = xcalloc(1, sizeof *st);
     st->db = db;
     pthread_mutex_init(&st->memo_mu, NULL);
+    pthread_mutex_init(&st->names_mu, NULL);
+    st->names_on = cfg->memo;
     /* the memos exist where the database can tell (db_ops.mark) and
      * BARBERIA_MEMO allows them: store_remembers */
     if (db->ops->mark && cfg->memo) {
@@ -268,6 +277,8 @@ void store_close(struct store *st)
             free(st->listings[i].text);
     free(st->listings);
     pthread_mutex_destroy(&st->memo_mu);
+    names_unref(st->names);
+    pthread_mutex_destroy(&st->names_mu);
     free(st);
 }
 
@@ -1477,6 +1488,141 @@ br_err store_cita_exists(struct store *st, const char *id, bool *exists)
     return run(st, "SELECT 1 FROM citas WHERE id = ?", p, 1, one_flag, exists, NULL);
 }
 
+/* --- the catalog's names, as of its version (names.h) ---------------------------------- */
+
+#define NAMES_RETRY_MS 10000 /* after a failed read of the names: listings join meanwhile */
+
+/* Every barber and service, and the version they are of, in one snapshot
+ * (the first branch types the columns for PostgreSQL). */
+static const char names_sql[] =
+    "SELECT 1, id, nombre, CAST(NULL AS text), duracion_min, precio FROM servicios UNION ALL "
+    "SELECT 0, id, nombre, foto_url, CAST(NULL AS bigint), CAST(NULL AS double precision) "
+    "FROM barberos UNION ALL "
+    "SELECT 2, version, CAST(NULL AS text), CAST(NULL AS text), CAST(NULL AS bigint), "
+    "CAST(NULL AS double precision) FROM catalogo_version WHERE id = 1 LIMIT ?";
+
+struct names_read {
+    struct names *n;
+    bool versioned;
+};
+
+static br_err names_row(void *ud, const struct db_val *c, int n)
+{
+    struct names_read *r = ud;
+    if (n != 6 || c[0].type != DB_INT) return err_set(BR_STORE, "unexpected catalog columns");
+    switch (c[0].i) {
+    case 0:
+        return names_add(r->n, NAMES_BARBERO, &c[1], (struct db_val[]){c[2], c[3]}, 2);
+    case 1:
+        return names_add(r->n, NAMES_SERVICIO, &c[1], (struct db_val[]){c[2], c[4], c[5]}, 3);
+    default:
+        r->versioned = names_set_version(r->n, &c[1]);
+        return r->versioned ? BR_OK : err_set(BR_STORE, "the catalog's version is unreadable");
+    }
+}
+
+/* The names held now (a reference; NULL when none). OUT: *joined, true
+ * when they could not be read in the last NAMES_RETRY_MS (the listing then
+ * joins rather than trying names that are likely stale). */
+static struct names *names_held(struct store *st, bool *joined)
+{
+    pthread_mutex_lock(&st->names_mu);
+    *joined = clock_mono_ms() < st->names_retry;
+    struct names *n = *joined ? NULL : names_ref(st->names);
+    pthread_mutex_unlock(&st->names_mu);
+    return n;
+}
+
+/* The names of the catalog as it is now, read afresh and held from here on
+ * (a reference). NULL, for the caller to join instead, while another
+ * thread reads them, or when they could not be read (the database failed,
+ * more than NAMES_MAX) in the last NAMES_RETRY_MS. */
+static struct names *names_fresh(struct store *st)
+{
+    pthread_mutex_lock(&st->names_mu);
+    bool go = !st->names_loading && clock_mono_ms() >= st->names_retry;
+    if (go) st->names_loading = true;
+    pthread_mutex_unlock(&st->names_mu);
+    if (!go) return NULL;
+    struct names_read r = {names_new(), false};
+    struct db_val lim = db_int(NAMES_MAX + 2); /* the version's row and one too many */
+    br_err rc = run(st, names_sql, &lim, 1, names_row, &r, NULL);
+    if (!rc && !r.versioned) rc = err_set(BR_STORE, "the catalog has no version");
+    if (rc) {
+        names_unref(r.n);
+        r.n = NULL;
+    } else {
+        names_seal(r.n);
+    }
+    pthread_mutex_lock(&st->names_mu);
+    st->names_loading = false;
+    if (rc) {
+        st->names_retry = clock_mono_ms() + NAMES_RETRY_MS;
+    } else {
+        names_unref(st->names);
+        st->names = names_ref(r.n);
+    }
+    pthread_mutex_unlock(&st->names_mu);
+    return r.n;
+}
+
+/* A listing's rows read either with the names n (statements that read the
+ * catalog's version instead of joining barberos and servicios) or, with n
+ * NULL, joined by the database. OUT: *stale when n turned out not to be of
+ * the version the statement read (then nothing was listed). */
+typedef br_err (*names_try_fn)(struct store *st, struct names *n, void *ud, bool *stale);
+
+/* Runs try with the names held; when they are stale (or none yet), with
+ * the catalog read afresh; joined when that cannot be had (see
+ * names_fresh) or BARBERIA_MEMO is 0. */
+static br_err with_names(struct store *st, names_try_fn try, void *ud)
+{
+    bool stale = false;
+    br_err rc = BR_OK;
+    if (st->names_on) {
+        bool joined;
+        struct names *names = names_held(st, &joined);
+        if (names) rc = try(st, names, ud, &stale);
+        metric_inc(names && !stale ? M_MEMO_NAMES_HITS : M_MEMO_NAMES_MISSES);
+        if (!joined && (!names || stale)) {
+            names_unref(names);
+            names = names_fresh(st);
+            if (names) rc = try(st, names, ud, &stale);
+        }
+        names_unref(names);
+        if (names && !stale) return rc;
+    }
+    return try(st, NULL, ud, &stale);
+}
+
+/* Whether the names n are of the version a listing's first row read
+ * (BR_OK), or the listing must stop before anything is listed (BR_BUSY,
+ * *stale set): every row has the version of the same snapshot. */
+static br_err names_check(const struct names *n, const struct db_val *version, bool *checked,
+                          bool *stale)
+{
+    if (*checked) return BR_OK;
+    if (!names_is(n, version)) {
+        *stale = true;
+        return BR_BUSY; /* stops the statement; with_names reads on */
+    }
+    *checked = true;
+    return BR_OK;
+}
+
+/* Columns 13-17 of a listing's row (barber: nombre, foto_url; service:
+ * nombre, duracion_min, precio) from n, by the row's barbero_id (2) and
+ * servicio_id (3); NULL where there is none, as the join gives. */
+static void names_complete(const struct names *n, struct db_val row[18])
+{
+    const struct db_val *b = names_find(n, NAMES_BARBERO, &row[2]);
+    const struct db_val *s = names_find(n, NAMES_SERVICIO, &row[3]);
+    for (int i = 0; i < 2; i++)
+        row[13 + i] = b ? b[i] : db_null();
+    for (int i = 0; i < 3; i++)
+        row[15 + i] = s ? s[i] : db_null();
+}
+
 struct citas_each {
     store_cita_fn fn;
     void *ud;
@@ -1505,6 +1651,12 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
     "LEFT JOIN perfiles p ON p.id = c.cliente_id "                                                 \
     "LEFT JOIN barberos b ON b.id = c.barbero_id "                                                 \
     "LEFT JOIN servicios s ON s.id = c.servicio_id "
+/* The same with the catalog's version (names.h) in place of the barber's
+ * and the service's columns, which come from the names of that version. */
+#define CITAS_LEAN_SELECT                                                                          \
+    "SELECT " CITA_COLS ", p.id, p.nombre, p.telefono, "                                           \
+    "(SELECT version FROM catalogo_version WHERE id = 1) FROM citas c "                            \
+    "LEFT JOIN perfiles p ON p.id = c.cliente_id "
 #define CITAS_ORDER " ORDER BY c.fecha_inicio, c.id LIMIT ?"
 #define SESSION_CITAS_SELECT                                                                       \
     "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at, "                      \
@@ -1518,6 +1670,17 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
     "LEFT JOIN servicios s ON s.id = c.servicio_id "                                               \
     "WHERE ss.token_hash = ? AND ss.expires_at > ?"
 
+/* The same with the catalog's version (names.h) in place of the barber's
+ * and the service's columns, which come from the names of that version. */
+#define SESSION_LEAN_SELECT                                                                        \
+    "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at, "                      \
+    "ss.expires_at, (SELECT version FROM catalogo_version WHERE id = 1), " CITA_COLS               \
+    " FROM auth_sessions ss JOIN auth_users u ON u.id = ss.user_id "                               \
+    "LEFT JOIN perfiles p ON p.id = u.id "                                                         \
+    "LEFT JOIN citas c ON c.cliente_id = u.id "                                                    \
+    "AND (p.rol IS NULL OR p.rol NOT IN ('admin', 'barbero'))"
+#define SESSION_LEAN_WHERE " WHERE ss.token_hash = ? AND ss.expires_at > ?"
+
 /* The listing's statements: one per combination of the optional filters
  * (client, estado, lower bound, upper bound), so that each keeps its index
  * and PostgreSQL can type every parameter. Assembled once, from constant
@@ -1525,10 +1688,13 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
 enum { CQ_CLIENTE = 1, CQ_ESTADO = 2, CQ_AFTER = 4, CQ_HASTA = 8, CQ_VARIANTS = 16 };
 static char citas_sql[CQ_VARIANTS][1024];
 static char citas_plan[CQ_VARIANTS][1024];
+static char citas_lean_sql[CQ_VARIANTS][1024];
+static char citas_lean_plan[CQ_VARIANTS][1024];
 /* A client's listing read together with her session (store_session_citas):
  * the session's columns on every row, then the listing's (NULL when there
  * is none), for each combination of the filters other than the client. */
 static char session_citas_sql[CQ_VARIANTS][2048];
+static char session_lean_sql[CQ_VARIANTS][2048];
 static pthread_once_t citas_sql_once = PTHREAD_ONCE_INIT;
 
 static void citas_sql_build(void)
@@ -1540,20 +1706,26 @@ static void citas_sql_build(void)
         "c.fecha_inicio < ?",
     };
     for (unsigned v = 0; v < CQ_VARIANTS; v++) {
-        struct buf b;
-        buf_init(&b, sizeof citas_sql[v] - 1);
-        br_err rc = buf_puts(&b, CITAS_SELECT);
-        const char *sep = "WHERE ";
-        for (unsigned k = 0; k < ARRAY_LEN(cond); k++) {
-            if (!(v & (1u << k))) continue;
-            if (!rc) rc = buf_printf(&b, "%s%s", sep, cond[k]);
-            sep = " AND ";
+        for (int lean = 0; lean < 2; lean++) {
+            struct buf b;
+            buf_init(&b, sizeof citas_sql[v] - 1);
+            br_err rc = buf_puts(&b, lean ? CITAS_LEAN_SELECT : CITAS_SELECT);
+            const char *sep = "WHERE ";
+            for (unsigned k = 0; k < ARRAY_LEN(cond); k++) {
+                if (!(v & (1u << k))) continue;
+                if (!rc) rc = buf_printf(&b, "%s%s", sep, cond[k]);
+                sep = " AND ";
+            }
+            if (!rc) rc = buf_puts(&b, CITAS_ORDER);
+            if (rc) abort(); /* constant fragments that fit: cannot happen */
+            snprintf(lean ? citas_lean_sql[v] : citas_sql[v], sizeof citas_sql[v], "%s",
+                     buf_cstr(&b));
+            snprintf(lean ? citas_lean_plan[v] : citas_plan[v], sizeof citas_plan[v],
+                     "EXPLAIN QUERY PLAN %s", buf_cstr(&b));
+            buf_free(&b);
         }
-        if (!rc) rc = buf_puts(&b, CITAS_ORDER);
-        if (rc) abort(); /* constant fragments that fit: cannot happen */
-        snprintf(citas_sql[v], sizeof citas_sql[v], "%s", buf_cstr(&b));
-        snprintf(citas_plan[v], sizeof citas_plan[v], "EXPLAIN QUERY PLAN %s", buf_cstr(&b));
-        buf_free(&b);
+        struct buf b;
+        br_err rc;
 
         /* the session's row joined with the client's appointments (when the
          * session is a client's: the rule of booking_list_scope) */
@@ -1565,22 +1737,62 @@ static void citas_sql_build(void)
         if (rc) abort();
         snprintf(session_citas_sql[v], sizeof session_citas_sql[v], "%s", buf_cstr(&b));
         buf_free(&b);
+
+        buf_init(&b, sizeof session_lean_sql[v] - 1);
+        rc = buf_puts(&b, SESSION_LEAN_SELECT);
+        for (unsigned k = 1; k < ARRAY_LEN(cond); k++)
+            if (v & (1u << k) && !rc) rc = buf_printf(&b, " AND %s", cond[k]);
+        if (!rc) rc = buf_puts(&b, SESSION_LEAN_WHERE CITAS_ORDER);
+        if (rc) abort();
+        snprintf(session_lean_sql[v], sizeof session_lean_sql[v], "%s", buf_cstr(&b));
+        buf_free(&b);
     }
 }
 
 static int range_params(const struct cita_range *q, struct db_val *p, unsigned *v);
 
+struct citas_range {
+    struct citas_each list;
+    unsigned v; /* the variant */
+    struct db_val p[7];
+    int n;
+    struct names *names; /* CITAS_LEAN_SELECT's rows: completed from these */
+    bool checked, stale;
+};
+
+/* A row of CITAS_LEAN_SELECT: the appointment's 10 columns, its perfil's
+ * 3, the catalog's version. */
+static br_err citas_lean_row(void *ud, const struct db_val *c, int n)
+{
+    struct citas_range *a = ud;
+    if (n != 14) return err_set(BR_STORE, "unexpected columns in a listing");
+    br_err rc = names_check(a->names, &c[13], &a->checked, &a->stale);
+    if (rc) return rc;
+    struct db_val row[18];
+    memcpy(row, c, 13 * sizeof *row);
+    names_complete(a->names, row);
+    return citas_row(&a->list, row, 18);
+}
+
+static br_err citas_range_try(struct store *st, struct names *names, void *ud, bool *stale)
+{
+    struct citas_range *a = ud;
+    a->names = names;
+    a->checked = a->stale = false;
+    br_err rc = names ? run(st, citas_lean_sql[a->v], a->p, a->n, citas_lean_row, a, NULL)
+                      : run(st, citas_sql[a->v], a->p, a->n, citas_row, &a->list, NULL);
+    *stale = a->stale;
+    return rc;
+}
+
 br_err store_citas_range(struct store *st, const struct cita_range *q, store_cita_fn fn, void *ud)
 {
     pthread_once(&citas_sql_once, citas_sql_build);
-    struct citas_each a = {fn, ud};
-    struct db_val p[7];
-    int n = 0;
-    unsigned v = 0;
-    if (q->cliente_id) v |= CQ_CLIENTE, p[n++] = db_text(q->cliente_id);
-    n += range_params(q, p + n, &v);
-    p[n++] = db_int(q->limit > 0 ? q->limit : INT64_MAX);
-    return run(st, citas_sql[v], p, n, citas_row, &a, NULL);
+    struct citas_range a = {.list = {fn, ud}};
+    if (q->cliente_id) a.v |= CQ_CLIENTE, a.p[a.n++] = db_text(q->cliente_id);
+    a.n += range_params(q, a.p + a.n, &a.v);
+    a.p[a.n++] = db_int(q->limit > 0 ? q->limit : INT64_MAX);
+    return with_names(st, citas_range_try, &a);
 }
 
 /* The listing's filters as parameters, in the order of cond[] from the
@@ -1604,6 +1816,8 @@ static int range_params(const struct cita_range *q, struct db_val *p, unsigned *
     return n;
 }
 
+/* --- a client's listing with her session ------------------------------------------------ */
+
 /* Whether a session sees every appointment (barbero, admin) rather than
  * its own: the rule of booking_list_scope, which the SQL of
  * SESSION_CITAS_SELECT repeats. */
@@ -1617,6 +1831,12 @@ struct session_citas {
     struct principal_row who;
     struct citas_each list;
     bool client;
+    unsigned v; /* the variant */
+    struct db_val p[8];
+    int n;
+    bool *listed;
+    struct names *names; /* SESSION_LEAN_SELECT's rows: completed from these */
+    bool checked, stale;
 };
 
 static br_err session_citas_row(void *ud, const struct db_val *c, int n)
@@ -1640,27 +1860,68 @@ static br_err session_citas_row(void *ud, const struct db_val *c, int n)
     return citas_row(&a->list, row, 18);
 }
 
+/* A row of SESSION_LEAN_SELECT: the session's 8 columns, the catalog's
+ * version, the appointment's 10 (NULL when none). */
+static br_err session_lean_row(void *ud, const struct db_val *c, int n)
+{
+    struct session_citas *a = ud;
+    if (n != 8 + 1 + 10) return err_set(BR_STORE, "unexpected columns in a client's listing");
+    const struct db_val *ci = c + 9;
+    if (ci[0].type != DB_NULL) {
+        br_err rc = names_check(a->names, &c[8], &a->checked, &a->stale);
+        if (rc) return rc;
+    }
+    if (!a->who.found) {
+        br_err rc = principal_row(&a->who, c, 8);
+        if (rc) return rc;
+        a->client = !sees_all(a->who.p);
+    }
+    if (!a->client || ci[0].type == DB_NULL) return BR_OK;
+    struct db_val row[18];
+    memcpy(row, ci, 10 * sizeof *row);
+    row[10] = c[2];
+    row[11] = c[4];
+    row[12] = c[5];
+    names_complete(a->names, row);
+    return citas_row(&a->list, row, 18);
+}
+
+static br_err session_citas_try(struct store *st, struct names *names, void *ud, bool *stale)
+{
+    struct session_citas *a = ud;
+    struct principal *p = a->who.p;
+    memset(p, 0, sizeof *p);
+    a->who.found = a->client = false;
+    a->names = names;
+    a->checked = a->stale = false;
+    br_err rc = names ? run(st, session_lean_sql[a->v], a->p, a->n, session_lean_row, a, NULL)
+                      : run(st, session_citas_sql[a->v], a->p, a->n, session_citas_row, a, NULL);
+    *stale = a->stale;
+    if (a->stale) {
+        principal_clear(p); /* nothing was listed; the next try fills it again */
+        return BR_OK;
+    }
+    if (!a->who.found) {
+        principal_clear(p);
+        return rc ? rc : err_set(BR_NOTFOUND, "no such session");
+    }
+    *a->listed = a->client;
+    return rc;
+}
+
 br_err store_session_citas(struct store *st, const char *token_hash, const char *now,
                            struct principal *p, const struct cita_range *q, store_cita_fn fn,
                            void *ud, bool *listed)
 {
     *listed = false;
     pthread_once(&citas_sql_once, citas_sql_build);
-    memset(p, 0, sizeof *p);
-    struct session_citas a = {.who = {p, false, ""}, .list = {fn, ud}};
-    struct db_val prm[8];
-    unsigned v = CQ_CLIENTE;
-    int n = range_params(q, prm, &v);
-    prm[n++] = db_text(token_hash);
-    prm[n++] = db_text(now);
-    prm[n++] = db_int(q->limit > 0 ? q->limit : INT64_MAX);
-    br_err rc = run(st, session_citas_sql[v], prm, n, session_citas_row, &a, NULL);
-    if (!a.who.found) {
-        principal_clear(p);
-        return rc ? rc : err_set(BR_NOTFOUND, "no such session");
-    }
-    *listed = a.client;
-    return rc;
+    struct session_citas a = {
+        .who = {p, false, ""}, .list = {fn, ud}, .v = CQ_CLIENTE, .listed = listed};
+    a.n = range_params(q, a.p, &a.v);
+    a.p[a.n++] = db_text(token_hash);
+    a.p[a.n++] = db_text(now);
+    a.p[a.n++] = db_int(q->limit > 0 ? q->limit : INT64_MAX);
+    return with_names(st, session_citas_try, &a);
 }
 
 /* --- fotos ------------------------------------------------------------------------ */
@@ -2480,6 +2741,9 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
             pv[k] = db_text("x");
         pv[np - 1] = db_int(10);
         br_err rc = plan_of(st, name, citas_plan[v], pv, np, fn, ud);
+        /* and as read with the names held (CITAS_LEAN_SELECT) */
+        strcat(name, "+names");
+        if (!rc) rc = plan_of(st, name, citas_lean_plan[v], pv, np, fn, ud);
         if (rc) return rc;
     }
     return BR_OK;

@@ -179,11 +179,11 @@ static const struct {
 };
 
 /* A counter of the memos (store.h), one sample per memo: session, catalog,
- * citas, in m's order. */
+ * citas, names, in m's order. */
 static br_err memo_family(struct buf *out, const char *name, const char *help,
-                          const enum metric m[3])
+                          const enum metric m[4])
 {
-    static const char *const memos[] = {"session", "catalog", "citas"};
+    static const char *const memos[] = {"session", "catalog", "citas", "names"};
     br_err rc = family(out, name, "counter", help);
     for (size_t i = 0; i < ARRAY_LEN(memos) && !rc; i++)
         rc = buf_printf(out, "%s{memo=\"%s\"} %lld\n", name, memos[i], (long long)metric_get(m[i]));
@@ -204,13 +204,15 @@ br_err metrics_render(struct buf *out, const struct metrics_scrape *extra)
     if (!rc)
         rc = memo_family(
             out, "barberia_memo_hits_total",
-            "Answers served as remembered (SQLite), by what they are.",
-            (const enum metric[]){M_MEMO_SESSION_HITS, M_MEMO_CATALOG_HITS, M_MEMO_CITAS_HITS});
+            "Answers served as remembered (names: on both databases; the others: SQLite), by what "
+            "they are.",
+            (const enum metric[]){M_MEMO_SESSION_HITS, M_MEMO_CATALOG_HITS, M_MEMO_CITAS_HITS,
+                                  M_MEMO_NAMES_HITS});
     if (!rc)
         rc = memo_family(out, "barberia_memo_misses_total",
-                         "Answers that could have been remembered and were read afresh (SQLite).",
+                         "Answers that could have been remembered and were read afresh.",
                          (const enum metric[]){M_MEMO_SESSION_MISSES, M_MEMO_CATALOG_MISSES,
-                                               M_MEMO_CITAS_MISSES});
+                                               M_MEMO_CITAS_MISSES, M_MEMO_NAMES_MISSES});
     if (!rc && extra && extra->have_outbox) {
         rc = family(out, "barberia_outbox_messages", "gauge",
                     "Confirmation e-mails in the outbox that are not sent, by status.");

@@ -18,9 +18,16 @@
  * memo counters of GET /metrics show it), while her own booking, a cancel,
  * a renamed service or a changed profile, through the server or from
  * another process, show at once.
+ *
+ * On both databases, listings take the barbers' and services' names from
+ * memory while the catalog's version is the one they were read at
+ * (store/names.h): a change of the catalog by SQL (in PostgreSQL's replica
+ * mode too, as db_exec runs it), through another node or through this one
+ * shows at the next listing; a catalog too large to hold is joined.
  */
 #include "harness.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -340,12 +347,135 @@ static void with_memo_off_nothing_is_remembered(void **state)
         assert_int_equal(r.status, 200);
         resp_free(&r);
     }
-    static const char *const memos[] = {"session", "catalog", "citas"};
-    for (size_t i = 0; i < 3; i++) {
+    static const char *const memos[] = {"session", "catalog", "citas", "names"};
+    for (size_t i = 0; i < 4; i++) {
         assert_int_equal(memo_count_of(&P, memos[i], true), 0);
         assert_int_equal(memo_count_of(&P, memos[i], false), 0);
     }
     srv_cleanup(&P);
+}
+
+/* A client's listing under a query of its own each time, so that on
+ * SQLite the listing memo (remembered per query) does not answer it. */
+static char *listing_of(const struct user *u)
+{
+    static int k;
+    char path[64];
+    snprintf(path, sizeof path, "/api/citas?limit=%d", 500 + k++);
+    return body_of(path, u->token);
+}
+
+/* Whether body has each of the texts (NULL-terminated). */
+static void expect_all(const char *body, ...)
+{
+    va_list ap;
+    va_start(ap, body);
+    for (const char *t; (t = va_arg(ap, const char *));)
+        if (!strstr(body, t)) fail_msg("no %s in %s", t, body);
+    va_end(ap);
+}
+
+/* A client's listing takes the barber's and the service's names from the
+ * catalog's names held in memory (store/names.h) while the catalog's
+ * version, read in the listing's own snapshot, is the one they were read
+ * at - on both databases. Whatever changes the catalog (SQL, this node,
+ * another node) shows at the next listing, every column of it. */
+static void a_listing_names_the_catalog_as_it_is_now(void **state)
+{
+    (void)state;
+    struct user u, admin;
+    signup_user(&S, &u, "Nombres Memo");
+    make_user(&S, &admin, "Admin Nombres", "admin");
+    char *b = make_barbero(&S, "Barbero Nombres");
+    char *sv = make_servicio(&S, "Servicio Nombres", 30, 10.0);
+    char *cita = book(&S, &u, b, sv, "2034-01-10T10:00:00.000Z", NULL);
+    free(listing_of(&u)); /* the names of this version, read */
+    long h0 = memo_count("names", true), m0 = memo_count("names", false);
+    char *listed = listing_of(&u);
+    expect_all(listed, cita, "\"Barbero Nombres\"", "\"Servicio Nombres\"", NULL);
+    free(listed);
+    assert_int_equal(memo_count("names", true), h0 + 1);
+    assert_int_equal(memo_count("names", false), m0);
+
+    char q[512];
+    snprintf(q, sizeof q,
+             "UPDATE servicios SET nombre = 'Servicio Nombres SQL', duracion_min = 35, "
+             "precio = 11.75 WHERE id = '%s';",
+             sv);
+    sql(q);
+    listed = listing_of(&u);
+    expect_all(listed, "\"Servicio Nombres SQL\"", "\"duracion_min\":35", "\"precio\":11.75", NULL);
+    free(listed);
+    assert_int_equal(memo_count("names", false), m0 + 1);
+    snprintf(q, sizeof q,
+             "UPDATE barberos SET nombre = 'Barbero Nombres SQL', "
+             "foto_url = 'https://fotos.example.com/b.png' WHERE id = '%s';",
+             b);
+    sql(q);
+    listed = listing_of(&u);
+    expect_all(listed, "\"Barbero Nombres SQL\"", "\"https://fotos.example.com/b.png\"", NULL);
+    free(listed);
+
+    /* through another node on the same database, then through this one */
+    struct srv P;
+    srv_init_peer(&P, &S);
+    srv_start(&P, NULL, NULL);
+    char path[160];
+    snprintf(path, sizeof path, "/api/admin/servicios/%s", sv);
+    struct resp r;
+    http_json(&P, "PATCH", path, admin.token, "{\"nombre\":\"Servicio Nombres Nodo\"}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    listed = listing_of(&u);
+    expect_all(listed, "\"Servicio Nombres Nodo\"", "\"Barbero Nombres SQL\"", NULL);
+    free(listed);
+    srv_cleanup(&P);
+    snprintf(path, sizeof path, "/api/admin/barberos/%s", b);
+    json_patch(path, admin.token, "{\"nombre\":\"Barbero Nombres API\"}");
+    listed = listing_of(&u);
+    expect_all(listed, "\"Barbero Nombres API\"", "\"Servicio Nombres Nodo\"", NULL);
+    free(listed);
+
+    /* held again from here on */
+    long h1 = memo_count("names", true);
+    free(listing_of(&u));
+    assert_int_equal(memo_count("names", true), h1 + 1);
+    free(cita);
+    free(b);
+    free(sv);
+}
+
+/* A catalog larger than the names held at most (NAMES_MAX, 8192): the
+ * listing joins the names in the database instead, as exact. */
+static void a_catalog_too_large_to_hold_is_joined(void **state)
+{
+    (void)state;
+    struct user u;
+    signup_user(&S, &u, "Catálogo Grande");
+    char *sv = make_servicio(&S, "Servicio Grande", 30, 10.0);
+    char *cita = book(&S, &u, barbero, sv, "2034-02-10T10:00:00.000Z", NULL);
+    free(listing_of(&u));
+    sql(test_pg() ? "INSERT INTO servicios (id, nombre, duracion_min, precio) "
+                    "SELECT ('00000000-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid, "
+                    "'Relleno ' || i, 30, 1.0 FROM generate_series(1, 8200) AS g(i);"
+                  : "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < "
+                    "8200) INSERT INTO servicios (id, nombre, duracion_min, precio) "
+                    "SELECT printf('00000000-0000-4000-8000-%012d', i), 'Relleno ' || i, 30, 1.0 "
+                    "FROM g;");
+    long h0 = memo_count("names", true);
+    for (int i = 0; i < 3; i++) {
+        char q[256], nombre[64];
+        snprintf(nombre, sizeof nombre, "Servicio Grande %d", i);
+        snprintf(q, sizeof q, "UPDATE servicios SET nombre = '%s' WHERE id = '%s';", nombre, sv);
+        sql(q);
+        char *listed = listing_of(&u);
+        expect_all(listed, cita, nombre, "\"barbero\":{\"nombre\":\"Barbero Memo", NULL);
+        free(listed);
+    }
+    assert_int_equal(memo_count("names", true), h0);
+    sql("DELETE FROM servicios WHERE nombre LIKE 'Relleno %';");
+    free(cita);
+    free(sv);
 }
 
 /* A pooled connection keeps its read snapshot between requests; once a
@@ -385,6 +515,8 @@ int main(void)
         cmocka_unit_test(a_session_is_remembered_across_bookings_and_ends_at_once),
         cmocka_unit_test(a_clients_listing_is_remembered_until_something_it_shows_changes),
         cmocka_unit_test(with_memo_off_nothing_is_remembered),
+        cmocka_unit_test(a_listing_names_the_catalog_as_it_is_now),
+        cmocka_unit_test(a_catalog_too_large_to_hold_is_joined),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -94,16 +94,28 @@ static const struct expect expected[] = {
      false},
 };
 
-static int seen;
+static int seen, leans;
 
 static br_err check_plan(void *ud, const char *name, const char *plan)
 {
     (void)ud;
+    /* a listing read with the names held ("+names": the catalog's
+     * version in place of two joins) must read its rows as the joined one */
+    const char *lean = strstr(name, "+names");
+    size_t nlen = lean && !lean[6] ? (size_t)(lean - name) : strlen(name);
     const struct expect *e = NULL;
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
-        if (!strcmp(expected[i].name, name)) e = &expected[i];
+        if (strlen(expected[i].name) == nlen && !strncmp(expected[i].name, name, nlen))
+            e = &expected[i];
     if (!e) fail_msg("a plan nobody expects: %s", name);
     seen++;
+    if (lean) {
+        leans++;
+        if (!strstr(plan, "catalogo_version USING INTEGER PRIMARY KEY"))
+            fail_msg("%s: expected the catalog's version read by key:\n%s", name, plan);
+        if (strstr(plan, "barberos") || strstr(plan, "servicios"))
+            fail_msg("%s joins what the names give:\n%s", name, plan);
+    }
     if (strstr(plan, "TEMP B-TREE")) fail_msg("%s sorts its rows:\n%s", name, plan);
     if (!strstr(plan, e->must))
         fail_msg("%s: expected \"%s\" in its plan:\n%s", name, e->must, plan);
@@ -131,9 +143,10 @@ static void every_hot_statement_uses_its_index_and_never_sorts(void **state)
     struct store *st;
     assert_int_equal(store_open(&cfg, 1, &st), BR_OK);
     assert_int_equal(store_migrate(st), BR_OK);
-    seen = 0;
+    seen = leans = 0;
     assert_int_equal(store_query_plans(st, check_plan, NULL), BR_OK);
-    assert_int_equal(seen, (int)(sizeof expected / sizeof expected[0]));
+    assert_int_equal(leans, 16); /* every variant of the listing, both ways */
+    assert_int_equal(seen, (int)(sizeof expected / sizeof expected[0]) + leans);
     store_close(st);
     nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
