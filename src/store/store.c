@@ -2742,8 +2742,9 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
         pv[np - 1] = db_int(10);
         br_err rc = plan_of(st, name, citas_plan[v], pv, np, fn, ud);
         /* and as read with the names held (CITAS_LEAN_SELECT) */
-        strcat(name, "+names");
-        if (!rc) rc = plan_of(st, name, citas_lean_plan[v], pv, np, fn, ud);
+        char lean[80];
+        snprintf(lean, sizeof lean, "%s+names", name);
+        if (!rc) rc = plan_of(st, lean, citas_lean_plan[v], pv, np, fn, ud);
         if (rc) return rc;
     }
     return BR_OK;
