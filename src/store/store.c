@@ -1653,33 +1653,28 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
     "LEFT JOIN servicios s ON s.id = c.servicio_id "
 /* The same with the catalog's version (names.h) in place of the barber's
  * and the service's columns, which come from the names of that version. */
+#define CATALOG_VERSION "(SELECT version FROM catalogo_version WHERE id = 1)"
 #define CITAS_LEAN_SELECT                                                                          \
-    "SELECT " CITA_COLS ", p.id, p.nombre, p.telefono, "                                           \
-    "(SELECT version FROM catalogo_version WHERE id = 1) FROM citas c "                            \
+    "SELECT " CITA_COLS ", p.id, p.nombre, p.telefono, " CATALOG_VERSION " FROM citas c "          \
     "LEFT JOIN perfiles p ON p.id = c.cliente_id "
 #define CITAS_ORDER " ORDER BY c.fecha_inicio, c.id LIMIT ?"
-#define SESSION_CITAS_SELECT                                                                       \
-    "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at, "                      \
-    "ss.expires_at, " CITA_COLS ", b.nombre, b.foto_url, s.nombre, s.duracion_min, "               \
-    "s.precio FROM auth_sessions ss JOIN auth_users u ON u.id = ss.user_id "                       \
-    "LEFT JOIN perfiles p ON p.id = u.id "                                                         \
-    "LEFT JOIN citas c ON c.cliente_id = u.id "                                                    \
-    "AND (p.rol IS NULL OR p.rol NOT IN ('admin', 'barbero'))"
-#define SESSION_CITAS_JOINS                                                                        \
-    " LEFT JOIN barberos b ON b.id = c.barbero_id "                                                \
-    "LEFT JOIN servicios s ON s.id = c.servicio_id "                                               \
-    "WHERE ss.token_hash = ? AND ss.expires_at > ?"
-
-/* The same with the catalog's version (names.h) in place of the barber's
- * and the service's columns, which come from the names of that version. */
-#define SESSION_LEAN_SELECT                                                                        \
-    "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at, "                      \
-    "ss.expires_at, (SELECT version FROM catalogo_version WHERE id = 1), " CITA_COLS               \
+#define SESSION_COLS                                                                               \
+    "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at, ss.expires_at, "
+#define SESSION_FROM                                                                               \
     " FROM auth_sessions ss JOIN auth_users u ON u.id = ss.user_id "                               \
     "LEFT JOIN perfiles p ON p.id = u.id "                                                         \
     "LEFT JOIN citas c ON c.cliente_id = u.id "                                                    \
     "AND (p.rol IS NULL OR p.rol NOT IN ('admin', 'barbero'))"
-#define SESSION_LEAN_WHERE " WHERE ss.token_hash = ? AND ss.expires_at > ?"
+#define SESSION_WHERE " WHERE ss.token_hash = ? AND ss.expires_at > ?"
+#define SESSION_CITAS_SELECT                                                                       \
+    SESSION_COLS CITA_COLS ", b.nombre, b.foto_url, s.nombre, s.duracion_min, "                    \
+                           "s.precio" SESSION_FROM
+#define SESSION_CITAS_JOINS                                                                        \
+    " LEFT JOIN barberos b ON b.id = c.barbero_id "                                                \
+    "LEFT JOIN servicios s ON s.id = c.servicio_id" SESSION_WHERE
+/* The same with the catalog's version (names.h) in place of the barber's
+ * and the service's columns, which come from the names of that version. */
+#define SESSION_LEAN_SELECT SESSION_COLS CATALOG_VERSION ", " CITA_COLS SESSION_FROM
 
 /* The listing's statements: one per combination of the optional filters
  * (client, estado, lower bound, upper bound), so that each keeps its index
@@ -1724,28 +1719,22 @@ static void citas_sql_build(void)
                      "EXPLAIN QUERY PLAN %s", buf_cstr(&b));
             buf_free(&b);
         }
-        struct buf b;
-        br_err rc;
-
         /* the session's row joined with the client's appointments (when the
          * session is a client's: the rule of booking_list_scope) */
-        buf_init(&b, sizeof session_citas_sql[v] - 1);
-        rc = buf_puts(&b, SESSION_CITAS_SELECT);
-        for (unsigned k = 1; k < ARRAY_LEN(cond); k++)
-            if (v & (1u << k) && !rc) rc = buf_printf(&b, " AND %s", cond[k]);
-        if (!rc) rc = buf_puts(&b, SESSION_CITAS_JOINS CITAS_ORDER);
-        if (rc) abort();
-        snprintf(session_citas_sql[v], sizeof session_citas_sql[v], "%s", buf_cstr(&b));
-        buf_free(&b);
-
-        buf_init(&b, sizeof session_lean_sql[v] - 1);
-        rc = buf_puts(&b, SESSION_LEAN_SELECT);
-        for (unsigned k = 1; k < ARRAY_LEN(cond); k++)
-            if (v & (1u << k) && !rc) rc = buf_printf(&b, " AND %s", cond[k]);
-        if (!rc) rc = buf_puts(&b, SESSION_LEAN_WHERE CITAS_ORDER);
-        if (rc) abort();
-        snprintf(session_lean_sql[v], sizeof session_lean_sql[v], "%s", buf_cstr(&b));
-        buf_free(&b);
+        for (int lean = 0; lean < 2; lean++) {
+            char *out = lean ? session_lean_sql[v] : session_citas_sql[v];
+            struct buf b;
+            buf_init(&b, sizeof session_citas_sql[v] - 1);
+            br_err rc = buf_puts(&b, lean ? SESSION_LEAN_SELECT : SESSION_CITAS_SELECT);
+            for (unsigned k = 1; k < ARRAY_LEN(cond); k++)
+                if (v & (1u << k) && !rc) rc = buf_printf(&b, " AND %s", cond[k]);
+            if (!rc)
+                rc = buf_puts(&b,
+                              lean ? SESSION_WHERE CITAS_ORDER : SESSION_CITAS_JOINS CITAS_ORDER);
+            if (rc) abort();
+            snprintf(out, sizeof session_citas_sql[v], "%s", buf_cstr(&b));
+            buf_free(&b);
+        }
     }
 }
 
@@ -1820,7 +1809,7 @@ static int range_params(const struct cita_range *q, struct db_val *p, unsigned *
 
 /* Whether a session sees every appointment (barbero, admin) rather than
  * its own: the rule of booking_list_scope, which the SQL of
- * SESSION_CITAS_SELECT repeats. */
+ * SESSION_FROM repeats. */
 static bool sees_all(const struct principal *p)
 {
     return p->has_perfil && p->perfil.rol &&
