@@ -1558,6 +1558,9 @@ static struct names *names_fresh(struct store *st)
     st->names_loading = false;
     if (rc) {
         st->names_retry = clock_mono_ms() + NAMES_RETRY_MS;
+        log_warn("store: the catalog's names could not be read (%s); listings join them for "
+                 "%d s",
+                 err_msg(), NAMES_RETRY_MS / 1000);
     } else {
         names_unref(st->names);
         st->names = names_ref(r.n);
