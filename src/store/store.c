@@ -1831,35 +1831,17 @@ struct session_citas {
     bool checked, stale;
 };
 
+/* A row of SESSION_CITAS_SELECT (joined: the session's 8 columns, the
+ * appointment's 10, the barber's and the service's 5) or, with the names
+ * held, of SESSION_LEAN_SELECT (the session's 8, the catalog's version, the
+ * appointment's 10); the appointment's columns are NULL when there is none. */
 static br_err session_citas_row(void *ud, const struct db_val *c, int n)
 {
     struct session_citas *a = ud;
-    if (!a->who.found) {
-        br_err rc = principal_row(&a->who, c, 8);
-        if (rc) return rc;
-        a->client = !sees_all(a->who.p);
-    }
-    if (!a->client || c[8].type == DB_NULL) return BR_OK; /* no appointment on this row */
-    /* a client's own: the appointment's perfil is the session's (columns
-     * 2, 4, 5), read once instead of joined again */
-    if (n != 8 + 15) return err_set(BR_STORE, "unexpected columns in a client's listing");
-    struct db_val row[18];
-    memcpy(row, c + 8, 10 * sizeof *row);
-    row[10] = c[2];
-    row[11] = c[4];
-    row[12] = c[5];
-    memcpy(row + 13, c + 18, 5 * sizeof *row);
-    return citas_row(&a->list, row, 18);
-}
-
-/* A row of SESSION_LEAN_SELECT: the session's 8 columns, the catalog's
- * version, the appointment's 10 (NULL when none). */
-static br_err session_lean_row(void *ud, const struct db_val *c, int n)
-{
-    struct session_citas *a = ud;
-    if (n != 8 + 1 + 10) return err_set(BR_STORE, "unexpected columns in a client's listing");
-    const struct db_val *ci = c + 9;
-    if (ci[0].type != DB_NULL) {
+    if (n != (a->names ? 8 + 1 + 10 : 8 + 10 + 5))
+        return err_set(BR_STORE, "unexpected columns in a client's listing");
+    const struct db_val *ci = c + (a->names ? 9 : 8);
+    if (a->names && ci[0].type != DB_NULL) {
         br_err rc = names_check(a->names, &c[8], &a->checked, &a->stale);
         if (rc) return rc;
     }
@@ -1868,13 +1850,18 @@ static br_err session_lean_row(void *ud, const struct db_val *c, int n)
         if (rc) return rc;
         a->client = !sees_all(a->who.p);
     }
-    if (!a->client || ci[0].type == DB_NULL) return BR_OK;
+    if (!a->client || ci[0].type == DB_NULL) return BR_OK; /* no appointment on this row */
+    /* a client's own: the appointment's perfil is the session's (columns
+     * 2, 4, 5), read once instead of joined again */
     struct db_val row[18];
     memcpy(row, ci, 10 * sizeof *row);
     row[10] = c[2];
     row[11] = c[4];
     row[12] = c[5];
-    names_complete(a->names, row);
+    if (a->names)
+        names_complete(a->names, row);
+    else
+        memcpy(row + 13, ci + 10, 5 * sizeof *row);
     return citas_row(&a->list, row, 18);
 }
 
@@ -1886,8 +1873,8 @@ static br_err session_citas_try(struct store *st, struct names *names, void *ud,
     a->who.found = a->client = false;
     a->names = names;
     a->checked = a->stale = false;
-    br_err rc = names ? run(st, session_lean_sql[a->v], a->p, a->n, session_lean_row, a, NULL)
-                      : run(st, session_citas_sql[a->v], a->p, a->n, session_citas_row, a, NULL);
+    br_err rc = run(st, names ? session_lean_sql[a->v] : session_citas_sql[a->v], a->p, a->n,
+                    session_citas_row, a, NULL);
     *stale = a->stale;
     if (a->stale) {
         principal_clear(p); /* nothing was listed; the next try fills it again */

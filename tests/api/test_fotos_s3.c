@@ -61,6 +61,23 @@ static char *new_cita(const struct fixture *f, const struct user *u)
     return book(&f->s, u, f->barbero, f->servicio, when, NULL);
 }
 
+/* A server of its own on the store at url, with one more setting (or
+ * NULL), its barber and service "Barbero <what>" and "Corte <what>", and a
+ * client u named client with one appointment: its id (caller frees). */
+static char *own_server(struct fixture *f, const char *url, const char *setting, const char *what,
+                        struct user *u, const char *client)
+{
+    const char *env[8];
+    store_env(env, url, setting, NULL);
+    char barbero[64], corte[64];
+    snprintf(barbero, sizeof barbero, "Barbero %s", what);
+    snprintf(corte, sizeof corte, "Corte %s", what);
+    memset(f, 0, sizeof *f);
+    fixture_start(f, env, barbero, corte, 30, 15.0);
+    signup_user(&f->s, u, client);
+    return new_cita(f, u);
+}
+
 static const char *pixels(size_t *len, unsigned seed)
 {
     static char p[4096];
@@ -242,14 +259,9 @@ static void with_a_store_public_url_the_photo_url_points_at_the_store(void **sta
     need_store();
     char pub[320];
     snprintf(pub, sizeof pub, "BARBERIA_STORAGE_PUBLIC_URL=%s/fotos-citas/", S3_URL);
-    const char *env[8];
-    store_env(env, S3_URL, pub, NULL);
     struct fixture P;
-    memset(&P, 0, sizeof P);
-    fixture_start(&P, env, "Barbero Público", "Corte Público", 30, 15.0);
     struct user u;
-    signup_user(&P.s, &u, "Pía");
-    char *cita = new_cita(&P, &u);
+    char *cita = own_server(&P, S3_URL, pub, "Público", &u, "Pía");
     size_t len;
     const char *img = pixels(&len, 4);
     json_t *f = upload_ok(&P, &u, cita, "antes", img, len);
@@ -328,14 +340,9 @@ static void upload_or_delete_while_the_store_is_down_leaves_no_record(void **sta
     if (st != 0 || !url) fail_msg("s3-server start: %d %s", st, err ? err : "");
     private_running = true;
     url[strcspn(url, "\n")] = '\0';
-    const char *env[8];
-    store_env(env, url, "BARBERIA_STORAGE_TIMEOUT_MS=2000", NULL);
     struct fixture D;
-    memset(&D, 0, sizeof D);
-    fixture_start(&D, env, "Barbero Caído", "Corte Caído", 30, 15.0);
     struct user u;
-    signup_user(&D.s, &u, "Dora");
-    char *cita = new_cita(&D, &u);
+    char *cita = own_server(&D, url, "BARBERIA_STORAGE_TIMEOUT_MS=2000", "Caído", &u, "Dora");
     size_t len;
     const char *img = pixels(&len, 5);
     json_decref(upload_ok(&D, &u, cita, "antes", img, len));
@@ -417,14 +424,9 @@ static void an_https_store_is_trusted_through_the_ca_file(void **state)
     /* with the authority's certificate: uploads land, the URL serves them */
     char eca[128];
     snprintf(eca, sizeof eca, "BARBERIA_STORAGE_CA_FILE=%s", cert);
-    const char *env[8];
-    store_env(env, url, eca, NULL);
     struct fixture T;
-    memset(&T, 0, sizeof T);
-    fixture_start(&T, env, "Barbero TLS", "Corte TLS", 30, 15.0);
     struct user u;
-    signup_user(&T.s, &u, "Tania");
-    char *cita = new_cita(&T, &u);
+    char *cita = own_server(&T, url, eca, "TLS", &u, "Tania");
     json_t *f = upload_ok(&T, &u, cita, "antes", img, len);
     struct resp r;
     get_url(jstr(f, "url"), &r);
@@ -436,11 +438,7 @@ static void an_https_store_is_trusted_through_the_ca_file(void **state)
 
     /* without it the store's certificate is not trusted: the upload is the
      * specification's 500 and leaves nothing behind */
-    store_env(env, url, NULL, NULL);
-    memset(&T, 0, sizeof T);
-    fixture_start(&T, env, "Barbero TLS", "Corte TLS", 30, 15.0);
-    signup_user(&T.s, &u, "Tomás");
-    cita = new_cita(&T, &u);
+    cita = own_server(&T, url, NULL, "TLS", &u, "Tomás");
     upload(&T, &u, cita, "antes", img, len, &r);
     assert_int_equal(r.status, 500);
     const char *msg = jstr(r.json, "error");
