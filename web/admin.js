@@ -20,30 +20,71 @@ function check(label, checked) {
 function form(fields, label, send, done) {
   const err = alertBox();
   const b = h('button', { type: 'submit', class: 'primary' }, label);
-  return h('form', { class: 'form', onsubmit: async (e) => {
-    e.preventDefault();
-    b.disabled = true;
-    err.hidden = true;
-    try { await send(); announce(done); await render(); } catch (ex) { showError(err, ex); b.disabled = false; }
-  } }, ...fields, err, h('p', { class: 'actions' }, b));
+  return h(
+    'form',
+    {
+      class: 'form',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        b.disabled = true;
+        err.hidden = true;
+        try {
+          await send();
+          announce(done);
+          await render();
+        } catch (ex) {
+          showError(err, ex);
+          b.disabled = false;
+        }
+      },
+    },
+    ...fields,
+    err,
+    h('p', { class: 'actions' }, b),
+  );
 }
 
-const tabs = { usuarios: ['Usuarios', usuarios], barberos: ['Barberos', barberos], servicios: ['Servicios', servicios], horarios: ['Horarios', horarios], cierres: ['Cierres y días libres', cierres] };
+const tabs = {
+  usuarios: ['Usuarios', usuarios],
+  barberos: ['Barberos', barberos],
+  servicios: ['Servicios', servicios],
+  horarios: ['Horarios', horarios],
+  cierres: ['Cierres y días libres', cierres],
+};
 let tab = 'usuarios';
 let box = null;
 
 export async function admin() {
   const me = await session();
   if (!me || rol(me) !== 'admin') {
-    page('Administración', h('p', {}, 'Solo para administración. ', h('a', { href: '/entrar?volver=/admin' }, 'Entrar')));
+    page(
+      'Administración',
+      h('p', {}, 'Solo para administración. ', h('a', { href: '/entrar?volver=/admin' }, 'Entrar')),
+    );
     return;
   }
   const h1 = page('Administración');
   const bar = h('div', { class: 'toolbar', role: 'group', 'aria-label': 'Secciones' });
   box = h('div');
   h1.after(bar, box);
-  const drawTabs = () => bar.replaceChildren(...Object.entries(tabs).map(([k, [label]]) =>
-    h('button', { type: 'button', 'aria-pressed': String(k === tab), onclick: async () => { tab = k; drawTabs(); focus(await render()); } }, label)));
+  const drawTabs = () =>
+    bar.replaceChildren(
+      ...Object.entries(tabs).map(([k, [label]]) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            'aria-pressed': String(k === tab),
+            onclick: async () => {
+              tab = k;
+              drawTabs();
+              focus(await render());
+            },
+          },
+          label,
+        ),
+      ),
+    );
   drawTabs();
   await render();
 }
@@ -52,7 +93,9 @@ async function render() {
   const [label, fn] = tabs[tab];
   const t = h('h2', { tabindex: '-1' }, label);
   box.replaceChildren(t, h('p', { class: 'hint' }, 'Cargando…'));
-  try { await fn(t); } catch (ex) {
+  try {
+    await fn(t);
+  } catch (ex) {
     const err = alertBox();
     showError(err, ex);
     box.replaceChildren(t, err);
@@ -62,11 +105,16 @@ async function render() {
 
 async function usuarios(t) {
   const { usuarios: list } = await get('/api/admin/usuarios');
-  const [sl, search] = inp('Buscar por nombre, correo o teléfono', { type: 'search', autocomplete: 'off' });
+  const [sl, search] = inp('Buscar por nombre, correo o teléfono', {
+    type: 'search',
+    autocomplete: 'off',
+  });
   const ul = h('ul', { class: 'cards' });
   const draw = () => {
     const q = search.value.trim().toLowerCase();
-    const shown = list.filter((u) => !q || [u.nombre, u.email, u.telefono].some((v) => v && v.toLowerCase().includes(q)));
+    const shown = list.filter(
+      (u) => !q || [u.nombre, u.email, u.telefono].some((v) => v && v.toLowerCase().includes(q)),
+    );
     ul.replaceChildren(...shown.slice(0, 50).map(userCard));
   };
   search.addEventListener('input', draw);
@@ -79,88 +127,333 @@ function userCard(u) {
   const [ln, nombre] = inp('Nombre', { value: u.nombre || '', autocomplete: 'off' });
   const [lt, tel] = inp('Teléfono', { type: 'tel', value: u.telefono || '', autocomplete: 'off' });
   const [lr, sel] = inp('Rol', { tag: 'select' });
-  for (const r of ['cliente', 'barbero', 'admin']) sel.append(h('option', { value: r, selected: u.rol === r }, r));
-  const [lp, pw] = inp('Nueva contraseña (vacío: no cambia)', { type: 'password', autocomplete: 'new-password', minlength: '6' });
+  for (const r of ['cliente', 'barbero', 'admin'])
+    sel.append(h('option', { value: r, selected: u.rol === r }, r));
+  const [lp, pw] = inp('Nueva contraseña (vacío: no cambia)', {
+    type: 'password',
+    autocomplete: 'new-password',
+    minlength: '6',
+  });
   const edit = () => {
-    more.replaceChildren(form([ln, nombre, lt, tel, lr, sel, lp, pw], 'Guardar cambios', () => api('PATCH', '/api/admin/usuarios', {
-      userId: u.id, nombre: nombre.value.trim() || undefined, telefono: tel.value.trim(), rol: sel.value, password: pw.value || undefined,
-    }), 'Usuario actualizado'));
+    more.replaceChildren(
+      form(
+        [ln, nombre, lt, tel, lr, sel, lp, pw],
+        'Guardar cambios',
+        () =>
+          api('PATCH', '/api/admin/usuarios', {
+            userId: u.id,
+            nombre: nombre.value.trim() || undefined,
+            telefono: tel.value.trim(),
+            rol: sel.value,
+            password: pw.value || undefined,
+          }),
+        'Usuario actualizado',
+      ),
+    );
     focus(nombre);
   };
-  return h('li', { class: 'card' }, h('h3', {}, u.nombre || '(sin nombre)'),
+  return h(
+    'li',
+    { class: 'card' },
+    h('h3', {}, u.nombre || '(sin nombre)'),
     h('p', {}, [u.email, u.telefono, u.rol, `${u.total_citas} citas`].filter(Boolean).join(' · ')),
-    h('p', { class: 'actions' }, h('button', { type: 'button', 'aria-label': `Editar a ${u.nombre || u.email}`, onclick: edit }, 'Editar')), more);
+    h(
+      'p',
+      { class: 'actions' },
+      h(
+        'button',
+        { type: 'button', 'aria-label': `Editar a ${u.nombre || u.email}`, onclick: edit },
+        'Editar',
+      ),
+    ),
+    more,
+  );
 }
 
 async function barberos(t) {
   const { barberos: list } = await get('/api/admin/barberos');
   const [ln, nombre] = inp('Nombre', { required: true, autocomplete: 'off' });
   const [lf, foto] = inp('Foto (URL, opcional)', { type: 'url', autocomplete: 'off' });
-  box.replaceChildren(t, h('ul', { class: 'cards' }, list.map((b) => {
-    const [l1, n1] = inp('Nombre', { value: b.nombre, required: true, autocomplete: 'off' });
-    const [l2, f1] = inp('Foto (URL)', { type: 'url', value: b.foto_url || '', autocomplete: 'off' });
-    const [l3, a1] = check('Activo (se puede reservar)', b.activo);
-    return h('li', { class: 'card' + (b.activo ? '' : ' cancelled') }, h('h3', {}, b.nombre + (b.activo ? '' : ' (inactivo)')),
-      form([l1, n1, l2, f1, l3], 'Guardar', () => api('PATCH', `/api/admin/barberos/${encodeURIComponent(b.id)}`, { nombre: n1.value.trim(), foto_url: f1.value.trim() || null, activo: a1.checked }), 'Barbero guardado'));
-  })), h('h3', {}, 'Nuevo barbero'),
-  form([ln, nombre, lf, foto], 'Añadir barbero', () => post('/api/admin/barberos', { nombre: nombre.value.trim(), foto_url: foto.value.trim() || undefined }), 'Barbero añadido'));
+  box.replaceChildren(
+    t,
+    h(
+      'ul',
+      { class: 'cards' },
+      list.map((b) => {
+        const [l1, n1] = inp('Nombre', { value: b.nombre, required: true, autocomplete: 'off' });
+        const [l2, f1] = inp('Foto (URL)', {
+          type: 'url',
+          value: b.foto_url || '',
+          autocomplete: 'off',
+        });
+        const [l3, a1] = check('Activo (se puede reservar)', b.activo);
+        return h(
+          'li',
+          { class: 'card' + (b.activo ? '' : ' cancelled') },
+          h('h3', {}, b.nombre + (b.activo ? '' : ' (inactivo)')),
+          form(
+            [l1, n1, l2, f1, l3],
+            'Guardar',
+            () =>
+              api('PATCH', `/api/admin/barberos/${encodeURIComponent(b.id)}`, {
+                nombre: n1.value.trim(),
+                foto_url: f1.value.trim() || null,
+                activo: a1.checked,
+              }),
+            'Barbero guardado',
+          ),
+        );
+      }),
+    ),
+    h('h3', {}, 'Nuevo barbero'),
+    form(
+      [ln, nombre, lf, foto],
+      'Añadir barbero',
+      () =>
+        post('/api/admin/barberos', {
+          nombre: nombre.value.trim(),
+          foto_url: foto.value.trim() || undefined,
+        }),
+      'Barbero añadido',
+    ),
+  );
 }
 
 async function servicios(t) {
   const { servicios: list } = await get('/api/admin/servicios');
   const fields = (s) => {
-    const [l1, n] = inp('Nombre', { value: s ? s.nombre : '', required: true, autocomplete: 'off' });
-    const [l2, d] = inp('Duración (minutos)', { type: 'number', min: '5', step: '5', value: s ? String(s.duracion_min) : '30', required: true });
-    const [l3, p] = inp('Precio (€)', { type: 'number', min: '0', step: '0.01', value: s ? String(s.precio) : '', required: true, inputmode: 'decimal' });
+    const [l1, n] = inp('Nombre', {
+      value: s ? s.nombre : '',
+      required: true,
+      autocomplete: 'off',
+    });
+    const [l2, d] = inp('Duración (minutos)', {
+      type: 'number',
+      min: '5',
+      step: '5',
+      value: s ? String(s.duracion_min) : '30',
+      required: true,
+    });
+    const [l3, p] = inp('Precio (€)', {
+      type: 'number',
+      min: '0',
+      step: '0.01',
+      value: s ? String(s.precio) : '',
+      required: true,
+      inputmode: 'decimal',
+    });
     const a = s ? check('Activo (se puede reservar)', s.activo) : [null, null];
-    return { els: [l1, n, l2, d, l3, p, a[0]], body: () => Object.assign({ nombre: n.value.trim(), duracion_min: parseInt(d.value, 10), precio: parseFloat(p.value) }, a[1] ? { activo: a[1].checked } : {}) };
+    return {
+      els: [l1, n, l2, d, l3, p, a[0]],
+      body: () =>
+        Object.assign(
+          {
+            nombre: n.value.trim(),
+            duracion_min: parseInt(d.value, 10),
+            precio: parseFloat(p.value),
+          },
+          a[1] ? { activo: a[1].checked } : {},
+        ),
+    };
   };
   const nuevo = fields(null);
-  box.replaceChildren(t, h('ul', { class: 'cards' }, list.map((s) => {
-    const f = fields(s);
-    return h('li', { class: 'card' + (s.activo ? '' : ' cancelled') }, h('h3', {}, `${s.nombre} · ${euros(s.precio)}${s.activo ? '' : ' (inactivo)'}`),
-      form(f.els, 'Guardar', () => api('PATCH', `/api/admin/servicios/${encodeURIComponent(s.id)}`, f.body()), 'Servicio guardado'));
-  })), h('h3', {}, 'Nuevo servicio'), form(nuevo.els, 'Añadir servicio', () => post('/api/admin/servicios', nuevo.body()), 'Servicio añadido'));
+  box.replaceChildren(
+    t,
+    h(
+      'ul',
+      { class: 'cards' },
+      list.map((s) => {
+        const f = fields(s);
+        return h(
+          'li',
+          { class: 'card' + (s.activo ? '' : ' cancelled') },
+          h('h3', {}, `${s.nombre} · ${euros(s.precio)}${s.activo ? '' : ' (inactivo)'}`),
+          form(
+            f.els,
+            'Guardar',
+            () => api('PATCH', `/api/admin/servicios/${encodeURIComponent(s.id)}`, f.body()),
+            'Servicio guardado',
+          ),
+        );
+      }),
+    ),
+    h('h3', {}, 'Nuevo servicio'),
+    form(
+      nuevo.els,
+      'Añadir servicio',
+      () => post('/api/admin/servicios', nuevo.body()),
+      'Servicio añadido',
+    ),
+  );
 }
 
 let horarioDe = null;
 async function horarios(t) {
   const { barberos: list } = await get('/api/admin/barberos');
-  if (!list.length) { box.replaceChildren(t, h('p', {}, 'Añade antes un barbero.')); return; }
+  if (!list.length) {
+    box.replaceChildren(t, h('p', {}, 'Añade antes un barbero.'));
+    return;
+  }
   if (!list.some((b) => b.id === horarioDe)) horarioDe = list[0].id;
   const [ls, sel] = inp('Barbero', { tag: 'select' });
-  for (const b of list) sel.append(h('option', { value: b.id, selected: b.id === horarioDe }, b.nombre));
-  sel.addEventListener('change', () => { horarioDe = sel.value; render(); });
+  for (const b of list)
+    sel.append(h('option', { value: b.id, selected: b.id === horarioDe }, b.nombre));
+  sel.addEventListener('change', () => {
+    horarioDe = sel.value;
+    render();
+  });
   const { horario } = await get(`/api/barberos/${encodeURIComponent(horarioDe)}/horario`);
-  const rows = DIAS.map((d, i) => ({ dia: i + 1, list: horario.filter((x) => x.dia === i + 1).map((x) => ({ inicio: x.inicio, fin: x.fin })) }));
+  const rows = DIAS.map((d, i) => ({
+    dia: i + 1,
+    list: horario.filter((x) => x.dia === i + 1).map((x) => ({ inicio: x.inicio, fin: x.fin })),
+  }));
   const days = h('div');
-  const draw = () => days.replaceChildren(...rows.map((r) => h('fieldset', { class: 'day-hours' }, h('legend', {}, DIAS[r.dia - 1]),
-    r.list.length ? null : h('p', { class: 'hint' }, 'Cerrado'),
-    ...r.list.map((x, k) => {
-      const [l1, i1] = inp(`Desde (${DIAS[r.dia - 1]}, tramo ${k + 1})`, { type: 'time', value: x.inicio, required: true, onchange: () => { x.inicio = i1.value; } });
-      const [l2, i2] = inp(`Hasta (${DIAS[r.dia - 1]}, tramo ${k + 1})`, { type: 'time', value: x.fin, required: true, onchange: () => { x.fin = i2.value; } });
-      return h('div', { class: 'interval' }, l1, i1, l2, i2, h('button', { type: 'button', class: 'link', onclick: () => { r.list.splice(k, 1); draw(); } }, 'Quitar tramo'));
-    }),
-    h('button', { type: 'button', class: 'link', onclick: () => { r.list.push({ inicio: '09:00', fin: '14:00' }); draw(); } }, `Añadir tramo el ${DIAS[r.dia - 1]}`))));
+  const draw = () =>
+    days.replaceChildren(
+      ...rows.map((r) =>
+        h(
+          'fieldset',
+          { class: 'day-hours' },
+          h('legend', {}, DIAS[r.dia - 1]),
+          r.list.length ? null : h('p', { class: 'hint' }, 'Cerrado'),
+          ...r.list.map((x, k) => {
+            const [l1, i1] = inp(`Desde (${DIAS[r.dia - 1]}, tramo ${k + 1})`, {
+              type: 'time',
+              value: x.inicio,
+              required: true,
+              onchange: () => {
+                x.inicio = i1.value;
+              },
+            });
+            const [l2, i2] = inp(`Hasta (${DIAS[r.dia - 1]}, tramo ${k + 1})`, {
+              type: 'time',
+              value: x.fin,
+              required: true,
+              onchange: () => {
+                x.fin = i2.value;
+              },
+            });
+            return h(
+              'div',
+              { class: 'interval' },
+              l1,
+              i1,
+              l2,
+              i2,
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'link',
+                  onclick: () => {
+                    r.list.splice(k, 1);
+                    draw();
+                  },
+                },
+                'Quitar tramo',
+              ),
+            );
+          }),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'link',
+              onclick: () => {
+                r.list.push({ inicio: '09:00', fin: '14:00' });
+                draw();
+              },
+            },
+            `Añadir tramo el ${DIAS[r.dia - 1]}`,
+          ),
+        ),
+      ),
+    );
   draw();
-  box.replaceChildren(t, ls, sel, form([days], 'Guardar horario', () => api('PUT', `/api/admin/barberos/${encodeURIComponent(horarioDe)}/horario`,
-    { horario: rows.flatMap((r) => r.list.map((x) => ({ dia: r.dia, inicio: x.inicio, fin: x.fin }))) }), 'Horario guardado'));
+  box.replaceChildren(
+    t,
+    ls,
+    sel,
+    form(
+      [days],
+      'Guardar horario',
+      () =>
+        api('PUT', `/api/admin/barberos/${encodeURIComponent(horarioDe)}/horario`, {
+          horario: rows.flatMap((r) =>
+            r.list.map((x) => ({ dia: r.dia, inicio: x.inicio, fin: x.fin })),
+          ),
+        }),
+      'Horario guardado',
+    ),
+  );
 }
 
 async function cierres(t) {
-  const [{ ausencias }, { barberos: list }] = await Promise.all([get('/api/admin/ausencias'), get('/api/admin/barberos')]);
-  const name = (id) => (id ? (list.find((b) => b.id === id) || {}).nombre || id : 'Toda la barbería');
+  const [{ ausencias }, { barberos: list }] = await Promise.all([
+    get('/api/admin/ausencias'),
+    get('/api/admin/barberos'),
+  ]);
+  const name = (id) =>
+    id ? (list.find((b) => b.id === id) || {}).nombre || id : 'Toda la barbería';
   const [lb, sel] = inp('Quién', { tag: 'select' });
-  sel.append(h('option', { value: '' }, 'Toda la barbería (cerrado)'), ...list.map((b) => h('option', { value: b.id }, b.nombre)));
+  sel.append(
+    h('option', { value: '' }, 'Toda la barbería (cerrado)'),
+    ...list.map((b) => h('option', { value: b.id }, b.nombre)),
+  );
   const [ld, desde] = inp('Desde (fecha)', { type: 'date', required: true });
   const [lh, hasta] = inp('Hasta (fecha, incluida)', { type: 'date', required: true });
   const [lm, motivo] = inp('Motivo (opcional)', { autocomplete: 'off' });
   const err = alertBox();
-  box.replaceChildren(t, err, ausencias.length ? h('ul', { class: 'cards' }, ausencias.map((a) => h('li', { class: 'card' },
-    h('p', {}, h('strong', {}, name(a.barbero_id)), `: del ${a.desde} al ${a.hasta}${a.motivo ? ' · ' + a.motivo : ''}`),
-    h('button', { type: 'button', class: 'danger', onclick: async () => {
-      try { await api('DELETE', `/api/admin/ausencias/${encodeURIComponent(a.id)}`); announce('Cierre borrado'); render(); } catch (ex) { showError(err, ex); }
-    } }, 'Borrar')))) : h('p', {}, 'No hay cierres ni días libres.'),
-  h('h3', {}, 'Nuevo cierre o día libre'),
-  form([lb, sel, ld, desde, lh, hasta, lm, motivo], 'Añadir', () => post('/api/admin/ausencias', { barbero_id: sel.value || null, desde: desde.value, hasta: hasta.value, motivo: motivo.value.trim() || undefined }), 'Cierre añadido'));
+  box.replaceChildren(
+    t,
+    err,
+    ausencias.length
+      ? h(
+          'ul',
+          { class: 'cards' },
+          ausencias.map((a) =>
+            h(
+              'li',
+              { class: 'card' },
+              h(
+                'p',
+                {},
+                h('strong', {}, name(a.barbero_id)),
+                `: del ${a.desde} al ${a.hasta}${a.motivo ? ' · ' + a.motivo : ''}`,
+              ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'danger',
+                  onclick: async () => {
+                    try {
+                      await api('DELETE', `/api/admin/ausencias/${encodeURIComponent(a.id)}`);
+                      announce('Cierre borrado');
+                      render();
+                    } catch (ex) {
+                      showError(err, ex);
+                    }
+                  },
+                },
+                'Borrar',
+              ),
+            ),
+          ),
+        )
+      : h('p', {}, 'No hay cierres ni días libres.'),
+    h('h3', {}, 'Nuevo cierre o día libre'),
+    form(
+      [lb, sel, ld, desde, lh, hasta, lm, motivo],
+      'Añadir',
+      () =>
+        post('/api/admin/ausencias', {
+          barbero_id: sel.value || null,
+          desde: desde.value,
+          hasta: hasta.value,
+          motivo: motivo.value.trim() || undefined,
+        }),
+      'Cierre añadido',
+    ),
+  );
 }

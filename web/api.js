@@ -1,6 +1,9 @@
 // api.js - the JSON API of the same origin (the session cookie goes along).
 export class ApiError extends Error {
-  constructor(status, message) { super(message); this.status = status; }
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
 }
 
 export async function api(method, path, body) {
@@ -11,19 +14,30 @@ export async function api(method, path, body) {
     opt.body = JSON.stringify(body);
   }
   let res;
-  try { res = await fetch(path, opt); } catch (e) {
+  try {
+    res = await fetch(path, opt);
+  } catch {
     throw new ApiError(0, 'No hay conexión con el servidor. Inténtalo de nuevo.');
   }
   let data = null;
-  if (res.status !== 204) { try { data = await res.json(); } catch (e) { data = null; } }
+  if (res.status !== 204) {
+    try {
+      data = await res.json();
+    } catch {
+      data = null;
+    }
+  }
   if (!res.ok) throw new ApiError(res.status, (data && data.error) || 'Error ' + res.status);
   return data;
 }
 
 export const get = (path) => api('GET', path);
 export const post = (path, body) => api('POST', path, body === undefined ? {} : body);
-export const qs = (o) => Object.entries(o).filter(([, v]) => v !== undefined && v !== null && v !== '')
-  .map(([k, v]) => encodeURIComponent(k) + '=' + encodeURIComponent(v)).join('&');
+export const qs = (o) =>
+  Object.entries(o)
+    .filter(([, v]) => v !== undefined && v !== null && v !== '')
+    .map(([k, v]) => encodeURIComponent(k) + '=' + encodeURIComponent(v))
+    .join('&');
 
 // The session cookie is HttpOnly: a flag remembers that we signed in, so a
 // visitor who never did is not asked (and answered 401) on every page.
@@ -33,22 +47,43 @@ export function session(refresh) {
   if (!localStorage.getItem(FLAG)) return Promise.resolve(null);
   if (refresh || !mine) {
     mine = get('/api/auth/me').catch((e) => {
-      if (e.status === 401) { localStorage.removeItem(FLAG); return null; }
+      if (e.status === 401) {
+        localStorage.removeItem(FLAG);
+        return null;
+      }
       throw e;
     });
   }
   return mine;
 }
-export function signedIn() { localStorage.setItem(FLAG, '1'); return session(true); }
-export function signedOut() { localStorage.removeItem(FLAG); mine = null; }
+export function signedIn() {
+  localStorage.setItem(FLAG, '1');
+  return session(true);
+}
+export function signedOut() {
+  localStorage.removeItem(FLAG);
+  mine = null;
+}
 export const rol = (me) => (me && me.perfil && me.perfil.rol) || 'cliente';
 
 // The shop's settings (GET /api/config), with the defaults of docs/operations.md.
 let config = null;
 export async function loadConfig() {
   if (config) return config;
-  const def = { zona: 'Europe/Madrid', paso_min: 15, antelacion_min: 120, dias_max: 90, limite_cancelacion_min: 120, tienda: 'Barbería', direccion: null };
-  try { config = Object.assign(def, await get('/api/config')); } catch (e) { config = def; }
+  const def = {
+    zona: 'Europe/Madrid',
+    paso_min: 15,
+    antelacion_min: 120,
+    dias_max: 90,
+    limite_cancelacion_min: 120,
+    tienda: 'Barbería',
+    direccion: null,
+  };
+  try {
+    config = Object.assign(def, await get('/api/config'));
+  } catch {
+    config = def;
+  }
   return config;
 }
 export const cfg = () => config;
@@ -59,7 +94,10 @@ export function loadCatalog() {
   if (!catalog) {
     catalog = Promise.all([get('/api/servicios'), get('/api/barberos')])
       .then(([s, b]) => ({ servicios: s.servicios, barberos: b.barberos }))
-      .catch((e) => { catalog = null; throw e; });
+      .catch((e) => {
+        catalog = null;
+        throw e;
+      });
   }
   return catalog;
 }

@@ -4,7 +4,11 @@ import { h, page, alertBox, showError, go, announce } from './ui.js';
 
 function field(id, label, attrs, hint) {
   const input = h('input', Object.assign({ id, name: id, required: true }, attrs));
-  return [h('label', { for: id }, label), hint ? h('p', { class: 'hint', id: id + '-ayuda' }, hint) : null, input];
+  return [
+    h('label', { for: id }, label),
+    hint ? h('p', { class: 'hint', id: id + '-ayuda' }, hint) : null,
+    input,
+  ];
 }
 
 // Where to go after signing in: ?volver= when it is a page of ours.
@@ -18,44 +22,92 @@ function after(me) {
 function form(submitLabel, fields, send) {
   const err = alertBox();
   const btn = h('button', { type: 'submit', class: 'primary' }, submitLabel);
-  const f = h('form', { class: 'form', method: 'post', novalidate: false, onsubmit: async (e) => {
-    e.preventDefault();
-    btn.disabled = true;
-    err.hidden = true;
-    try {
-      await send(new FormData(f));
-      const me = await signedIn();
-      announce('Sesión iniciada');
-      after(me);
-    } catch (ex) {
-      showError(err, ex);
-      btn.disabled = false;
-    }
-  } }, ...fields, err, h('p', { class: 'actions' }, btn));
+  const f = h(
+    'form',
+    {
+      class: 'form',
+      method: 'post',
+      novalidate: false,
+      onsubmit: async (e) => {
+        e.preventDefault();
+        btn.disabled = true;
+        err.hidden = true;
+        try {
+          await send(new FormData(f));
+          const me = await signedIn();
+          announce('Sesión iniciada');
+          after(me);
+        } catch (ex) {
+          showError(err, ex);
+          btn.disabled = false;
+        }
+      },
+    },
+    ...fields,
+    err,
+    h('p', { class: 'actions' }, btn),
+  );
   return f;
 }
 
 const keep = () => location.search;
 
 export function signin() {
-  page('Entrar',
-    form('Entrar', [
-      ...field('email', 'Correo electrónico', { type: 'email', autocomplete: 'username', inputmode: 'email' }),
-      ...field('password', 'Contraseña', { type: 'password', autocomplete: 'current-password' }),
-    ], (d) => post('/api/auth/login', { email: d.get('email'), password: d.get('password') })),
-    h('p', {}, '¿Primera vez? ', h('a', { href: '/registro' + keep() }, 'Crea tu cuenta')));
+  page(
+    'Entrar',
+    form(
+      'Entrar',
+      [
+        ...field('email', 'Correo electrónico', {
+          type: 'email',
+          autocomplete: 'username',
+          inputmode: 'email',
+        }),
+        ...field('password', 'Contraseña', { type: 'password', autocomplete: 'current-password' }),
+      ],
+      (d) => post('/api/auth/login', { email: d.get('email'), password: d.get('password') }),
+    ),
+    h('p', {}, '¿Primera vez? ', h('a', { href: '/registro' + keep() }, 'Crea tu cuenta')),
+  );
 }
 
 export function signup() {
-  page('Crear cuenta',
-    form('Crear cuenta', [
-      ...field('nombre', 'Nombre', { autocomplete: 'name' }),
-      ...field('email', 'Correo electrónico', { type: 'email', autocomplete: 'email', inputmode: 'email' }),
-      ...field('telefono', 'Teléfono (opcional)', { type: 'tel', autocomplete: 'tel', required: false }),
-      ...field('password', 'Contraseña', { type: 'password', autocomplete: 'new-password', minlength: '6', 'aria-describedby': 'password-ayuda' }, 'Mínimo 6 caracteres.'),
-    ], (d) => post('/api/auth/signup', {
-      nombre: d.get('nombre'), email: d.get('email'), password: d.get('password'),
-      telefono: d.get('telefono') || undefined,
-    })),
-    h('p', {}, '¿Ya tienes cuenta? ', h('a', { href: '/entrar' + keep() }, 'Entra')));
+  page(
+    'Crear cuenta',
+    form(
+      'Crear cuenta',
+      [
+        ...field('nombre', 'Nombre', { autocomplete: 'name' }),
+        ...field('email', 'Correo electrónico', {
+          type: 'email',
+          autocomplete: 'email',
+          inputmode: 'email',
+        }),
+        ...field('telefono', 'Teléfono (opcional)', {
+          type: 'tel',
+          autocomplete: 'tel',
+          required: false,
+        }),
+        ...field(
+          'password',
+          'Contraseña',
+          {
+            type: 'password',
+            autocomplete: 'new-password',
+            minlength: '6',
+            'aria-describedby': 'password-ayuda',
+          },
+          'Mínimo 6 caracteres.',
+        ),
+      ],
+      (d) =>
+        post('/api/auth/signup', {
+          nombre: d.get('nombre'),
+          email: d.get('email'),
+          password: d.get('password'),
+          telefono: d.get('telefono') || undefined,
+        }),
+    ),
+    h('p', {}, '¿Ya tienes cuenta? ', h('a', { href: '/entrar' + keep() }, 'Entra')),
+  );
 }

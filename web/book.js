@@ -1,7 +1,19 @@
 // book.js - the home page and booking: service -> barber -> day and free
 // slot -> confirm -> confirmation.
 import { post, loadCatalog, session, cfg } from './api.js';
-import { h, page, focus, announce, alertBox, showError, whenFull, whenLabel, euros, mins, ymd } from './ui.js';
+import {
+  h,
+  page,
+  focus,
+  announce,
+  alertBox,
+  showError,
+  whenFull,
+  whenLabel,
+  euros,
+  mins,
+  ymd,
+} from './ui.js';
 import { picker } from './slots.js';
 
 // The confirmation's "Dónde": the shop's name and address (GET /api/config).
@@ -9,13 +21,24 @@ const where = () => [cfg().tienda || 'Barbería', cfg().direccion || location.ho
 
 export async function home() {
   const { servicios } = await loadCatalog();
-  page('Reserva tu cita',
+  page(
+    'Reserva tu cita',
     h('p', { class: 'lead' }, 'Elige servicio, barbero y hora en menos de un minuto.'),
     h('p', {}, h('a', { class: 'button primary', href: '/reservar' }, 'Reservar cita')),
     h('h2', {}, 'Servicios'),
-    h('ul', { class: 'cards' }, servicios.map((s) => h('li', { class: 'card' },
-      h('a', { href: '/reservar?servicio=' + encodeURIComponent(s.id) }, s.nombre),
-      h('span', { class: 'hint' }, ` · ${mins(s.duracion_min)} · ${euros(s.precio)}`)))));
+    h(
+      'ul',
+      { class: 'cards' },
+      servicios.map((s) =>
+        h(
+          'li',
+          { class: 'card' },
+          h('a', { href: '/reservar?servicio=' + encodeURIComponent(s.id) }, s.nombre),
+          h('span', { class: 'hint' }, ` · ${mins(s.duracion_min)} · ${euros(s.precio)}`),
+        ),
+      ),
+    ),
+  );
 }
 
 const serviceText = (s) => `${s.nombre} · ${mins(s.duracion_min)} · ${euros(s.precio)}`;
@@ -24,7 +47,9 @@ export async function book() {
   const params = new URLSearchParams(location.search);
   const { servicios, barberos } = await loadCatalog();
   const st = { servicio: null, barbero: null, hueco: null, fecha: null };
-  st.servicio = servicios.find((s) => s.id === params.get('servicio')) || (servicios.length === 1 ? servicios[0] : null);
+  st.servicio =
+    servicios.find((s) => s.id === params.get('servicio')) ||
+    (servicios.length === 1 ? servicios[0] : null);
   const pb = params.get('barbero');
   st.barbero = barberos.find((b) => b.id === pb) || (barberos.length === 1 ? barberos[0] : null);
   if (pb === 'cualquiera' && barberos.length > 1) st.barbero = 'any';
@@ -49,9 +74,43 @@ export async function book() {
 
   function renderSummary() {
     const items = [];
-    const change = (label, fn) => h('button', { type: 'button', class: 'link', onclick: fn }, label);
-    if (st.servicio) items.push(h('li', {}, h('span', {}, 'Servicio: ', h('strong', {}, st.servicio.nombre)), servicios.length > 1 ? change('Cambiar servicio', () => { st.servicio = null; st.hueco = null; next(); }) : null));
-    if (st.barbero) items.push(h('li', {}, h('span', {}, 'Barbero: ', h('strong', {}, st.barbero === 'any' ? 'Cualquier barbero' : st.barbero.nombre)), barberos.length > 1 ? change('Cambiar barbero', () => { st.barbero = null; st.hueco = null; next(); }) : null));
+    const change = (label, fn) =>
+      h('button', { type: 'button', class: 'link', onclick: fn }, label);
+    if (st.servicio)
+      items.push(
+        h(
+          'li',
+          {},
+          h('span', {}, 'Servicio: ', h('strong', {}, st.servicio.nombre)),
+          servicios.length > 1
+            ? change('Cambiar servicio', () => {
+                st.servicio = null;
+                st.hueco = null;
+                next();
+              })
+            : null,
+        ),
+      );
+    if (st.barbero)
+      items.push(
+        h(
+          'li',
+          {},
+          h(
+            'span',
+            {},
+            'Barbero: ',
+            h('strong', {}, st.barbero === 'any' ? 'Cualquier barbero' : st.barbero.nombre),
+          ),
+          barberos.length > 1
+            ? change('Cambiar barbero', () => {
+                st.barbero = null;
+                st.hueco = null;
+                next();
+              })
+            : null,
+        ),
+      );
     summary.replaceChildren(...items);
     summary.hidden = !items.length;
   }
@@ -63,15 +122,60 @@ export async function book() {
   }
 
   function chooseService() {
-    const t = step('1. Elige el servicio', h('div', { class: 'choices' }, servicios.map((s) =>
-      h('button', { type: 'button', class: 'choice', onclick: () => { st.servicio = s; next(); } }, serviceText(s)))));
+    const t = step(
+      '1. Elige el servicio',
+      h(
+        'div',
+        { class: 'choices' },
+        servicios.map((s) =>
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'choice',
+              onclick: () => {
+                st.servicio = s;
+                next();
+              },
+            },
+            serviceText(s),
+          ),
+        ),
+      ),
+    );
     return t;
   }
 
   function chooseBarber() {
-    const opts = barberos.map((b) => h('button', { type: 'button', class: 'choice', onclick: () => { st.barbero = b; next(); } }, b.nombre));
+    const opts = barberos.map((b) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'choice',
+          onclick: () => {
+            st.barbero = b;
+            next();
+          },
+        },
+        b.nombre,
+      ),
+    );
     if (barberos.length > 1) {
-      opts.unshift(h('button', { type: 'button', class: 'choice', onclick: () => { st.barbero = 'any'; next(); } }, 'Cualquier barbero'));
+      opts.unshift(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'choice',
+            onclick: () => {
+              st.barbero = 'any';
+              next();
+            },
+          },
+          'Cualquier barbero',
+        ),
+      );
     }
     return step('2. Elige barbero', h('div', { class: 'choices' }, opts));
   }
@@ -79,8 +183,14 @@ export async function book() {
   let pk = null;
   async function chooseSlot(lostMessage) {
     pk = picker({
-      servicio: st.servicio.id, barbero: st.barbero === 'any' ? null : st.barbero.id, heading: '3. Elige día y hora',
-      onPick: (hu, fecha) => { st.hueco = hu; st.fecha = fecha; next(); },
+      servicio: st.servicio.id,
+      barbero: st.barbero === 'any' ? null : st.barbero.id,
+      heading: '3. Elige día y hora',
+      onPick: (hu, fecha) => {
+        st.hueco = hu;
+        st.fecha = fecha;
+        next();
+      },
     });
     stepBox.replaceChildren(pk.el);
     if (lostMessage) {
@@ -97,19 +207,29 @@ export async function book() {
   }
 
   async function confirm() {
-    const t = step('4. Confirma tu cita', h('p', { class: 'hint' }, 'Comprobando que la hora sigue libre…'));
+    const t = step(
+      '4. Confirma tu cita',
+      h('p', { class: 'hint' }, 'Comprobando que la hora sigue libre…'),
+    );
     focus(t);
     // the slot may have gone meanwhile: ask for the day again
-    const { huecos } = await (pk || picker({ servicio: st.servicio.id, barbero: st.barbero === 'any' ? null : st.barbero.id }))
-      .fetchDay(st.fecha || ymd(new Date(st.hueco.inicio)), true);
-    const fresh = huecos.find((x) => x.inicio === st.hueco.inicio &&
-      (st.barbero === 'any' || !x.barberos || x.barberos.includes(st.barbero.id)));
+    const { huecos } = await (
+      pk ||
+      picker({ servicio: st.servicio.id, barbero: st.barbero === 'any' ? null : st.barbero.id })
+    ).fetchDay(st.fecha || ymd(new Date(st.hueco.inicio)), true);
+    const fresh = huecos.find(
+      (x) =>
+        x.inicio === st.hueco.inicio &&
+        (st.barbero === 'any' || !x.barberos || x.barberos.includes(st.barbero.id)),
+    );
     if (!fresh) {
       st.fecha = st.fecha || ymd(new Date(st.hueco.inicio));
       st.hueco = null;
       keepUrl();
       announce('Esa hora ya no está libre');
-      return chooseSlot('Lo sentimos: esa hora acaba de ocuparse. Elige otra de la lista actualizada.');
+      return chooseSlot(
+        'Lo sentimos: esa hora acaba de ocuparse. Elige otra de la lista actualizada.',
+      );
     }
     st.hueco = fresh;
     const me = await session();
@@ -117,37 +237,82 @@ export async function book() {
     const barberoId = st.barbero === 'any' ? fresh.barberos[0] : st.barbero.id;
     const notas = h('textarea', { id: 'notas', name: 'notas', rows: '2', maxlength: '500' });
     const err = alertBox();
-    const details = h('dl', { class: 'facts' },
-      h('dt', {}, 'Servicio'), h('dd', {}, serviceText(s)),
-      h('dt', {}, 'Cuándo'), h('dd', {}, whenFull(fresh.inicio)),
-      h('dt', {}, 'Barbero'), h('dd', {}, barberName(barberoId)));
-    const back = h('button', { type: 'button', class: 'ghost', onclick: () => { st.hueco = null; next(); } }, 'Elegir otra hora');
+    const details = h(
+      'dl',
+      { class: 'facts' },
+      h('dt', {}, 'Servicio'),
+      h('dd', {}, serviceText(s)),
+      h('dt', {}, 'Cuándo'),
+      h('dd', {}, whenFull(fresh.inicio)),
+      h('dt', {}, 'Barbero'),
+      h('dd', {}, barberName(barberoId)),
+    );
+    const back = h(
+      'button',
+      {
+        type: 'button',
+        class: 'ghost',
+        onclick: () => {
+          st.hueco = null;
+          next();
+        },
+      },
+      'Elegir otra hora',
+    );
     if (!me) {
       const volver = encodeURIComponent(location.pathname + location.search);
-      t.after(details, h('p', {}, 'Para confirmar, crea tu cuenta o entra: tu hora te espera aquí.'),
-        h('p', { class: 'actions' }, h('a', { class: 'button primary', href: '/registro?volver=' + volver }, 'Crear cuenta y reservar'),
-          h('a', { class: 'button', href: '/entrar?volver=' + volver }, 'Ya tengo cuenta')), h('p', {}, back));
+      t.after(
+        details,
+        h('p', {}, 'Para confirmar, crea tu cuenta o entra: tu hora te espera aquí.'),
+        h(
+          'p',
+          { class: 'actions' },
+          h(
+            'a',
+            { class: 'button primary', href: '/registro?volver=' + volver },
+            'Crear cuenta y reservar',
+          ),
+          h('a', { class: 'button', href: '/entrar?volver=' + volver }, 'Ya tengo cuenta'),
+        ),
+        h('p', {}, back),
+      );
       stepBox.querySelector('.hint').remove();
       return t;
     }
     const btn = h('button', { type: 'submit', class: 'primary' }, 'Confirmar cita');
-    const form = h('form', { class: 'form', onsubmit: async (e) => {
-      e.preventDefault();
-      btn.disabled = true;
-      try {
-        const { cita } = await post('/api/citas', { barbero_id: barberoId, servicio_id: s.id, fecha_inicio: fresh.inicio, notas: notas.value.trim() || undefined });
-        done(cita, barberName(barberoId));
-      } catch (ex) {
-        btn.disabled = false;
-        if (ex.status === 409) {
-          st.hueco = null;
-          keepUrl();
-          announce('Esa hora ya no está libre');
-          chooseSlot('Lo sentimos: alguien acaba de reservar esa hora. Elige otra de la lista actualizada.');
-        } else showError(err, ex);
-      }
-    } }, h('label', { for: 'notas' }, 'Notas para el barbero (opcional)'), notas, err,
-    h('p', { class: 'actions sticky' }, btn, back));
+    const form = h(
+      'form',
+      {
+        class: 'form',
+        onsubmit: async (e) => {
+          e.preventDefault();
+          btn.disabled = true;
+          try {
+            const { cita } = await post('/api/citas', {
+              barbero_id: barberoId,
+              servicio_id: s.id,
+              fecha_inicio: fresh.inicio,
+              notas: notas.value.trim() || undefined,
+            });
+            done(cita, barberName(barberoId));
+          } catch (ex) {
+            btn.disabled = false;
+            if (ex.status === 409) {
+              st.hueco = null;
+              keepUrl();
+              announce('Esa hora ya no está libre');
+              chooseSlot(
+                'Lo sentimos: alguien acaba de reservar esa hora. Elige otra de la lista actualizada.',
+              );
+            } else showError(err, ex);
+          }
+        },
+      },
+      h('label', { for: 'notas' }, 'Notas para el barbero (opcional)'),
+      notas,
+      err,
+      h('p', { class: 'actions sticky' }, btn, back),
+    );
     stepBox.querySelector('.hint').remove();
     t.after(details, form);
     return t;
@@ -155,19 +320,45 @@ export async function book() {
 
   function done(cita, barbero) {
     const s = st.servicio;
-    const limit = new Date(new Date(cita.fecha_inicio).getTime() - cfg().limite_cancelacion_min * 60000);
+    const limit = new Date(
+      new Date(cita.fecha_inicio).getTime() - cfg().limite_cancelacion_min * 60000,
+    );
     const title = `${s.nombre} con ${barbero}`;
-    page('¡Cita reservada!',
-      h('dl', { class: 'facts' },
-        h('dt', {}, 'Qué'), h('dd', {}, serviceText(s)),
-        h('dt', {}, 'Cuándo'), h('dd', {}, whenFull(cita.fecha_inicio)),
-        h('dt', {}, 'Con quién'), h('dd', {}, barbero),
-        h('dt', {}, 'Dónde'), h('dd', {}, where())),
-      h('p', { class: 'deadline' }, `Puedes cancelar hasta el ${whenLabel(limit)} (y cambiar la hora hasta entonces).`),
-      h('p', { class: 'actions' },
-        h('a', { class: 'button', href: gcalLink(title, cita), target: '_blank', rel: 'noopener' }, 'Añadir a Google Calendar'),
-        h('a', { class: 'button', href: icsHref(title, cita), download: 'cita-barberia.ics' }, 'Descargar .ics')),
-      h('p', {}, h('a', { href: '/mis-citas' }, 'Ver mis citas')));
+    page(
+      '¡Cita reservada!',
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'Qué'),
+        h('dd', {}, serviceText(s)),
+        h('dt', {}, 'Cuándo'),
+        h('dd', {}, whenFull(cita.fecha_inicio)),
+        h('dt', {}, 'Con quién'),
+        h('dd', {}, barbero),
+        h('dt', {}, 'Dónde'),
+        h('dd', {}, where()),
+      ),
+      h(
+        'p',
+        { class: 'deadline' },
+        `Puedes cancelar hasta el ${whenLabel(limit)} (y cambiar la hora hasta entonces).`,
+      ),
+      h(
+        'p',
+        { class: 'actions' },
+        h(
+          'a',
+          { class: 'button', href: gcalLink(title, cita), target: '_blank', rel: 'noopener' },
+          'Añadir a Google Calendar',
+        ),
+        h(
+          'a',
+          { class: 'button', href: icsHref(title, cita), download: 'cita-barberia.ics' },
+          'Descargar .ics',
+        ),
+      ),
+      h('p', {}, h('a', { href: '/mis-citas' }, 'Ver mis citas')),
+    );
     announce('Cita reservada');
   }
 
@@ -188,15 +379,31 @@ export async function book() {
 const stamp = (iso) => iso.replace(/[-:]/g, '').replace(/\.\d+/, '');
 
 export function gcalLink(title, cita) {
-  const q = new URLSearchParams({ action: 'TEMPLATE', text: title, dates: `${stamp(cita.fecha_inicio)}/${stamp(cita.fecha_fin)}`, details: 'Reservada en ' + location.origin });
+  const q = new URLSearchParams({
+    action: 'TEMPLATE',
+    text: title,
+    dates: `${stamp(cita.fecha_inicio)}/${stamp(cita.fecha_fin)}`,
+    details: 'Reservada en ' + location.origin,
+  });
   return 'https://calendar.google.com/calendar/render?' + q;
 }
 
 export function icsHref(title, cita) {
   const esc = (s) => s.replace(/[\\;,]/g, (c) => '\\' + c);
-  const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Barberia//ES', 'BEGIN:VEVENT',
-    `UID:${cita.id}@${location.host}`, `DTSTAMP:${stamp(new Date().toISOString())}`,
-    `DTSTART:${stamp(cita.fecha_inicio)}`, `DTEND:${stamp(cita.fecha_fin)}`,
-    `SUMMARY:${esc(title)}`, `LOCATION:${esc(where())}`, 'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n');
+  const ics = [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//Barberia//ES',
+    'BEGIN:VEVENT',
+    `UID:${cita.id}@${location.host}`,
+    `DTSTAMP:${stamp(new Date().toISOString())}`,
+    `DTSTART:${stamp(cita.fecha_inicio)}`,
+    `DTEND:${stamp(cita.fecha_fin)}`,
+    `SUMMARY:${esc(title)}`,
+    `LOCATION:${esc(where())}`,
+    'END:VEVENT',
+    'END:VCALENDAR',
+    '',
+  ].join('\r\n');
   return 'data:text/calendar;charset=utf-8,' + encodeURIComponent(ics);
 }

@@ -7,44 +7,117 @@ import { picker } from './slots.js';
 export async function mine() {
   const me = await session();
   if (!me) {
-    page('Mis citas', h('p', {}, 'Entra para ver tus citas. ', h('a', { href: '/entrar?volver=/mis-citas' }, 'Entrar')));
+    page(
+      'Mis citas',
+      h(
+        'p',
+        {},
+        'Entra para ver tus citas. ',
+        h('a', { href: '/entrar?volver=/mis-citas' }, 'Entrar'),
+      ),
+    );
     return;
   }
   const { citas } = await get('/api/citas');
   const now = Date.now();
   const upcoming = citas.filter((c) => c.estado !== 'cancelada' && new Date(c.fecha_fin) > now);
   const past = citas.filter((c) => !upcoming.includes(c)).reverse();
-  page('Mis citas',
+  page(
+    'Mis citas',
     h('p', {}, h('a', { class: 'button primary', href: '/reservar' }, 'Reservar otra cita')),
     h('h2', {}, 'Próximas'),
-    upcoming.length ? h('ul', { class: 'cards' }, upcoming.map((c) => card(c, me, true))) : h('p', {}, 'No tienes citas próximas.'),
+    upcoming.length
+      ? h(
+          'ul',
+          { class: 'cards' },
+          upcoming.map((c) => card(c, me, true)),
+        )
+      : h('p', {}, 'No tienes citas próximas.'),
     h('h2', {}, 'Anteriores'),
-    past.length ? h('ul', { class: 'cards' }, past.slice(0, 20).map((c) => card(c, me, false))) : h('p', {}, 'Aún no hay citas anteriores.'));
+    past.length
+      ? h(
+          'ul',
+          { class: 'cards' },
+          past.slice(0, 20).map((c) => card(c, me, false)),
+        )
+      : h('p', {}, 'Aún no hay citas anteriores.'),
+  );
 }
 
-const changeable = (c) => c.estado !== 'cancelada' && new Date(c.fecha_inicio).getTime() - cfg().limite_cancelacion_min * 60000 > Date.now();
+const changeable = (c) =>
+  c.estado !== 'cancelada' &&
+  new Date(c.fecha_inicio).getTime() - cfg().limite_cancelacion_min * 60000 > Date.now();
 
 function card(c, me, upcoming) {
   const li = h('li', { class: 'card cita' + (c.estado === 'cancelada' ? ' cancelled' : '') });
-  const title = h('h3', { tabindex: '-1' }, `${c.servicio ? c.servicio.nombre : 'Cita'} con ${c.barbero ? c.barbero.nombre : ''}`);
+  const title = h(
+    'h3',
+    { tabindex: '-1' },
+    `${c.servicio ? c.servicio.nombre : 'Cita'} con ${c.barbero ? c.barbero.nombre : ''}`,
+  );
   const err = alertBox();
   const area = h('div');
-  li.append(title, h('p', { class: 'when' }, whenFull(c.fecha_inicio)),
-    h('p', { class: 'hint' }, [c.servicio ? euros(c.servicio.precio) : '', c.estado === 'cancelada' ? 'Cancelada' : c.estado].filter(Boolean).join(' · ')),
-    ...(c.notas ? [h('p', { class: 'notes' }, 'Notas: ' + c.notas)] : []), err);
+  li.append(
+    title,
+    h('p', { class: 'when' }, whenFull(c.fecha_inicio)),
+    h(
+      'p',
+      { class: 'hint' },
+      [
+        c.servicio ? euros(c.servicio.precio) : '',
+        c.estado === 'cancelada' ? 'Cancelada' : c.estado,
+      ]
+        .filter(Boolean)
+        .join(' · '),
+    ),
+    ...(c.notas ? [h('p', { class: 'notes' }, 'Notas: ' + c.notas)] : []),
+    err,
+  );
   const actions = h('p', { class: 'actions' });
   if (upcoming) {
     if (changeable(c)) {
-      const limit = new Date(new Date(c.fecha_inicio).getTime() - cfg().limite_cancelacion_min * 60000);
-      li.append(h('p', { class: 'hint' }, `Puedes cancelar hasta el ${whenLabel(limit)} (y cambiar la hora hasta entonces).`));
+      const limit = new Date(
+        new Date(c.fecha_inicio).getTime() - cfg().limite_cancelacion_min * 60000,
+      );
+      li.append(
+        h(
+          'p',
+          { class: 'hint' },
+          `Puedes cancelar hasta el ${whenLabel(limit)} (y cambiar la hora hasta entonces).`,
+        ),
+      );
       actions.append(
-        h('button', { type: 'button', onclick: () => reschedule(c, area, err, title) }, 'Cambiar hora'),
-        h('button', { type: 'button', class: 'danger', onclick: () => askCancel(c, area, err) }, 'Cancelar cita'));
+        h(
+          'button',
+          { type: 'button', onclick: () => reschedule(c, area, err, title) },
+          'Cambiar hora',
+        ),
+        h(
+          'button',
+          { type: 'button', class: 'danger', onclick: () => askCancel(c, area, err) },
+          'Cancelar cita',
+        ),
+      );
     } else if (c.estado !== 'cancelada') {
-      li.append(h('p', { class: 'hint' }, 'Ya no se puede cambiar ni cancelar desde aquí: llama a la barbería.'));
+      li.append(
+        h(
+          'p',
+          { class: 'hint' },
+          'Ya no se puede cambiar ni cancelar desde aquí: llama a la barbería.',
+        ),
+      );
     }
   } else if (c.estado !== 'cancelada') {
-    actions.append(h('a', { class: 'button', href: '/reservar?' + qs({ servicio: c.servicio_id, barbero: c.barbero_id }) }, 'Repetir este corte'));
+    actions.append(
+      h(
+        'a',
+        {
+          class: 'button',
+          href: '/reservar?' + qs({ servicio: c.servicio_id, barbero: c.barbero_id }),
+        },
+        'Repetir este corte',
+      ),
+    );
   }
   li.append(actions, area);
   if (c.estado !== 'cancelada') li.append(photos(c, me));
@@ -52,36 +125,74 @@ function card(c, me, upcoming) {
 }
 
 function askCancel(c, area, err) {
-  const yes = h('button', { type: 'button', class: 'danger', onclick: async () => {
-    yes.disabled = true;
-    try {
-      await post(`/api/citas/${encodeURIComponent(c.id)}/cancelar`);
-      announce('Cita cancelada');
-      await mine();
-    } catch (ex) { showError(err, ex); yes.disabled = false; }
-  } }, 'Sí, cancelar');
+  const yes = h(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      onclick: async () => {
+        yes.disabled = true;
+        try {
+          await post(`/api/citas/${encodeURIComponent(c.id)}/cancelar`);
+          announce('Cita cancelada');
+          await mine();
+        } catch (ex) {
+          showError(err, ex);
+          yes.disabled = false;
+        }
+      },
+    },
+    'Sí, cancelar',
+  );
   const q = h('p', { tabindex: '-1' }, '¿Seguro que quieres cancelar esta cita? ');
-  area.replaceChildren(h('div', { class: 'confirm' }, q, h('p', { class: 'actions' }, yes,
-    h('button', { type: 'button', onclick: () => area.replaceChildren() }, 'No, mantenerla'))));
+  area.replaceChildren(
+    h(
+      'div',
+      { class: 'confirm' },
+      q,
+      h(
+        'p',
+        { class: 'actions' },
+        yes,
+        h('button', { type: 'button', onclick: () => area.replaceChildren() }, 'No, mantenerla'),
+      ),
+    ),
+  );
   focus(q);
 }
 
 function reschedule(c, area, err) {
   const pk = picker({
-    servicio: c.servicio_id, barbero: c.barbero_id, heading: 'Elige la nueva hora',
+    servicio: c.servicio_id,
+    barbero: c.barbero_id,
+    heading: 'Elige la nueva hora',
     onPick: (hu, fecha) => {
-      const ok = h('button', { type: 'button', class: 'primary', onclick: async () => {
-        ok.disabled = true;
-        try {
-          await post(`/api/citas/${encodeURIComponent(c.id)}/reprogramar`, { fecha_inicio: hu.inicio });
-          announce('Cita cambiada al ' + whenLabel(hu.inicio));
-          await mine();
-        } catch (ex) {
-          ok.disabled = false;
-          showError(err, ex);
-          if (ex.status === 409) { box.remove(); await pk.refresh(fecha); focus(pk.slotsTitle); }
-        }
-      } }, 'Confirmar cambio');
+      const ok = h(
+        'button',
+        {
+          type: 'button',
+          class: 'primary',
+          onclick: async () => {
+            ok.disabled = true;
+            try {
+              await post(`/api/citas/${encodeURIComponent(c.id)}/reprogramar`, {
+                fecha_inicio: hu.inicio,
+              });
+              announce('Cita cambiada al ' + whenLabel(hu.inicio));
+              await mine();
+            } catch (ex) {
+              ok.disabled = false;
+              showError(err, ex);
+              if (ex.status === 409) {
+                box.remove();
+                await pk.refresh(fecha);
+                focus(pk.slotsTitle);
+              }
+            }
+          },
+        },
+        'Confirmar cambio',
+      );
       const t = h('p', { tabindex: '-1' }, `Nueva hora: ${whenFull(hu.inicio)}`);
       const box = h('div', { class: 'confirm' }, t, h('p', { class: 'actions' }, ok));
       area.querySelector('.confirm')?.remove();
@@ -89,7 +200,18 @@ function reschedule(c, area, err) {
       focus(t);
     },
   });
-  area.replaceChildren(pk.el, h('p', {}, h('button', { type: 'button', class: 'ghost', onclick: () => area.replaceChildren() }, 'No cambiar')));
+  area.replaceChildren(
+    pk.el,
+    h(
+      'p',
+      {},
+      h(
+        'button',
+        { type: 'button', class: 'ghost', onclick: () => area.replaceChildren() },
+        'No cambiar',
+      ),
+    ),
+  );
   focus(pk.title);
   pk.open();
 }
@@ -103,27 +225,85 @@ export function photos(c, me, readOnly) {
   const load = async () => {
     try {
       const { fotos } = await get('/api/fotos?' + qs({ cita_id: c.id }));
-      list.replaceChildren(...(fotos.length ? fotos.map((f) => h('figure', {},
-        h('a', { href: f.url, target: '_blank', rel: 'noopener' }, h('img', { src: f.url, alt: `Foto de ${f.tipo === 'despues' ? 'después' : 'antes'}`, loading: 'lazy', width: '96', height: '96' })),
-        h('figcaption', {}, f.tipo === 'despues' ? 'Después' : 'Antes',
-          !readOnly && me && f.cliente_id === me.user.id ? h('button', { type: 'button', class: 'link', 'aria-label': `Borrar foto de ${f.tipo === 'despues' ? 'después' : 'antes'}`, onclick: async () => {
-            try { await api('DELETE', '/api/fotos?' + qs({ id: f.id })); announce('Foto borrada'); load(); } catch (ex) { showError(err, ex); }
-          } }, 'Borrar') : null))) : [h('p', { class: 'hint' }, 'Sin fotos.')]));
-    } catch (ex) { showError(err, ex); }
+      list.replaceChildren(
+        ...(fotos.length
+          ? fotos.map((f) =>
+              h(
+                'figure',
+                {},
+                h(
+                  'a',
+                  { href: f.url, target: '_blank', rel: 'noopener' },
+                  h('img', {
+                    src: f.url,
+                    alt: `Foto de ${f.tipo === 'despues' ? 'después' : 'antes'}`,
+                    loading: 'lazy',
+                    width: '96',
+                    height: '96',
+                  }),
+                ),
+                h(
+                  'figcaption',
+                  {},
+                  f.tipo === 'despues' ? 'Después' : 'Antes',
+                  !readOnly && me && f.cliente_id === me.user.id
+                    ? h(
+                        'button',
+                        {
+                          type: 'button',
+                          class: 'link',
+                          'aria-label': `Borrar foto de ${f.tipo === 'despues' ? 'después' : 'antes'}`,
+                          onclick: async () => {
+                            try {
+                              await api('DELETE', '/api/fotos?' + qs({ id: f.id }));
+                              announce('Foto borrada');
+                              load();
+                            } catch (ex) {
+                              showError(err, ex);
+                            }
+                          },
+                        },
+                        'Borrar',
+                      )
+                    : null,
+                ),
+              ),
+            )
+          : [h('p', { class: 'hint' }, 'Sin fotos.')]),
+      );
+    } catch (ex) {
+      showError(err, ex);
+    }
   };
   if (!readOnly) {
-    for (const [tipo, label] of [['antes', 'Añadir foto de antes'], ['despues', 'Añadir foto de después']]) {
+    for (const [tipo, label] of [
+      ['antes', 'Añadir foto de antes'],
+      ['despues', 'Añadir foto de después'],
+    ]) {
       const id = `foto-${tipo}-${c.id}`;
-      const input = h('input', { type: 'file', id, accept: 'image/*', capture: 'environment', onchange: async () => {
-        const file = input.files[0];
-        if (!file) return;
-        const fd = new FormData();
-        fd.append('cita_id', c.id);
-        fd.append('tipo', tipo);
-        fd.append('file', file);
-        err.hidden = true;
-        try { await api('POST', '/api/fotos', fd); announce('Foto subida'); input.value = ''; load(); } catch (ex) { showError(err, ex); }
-      } });
+      const input = h('input', {
+        type: 'file',
+        id,
+        accept: 'image/*',
+        capture: 'environment',
+        onchange: async () => {
+          const file = input.files[0];
+          if (!file) return;
+          const fd = new FormData();
+          fd.append('cita_id', c.id);
+          fd.append('tipo', tipo);
+          fd.append('file', file);
+          err.hidden = true;
+          try {
+            await api('POST', '/api/fotos', fd);
+            announce('Foto subida');
+            input.value = '';
+            load();
+          } catch (ex) {
+            showError(err, ex);
+          }
+        },
+      });
       box.append(h('div', { class: 'upload' }, h('label', { for: id }, label), input));
     }
   }

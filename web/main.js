@@ -17,7 +17,8 @@ async function nav() {
   const me = await session();
   const r = rol(me);
   const here = location.pathname;
-  const link = (href, text) => h('a', { href, 'aria-current': here === href ? 'page' : null }, text);
+  const link = (href, text) =>
+    h('a', { href, 'aria-current': here === href ? 'page' : null }, text);
   const items = [link('/reservar', 'Reservar')];
   if (me) {
     items.push(link('/mis-citas', 'Mis citas'));
@@ -27,11 +28,21 @@ async function nav() {
   } else {
     items.push(link('/entrar', 'Entrar'), link('/registro', 'Crear cuenta'));
   }
-  document.getElementById('nav').replaceChildren(h('ul', {}, items.map((i) => h('li', {}, i))));
+  document.getElementById('nav').replaceChildren(
+    h(
+      'ul',
+      {},
+      items.map((i) => h('li', {}, i)),
+    ),
+  );
 }
 
 async function signout() {
-  try { await post('/api/auth/logout'); } catch (e) { /* the session is gone either way */ }
+  try {
+    await post('/api/auth/logout');
+  } catch {
+    /* the session is gone either way */
+  }
   signedOut();
   announce('Has salido');
   go('/');
@@ -47,15 +58,28 @@ async function render() {
     if (show) await show();
     else page('Página no encontrada', h('p', {}, h('a', { href: '/' }, 'Volver al inicio')));
   } catch (e) {
-    page('Algo ha fallado', h('p', { class: 'alert', role: 'alert' }, e.message || String(e)),
-      h('p', {}, h('button', { type: 'button', onclick: render }, 'Reintentar')));
+    page(
+      'Algo ha fallado',
+      h('p', { class: 'alert', role: 'alert' }, e.message || String(e)),
+      h('p', {}, h('button', { type: 'button', onclick: render }, 'Reintentar')),
+    );
   }
 }
 
 // Links to our own pages change the page without reloading.
 document.addEventListener('click', (e) => {
   const a = e.target.closest('a[href]:not([href^="#"])');
-  if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || a.target || a.hasAttribute('download')) return;
+  if (
+    !a ||
+    e.defaultPrevented ||
+    e.button !== 0 ||
+    e.metaKey ||
+    e.ctrlKey ||
+    e.shiftKey ||
+    a.target ||
+    a.hasAttribute('download')
+  )
+    return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !(url.pathname in pages)) return;
   e.preventDefault();

@@ -9,8 +9,12 @@ export function picker({ servicio, barbero, onPick, heading }) {
   const cache = new Map(); // fecha -> Promise of the answer
   const fetchDay = (fecha, fresh) => {
     if (fresh || !cache.has(fecha)) {
-      const p = get('/api/disponibilidad?' + qs({ servicio_id: servicio, fecha, barbero_id: barbero }))
-        .catch((e) => { cache.delete(fecha); throw e; });
+      const p = get(
+        '/api/disponibilidad?' + qs({ servicio_id: servicio, fecha, barbero_id: barbero }),
+      ).catch((e) => {
+        cache.delete(fecha);
+        throw e;
+      });
       cache.set(fecha, p);
     }
     return cache.get(fecha);
@@ -22,26 +26,60 @@ export function picker({ servicio, barbero, onPick, heading }) {
 
   const title = h('h2', { tabindex: '-1' }, heading || 'Elige día y hora');
   const note = h('p', { class: 'hint' }, `Horas en hora de ${zoneName()}.`);
-  const prev = h('button', { type: 'button', class: 'ghost', onclick: () => week(addDays(start, -7)) }, '‹ Semana anterior');
-  const next = h('button', { type: 'button', class: 'ghost', onclick: () => week(addDays(start, 7)) }, 'Semana siguiente ›');
+  const prev = h(
+    'button',
+    { type: 'button', class: 'ghost', onclick: () => week(addDays(start, -7)) },
+    '‹ Semana anterior',
+  );
+  const next = h(
+    'button',
+    { type: 'button', class: 'ghost', onclick: () => week(addDays(start, 7)) },
+    'Semana siguiente ›',
+  );
   const days = h('div', { class: 'days', role: 'group', 'aria-label': 'Días' });
   const slotsTitle = h('h3', { tabindex: '-1' });
   const slots = h('div', { class: 'slots', role: 'group', 'aria-labelledby': 'slots-title' });
   slotsTitle.id = 'slots-title';
   const msg = h('p', { class: 'hint', role: 'status' });
-  const el = h('section', { class: 'picker' }, title, note, h('div', { class: 'weeknav' }, prev, next), days, msg, slotsTitle, slots);
+  const el = h(
+    'section',
+    { class: 'picker' },
+    title,
+    note,
+    h('div', { class: 'weeknav' }, prev, next),
+    days,
+    msg,
+    slotsTitle,
+    slots,
+  );
 
   async function week(s, autoOpen) {
     start = s < first ? first : s;
     prev.disabled = start <= first;
     next.disabled = addDays(start, 7) > last;
     const fechas = [];
-    for (let i = 0; i < 7; i++) { const d = addDays(start, i); if (d <= last) fechas.push(d); }
-    days.replaceChildren(...fechas.map((d) => {
-      const [wd, n, m] = dateShort(d);
-      return h('button', { type: 'button', class: 'day', disabled: true, 'data-fecha': d, 'aria-label': dateLabel(d) + ', cargando' },
-        h('span', {}, wd), h('strong', {}, n), h('span', {}, m));
-    }));
+    for (let i = 0; i < 7; i++) {
+      const d = addDays(start, i);
+      if (d <= last) fechas.push(d);
+    }
+    days.replaceChildren(
+      ...fechas.map((d) => {
+        const [wd, n, m] = dateShort(d);
+        return h(
+          'button',
+          {
+            type: 'button',
+            class: 'day',
+            disabled: true,
+            'data-fecha': d,
+            'aria-label': dateLabel(d) + ', cargando',
+          },
+          h('span', {}, wd),
+          h('strong', {}, n),
+          h('span', {}, m),
+        );
+      }),
+    );
     const answers = await Promise.all(fechas.map((d) => fetchDay(d).catch(() => null)));
     if (start !== (s < first ? first : s)) return null; // another week was asked meanwhile
     let firstFree = null;
@@ -49,29 +87,49 @@ export function picker({ servicio, barbero, onPick, heading }) {
       const b = days.children[i];
       const n = a ? a.huecos.length : 0;
       b.disabled = n === 0;
-      b.setAttribute('aria-label', dateLabel(fechas[i]) + (n ? `, ${n} ${n === 1 ? 'hora libre' : 'horas libres'}` : ', sin horas libres'));
+      b.setAttribute(
+        'aria-label',
+        dateLabel(fechas[i]) +
+          (n ? `, ${n} ${n === 1 ? 'hora libre' : 'horas libres'}` : ', sin horas libres'),
+      );
       b.onclick = () => openDay(fechas[i], true);
       if (n && !firstFree) firstFree = fechas[i];
     });
     if (autoOpen) return firstFree;
     if (chosen && fechas.includes(chosen)) openDay(chosen, false);
     else if (firstFree) openDay(firstFree, false);
-    else { slotsTitle.textContent = ''; slots.replaceChildren(); msg.textContent = 'No quedan horas libres esta semana.'; }
+    else {
+      slotsTitle.textContent = '';
+      slots.replaceChildren();
+      msg.textContent = 'No quedan horas libres esta semana.';
+    }
     return firstFree;
   }
 
   async function openDay(fecha, moveFocus, fresh) {
     chosen = fecha;
-    for (const b of days.children) b.setAttribute('aria-pressed', String(b.dataset.fecha === fecha));
+    for (const b of days.children)
+      b.setAttribute('aria-pressed', String(b.dataset.fecha === fecha));
     const a = await fetchDay(fecha, fresh).catch(() => null);
     msg.textContent = a ? '' : 'No se pudieron cargar las horas. Inténtalo de nuevo.';
     const huecos = a ? a.huecos : [];
     slotsTitle.textContent = `Horas libres el ${dateLabel(fecha)}`;
-    slots.replaceChildren(...huecos.map((hu) => h('button', {
-      type: 'button', class: 'slot', 'aria-label': whenLabel(hu.inicio),
-      onclick: () => onPick(hu, fecha),
-    }, hu.local || whenLabel(hu.inicio).split(', ')[1])));
-    if (!huecos.length && a) slots.append(h('p', { class: 'hint' }, 'Este día ya no quedan horas libres.'));
+    slots.replaceChildren(
+      ...huecos.map((hu) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'slot',
+            'aria-label': whenLabel(hu.inicio),
+            onclick: () => onPick(hu, fecha),
+          },
+          hu.local || whenLabel(hu.inicio).split(', ')[1],
+        ),
+      ),
+    );
+    if (!huecos.length && a)
+      slots.append(h('p', { class: 'hint' }, 'Este día ya no quedan horas libres.'));
     if (moveFocus) slotsTitle.focus();
     return huecos;
   }
@@ -81,7 +139,11 @@ export function picker({ servicio, barbero, onPick, heading }) {
     msg.textContent = 'Buscando horas libres…';
     for (let s = first; s <= last; s = addDays(s, 7)) {
       const free = await week(s, true);
-      if (free) { msg.textContent = ''; await openDay(free, false); return free; }
+      if (free) {
+        msg.textContent = '';
+        await openDay(free, false);
+        return free;
+      }
     }
     msg.textContent = 'No hay horas libres en las próximas semanas.';
     await week(first);
@@ -95,7 +157,11 @@ export function picker({ servicio, barbero, onPick, heading }) {
     const i = [...days.children].findIndex((b) => b.dataset.fecha === fecha);
     if (i >= 0) {
       days.children[i].disabled = huecos.length === 0;
-      days.children[i].setAttribute('aria-label', dateLabel(fecha) + (huecos.length ? `, ${huecos.length} horas libres` : ', sin horas libres'));
+      days.children[i].setAttribute(
+        'aria-label',
+        dateLabel(fecha) +
+          (huecos.length ? `, ${huecos.length} horas libres` : ', sin horas libres'),
+      );
     }
     return huecos;
   }

@@ -42,8 +42,12 @@ export function announce(msg) {
   const s = document.getElementById('status');
   s.textContent = '';
   clearTimeout(timer);
-  setTimeout(() => { s.textContent = msg; }, 30);
-  timer = setTimeout(() => { s.textContent = ''; }, 8000);
+  setTimeout(() => {
+    s.textContent = msg;
+  }, 30);
+  timer = setTimeout(() => {
+    s.textContent = '';
+  }, 8000);
 }
 
 // An error line inside a form or step (role=alert is read at once).
@@ -67,7 +71,12 @@ function f(key, opts) {
   if (!fmt[k]) fmt[k] = new Intl.DateTimeFormat('es-ES', Object.assign({ timeZone: zona() }, opts));
   return fmt[k];
 }
-const parts = (key, opts, d) => Object.fromEntries(f(key, opts).formatToParts(d).map((p) => [p.type, p.value]));
+const parts = (key, opts, d) =>
+  Object.fromEntries(
+    f(key, opts)
+      .formatToParts(d)
+      .map((p) => [p.type, p.value]),
+  );
 
 // "2031-05-04" of an instant, in the shop's zone
 export function ymd(d) {
@@ -76,7 +85,8 @@ export function ymd(d) {
 }
 export const today = () => ymd(new Date());
 // "10:30"
-export const hm = (d) => f('hm', { hour: '2-digit', minute: '2-digit', hour12: false }).format(new Date(d));
+export const hm = (d) =>
+  f('hm', { hour: '2-digit', minute: '2-digit', hour12: false }).format(new Date(d));
 // "martes 14 de octubre" of an instant
 export function dayLabel(d) {
   const p = parts('day', { weekday: 'long', day: 'numeric', month: 'long' }, new Date(d));
@@ -103,12 +113,25 @@ export function dayStart(s) {
   const guess = Date.UTC(+s.slice(0, 4), +s.slice(5, 7) - 1, +s.slice(8, 10));
   let t = guess;
   for (let i = 0; i < 2; i++) {
-    const p = parts('off', { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }, new Date(t));
+    const p = parts(
+      'off',
+      {
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        hourCycle: 'h23',
+      },
+      new Date(t),
+    );
     const asUtc = Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute, +p.second);
     t = guess - (asUtc - t);
   }
   return new Date(t);
 }
 
-export const euros = (n) => new Intl.NumberFormat('es-ES', { style: 'currency', currency: 'EUR' }).format(n);
+export const euros = (n) =>
+  new Intl.NumberFormat('es-ES', { style: 'currency', currency: 'EUR' }).format(n);
 export const mins = (n) => `${n} min`;
