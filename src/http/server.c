@@ -289,7 +289,9 @@ static br_err open_listener(struct http_server *s, bool *v6)
 static void set_reply(struct http_req *r, unsigned status, struct MHD_Response *resp)
 {
     if (r->replied) {
-        log_error("http: second reply to %s %s ignored", r->method, r->path ? r->path : "");
+        char what[LOG_REQUEST_MAX];
+        log_error("http: second reply to %s ignored",
+                  log_request(r->method, r->path, what, sizeof what));
         MHD_destroy_response(resp);
         return;
     }
@@ -315,8 +317,11 @@ static void set_reply(struct http_req *r, unsigned status, struct MHD_Response *
 static void flush(struct http_req *r)
 {
     if (!r->resp) return;
-    if (MHD_queue_response(r->conn, r->status, r->resp) != MHD_YES)
-        log_error("http: could not queue the reply to %s %s", r->method, r->path ? r->path : "");
+    if (MHD_queue_response(r->conn, r->status, r->resp) != MHD_YES) {
+        char what[LOG_REQUEST_MAX];
+        log_error("http: could not queue the reply to %s",
+                  log_request(r->method, r->path, what, sizeof what));
+    }
     MHD_destroy_response(r->resp);
     r->resp = NULL;
 }
@@ -709,11 +714,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       us);
     if (r->started) {
         double ms = (double)us / 1000.0;
-        if (r->replied)
+        if (r->replied) {
             log_access(r->method, r->path ? r->path : "", r->status, ms);
-        else
-            log_warn("http: %s %s ended without a reply (%d)", r->method, r->path ? r->path : "",
-                     (int)toe);
+        } else {
+            char what[LOG_REQUEST_MAX];
+            log_warn("http: %s ended without a reply (%d)",
+                     log_request(r->method, r->path, what, sizeof what), (int)toe);
+        }
     }
     req_free(r);
     /* a kept-alive connection has the header deadline for its next request */
@@ -1119,7 +1126,9 @@ static void finish(struct http_req *r)
     }
     rt->handler(r);
     if (!r->replied) {
-        log_error("http: handler for %s %s gave no reply", r->method, r->path);
+        char what[LOG_REQUEST_MAX];
+        log_error("http: handler for %s gave no reply",
+                  log_request(r->method, r->path, what, sizeof what));
         http_reply_error(r, 500, "Error interno del servidor");
     }
 }

@@ -28,6 +28,13 @@
  * marked broken; the next lease reconnects it within a short bound. While
  * the server is away requests fail at once with BR_BUSY "Base de datos no
  * disponible" (503 with Retry-After) and the service recovers by itself.
+ * An idle connection a server shutdown or restart has ended holds the
+ * server's goodbye (an error, then the end of the stream) unread in its
+ * socket: every lease, and the health check, looks for it without a round
+ * trip (conn_stale) and reconnects such a connection before using it, so
+ * the first requests after a restart succeed instead of failing once per
+ * pooled connection. The health check also tries once more on a fresh
+ * connection when its own fails at once with a lost connection.
  */
 #include "db.h"
 #include "../util/cond.h"
@@ -169,6 +176,35 @@ static void conn_drop(struct db_conn *c)
     c->h = NULL;
     c->nstmt = 0;
     memset(c->cache, 0, sizeof c->cache);
+}
+
+/* Whether an idle connection is known to be unusable without asking the
+ * server: broken, never opened, or its socket holds what a server that
+ * went away sends (its FATAL goodbye, the end of the stream, a reset). What
+ * else an idle connection may receive (a notice, a parameter change) is
+ * read and left for libpq to process. A connection that looks fine may
+ * still fail on its next use (a cut without a goodbye). */
+static bool conn_stale(struct db_conn *c)
+{
+    if (c->broken || !c->h || PQstatus(c->h) != CONNECTION_OK) return true;
+    /* a few rounds: libpq reads what is there, and sees the end of the
+     * stream only on the read after it */
+    for (int i = 0; i < 4; i++) {
+        struct pollfd p = {.fd = PQsocket(c->h), .events = POLLIN};
+        if (p.fd < 0) return true;
+        int r;
+        do
+            r = poll(&p, 1, 0);
+        while (r < 0 && errno == EINTR);
+        if (r <= 0) return false; /* nothing waiting */
+        if (p.revents & (POLLERR | POLLNVAL)) return true;
+        if (!PQconsumeInput(c->h) || PQstatus(c->h) != CONNECTION_OK) return true;
+        /* process what came (an error while idle counts as a notice) */
+        PGnotify *n;
+        while ((n = PQnotifies(c->h)))
+            PQfreemem(n);
+    }
+    return false;
 }
 
 /* Gives up on the statement running on c: asks the server to cancel it and
@@ -497,7 +533,7 @@ static br_err pg_acquire(struct db *db, struct db_conn **out)
     struct db_conn *c = NULL;
     br_err rc = db_pool_take(&p->pool, (void **)&c);
     if (rc) return rc;
-    if (c->broken || !c->h || PQstatus(c->h) != CONNECTION_OK) {
+    if (conn_stale(c)) {
         rc = conn_open(p->target, statement_ms(p), p->lock_wait_ms, c);
         if (!rc) metric_inc(M_DB_RECONNECTS);
         pthread_mutex_lock(&p->mu);
@@ -829,16 +865,28 @@ static br_err pg_write(struct db *db, db_tx_fn fn, void *ud, uint64_t touch)
     return rc;
 }
 
+/* The health check, on a connection of its own: the same query the
+ * service could run now. A stale connection is replaced first; one that
+ * fails at once with a lost connection (a cut conn_stale could not see) is
+ * replaced and asked once more, as the next lease of a pooled connection
+ * would be, while the bound leaves time. So it never says 503 when the
+ * service's own requests would succeed. */
 static br_err pg_ping(struct db *db)
 {
     struct pg_db *p = (struct pg_db *)db;
+    int64_t t0 = clock_mono_ms();
     struct timespec until = deadline_in(CLOCK_REALTIME, p->ping_ms);
     if (pthread_mutex_timedlock(&p->ping_mu, &until) != 0) return busy();
     struct db_conn *c = &p->ping_conn;
+    static const char sql[] = "SELECT 1 FROM perfiles LIMIT 1";
     br_err rc = BR_OK;
-    if (c->broken || !c->h || PQstatus(c->h) != CONNECTION_OK)
+    bool fresh = conn_stale(c);
+    if (fresh) rc = conn_open(p->target, p->ping_ms, p->lock_wait_ms, c);
+    if (!rc) rc = simple(c, sql);
+    if (rc == BR_BUSY && c->broken && !fresh && clock_mono_ms() - t0 < p->ping_ms) {
         rc = conn_open(p->target, p->ping_ms, p->lock_wait_ms, c);
-    if (!rc) rc = simple(c, "SELECT 1 FROM perfiles LIMIT 1");
+        if (!rc) rc = simple(c, sql);
+    }
     pthread_mutex_unlock(&p->ping_mu);
     return rc;
 }

@@ -149,23 +149,91 @@ void log_info(const char *fmt, ...)
 DEFINE_LOG(log_warn, "warn")
 DEFINE_LOG(log_error, "error")
 
-/* Appends client text to out (at most n bytes in all, o already used),
- * control characters, '"' and '\\' written as \\xNN so that nobody can
- * forge a line or drive a terminal. Returns the new length. */
-static size_t escape(const char *in, char *out, size_t o, size_t n)
+/* Appends n bytes of client text to out (at most cap bytes in all, o
+ * already used), control characters, '"' and '\\' written as \\xNN so
+ * that nobody can forge a line or drive a terminal. Returns the new
+ * length. */
+static size_t escape(const char *in, size_t n, char *out, size_t o, size_t cap)
 {
     static const char hex[] = "0123456789abcdef";
-    for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < n; p++) {
-        if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\') {
+    const unsigned char *p = (const unsigned char *)in;
+    for (size_t i = 0; i < n && p[i] && o + 5 < cap; i++) {
+        if (p[i] < 0x20 || p[i] == 0x7f || p[i] == '"' || p[i] == '\\') {
             out[o++] = '\\';
             out[o++] = 'x';
-            out[o++] = hex[*p >> 4];
-            out[o++] = hex[*p & 15];
+            out[o++] = hex[p[i] >> 4];
+            out[o++] = hex[p[i] & 15];
         } else {
-            out[o++] = (char)*p;
+            out[o++] = (char)p[i];
         }
     }
     return o;
+}
+
+#define TOKEN_MIN  16 /* shortest segment taken for a secret */
+#define TOKEN_MARK "<token>"
+
+static bool hex_digit(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* A canonical UUID, in either case: 8-4-4-4-12 hex digits. */
+static bool uuid_shaped(const char *s, size_t n)
+{
+    if (n != 36) return false;
+    for (size_t i = 0; i < n; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !hex_digit(s[i])) return false;
+    }
+    return true;
+}
+
+/* Whether a path segment looks like a secret: TOKEN_MIN or more of the
+ * base64 and base64url alphabets (hex included, '=' padding too) and
+ * nothing else, unless it is a UUID (ids are not secrets). Words and file
+ * names (a '.', '%', '~'...) are not. */
+static bool token_shaped(const char *s, size_t n)
+{
+    if (n < TOKEN_MIN) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_' || c == '+' || c == '=';
+        if (!ok) return false;
+    }
+    return !uuid_shaped(s, n);
+}
+
+/* Appends a request path as escape() does, each token-shaped segment
+ * written as TOKEN_MARK instead. */
+static size_t put_path(const char *path, char *out, size_t o, size_t cap)
+{
+    const char *p = path;
+    for (;;) {
+        size_t seg = strcspn(p, "/");
+        if (token_shaped(p, seg)) {
+            if (o + sizeof TOKEN_MARK + 4 < cap) {
+                memcpy(out + o, TOKEN_MARK, sizeof TOKEN_MARK - 1);
+                o += sizeof TOKEN_MARK - 1;
+            }
+        } else {
+            o = escape(p, seg, out, o, cap);
+        }
+        if (!p[seg]) return o;
+        o = escape("/", 1, out, o, cap);
+        p += seg + 1;
+    }
+}
+
+const char *log_request(const char *method, const char *path, char *out, size_t n)
+{
+    if (n == 0) return "";
+    size_t o = escape(method ? method : "", SIZE_MAX, out, 0, n);
+    if (o + 2 < n) out[o++] = ' ';
+    o = put_path(path ? path : "", out, o, n);
+    out[o] = '\0';
+    return out;
 }
 
 /* Appends the decimal digits of v. */
@@ -183,7 +251,8 @@ static size_t put_uint(char *out, size_t o, uint64_t v)
 
 /* "<time> info <method> <path> <status> <ms>ms", written by hand: one per
  * request, it is on every request's path (the method and path bounded as
- * before: 63 and 511 bytes of escaped text). */
+ * before: 63 and 511 bytes of escaped text; token-shaped path segments
+ * redacted). */
 void log_access(const char *method, const char *path, unsigned status, double ms)
 {
     if (atomic_load(&quiet)) return;
@@ -191,9 +260,9 @@ void log_access(const char *method, const char *path, unsigned status, double ms
     iso8601_format(clock_now_ms(), line);
     size_t o = ISO8601_LEN;
     memcpy(line + o, " info ", 6);
-    o = escape(method, line, o + 6, o + 6 + 64 - 1);
+    o = escape(method, SIZE_MAX, line, o + 6, o + 6 + 64 - 1);
     line[o++] = ' ';
-    o = escape(path, line, o, o + 512 - 1);
+    o = put_path(path, line, o, o + 512 - 1);
     line[o++] = ' ';
     o = put_uint(line, o, status);
     line[o++] = ' ';

@@ -8,6 +8,11 @@
  * first, so the order of lines is always the order they were logged. Text that may come from a
  * client (methods, paths) goes through log_access(), which escapes control characters so that
  * nobody can forge a log line. Never pass secrets (passwords, tokens) to these functions.
+ *
+ * A request path may carry a secret in a segment (a link's token, /c/<token>): every path
+ * logged (log_access, log_request) has each segment that looks like one - 16 or more characters
+ * of the base64url, base64 or hex alphabets and nothing else, that are not a canonical UUID -
+ * written as `<token>`. Ids (UUIDs), words and file names stay as they are.
  */
 #ifndef BR_LOG_H
 #define BR_LOG_H
@@ -23,9 +28,15 @@ void log_info(const char *fmt, ...) PRINTF_LIKE(1, 2);
 void log_warn(const char *fmt, ...) PRINTF_LIKE(1, 2);
 void log_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
-/* The access-log line of one request: method and path (both escaped), status and
- * duration in milliseconds. */
+/* The access-log line of one request: method and path (both escaped, the path's
+ * token-shaped segments redacted), status and duration in milliseconds. */
 void log_access(const char *method, const char *path, unsigned status, double ms);
+
+/* "<method> <path>" as log_access writes them (escaped, the path's token-shaped segments
+ * redacted), for the other lines that name a request: written into out (n bytes,
+ * truncated), which is returned. */
+#define LOG_REQUEST_MAX 600
+const char *log_request(const char *method, const char *path, char *out, size_t n);
 
 /* Buffers access lines from now on, written at the latest every_ms after
  * they were logged (a SIGKILL loses at most that much of the access log;

@@ -2,8 +2,10 @@
  * test_access_log.c - the access log cannot be forged or turned into
  * terminal control sequences: libmicrohttpd passes any byte but space, CR
  * and LF through in a request's method, and the method is client text just
- * like the path, so both are escaped (\xNN) in the access line. Access
- * lines are buffered, come out whole, and are never lost by a clean stop.
+ * like the path, so both are escaped (\xNN) in the access line. A path
+ * segment shaped like a secret token is written as `<token>` (ids, which
+ * are canonical UUIDs, stay). Access lines are buffered, come out whole,
+ * and are never lost by a clean stop.
  */
 #include "harness.h"
 
@@ -79,12 +81,66 @@ static void every_access_line_is_written_whole_by_the_stop(void **state)
     free(log);
 }
 
+/* The access line of GET path (404 or whatever it answers): the first
+ * line of the log holding "GET <shown> ". */
+static void get_and_wait_for_line(const char *path, const char *shown)
+{
+    struct resp r;
+    http_get(&S, path, NULL, &r);
+    resp_free(&r);
+    char want[256];
+    snprintf(want, sizeof want, "info GET %s ", shown);
+    if (!srv_wait_log(&S, want, 5000)) fail_msg("no access line \"%s\"", want);
+}
+
+static void token_shaped_path_segments_are_redacted_and_uuids_kept(void **state)
+{
+    (void)state;
+    srv_start(&S, NULL, NULL);
+    /* 32 random bytes as unpadded base64url (43 characters) and as hex (64) */
+    static const char b64[] = "q3Zr-8Kx_0aVbN4mW7pLc2TyHs9dEfGuJiOk1lMnRtA";
+    static const char hex[] = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    static const char uuid[] = "6f1c2b4a-9d3e-4f5a-8b7c-0123456789ab";
+    assert_int_equal(strlen(b64), 43);
+    assert_int_equal(strlen(hex), 64);
+    char path[256], shown[256];
+
+    snprintf(path, sizeof path, "/c/%s", b64);
+    get_and_wait_for_line(path, "/c/<token>");
+    snprintf(path, sizeof path, "/api/gestion/%s", hex);
+    get_and_wait_for_line(path, "/api/gestion/<token>");
+    /* a token between ids and names, and percent-encoded (the log shows
+     * the path decoded, so the encoding hides nothing) */
+    snprintf(path, sizeof path, "/api/barberos/%s/agenda.ics", uuid);
+    snprintf(shown, sizeof shown, "/api/barberos/%s/agenda.ics", uuid);
+    get_and_wait_for_line(path, shown);
+    snprintf(path, sizeof path, "/api/barberos/%s/%s/agenda.ics", uuid, b64);
+    snprintf(shown, sizeof shown, "/api/barberos/%s/<token>/agenda.ics", uuid);
+    get_and_wait_for_line(path, shown);
+    snprintf(path, sizeof path, "/r/%%39%%66%s", hex + 2);
+    get_and_wait_for_line(path, "/r/<token>");
+    /* an upper-case UUID is an id too; short words and file names stay */
+    get_and_wait_for_line("/api/citas/6F1C2B4A-9D3E-4F5A-8B7C-0123456789AB/cancelar",
+                          "/api/citas/6F1C2B4A-9D3E-4F5A-8B7C-0123456789AB/cancelar");
+    get_and_wait_for_line("/api/disponibilidad/x/app.4f3c2a1b9d8e7f60.js",
+                          "/api/disponibilidad/x/app.4f3c2a1b9d8e7f60.js");
+
+    assert_int_equal(srv_stop(&S), 0);
+    char *log = srv_log(&S);
+    assert_null(strstr(log, b64));
+    assert_null(strstr(log, hex));
+    assert_null(strstr(log, hex + 2));
+    assert_non_null(strstr(log, uuid));
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(control_bytes_in_method_and_path_are_escaped_in_the_access_log,
                                   cleanup),
         cmocka_unit_test_teardown(every_access_line_is_written_whole_by_the_stop, cleanup),
+        cmocka_unit_test_teardown(token_shaped_path_segments_are_redacted_and_uuids_kept, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

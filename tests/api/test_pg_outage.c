@@ -2,8 +2,11 @@
  * test_pg_outage.c - PostgreSQL restarted under a running service: while it
  * is away requests answer a JSON 503 at once (nothing hangs), /healthz says
  * so, and once it is back the service recovers by itself with nothing
- * acknowledged lost. The cluster is this test's own (scripts/pg-server), so
- * that stopping it disturbs no other test. PostgreSQL runs only.
+ * acknowledged lost; the first answers after it is back are right at once:
+ * every idle pooled connection the restart broke, and /healthz's own, is
+ * replaced before it is used. The cluster is this test's own
+ * (scripts/pg-server), so that stopping it disturbs no other test.
+ * PostgreSQL runs only.
  */
 #include "harness.h"
 
@@ -30,6 +33,19 @@ static void pg_server(const char *cmd)
     }
     free(out);
     free(err);
+}
+
+/* Starts a server whose database is the cluster's (pg_server("start")
+ * first), with env as srv_start takes it. */
+static void start_on_cluster(struct srv *S, const char *const *env)
+{
+    struct srv first = {0};
+    snprintf(first.dir, sizeof first.dir, "%s", cluster);
+    snprintf(first.data, sizeof first.data, "%s/app-data", cluster);
+    snprintf(first.dburl, sizeof first.dburl, "%spostgres", base_url);
+    srv_init_peer(S, &first);
+    snprintf(S->data, sizeof S->data, "%s/data", S->dir);
+    srv_start(S, env, NULL);
 }
 
 /* --- a client that keeps booking ---------------------------------------------------- */
@@ -87,16 +103,8 @@ static void a_restarted_database_costs_503s_and_nothing_else(void **state)
     if (!test_pg()) skip();
     snprintf(cluster, sizeof cluster, "/tmp/barberia-pg-outage-%d", (int)getpid());
     pg_server("start");
-    /* the service's own database on that cluster */
-    struct srv first = {0};
-    snprintf(first.dir, sizeof first.dir, "%s", cluster);
-    snprintf(first.data, sizeof first.data, "%s/app-data", cluster);
-    snprintf(first.dburl, sizeof first.dburl, "%spostgres", base_url);
     struct srv S;
-    srv_init_peer(&S, &first);
-    snprintf(S.data, sizeof S.data, "%s/data", S.dir);
-
-    srv_start(&S, NULL, NULL);
+    start_on_cluster(&S, NULL);
     struct user u;
     signup_user(&S, &u, "Paciente");
     char *barbero = make_barbero(&S, "Barbero Caida");
@@ -162,6 +170,119 @@ static void a_restarted_database_costs_503s_and_nothing_else(void **state)
     srv_cleanup(&S);
 }
 
+/* --- the first answers after a restart ------------------------------------------------- */
+
+enum { POOL = 6 };
+
+struct slot_booking {
+    const struct srv *s;
+    const char *token, *barbero, *servicio;
+    char fecha[48];
+    long status;
+    char body[160];
+};
+
+static void book_slot(void *arg)
+{
+    struct slot_booking *b = arg;
+    char body[256];
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}", b->barbero,
+             b->servicio, b->fecha);
+    struct req_opts o = {.token = b->token, .content_type = "application/json", .body = body};
+    struct resp r;
+    b->status = http_try(b->s, "POST", "/api/citas", &o, &r);
+    snprintf(b->body, sizeof b->body, "%s", r.body ? r.body : "");
+    resp_free(&r);
+}
+
+/* POOL bookings at once, at distinct free slots (*next counts them), so
+ * that together they lease every pooled connection; each must be a 201. */
+static void book_pool_wide(const struct srv *S, const struct user *u, const char *barbero,
+                           const char *servicio, int *next, const char *when)
+{
+    struct slot_booking b[POOL];
+    for (int i = 0; i < POOL; i++) {
+        int k = (*next)++;
+        b[i] = (struct slot_booking){
+            .s = S, .token = u->token, .barbero = barbero, .servicio = servicio};
+        snprintf(b[i].fecha, sizeof b[i].fecha, "2034-%02d-%02dT%02d:00:00.000Z", 1 + k / (28 * 24),
+                 1 + k / 24 % 28, k % 24);
+    }
+    race_threads(POOL, book_slot, b, sizeof b[0]);
+    for (int i = 0; i < POOL; i++)
+        if (b[i].status != 201)
+            fail_msg("%s: booking %d answered %ld %s", when, i, b[i].status, b[i].body);
+}
+
+static void expect_healthz_200(const struct srv *S, const char *when)
+{
+    struct resp r;
+    long st = http_try(S, "GET", "/healthz", NULL, &r);
+    if (st != 200) fail_msg("%s: /healthz answered %ld %s", when, st, r.body ? r.body : "");
+    resp_free(&r);
+}
+
+/* barberia_db_reconnects_total, from GET /metrics (loopback). */
+static long reconnects(const struct srv *S)
+{
+    struct resp r;
+    http_get(S, "/metrics", NULL, &r);
+    assert_int_equal(r.status, 200);
+    const char *p = strstr(r.body, "\nbarberia_db_reconnects_total ");
+    assert_non_null(p);
+    long n = strtol(p + strlen("\nbarberia_db_reconnects_total "), NULL, 10);
+    resp_free(&r);
+    return n;
+}
+
+/* PostgreSQL restarted while the service was idle: its pooled connections
+ * and the health check's own are all broken but do not know it yet. The
+ * very first /healthz after the restart is 200, and so is every booking,
+ * whichever comes first: no answer lags the database. */
+static void after_a_restart_the_first_answers_are_right(void **state)
+{
+    (void)state;
+    if (!test_pg()) skip();
+    snprintf(cluster, sizeof cluster, "/tmp/barberia-pg-first-%d", (int)getpid());
+    pg_server("start");
+    char pool[32];
+    snprintf(pool, sizeof pool, "BARBERIA_DB_POOL=%d", POOL);
+    const char *env[] = {pool, NULL};
+    struct srv S;
+    start_on_cluster(&S, env);
+    struct user u;
+    signup_user(&S, &u, "Paciente");
+    char *barbero = make_barbero(&S, "Barbero Reinicio");
+    char *servicio = make_servicio(&S, "Corte Reinicio", 30, 10);
+    int next = 0;
+    /* every pooled connection and the health check's open */
+    for (int i = 0; i < 3; i++)
+        book_pool_wide(&S, &u, barbero, servicio, &next, "before the restart");
+    expect_healthz_200(&S, "before the restart");
+
+    for (int round = 0; round < 4; round++) {
+        pg_server("halt");
+        pg_server("resume");
+        long before = reconnects(&S);
+        if (round % 2 == 0) {
+            expect_healthz_200(&S, "first request after the restart");
+            book_pool_wide(&S, &u, barbero, servicio, &next, "after the restart and /healthz");
+        } else {
+            book_pool_wide(&S, &u, barbero, servicio, &next, "first requests after the restart");
+            expect_healthz_200(&S, "after the restart and the bookings");
+        }
+        /* the restart did break several pooled connections */
+        long replaced = reconnects(&S) - before;
+        if (replaced < 2) fail_msg("round %d: %ld pooled connections replaced", round, replaced);
+    }
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM citas"), next);
+
+    free(barbero);
+    free(servicio);
+    srv_cleanup(&S);
+}
+
 /* The cluster goes whatever happened to the test (a failure leaves it by
  * longjmp, past the test's own stop). */
 static int stop_cluster(void **state)
@@ -178,6 +299,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(a_restarted_database_costs_503s_and_nothing_else, stop_cluster),
+        cmocka_unit_test_teardown(after_a_restart_the_first_answers_are_right, stop_cluster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
