@@ -21,6 +21,9 @@
 #     and its url, through nginx, serves the same bytes;
 #   - a session works on requests that land on either node (both nodes'
 #     logs show them), by token and by cookie;
+#   - the web app's writes by cookie pass (a browser's Origin there is the
+#     public URL's, while nginx forwards Host without the port), and one
+#     from a page of another origin is refused with 403 and books nothing;
 #   - http:// answers 301 to the same URL on https://;
 #   - a body over 1m gets Barberia's own 413 JSON answer (as a node gives it
 #     for a body over its own cap), an upload over 6m its own 400
@@ -338,6 +341,24 @@ for i in 1 2; do
     logged "$tmp/node$i.log" " $r " || fail "node $i's log shows no '$r': it answered none"
   done
 done
+
+# writes by the cookie alone, as browsers send them: from the service's own
+# page (its Origin is the public URL's; the nodes see Host without the port
+# and plain http) they pass; from a page of another origin - here the
+# http:// port of the same host - they are refused and book nothing
+own_body="{\"barbero_id\":\"$barbero\",\"servicio_id\":\"$servicio\",\"fecha_inicio\":\"2032-03-01T12:00:00Z\"}"
+s=$(req "$tmp/r" -X POST "$base/api/citas" -b "$tmp/jar" -H "Origin: http://$host:$http_port" \
+  -H 'Sec-Fetch-Site: same-site' -H 'Content-Type: text/plain' -d "$own_body")
+[ "$s" = 403 ] && [ "$(cat "$tmp/r")" = '{"error":"Origen no permitido"}' ] ||
+  fail "a cookie booking from another origin through nginx: $s $(cat "$tmp/r") (want 403 Origen no permitido)"
+s=$(req "$tmp/r" -X POST "$base/api/citas" -b "$tmp/jar" -H "Origin: $base" \
+  -H 'Sec-Fetch-Site: same-origin' -H 'Content-Type: application/json' -d "$own_body")
+[ "$s" = 201 ] ||
+  fail "a cookie booking from the service's own page (Origin: $base) through nginx: $s $(cat "$tmp/r")"
+own_cita=$(field id <"$tmp/r")
+s=$(req "$tmp/r" -X POST "$base/api/citas/$own_cita/cancelar" -b "$tmp/jar" -H "Origin: $base")
+[ "$s" = 200 ] ||
+  fail "a cookie cancel from the service's own page (Origin: $base) through nginx: $s $(cat "$tmp/r")"
 
 # idle connections to both nodes kept open (keepalive, HTTP/1.1 without
 # "Connection: close"), not one per request

@@ -74,8 +74,11 @@ const struct http_route api_routes[] = {
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
 
-const char *api_request_token(struct http_req *r, size_t *n)
+/* The session token a request carries; OUT: *n its length, *cookie
+ * whether it came from the cookie (no Bearer header). */
+static const char *request_token(struct http_req *r, size_t *n, bool *cookie)
 {
+    *cookie = false;
     const char *auth = http_req_header(r, "Authorization");
     if (auth && !strncasecmp(auth, "Bearer ", 7)) {
         const char *t = auth + 7;
@@ -90,9 +93,27 @@ const char *api_request_token(struct http_req *r, size_t *n)
     const char *c = http_req_cookie(r, SESSION_COOKIE);
     if (c) {
         *n = strlen(c);
+        *cookie = true;
         return c;
     }
     return NULL;
+}
+
+const char *api_request_token(struct http_req *r, size_t *n)
+{
+    bool cookie;
+    return request_token(r, n, &cookie);
+}
+
+/* The cookie speaks only for pages of the service's own origin: a write
+ * (any method but GET, HEAD and OPTIONS) carried by the cookie alone that a
+ * browser marks as sent by a page of another origin. (A page elsewhere
+ * cannot send an Authorization header without the CORS setting's leave.) */
+static bool cookie_write_from_elsewhere(struct http_req *r, bool cookie)
+{
+    const char *m = http_req_method(r);
+    return cookie && strcmp(m, "GET") && strcmp(m, "HEAD") && strcmp(m, "OPTIONS") &&
+           http_req_cross_origin(r);
 }
 
 static void caller_free(void *p)
@@ -125,7 +146,8 @@ br_err api_authorize(struct http_req *r, enum http_auth mode)
 {
     struct app *app = api_app(r);
     size_t n = 0;
-    const char *tok = api_request_token(r, &n);
+    bool cookie;
+    const char *tok = request_token(r, &n, &cookie);
     struct api_caller *c = xcalloc(1, sizeof *c);
     br_err rc = ident_authenticate(app->ident, tok, n, &c->p);
     if (rc) {
@@ -136,6 +158,12 @@ br_err api_authorize(struct http_req *r, enum http_auth mode)
         !(c->p.has_perfil && c->p.perfil.rol && !strcmp(c->p.perfil.rol, "admin"))) {
         caller_free(c);
         return err_set(BR_FORBIDDEN, "Sin permisos");
+    }
+    /* after the session and the role: a caller who would be refused
+     * anyway gets the answer she always got */
+    if (cookie_write_from_elsewhere(r, cookie)) {
+        caller_free(c);
+        return err_set(BR_FORBIDDEN, "Origen no permitido");
     }
     set_caller(r, c, tok, n);
     return BR_OK;

@@ -162,6 +162,7 @@ int cli_serve(int argc, char **argv)
         .too_large_msg = "Máximo 5MB por imagen",
         .file_field = "file",
         .cors_origins = cfg.cors_origins,
+        .public_url = cfg.public_url,
         .routes = api_routes,
         .nroutes = api_nroutes,
         .authorize = api_authorize,

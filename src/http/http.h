@@ -37,8 +37,9 @@ enum http_auth {
     HTTP_AUTH_USER,  /* a session is required (401) */
     HTTP_AUTH_ADMIN, /* an administrator's session is required (403) */
     /* a session is required, and the handler checks it itself, first, so
-     * that it can read the session with its data (a body-less route only:
-     * nothing is read before the handler runs) */
+     * that it can read the session with its data (a body-less read only:
+     * nothing is read before the handler runs, and the authorize hook's
+     * refusal of cookie writes from other origins does not run) */
     HTTP_AUTH_IN_HANDLER,
 };
 
@@ -95,6 +96,10 @@ struct http_options {
     const char *file_field;    /* name of the file part */
     const char *cors_origins;  /* comma-separated origins a browser app may call from
                                 * (NULL: same-origin only) */
+    const char *public_url;    /* the URL clients use (BARBERIA_PUBLIC_URL; NULL: none
+                                * but the one each request is addressed to): its
+                                * origin counts as the service's own, as behind a
+                                * proxy that forwards another Host or scheme */
     const struct http_route *routes;
     size_t nroutes;
     http_auth_fn authorize;
@@ -134,6 +139,14 @@ const char *http_req_path(struct http_req *r);
 const char *http_req_query(struct http_req *r, const char *name);
 const char *http_req_header(struct http_req *r, const char *name);
 const char *http_req_cookie(struct http_req *r, const char *name);
+/* Whether a browser marks the request as sent by a page of another origin:
+ * its Origin ("null" included) is not the origin the request was addressed
+ * to (http:// and its own Host), nor the public URL's, nor one cors_origins
+ * allows; or, without Origin, its Sec-Fetch-Site is neither "same-origin"
+ * nor "none". A request with neither header (curl, scripts, apps, older
+ * browsers) is not marked. Origins compare as browsers write them: scheme
+ * and host without regard to case, a missing port as the scheme's own. */
+bool http_req_cross_origin(struct http_req *r);
 /* The client's IP address as text ("127.0.0.1", "::1"); "" when unknown.
  * Borrowed for the request's lifetime. */
 const char *http_req_remote(struct http_req *r);

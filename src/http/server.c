@@ -105,6 +105,14 @@ static void add_json_headers(struct MHD_Response *resp, const char *cache_contro
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, cache_control);
 }
 
+/* A web origin as browsers compare them: scheme, host (compared without
+ * regard to case) and port (a missing one is the scheme's own). */
+struct origin {
+    bool https;
+    unsigned port;
+    char host[256];
+};
+
 /* One TCP connection, for its total deadline. */
 struct conn {
     struct conn *prev, *next;
@@ -134,6 +142,8 @@ struct http_server {
     char **route_names; /* "METHOD path" of each route, for the metrics */
     char **cors;        /* origins allowed to call from a browser (lowercase) */
     size_t ncors;
+    struct origin pub; /* the public URL's origin, when has_pub */
+    bool has_pub;
 };
 
 struct field {
@@ -764,6 +774,99 @@ static void cors_check(struct http_req *r)
         }
 }
 
+/* "host[:port]" at s, up to its end (or, with a path allowed, up to a '/',
+ * '?' or '#'), into o (its scheme already set); false when it is not one. */
+static bool authority_parse(const char *s, bool path, struct origin *o)
+{
+    size_t n = strcspn(s, path ? "/?#" : "");
+    const char *end = s + n, *hend;
+    if (*s == '[') {
+        const char *close = memchr(s, ']', n);
+        if (!close) return false;
+        hend = close + 1;
+    } else {
+        hend = memchr(s, ':', n);
+        if (!hend) hend = end;
+    }
+    size_t hl = (size_t)(hend - s);
+    if (hl == 0 || hl >= sizeof o->host) return false;
+    for (const char *c = s; c < hend; c++)
+        if ((unsigned char)*c <= ' ' || *c == 0x7f || strchr("@\\/?#", *c)) return false;
+    memcpy(o->host, s, hl);
+    o->host[hl] = '\0';
+    o->port = o->https ? 443 : 80;
+    if (hend == end) return true;
+    if (*hend != ':') return false;
+    unsigned port = 0;
+    const char *p = hend + 1;
+    if (p == end) return true; /* "host:" is the default port, as in a URL */
+    for (; p < end; p++) {
+        if (*p < '0' || *p > '9') return false;
+        port = port * 10 + (unsigned)(*p - '0');
+        if (port > 65535) return false;
+    }
+    o->port = port;
+    return true;
+}
+
+/* "scheme://host[:port]" (http or https), then nothing (or, with path, a
+ * path, query or fragment), into o; false when s is not one ("null"). */
+static bool origin_parse(const char *s, bool path, struct origin *o)
+{
+    if (!strncasecmp(s, "http://", 7)) {
+        o->https = false;
+        s += 7;
+    } else if (!strncasecmp(s, "https://", 8)) {
+        o->https = true;
+        s += 8;
+    } else {
+        return false;
+    }
+    return authority_parse(s, path, o);
+}
+
+static bool same_origin(const struct origin *a, const struct origin *b)
+{
+    return a->https == b->https && a->port == b->port && !strcasecmp(a->host, b->host);
+}
+
+/* A header's value without the blanks around it, into buf (n bytes);
+ * NULL when absent, "" when too long to be a real one. */
+static const char *header_trimmed(struct http_req *r, const char *name, char *buf, size_t n)
+{
+    const char *v = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+    if (!v) return NULL;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    size_t len = strlen(v);
+    while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    if (len >= n) return "";
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+bool http_req_cross_origin(struct http_req *r)
+{
+    struct http_server *s = r->srv;
+    char buf[320];
+    const char *origin = header_trimmed(r, "Origin", buf, sizeof buf);
+    if (origin) {
+        if (r->cors_origin) return false; /* one the CORS setting allows */
+        struct origin from, own = {.https = false};
+        if (!origin_parse(origin, false, &from)) return true; /* "null", or not an origin */
+        if (s->has_pub && same_origin(&from, &s->pub)) return false;
+        /* the service speaks plain HTTP: what it was addressed as is
+         * http:// and the Host (a TLS proxy's own is the public URL) */
+        char hbuf[300];
+        const char *host = header_trimmed(r, MHD_HTTP_HEADER_HOST, hbuf, sizeof hbuf);
+        return !(host && authority_parse(host, false, &own) && same_origin(&from, &own));
+    }
+    const char *site = header_trimmed(r, "Sec-Fetch-Site", buf, sizeof buf);
+    return site && strcasecmp(site, "same-origin") && strcasecmp(site, "none");
+}
+
 /* The answer to a CORS preflight: no body, what the path allows. */
 static void reply_preflight(struct http_req *r)
 {
@@ -1289,6 +1392,12 @@ br_err http_bind(const struct http_options *o, struct http_server **out)
     if (rc) {
         http_stop(s);
         return rc;
+    }
+    if (o->public_url) {
+        s->has_pub = origin_parse(o->public_url, true, &s->pub);
+        if (!s->has_pub)
+            log_warn("http: BARBERIA_PUBLIC_URL has no http(s) origin: session-cookie writes "
+                     "from browsers are taken only from the origin each request is addressed to");
     }
     /* the routes' names for the request metrics: "METHOD path" */
     s->route_names = xcalloc(o->nroutes + 1, sizeof *s->route_names);
