@@ -275,81 +275,103 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
     return BR_OK;
 }
 
-/* --- sign-in throttling ---------------------------------------------------------- */
+/* --- sign-in throttling ----------------------------------------------------------
+ *
+ * Every attempt is counted as a failure, against its account and its client
+ * address, before its password is checked: one store write transaction
+ * checks that no key is locked and counts the attempt (store_throttle_update:
+ * the SQLite writer's transaction, a PostgreSQL advisory lock per key), so a
+ * burst of concurrent guesses gets at most the limit's worth checked and
+ * 429 for every other, however many nodes share the database. Reaching the
+ * limit this way starts the lock as a real failure does. What is known not
+ * to be a failure gives its count back afterwards (throttle_give_back): a
+ * right password clears its account's record and takes its own count back
+ * from the address; an attempt that was never checked (503: no hashing slot
+ * in time; a store error) takes both back. A wrong password, or any
+ * password for an unknown e-mail, keeps it. */
 
 enum { KEY_ACCOUNT, KEY_ADDRESS };
 
 struct throttle_keys {
-    char *key[2]; /* "email:<address>" and "addr:<ip>"; either may be NULL */
-    const char *list[2];
+    struct ident *id;
+    char *key[2];             /* "email:<address>" and "addr:<ip>"; either may be NULL */
+    struct throttle_key k[2]; /* the keys there are, k[0..n) */
+    int which[2];             /* KEY_ACCOUNT or KEY_ADDRESS of k[i] */
     int max[2];
     int n;
+    int64_t now;
+    /* the reservation: each key's state before and after it */
+    bool reserved;
+    int64_t locked_until; /* when refused: the end of the latest lock */
+    struct throttle_state before[2], after[2];
+    bool before_found[2];
+    bool started[2]; /* the reservation started a lock of k[i] */
+    /* the give-back */
+    bool clear_account;
+    bool lifted[2]; /* it ended a running lock of k[i] */
 };
 
 static void throttle_keys_make(struct ident *id, const char *email, const char *remote,
-                               struct throttle_keys *k)
+                               struct throttle_keys *t)
 {
-    memset(k, 0, sizeof *k);
-    k->key[KEY_ACCOUNT] = email ? xasprintf("email:%s", email) : NULL;
-    k->key[KEY_ADDRESS] = remote && *remote ? xasprintf("addr:%s", remote) : NULL;
+    memset(t, 0, sizeof *t);
+    t->id = id;
+    t->key[KEY_ACCOUNT] = email ? xasprintf("email:%s", email) : NULL;
+    t->key[KEY_ADDRESS] = remote && *remote ? xasprintf("addr:%s", remote) : NULL;
     for (int i = 0; i < 2; i++) {
-        if (!k->key[i]) continue;
-        k->list[k->n] = k->key[i];
-        k->max[k->n] = i == KEY_ACCOUNT ? id->acct_max : id->addr_max;
-        k->n++;
+        if (!t->key[i]) continue;
+        t->k[t->n].key = t->key[i];
+        t->which[t->n] = i;
+        t->max[t->n] = i == KEY_ACCOUNT ? id->acct_max : id->addr_max;
+        t->n++;
     }
 }
 
-static void throttle_keys_clear(struct throttle_keys *k)
+static void throttle_keys_clear(struct throttle_keys *t)
 {
-    free(k->key[0]);
-    free(k->key[1]);
+    free(t->key[0]);
+    free(t->key[1]);
 }
 
-/* BR_THROTTLED "Demasiados intentos" (with Retry-After) while any key is
- * locked. OUT: *account_seen, whether the account has a record to clear on
- * success. */
-static br_err throttle_check(struct ident *id, const struct throttle_keys *k, int64_t now,
-                             bool *account_seen)
+static br_err throttled(int64_t until, int64_t now)
 {
-    int64_t until = 0;
-    *account_seen = false;
-    for (int i = 0; i < 2; i++) {
-        if (!k->key[i]) continue;
-        struct throttle_state s;
-        bool found = false;
-        br_err rc = store_throttle_get(id->st, k->key[i], now, &s, &found);
-        if (rc) return rc;
-        if (i == KEY_ACCOUNT) *account_seen = found;
-        if (s.locked_until_ms > until) until = s.locked_until_ms;
-    }
-    if (until <= now) return BR_OK;
     int secs = (int)((until - now + 999) / 1000);
     return err_set_retry(BR_THROTTLED, secs, "Demasiados intentos");
 }
 
-struct throttle_step {
-    struct ident *id;
-    const struct throttle_keys *k;
-    int64_t now;
-};
+/* A read ahead of the reservation: a key already locked is refused at the
+ * cost of a read, not of a write transaction. BR_THROTTLED "Demasiados
+ * intentos" (with Retry-After) while any key is locked. */
+static br_err throttle_check(struct ident *id, const struct throttle_keys *t)
+{
+    int64_t until = 0;
+    for (int i = 0; i < t->n; i++) {
+        struct throttle_state s;
+        bool found = false;
+        br_err rc = store_throttle_get(id->st, t->k[i].key, t->now, &s, &found);
+        if (rc) return rc;
+        if (s.locked_until_ms > until) until = s.locked_until_ms;
+    }
+    return until > t->now ? throttled(until, t->now) : BR_OK;
+}
 
 /* One more failure for key i: failures older than the window are
  * forgotten; reaching the key's maximum starts a lock of lock_ms, doubled
  * for each consecutive lock up to lock_max_ms; a whole window without
- * failures after a lock has ended forgets the doubling. */
-static void throttle_step(void *ud, int i, struct throttle_state *s)
+ * failures after a lock has ended forgets the doubling. Returns whether a
+ * lock started. */
+static bool throttle_step(struct throttle_keys *t, int i, struct throttle_state *s)
 {
-    struct throttle_step *a = ud;
-    struct ident *id = a->id;
-    int64_t now = a->now;
+    struct ident *id = t->id;
+    int64_t now = t->now;
+    bool locks = false;
     if (s->lockouts && s->locked_until_ms + id->window_ms <= now) s->lockouts = 0;
     if (s->window_start_ms + id->window_ms <= now) {
         s->failures = 0;
         s->window_start_ms = now;
     }
     s->failures++;
-    if (s->failures >= a->k->max[i]) {
+    if (s->failures >= t->max[i]) {
         s->lockouts++;
         int64_t lock = id->lock_ms;
         for (int64_t j = 1; j < s->lockouts && lock < id->lock_max_ms; j++)
@@ -358,12 +380,110 @@ static void throttle_step(void *ud, int i, struct throttle_state *s)
         s->locked_until_ms = now + lock;
         s->failures = 0;
         s->window_start_ms = now;
-        log_warn("auth: %d failed sign-ins for %s; locked for %lld s", a->k->max[i], a->k->list[i],
-                 (long long)(lock / 1000));
+        locks = true;
     }
     int64_t a_end = s->window_start_ms + id->window_ms;
     int64_t l_end = s->locked_until_ms + id->window_ms;
     s->forget_at_ms = a_end > l_end ? a_end : l_end;
+    return locks;
+}
+
+/* Inside the store's transaction: refuses when any key is locked (counting
+ * nothing), else counts the attempt against every key. */
+static void throttle_reserve_fn(void *ud, struct throttle_key *keys, int n)
+{
+    struct throttle_keys *t = ud;
+    t->reserved = false;
+    t->locked_until = 0;
+    for (int i = 0; i < n; i++)
+        if (keys[i].state.locked_until_ms > t->locked_until)
+            t->locked_until = keys[i].state.locked_until_ms;
+    if (t->locked_until > t->now) return;
+    t->locked_until = 0;
+    for (int i = 0; i < n; i++) {
+        t->before[i] = keys[i].state;
+        t->before_found[i] = keys[i].found;
+        t->started[i] = throttle_step(t, i, &keys[i].state);
+        t->after[i] = keys[i].state;
+        keys[i].op = THROTTLE_PUT;
+    }
+    t->reserved = true;
+}
+
+/* Counts the attempt (see above). BR_THROTTLED, counting nothing, while
+ * any key is locked. */
+static br_err throttle_reserve(struct ident *id, struct throttle_keys *t)
+{
+    if (t->n == 0) return BR_OK;
+    br_err rc = store_throttle_update(id->st, t->k, t->n, t->now, true, throttle_reserve_fn, t);
+    if (rc) return rc;
+    if (!t->reserved) return throttled(t->locked_until, t->now);
+    for (int i = 0; i < t->n; i++)
+        if (t->started[i])
+            log_warn("auth: %d failed sign-ins for %s (those still being checked included); "
+                     "locked for %lld s",
+                     t->max[i], t->k[i].key,
+                     (long long)((t->after[i].locked_until_ms - t->now) / 1000));
+    return BR_OK;
+}
+
+static bool state_same(const struct throttle_state *a, const struct throttle_state *b)
+{
+    return a->failures == b->failures && a->window_start_ms == b->window_start_ms &&
+           a->locked_until_ms == b->locked_until_ms && a->lockouts == b->lockouts &&
+           a->forget_at_ms == b->forget_at_ms;
+}
+
+/* Inside the store's transaction: gives the reservation back, key by key.
+ * The account's record is deleted when clear_account (a right password).
+ * Otherwise, a record still exactly as the reservation left it returns to
+ * what it was before (the lock the reservation started, if any, ends); a
+ * record others have counted on since, in the same window and under the
+ * same lock, loses one failure; anything else (the window the reservation
+ * was counted in has passed, or a later attempt started a lock with it) is
+ * kept: the reservation is spent. */
+static void throttle_give_back_fn(void *ud, struct throttle_key *keys, int n)
+{
+    struct throttle_keys *t = ud;
+    int64_t now = clock_now_ms();
+    for (int i = 0; i < n; i++) {
+        struct throttle_key *k = &keys[i];
+        bool was_locked = k->found && k->state.locked_until_ms > now;
+        t->lifted[i] = false;
+        k->op = THROTTLE_KEEP;
+        if (!k->found) continue;
+        if (t->clear_account && t->which[i] == KEY_ACCOUNT) {
+            k->op = THROTTLE_DELETE;
+        } else if (state_same(&k->state, &t->after[i])) {
+            k->op = t->before_found[i] ? THROTTLE_PUT : THROTTLE_DELETE;
+            k->state = t->before[i];
+        } else if (k->state.window_start_ms == t->after[i].window_start_ms &&
+                   k->state.locked_until_ms == t->after[i].locked_until_ms &&
+                   k->state.failures > 0) {
+            k->state.failures--;
+            k->op = THROTTLE_PUT;
+        }
+        t->lifted[i] = was_locked && (k->op == THROTTLE_DELETE ||
+                                      (k->op == THROTTLE_PUT && k->state.locked_until_ms <= now));
+    }
+}
+
+/* Gives the reservation back (see throttle_give_back_fn): clear_account for
+ * a right password, else for an attempt that was never checked. */
+static br_err throttle_give_back(struct ident *id, struct throttle_keys *t, bool clear_account)
+{
+    if (!t->reserved) return BR_OK;
+    t->clear_account = clear_account;
+    br_err rc =
+        store_throttle_update(id->st, t->k, t->n, clock_now_ms(), false, throttle_give_back_fn, t);
+    if (rc) return rc;
+    t->reserved = false;
+    for (int i = 0; i < t->n; i++)
+        if (t->lifted[i])
+            log_info("auth: the lock of %s is lifted: an attempt counted toward it had the "
+                     "right password",
+                     t->k[i].key);
+    return BR_OK;
 }
 
 br_err ident_login(struct ident *id, const char *email_in, const char *password, const char *remote,
@@ -374,14 +494,14 @@ br_err ident_login(struct ident *id, const char *email_in, const char *password,
         return err_set(BR_INVALID, "Faltan campos requeridos");
     char *email = NULL;
     if (!ident_normalize_email(email_in, &email)) email = NULL;
-    struct throttle_keys k;
-    throttle_keys_make(id, email, remote, &k);
-    int64_t now = clock_now_ms();
-    bool seen = false;
-    br_err rc = throttle_check(id, &k, now, &seen);
+    struct throttle_keys t;
+    throttle_keys_make(id, email, remote, &t);
+    t.now = clock_now_ms();
+    br_err rc = throttle_check(id, &t);
+    if (!rc) rc = throttle_reserve(id, &t);
     if (rc) {
         free(email);
-        throttle_keys_clear(&k);
+        throttle_keys_clear(&t);
         return rc;
     }
     struct user u = {0};
@@ -398,14 +518,23 @@ br_err ident_login(struct ident *id, const char *email_in, const char *password,
         rc = verify_password(id, hash, password, &ok);
         free(hash);
     }
-    if (!rc && !ok) {
-        user_clear(&u);
-        struct throttle_step step = {id, &k, clock_now_ms()};
-        rc = store_throttle_fail(id->st, k.list, k.n, step.now, throttle_step, &step);
-        if (!rc) rc = err_set(BR_UNAUTH, "Credenciales inválidas");
+    if (rc) {
+        /* never checked (no hashing slot in time, a store error): not a
+         * failure; the answer is rc's whatever the give-back does */
+        br_err why = rc;
+        char msg[256];
+        int retry = err_retry_after();
+        snprintf(msg, sizeof msg, "%s", err_msg());
+        if (throttle_give_back(id, &t, false))
+            log_warn("auth: an unchecked sign-in stays counted for %s: %s",
+                     t.key[KEY_ACCOUNT] ? t.key[KEY_ACCOUNT] : t.key[KEY_ADDRESS], err_msg());
+        rc = retry > 0 ? err_set_retry(why, retry, "%s", msg) : err_set(why, "%s", msg);
+    } else if (!ok) {
+        rc = err_set(BR_UNAUTH, "Credenciales inválidas"); /* the reservation stays */
+    } else {
+        rc = throttle_give_back(id, &t, true);
     }
-    if (!rc && seen && k.key[KEY_ACCOUNT]) rc = store_throttle_clear(id->st, k.key[KEY_ACCOUNT]);
-    throttle_keys_clear(&k);
+    throttle_keys_clear(&t);
     if (rc) {
         user_clear(&u);
         return rc;

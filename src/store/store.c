@@ -773,59 +773,71 @@ br_err store_throttle_get(struct store *st, const char *key, int64_t now_ms,
     return rc;
 }
 
-struct throttle_fail {
-    const char *const *keys;
+struct throttle_update {
+    struct throttle_key *keys;
     int n;
     int64_t now_ms;
+    bool prune;
     store_throttle_fn fn;
     void *ud;
 };
 
-static br_err throttle_fail_tx(struct db *db, struct db_conn *c, void *ud)
+static br_err throttle_update_tx(struct db *db, struct db_conn *c, void *ud)
 {
-    struct throttle_fail *a = ud;
+    struct throttle_update *a = ud;
     br_ts now;
     iso8601_format(a->now_ms, now);
-    struct db_val pd[] = {db_text(now)};
-    br_err rc = EXEC(db, c, "DELETE FROM auth_throttle WHERE forget_at <= ?", pd, NULL, NULL, NULL);
+    br_err rc = BR_OK;
+    if (a->prune) {
+        struct db_val pd[] = {db_text(now)};
+        rc = EXEC(db, c, "DELETE FROM auth_throttle WHERE forget_at <= ?", pd, NULL, NULL, NULL);
+    }
+    /* every key locked and read before anything is decided: no other
+     * writer's attempt in between */
     for (int i = 0; i < a->n && !rc; i++) {
-        struct throttle_state s = {0};
-        struct throttle_row r = {&s, false};
-        struct db_val pg[] = {db_text(a->keys[i]), db_text(now)};
-        /* read, update, store: no other node's failure in between */
-        rc = db->ops->lock(c, a->keys[i]);
+        struct throttle_key *k = &a->keys[i];
+        memset(&k->state, 0, sizeof k->state);
+        k->op = THROTTLE_KEEP;
+        struct throttle_row r = {&k->state, false};
+        struct db_val pg[] = {db_text(k->key), db_text(now)};
+        rc = db->ops->lock(c, k->key);
         if (!rc) rc = EXEC(db, c, sql_throttle_get, pg, throttle_row, &r, NULL);
-        if (rc) break;
-        a->fn(a->ud, i, &s);
-        br_ts ws, lu, fa;
-        iso8601_format(s.window_start_ms, ws);
-        iso8601_format(s.locked_until_ms, lu);
-        iso8601_format(s.forget_at_ms, fa);
-        struct db_val pu[] = {db_text(a->keys[i]), db_int(s.failures),
-                              db_text(ws),         s.locked_until_ms ? db_text(lu) : db_null(),
-                              db_int(s.lockouts),  db_text(fa)};
-        rc = EXEC(db, c,
-                  "INSERT INTO auth_throttle (key, failures, window_start, locked_until, "
-                  "lockouts, forget_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
-                  "failures = excluded.failures, window_start = excluded.window_start, "
-                  "locked_until = excluded.locked_until, lockouts = excluded.lockouts, "
-                  "forget_at = excluded.forget_at",
-                  pu, NULL, NULL, NULL);
+        if (!r.found) memset(&k->state, 0, sizeof k->state);
+        k->found = r.found;
+    }
+    if (rc) return rc;
+    a->fn(a->ud, a->keys, a->n);
+    for (int i = 0; i < a->n && !rc; i++) {
+        const struct throttle_key *k = &a->keys[i];
+        if (k->op == THROTTLE_DELETE) {
+            struct db_val p[] = {db_text(k->key)};
+            rc = EXEC(db, c, "DELETE FROM auth_throttle WHERE key = ?", p, NULL, NULL, NULL);
+        } else if (k->op == THROTTLE_PUT) {
+            const struct throttle_state *s = &k->state;
+            br_ts ws, lu, fa;
+            iso8601_format(s->window_start_ms, ws);
+            iso8601_format(s->locked_until_ms, lu);
+            iso8601_format(s->forget_at_ms, fa);
+            struct db_val pu[] = {db_text(k->key),     db_int(s->failures),
+                                  db_text(ws),         s->locked_until_ms ? db_text(lu) : db_null(),
+                                  db_int(s->lockouts), db_text(fa)};
+            rc = EXEC(db, c,
+                      "INSERT INTO auth_throttle (key, failures, window_start, locked_until, "
+                      "lockouts, forget_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE "
+                      "SET failures = excluded.failures, window_start = excluded.window_start, "
+                      "locked_until = excluded.locked_until, lockouts = excluded.lockouts, "
+                      "forget_at = excluded.forget_at",
+                      pu, NULL, NULL, NULL);
+        }
     }
     return rc;
 }
 
-br_err store_throttle_fail(struct store *st, const char *const *keys, int n, int64_t now_ms,
-                           store_throttle_fn fn, void *ud)
+br_err store_throttle_update(struct store *st, struct throttle_key *keys, int n, int64_t now_ms,
+                             bool prune, store_throttle_fn fn, void *ud)
 {
-    struct throttle_fail a = {keys, n, now_ms, fn, ud};
-    return in_tx_as(st, DB_TOUCH_NONE, throttle_fail_tx, &a);
-}
-
-br_err store_throttle_clear(struct store *st, const char *key)
-{
-    struct db_val p[] = {db_text(key)};
-    return run_write_aside(st, "DELETE FROM auth_throttle WHERE key = ?", p, 1, NULL);
+    struct throttle_update a = {keys, n, now_ms, prune, fn, ud};
+    return in_tx_as(st, DB_TOUCH_NONE, throttle_update_tx, &a);
 }
 
 /* --- perfiles --------------------------------------------------------------------- */

@@ -136,15 +136,28 @@ struct throttle_state {
 br_err store_throttle_get(struct store *st, const char *key, int64_t now_ms,
                           struct throttle_state *s, bool *found) WARN_UNUSED;
 
-/* Applies a failed sign-in to each of the n keys in one write transaction:
- * reads the key's state as store_throttle_get does, lets fn(ud, i, state)
- * update it, and stores it; also deletes every row past its forget_at. */
-typedef void (*store_throttle_fn)(void *ud, int i, struct throttle_state *s);
-br_err store_throttle_fail(struct store *st, const char *const *keys, int n, int64_t now_ms,
-                           store_throttle_fn fn, void *ud) WARN_UNUSED;
+/* One key as store_throttle_update hands it to its callback: state and
+ * found as store_throttle_get reads them; the callback sets op (and state,
+ * for THROTTLE_PUT). */
+enum throttle_op { THROTTLE_KEEP, THROTTLE_PUT, THROTTLE_DELETE };
+struct throttle_key {
+    const char *key; /* set by the caller */
+    struct throttle_state state;
+    bool found;
+    enum throttle_op op;
+};
 
-/* Forgets a key (a successful sign-in clears its account's failures). */
-br_err store_throttle_clear(struct store *st, const char *key) WARN_UNUSED;
+/* Reads, decides and writes the n keys in one write transaction, so that no
+ * other writer (thread, process or node) comes in between: locks each key
+ * (db_ops.lock), in the order given, reads its state into keys[i], calls
+ * fn(ud, keys, n) once with all of them, and stores what it decided. Also
+ * deletes every row past its forget_at when prune is set. fn must only
+ * compute: it may run more than once (a transaction the database aborted
+ * runs again), each time on fresh reads, and its last run is the one
+ * committed. */
+typedef void (*store_throttle_fn)(void *ud, struct throttle_key *keys, int n);
+br_err store_throttle_update(struct store *st, struct throttle_key *keys, int n, int64_t now_ms,
+                             bool prune, store_throttle_fn fn, void *ud) WARN_UNUSED;
 
 /* --- perfiles ------------------------------------------------------------- */
 
