@@ -21,6 +21,7 @@
  */
 #include "photos.h"
 #include "../util/log.h"
+#include "../util/mediatype.h"
 #include "../util/metrics.h"
 #include "../util/objkey.h"
 #include "../util/procid.h"
@@ -111,6 +112,10 @@ static br_err put_object(struct app *app, const struct principal *caller, const 
     br_err rc = ensure_bucket(app);
     if (rc) return rc;
     char *ext = photo_ext(up->filename);
+    /* the declared text is never stored: its canonical image type, or
+     * application/octet-stream */
+    char type[MEDIATYPE_MAX + 1];
+    mediatype_stored(up->content_type, type);
     int64_t ms = clock_now_ms();
     for (int attempt = 0; attempt < 20; attempt++) {
         *key = photo_key(caller->user_id, cita_id, up->tipo, ms + attempt, ext);
@@ -126,7 +131,7 @@ static br_err put_object(struct app *app, const struct principal *caller, const 
             rc = err_set(BR_OBJSTORE, "%s", err_msg());
             break;
         }
-        rc = obj_put(app->obj, PHOTO_BUCKET, *key, up->content_type, up->fd, up->size);
+        rc = obj_put(app->obj, PHOTO_BUCKET, *key, type, up->fd, up->size);
         if (!rc) break;
         /* a failed put leaves no object behind, and an object that was
          * already there (BR_CONFLICT) is not this upload's */

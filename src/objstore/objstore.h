@@ -44,9 +44,14 @@ struct obj_ops {
     br_err (*ensure_bucket)(struct objstore *o, const char *bucket, bool public_read,
                             uint64_t size_limit);
     /* Stores size bytes read from fd (from offset 0, with pread) as
-     * bucket/key. BR_CONFLICT when the key exists; BR_OBJSTORE for an
-     * invalid key or content type, a missing bucket, an object over the
-     * bucket's limit or an I/O failure (detail in err_msg()). */
+     * bucket/key, with the canonical form of content_type
+     * (mediatype_stored(): an image type, else application/octet-stream);
+     * a store that serves objects to readers itself also stores a type
+     * that is not a raster image with `Content-Disposition: attachment`.
+     * BR_CONFLICT when the key exists; BR_OBJSTORE for an invalid key or
+     * content type (not printable ASCII with a '/'), a missing bucket, an
+     * object over the bucket's limit or an I/O failure (detail in
+     * err_msg()). */
     br_err (*put)(struct objstore *o, const char *bucket, const char *key, const char *content_type,
                   int fd, uint64_t size);
     /* Opens bucket/key. BR_NOTFOUND when there is no such object (or the key

@@ -32,6 +32,7 @@
 #include "../config.h"
 #include "../util/buf.h"
 #include "../util/log.h"
+#include "../util/mediatype.h"
 #include "../util/objkey.h"
 #include "../util/procid.h"
 
@@ -90,6 +91,7 @@ struct s3_call {
     const char *key;          /* NULL: the bucket itself */
     const char *query;        /* NULL, or a sub-resource such as "policy=" */
     const char *content_type; /* NULL: none sent */
+    const char *disposition;  /* Content-Disposition to store (NULL: none sent) */
     bool if_none_match;       /* `If-None-Match: *` */
     const char *body;         /* a small body held in memory, or NULL */
     size_t body_len;          /* its length */
@@ -278,6 +280,10 @@ static struct curl_slist *call_headers(const struct s3_call *c, bool *oom)
     hs = add_header(hs, line, oom);
     if (c->content_type) {
         snprintf(line, sizeof line, "Content-Type: %s", c->content_type);
+        hs = add_header(hs, line, oom);
+    }
+    if (c->disposition) {
+        snprintf(line, sizeof line, "Content-Disposition: %s", c->disposition);
         hs = add_header(hs, line, oom);
     }
     if (c->if_none_match) hs = add_header(hs, "If-None-Match: *", oom);
@@ -561,8 +567,15 @@ static br_err s3_put(struct objstore *o, const char *bucket, const char *key,
     call_done(&c);
     if (rc) return rc;
 
+    /* the store serves the object itself, with what it stored, to anyone
+     * who asks it (the bucket is public-read; BARBERIA_STORAGE_PUBLIC_URL
+     * hands such URLs out): the canonical type only, and a type that is not
+     * a raster image as an attachment */
+    char type[MEDIATYPE_MAX + 1];
+    mediatype_stored(content_type, type);
     c = new_call("PUT", bucket, key);
-    c.content_type = content_type;
+    c.content_type = type;
+    c.disposition = mediatype_raster(type) ? NULL : "attachment";
     c.if_none_match = true;
     c.src_fd = fd;
     c.src_size = size;

@@ -87,15 +87,35 @@ static const char *pixels(size_t *len, unsigned seed)
     return p;
 }
 
-static void upload(const struct fixture *f, const struct user *u, const char *cita,
-                   const char *tipo, const char *data, size_t len, struct resp *r)
+/* An upload of data declared as type. */
+static void upload_as(const struct fixture *f, const struct user *u, const char *cita,
+                      const char *tipo, const char *type, const char *data, size_t len,
+                      struct resp *r)
 {
     struct part parts[] = {
-        {"file", data, len, "foto.png", "image/png"},
+        {"file", data, len, "foto.png", type},
         {"cita_id", cita, 0, NULL, NULL},
         {"tipo", tipo, 0, NULL, NULL},
     };
     http_multipart(&f->s, "/api/fotos", u->token, parts, 3, r);
+}
+
+static void upload(const struct fixture *f, const struct user *u, const char *cita,
+                   const char *tipo, const char *data, size_t len, struct resp *r)
+{
+    upload_as(f, u, cita, tipo, "image/png", data, len, r);
+}
+
+static json_t *upload_as_ok(const struct fixture *f, const struct user *u, const char *cita,
+                            const char *tipo, const char *type, const char *data, size_t len)
+{
+    struct resp r;
+    upload_as(f, u, cita, tipo, type, data, len, &r);
+    if (r.status != 201) fail_msg("upload as %s expected 201, got %ld: %s", type, r.status, r.body);
+    json_t *foto = json_object_get(r.json, "foto");
+    json_incref(foto);
+    resp_free(&r);
+    return foto;
 }
 
 static json_t *upload_ok(const struct fixture *f, const struct user *u, const char *cita,
@@ -135,6 +155,20 @@ static void expect_bytes(const struct resp *r, const char *data, size_t len)
     assert_int_equal(r->status, 200);
     assert_int_equal(r->len, len);
     assert_memory_equal(r->body, data, len);
+}
+
+/* An answer's Content-Type is type, with `Content-Disposition: attachment`
+ * or without any. */
+static void expect_type(const struct resp *r, const char *what, const char *type, bool attachment)
+{
+    char h[256];
+    const char *got = resp_header(r, "Content-Type", h, sizeof h);
+    if (!got || strcmp(got, type) != 0)
+        fail_msg("%s: Content-Type %s, expected %s", what, got ? got : "(none)", type);
+    got = resp_header(r, "Content-Disposition", h, sizeof h);
+    if (attachment ? !got || strcmp(got, "attachment") != 0 : got != NULL)
+        fail_msg("%s (%s): Content-Disposition %s, expected %s", what, type, got ? got : "(none)",
+                 attachment ? "attachment" : "none");
 }
 
 static long fotos_of(const struct fixture *f, const char *cita)
@@ -281,6 +315,44 @@ static void with_a_store_public_url_the_photo_url_points_at_the_store(void **sta
     expect_bytes(&r, img, len);
     resp_free(&r);
     json_decref(f);
+    free(cita);
+    fixture_stop(&P);
+}
+
+/* The declared types of the type tests, and what the store must serve. */
+static const struct {
+    const char *declared, *stored;
+    bool attachment;
+} TYPES[] = {
+    {"image/png,text/javascript", "application/octet-stream", true},
+    {"image/gif;a=b,text/html", "application/octet-stream", true},
+    {"IMAGE/PNG; charset=x", "image/png", false},
+    {"image/svg+xml", "image/svg+xml", true},
+    {"image/heic", "image/heic", false},
+};
+
+static void with_a_store_public_url_the_store_serves_the_canonical_type(void **state)
+{
+    (void)state;
+    need_store();
+    char pub[320];
+    snprintf(pub, sizeof pub, "BARBERIA_STORAGE_PUBLIC_URL=%s/fotos-citas/", S3_URL);
+    struct fixture P;
+    struct user u;
+    char *cita = own_server(&P, S3_URL, pub, "Tipos", &u, "Tina");
+    size_t len;
+    const char *img = pixels(&len, 5);
+    for (size_t i = 0; i < sizeof TYPES / sizeof TYPES[0]; i++) {
+        json_t *f =
+            upload_as_ok(&P, &u, cita, i % 2 ? "antes" : "despues", TYPES[i].declared, img, len);
+        /* the URL handed out is the store's: what it stored is what readers get */
+        struct resp r;
+        get_url(jstr(f, "url"), &r);
+        expect_bytes(&r, img, len);
+        expect_type(&r, TYPES[i].declared, TYPES[i].stored, TYPES[i].attachment);
+        resp_free(&r);
+        json_decref(f);
+    }
     free(cita);
     fixture_stop(&P);
 }
@@ -459,6 +531,7 @@ int main(void)
         cmocka_unit_test(delete_removes_the_object_from_the_store),
         cmocka_unit_test(a_fourth_photo_of_a_tipo_is_refused),
         cmocka_unit_test(with_a_store_public_url_the_photo_url_points_at_the_store),
+        cmocka_unit_test(with_a_store_public_url_the_store_serves_the_canonical_type),
         cmocka_unit_test_teardown(upload_or_delete_while_the_store_is_down_leaves_no_record,
                                   private_store_teardown),
         cmocka_unit_test_teardown(an_https_store_is_trusted_through_the_ca_file,

@@ -331,6 +331,100 @@ static void an_upload_shorter_than_announced_stores_nothing(void **state)
     assert_int_equal(obj_get(f->o, f->bucket, "short.png", &info), BR_NOTFOUND);
 }
 
+/* --- what older versions stored --------------------------------------------------------- */
+
+struct raw {
+    long status;
+    char headers[4096]; /* the answer's header block, cut at its size */
+    size_t hlen;
+};
+
+static size_t raw_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct raw *r = ud;
+    size_t n = size * nmemb, room = sizeof r->headers - 1 - r->hlen;
+    memcpy(r->headers + r->hlen, data, n < room ? n : room);
+    r->hlen += n < room ? n : room;
+    r->headers[r->hlen] = '\0';
+    return n;
+}
+
+static size_t raw_discard(char *data, size_t size, size_t nmemb, void *ud)
+{
+    (void)data;
+    (void)ud;
+    return size * nmemb;
+}
+
+/* An unsigned call to bucket/key on the test server, as a reader or an
+ * older version's write would make it: GET, or PUT of body as type. */
+static void raw_call(const struct fx *f, const char *method, const char *key, const char *type,
+                     const char *body, struct raw *r)
+{
+    memset(r, 0, sizeof *r);
+    char url[512], header[320];
+    snprintf(url, sizeof url, "%s/%s/%s", f->cfg.storage_url, f->bucket, key);
+    CURL *c = curl_easy_init();
+    struct curl_slist *hs = NULL;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, raw_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, raw_discard);
+    if (!strcmp(method, "PUT")) {
+        snprintf(header, sizeof header, "Content-Type: %s", type);
+        hs = curl_slist_append(hs, header);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hs);
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    }
+    assert_int_equal(curl_easy_perform(c), CURLE_OK);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    curl_slist_free_all(hs);
+    curl_easy_cleanup(c);
+}
+
+/* Whether an answer's header block holds the line "Name: value". */
+static bool has_header(const struct raw *r, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = r->headers; (p = strcasestr(p, line)) != NULL; p += n)
+        if ((p == r->headers || p[-1] == '\n') && (p[n] == '\r' || p[n] == '\n')) return true;
+    return false;
+}
+
+static void put_stores_the_canonical_type_and_an_attachment_for_non_raster(void **state)
+{
+    struct fx *f = fixture(state);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    static const struct {
+        const char *key, *declared, *stored;
+        bool attachment;
+    } cases[] = {
+        {"a.png", "IMAGE/PNG; charset=x", "image/png", false},
+        {"b.png", "image/png,text/javascript", "application/octet-stream", true},
+        {"c.gif", "image/gif;a=b,text/html", "application/octet-stream", true},
+        {"d.svg", "image/svg+xml", "image/svg+xml", true},
+        {"e.heic", "image/heic", "image/heic", false},
+        {"f.txt", "text/html", "application/octet-stream", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(put_bytes(f->o, f->bucket, cases[i].key, cases[i].declared, "x", 1),
+                         BR_OK);
+        expect_object(f->o, f->bucket, cases[i].key, cases[i].stored, "x", 1);
+        /* what a reader of the store's own URL gets */
+        struct raw r;
+        raw_call(f, "GET", cases[i].key, NULL, NULL, &r);
+        assert_int_equal(r.status, 200);
+        char line[300];
+        snprintf(line, sizeof line, "Content-Type: %s", cases[i].stored);
+        if (!has_header(&r, line)) fail_msg("%s: no %s in\n%s", cases[i].key, line, r.headers);
+        if (has_header(&r, "Content-Disposition: attachment") != cases[i].attachment)
+            fail_msg("%s: Content-Disposition wrong in\n%s", cases[i].key, r.headers);
+    }
+}
+
 static void a_wrong_secret_fails_every_call(void **state)
 {
     struct fx *f = fixture(state);
@@ -640,6 +734,7 @@ int main(void)
         T(invalid_keys_and_types_are_refused_before_any_request),
         T(an_object_over_the_bucket_limit_is_refused_before_upload),
         T(an_upload_shorter_than_announced_stores_nothing),
+        T(put_stores_the_canonical_type_and_an_attachment_for_non_raster),
         T(a_wrong_secret_fails_every_call),
         T(a_stopped_store_fails_every_call_within_the_bound),
         T(public_url_points_at_the_store_only_when_configured),
