@@ -1,37 +1,27 @@
 /*
  * objects.c - GET and HEAD /storage/v1/object/public/<bucket>/<key>: the
  * stored photos, served by the service itself with their uploaded content
- * type. The content never runs in the service's origin: `nosniff` stops
- * type guessing (a file named .html sent as image/png stays a PNG), the
- * Content-Security-Policy forbids everything and sandboxes the document
- * without `allow-scripts` (an image/svg+xml opened on its own runs no
- * script, in a unique origin), and any type other than a raster image
- * (SVG, or an image/ type a browser might treat as a document) comes as
- * `Content-Disposition: attachment`, to be saved rather than shown. Objects
- * never change, so they may be cached for a year.
+ * type - its canonical form, decided here from what the store hands back
+ * (util/mediatype.h), so an object an older version stored with the
+ * declared text (`image/png,text/javascript`) is served as
+ * application/octet-stream. The content never runs in the service's
+ * origin: `nosniff` stops type guessing (a file named .html sent as
+ * image/png stays a PNG), the Content-Security-Policy forbids everything
+ * and sandboxes the document without `allow-scripts` (an image/svg+xml
+ * opened on its own runs no script, in a unique origin), and any type
+ * other than a raster image (SVG, application/octet-stream, an image/ type
+ * a browser might treat as a document) comes as
+ * `Content-Disposition: attachment`, to be saved rather than shown.
+ * Objects never change, so they may be cached for a year.
  */
 #include "api.h"
 #include "../core/photos.h"
+#include "../util/mediatype.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define PREFIX "/storage/v1/object/public/"
-
-/* Raster formats that browsers only ever show as pictures. */
-static bool raster_image(const char *type)
-{
-    static const char *const raster[] = {
-        "image/png",  "image/jpeg", "image/pjpeg", "image/gif",    "image/webp",
-        "image/avif", "image/bmp",  "image/apng",  "image/x-icon", "image/vnd.microsoft.icon",
-    };
-    if (!type) return false;
-    size_t n = strcspn(type, "; \t");
-    for (size_t i = 0; i < ARRAY_LEN(raster); i++)
-        if (strlen(raster[i]) == n && !strncasecmp(type, raster[i], n)) return true;
-    return false;
-}
 
 void api_object_get(struct http_req *r)
 {
@@ -55,10 +45,12 @@ void api_object_get(struct http_req *r)
         http_reply_error(r, 500, "Error interno del servidor");
         return;
     }
+    char type[MEDIATYPE_MAX + 1];
+    mediatype_stored(info.content_type, type);
+    free(info.content_type);
     http_add_header(r, "X-Content-Type-Options", "nosniff");
     http_add_header(r, "Content-Security-Policy", "default-src 'none'; sandbox");
     http_add_header(r, "Cache-Control", "public, max-age=31536000, immutable");
-    if (!raster_image(info.content_type)) http_add_header(r, "Content-Disposition", "attachment");
-    http_reply_fd(r, 200, info.fd, info.size, info.content_type);
-    free(info.content_type);
+    if (!mediatype_raster(type)) http_add_header(r, "Content-Disposition", "attachment");
+    http_reply_fd(r, 200, info.fd, info.size, type);
 }

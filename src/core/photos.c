@@ -21,6 +21,7 @@
  */
 #include "photos.h"
 #include "../util/log.h"
+#include "../util/mediatype.h"
 #include "../util/metrics.h"
 #include "../util/objkey.h"
 #include "../util/procid.h"
@@ -111,6 +112,10 @@ static br_err put_object(struct app *app, const struct principal *caller, const 
     br_err rc = ensure_bucket(app);
     if (rc) return rc;
     char *ext = photo_ext(up->filename);
+    /* the declared text is never stored: its canonical image type, or
+     * application/octet-stream */
+    char type[MEDIATYPE_MAX + 1];
+    mediatype_stored(up->content_type, type);
     int64_t ms = clock_now_ms();
     for (int attempt = 0; attempt < 20; attempt++) {
         *key = photo_key(caller->user_id, cita_id, up->tipo, ms + attempt, ext);
@@ -126,7 +131,7 @@ static br_err put_object(struct app *app, const struct principal *caller, const 
             rc = err_set(BR_OBJSTORE, "%s", err_msg());
             break;
         }
-        rc = obj_put(app->obj, PHOTO_BUCKET, *key, up->content_type, up->fd, up->size);
+        rc = obj_put(app->obj, PHOTO_BUCKET, *key, type, up->fd, up->size);
         if (!rc) break;
         /* a failed put leaves no object behind, and an object that was
          * already there (BR_CONFLICT) is not this upload's */
@@ -260,4 +265,47 @@ br_err photos_delete(struct app *app, const struct principal *caller, const char
     }
     foto_clear(&f);
     return rc;
+}
+
+struct retype_walk {
+    struct app *app;
+    photos_retyped_fn fn;
+    void *ud;
+    struct photos_retype_stats *st;
+};
+
+static br_err retype_one(void *ud, const char *key)
+{
+    struct retype_walk *w = ud;
+    bool named = false, changed = false;
+    br_err rc = store_foto_path_exists(w->app->store, key, &named);
+    if (rc) return rc;
+    if (!named) {
+        w->st->skipped++; /* an upload in flight, or a leftover the sweeper owns */
+        return BR_OK;
+    }
+    w->st->checked++;
+    rc = obj_retype(w->app->obj, PHOTO_BUCKET, key, &changed);
+    if (rc == BR_NOTFOUND) return BR_OK; /* deleted meanwhile */
+    if (rc || !changed) return rc;
+    w->st->fixed++;
+    if (w->fn) w->fn(w->ud, key);
+    /* a copy that raced the photo's deletion may have brought the object
+     * back after its removal: the record tells */
+    rc = store_foto_path_exists(w->app->store, key, &named);
+    if (!rc && !named) {
+        rc = obj_remove(w->app->obj, PHOTO_BUCKET, key);
+        if (!rc) w->st->removed++;
+    }
+    return rc;
+}
+
+br_err photos_retype(struct app *app, photos_retyped_fn fn, void *ud, bool *applies,
+                     struct photos_retype_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    *applies = obj_retypes(app->obj);
+    if (!*applies) return BR_OK;
+    struct retype_walk w = {app, fn, ud, st};
+    return obj_each(app->obj, PHOTO_BUCKET, retype_one, &w);
 }

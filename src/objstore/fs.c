@@ -21,6 +21,7 @@
 #include "objstore.h"
 #include "../util/objkey.h"
 #include "../util/log.h"
+#include "../util/mediatype.h"
 #include "../util/procid.h"
 
 #include <dirent.h>
@@ -211,13 +212,16 @@ static br_err fs_put(struct objstore *o, const char *bucket, const char *key,
         return err_set(BR_OBJSTORE, "el objeto supera el límite de %llu bytes del bucket",
                        (unsigned long long)limit);
 
+    /* only the canonical type is kept, never the declared text */
+    char type[MEDIATYPE_MAX + 1];
+    mediatype_stored(content_type, type);
     char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
     char *meta = xasprintf("%s/.meta/%s/%s", s->root, bucket, key);
     char *tmp = NULL, *tmp_meta = NULL;
     if (mkdirs_for(path) != 0 || mkdirs_for(meta) != 0)
         rc = io_fail("cannot create folders for", key);
     if (!rc) rc = write_tmp(s, fd, size, NULL, &tmp);
-    if (!rc) rc = write_tmp(s, -1, 0, content_type, &tmp_meta);
+    if (!rc) rc = write_tmp(s, -1, 0, type, &tmp_meta);
     if (!rc && link(tmp, path) != 0) {
         rc = errno == EEXIST ? err_set(BR_CONFLICT, "el objeto ya existe")
                              : io_fail("cannot store", key);

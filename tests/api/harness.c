@@ -1375,6 +1375,55 @@ size_t obj_count(const struct srv *s, const char *prefix)
     return n;
 }
 
+void obj_set_raw_type(const struct srv *s, const char *key, const char *content_type)
+{
+    if (!s->s3) {
+        /* the folder store keeps an object's type in <storage>/.meta/<bucket>/<key> */
+        char path[1024];
+        if (snprintf(path, sizeof path, "%s/storage/.meta/" PHOTO_BUCKET "/%s", s->data, key) >=
+            (int)sizeof path)
+            fail_msg("path too long");
+        FILE *f = fopen(path, "w");
+        if (!f) fail_msg("cannot write %s: %s", path, strerror(errno));
+        bool ok = fputs(content_type, f) >= 0;
+        if (fclose(f) != 0 || !ok) fail_msg("cannot write %s", path);
+        return;
+    }
+    /* the same bytes put again, anonymously, with exactly that header */
+    size_t len = 0;
+    char *bytes = obj_read(s, key, &len);
+    if (!bytes) fail_msg("no object %s to retype", key);
+    const char *base = getenv("BARBERIA_TEST_S3_URL");
+    char *k = key_escaped(key), *url = NULL, *header = NULL;
+    if (asprintf(&url, "%s/%s/%s", base, PHOTO_BUCKET, k) < 0 ||
+        asprintf(&header, "Content-Type: %s", content_type) < 0)
+        fail_msg("out of memory");
+    struct curl_slist *hs = curl_slist_append(NULL, header);
+    struct resp r;
+    memset(&r, 0, sizeof r);
+    CURL *c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, bytes);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hs);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+    CURLcode cc = curl_easy_perform(c);
+    if (cc != CURLE_OK) fail_msg("S3 PUT %s: %s", url, curl_easy_strerror(cc));
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+    if (r.status != 200) fail_msg("S3 PUT %s: HTTP %ld %s", url, r.status, r.body ? r.body : "");
+    curl_easy_cleanup(c);
+    curl_slist_free_all(hs);
+    resp_free(&r);
+    free(header);
+    free(url);
+    free(k);
+    free(bytes);
+}
+
 /* --- racers ------------------------------------------------------------------------------- */
 
 struct racer_slot {

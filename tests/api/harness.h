@@ -341,6 +341,12 @@ char *obj_read(const struct srv *s, const char *key, size_t *len);
 /* How many objects have keys under prefix/ (a "<user>/<cita>" folder). */
 size_t obj_count(const struct srv *s, const char *prefix);
 
+/* Makes the stored content type of the object at key exactly content_type,
+ * as a version that stored the declared text did: the folder store's
+ * metadata file rewritten, or in the S3 test server the same bytes put
+ * again (anonymously) with that Content-Type. */
+void obj_set_raw_type(const struct srv *s, const char *key, const char *content_type);
+
 /* Regular files under dir, recursively (0 when dir does not exist). */
 size_t count_files(const char *dir);
 /* Whether something exists at path. */

@@ -610,6 +610,105 @@ static void head_on_a_photo_url_answers_headers_without_body(void **state)
     free(cita);
 }
 
+/* A photo URL serves the type given, as an attachment or not, with
+ * nosniff and a sandboxing Content-Security-Policy - to GET and HEAD. */
+static void expect_served(const char *url, const char *type, bool attachment)
+{
+    static const char *const methods[] = {"GET", "HEAD"};
+    for (size_t i = 0; i < 2; i++) {
+        struct resp r;
+        http_req(&F.s, methods[i], url_path(url), NULL, &r);
+        assert_int_equal(r.status, 200);
+        char h[256];
+        if (!resp_header(&r, "Content-Type", h, sizeof h) || strcmp(h, type) != 0)
+            fail_msg("%s served as \"%s\", expected %s", url,
+                     resp_header(&r, "Content-Type", h, sizeof h) ? h : "(none)", type);
+        if (attachment)
+            expect_header(&r, "Content-Disposition", "attachment");
+        else if (resp_header(&r, "Content-Disposition", h, sizeof h))
+            fail_msg("%s (%s) served with Content-Disposition: %s", url, type, h);
+        expect_header(&r, "X-Content-Type-Options", "nosniff");
+        assert_non_null(resp_header(&r, "Content-Security-Policy", h, sizeof h));
+        assert_non_null(strstr(h, "default-src 'none'"));
+        assert_non_null(strstr(h, "sandbox"));
+        resp_free(&r);
+    }
+}
+
+static void a_declared_type_that_is_not_one_image_type_is_served_as_octet_stream(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&B);
+    size_t len;
+    const char *img = pixels(&len);
+    /* each starts with image/, so the specification accepts the upload; the
+     * declared text never reaches a browser */
+    static const char *const declared[] = {
+        "image/png,text/javascript",
+        "image/gif;a=b,text/html",
+        "image/png, text/html",
+        "image/",
+        "image/png; a",
+        "image/svg+xml;a=\"b\",text/html",
+    };
+    for (size_t i = 0; i < sizeof declared / sizeof declared[0]; i++) {
+        json_t *f =
+            upload_ok(&B, cita, i % 2 ? "antes" : "despues", "x.png", declared[i], img, len);
+        expect_served(jstr(f, "url"), "application/octet-stream", true);
+        json_decref(f);
+    }
+    free(cita);
+}
+
+static void a_well_formed_image_type_is_served_canonical(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&B);
+    size_t len;
+    const char *img = pixels(&len);
+    static const struct {
+        const char *declared, *served;
+        bool attachment;
+    } cases[] = {
+        {"IMAGE/PNG; charset=x", "image/png", false},   {"image/heic", "image/heic", false},
+        {"Image/JPEG ;q=\"1,2\"", "image/jpeg", false}, {"image/svg+xml", "image/svg+xml", true},
+        {"image/x-made-up", "image/x-made-up", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *f =
+            upload_ok(&B, cita, i % 2 ? "antes" : "despues", "x.img", cases[i].declared, img, len);
+        expect_served(jstr(f, "url"), cases[i].served, cases[i].attachment);
+        json_decref(f);
+    }
+    free(cita);
+}
+
+static void an_object_stored_earlier_with_the_declared_text_is_served_safely(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&C);
+    size_t len;
+    const char *img = pixels(&len);
+    /* what an older version stored: the declared text as it came */
+    static const struct {
+        const char *stored, *served;
+        bool attachment;
+    } cases[] = {
+        {"image/png,text/javascript", "application/octet-stream", true},
+        {"image/gif;a=b,text/html", "application/octet-stream", true},
+        {"IMAGE/SVG+XML; a=b", "image/svg+xml", true},
+        {"Image/Png; q=1", "image/png", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *f =
+            upload_ok(&C, cita, i % 2 ? "antes" : "despues", "x.png", "image/png", img, len);
+        obj_set_raw_type(&F.s, jstr(f, "storage_path"), cases[i].stored);
+        expect_served(jstr(f, "url"), cases[i].served, cases[i].attachment);
+        json_decref(f);
+    }
+    free(cita);
+}
+
 static void missing_object_is_404_no_encontrado(void **state)
 {
     (void)state;
@@ -1051,6 +1150,9 @@ int main(void)
         cmocka_unit_test(extension_is_the_lowercased_text_after_the_last_dot_or_jpg),
         cmocka_unit_test(photo_url_serves_the_exact_bytes_with_safe_headers),
         cmocka_unit_test(head_on_a_photo_url_answers_headers_without_body),
+        cmocka_unit_test(a_declared_type_that_is_not_one_image_type_is_served_as_octet_stream),
+        cmocka_unit_test(a_well_formed_image_type_is_served_canonical),
+        cmocka_unit_test(an_object_stored_earlier_with_the_declared_text_is_served_safely),
         cmocka_unit_test(missing_object_is_404_no_encontrado),
         cmocka_unit_test(uploaded_file_is_on_disk_under_the_bucket_folder),
         cmocka_unit_test(an_existing_object_is_never_overwritten),

@@ -87,15 +87,35 @@ static const char *pixels(size_t *len, unsigned seed)
     return p;
 }
 
-static void upload(const struct fixture *f, const struct user *u, const char *cita,
-                   const char *tipo, const char *data, size_t len, struct resp *r)
+/* An upload of data declared as type. */
+static void upload_as(const struct fixture *f, const struct user *u, const char *cita,
+                      const char *tipo, const char *type, const char *data, size_t len,
+                      struct resp *r)
 {
     struct part parts[] = {
-        {"file", data, len, "foto.png", "image/png"},
+        {"file", data, len, "foto.png", type},
         {"cita_id", cita, 0, NULL, NULL},
         {"tipo", tipo, 0, NULL, NULL},
     };
     http_multipart(&f->s, "/api/fotos", u->token, parts, 3, r);
+}
+
+static void upload(const struct fixture *f, const struct user *u, const char *cita,
+                   const char *tipo, const char *data, size_t len, struct resp *r)
+{
+    upload_as(f, u, cita, tipo, "image/png", data, len, r);
+}
+
+static json_t *upload_as_ok(const struct fixture *f, const struct user *u, const char *cita,
+                            const char *tipo, const char *type, const char *data, size_t len)
+{
+    struct resp r;
+    upload_as(f, u, cita, tipo, type, data, len, &r);
+    if (r.status != 201) fail_msg("upload as %s expected 201, got %ld: %s", type, r.status, r.body);
+    json_t *foto = json_object_get(r.json, "foto");
+    json_incref(foto);
+    resp_free(&r);
+    return foto;
 }
 
 static json_t *upload_ok(const struct fixture *f, const struct user *u, const char *cita,
@@ -135,6 +155,20 @@ static void expect_bytes(const struct resp *r, const char *data, size_t len)
     assert_int_equal(r->status, 200);
     assert_int_equal(r->len, len);
     assert_memory_equal(r->body, data, len);
+}
+
+/* An answer's Content-Type is type, with `Content-Disposition: attachment`
+ * or without any. */
+static void expect_type(const struct resp *r, const char *what, const char *type, bool attachment)
+{
+    char h[256];
+    const char *got = resp_header(r, "Content-Type", h, sizeof h);
+    if (!got || strcmp(got, type) != 0)
+        fail_msg("%s: Content-Type %s, expected %s", what, got ? got : "(none)", type);
+    got = resp_header(r, "Content-Disposition", h, sizeof h);
+    if (attachment ? !got || strcmp(got, "attachment") != 0 : got != NULL)
+        fail_msg("%s (%s): Content-Disposition %s, expected %s", what, type, got ? got : "(none)",
+                 attachment ? "attachment" : "none");
 }
 
 static long fotos_of(const struct fixture *f, const char *cita)
@@ -281,6 +315,118 @@ static void with_a_store_public_url_the_photo_url_points_at_the_store(void **sta
     expect_bytes(&r, img, len);
     resp_free(&r);
     json_decref(f);
+    free(cita);
+    fixture_stop(&P);
+}
+
+/* The declared types of the type tests, and what the store must serve. */
+static const struct {
+    const char *declared, *stored;
+    bool attachment;
+} TYPES[] = {
+    {"image/png,text/javascript", "application/octet-stream", true},
+    {"image/gif;a=b,text/html", "application/octet-stream", true},
+    {"IMAGE/PNG; charset=x", "image/png", false},
+    {"image/svg+xml", "image/svg+xml", true},
+    {"image/heic", "image/heic", false},
+};
+
+static void with_a_store_public_url_the_store_serves_the_canonical_type(void **state)
+{
+    (void)state;
+    need_store();
+    char pub[320];
+    snprintf(pub, sizeof pub, "BARBERIA_STORAGE_PUBLIC_URL=%s/fotos-citas/", S3_URL);
+    struct fixture P;
+    struct user u;
+    char *cita = own_server(&P, S3_URL, pub, "Tipos", &u, "Tina");
+    size_t len;
+    const char *img = pixels(&len, 5);
+    for (size_t i = 0; i < sizeof TYPES / sizeof TYPES[0]; i++) {
+        json_t *f =
+            upload_as_ok(&P, &u, cita, i % 2 ? "antes" : "despues", TYPES[i].declared, img, len);
+        /* the URL handed out is the store's: what it stored is what readers get */
+        struct resp r;
+        get_url(jstr(f, "url"), &r);
+        expect_bytes(&r, img, len);
+        expect_type(&r, TYPES[i].declared, TYPES[i].stored, TYPES[i].attachment);
+        resp_free(&r);
+        json_decref(f);
+    }
+    free(cita);
+    fixture_stop(&P);
+}
+
+static void fotos_retype_rewrites_what_an_older_version_stored(void **state)
+{
+    (void)state;
+    need_store();
+    char pub[320];
+    snprintf(pub, sizeof pub, "BARBERIA_STORAGE_PUBLIC_URL=%s/fotos-citas/", S3_URL);
+    struct fixture P;
+    struct user u;
+    char *cita = own_server(&P, S3_URL, pub, "Antiguo", &u, "Olga");
+    size_t len;
+    const char *img = pixels(&len, 6);
+    /* photos stored as an older version stored them: with the declared text */
+    size_t n = sizeof TYPES / sizeof TYPES[0];
+    json_t *f[sizeof TYPES / sizeof TYPES[0]];
+    for (size_t i = 0; i < n; i++) {
+        f[i] = upload_ok(&P, &u, cita, i % 2 ? "antes" : "despues", img, len);
+        obj_set_raw_type(&P.s, jstr(f[i], "storage_path"), TYPES[i].declared);
+        struct resp r;
+        get_url(jstr(f[i], "url"), &r);
+        expect_type(&r, "planted", TYPES[i].declared, false);
+        resp_free(&r);
+    }
+    /* one untouched photo stays as it is */
+    char *other = new_cita(&P, &u);
+    json_t *fine = upload_ok(&P, &u, other, "antes", img, len);
+
+    const char *env[8];
+    char *out = NULL, *err = NULL;
+    store_env(env, S3_URL, NULL, NULL);
+    static const char *const args[] = {"fotos", "retype", NULL};
+    int st = run_cli(&P.s, env, args, true, &out, &err);
+    if (st != 0) fail_msg("fotos retype exited %d: %s", st, err ? err : "");
+    /* a row per rewritten object: the ones whose type changes (the heic
+     * photo was stored as image/heic already, the PNG was stored right) */
+    for (size_t i = 0; i < n; i++) {
+        bool changes = strcmp(TYPES[i].declared, TYPES[i].stored) != 0 || TYPES[i].attachment;
+        char row[512];
+        snprintf(row, sizeof row, "retyped\t%s\n", jstr(f[i], "storage_path"));
+        if ((strstr(out, row) != NULL) != changes)
+            fail_msg("fotos retype output %s %s:\n%s", changes ? "lacks" : "has", row, out);
+    }
+    assert_non_null(strstr(out, "checked 6 photos: 4 retyped, 0 removed"));
+    free(out);
+    free(err);
+
+    for (size_t i = 0; i < n; i++) {
+        struct resp r;
+        get_url(jstr(f[i], "url"), &r);
+        expect_bytes(&r, img, len);
+        expect_type(&r, TYPES[i].declared, TYPES[i].stored, TYPES[i].attachment);
+        resp_free(&r);
+    }
+    struct resp r;
+    get_url(jstr(fine, "url"), &r);
+    expect_bytes(&r, img, len);
+    expect_type(&r, "untouched", "image/png", false);
+    resp_free(&r);
+
+    /* again: nothing left to do */
+    out = err = NULL;
+    st = run_cli(&P.s, env, args, true, &out, &err);
+    if (st != 0) fail_msg("fotos retype exited %d: %s", st, err ? err : "");
+    assert_null(strstr(out, "retyped\t"));
+    assert_non_null(strstr(out, "checked 6 photos: 0 retyped"));
+    free(out);
+    free(err);
+    for (size_t i = 0; i < n; i++)
+        json_decref(f[i]);
+    json_decref(fine);
+    free(other);
     free(cita);
     fixture_stop(&P);
 }
@@ -459,6 +605,8 @@ int main(void)
         cmocka_unit_test(delete_removes_the_object_from_the_store),
         cmocka_unit_test(a_fourth_photo_of_a_tipo_is_refused),
         cmocka_unit_test(with_a_store_public_url_the_photo_url_points_at_the_store),
+        cmocka_unit_test(with_a_store_public_url_the_store_serves_the_canonical_type),
+        cmocka_unit_test(fotos_retype_rewrites_what_an_older_version_stored),
         cmocka_unit_test_teardown(upload_or_delete_while_the_store_is_down_leaves_no_record,
                                   private_store_teardown),
         cmocka_unit_test_teardown(an_https_store_is_trusted_through_the_ca_file,

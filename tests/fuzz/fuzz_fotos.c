@@ -13,10 +13,13 @@
  *   segmented); after two 201s the two stored objects hold the same bytes,
  *   with the same content type, and those bytes appear in the body sent;
  * - a stored photo can be fetched from its URL and deleted (which keeps the
- *   three-per-tipo limit out of the way).
+ *   three-per-tipo limit out of the way); it is served with a canonical
+ *   type (an image/ type or application/octet-stream, never the declared
+ *   text), as an attachment unless that type is a raster image.
  */
 #define _GNU_SOURCE
 #include "fz.h"
+#include "util/mediatype.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,12 @@ static void fetch_and_delete(const struct fz_fixture *fx, json_t *foto, struct o
         fz_fail("GET %s of a stored photo: %d", url + bl, g.status);
     char v[256];
     o->type = xstrdup(fz_resp_header(&g, "Content-Type", v, sizeof v) ? v : "");
+    char canonical[MEDIATYPE_MAX + 1];
+    mediatype_stored(o->type, canonical);
+    if (strcmp(canonical, o->type) != 0) fz_fail("photo served as \"%s\"", o->type);
+    bool attachment = fz_resp_header(&g, "Content-Disposition", v, sizeof v) != NULL;
+    if (attachment != !mediatype_raster(o->type) || (attachment && strcmp(v, "attachment") != 0))
+        fz_fail("photo of type %s served %s", o->type, attachment ? v : "inline");
     o->object = g.body;
     o->len = g.len;
     g.body = NULL;
