@@ -2,6 +2,7 @@
  * routes.c - the routing table and caller authentication (see api.h).
  */
 #include "api.h"
+#include "../domain/roles.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -154,8 +155,7 @@ br_err api_authorize(struct http_req *r, enum http_auth mode)
         free(c);
         return refusal(rc, mode);
     }
-    if (mode == HTTP_AUTH_ADMIN &&
-        !(c->p.has_perfil && c->p.perfil.rol && !strcmp(c->p.perfil.rol, "admin"))) {
+    if (mode == HTTP_AUTH_ADMIN && !principal_is_admin(&c->p)) {
         caller_free(c);
         return err_set(BR_FORBIDDEN, "Sin permisos");
     }

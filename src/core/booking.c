@@ -13,6 +13,7 @@
  * to record (500): no event outlives a booking that does not exist.
  */
 #include "booking.h"
+#include "../domain/roles.h"
 #include "../mail/outbox.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
@@ -225,9 +226,7 @@ out:
 
 const char *booking_list_scope(const struct principal *caller)
 {
-    bool all = caller->has_perfil && caller->perfil.rol &&
-               (!strcmp(caller->perfil.rol, "admin") || !strcmp(caller->perfil.rol, "barbero"));
-    return all ? NULL : caller->user_id;
+    return principal_is_staff(caller) ? NULL : caller->user_id;
 }
 
 br_err booking_list(struct app *app, const struct cita_range *q, store_cita_fn fn, void *ud)

@@ -10,6 +10,7 @@
 #include "store.h"
 #include "db.h"
 #include "names.h"
+#include "../domain/roles.h"
 #include "../config.h"
 #include "../util/buf.h"
 #include "../util/iso8601.h"
@@ -1679,7 +1680,7 @@ static br_err citas_row(void *ud, const struct db_val *c, int n)
     " FROM auth_sessions ss JOIN auth_users u ON u.id = ss.user_id "                               \
     "LEFT JOIN perfiles p ON p.id = u.id "                                                         \
     "LEFT JOIN citas c ON c.cliente_id = u.id "                                                    \
-    "AND (p.rol IS NULL OR p.rol NOT IN ('admin', 'barbero'))"
+    "AND (p.rol IS NULL OR p.rol NOT IN " ROL_STAFF_SQL ")"
 #define SESSION_WHERE " WHERE ss.token_hash = ? AND ss.expires_at > ?"
 #define SESSION_CITAS_SELECT                                                                       \
     SESSION_COLS CITA_COLS ", b.nombre, b.foto_url, s.nombre, s.duracion_min, "                    \
@@ -1822,15 +1823,6 @@ static int range_params(const struct cita_range *q, struct db_val *p, unsigned *
 
 /* --- a client's listing with her session ------------------------------------------------ */
 
-/* Whether a session sees every appointment (barbero, admin) rather than
- * its own: the rule of booking_list_scope, which the SQL of
- * SESSION_FROM repeats. */
-static bool sees_all(const struct principal *p)
-{
-    return p->has_perfil && p->perfil.rol &&
-           (!strcmp(p->perfil.rol, "admin") || !strcmp(p->perfil.rol, "barbero"));
-}
-
 struct session_citas {
     struct principal_row who;
     struct citas_each list;
@@ -1860,7 +1852,7 @@ static br_err session_citas_row(void *ud, const struct db_val *c, int n)
     if (!a->who.found) {
         br_err rc = principal_row(&a->who, c, 8);
         if (rc) return rc;
-        a->client = !sees_all(a->who.p);
+        a->client = !principal_is_staff(a->who.p);
     }
     if (!a->client || ci[0].type == DB_NULL) return BR_OK; /* no appointment on this row */
     /* a client's own: the appointment's perfil is the session's (columns

@@ -17,7 +17,7 @@
 #ifndef BR_STORE_H
 #define BR_STORE_H
 
-#include "../core/records.h"
+#include "../domain/records.h"
 #include "../util/err.h"
 #include "db.h"
 
