@@ -28,6 +28,7 @@ void cli_usage(void *file)
           "  servicio add --nombre N --duracion-min M --precio P\n"
           "  servicio list\n"
           "  outbox list [--status pending|sent|dropped]\n"
+          "  fotos retype                   store old photos' types as uploads get them now\n"
           "  export --to DIR                write the data and photos to a new folder\n"
           "  import --from DIR              load an export into an empty data store\n"
           "  backup --to DIR                an online backup of the embedded database + photos\n"
@@ -77,7 +78,7 @@ int main(int argc, char **argv)
         {"serve", cli_serve},     {"migrate", cli_migrate},   {"user", cli_user},
         {"barbero", cli_barbero}, {"servicio", cli_servicio}, {"outbox", cli_outbox},
         {"export", cli_export},   {"import", cli_import},     {"backup", cli_backup},
-        {"restore", cli_restore},
+        {"restore", cli_restore}, {"fotos", cli_fotos},
     };
     int rc = -1;
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)

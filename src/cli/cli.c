@@ -1,6 +1,6 @@
 /*
  * cli.c - the data commands: migrate, user, barbero, servicio, outbox,
- * export, import, backup, restore.
+ * fotos, export, import, backup, restore.
  * They open the same ports as the server (one data store connection) and
  * go through the same core code: `barberia user add` and POST
  * /api/auth/signup share ident_signup().
@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "../core/app.h"
 #include "../core/backup.h"
+#include "../core/photos.h"
 #include "../core/transfer.h"
 #include "../util/log.h"
 
@@ -425,6 +426,56 @@ int cli_outbox(int argc, char **argv)
     if (store_outbox_each(app.store, status, print_outbox, NULL) != BR_OK) {
         cli_error("outbox list: %s", err_msg());
         rc = EXIT_REFUSED;
+    }
+    app_close(&app);
+out:
+    config_free(&cfg);
+    return rc;
+}
+
+static void print_retyped(void *ud, const char *key)
+{
+    (void)ud;
+    fputs("retyped\t", stdout);
+    field(key, true);
+}
+
+int cli_fotos(int argc, char **argv)
+{
+    static const char help[] =
+        "Usage: barberia fotos retype [--data DIR]\n"
+        "Rewrites, in an S3 object store, the stored type of every photo an older version\n"
+        "stored with the type its client declared (such as image/png,text/javascript):\n"
+        "the store then serves each with its canonical type (image/<subtype>, else\n"
+        "application/octet-stream), and a type that is not a raster image as an\n"
+        "attachment - what uploads get now. Only the metadata changes (a copy of each\n"
+        "object onto itself); objects already right are left alone, so it may be run\n"
+        "again, and beside `serve`. Prints one row per rewritten object, then a summary.\n"
+        "The folder store needs nothing: its photos reach readers only through the\n"
+        "service, which decides the type when serving.\n";
+    static const char *const retype_only[] = {"retype", NULL};
+    int exit_status;
+    if (subcommand("fotos", argc, argv, retype_only, help, &exit_status) < 0) return exit_status;
+    struct config cfg;
+    bool done;
+    int rc = cli_parse("fotos retype", argc - 1, argv + 1, CONFIG_DATA, &cfg, NULL, help, &done);
+    if (rc || done) goto out;
+    struct app app;
+    rc = open_app(&app, &cfg);
+    if (rc) goto out;
+    bool applies = false;
+    struct photos_retype_stats st;
+    if (photos_retype(&app, print_retyped, NULL, &applies, &st) != BR_OK) {
+        cli_error("fotos retype: %s", err_msg());
+        rc = EXIT_REFUSED;
+    } else if (!applies) {
+        printf("the folder store's photos are served only by the service, which decides their "
+               "type: nothing to do\n");
+    } else {
+        printf("checked %lld photos: %lld retyped, %lld removed (deleted meanwhile), %lld objects "
+               "without a photo record left alone\n",
+               (long long)st.checked, (long long)st.fixed, (long long)st.removed,
+               (long long)st.skipped);
     }
     app_close(&app);
 out:

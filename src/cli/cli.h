@@ -18,6 +18,7 @@ int cli_user(int argc, char **argv);
 int cli_barbero(int argc, char **argv);
 int cli_servicio(int argc, char **argv);
 int cli_outbox(int argc, char **argv);
+int cli_fotos(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_import(int argc, char **argv);
 int cli_backup(int argc, char **argv);

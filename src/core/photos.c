@@ -266,3 +266,46 @@ br_err photos_delete(struct app *app, const struct principal *caller, const char
     foto_clear(&f);
     return rc;
 }
+
+struct retype_walk {
+    struct app *app;
+    photos_retyped_fn fn;
+    void *ud;
+    struct photos_retype_stats *st;
+};
+
+static br_err retype_one(void *ud, const char *key)
+{
+    struct retype_walk *w = ud;
+    bool named = false, changed = false;
+    br_err rc = store_foto_path_exists(w->app->store, key, &named);
+    if (rc) return rc;
+    if (!named) {
+        w->st->skipped++; /* an upload in flight, or a leftover the sweeper owns */
+        return BR_OK;
+    }
+    w->st->checked++;
+    rc = obj_retype(w->app->obj, PHOTO_BUCKET, key, &changed);
+    if (rc == BR_NOTFOUND) return BR_OK; /* deleted meanwhile */
+    if (rc || !changed) return rc;
+    w->st->fixed++;
+    if (w->fn) w->fn(w->ud, key);
+    /* a copy that raced the photo's deletion may have brought the object
+     * back after its removal: the record tells */
+    rc = store_foto_path_exists(w->app->store, key, &named);
+    if (!rc && !named) {
+        rc = obj_remove(w->app->obj, PHOTO_BUCKET, key);
+        if (!rc) w->st->removed++;
+    }
+    return rc;
+}
+
+br_err photos_retype(struct app *app, photos_retyped_fn fn, void *ud, bool *applies,
+                     struct photos_retype_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    *applies = obj_retypes(app->obj);
+    if (!*applies) return BR_OK;
+    struct retype_walk w = {app, fn, ud, st};
+    return obj_each(app->obj, PHOTO_BUCKET, retype_one, &w);
+}

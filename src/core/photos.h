@@ -42,6 +42,28 @@ br_err photos_list(struct app *app, const char *cita_id, store_foto_fn fn, void 
  * encontrada"; BR_STORE with the store's message. */
 br_err photos_delete(struct app *app, const struct principal *caller, const char *id) WARN_UNUSED;
 
+/* What photos_retype did. */
+struct photos_retype_stats {
+    int64_t checked; /* objects of the photo bucket a photo record names */
+    int64_t fixed;   /* of those, objects whose stored type was rewritten */
+    int64_t removed; /* rewritten while their photo was being deleted: removed again */
+    int64_t skipped; /* objects no photo record names: left alone */
+};
+/* Called once per object photos_retype rewrote (key borrowed). */
+typedef void (*photos_retyped_fn)(void *ud, const char *key);
+
+/* Makes the stored type of every photo in a store that serves objects to
+ * readers itself (S3 with BARBERIA_STORAGE_PUBLIC_URL) what an upload
+ * stores today - for photos an older version stored with the declared
+ * text (obj_retype). Only objects a photo record names are touched; one
+ * whose record is gone once it has been rewritten (a delete that raced the
+ * rewrite, which S3 may undo) is removed again. Runs beside `serve`. OUT:
+ * *applies, false for a store whose objects reach readers only through the
+ * service (nothing to do: the service decides the type it serves); *st.
+ * fn (nullable) hears of each rewritten object. */
+br_err photos_retype(struct app *app, photos_retyped_fn fn, void *ud, bool *applies,
+                     struct photos_retype_stats *st) WARN_UNUSED;
+
 /* The extension of a stored photo: the lowercased (ASCII) text after the
  * last '.' of filename, or "jpg" when there is none. Caller frees. */
 char *photo_ext(const char *filename);

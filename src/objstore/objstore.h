@@ -32,6 +32,9 @@ typedef void (*obj_removed_fn)(void *ud, const char *what);
 /* Whether the writer (pid and procid instance, on this node) that left a
  * temporary file is gone, so that its file is a leftover. */
 typedef bool (*obj_writer_gone_fn)(void *ud, long pid, const char *instance);
+/* Called once per object key of a bucket (borrowed until it returns); an
+ * error stops the walk and is returned. */
+typedef br_err (*obj_key_fn)(void *ud, const char *key);
 
 struct objstore {
     const struct obj_ops *ops;
@@ -68,6 +71,16 @@ struct obj_ops {
      * NULL (caller frees) when the service serves it (its own
      * /storage/v1/object/public/... URL). Optional: NULL means never. */
     char *(*public_url)(struct objstore *o, const char *bucket, const char *key);
+    /* Calls fn for every object of bucket, in the store's order. Optional,
+     * with retype: a store whose objects reach readers only through the
+     * service (the folder store) has neither, as the service decides the
+     * type it serves when it serves it. */
+    br_err (*each)(struct objstore *o, const char *bucket, obj_key_fn fn, void *ud);
+    /* Makes what the store holds of bucket/key's type what put stores
+     * today (for objects an older version stored with the declared text),
+     * the bytes untouched. OUT: *changed, whether anything was rewritten.
+     * BR_NOTFOUND when there is no such object. */
+    br_err (*retype)(struct objstore *o, const char *bucket, const char *key, bool *changed);
     void (*close)(struct objstore *o);
 };
 
@@ -123,6 +136,20 @@ static inline br_err obj_sweep_tmp(struct objstore *o, obj_writer_gone_fn gone,
 static inline char *obj_public_url(struct objstore *o, const char *b, const char *k)
 {
     return o->ops->public_url ? o->ops->public_url(o, b, k) : NULL;
+}
+/* Whether the store keeps object types that readers get from it directly,
+ * so that obj_each and obj_retype apply. */
+static inline bool obj_retypes(const struct objstore *o)
+{
+    return o->ops->each && o->ops->retype;
+}
+static inline br_err obj_each(struct objstore *o, const char *b, obj_key_fn fn, void *ud)
+{
+    return o->ops->each(o, b, fn, ud);
+}
+static inline br_err obj_retype(struct objstore *o, const char *b, const char *k, bool *changed)
+{
+    return o->ops->retype(o, b, k, changed);
 }
 static inline void obj_close(struct objstore *o)
 {

@@ -53,6 +53,8 @@
 #define REGION_MAX     64
 #define BUCKETS_MAX    8 /* buckets whose limit one process remembers */
 #define UNSIGNED       "UNSIGNED-PAYLOAD"
+#define LIST_PAGE      1000              /* keys per listing answer (S3's most) */
+#define LIST_BODY_MAX  (4 * 1024 * 1024) /* what one such answer may take */
 
 struct bucket_limit {
     char name[64];
@@ -92,6 +94,8 @@ struct s3_call {
     const char *query;        /* NULL, or a sub-resource such as "policy=" */
     const char *content_type; /* NULL: none sent */
     const char *disposition;  /* Content-Disposition to store (NULL: none sent) */
+    const char *copy_source;  /* a copy of this "/<bucket>/<encoded key>" onto the key, its
+                                 metadata replaced by what this call sends (NULL: none) */
     bool if_none_match;       /* `If-None-Match: *` */
     const char *body;         /* a small body held in memory, or NULL */
     size_t body_len;          /* its length */
@@ -99,11 +103,14 @@ struct s3_call {
     uint64_t src_size;        /* its length */
     int dst_fd;               /* a 2xx answer's body goes here (-1: kept in resp) */
     uint64_t dst_max;         /* the most dst_fd may receive (0: no cap) */
+    size_t resp_max;          /* the most resp keeps (0: ERROR_BODY_MAX) */
     /* OUT */
     long status;
     struct buf resp;        /* an error answer's body (or a 2xx one without dst_fd), capped */
     uint64_t received;      /* bytes written to dst_fd */
     char *content_type_out; /* the answer's Content-Type (caller frees) */
+    char *disposition_out;  /* the answer's Content-Disposition (caller frees) */
+    bool resp_truncated;    /* resp reached its cap: the rest was dropped */
     /* what went wrong in a callback */
     CURL *h;
     uint64_t src_off;
@@ -195,7 +202,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
     curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
     if (c->dst_fd < 0 || status < 200 || status > 299) {
         /* an error answer: what fits under the cap is kept for its <Code> */
-        if (buf_append(&c->resp, data, n) != BR_OK) return n; /* the rest is dropped */
+        if (buf_append(&c->resp, data, n) != BR_OK) c->resp_truncated = true; /* dropped */
         return n;
     }
     if (c->dst_max && c->received + n > c->dst_max) {
@@ -213,6 +220,30 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
         off += (size_t)w;
     }
     c->received += n;
+    return n;
+}
+
+/* Keeps the answer's Content-Disposition (curl_easy_header is newer than
+ * the libcurl we support). A status line starts a new answer (after a 100
+ * Continue, say): only the final one's header counts. */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct s3_call *c = ud;
+    size_t n = size * nmemb;
+    static const char name[] = "Content-Disposition:";
+    if (n >= 5 && !strncmp(data, "HTTP/", 5)) {
+        free(c->disposition_out);
+        c->disposition_out = NULL;
+    } else if (n > sizeof name - 1 && !strncasecmp(data, name, sizeof name - 1)) {
+        size_t i = sizeof name - 1, end = n;
+        while (i < end && (data[i] == ' ' || data[i] == '\t'))
+            i++;
+        while (end > i && (data[end - 1] == '\r' || data[end - 1] == '\n' || data[end - 1] == ' ' ||
+                           data[end - 1] == '\t'))
+            end--;
+        free(c->disposition_out);
+        c->disposition_out = xstrndup(data + i, end - i);
+    }
     return n;
 }
 
@@ -286,6 +317,12 @@ static struct curl_slist *call_headers(const struct s3_call *c, bool *oom)
         snprintf(line, sizeof line, "Content-Disposition: %s", c->disposition);
         hs = add_header(hs, line, oom);
     }
+    if (c->copy_source) {
+        char *copy = xasprintf("x-amz-copy-source: %s", c->copy_source);
+        hs = add_header(hs, copy, oom);
+        free(copy);
+        hs = add_header(hs, "x-amz-metadata-directive: REPLACE", oom);
+    }
     if (c->if_none_match) hs = add_header(hs, "If-None-Match: *", oom);
     return hs;
 }
@@ -296,7 +333,9 @@ static struct curl_slist *call_headers(const struct s3_call *c, bool *oom)
  * initialised here; the caller frees it with call_done(). */
 static br_err s3_perform(struct s3_store *s, struct s3_call *c)
 {
-    buf_init(&c->resp, ERROR_BODY_MAX);
+    buf_init(&c->resp, c->resp_max ? c->resp_max : ERROR_BODY_MAX);
+    c->resp_truncated = false;
+    c->disposition_out = NULL;
     c->status = 0;
     c->received = 0;
     c->src_off = 0;
@@ -333,6 +372,8 @@ static br_err s3_perform(struct s3_store *s, struct s3_call *c)
     SETOPT(CURLOPT_HTTPHEADER, headers);
     SETOPT(CURLOPT_WRITEFUNCTION, on_body);
     SETOPT(CURLOPT_WRITEDATA, c);
+    SETOPT(CURLOPT_HEADERFUNCTION, on_header);
+    SETOPT(CURLOPT_HEADERDATA, c);
     if (!strcmp(c->method, "HEAD")) {
         SETOPT(CURLOPT_NOBODY, 1L);
     } else if (c->src_fd >= 0) {
@@ -395,6 +436,8 @@ static void call_done(struct s3_call *c)
     buf_free(&c->resp);
     free(c->content_type_out);
     c->content_type_out = NULL;
+    free(c->disposition_out);
+    c->disposition_out = NULL;
 }
 
 /* An answer with an unexpected status: BR_OBJSTORE with the status and the
@@ -651,6 +694,196 @@ static br_err s3_remove(struct objstore *o, const char *bucket, const char *key)
     return rc;
 }
 
+/* --- what older versions stored ------------------------------------------------- */
+
+/* text[0, n) with XML's five predefined entities decoded; NULL when it
+ * holds any other reference (a character reference stands for a control
+ * character in a key, which no key of ours holds). Caller frees. */
+static char *xml_unescape(const char *text, size_t n)
+{
+    static const struct {
+        const char *ref;
+        char c;
+    } refs[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    char *out = xmalloc(n + 1);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (text[i] != '&') {
+            out[o++] = text[i];
+            continue;
+        }
+        size_t k = 0;
+        while (k < ARRAY_LEN(refs) && strncmp(text + i, refs[k].ref, strlen(refs[k].ref)) != 0)
+            k++;
+        if (k == ARRAY_LEN(refs) || strlen(refs[k].ref) > n - i) {
+            free(out);
+            return NULL;
+        }
+        out[o++] = refs[k].c;
+        i += strlen(refs[k].ref) - 1;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* The decoded text of the first <tag> from *from on in an XML answer, with
+ * *from moved past its end; NULL when there is none (or it cannot be
+ * decoded). Caller frees. */
+static char *xml_next(const char **from, const char *tag)
+{
+    char open[40], close[40];
+    snprintf(open, sizeof open, "<%s>", tag);
+    snprintf(close, sizeof close, "</%s>", tag);
+    const char *start = strstr(*from, open);
+    const char *end = start ? strstr(start + strlen(open), close) : NULL;
+    if (!end) return NULL;
+    start += strlen(open);
+    *from = end + strlen(close);
+    return xml_unescape(start, (size_t)(end - start));
+}
+
+/* v percent-encoded for a query string as SigV4 signs it: every byte but
+ * RFC 3986's unreserved ones as %XX. Caller frees. */
+static char *query_encode(const char *v)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char *out = xmalloc(strlen(v) * 3 + 1), *w = out;
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '.' || *p == '_' || *p == '~') {
+            *w++ = (char)*p;
+        } else {
+            *w++ = '%';
+            *w++ = hex[*p >> 4];
+            *w++ = hex[*p & 15];
+        }
+    }
+    *w = '\0';
+    return out;
+}
+
+/* One page of a bucket's listing (ListObjects, version 1: every
+ * S3-compatible store has it), from the key after marker (NULL: the
+ * start): fn per key. OUT: *next, the marker of the next page (NULL after
+ * the last): the page's last key, as S3 documents for a listing without a
+ * delimiter. */
+static br_err list_page(struct s3_store *s, const char *bucket, const char *marker, obj_key_fn fn,
+                        void *ud, char **next)
+{
+    *next = NULL;
+    char *enc = marker ? query_encode(marker) : NULL;
+    /* parameters in the order SigV4 signs them */
+    char *query = enc ? xasprintf("marker=%s&max-keys=%d", enc, LIST_PAGE)
+                      : xasprintf("max-keys=%d", LIST_PAGE);
+    free(enc);
+    struct s3_call c = new_call("GET", bucket, NULL);
+    c.query = query;
+    c.resp_max = LIST_BODY_MAX;
+    br_err rc = s3_perform(s, &c);
+    bool no_bucket = !rc && c.status == 404 && has_code(&c, "NoSuchBucket");
+    if (!rc && c.status != 200 && !no_bucket) rc = call_failed(&c);
+    if (!rc && c.resp_truncated)
+        rc = err_set(BR_OBJSTORE, "S3 GET: a listing of %s over %d bytes", bucket, LIST_BODY_MAX);
+    const char *at = !rc && !no_bucket && c.resp.p ? c.resp.p : "";
+    char *last = NULL;
+    while (!rc) {
+        const char *was = at;
+        char *key = xml_next(&at, "Key");
+        if (!key && at == was) break; /* no more keys */
+        if (key && objkey_valid(key, strlen(key)))
+            rc = fn(ud, key);
+        else
+            log_warn("storage: listing bucket %s: skipped a key that is not an object key of ours",
+                     bucket);
+        if (key) {
+            free(last);
+            last = key;
+        }
+    }
+    if (!rc && !no_bucket) {
+        const char *from = c.resp.p ? c.resp.p : "";
+        char *truncated = xml_next(&from, "IsTruncated");
+        if (truncated && !strcmp(truncated, "true")) {
+            if (last)
+                *next = xstrdup(last);
+            else
+                rc =
+                    err_set(BR_OBJSTORE, "S3 GET: a listing of %s cut short without a key", bucket);
+        }
+        free(truncated);
+    }
+    free(last);
+    call_done(&c);
+    free(query);
+    return rc;
+}
+
+static br_err s3_each(struct objstore *o, const char *bucket, obj_key_fn fn, void *ud)
+{
+    struct s3_store *s = (struct s3_store *)o;
+    if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
+    char *marker = NULL;
+    br_err rc;
+    do {
+        char *next = NULL;
+        rc = list_page(s, bucket, marker, fn, ud, &next);
+        free(marker);
+        marker = next;
+    } while (!rc && marker);
+    free(marker);
+    return rc;
+}
+
+/* Compares what the store holds of the object with what s3_put stores
+ * today (the canonical type; a non-raster one as an attachment) and, when
+ * they differ, rewrites the metadata: a copy of the object onto itself
+ * with its metadata replaced, the bytes untouched. */
+static br_err s3_retype(struct objstore *o, const char *bucket, const char *key, bool *changed)
+{
+    struct s3_store *s = (struct s3_store *)o;
+    *changed = false;
+    if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key)))
+        return err_set(BR_NOTFOUND, "no such object");
+    struct s3_call c = new_call("HEAD", bucket, key);
+    br_err rc = s3_perform(s, &c);
+    if (!rc && c.status == 404)
+        rc = err_set(BR_NOTFOUND, "no such object");
+    else if (!rc && c.status != 200)
+        rc = call_failed(&c);
+    char type[MEDIATYPE_MAX + 1];
+    const char *disposition = NULL;
+    bool right = false;
+    if (!rc) {
+        mediatype_stored(c.content_type_out, type);
+        disposition = mediatype_raster(type) ? NULL : "attachment";
+        right = c.content_type_out && !strcmp(c.content_type_out, type) &&
+                (disposition ? c.disposition_out && !strcmp(c.disposition_out, disposition)
+                             : !c.disposition_out);
+    }
+    call_done(&c);
+    if (rc || right) return rc;
+
+    char *enc = objkey_url_encode(key);
+    char *source = xasprintf("/%s/%s", bucket, enc);
+    free(enc);
+    c = new_call("PUT", bucket, key);
+    c.copy_source = source;
+    c.content_type = type;
+    c.disposition = disposition;
+    c.body = ""; /* no body, but a Content-Length: 0 */
+    c.body_len = 0;
+    rc = s3_perform(s, &c);
+    /* a copy may fail after its 200 has been sent: the body then says so */
+    if (!rc && c.status == 404)
+        rc = err_set(BR_NOTFOUND, "no such object");
+    else if (!rc && (c.status != 200 || (c.resp.p && strstr(c.resp.p, "<Error>"))))
+        rc = call_failed(&c);
+    if (!rc) *changed = true;
+    call_done(&c);
+    free(source);
+    return rc;
+}
+
 static br_err s3_sweep_tmp(struct objstore *o, obj_writer_gone_fn gone, obj_removed_fn removed,
                            void *ud)
 {
@@ -748,6 +981,8 @@ static const struct obj_ops s3_ops = {
     .remove = s3_remove,
     .sweep_tmp = s3_sweep_tmp,
     .public_url = s3_public_url,
+    .each = s3_each,
+    .retype = s3_retype,
     .close = s3_close,
 };
 

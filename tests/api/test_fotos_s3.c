@@ -357,6 +357,80 @@ static void with_a_store_public_url_the_store_serves_the_canonical_type(void **s
     fixture_stop(&P);
 }
 
+static void fotos_retype_rewrites_what_an_older_version_stored(void **state)
+{
+    (void)state;
+    need_store();
+    char pub[320];
+    snprintf(pub, sizeof pub, "BARBERIA_STORAGE_PUBLIC_URL=%s/fotos-citas/", S3_URL);
+    struct fixture P;
+    struct user u;
+    char *cita = own_server(&P, S3_URL, pub, "Antiguo", &u, "Olga");
+    size_t len;
+    const char *img = pixels(&len, 6);
+    /* photos stored as an older version stored them: with the declared text */
+    size_t n = sizeof TYPES / sizeof TYPES[0];
+    json_t *f[sizeof TYPES / sizeof TYPES[0]];
+    for (size_t i = 0; i < n; i++) {
+        f[i] = upload_ok(&P, &u, cita, i % 2 ? "antes" : "despues", img, len);
+        obj_set_raw_type(&P.s, jstr(f[i], "storage_path"), TYPES[i].declared);
+        struct resp r;
+        get_url(jstr(f[i], "url"), &r);
+        expect_type(&r, "planted", TYPES[i].declared, false);
+        resp_free(&r);
+    }
+    /* one untouched photo stays as it is */
+    char *other = new_cita(&P, &u);
+    json_t *fine = upload_ok(&P, &u, other, "antes", img, len);
+
+    const char *env[8];
+    char *out = NULL, *err = NULL;
+    store_env(env, S3_URL, NULL, NULL);
+    static const char *const args[] = {"fotos", "retype", NULL};
+    int st = run_cli(&P.s, env, args, true, &out, &err);
+    if (st != 0) fail_msg("fotos retype exited %d: %s", st, err ? err : "");
+    /* a row per rewritten object: the ones whose type changes (the heic
+     * photo was stored as image/heic already, the PNG was stored right) */
+    for (size_t i = 0; i < n; i++) {
+        bool changes = strcmp(TYPES[i].declared, TYPES[i].stored) != 0 || TYPES[i].attachment;
+        char row[512];
+        snprintf(row, sizeof row, "retyped\t%s\n", jstr(f[i], "storage_path"));
+        if ((strstr(out, row) != NULL) != changes)
+            fail_msg("fotos retype output %s %s:\n%s", changes ? "lacks" : "has", row, out);
+    }
+    assert_non_null(strstr(out, "checked 6 photos: 4 retyped, 0 removed"));
+    free(out);
+    free(err);
+
+    for (size_t i = 0; i < n; i++) {
+        struct resp r;
+        get_url(jstr(f[i], "url"), &r);
+        expect_bytes(&r, img, len);
+        expect_type(&r, TYPES[i].declared, TYPES[i].stored, TYPES[i].attachment);
+        resp_free(&r);
+    }
+    struct resp r;
+    get_url(jstr(fine, "url"), &r);
+    expect_bytes(&r, img, len);
+    expect_type(&r, "untouched", "image/png", false);
+    resp_free(&r);
+
+    /* again: nothing left to do */
+    out = err = NULL;
+    st = run_cli(&P.s, env, args, true, &out, &err);
+    if (st != 0) fail_msg("fotos retype exited %d: %s", st, err ? err : "");
+    assert_null(strstr(out, "retyped\t"));
+    assert_non_null(strstr(out, "checked 6 photos: 0 retyped"));
+    free(out);
+    free(err);
+    for (size_t i = 0; i < n; i++)
+        json_decref(f[i]);
+    json_decref(fine);
+    free(other);
+    free(cita);
+    fixture_stop(&P);
+}
+
 /* A private S3 server for the test that stops it. */
 static char PRIVATE_DIR[] = "/tmp/barberia-s3-private-XXXXXX";
 static bool private_running;
@@ -532,6 +606,7 @@ int main(void)
         cmocka_unit_test(a_fourth_photo_of_a_tipo_is_refused),
         cmocka_unit_test(with_a_store_public_url_the_photo_url_points_at_the_store),
         cmocka_unit_test(with_a_store_public_url_the_store_serves_the_canonical_type),
+        cmocka_unit_test(fotos_retype_rewrites_what_an_older_version_stored),
         cmocka_unit_test_teardown(upload_or_delete_while_the_store_is_down_leaves_no_record,
                                   private_store_teardown),
         cmocka_unit_test_teardown(an_https_store_is_trusted_through_the_ca_file,

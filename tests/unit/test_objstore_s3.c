@@ -425,6 +425,114 @@ static void put_stores_the_canonical_type_and_an_attachment_for_non_raster(void 
     }
 }
 
+/* The keys obj_each handed over. */
+struct seen {
+    char **keys;
+    size_t n;
+};
+
+static br_err collect(void *ud, const char *key)
+{
+    struct seen *s = ud;
+    s->keys = realloc(s->keys, (s->n + 1) * sizeof *s->keys);
+    s->keys[s->n++] = strdup(key);
+    return BR_OK;
+}
+
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static br_err stop_at_third(void *ud, const char *key)
+{
+    (void)key;
+    return ++*(int *)ud == 3 ? err_set(BR_STORE, "stopped") : BR_OK;
+}
+
+static void each_walks_every_key_once_across_pages(void **state)
+{
+    struct fx *f = fixture(state);
+    struct seen seen = {0};
+    /* no bucket yet: nothing */
+    assert_int_equal(obj_each(f->o, f->bucket, collect, &seen), BR_OK);
+    assert_int_equal(seen.n, 0);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    assert_int_equal(obj_each(f->o, f->bucket, collect, &seen), BR_OK);
+    assert_int_equal(seen.n, 0);
+    /* more than one answer's worth (1000 keys), and keys XML must escape
+     * (the test server escapes & < > ' twice: only '"' is tried here) */
+    enum { N = 1003 };
+    char **want = calloc(N + 2, sizeof *want);
+    for (int i = 0; i < N; i++) {
+        want[i] = malloc(32);
+        snprintf(want[i], 32, "u/c/antes-%04d.png", i);
+    }
+    want[N] = strdup("u/c/comillas \"dobles\".png");
+    want[N + 1] = strdup("u/c/ñandú 1.png");
+    for (int i = 0; i < N + 2; i++)
+        if (put_bytes(f->o, f->bucket, want[i], "image/png", "x", 1) != BR_OK)
+            fail_msg("put %s: %s", want[i], err_msg());
+    if (obj_each(f->o, f->bucket, collect, &seen) != BR_OK) fail_msg("each: %s", err_msg());
+    assert_int_equal(seen.n, N + 2);
+    qsort(seen.keys, seen.n, sizeof *seen.keys, by_text);
+    qsort(want, N + 2, sizeof *want, by_text);
+    for (size_t i = 0; i < seen.n; i++)
+        assert_string_equal(seen.keys[i], want[i]);
+    /* the callback's error ends the walk */
+    int calls = 0;
+    assert_int_equal(obj_each(f->o, f->bucket, stop_at_third, &calls), BR_STORE);
+    assert_int_equal(calls, 3);
+    for (size_t i = 0; i < seen.n; i++)
+        free(seen.keys[i]);
+    free(seen.keys);
+    for (int i = 0; i < N + 2; i++)
+        free(want[i]);
+    free(want);
+}
+
+static void retype_rewrites_what_an_older_version_stored_once(void **state)
+{
+    struct fx *f = fixture(state);
+    assert_int_equal(obj_ensure_bucket(f->o, f->bucket, true, 0), BR_OK);
+    assert_true(obj_retypes(f->o));
+    /* stored as an older version stored them: the declared text, no disposition */
+    static const struct {
+        const char *key, *old, *stored;
+        bool attachment;
+    } cases[] = {
+        {"u/c/list.png", "image/png,text/javascript", "application/octet-stream", true},
+        {"u/c/html.gif", "image/gif;a=b,text/html", "application/octet-stream", true},
+        {"u/c/upper.png", "IMAGE/PNG; charset=x", "image/png", false},
+        {"u/c/svg.svg", "image/svg+xml", "image/svg+xml", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct raw r;
+        raw_call(f, "PUT", cases[i].key, cases[i].old, "old bytes", &r);
+        assert_int_equal(r.status, 200);
+        bool changed = false;
+        if (obj_retype(f->o, f->bucket, cases[i].key, &changed) != BR_OK)
+            fail_msg("retype %s: %s", cases[i].key, err_msg());
+        assert_true(changed);
+        expect_object(f->o, f->bucket, cases[i].key, cases[i].stored, "old bytes", 9);
+        raw_call(f, "GET", cases[i].key, NULL, NULL, &r);
+        assert_int_equal(has_header(&r, "Content-Disposition: attachment"), cases[i].attachment);
+        /* once is enough */
+        assert_int_equal(obj_retype(f->o, f->bucket, cases[i].key, &changed), BR_OK);
+        assert_false(changed);
+    }
+    /* what put stores today is left alone */
+    assert_int_equal(put_bytes(f->o, f->bucket, "u/c/new.svg", "image/svg+xml", "new", 3), BR_OK);
+    assert_int_equal(put_bytes(f->o, f->bucket, "u/c/new.png", "image/png", "new", 3), BR_OK);
+    bool changed = true;
+    assert_int_equal(obj_retype(f->o, f->bucket, "u/c/new.svg", &changed), BR_OK);
+    assert_false(changed);
+    assert_int_equal(obj_retype(f->o, f->bucket, "u/c/new.png", &changed), BR_OK);
+    assert_false(changed);
+    assert_int_equal(obj_retype(f->o, f->bucket, "u/c/missing.png", &changed), BR_NOTFOUND);
+    assert_int_equal(obj_retype(f->o, f->bucket, "../x.png", &changed), BR_NOTFOUND);
+}
+
 static void a_wrong_secret_fails_every_call(void **state)
 {
     struct fx *f = fixture(state);
@@ -448,6 +556,14 @@ static void a_wrong_secret_fails_every_call(void **state)
     assert_non_null(strstr(err_msg(), "SignatureDoesNotMatch"));
     assert_int_equal(obj_remove(o, f->bucket, "mine.png"), BR_OBJSTORE);
     assert_non_null(strstr(err_msg(), "SignatureDoesNotMatch"));
+    int calls = 0;
+    assert_int_equal(obj_each(o, f->bucket, stop_at_third, &calls), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "SignatureDoesNotMatch"));
+    assert_int_equal(calls, 0);
+    bool changed = true;
+    assert_int_equal(obj_retype(o, f->bucket, "mine.png", &changed), BR_OBJSTORE);
+    assert_non_null(strstr(err_msg(), "HTTP 403"));
+    assert_false(changed);
     obj_close(o);
     /* nothing changed */
     expect_object(f->o, f->bucket, "mine.png", "image/png", "mio", 3);
@@ -735,6 +851,8 @@ int main(void)
         T(an_object_over_the_bucket_limit_is_refused_before_upload),
         T(an_upload_shorter_than_announced_stores_nothing),
         T(put_stores_the_canonical_type_and_an_attachment_for_non_raster),
+        T(each_walks_every_key_once_across_pages),
+        T(retype_rewrites_what_an_older_version_stored_once),
         T(a_wrong_secret_fails_every_call),
         T(a_stopped_store_fails_every_call_within_the_bound),
         T(public_url_points_at_the_store_only_when_configured),
