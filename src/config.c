@@ -110,6 +110,8 @@ static const struct setting settings[] = {
       "seconds of the longest lock"),
     I("SWEEP_INTERVAL_MS", CONFIG_SERVE, sweep_interval_ms, "10000", 100, 3600000,
       "how often leftovers of crashed processes are swept (a lease lapses after 3)"),
+    I("PHOTO_QUOTA_BYTES", CONFIG_SERVE, photo_quota_bytes, "209715200", 0, INT_MAX,
+      "bytes of photos one uploader may keep, each counted in whole 4 KiB (0: no limit)"),
     S("GOOGLE_CREDENTIALS", CONFIG_SERVE, google_credentials, NULL,
       "service-account key file; unset: no calendar"),
     S("GOOGLE_SUBJECT", CONFIG_SERVE, google_subject, NULL,

@@ -54,6 +54,7 @@ struct config {
     int login_lock_s;            /* first lock; each next one doubles */
     int login_lock_max_s;        /* longest lock */
     int sweep_interval_ms;       /* between passes of the crash sweeper (core/sweeper.h) */
+    int photo_quota_bytes;       /* photo bytes one uploader may keep (core/photos.h); 0: any */
     /* calendar */
     char *google_credentials;
     char *google_subject; /* Workspace user to act for (domain-wide delegation) */

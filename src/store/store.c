@@ -1915,9 +1915,29 @@ br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo
     return run(st, sql_fotos_count, p, 2, one_int, count, NULL);
 }
 
+/* One uploader's photos, each counted in whole blocks (STORE_FOTO_BLOCK),
+ * summed from the index fotos_cita_cliente alone. */
+#define SQL_FOTOS_QUOTA                                                                            \
+    "SELECT CAST(coalesce(sum((bytes + 4095) / 4096), 0) AS bigint) FROM fotos_cita "              \
+    "WHERE cliente_id = ?"
+static const char sql_fotos_quota[] = SQL_FOTOS_QUOTA;
+_Static_assert(STORE_FOTO_BLOCK == 4096, "SQL_FOTOS_QUOTA counts in blocks of 4096 bytes");
+
+br_err store_fotos_quota_used(struct store *st, const char *cliente_id, int64_t *bytes)
+{
+    *bytes = 0;
+    int64_t blocks = 0;
+    struct db_val p[] = {db_text(cliente_id)};
+    br_err rc = run(st, sql_fotos_quota, p, 1, one_int, &blocks, NULL);
+    if (!rc) *bytes = blocks * STORE_FOTO_BLOCK;
+    return rc;
+}
+
 struct foto_insert {
     const struct foto *f;
+    int64_t bytes; /* the object's size */
     int cap;
+    int64_t quota;                /* 0: none */
     const struct obj_intent *put; /* nullable */
 };
 
@@ -1945,11 +1965,27 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
     rc = EXEC(db, c, sql_fotos_count, pc, one_int, &n, NULL);
     if (rc) return rc;
     if (n >= a->cap) return err_set(BR_CONFLICT, "full");
-    struct db_val p[] = {db_text(f->id),        db_text(f->cita_id), db_text(f->cliente_id),
-                         db_text(f->tipo),      db_text(f->url),     db_text(f->storage_path),
-                         db_text(f->created_at)};
-    rc = EXEC(db, c, "INSERT INTO fotos_cita (" FOTO_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?)", p, NULL,
-              NULL, NULL);
+    if (a->quota > 0) {
+        /* the uploader's uploads take turns too (on PostgreSQL; SQLite's
+         * writers always do), always after the cita's lock: never the
+         * other way round, so two locks never wait for each other */
+        char who[64];
+        snprintf(who, sizeof who, "fotos-cliente:%s", f->cliente_id);
+        rc = db->ops->lock(c, who);
+        if (rc) return rc;
+        int64_t blocks = 0;
+        struct db_val pq[] = {db_text(f->cliente_id)};
+        rc = EXEC(db, c, sql_fotos_quota, pq, one_int, &blocks, NULL);
+        if (rc) return rc;
+        if (blocks * STORE_FOTO_BLOCK + store_foto_charge(a->bytes) > a->quota)
+            return err_set(BR_TOOLARGE, "quota");
+    }
+    struct db_val p[] = {db_text(f->id),         db_text(f->cita_id), db_text(f->cliente_id),
+                         db_text(f->tipo),       db_text(f->url),     db_text(f->storage_path),
+                         db_text(f->created_at), db_int(a->bytes)};
+    rc =
+        EXEC(db, c, "INSERT INTO fotos_cita (" FOTO_COLS ", bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+             p, NULL, NULL, NULL);
     /* a unique storage_path clash is a store failure here, not "full" */
     if (rc == BR_CONFLICT) rc = BR_STORE;
     return rc;
@@ -1957,14 +1993,14 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
 
 br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap)
 {
-    struct foto_insert a = {f, cap, NULL};
+    struct foto_insert a = {f, 0, cap, 0, NULL};
     return in_tx_as(st, DB_TOUCH_NONE, foto_insert_tx, &a);
 }
 
-br_err store_foto_insert_put(struct store *st, const struct foto *f, int cap,
-                             const struct obj_intent *put)
+br_err store_foto_insert_put(struct store *st, const struct foto *f, int64_t bytes, int cap,
+                             int64_t quota, const struct obj_intent *put)
 {
-    struct foto_insert a = {f, cap, put};
+    struct foto_insert a = {f, bytes, cap, quota, put};
     return in_tx_as(st, DB_TOUCH_NONE, foto_insert_tx, &a);
 }
 
@@ -2696,6 +2732,7 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
         {"overlap", "EXPLAIN QUERY PLAN " SQL_OVERLAP, 6},
         {"busy", "EXPLAIN QUERY PLAN " SQL_BUSY, 6},
         {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
+        {"fotos_quota", "EXPLAIN QUERY PLAN " SQL_FOTOS_QUOTA, 1},
         {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
         {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},
         {"usuarios_after", "EXPLAIN QUERY PLAN " SQL_USUARIOS_AFTER, 3},
@@ -2762,8 +2799,9 @@ static const struct dump_table {
     DUMP_TABLE("historial_cortes", "id",
                "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at", 7,
                "?, ?, ?, ?, ?, ?, ?"),
-    DUMP_TABLE("fotos_cita", "id", "id, cita_id, cliente_id, tipo, url, storage_path, created_at",
-               7, "?, ?, ?, ?, ?, ?, ?"),
+    DUMP_TABLE("fotos_cita", "id",
+               "id, cita_id, cliente_id, tipo, url, storage_path, created_at, bytes", 8,
+               "?, ?, ?, ?, ?, ?, ?, ?"),
     DUMP_TABLE("mail_outbox", "id",
                "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, "
                "fecha_inicio, fecha_fin, notas, created_at, status, attempts, next_attempt_at, "

@@ -314,13 +314,30 @@ br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo
  * full (nothing written). */
 br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap) WARN_UNUSED;
 
-/* store_foto_insert_capped that also clears the put intent `put` (id and
- * instance) in the same transaction, so that the record and the end of the
- * intent commit together. BR_CONFLICT when full; BR_STORE when the intent
- * is no longer this instance's (a sweeper took it over): nothing written
- * either way. */
-br_err store_foto_insert_put(struct store *st, const struct foto *f, int cap,
-                             const struct obj_intent *put) WARN_UNUSED;
+/* store_foto_insert_capped that also records the object's size (bytes),
+ * refuses the photo when its uploader would keep more than quota bytes of
+ * photos (as store_fotos_quota_used counts them, with this one; quota 0:
+ * no limit), and clears the put intent `put` (id and instance) in the same
+ * transaction, so that the record and the end of the intent commit
+ * together. BR_CONFLICT when the tipo is full (checked first); BR_TOOLARGE
+ * past the quota; BR_STORE when the intent is no longer this instance's (a
+ * sweeper took it over): nothing written in any of these. */
+br_err store_foto_insert_put(struct store *st, const struct foto *f, int64_t bytes, int cap,
+                             int64_t quota, const struct obj_intent *put) WARN_UNUSED;
+
+/* What a photo counts against its uploader's quota: its size rounded up to
+ * whole blocks, as a disk stores it at least, so that a flood of tiny
+ * photos is bounded too. */
+#define STORE_FOTO_BLOCK 4096
+static inline int64_t store_foto_charge(int64_t bytes)
+{
+    return (bytes + STORE_FOTO_BLOCK - 1) / STORE_FOTO_BLOCK * STORE_FOTO_BLOCK;
+}
+
+/* OUT: *bytes, what the uploader's photos count against the quota (each
+ * store_foto_charge of its size; 0 for those stored before sizes were
+ * recorded). */
+br_err store_fotos_quota_used(struct store *st, const char *cliente_id, int64_t *bytes) WARN_UNUSED;
 
 /* OUT: *f (clear with foto_clear). BR_NOTFOUND unless a photo with that id
  * was uploaded by cliente_id. */
