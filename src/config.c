@@ -145,6 +145,8 @@ static const struct setting settings[] = {
       "minutes of notice a free slot needs from now"),
     I("MAX_DAYS_AHEAD", CONFIG_SERVE, max_days_ahead, "90", 0, 3660,
       "days ahead (from today in the shop's zone) that free slots are offered"),
+    I("MAX_UPCOMING_CITAS", CONFIG_SERVE, max_upcoming, "0", 0, 1000000,
+      "appointments not cancelled and not yet started one client may hold (0: no limit)"),
     I("CANCEL_CUTOFF_MIN", CONFIG_SERVE, cancel_cutoff_min, "120", 0, 525600,
       "minutes before the start after which a client can no longer cancel or reschedule"),
     I("REMINDER_HOURS", CONFIG_SERVE, reminder_hours, "24", 0, 8760,

@@ -1360,9 +1360,35 @@ br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char 
     return run(st, sql_overlap, p, 6, one_flag, overlaps, NULL);
 }
 
+/* A client's appointments that are not cancelled and start after now, one
+ * row each, up to a bound (the cap: no more are ever needed), from the
+ * index citas_cliente_inicio. */
+#define SQL_CITAS_UPCOMING                                                                         \
+    "SELECT 1 FROM citas WHERE cliente_id = ? AND fecha_inicio > ? AND estado <> 'cancelada' "     \
+    "LIMIT ?"
+static const char sql_citas_upcoming[] = SQL_CITAS_UPCOMING;
+
+static br_err count_row(void *ud, const struct db_val *cols, int n)
+{
+    (void)cols;
+    (void)n;
+    (*(int64_t *)ud)++;
+    return BR_OK;
+}
+
+br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char *now,
+                            int64_t bound, int64_t *n)
+{
+    *n = 0;
+    struct db_val p[] = {db_text(cliente_id), db_text(now), db_int(bound)};
+    return run(st, sql_citas_upcoming, p, 3, count_row, n, NULL);
+}
+
 struct book_args {
     const struct cita *c;
     const struct outbox_msg *m;
+    const char *now; /* with cap: what "upcoming" is counted from */
+    int64_t cap;     /* upcoming appointments the client may hold; 0: any */
 };
 
 /* Queues m, due at once; due_at (when set) is when it became due. */
@@ -1432,7 +1458,21 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
      * bookings take turns before it, so that they never deadlock there;
      * bookings of one barber in other hours never wait for each other.
      * The check here answers the common case without an error. */
-    br_err rc = lock_slot_hours(db, conn, c->barbero_id, c->fecha_inicio, c->fecha_fin);
+    br_err rc = BR_OK;
+    if (a->cap > 0) {
+        /* one client's bookings take turns on PostgreSQL, before any hour
+         * lock (always in this order: they never wait for each other) */
+        char who[64];
+        snprintf(who, sizeof who, "citas-cliente:%s", c->cliente_id);
+        rc = db->ops->lock(conn, who);
+        if (rc) return rc;
+        int64_t n = 0;
+        struct db_val pn[] = {db_text(c->cliente_id), db_text(a->now), db_int(a->cap)};
+        rc = EXEC(db, conn, sql_citas_upcoming, pn, count_row, &n, NULL);
+        if (rc) return rc;
+        if (n >= a->cap) return err_set(BR_TOOLARGE, "upcoming cap");
+    }
+    rc = lock_slot_hours(db, conn, c->barbero_id, c->fecha_inicio, c->fecha_fin);
     if (rc) return rc;
     bool taken = false;
     struct db_val po[] = {db_text(c->barbero_id),   db_text(c->fecha_inicio),
@@ -1476,7 +1516,13 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
 
 br_err store_cita_book(struct store *st, const struct cita *c, const struct outbox_msg *mail)
 {
-    struct book_args a = {c, mail};
+    return store_cita_book_capped(st, c, mail, NULL, 0);
+}
+
+br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
+                              const char *now, int64_t cap)
+{
+    struct book_args a = {c, mail, now, now ? cap : 0};
     /* of what the memos read, a booking changes its client's listing only */
     return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
 }
@@ -2733,6 +2779,7 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
         {"busy", "EXPLAIN QUERY PLAN " SQL_BUSY, 6},
         {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
         {"fotos_quota", "EXPLAIN QUERY PLAN " SQL_FOTOS_QUOTA, 1},
+        {"citas_upcoming", "EXPLAIN QUERY PLAN " SQL_CITAS_UPCOMING, 3},
         {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
         {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},
         {"usuarios_after", "EXPLAIN QUERY PLAN " SQL_USUARIOS_AFTER, 3},

@@ -273,6 +273,19 @@ br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char 
 br_err store_cita_book(struct store *st, const struct cita *c,
                        const struct outbox_msg *mail) WARN_UNUSED;
 
+/* OUT: *n, how many of the client's appointments are upcoming - not
+ * cancelled, starting after now - counting no further than bound. */
+br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char *now,
+                            int64_t bound, int64_t *n) WARN_UNUSED;
+
+/* store_cita_book that also refuses, with BR_TOOLARGE and nothing written,
+ * when the client already holds cap upcoming appointments (as
+ * store_citas_upcoming counts them from now), counted in the same
+ * transaction: one client's bookings take turns, so racing ones never
+ * pass the cap together. cap 0 (or now NULL): no cap. */
+br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
+                              const char *now, int64_t cap) WARN_UNUSED;
+
 br_err store_cita_exists(struct store *st, const char *id, bool *exists) WARN_UNUSED;
 
 typedef br_err (*store_cita_fn)(void *ud, const struct cita_view *c);

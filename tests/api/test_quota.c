@@ -1,13 +1,18 @@
 /*
  * test_quota.c - what one client may keep, over HTTP: the photo quota
- * (BARBERIA_PHOTO_QUOTA_BYTES).
+ * (BARBERIA_PHOTO_QUOTA_BYTES) and the cap on upcoming appointments
+ * (BARBERIA_MAX_UPCOMING_CITAS).
  *
  * The specification does not check a photo's tipo, so without a quota one
  * client could store without bound by varying it. Past the quota an upload
  * answers 400 "Cuota de fotos superada" and stores nothing (no record, no
  * object); every error of the specification still answers first; a deleted
  * photo frees its share; sizes count in whole 4 KiB, so tiny photos are
- * bounded too; racing uploads of one client never pass it; 0 is no limit.
+ * bounded too; racing uploads of one client never pass it. Past the cap a
+ * booking answers 400 "Máximo de citas pendientes alcanzado" and stores
+ * nothing; the specification's errors (400, 404, 409) still come first; a
+ * cancelled or past appointment does not count; racing bookings of one
+ * client at the cap give exactly the cap; by default there is no cap.
  */
 #include "harness.h"
 
@@ -22,12 +27,15 @@
 
 #define BLOCK        4096
 #define QUOTA        (10 * BLOCK) /* the server's photo quota: ten blocks */
+#define CAP          3            /* the server's cap on upcoming appointments */
 #define CUOTA        "Cuota de fotos superada"
+#define TOPE         "Máximo de citas pendientes alcanzado"
 #define NO_SUCH_UUID "3f8e2a51-4b7c-4d2e-9a10-5c6b7d8e9f01"
 
 static struct fixture F;
 /* (a lock wait long enough for every racer to queue behind a held row) */
 static const char *const quota_env[] = {"BARBERIA_PHOTO_QUOTA_BYTES=40960",
+                                        "BARBERIA_MAX_UPCOMING_CITAS=3",
                                         "BARBERIA_DB_LOCK_WAIT_MS=60000", NULL};
 
 /* --- helpers ---------------------------------------------------------------------- */
@@ -154,6 +162,25 @@ static void delete_photo(const struct user *u, const char *id)
     http_req(&F.s, "DELETE", path, &(struct req_opts){.token = u->token}, &r);
     assert_int_equal(r.status, 200);
     resp_free(&r);
+}
+
+/* POST /api/citas with a body of the given fields (NULL: left out). */
+static void book_try(const struct srv *s, const struct user *u, const char *barbero,
+                     const char *servicio, const char *when, struct resp *r)
+{
+    json_t *b = json_object();
+    if (barbero) json_object_set_new(b, "barbero_id", json_string(barbero));
+    if (servicio) json_object_set_new(b, "servicio_id", json_string(servicio));
+    if (when) json_object_set_new(b, "fecha_inicio", json_string(when));
+    char *body = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    http_json(s, "POST", "/api/citas", u ? u->token : NULL, body, r);
+    free(body);
+}
+
+static long citas_of(const struct srv *s, const struct user *u)
+{
+    return db_count(s, "SELECT count(*) FROM citas WHERE cliente_id = '%s'", u->id);
 }
 
 /* --- setup -------------------------------------------------------------------------- */
@@ -296,8 +323,8 @@ static void deleting_a_photo_frees_its_share(void **state)
  * transactions. On PostgreSQL transactions run side by side, and only the
  * per-client lock makes them take turns. To make the race certain there,
  * another session holds the client's auth_users row while the racers run:
- * every insert (a photo record refers to her) waits for it inside its
- * transaction, after that transaction's count.
+ * every insert (a photo record, an appointment, both referring to her)
+ * waits for it inside its transaction, after that transaction's count.
  * Once every racer waits, the row is let go. Without the per-client lock
  * every racer would have counted before any committed; with it, one waits
  * on the row and the others on the lock. */
@@ -408,8 +435,8 @@ static void row_released(struct row_holder *h)
 
 struct racer {
     const struct srv *s;
-    const char *token, *cita;
-    char arg[48]; /* a photo's tipo */
+    const char *token, *cita, *barbero, *servicio;
+    char arg[48]; /* a photo's tipo, or a booking's start */
     const char *data;
     size_t len;
     long status;
@@ -484,9 +511,130 @@ static void racing_uploads_of_one_client_never_pass_the_quota(void **state)
     free(data);
 }
 
+/* --- the cap on upcoming appointments --------------------------------------------------- */
+
+static void booking_past_the_cap_is_400_and_stores_nothing(void **state)
+{
+    (void)state;
+    struct user u;
+    signup_user(&F.s, &u, "Pilar");
+    /* one long past: not upcoming, not counted */
+    struct resp r;
+    book_try(&F.s, &u, F.barbero, F.servicio, "2021-03-01T10:00:00.000Z", &r);
+    assert_int_equal(r.status, 201);
+    resp_free(&r);
+    char *ids[CAP];
+    for (int i = 0; i < CAP; i++)
+        ids[i] = new_cita(&u);
+    char when[40];
+    next_slot(when, sizeof when);
+    book_try(&F.s, &u, F.barbero, F.servicio, when, &r);
+    expect_error(&r, 400, TOPE);
+    resp_free(&r);
+    assert_int_equal(citas_of(&F.s, &u), 1 + CAP);
+    assert_int_equal(
+        db_count(&F.s, "SELECT count(*) FROM historial_cortes WHERE cliente_id = '%s'", u.id),
+        1 + CAP);
+    assert_int_equal(db_count(&F.s, "SELECT count(*) FROM citas WHERE fecha_inicio = '%s'", when),
+                     0);
+    /* the slot stayed free: another client books it */
+    struct user v;
+    signup_user(&F.s, &v, "Vicente");
+    free(book(&F.s, &v, F.barbero, F.servicio, when, NULL));
+    /* a cancelled appointment no longer counts */
+    char path[160];
+    snprintf(path, sizeof path, "/api/citas/%s/cancelar", ids[0]);
+    http_json(&F.s, "POST", path, u.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char *again = new_cita(&u);
+    next_slot(when, sizeof when);
+    book_try(&F.s, &u, F.barbero, F.servicio, when, &r);
+    expect_error(&r, 400, TOPE);
+    resp_free(&r);
+    free(again);
+    for (int i = 0; i < CAP; i++)
+        free(ids[i]);
+}
+
+static void the_specifications_errors_answer_before_the_cap(void **state)
+{
+    (void)state;
+    struct user u, v;
+    signup_user(&F.s, &u, "Tope");
+    signup_user(&F.s, &v, "Vecina");
+    for (int i = 0; i < CAP; i++)
+        free(new_cita(&u));
+    char taken[40], free_slot[40];
+    next_slot(taken, sizeof taken);
+    free(book(&F.s, &v, F.barbero, F.servicio, taken, NULL));
+    next_slot(free_slot, sizeof free_slot);
+
+    struct resp r;
+    book_try(&F.s, NULL, F.barbero, F.servicio, free_slot, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    book_try(&F.s, &u, F.barbero, NULL, free_slot, &r);
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+    book_try(&F.s, &u, F.barbero, NO_SUCH_UUID, free_slot, &r);
+    expect_error(&r, 404, "Servicio no encontrado");
+    resp_free(&r);
+    book_try(&F.s, &u, NO_SUCH_UUID, F.servicio, free_slot, &r);
+    expect_error(&r, 404, "Barbero no encontrado");
+    resp_free(&r);
+    book_try(&F.s, &u, F.barbero, F.servicio, taken, &r);
+    expect_error(&r, 409, "El horario ya no está disponible");
+    resp_free(&r);
+    book_try(&F.s, &u, F.barbero, F.servicio, free_slot, &r);
+    expect_error(&r, 400, TOPE);
+    resp_free(&r);
+    assert_int_equal(citas_of(&F.s, &u), CAP);
+}
+
+static void book_racer(void *item)
+{
+    struct racer *x = item;
+    json_t *b = json_pack("{s:s, s:s, s:s}", "barbero_id", x->barbero, "servicio_id", x->servicio,
+                          "fecha_inicio", x->arg);
+    char *body = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    struct req_opts o = {.token = x->token, .content_type = "application/json", .body = body};
+    struct resp r;
+    long st = http_try(x->s, "POST", "/api/citas", &o, &r);
+    x->status = st ? st : -1;
+    snprintf(x->body, sizeof x->body, "%s", r.body ? r.body : "");
+    resp_free(&r);
+    free(body);
+}
+
+static void racing_bookings_of_one_client_give_exactly_the_cap(void **state)
+{
+    (void)state;
+    struct user u;
+    signup_user(&F.s, &u, "Carrera");
+    free(new_cita(&u)); /* one held already */
+    struct racer x[RACERS];
+    for (int i = 0; i < RACERS; i++) {
+        x[i] = (struct racer){
+            .s = &F.s, .token = u.token, .barbero = F.barbero, .servicio = F.servicio};
+        next_slot(x[i].arg, sizeof x[i].arg);
+    }
+    struct row_holder h;
+    hold_row_of(&u, &h);
+    race_threads(RACERS, book_racer, x, sizeof *x);
+    row_released(&h);
+    int refused;
+    assert_int_equal(count_answers(x, RACERS, TOPE, &refused), CAP - 1);
+    assert_int_equal(refused, RACERS - (CAP - 1));
+    assert_int_equal(citas_of(&F.s, &u), CAP);
+    assert_int_equal(
+        db_count(&F.s, "SELECT count(*) FROM historial_cortes WHERE cliente_id = '%s'", u.id), CAP);
+}
+
 /* --- without the settings ----------------------------------------------------------------- */
 
-static void a_quota_of_0_is_no_limit(void **state)
+static void by_default_there_is_no_cap_and_a_quota_of_0_is_no_limit(void **state)
 {
     (void)state;
     struct fixture d = {0};
@@ -494,17 +642,25 @@ static void a_quota_of_0_is_no_limit(void **state)
     fixture_start(&d, env, "Barbero Libre", "Corte Libre", 30, 10);
     struct user u;
     signup_user(&d.s, &u, "Libre");
-    char when[40];
-    next_slot(when, sizeof when);
-    char *cita = book(&d.s, &u, d.barbero, d.servicio, when, NULL);
+    char *first = NULL;
+    for (int i = 0; i < 2 * CAP; i++) {
+        char when[40];
+        next_slot(when, sizeof when);
+        char *id = book(&d.s, &u, d.barbero, d.servicio, when, NULL);
+        if (!first)
+            first = id;
+        else
+            free(id);
+    }
+    assert_int_equal(citas_of(&d.s, &u), 2 * CAP);
     char *data = photo_bytes((size_t)QUOTA, 3);
     for (int i = 0; i < 3; i++) {
         char tipo[16];
         snprintf(tipo, sizeof tipo, "libre-%d", i);
-        json_decref(upload_photo(&d.s, &u, cita, tipo, data, (size_t)QUOTA));
+        json_decref(upload_photo(&d.s, &u, first, tipo, data, (size_t)QUOTA));
     }
     free(data);
-    free(cita);
+    free(first);
     fixture_stop(&d);
 }
 
@@ -516,7 +672,10 @@ int main(void)
         cmocka_unit_test(the_specifications_errors_answer_before_the_quota),
         cmocka_unit_test(deleting_a_photo_frees_its_share),
         cmocka_unit_test(racing_uploads_of_one_client_never_pass_the_quota),
-        cmocka_unit_test(a_quota_of_0_is_no_limit),
+        cmocka_unit_test(booking_past_the_cap_is_400_and_stores_nothing),
+        cmocka_unit_test(the_specifications_errors_answer_before_the_cap),
+        cmocka_unit_test(racing_bookings_of_one_client_give_exactly_the_cap),
+        cmocka_unit_test(by_default_there_is_no_cap_and_a_quota_of_0_is_no_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

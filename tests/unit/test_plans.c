@@ -56,6 +56,9 @@ static const struct expect expected[] = {
     /* one uploader's photo bytes, from the index alone */
     {"fotos_quota", "SEARCH fotos_cita USING COVERING INDEX fotos_cita_cliente (cliente_id=?)",
      false},
+    /* one client's upcoming appointments */
+    {"citas_upcoming",
+     "SEARCH citas USING INDEX citas_cliente_inicio (cliente_id=? AND fecha_inicio>?)", false},
     {"usuarios", "SCAN p USING INDEX perfiles_created", true},
     {"usuarios_after", "SEARCH p USING INDEX perfiles_created ((created_at,id)<(?,?))", false},
     {"citas", "SCAN c USING INDEX citas_inicio", true},
