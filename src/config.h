@@ -54,6 +54,7 @@ struct config {
     int login_lock_s;            /* first lock; each next one doubles */
     int login_lock_max_s;        /* longest lock */
     int sweep_interval_ms;       /* between passes of the crash sweeper (core/sweeper.h) */
+    int photo_quota_bytes;       /* photo bytes one uploader may keep (core/photos.h); 0: any */
     /* calendar */
     char *google_credentials;
     char *google_subject; /* Workspace user to act for (domain-wide delegation) */
@@ -75,6 +76,7 @@ struct config {
     int slot_min;          /* the free-slot grid, minutes from each interval's start */
     int min_notice_min;    /* earliest bookable start: now + this many minutes */
     int max_days_ahead;    /* furthest bookable date: today + this many days */
+    int max_upcoming;      /* live future appointments one client may hold (0: any) */
     int cancel_cutoff_min; /* a client may cancel/reschedule until this long before */
     int reminder_hours;    /* reminder e-mail this long before the start (0: none) */
 };

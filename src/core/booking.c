@@ -11,6 +11,12 @@
  * that loses the race after its calendar event was made deletes that event
  * again (best-effort) before answering 409, and so does one the store fails
  * to record (500): no event outlives a booking that does not exist.
+ *
+ * The client's cap on upcoming appointments (BARBERIA_MAX_UPCOMING_CITAS)
+ * is checked the same two ways, after the overlap: a count before the
+ * calendar call, and again in the write transaction, where one client's
+ * bookings take turns (a per-client lock on PostgreSQL), so that racing
+ * bookings of one client never pass it together.
  */
 #include "booking.h"
 #include "../domain/roles.h"
@@ -134,6 +140,24 @@ br_err booking_create(struct app *app, const struct principal *caller,
         goto out;
     }
 
+    /* the client's cap on upcoming appointments, once the specification's
+     * checks have passed and before the calendar is asked */
+    int64_t cap = app->cfg->max_upcoming;
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    if (cap > 0) {
+        int64_t held = 0;
+        rc = store_citas_upcoming(app->store, caller->user_id, now, cap, &held);
+        if (rc) {
+            rc = unexpected(rc, "upcoming count");
+            goto out;
+        }
+        if (held >= cap) {
+            rc = err_set(BR_INVALID, BOOKING_CAP_MSG);
+            goto out;
+        }
+    }
+
     /* 7. calendar attempt */
     const char *notas = missing(in->notas) ? NULL : in->notas;
     const char *cliente = caller->has_perfil && caller->perfil.nombre && *caller->perfil.nombre
@@ -181,15 +205,16 @@ br_err booking_create(struct app *app, const struct principal *caller,
         msg.notas = (char *)notas;
         memcpy(msg.created_at, out->created_at, sizeof msg.created_at);
     }
-    rc = store_cita_book(app->store, out, queue_mail ? &msg : NULL);
-    if (rc == BR_CONFLICT || rc == BR_BUSY) {
+    rc = store_cita_book_capped(app->store, out, queue_mail ? &msg : NULL, now, cap);
+    if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE) {
         /* nothing was stored: the event goes too */
         int retry = err_retry_after();
         if (out->google_event_id &&
             app->cal->ops->delete_event(app->cal, out->google_event_id) != BR_OK)
             log_warn("calendar: could not delete event of lost booking %s: %s", out->id, err_msg());
-        rc = rc == BR_BUSY ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
-                           : err_set(BR_CONFLICT, "El horario ya no está disponible");
+        rc = rc == BR_BUSY       ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
+             : rc == BR_TOOLARGE ? err_set(BR_INVALID, BOOKING_CAP_MSG)
+                                 : err_set(BR_CONFLICT, "El horario ya no está disponible");
         cita_clear(out);
         goto out;
     }

@@ -7,6 +7,8 @@
 
 #include "app.h"
 
+#define BOOKING_CAP_MSG "Máximo de citas pendientes alcanzado"
+
 /* What the client asked for, as text. An id or timestamp that arrived as
  * another JSON type is passed as its JSON text (so it is simply not found,
  * or not a valid timestamp). NULL or "" means missing. */
@@ -21,7 +23,10 @@ struct booking_input {
  * required fields, service, fecha_fin, barber, overlap, calendar attempt,
  * store (with the history record and the queued e-mail, in one
  * transaction), e-mail attempt. Errors (detail in err_msg()):
- *   BR_INVALID   "Faltan campos requeridos", "fecha_inicio inválida"
+ *   BR_INVALID   "Faltan campos requeridos", "fecha_inicio inválida",
+ *                BOOKING_CAP_MSG (after the overlap check: the client
+ *                already holds app->cfg->max_upcoming appointments
+ *                that are not cancelled and start after now)
  *   BR_NOTFOUND  "Servicio no encontrado", "Barbero no encontrado"
  *   BR_CONFLICT  "El horario ya no está disponible"
  *   BR_STORE     the store's message (storing the appointment failed)

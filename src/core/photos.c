@@ -7,6 +7,13 @@
  * leave more than three. An upload that loses that race removes the object
  * it stored and answers as if it had seen the count at step 6.
  *
+ * The uploader's quota (BARBERIA_PHOTO_QUOTA_BYTES: the bytes of photos one
+ * user may keep, whatever the tipo or the cita) is checked the same way,
+ * after every check of the specification: before the object is stored,
+ * and again in the record's transaction, where one uploader's uploads take
+ * turns. Deleting a photo frees its share at once (the sum is of the
+ * records that exist).
+ *
  * Nothing is half-done after a crash, thanks to durable intents
  * (store.h's obj_intent, finished by core/sweeper.c when their process is
  * gone):
@@ -183,6 +190,15 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
     rc = store_fotos_count(app->store, cita_id, up->tipo, &count);
     if (rc) return store_failed(rc);
     if (count >= PHOTO_MAX_PER_TIPO) return err_set(BR_INVALID, "Máximo 3 fotos por tipo");
+    /* the uploader's quota, once the specification's checks have passed */
+    int64_t quota = app->cfg->photo_quota_bytes;
+    if (quota > 0) {
+        int64_t used = 0;
+        rc = store_fotos_quota_used(app->store, caller->user_id, &used);
+        if (rc) return store_failed(rc);
+        if (used + store_foto_charge((int64_t)up->size) > quota)
+            return err_set(BR_INVALID, PHOTO_QUOTA_MSG);
+    }
     /* 7. the object, after its durable put intent */
     char *key = NULL;
     struct obj_intent in;
@@ -206,7 +222,7 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
     if (!out->url) out->url = photo_public_url(app->public_url, key);
     out->storage_path = key;
     iso8601_format(clock_now_ms(), out->created_at);
-    rc = store_foto_insert_put(app->store, out, PHOTO_MAX_PER_TIPO, &in);
+    rc = store_foto_insert_put(app->store, out, (int64_t)up->size, PHOTO_MAX_PER_TIPO, quota, &in);
     if (rc) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", err_msg());
@@ -218,6 +234,7 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
         settle_intent(app, &in, removed);
         foto_clear(out);
         if (rc == BR_CONFLICT) return err_set(BR_INVALID, "Máximo 3 fotos por tipo");
+        if (rc == BR_TOOLARGE) return err_set(BR_INVALID, PHOTO_QUOTA_MSG);
         log_error("fotos: storing the record for cita %s failed: %s", cita_id, msg);
         if (rc == BR_BUSY) return err_set_retry(BR_BUSY, 1, "%s", msg);
         return err_set(BR_STORE, "%s", msg);

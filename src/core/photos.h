@@ -11,6 +11,7 @@
 #define PHOTO_MAX_BYTES    (5u * 1024 * 1024)    /* per uploaded image */
 #define PHOTO_BUCKET_LIMIT (10ull * 1024 * 1024) /* per object, when the bucket is made */
 #define PHOTO_MAX_PER_TIPO 3
+#define PHOTO_QUOTA_MSG    "Cuota de fotos superada" /* past the uploader's quota */
 
 /* An upload as the HTTP layer received it. */
 struct photo_upload {
@@ -26,9 +27,11 @@ struct photo_upload {
 
 /* Stores a photo in the specification's order. Errors (detail in
  * err_msg()): BR_INVALID "Faltan campos requeridos", "Máximo 5MB por
- * imagen", "Solo se permiten imágenes", "Máximo 3 fotos por tipo";
- * BR_NOTFOUND "Cita no encontrada"; BR_OBJSTORE "Error al subir imagen:
- * <detail>"; BR_STORE the store's message. OUT: *out (foto_clear). */
+ * imagen", "Solo se permiten imágenes", "Máximo 3 fotos por tipo" and,
+ * past the uploader's quota (app->cfg->photo_quota_bytes, after those),
+ * "Cuota de fotos superada"; BR_NOTFOUND "Cita no encontrada"; BR_OBJSTORE
+ * "Error al subir imagen: <detail>"; BR_STORE the store's message. OUT:
+ * *out (foto_clear). */
 br_err photos_upload(struct app *app, const struct principal *caller, const struct photo_upload *up,
                      struct foto *out) WARN_UNUSED;
 

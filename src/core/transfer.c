@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define FORMAT     "barberia-export"
-#define VERSION    2 /* 2: issue 9's activo, horarios and ausencias */
+#define VERSION    3 /* 2: issue 9's activo, horarios and ausencias; 3: photo sizes */
 #define MAX_TABLES 16
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
@@ -323,29 +323,44 @@ static bool next_line(FILE *f, char **line, size_t *cap, ssize_t *len)
     return true;
 }
 
+/* An object of the export and its size. */
+struct obj_size {
+    char *key;
+    int64_t size;
+};
+
 struct manifest {
     json_t *root;
     json_t *tables; /* array, in the export's order */
     int version;
     /* per table of the export: its name, the store table its rows go
-     * into, and the columns version 1's rows lack */
+     * into, and the columns an older version's rows lack */
     const char *name[MAX_TABLES];
     int into[MAX_TABLES];
-    int add[MAX_TABLES]; /* enum v1_add */
+    int add[MAX_TABLES]; /* enum old_add */
+    /* the photos' objects by key (sorted), for the sizes older versions
+     * did not record */
+    struct obj_size *sizes;
+    size_t nsizes, sizes_cap;
 };
 
-/* The columns a version 1 table lacks, given their defaults on import. */
-enum v1_add {
+/* The columns an older version's table lacks, given their values on
+ * import. */
+enum old_add {
     ADD_NONE,
-    ADD_ACTIVO,      /* barberos, servicios: every row active */
-    ADD_OUTBOX_KIND, /* mail_outbox: every message a confirmation, due when written */
+    ADD_ACTIVO,      /* barberos, servicios (version 1): every row active */
+    ADD_OUTBOX_KIND, /* mail_outbox (version 1): every message a confirmation, due when written */
+    ADD_FOTO_BYTES,  /* fotos_cita (versions 1, 2): each photo's size, its object's in the export */
 };
+
+/* fotos_cita's columns before version 3 */
+#define FOTO_COLS_V2 "id, cita_id, cliente_id, tipo, url, storage_path, created_at"
 
 /* What an export of version 1 (before issue 9) carries: barberos and
  * servicios without activo, no horarios, no ausencias. */
 static const struct {
     const char *name, *cols;
-    enum v1_add add;
+    enum old_add add;
 } v1_tables[] = {
     {"auth_users", "id, email, password_hash, created_at, last_sign_in_at", ADD_NONE},
     {"perfiles", "id, rol, nombre, telefono, created_at", ADD_NONE},
@@ -358,7 +373,7 @@ static const struct {
      ADD_NONE},
     {"historial_cortes", "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at",
      ADD_NONE},
-    {"fotos_cita", "id, cita_id, cliente_id, tipo, url, storage_path, created_at", ADD_NONE},
+    {"fotos_cita", FOTO_COLS_V2, ADD_FOTO_BYTES},
     {"mail_outbox",
      "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, fecha_inicio, "
      "fecha_fin, notas, created_at, status, attempts, next_attempt_at, locked_until, "
@@ -372,14 +387,18 @@ static br_err plan_tables(struct manifest *m)
 {
     const struct store_table *tables;
     int n = store_tables(&tables);
-    if (m->version == VERSION) {
+    if (m->version >= 2) {
+        /* version 2: this version's tables, photos without their sizes */
         for (int i = 0; i < n; i++) {
             m->name[i] = tables[i].name;
             m->into[i] = i;
+            if (m->version == 2 && !strcmp(tables[i].name, "fotos_cita"))
+                m->add[i] = ADD_FOTO_BYTES;
         }
         return (int)json_array_size(m->tables) == n
                    ? BR_OK
-                   : err_set(BR_INVALID, "the manifest names other tables than this version's");
+                   : err_set(BR_INVALID, "the manifest names other tables than version %d's",
+                             m->version);
     }
     if ((int)json_array_size(m->tables) != (int)ARRAY_LEN(v1_tables))
         return err_set(BR_INVALID, "the manifest names other tables than version 1's");
@@ -390,7 +409,7 @@ static br_err plan_tables(struct manifest *m)
             if (!strcmp(tables[k].name, v1_tables[i].name)) m->into[i] = k;
         m->add[i] = v1_tables[i].add;
         /* the store's columns: version 1's, then those added since */
-        static const char *const added[] = {"", ", activo", ", kind, due_at"};
+        static const char *const added[] = {"", ", activo", ", kind, due_at", ", bytes"};
         char *want = xasprintf("%s%s", v1_tables[i].cols, added[v1_tables[i].add]);
         bool fits = m->into[i] >= 0 && !strcmp(tables[m->into[i]].cols, want);
         free(want);
@@ -403,9 +422,25 @@ static br_err plan_tables(struct manifest *m)
 static const char *export_cols(const struct manifest *m, int i)
 {
     if (m->version == 1) return v1_tables[i].cols;
+    if (m->add[i] == ADD_FOTO_BYTES) return FOTO_COLS_V2;
     const struct store_table *tables;
     store_tables(&tables);
     return tables[i].cols;
+}
+
+static int size_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct obj_size *)a)->key, ((const struct obj_size *)b)->key);
+}
+
+/* The size of the export's photo object key (0 when the export lacks it:
+ * an export never does). */
+static int64_t photo_size(const struct manifest *m, const struct db_val *key)
+{
+    if (key->type != DB_TEXT || !m->nsizes) return 0;
+    struct obj_size want = {(char *)key->s, 0};
+    const struct obj_size *o = bsearch(&want, m->sizes, m->nsizes, sizeof *m->sizes, size_cmp);
+    return o ? o->size : 0;
 }
 
 /* Loads manifest.json and checks every file against it. */
@@ -472,6 +507,13 @@ static br_err check_export(const char *dir, struct manifest *m, struct transfer_
             free(p);
             if (!rc && (strcmp(sum, osum) || got != (uint64_t)size))
                 rc = err_set(BR_INVALID, "object %s/%s: checksum mismatch", bucket, key);
+            if (!rc && !strcmp(bucket, PHOTO_BUCKET)) {
+                if (m->nsizes == m->sizes_cap) {
+                    m->sizes_cap = m->sizes_cap ? 2 * m->sizes_cap : 64;
+                    m->sizes = xrealloc(m->sizes, m->sizes_cap * sizeof *m->sizes);
+                }
+                m->sizes[m->nsizes++] = (struct obj_size){xstrdup(key), (int64_t)got};
+            }
             st->objects++;
             st->bytes += (int64_t)got;
         }
@@ -480,6 +522,7 @@ static br_err check_export(const char *dir, struct manifest *m, struct transfer_
     if (f) fclose(f);
     free(line);
     free(list);
+    if (m->nsizes) qsort(m->sizes, m->nsizes, sizeof *m->sizes, size_cmp);
     return rc;
 }
 
@@ -580,7 +623,7 @@ static br_err load_next(void *ud, int *table, struct db_val *cols, int *n)
         else
             return err_set(BR_INVALID, "a malformed value in a row");
     }
-    switch (l->m->add[l->table]) { /* version 1's rows: what was added since */
+    switch (l->m->add[l->table]) { /* an older version's rows: what was added since */
     case ADD_NONE:
         break;
     case ADD_ACTIVO:
@@ -589,6 +632,10 @@ static br_err load_next(void *ud, int *table, struct db_val *cols, int *n)
     case ADD_OUTBOX_KIND:
         cols[(*n)++] = db_text("confirmacion");
         cols[(*n)++] = db_null();
+        break;
+    case ADD_FOTO_BYTES: /* storage_path, the sixth column, names the object */
+        cols[*n] = db_int(*n > 5 ? photo_size(l->m, &cols[5]) : 0);
+        (*n)++;
         break;
     }
     return BR_OK;
@@ -624,6 +671,9 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
         free(done.keys[i]);
     free(done.keys);
     json_decref(m.root);
+    for (size_t i = 0; i < m.nsizes; i++)
+        free(m.sizes[i].key);
+    free(m.sizes);
     if (!rc && st) *st = got;
     return rc;
 }

@@ -7,9 +7,11 @@
  * full before anything is written, and the rows load in one transaction.
  *
  * The folder:
- *   manifest.json        format, version (2; version 1, before issue 9's
+ *   manifest.json        format, version (3; version 1, before issue 9's
  *                        activo, horarios and ausencias, still imports:
- *                        all active, every barber on the default week),
+ *                        all active, every barber on the default week;
+ *                        versions 1 and 2, before fotos_cita.bytes, get
+ *                        each photo's size from its object in the export),
  *                        when, from which backends; per
  *                        table its columns, rows and SHA-256; the same for
  *                        objects.jsonl and the bytes of every object

@@ -192,6 +192,10 @@ const char *const schema_pg[] = {
      "FOR EACH STATEMENT EXECUTE FUNCTION catalogo_cambia();"
      "ALTER TABLE barberos ENABLE ALWAYS TRIGGER barberos_cambio;"
      "ALTER TABLE servicios ENABLE ALWAYS TRIGGER servicios_cambio;"),
+
+    /* as SQLite's: each photo's size, for the uploader's quota */
+    ("ALTER TABLE fotos_cita ADD COLUMN bytes bigint NOT NULL DEFAULT 0;"
+     "CREATE INDEX fotos_cita_cliente ON fotos_cita(cliente_id, bytes);"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

@@ -222,6 +222,13 @@ const char *const schema_sqlite[] = {
      "CREATE TRIGGER servicios_alta AFTER INSERT ON servicios BEGIN " CATALOGO_CAMBIA " END;"
      "CREATE TRIGGER servicios_cambio AFTER UPDATE ON servicios BEGIN " CATALOGO_CAMBIA " END;"
      "CREATE TRIGGER servicios_baja AFTER DELETE ON servicios BEGIN " CATALOGO_CAMBIA " END;"),
+
+    /* the uploader's photo quota (core/photos.c): each photo's size in
+     * bytes, and one uploader's photos summed from the index alone. The
+     * photos stored before count 0: their sizes are the objects', which a
+     * migration cannot read (docs/decisions.md) */
+    ("ALTER TABLE fotos_cita ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;"
+     "CREATE INDEX fotos_cita_cliente ON fotos_cita(cliente_id, bytes);"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -1373,9 +1373,35 @@ br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char 
     return run(st, sql_overlap, p, 6, one_flag, overlaps, NULL);
 }
 
+/* A client's appointments that are not cancelled and start after now, one
+ * row each, up to a bound (the cap: no more are ever needed), from the
+ * index citas_cliente_inicio. */
+#define SQL_CITAS_UPCOMING                                                                         \
+    "SELECT 1 FROM citas WHERE cliente_id = ? AND fecha_inicio > ? AND estado <> 'cancelada' "     \
+    "LIMIT ?"
+static const char sql_citas_upcoming[] = SQL_CITAS_UPCOMING;
+
+static br_err count_row(void *ud, const struct db_val *cols, int n)
+{
+    (void)cols;
+    (void)n;
+    (*(int64_t *)ud)++;
+    return BR_OK;
+}
+
+br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char *now,
+                            int64_t bound, int64_t *n)
+{
+    *n = 0;
+    struct db_val p[] = {db_text(cliente_id), db_text(now), db_int(bound)};
+    return run(st, sql_citas_upcoming, p, 3, count_row, n, NULL);
+}
+
 struct book_args {
     const struct cita *c;
     const struct outbox_msg *m;
+    const char *now; /* with cap: what "upcoming" is counted from */
+    int64_t cap;     /* upcoming appointments the client may hold; 0: any */
 };
 
 /* Queues m, due at once; due_at (when set) is when it became due. */
@@ -1445,7 +1471,21 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
      * bookings take turns before it, so that they never deadlock there;
      * bookings of one barber in other hours never wait for each other.
      * The check here answers the common case without an error. */
-    br_err rc = lock_slot_hours(db, conn, c->barbero_id, c->fecha_inicio, c->fecha_fin);
+    br_err rc = BR_OK;
+    if (a->cap > 0) {
+        /* one client's bookings take turns on PostgreSQL, before any hour
+         * lock (always in this order: they never wait for each other) */
+        char who[64];
+        snprintf(who, sizeof who, "citas-cliente:%s", c->cliente_id);
+        rc = db->ops->lock(conn, who);
+        if (rc) return rc;
+        int64_t n = 0;
+        struct db_val pn[] = {db_text(c->cliente_id), db_text(a->now), db_int(a->cap)};
+        rc = EXEC(db, conn, sql_citas_upcoming, pn, count_row, &n, NULL);
+        if (rc) return rc;
+        if (n >= a->cap) return err_set(BR_TOOLARGE, "upcoming cap");
+    }
+    rc = lock_slot_hours(db, conn, c->barbero_id, c->fecha_inicio, c->fecha_fin);
     if (rc) return rc;
     bool taken = false;
     struct db_val po[] = {db_text(c->barbero_id),   db_text(c->fecha_inicio),
@@ -1489,7 +1529,13 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
 
 br_err store_cita_book(struct store *st, const struct cita *c, const struct outbox_msg *mail)
 {
-    struct book_args a = {c, mail};
+    return store_cita_book_capped(st, c, mail, NULL, 0);
+}
+
+br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
+                              const char *now, int64_t cap)
+{
+    struct book_args a = {c, mail, now, now ? cap : 0};
     /* of what the memos read, a booking changes its client's listing only */
     return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
 }
@@ -1919,9 +1965,29 @@ br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo
     return run(st, sql_fotos_count, p, 2, one_int, count, NULL);
 }
 
+/* One uploader's photos, each counted in whole blocks (STORE_FOTO_BLOCK),
+ * summed from the index fotos_cita_cliente alone. */
+#define SQL_FOTOS_QUOTA                                                                            \
+    "SELECT CAST(coalesce(sum((bytes + 4095) / 4096), 0) AS bigint) FROM fotos_cita "              \
+    "WHERE cliente_id = ?"
+static const char sql_fotos_quota[] = SQL_FOTOS_QUOTA;
+_Static_assert(STORE_FOTO_BLOCK == 4096, "SQL_FOTOS_QUOTA counts in blocks of 4096 bytes");
+
+br_err store_fotos_quota_used(struct store *st, const char *cliente_id, int64_t *bytes)
+{
+    *bytes = 0;
+    int64_t blocks = 0;
+    struct db_val p[] = {db_text(cliente_id)};
+    br_err rc = run(st, sql_fotos_quota, p, 1, one_int, &blocks, NULL);
+    if (!rc) *bytes = blocks * STORE_FOTO_BLOCK;
+    return rc;
+}
+
 struct foto_insert {
     const struct foto *f;
+    int64_t bytes; /* the object's size */
     int cap;
+    int64_t quota;                /* 0: none */
     const struct obj_intent *put; /* nullable */
 };
 
@@ -1949,11 +2015,27 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
     rc = EXEC(db, c, sql_fotos_count, pc, one_int, &n, NULL);
     if (rc) return rc;
     if (n >= a->cap) return err_set(BR_CONFLICT, "full");
-    struct db_val p[] = {db_text(f->id),        db_text(f->cita_id), db_text(f->cliente_id),
-                         db_text(f->tipo),      db_text(f->url),     db_text(f->storage_path),
-                         db_text(f->created_at)};
-    rc = EXEC(db, c, "INSERT INTO fotos_cita (" FOTO_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?)", p, NULL,
-              NULL, NULL);
+    if (a->quota > 0) {
+        /* the uploader's uploads take turns too (on PostgreSQL; SQLite's
+         * writers always do), always after the cita's lock: never the
+         * other way round, so two locks never wait for each other */
+        char who[64];
+        snprintf(who, sizeof who, "fotos-cliente:%s", f->cliente_id);
+        rc = db->ops->lock(c, who);
+        if (rc) return rc;
+        int64_t blocks = 0;
+        struct db_val pq[] = {db_text(f->cliente_id)};
+        rc = EXEC(db, c, sql_fotos_quota, pq, one_int, &blocks, NULL);
+        if (rc) return rc;
+        if (blocks * STORE_FOTO_BLOCK + store_foto_charge(a->bytes) > a->quota)
+            return err_set(BR_TOOLARGE, "quota");
+    }
+    struct db_val p[] = {db_text(f->id),         db_text(f->cita_id), db_text(f->cliente_id),
+                         db_text(f->tipo),       db_text(f->url),     db_text(f->storage_path),
+                         db_text(f->created_at), db_int(a->bytes)};
+    rc =
+        EXEC(db, c, "INSERT INTO fotos_cita (" FOTO_COLS ", bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+             p, NULL, NULL, NULL);
     /* a unique storage_path clash is a store failure here, not "full" */
     if (rc == BR_CONFLICT) rc = BR_STORE;
     return rc;
@@ -1961,14 +2043,14 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
 
 br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap)
 {
-    struct foto_insert a = {f, cap, NULL};
+    struct foto_insert a = {f, 0, cap, 0, NULL};
     return in_tx_as(st, DB_TOUCH_NONE, foto_insert_tx, &a);
 }
 
-br_err store_foto_insert_put(struct store *st, const struct foto *f, int cap,
-                             const struct obj_intent *put)
+br_err store_foto_insert_put(struct store *st, const struct foto *f, int64_t bytes, int cap,
+                             int64_t quota, const struct obj_intent *put)
 {
-    struct foto_insert a = {f, cap, put};
+    struct foto_insert a = {f, bytes, cap, quota, put};
     return in_tx_as(st, DB_TOUCH_NONE, foto_insert_tx, &a);
 }
 
@@ -2700,6 +2782,8 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
         {"overlap", "EXPLAIN QUERY PLAN " SQL_OVERLAP, 6},
         {"busy", "EXPLAIN QUERY PLAN " SQL_BUSY, 6},
         {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
+        {"fotos_quota", "EXPLAIN QUERY PLAN " SQL_FOTOS_QUOTA, 1},
+        {"citas_upcoming", "EXPLAIN QUERY PLAN " SQL_CITAS_UPCOMING, 3},
         {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
         {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},
         {"usuarios_after", "EXPLAIN QUERY PLAN " SQL_USUARIOS_AFTER, 3},
@@ -2766,8 +2850,9 @@ static const struct dump_table {
     DUMP_TABLE("historial_cortes", "id",
                "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at", 7,
                "?, ?, ?, ?, ?, ?, ?"),
-    DUMP_TABLE("fotos_cita", "id", "id, cita_id, cliente_id, tipo, url, storage_path, created_at",
-               7, "?, ?, ?, ?, ?, ?, ?"),
+    DUMP_TABLE("fotos_cita", "id",
+               "id, cita_id, cliente_id, tipo, url, storage_path, created_at, bytes", 8,
+               "?, ?, ?, ?, ?, ?, ?, ?"),
     DUMP_TABLE("mail_outbox", "id",
                "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, "
                "fecha_inicio, fecha_fin, notas, created_at, status, attempts, next_attempt_at, "

@@ -286,6 +286,19 @@ br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char 
 br_err store_cita_book(struct store *st, const struct cita *c,
                        const struct outbox_msg *mail) WARN_UNUSED;
 
+/* OUT: *n, how many of the client's appointments are upcoming - not
+ * cancelled, starting after now - counting no further than bound. */
+br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char *now,
+                            int64_t bound, int64_t *n) WARN_UNUSED;
+
+/* store_cita_book that also refuses, with BR_TOOLARGE and nothing written,
+ * when the client already holds cap upcoming appointments (as
+ * store_citas_upcoming counts them from now), counted in the same
+ * transaction: one client's bookings take turns, so racing ones never
+ * pass the cap together. cap 0 (or now NULL): no cap. */
+br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
+                              const char *now, int64_t cap) WARN_UNUSED;
+
 br_err store_cita_exists(struct store *st, const char *id, bool *exists) WARN_UNUSED;
 
 typedef br_err (*store_cita_fn)(void *ud, const struct cita_view *c);
@@ -327,13 +340,30 @@ br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo
  * full (nothing written). */
 br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap) WARN_UNUSED;
 
-/* store_foto_insert_capped that also clears the put intent `put` (id and
- * instance) in the same transaction, so that the record and the end of the
- * intent commit together. BR_CONFLICT when full; BR_STORE when the intent
- * is no longer this instance's (a sweeper took it over): nothing written
- * either way. */
-br_err store_foto_insert_put(struct store *st, const struct foto *f, int cap,
-                             const struct obj_intent *put) WARN_UNUSED;
+/* store_foto_insert_capped that also records the object's size (bytes),
+ * refuses the photo when its uploader would keep more than quota bytes of
+ * photos (as store_fotos_quota_used counts them, with this one; quota 0:
+ * no limit), and clears the put intent `put` (id and instance) in the same
+ * transaction, so that the record and the end of the intent commit
+ * together. BR_CONFLICT when the tipo is full (checked first); BR_TOOLARGE
+ * past the quota; BR_STORE when the intent is no longer this instance's (a
+ * sweeper took it over): nothing written in any of these. */
+br_err store_foto_insert_put(struct store *st, const struct foto *f, int64_t bytes, int cap,
+                             int64_t quota, const struct obj_intent *put) WARN_UNUSED;
+
+/* What a photo counts against its uploader's quota: its size rounded up to
+ * whole blocks, as a disk stores it at least, so that a flood of tiny
+ * photos is bounded too. */
+#define STORE_FOTO_BLOCK 4096
+static inline int64_t store_foto_charge(int64_t bytes)
+{
+    return (bytes + STORE_FOTO_BLOCK - 1) / STORE_FOTO_BLOCK * STORE_FOTO_BLOCK;
+}
+
+/* OUT: *bytes, what the uploader's photos count against the quota (each
+ * store_foto_charge of its size; 0 for those stored before sizes were
+ * recorded). */
+br_err store_fotos_quota_used(struct store *st, const char *cliente_id, int64_t *bytes) WARN_UNUSED;
 
 /* OUT: *f (clear with foto_clear). BR_NOTFOUND unless a photo with that id
  * was uploaded by cliente_id. */

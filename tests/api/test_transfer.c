@@ -8,7 +8,9 @@
  * deactivated barber and service, a changed week, a day off and a shop
  * closure come back the same, with the same free slots. An export of
  * version 1 (made before the schedules) still loads: every barber and
- * service active, every barber with the default week. A damaged export or
+ * service active, every barber with the default week; one of version 2
+ * (before photo sizes) gives each photo its object's size, which the
+ * uploader's quota then counts. A damaged export or
  * a target that already holds data is refused with nothing written.
  */
 #include "harness.h"
@@ -498,7 +500,7 @@ static void an_export_of_version_1_loads_with_every_barber_on_the_default_week(v
     json_error_t e;
     json_t *m = json_load_file(manifest, 0, &e);
     assert_non_null(m);
-    assert_int_equal(json_integer_value(json_object_get(m, "version")), 2);
+    assert_int_equal(json_integer_value(json_object_get(m, "version")), 3);
     json_t *t;
     long horarios = -1;
     json_array_foreach(json_object_get(m, "tables"), i, t) if (!strcmp(jstr(t, "name"), "horarios"))
@@ -508,12 +510,52 @@ static void an_export_of_version_1_loads_with_every_barber_on_the_default_week(v
     srv_cleanup(&D);
 }
 
+/* An export of version 2, made by the version before photo sizes were
+ * recorded (`barberia export` of a shop where a client uploaded photos of
+ * 12000 and 20000 bytes to her cita). */
+#define EXPORT_V2      BARBERIA_TESTS_DIR "/api/data/export-v2"
+#define EXPORT_V2_CITA "ef90f72c-172b-4ec8-92b5-28de3a12220f"
+
+static void an_export_of_version_2_loads_each_photos_size_for_the_quota(void **state)
+{
+    (void)state;
+    struct srv D = {0};
+    srv_init(&D); /* this run's database */
+    /* the photo folder: the export's keys are fixed, and a store shared by
+     * every run of the suite would hold them from the run before */
+    D.s3 = false;
+    expect_cli_ok(&D, NULL, "import", "--from", EXPORT_V2);
+    assert_int_equal(db_count(&D, "SELECT sum(bytes) FROM fotos_cita"), 12000 + 20000);
+    /* they count 3 + 5 blocks of 4 KiB: a quota of 9 leaves room for one */
+    static const char *const env[] = {"BARBERIA_PHOTO_QUOTA_BYTES=36864", NULL};
+    srv_start(&D, env, NULL);
+    struct resp r;
+    http_json(&D, "POST", "/api/auth/login", NULL,
+              "{\"email\":\"cliente@v2.example\",\"password\":\"clave-v2-cliente\"}", &r);
+    assert_int_equal(r.status, 200);
+    struct user u = {0};
+    snprintf(u.token, sizeof u.token, "%s", jstr(r.json, "token"));
+    resp_free(&r);
+    json_decref(upload_photo(&D, &u, EXPORT_V2_CITA, "otra", "x", 1));
+    const struct part parts[] = {
+        {.name = "file", .data = "y", .len = 1, .filename = "y.png", .type = "image/png"},
+        {.name = "cita_id", .data = EXPORT_V2_CITA},
+        {.name = "tipo", .data = "una-mas"},
+    };
+    http_multipart(&D, "/api/fotos", u.token, parts, 3, &r);
+    expect_error(&r, 400, "Cuota de fotos superada");
+    resp_free(&r);
+    assert_int_equal(db_count(&D, "SELECT count(*) FROM fotos_cita"), 3);
+    srv_cleanup(&D);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_shop_moves_to_the_other_backends_and_back_with_nothing_lost),
         cmocka_unit_test(a_damaged_export_or_a_used_target_is_refused_with_nothing_written),
         cmocka_unit_test(an_export_of_version_1_loads_with_every_barber_on_the_default_week),
+        cmocka_unit_test(an_export_of_version_2_loads_each_photos_size_for_the_quota),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

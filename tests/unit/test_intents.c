@@ -173,7 +173,7 @@ static void a_record_is_stored_only_with_the_end_of_its_own_intent(void **state)
     struct obj_intent a = intent("put", "u/c/antes-4.png", "aaaa");
     assert_int_equal(store_intent_add(f->st, &a), BR_OK);
     struct foto p = photo(f, a.key);
-    assert_int_equal(store_foto_insert_put(f->st, &p, 3, &a), BR_OK);
+    assert_int_equal(store_foto_insert_put(f->st, &p, 300, 3, 0, &a), BR_OK);
     assert_int_equal(intents(f).n, 0);
     bool exists = false;
     assert_int_equal(store_foto_path_exists(f->st, a.key, &exists), BR_OK);
@@ -186,7 +186,7 @@ static void a_record_is_stored_only_with_the_end_of_its_own_intent(void **state)
     struct obj_intent sw = {.node = "node-b", .pid = 7, .instance = "s1s1"};
     assert_int_equal(store_intent_take(f->st, b.id, "aaaa", &sw), BR_OK);
     struct foto q = photo(f, b.key);
-    assert_int_equal(store_foto_insert_put(f->st, &q, 3, &b), BR_STORE);
+    assert_int_equal(store_foto_insert_put(f->st, &q, 300, 3, 0, &b), BR_STORE);
     assert_int_equal(store_foto_path_exists(f->st, b.key, &exists), BR_OK);
     assert_false(exists);
     assert_string_equal(intents(f).instance, "s1s1");
@@ -201,7 +201,8 @@ static void a_full_cita_keeps_the_intent_for_the_uploader_to_undo(void **state)
         struct obj_intent a = intent("put", key, "aaaa");
         assert_int_equal(store_intent_add(f->st, &a), BR_OK);
         struct foto p = photo(f, key);
-        assert_int_equal(store_foto_insert_put(f->st, &p, 3, &a), i < 3 ? BR_OK : BR_CONFLICT);
+        assert_int_equal(store_foto_insert_put(f->st, &p, 300, 3, 0, &a),
+                         i < 3 ? BR_OK : BR_CONFLICT);
     }
     assert_int_equal(intents(f).n, 1); /* the loser's, rolled back with its insert */
 }
@@ -212,7 +213,7 @@ static void a_deletion_removes_the_record_and_records_its_intent_together(void *
     struct obj_intent a = intent("put", "u/c/antes-6.png", "aaaa");
     assert_int_equal(store_intent_add(f->st, &a), BR_OK);
     struct foto p = photo(f, a.key);
-    assert_int_equal(store_foto_insert_put(f->st, &p, 3, &a), BR_OK);
+    assert_int_equal(store_foto_insert_put(f->st, &p, 300, 3, 0, &a), BR_OK);
     struct obj_intent d = intent("delete", a.key, "aaaa");
     assert_int_equal(store_foto_delete(f->st, p.id, &d), BR_OK);
     bool exists = true;

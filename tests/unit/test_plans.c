@@ -53,6 +53,12 @@ static const struct expect expected[] = {
     {"fotos_count",
      "SEARCH fotos_cita USING COVERING INDEX fotos_cita_cita_tipo (cita_id=? AND tipo=?)", false},
     {"fotos_each", "SEARCH fotos_cita USING INDEX fotos_cita_cita_creado (cita_id=?)", false},
+    /* one uploader's photo bytes, from the index alone */
+    {"fotos_quota", "SEARCH fotos_cita USING COVERING INDEX fotos_cita_cliente (cliente_id=?)",
+     false},
+    /* one client's upcoming appointments */
+    {"citas_upcoming",
+     "SEARCH citas USING INDEX citas_cliente_inicio (cliente_id=? AND fecha_inicio>?)", false},
     {"usuarios", "SCAN p USING INDEX perfiles_created", true},
     {"usuarios_after", "SEARCH p USING INDEX perfiles_created ((created_at,id)<(?,?))", false},
     {"citas", "SCAN c USING INDEX citas_inicio", true},
