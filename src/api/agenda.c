@@ -565,37 +565,25 @@ void api_admin_ausencia_delete(struct http_req *r)
 
 /* --- GET /api/disponibilidad ------------------------------------------------------------------ */
 
-void api_disponibilidad_get(struct http_req *r)
+/* Writes the answer's JSON text: false after replying 500. */
+static bool disponibilidad_text(struct http_req *r, const struct agenda_query *q,
+                                const struct agenda_dia *d, char **text, size_t *len)
 {
-    const char *barbero = http_req_query(r, "barbero_id");
-    struct agenda_query q = {
-        .servicio_id = http_req_query(r, "servicio_id"),
-        .fecha = http_req_query(r, "fecha"),
-        .barbero_id = barbero && *barbero ? barbero : NULL,
-        .now_ms = clock_now_ms(),
-    };
-    struct app *app = api_app(r);
-    struct agenda_dia d;
-    br_err rc = agenda_disponibilidad(app, &q, &d);
-    if (rc) {
-        api_reply_err(r, rc);
-        return;
-    }
     struct jw w;
     api_begin(&w);
-    jw_kstr(&w, "fecha", d.fecha);
-    jw_kstr(&w, "zona", app->cfg->tz);
+    jw_kstr(&w, "fecha", d->fecha);
+    jw_kstr(&w, "zona", api_app(r)->cfg->tz);
     char sid[UUID_LEN + 1], bid[UUID_LEN + 1];
-    if (!uuid_parse(q.servicio_id, strlen(q.servicio_id), sid)) sid[0] = '\0';
+    if (!uuid_parse(q->servicio_id, strlen(q->servicio_id), sid)) sid[0] = '\0';
     jw_kstr(&w, "servicio_id", sid);
-    if (q.barbero_id && uuid_parse(q.barbero_id, strlen(q.barbero_id), bid))
+    if (q->barbero_id && uuid_parse(q->barbero_id, strlen(q->barbero_id), bid))
         jw_kstr(&w, "barbero_id", bid);
     else
         jw_kstr(&w, "barbero_id", NULL);
     jw_key(&w, "huecos");
     jw_arr_open(&w);
-    for (int i = 0; i < d.nhuecos; i++) {
-        const struct agenda_hueco *h = &d.huecos[i];
+    for (int i = 0; i < d->nhuecos; i++) {
+        const struct agenda_hueco *h = &d->huecos[i];
         br_ts a, b;
         char local[6];
         iso8601_format(h->inicio_ms, a);
@@ -608,11 +596,47 @@ void api_disponibilidad_get(struct http_req *r)
         jw_key(&w, "barberos");
         jw_arr_open(&w);
         for (int k = 0; k < h->nb; k++)
-            jw_str(&w, d.ids[d.idx[h->first + k]]);
+            jw_str(&w, d->ids[d->idx[h->first + k]]);
         jw_arr_close(&w);
         jw_obj_close(&w);
     }
     jw_arr_close(&w);
+    jw_obj_close(&w);
+    if (jw_finish(&w, text, len) == BR_OK) return true;
+    http_reply_error(r, 500, "Error interno del servidor");
+    return false;
+}
+
+/* Where the store remembers (SQLite), a day's answer is kept under
+ * everything it depends on besides the database (the query as given and
+ * the shop's date now) while nothing it reads is changed and the clock has
+ * not reached the instant at which the notice passes its first slot. */
+void api_disponibilidad_get(struct http_req *r)
+{
+    const char *barbero = http_req_query(r, "barbero_id");
+    struct agenda_query q = {
+        .servicio_id = http_req_query(r, "servicio_id"),
+        .fecha = http_req_query(r, "fecha"),
+        .barbero_id = barbero && *barbero ? barbero : NULL,
+        .now_ms = clock_now_ms(),
+    };
+    struct app *app = api_app(r);
+    struct store_memo_ticket t;
+    char key[STORE_MEMO_KEY], *text;
+    size_t len;
+    bool memo = store_remembers(app->store) && agenda_disponibilidad_clave(&q, key, sizeof key);
+    if (memo && store_slots_get(app->store, key, q.now_ms, &t, &text, &len)) {
+        http_reply_json(r, 200, text, len);
+        return;
+    }
+    struct agenda_dia d;
+    br_err rc = agenda_disponibilidad(app, &q, &d);
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
+    bool ok = disponibilidad_text(r, &q, &d, &text, &len);
+    if (ok && memo) store_slots_put(app->store, &t, q.now_ms, d.vigente_hasta_ms, text, len);
     agenda_dia_clear(&d);
-    api_reply(r, 200, &w);
+    if (ok) http_reply_json(r, 200, text, len);
 }

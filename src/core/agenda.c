@@ -11,11 +11,16 @@
  * now, and it intersects none of the barber's non-cancelled appointments
  * (read once per barber, for the span of its day). Dates outside today ..
  * today + dias_max (in the shop's zone) have no slots.
+ *
+ * The clock enters only through today's date and the notice, so an answer
+ * says how long it holds (vigente_hasta_ms) and under what it may be kept
+ * (agenda_disponibilidad_clave): GET /api/disponibilidad remembers it so.
  */
 #include "agenda.h"
 #include "../util/log.h"
 #include "../util/tz.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +173,7 @@ static br_err internal(br_err rc, const char *what)
 br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, struct agenda_dia *out)
 {
     memset(out, 0, sizeof *out);
+    out->vigente_hasta_ms = INT64_MAX;
     if (!q->servicio_id || !*q->servicio_id || !q->fecha || !*q->fecha)
         return err_set(BR_INVALID, "Faltan campos requeridos");
     struct tz_date day;
@@ -212,7 +218,8 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
     if (!rc) rc = store_ausencias_on(app->store, q->fecha, on_ausencia, &c);
     struct cand *cand = NULL;
     int ncand = 0, capcand = 0;
-    int64_t earliest = q->now_ms + (int64_t)cfg->min_notice_min * 60000;
+    int64_t notice_ms = (int64_t)cfg->min_notice_min * 60000;
+    int64_t earliest = q->now_ms + notice_ms;
     int64_t step = cfg->slot_min > 0 ? cfg->slot_min : 15;
     for (int i = 0; !rc && !c.closed && i < c.nb; i++) {
         struct barber_day *b = &c.b[i];
@@ -250,6 +257,9 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
         rc = internal(rc, "schedule read");
     } else if (ncand) {
         qsort(cand, (size_t)ncand, sizeof *cand, cand_cmp);
+        /* as the clock moves on, the notice passes the slots one by one,
+         * the first one offered first; nothing else here depends on it */
+        out->vigente_hasta_ms = cand[0].ini - notice_ms + 1;
         out->ids = xcalloc((size_t)c.nb, sizeof *out->ids);
         out->nids = c.nb;
         for (int i = 0; i < c.nb; i++)
@@ -279,4 +289,17 @@ void agenda_dia_clear(struct agenda_dia *d)
     free(d->idx);
     free(d->ids);
     memset(d, 0, sizeof *d);
+}
+
+bool agenda_disponibilidad_clave(const struct agenda_query *q, char *out, size_t n)
+{
+    struct tz_date today;
+    int minute;
+    if (!tz_utc_to_local(q->now_ms, &today, &minute)) return false;
+    const char *s = q->servicio_id ? q->servicio_id : "", *f = q->fecha ? q->fecha : "";
+    const char *b = q->barbero_id ? q->barbero_id : "";
+    /* lengths first, so that no two queries write the same key */
+    int k = snprintf(out, n, "%04d-%02d-%02d %zu %s%zu %s%s", today.y, today.m, today.d, strlen(s),
+                     s, strlen(f), f, b);
+    return k >= 0 && (size_t)k < n;
 }

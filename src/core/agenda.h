@@ -34,6 +34,11 @@ struct agenda_hueco {
 
 struct agenda_dia {
     char fecha[11];
+    /* The answer is the same for every clock reading in [the query's now_ms,
+     * vigente_hasta_ms) that has the shop's date of now_ms (see
+     * agenda_disponibilidad_clave): the first instant at which the minimum
+     * notice passes one of its slots, or INT64_MAX. */
+    int64_t vigente_hasta_ms;
     struct agenda_hueco *huecos;
     int nhuecos;
     int *idx;   /* indices into ids, per hueco (see agenda_hueco) */
@@ -54,5 +59,11 @@ struct agenda_query {
 br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q,
                              struct agenda_dia *out) WARN_UNUSED;
 void agenda_dia_clear(struct agenda_dia *d);
+
+/* What the answer to q depends on besides the database and the clock's
+ * advance within a day (agenda_dia.vigente_hasta_ms): q's fields as given
+ * and the shop's date at q->now_ms, written as a key into out (n bytes).
+ * False when it does not fit. */
+bool agenda_disponibilidad_clave(const struct agenda_query *q, char *out, size_t n);
 
 #endif

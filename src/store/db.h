@@ -30,14 +30,18 @@ enum db_type { DB_NULL, DB_INT, DB_REAL, DB_TEXT };
  * to one key (a client's appointments: db_touch_key of her id). */
 #define DB_TOUCH_ALL  UINT64_C(0)
 #define DB_TOUCH_NONE UINT64_MAX
+/* Not a write's touch but a read's (db_ops.mark): it depends on what every
+ * key's writes change (every client's appointments: the free slots of a
+ * day), so any keyed write changes it. */
+#define DB_TOUCH_EVERY_KEY (UINT64_MAX - 1)
 
-/* The touch key of a string (FNV-1a, never one of the two values above). */
+/* The touch key of a string (FNV-1a, never one of the three values above). */
 static inline uint64_t db_touch_key(const char *s)
 {
     uint64_t h = UINT64_C(14695981039346656037);
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-    return h == DB_TOUCH_ALL || h == DB_TOUCH_NONE ? 1 : h;
+    return h == DB_TOUCH_ALL || h == DB_TOUCH_NONE || h == DB_TOUCH_EVERY_KEY ? 1 : h;
 }
 
 /* A moment of the database, taken before a read (db_ops.mark), for asking
@@ -45,8 +49,8 @@ static inline uint64_t db_touch_key(const char *s)
 struct db_mark {
     unsigned char stamp[DB_STAMP_SIZE];
     uint64_t all;     /* the adapter's count of changes to everything */
-    uint64_t key;     /* DB_TOUCH_NONE: the read depends on no key */
-    uint64_t key_gen; /* the adapter's count of changes to key */
+    uint64_t key;     /* DB_TOUCH_NONE: the read depends on no key; DB_TOUCH_EVERY_KEY: on all */
+    uint64_t key_gen; /* the adapter's count of changes to key (to any key) */
 };
 
 /* A parameter or a column value. Text is borrowed: a parameter's text must
@@ -169,7 +173,8 @@ struct db_ops {
     /* Optional (NULL: the adapter cannot tell cheaply; then nothing is
      * remembered): mark takes a moment of the database before a read that
      * depends on everything a DB_TOUCH_ALL write may change and, unless key
-     * is DB_TOUCH_NONE, on what writes touching key change. unchanged says,
+     * is DB_TOUCH_NONE, on what writes touching key change (every keyed
+     * write, for DB_TOUCH_EVERY_KEY). unchanged says,
      * later, whether nothing the read depends on was committed since: true
      * only when no commit at all came since the mark (of any connection, in
      * any process), or when every commit since came through this pool's

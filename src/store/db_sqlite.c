@@ -153,12 +153,14 @@ struct sqlite_db {
     /* The journal of the writer's commits (sq_mark, sq_unchanged): the
      * stamp the last batch left (when nothing but that batch committed since
      * the batch before it), and counts of the changes the batches made, to
-     * everything and per touch key (hashed into JOURNAL_KEYS). Under jmu. */
+     * everything, per touch key (hashed into JOURNAL_KEYS) and to any key
+     * (DB_TOUCH_EVERY_KEY). Under jmu. */
     pthread_mutex_t jmu;
     unsigned char known[DB_STAMP_SIZE];
     bool has_known;
     uint64_t all;
     uint64_t keys[JOURNAL_KEYS];
+    uint64_t keyed;
 };
 
 static br_err busy(void)
@@ -295,10 +297,12 @@ static void journal_commit(struct sqlite_db *s, const struct wjob *batch, const 
     if (!pre || !s->has_known || memcmp(pre, s->known, DB_STAMP_SIZE) || !alone) s->all++;
     for (const struct wjob *j = batch; j; j = j->next) {
         if (j->rc != BR_OK || j->touch == DB_TOUCH_NONE) continue; /* undone, or unread */
-        if (j->touch == DB_TOUCH_ALL)
+        if (j->touch == DB_TOUCH_ALL) {
             s->all++;
-        else
+        } else {
             s->keys[j->touch % JOURNAL_KEYS]++;
+            s->keyed++;
+        }
     }
     s->has_known = post_ok;
     if (post_ok) memcpy(s->known, post, DB_STAMP_SIZE);
@@ -314,6 +318,15 @@ static void journal_forget(struct sqlite_db *s)
     pthread_mutex_unlock(&s->jmu);
 }
 
+/* The journal's count of the changes to what a read of key depends on
+ * besides everything (the caller holds jmu). */
+static uint64_t key_gen(const struct sqlite_db *s, uint64_t key)
+{
+    if (key == DB_TOUCH_NONE) return 0;
+    if (key == DB_TOUCH_EVERY_KEY) return s->keyed;
+    return s->keys[key % JOURNAL_KEYS];
+}
+
 static bool sq_mark(struct db *db, uint64_t key, struct db_mark *m)
 {
     struct sqlite_db *s = (struct sqlite_db *)db;
@@ -323,7 +336,7 @@ static bool sq_mark(struct db *db, uint64_t key, struct db_mark *m)
     pthread_mutex_lock(&s->jmu);
     m->all = s->all;
     m->key = key;
-    m->key_gen = key == DB_TOUCH_NONE ? 0 : s->keys[key % JOURNAL_KEYS];
+    m->key_gen = key_gen(s, key);
     pthread_mutex_unlock(&s->jmu);
     return true;
 }
@@ -338,7 +351,7 @@ static bool sq_unchanged(struct db *db, const struct db_mark *m)
      * last batch left it) and none that touched what the read depends on */
     pthread_mutex_lock(&s->jmu);
     bool same = s->has_known && !memcmp(now, s->known, DB_STAMP_SIZE) && s->all == m->all &&
-                (m->key == DB_TOUCH_NONE || s->keys[m->key % JOURNAL_KEYS] == m->key_gen);
+                key_gen(s, m->key) == m->key_gen;
     pthread_mutex_unlock(&s->jmu);
     return same;
 }

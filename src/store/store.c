@@ -27,6 +27,8 @@
 #define SESSION_MEMO     1024  /* verified sessions remembered (direct-mapped by token hash) */
 #define LISTING_MEMO     256   /* clients' listings remembered (direct-mapped by key) */
 #define LISTING_MEMO_MAX 16384 /* the longest listing remembered, in bytes: 4 MiB in all */
+#define SLOTS_MEMO       256   /* days' free slots remembered (direct-mapped by key) */
+#define SLOTS_MEMO_MAX   32768 /* the longest day remembered, in bytes: 8 MiB in all */
 
 struct session_memo {
     char token_hash[65]; /* "" when empty */
@@ -41,6 +43,7 @@ struct answer_memo {
     char *text;               /* NULL when empty */
     size_t len;
     char tag[STORE_MEMO_TAG];
+    int64_t from_ms, until_ms; /* the clock's span in which it holds */
 };
 
 struct store {
@@ -49,6 +52,7 @@ struct store {
     struct session_memo *sessions;
     struct answer_memo answers[STORE_MEMO_N];
     struct answer_memo *listings; /* LISTING_MEMO of them */
+    struct answer_memo *slots;    /* SLOTS_MEMO of them */
     /* the catalog's names as of a version (names.h), for the listings */
     pthread_mutex_t names_mu;
     bool names_on;       /* BARBERIA_MEMO */
@@ -258,6 +262,7 @@ br_err store_open(const struct config *cfg, int pool_size, struct store **out)
     if (db->ops->mark && cfg->memo) {
         st->sessions = xcalloc(SESSION_MEMO, sizeof *st->sessions);
         st->listings = xcalloc(LISTING_MEMO, sizeof *st->listings);
+        st->slots = xcalloc(SLOTS_MEMO, sizeof *st->slots);
     }
     *out = st;
     return BR_OK;
@@ -277,6 +282,10 @@ void store_close(struct store *st)
         for (size_t i = 0; i < LISTING_MEMO; i++)
             free(st->listings[i].text);
     free(st->listings);
+    if (st->slots)
+        for (size_t i = 0; i < SLOTS_MEMO; i++)
+            free(st->slots[i].text);
+    free(st->slots);
     pthread_mutex_destroy(&st->memo_mu);
     names_unref(st->names);
     pthread_mutex_destroy(&st->names_mu);
@@ -302,15 +311,17 @@ static bool unchanged(struct store *st, const struct db_mark *m)
     return st->db->ops->unchanged(st->db, m);
 }
 
-/* A copy of m's answer when it still holds; else false and *t is a mark
- * for remembering the answer read afresh (taken now, before that read). */
+/* A copy of m's answer when it still holds (at now_ms, for answers that
+ * depend on the clock); else false and *t is a mark for remembering the
+ * answer read afresh (taken now, before that read). */
 static bool recall(struct store *st, struct answer_memo *m, uint64_t touch, const char *key,
-                   struct store_memo_ticket *t, char **text, size_t *len, char *tag,
+                   int64_t now_ms, struct store_memo_ticket *t, char **text, size_t *len, char *tag,
                    enum metric hits, enum metric misses)
 {
     bool hit = false;
     pthread_mutex_lock(&st->memo_mu);
-    if (m->text && !strcmp(m->key, key) && unchanged(st, &m->mark)) {
+    if (m->text && !strcmp(m->key, key) && now_ms >= m->from_ms && now_ms < m->until_ms &&
+        unchanged(st, &m->mark)) {
         *text = xmalloc(m->len + 1);
         memcpy(*text, m->text, m->len + 1);
         *len = m->len;
@@ -325,8 +336,10 @@ static bool recall(struct store *st, struct answer_memo *m, uint64_t touch, cons
     return false;
 }
 
+/* Remembers text as of t, holding while the clock is in [from_ms, until_ms). */
 static void remember(struct store *st, struct answer_memo *m, const struct store_memo_ticket *t,
-                     const char *text, size_t len, const char *tag)
+                     const char *text, size_t len, const char *tag, int64_t from_ms,
+                     int64_t until_ms)
 {
     char *copy = xmalloc(len + 1);
     memcpy(copy, text, len);
@@ -336,6 +349,8 @@ static void remember(struct store *st, struct answer_memo *m, const struct store
     m->text = copy;
     m->len = len;
     m->mark = t->mark;
+    m->from_ms = from_ms;
+    m->until_ms = until_ms;
     snprintf(m->key, sizeof m->key, "%s", t->key);
     snprintf(m->tag, sizeof m->tag, "%s", tag ? tag : "");
     pthread_mutex_unlock(&st->memo_mu);
@@ -347,15 +362,15 @@ bool store_memo_get(struct store *st, enum store_memo slot, struct store_memo_ti
 {
     t->marked = false;
     if (!store_remembers(st)) return false;
-    return recall(st, &st->answers[slot], DB_TOUCH_NONE, "", t, text, len, tag, M_MEMO_CATALOG_HITS,
-                  M_MEMO_CATALOG_MISSES);
+    return recall(st, &st->answers[slot], DB_TOUCH_NONE, "", 0, t, text, len, tag,
+                  M_MEMO_CATALOG_HITS, M_MEMO_CATALOG_MISSES);
 }
 
 void store_memo_put(struct store *st, enum store_memo slot, const struct store_memo_ticket *t,
                     const char *text, size_t len, const char *tag)
 {
     if (!t->marked || strlen(tag) >= STORE_MEMO_TAG) return;
-    remember(st, &st->answers[slot], t, text, len, tag);
+    remember(st, &st->answers[slot], t, text, len, tag, INT64_MIN, INT64_MAX);
 }
 
 static struct answer_memo *listing_slot(struct store *st, const char *key)
@@ -371,7 +386,7 @@ bool store_listing_get(struct store *st, const char *client_id, const char *quer
     char key[STORE_MEMO_KEY];
     int n = snprintf(key, sizeof key, "%s?%s", client_id, query);
     if (n < 0 || (size_t)n >= sizeof key) return false; /* too long to remember */
-    return recall(st, listing_slot(st, key), db_touch_key(client_id), key, t, text, len, NULL,
+    return recall(st, listing_slot(st, key), db_touch_key(client_id), key, 0, t, text, len, NULL,
                   M_MEMO_CITAS_HITS, M_MEMO_CITAS_MISSES);
 }
 
@@ -379,7 +394,29 @@ void store_listing_put(struct store *st, const struct store_memo_ticket *t, cons
                        size_t len)
 {
     if (!t->marked || len > LISTING_MEMO_MAX) return;
-    remember(st, listing_slot(st, t->key), t, text, len, NULL);
+    remember(st, listing_slot(st, t->key), t, text, len, NULL, INT64_MIN, INT64_MAX);
+}
+
+static struct answer_memo *slots_slot(struct store *st, const char *key)
+{
+    return &st->slots[db_touch_key(key) % SLOTS_MEMO];
+}
+
+bool store_slots_get(struct store *st, const char *key, int64_t now_ms, struct store_memo_ticket *t,
+                     char **text, size_t *len)
+{
+    t->marked = false;
+    if (!store_remembers(st) || strlen(key) >= sizeof t->key) return false;
+    /* every client's appointments: any booking changes them */
+    return recall(st, slots_slot(st, key), DB_TOUCH_EVERY_KEY, key, now_ms, t, text, len, NULL,
+                  M_MEMO_SLOTS_HITS, M_MEMO_SLOTS_MISSES);
+}
+
+void store_slots_put(struct store *st, const struct store_memo_ticket *t, int64_t from_ms,
+                     int64_t until_ms, const char *text, size_t len)
+{
+    if (!t->marked || len > SLOTS_MEMO_MAX || until_ms <= from_ms) return;
+    remember(st, slots_slot(st, t->key), t, text, len, NULL, from_ms, until_ms);
 }
 
 static void principal_copy(struct principal *dst, const struct principal *src)

@@ -80,8 +80,8 @@ br_err store_session_close(struct store *st, const char *token_hash) WARN_UNUSED
  * db_ops.mark), the store remembers a few read-only answers and hands them
  * back for as long as nothing they read has changed: exact, never stale. A
  * write says what it may change (anything, by default; a booking only its
- * client's listing; bookkeeping nothing remembered), and a commit by any
- * other process drops them all. Elsewhere (PostgreSQL) nothing is
+ * client's listing, and the free slots of every day; bookkeeping nothing
+ * remembered), and a commit by any other process drops them all. Elsewhere (PostgreSQL) nothing is
  * remembered and every read goes to the database. Verified sessions are
  * remembered the same way inside store_session_principal. */
 enum store_memo { STORE_MEMO_BARBEROS, STORE_MEMO_SERVICIOS, STORE_MEMO_N };
@@ -114,6 +114,16 @@ bool store_listing_get(struct store *st, const char *client_id, const char *quer
                        struct store_memo_ticket *t, char **text, size_t *len);
 void store_listing_put(struct store *st, const struct store_memo_ticket *t, const char *text,
                        size_t len);
+/* The free slots of a day, as store_memo_get: remembered under key
+ * (everything the answer depends on besides the database and the clock),
+ * until any appointment, barber, service, schedule or absence changes, and
+ * only while the clock is within the span given to store_slots_put: a copy
+ * when now_ms is in it. Answers longer than 32 KiB are not remembered. */
+bool store_slots_get(struct store *st, const char *key, int64_t now_ms, struct store_memo_ticket *t,
+                     char **text, size_t *len);
+/* Remembers text as of t, for the clock's span [from_ms, until_ms). */
+void store_slots_put(struct store *st, const struct store_memo_ticket *t, int64_t from_ms,
+                     int64_t until_ms, const char *text, size_t len);
 
 typedef br_err (*store_user_fn)(void *ud, const struct user *u, const struct perfil *p);
 /* Every user with its profile (p NULL when none), by e-mail. */

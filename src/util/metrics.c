@@ -179,11 +179,11 @@ static const struct {
 };
 
 /* A counter of the memos (store.h), one sample per memo: session, catalog,
- * citas, names, in m's order. */
+ * citas, names, disponibilidad, in m's order. */
 static br_err memo_family(struct buf *out, const char *name, const char *help,
-                          const enum metric m[4])
+                          const enum metric m[5])
 {
-    static const char *const memos[] = {"session", "catalog", "citas", "names"};
+    static const char *const memos[] = {"session", "catalog", "citas", "names", "disponibilidad"};
     br_err rc = family(out, name, "counter", help);
     for (size_t i = 0; i < ARRAY_LEN(memos) && !rc; i++)
         rc = buf_printf(out, "%s{memo=\"%s\"} %lld\n", name, memos[i], (long long)metric_get(m[i]));
@@ -207,12 +207,13 @@ br_err metrics_render(struct buf *out, const struct metrics_scrape *extra)
             "Answers served as remembered (names: on both databases; the others: SQLite), by what "
             "they are.",
             (const enum metric[]){M_MEMO_SESSION_HITS, M_MEMO_CATALOG_HITS, M_MEMO_CITAS_HITS,
-                                  M_MEMO_NAMES_HITS});
+                                  M_MEMO_NAMES_HITS, M_MEMO_SLOTS_HITS});
     if (!rc)
         rc = memo_family(out, "barberia_memo_misses_total",
                          "Answers that could have been remembered and were read afresh.",
                          (const enum metric[]){M_MEMO_SESSION_MISSES, M_MEMO_CATALOG_MISSES,
-                                               M_MEMO_CITAS_MISSES, M_MEMO_NAMES_MISSES});
+                                               M_MEMO_CITAS_MISSES, M_MEMO_NAMES_MISSES,
+                                               M_MEMO_SLOTS_MISSES});
     if (!rc && extra && extra->have_outbox) {
         rc = family(out, "barberia_outbox_messages", "gauge",
                     "Confirmation e-mails in the outbox that are not sent, by status.");

@@ -39,6 +39,8 @@ enum metric {
     M_MEMO_CITAS_MISSES,
     M_MEMO_NAMES_HITS, /* listings completed from the catalog's names held */
     M_MEMO_NAMES_MISSES,
+    M_MEMO_SLOTS_HITS, /* GET /api/disponibilidad */
+    M_MEMO_SLOTS_MISSES,
     M_COUNTERS,
     /* gauges */
     M_DB_POOL_SIZE = M_COUNTERS, /* connections in the pool */

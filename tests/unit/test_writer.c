@@ -7,7 +7,8 @@
  * they came. And the writer's journal (db_ops.mark/unchanged): a mark holds
  * across the writer's commits whose touch spares it, and never across one
  * that touches what it depends on, a failed one aside, nor across a commit
- * of another connection - not even once the writer has committed after it.
+ * of another connection - not even once the writer has committed after it;
+ * a mark of every key (DB_TOUCH_EVERY_KEY) goes with any key's write.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -212,31 +213,41 @@ static void marks_hold_until_a_commit_touches_what_they_depend_on(void **state)
     uint64_t ana = db_touch_key("ana"), beto = db_touch_key("beto");
     assert_int_not_equal(ana % 4096, beto % 4096); /* different counters */
     assert_int_equal(write_key(3000, DB_TOUCH_ALL), BR_OK);
-    struct db_mark any, own;
+    struct db_mark any, own, every;
     assert_true(db->ops->mark(db, DB_TOUCH_NONE, &any));
     assert_true(db->ops->mark(db, ana, &own));
+    assert_true(db->ops->mark(db, DB_TOUCH_EVERY_KEY, &every));
     assert_true(db->ops->unchanged(db, &any));
     assert_true(db->ops->unchanged(db, &own));
+    assert_true(db->ops->unchanged(db, &every));
 
-    /* bookkeeping, and another key: both marks hold */
+    /* bookkeeping: every mark holds */
     assert_int_equal(write_key(3001, DB_TOUCH_NONE), BR_OK);
+    assert_true(db->ops->unchanged(db, &every));
+    /* another key: all but the mark of every key hold */
     assert_int_equal(write_key(3002, beto), BR_OK);
     assert_true(db->ops->unchanged(db, &any));
     assert_true(db->ops->unchanged(db, &own));
+    assert_false(db->ops->unchanged(db, &every));
     /* a write that failed changed nothing */
+    assert_true(db->ops->mark(db, DB_TOUCH_EVERY_KEY, &every));
     assert_int_equal(write_key(3002, ana), BR_CONFLICT);
     assert_true(db->ops->unchanged(db, &own));
-    /* the key's own write: only the mark that depends on it goes */
+    assert_true(db->ops->unchanged(db, &every));
+    /* the key's own write: only the marks that depend on it go */
     assert_int_equal(write_key(3003, ana), BR_OK);
     assert_true(db->ops->unchanged(db, &any));
     assert_false(db->ops->unchanged(db, &own));
+    assert_false(db->ops->unchanged(db, &every));
 
     /* a write of anything: every mark goes */
     assert_true(db->ops->mark(db, DB_TOUCH_NONE, &any));
     assert_true(db->ops->mark(db, ana, &own));
+    assert_true(db->ops->mark(db, DB_TOUCH_EVERY_KEY, &every));
     assert_int_equal(write_key(3004, DB_TOUCH_ALL), BR_OK);
     assert_false(db->ops->unchanged(db, &any));
     assert_false(db->ops->unchanged(db, &own));
+    assert_false(db->ops->unchanged(db, &every));
 
     /* a commit elsewhere: at once, and after the writer's next commit too */
     assert_true(db->ops->mark(db, DB_TOUCH_NONE, &any));
