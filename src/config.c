@@ -86,8 +86,9 @@ static const struct setting settings[] = {
     I("DB_LOCK_WAIT_MS", CONFIG_SERVE, db_lock_wait_ms, "10000", 1, 600000,
       "longest wait for the database's write lock held by another writer (then 503)"),
     I("MEMO", CONFIG_SERVE, memo, "1", 0, 1,
-      "1: remember sessions, the catalog and clients' listings while they hold (SQLite), "
-      "and the catalog's names for listings (both databases); 0: read everything afresh"),
+      "1: remember sessions, the catalog, clients' listings and days' free slots while they "
+      "hold (SQLite), and the catalog's names for listings (both databases); 0: read "
+      "everything afresh"),
     I("HEALTH_TIMEOUT_MS", CONFIG_SERVE, health_timeout_ms, "1000", 1, 60000,
       "bound on the database check of GET /healthz (then 503)"),
     S("METRICS_TOKEN", CONFIG_SERVE, metrics_token, NULL,

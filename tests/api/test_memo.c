@@ -690,13 +690,11 @@ static void free_slots_show_bookings_cancels_and_reschedules_at_once(void **stat
     shop_open(&h, "Huecos Reservas");
     struct srv O;
     oracle_start(&O, NULL);
-    char *one = NULL, *any = body_of(h.any, NULL), path[160], body[160];
+    char path[160], body[160];
 
     /* another client books the first barber's first slot */
-    one = remembered(h.one);
+    char *one = remembered(h.one), *any = remembered(h.any);
     char *first = slot_at(one, 0), *cita = NULL;
-    free(any);
-    any = remembered(h.any);
     CHANGE_SHOWS(&O, h.one, one, cita = book(&S, &h.beto, h.b[0], h.sv, first, NULL));
     char *now = slot_at(one, 0);
     assert_string_not_equal(now, first);
