@@ -175,10 +175,14 @@ static void a_failing_transaction_is_undone_alone_and_its_batch_commits(void **s
 static void waiting_transactions_run_in_the_order_they_came(void **state)
 {
     (void)state;
-    enum { N = 24 };
+    /* each comes GAP ms after the one before, while the first holds the
+     * writer: the gap is what makes "the order they came" a fact, so it is
+     * wide enough for a machine running a dozen other processes per core
+     * (at 25 ms one in four runs saw two threads swap places there) */
+    enum { N = 24, GAP = 100 };
     struct job jobs[N];
     for (int i = 0; i < N; i++)
-        jobs[i] = (struct job){{2000 + i}, 1, i == 0 ? 25 * N + 200 : 0, i * 25, 0, i};
+        jobs[i] = (struct job){{2000 + i}, 1, i == 0 ? GAP * N + 400 : 0, i * GAP, 0, i};
     run_jobs(jobs, N);
     assert_int_equal(norder, N);
     for (int i = 0; i < N; i++) {
