@@ -288,7 +288,8 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
  * right password clears its account's record and takes its own count back
  * from the address; an attempt that was never checked (503: no hashing slot
  * in time; a store error) takes both back. A wrong password, or any
- * password for an unknown e-mail, keeps it. */
+ * password for an unknown e-mail, keeps it; when its count started a lock,
+ * the lock is timed from that proof (throttle_confirm). */
 
 enum { KEY_ACCOUNT, KEY_ADDRESS };
 
@@ -486,6 +487,39 @@ static br_err throttle_give_back(struct ident *id, struct throttle_keys *t, bool
     return BR_OK;
 }
 
+/* Inside the store's transaction: a lock this attempt's reservation started
+ * lasts its whole length from the moment the attempt was proven wrong, not
+ * from its reservation (the hash between the two may take long on a busy
+ * machine), while the record still holds that lock. */
+static void throttle_confirm_fn(void *ud, struct throttle_key *keys, int n)
+{
+    struct throttle_keys *t = ud;
+    int64_t now = clock_now_ms();
+    for (int i = 0; i < n; i++) {
+        struct throttle_key *k = &keys[i];
+        k->op = THROTTLE_KEEP;
+        if (!t->started[i] || !k->found || k->state.locked_until_ms != t->after[i].locked_until_ms)
+            continue;
+        int64_t shift = now - t->now;
+        if (shift <= 0) continue;
+        k->state.locked_until_ms += shift;
+        k->state.forget_at_ms += shift;
+        k->op = THROTTLE_PUT;
+    }
+}
+
+/* A wrong password that started a lock: see throttle_confirm_fn. */
+static void throttle_confirm(struct ident *id, struct throttle_keys *t)
+{
+    bool started = false;
+    for (int i = 0; i < t->n; i++)
+        started |= t->started[i];
+    if (!started) return;
+    if (store_throttle_update(id->st, t->k, t->n, clock_now_ms(), false, throttle_confirm_fn, t))
+        log_warn("auth: a lock runs from its first count, not its proof, for %s: %s",
+                 t->key[KEY_ACCOUNT] ? t->key[KEY_ACCOUNT] : t->key[KEY_ADDRESS], err_msg());
+}
+
 br_err ident_login(struct ident *id, const char *email_in, const char *password, const char *remote,
                    struct ident_session *out)
 {
@@ -530,7 +564,8 @@ br_err ident_login(struct ident *id, const char *email_in, const char *password,
                      t.key[KEY_ACCOUNT] ? t.key[KEY_ACCOUNT] : t.key[KEY_ADDRESS], err_msg());
         rc = retry > 0 ? err_set_retry(why, retry, "%s", msg) : err_set(why, "%s", msg);
     } else if (!ok) {
-        rc = err_set(BR_UNAUTH, "Credenciales inválidas"); /* the reservation stays */
+        throttle_confirm(id, &t); /* the reservation stays */
+        rc = err_set(BR_UNAUTH, "Credenciales inválidas");
     } else {
         rc = throttle_give_back(id, &t, true);
     }
