@@ -9,7 +9,7 @@
 #include "../api/api.h"
 #include "../core/photos.h"
 #include "../core/sweeper.h"
-#include "../mail/outbox.h"
+#include "../core/outbox.h"
 #include "../util/log.h"
 
 #include <errno.h>
