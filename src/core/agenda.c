@@ -13,6 +13,7 @@
  * today + dias_max (in the shop's zone) have no slots.
  */
 #include "agenda.h"
+#include "../domain/rules.h"
 #include "../util/log.h"
 #include "../util/tz.h"
 
@@ -23,28 +24,6 @@
 
 /* --- schedules ---------------------------------------------------------------------- */
 
-bool agenda_hhmm_parse(const char *s, int *minutes)
-{
-    if (!s || strlen(s) != 5 || s[2] != ':') return false;
-    for (int i = 0; i < 5; i++)
-        if (i != 2 && (s[i] < '0' || s[i] > '9')) return false;
-    int h = (s[0] - '0') * 10 + (s[1] - '0'), m = (s[3] - '0') * 10 + (s[4] - '0');
-    if (m > 59 || h > 24 || (h == 24 && m != 0)) return false;
-    *minutes = h * 60 + m;
-    return true;
-}
-
-void agenda_hhmm_format(int minutes, char out[6])
-{
-    int h = minutes / 60, m = minutes % 60;
-    out[0] = (char)('0' + h / 10);
-    out[1] = (char)('0' + h % 10);
-    out[2] = ':';
-    out[3] = (char)('0' + m / 10);
-    out[4] = (char)('0' + m % 10);
-    out[5] = '\0';
-}
-
 static int tramo_cmp(const void *a, const void *b)
 {
     const struct horario_tramo *x = a, *y = b;
@@ -54,15 +33,16 @@ static int tramo_cmp(const void *a, const void *b)
 
 br_err agenda_horario_check(struct horario_tramo *t, int n)
 {
-    if (n > AGENDA_TRAMOS_MAX) return err_set(BR_INVALID, "Demasiados tramos de horario");
+    if (n > RULE_TRAMOS_MAX) return err_set(BR_INVALID, "Demasiados tramos de horario");
     for (int i = 0; i < n; i++) {
-        if (t[i].dia < 1 || t[i].dia > 7) return err_set(BR_INVALID, "Horario inválido: dia");
-        if (t[i].inicio < 0 || t[i].fin > 1440 || t[i].fin <= t[i].inicio)
+        if (!rule_dia_ok(t[i].dia)) return err_set(BR_INVALID, "Horario inválido: dia");
+        if (!rule_tramo_ok(t[i].inicio, t[i].fin))
             return err_set(BR_INVALID, "Horario inválido: inicio debe ser anterior a fin");
     }
     qsort(t, (size_t)n, sizeof *t, tramo_cmp);
     for (int i = 1; i < n; i++)
-        if (t[i].dia == t[i - 1].dia && t[i].inicio < t[i - 1].fin)
+        if (rule_tramos_overlap(t[i - 1].dia, t[i - 1].inicio, t[i - 1].fin, t[i].dia, t[i].inicio,
+                                t[i].fin))
             return err_set(BR_INVALID, "Horario inválido: tramos solapados");
     return BR_OK;
 }

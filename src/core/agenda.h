@@ -11,19 +11,11 @@
 
 #include "app.h"
 
-/* At most this many intervals in a barber's week. */
-#define AGENDA_TRAMOS_MAX 168
-
-/* Checks a week (any order): dia 1-7, 0 <= inicio < fin <= 1440, intervals
- * of one day that do not overlap (touching is fine), at most
- * AGENDA_TRAMOS_MAX. Sorts t by dia and inicio. BR_INVALID with the
- * message. */
+/* Checks a week (any order) with the rules of domain/rules.h: dia 1-7,
+ * 0 <= inicio < fin <= 1440, intervals of one day that do not overlap
+ * (touching is fine), at most RULE_TRAMOS_MAX. Sorts t by dia and inicio.
+ * BR_INVALID with the message. */
 br_err agenda_horario_check(struct horario_tramo *t, int n) WARN_UNUSED;
-
-/* "HH:MM" (00:00-24:00) to minutes; false when malformed. */
-bool agenda_hhmm_parse(const char *s, int *minutes);
-/* minutes (0-1440) to "HH:MM". */
-void agenda_hhmm_format(int minutes, char out[6]);
 
 /* One free slot: when, and which barbers are free then. */
 struct agenda_hueco {
