@@ -5,6 +5,7 @@
  */
 #include "api.h"
 #include "../core/agenda.h"
+#include "../core/catalog.h"
 #include "../domain/rules.h"
 #include "../util/log.h"
 
@@ -187,15 +188,12 @@ void api_admin_barberos_post(struct http_req *r)
     if (!opt_text(r, body, "nombre", rule_nombre_ok, &nombre) ||
         !opt_text(r, body, "foto_url", rule_foto_url_ok, &foto))
         return;
-    if (!nombre) {
-        http_reply_error(r, 400, "Faltan campos requeridos");
-        return;
-    }
-    uuid_v4(b.id);
     b.nombre = (char *)nombre;
     b.foto_url = (char *)foto;
-    br_err rc = store_barbero_add(api_app(r)->store, &b);
-    if (rc)
+    br_err rc = catalog_barbero_add(api_app(r), &b);
+    if (rc == BR_INVALID)
+        api_reply_err(r, rc);
+    else if (rc)
         store_fail(r, rc, "barber insert");
     else
         reply_barbero(r, 201, b.id);
@@ -238,9 +236,10 @@ void api_admin_servicios_post(struct http_req *r)
         bad_field(r, "precio");
         return;
     }
-    uuid_v4(s.id);
-    br_err rc = store_servicio_add(api_app(r)->store, &s);
-    if (rc)
+    br_err rc = catalog_servicio_add(api_app(r), &s);
+    if (rc == BR_INVALID)
+        api_reply_err(r, rc);
+    else if (rc)
         store_fail(r, rc, "service insert");
     else
         reply_servicio(r, 201, s.id);
@@ -286,8 +285,10 @@ void api_admin_barbero_patch(struct http_req *r)
         bad_field(r, "nombre");
         return;
     }
-    br_err rc = store_barbero_update(api_app(r)->store, id, &p);
-    if (rc == BR_NOTFOUND)
+    br_err rc = catalog_barbero_update(api_app(r), id, &p);
+    if (rc == BR_INVALID)
+        api_reply_err(r, rc);
+    else if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Barbero no encontrado");
     else if (rc)
         store_fail(r, rc, "barber update");
@@ -342,8 +343,10 @@ void api_admin_servicio_patch(struct http_req *r)
         }
         p.set_precio = true;
     }
-    br_err rc = store_servicio_update(api_app(r)->store, id, &p);
-    if (rc == BR_NOTFOUND)
+    br_err rc = catalog_servicio_update(api_app(r), id, &p);
+    if (rc == BR_INVALID)
+        api_reply_err(r, rc);
+    else if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Servicio no encontrado");
     else if (rc)
         store_fail(r, rc, "service update");
@@ -431,8 +434,7 @@ static void barbero_horario_put(struct http_req *r, const char *id)
         }
         t[i].dia = (int)dia;
     }
-    br_err rc = agenda_horario_check(t, (int)n);
-    if (!rc) rc = store_horario_set(api_app(r)->store, id, t, (int)n);
+    br_err rc = agenda_horario_set(api_app(r), id, t, (int)n);
     free(t);
     if (rc == BR_INVALID)
         api_reply_err(r, rc);
@@ -474,13 +476,12 @@ void api_admin_ausencias_get(struct http_req *r)
 void api_admin_ausencias_post(struct http_req *r)
 {
     json_t *body = http_req_json(r);
-    struct ausencia a;
-    memset(&a, 0, sizeof a);
-    const char *desde = NULL, *hasta = NULL, *motivo = NULL;
-    if (!api_opt_string(r, body, "desde", &desde) || !api_opt_string(r, body, "hasta", &hasta) ||
-        !api_opt_string(r, body, "motivo", &motivo))
+    struct ausencia_nueva in = {0};
+    if (!api_opt_string(r, body, "desde", &in.desde) ||
+        !api_opt_string(r, body, "hasta", &in.hasta) ||
+        !api_opt_string(r, body, "motivo", &in.motivo))
         return;
-    if (!desde || !*desde || !hasta || !*hasta) {
+    if (!in.desde || !*in.desde || !in.hasta || !*in.hasta) {
         http_reply_error(r, 400, "Faltan campos requeridos");
         return;
     }
@@ -489,46 +490,13 @@ void api_admin_ausencias_post(struct http_req *r)
         bad_field(r, "barbero_id");
         return;
     }
-    switch (rule_date_range(desde, hasta)) {
-    case RULE_RANGE_DESDE:
-        http_reply_error(r, 400, "desde inválida");
-        return;
-    case RULE_RANGE_HASTA:
-        http_reply_error(r, 400, "hasta inválida");
-        return;
-    case RULE_RANGE_REVERSED:
-        http_reply_error(r, 400, "hasta es anterior a desde");
-        return;
-    case RULE_RANGE_OK:
-        break;
-    }
-    if (!rule_motivo_ok(motivo)) {
-        bad_field(r, "motivo");
+    in.barbero_id = json_string_value(bv); /* NULL unless a string */
+    struct ausencia a;
+    br_err rc = agenda_ausencia_add(api_app(r), &in, &a);
+    if (rc == BR_INVALID || rc == BR_NOTFOUND) {
+        api_reply_err(r, rc);
         return;
     }
-    struct app *app = api_app(r);
-    if (json_is_string(bv)) {
-        const char *s = json_string_value(bv);
-        struct barbero b;
-        br_err rc = uuid_parse(s, strlen(s), a.barbero_id)
-                        ? store_barbero_get(app->store, a.barbero_id, &b)
-                        : BR_NOTFOUND;
-        if (rc == BR_NOTFOUND) {
-            http_reply_error(r, 404, "Barbero no encontrado");
-            return;
-        }
-        if (rc) {
-            store_fail(r, rc, "barber read");
-            return;
-        }
-        barbero_clear(&b);
-    }
-    uuid_v4(a.id);
-    memcpy(a.desde, desde, 11);
-    memcpy(a.hasta, hasta, 11);
-    a.motivo = (char *)motivo;
-    iso8601_format(clock_now_ms(), a.created_at);
-    br_err rc = store_ausencia_add(app->store, &a);
     if (rc) {
         store_fail(r, rc, "absence insert");
         return;
@@ -548,7 +516,7 @@ void api_admin_ausencia_delete(struct http_req *r)
         http_reply_error(r, 404, "No encontrado");
         return;
     }
-    br_err rc = k == 1 ? BR_NOTFOUND : store_ausencia_delete(api_app(r)->store, id);
+    br_err rc = k == 1 ? BR_NOTFOUND : agenda_ausencia_delete(api_app(r), id);
     if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Ausencia no encontrada");
     else if (rc)

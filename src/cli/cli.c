@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "../core/app.h"
 #include "../core/backup.h"
+#include "../core/catalog.h"
 #include "../core/photos.h"
 #include "../core/transfer.h"
 #include "../domain/rules.h"
@@ -302,10 +303,10 @@ int cli_barbero(int argc, char **argv)
     if (is_add) {
         struct barbero b = {.nombre = (char *)nombre,
                             .foto_url = (char *)(foto && *foto ? foto : NULL)};
-        uuid_v4(b.id);
-        if (store_barbero_add(app.store, &b) != BR_OK) {
+        br_err e = catalog_barbero_add(&app, &b);
+        if (e) {
             cli_error("barbero add: %s", err_msg());
-            rc = EXIT_REFUSED;
+            rc = e == BR_INVALID ? EXIT_USAGE : EXIT_REFUSED;
         } else {
             printf("%s\n", b.id);
         }
@@ -390,10 +391,10 @@ int cli_servicio(int argc, char **argv)
     rc = open_app(&app, &cfg);
     if (rc) goto out;
     if (is_add) {
-        uuid_v4(s.id);
-        if (store_servicio_add(app.store, &s) != BR_OK) {
+        br_err e = catalog_servicio_add(&app, &s);
+        if (e) {
             cli_error("servicio add: %s", err_msg());
-            rc = EXIT_REFUSED;
+            rc = e == BR_INVALID ? EXIT_USAGE : EXIT_REFUSED;
         } else {
             printf("%s\n", s.id);
         }

@@ -47,6 +47,55 @@ br_err agenda_horario_check(struct horario_tramo *t, int n)
     return BR_OK;
 }
 
+br_err agenda_horario_set(struct app *app, const char *barbero_id, struct horario_tramo *t, int n)
+{
+    br_err rc = agenda_horario_check(t, n);
+    if (!rc) rc = store_horario_set(app->store, barbero_id, t, n);
+    return rc;
+}
+
+/* --- days off and closures -------------------------------------------------------------- */
+
+br_err agenda_ausencia_add(struct app *app, const struct ausencia_nueva *in, struct ausencia *out)
+{
+    memset(out, 0, sizeof *out);
+    switch (rule_date_range(in->desde, in->hasta)) {
+    case RULE_RANGE_DESDE:
+        return err_set(BR_INVALID, "desde inválida");
+    case RULE_RANGE_HASTA:
+        return err_set(BR_INVALID, "hasta inválida");
+    case RULE_RANGE_REVERSED:
+        return err_set(BR_INVALID, "hasta es anterior a desde");
+    case RULE_RANGE_OK:
+        break;
+    }
+    if (!rule_motivo_ok(in->motivo)) return err_set(BR_INVALID, "Campo inválido: motivo");
+    if (in->barbero_id) {
+        struct barbero b;
+        memset(&b, 0, sizeof b);
+        br_err rc = uuid_parse(in->barbero_id, strlen(in->barbero_id), out->barbero_id)
+                        ? store_barbero_get(app->store, out->barbero_id, &b)
+                        : BR_NOTFOUND;
+        barbero_clear(&b);
+        if (rc == BR_NOTFOUND) rc = err_set(BR_NOTFOUND, "Barbero no encontrado");
+        if (rc) {
+            memset(out, 0, sizeof *out);
+            return rc;
+        }
+    }
+    uuid_v4(out->id);
+    memcpy(out->desde, in->desde, sizeof out->desde);
+    memcpy(out->hasta, in->hasta, sizeof out->hasta);
+    out->motivo = (char *)in->motivo;
+    iso8601_format(clock_now_ms(), out->created_at);
+    return store_ausencia_add(app->store, out);
+}
+
+br_err agenda_ausencia_delete(struct app *app, const char *id)
+{
+    return store_ausencia_delete(app->store, id);
+}
+
 /* --- free slots ------------------------------------------------------------------------ */
 
 struct busy {
