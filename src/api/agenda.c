@@ -5,8 +5,9 @@
  */
 #include "api.h"
 #include "../core/agenda.h"
+#include "../core/catalog.h"
+#include "../domain/rules.h"
 #include "../util/log.h"
-#include "../util/tz.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +31,6 @@ void api_config_get(struct http_req *r)
 }
 
 /* --- shared ---------------------------------------------------------------------------- */
-
-#define NOMBRE_MAX 200
-#define URL_MAX    2048
-#define MOTIVO_MAX 500
 
 /* A store failure: 503 when busy, else the generic 500 (the database's own
  * message goes to the log, never to the client). */
@@ -69,13 +66,13 @@ static int path_id(struct http_req *r, const char *prefix, const char *suffix, b
     return uuid_parse(seg, n, out) ? 0 : 1;
 }
 
-/* A text field that, when present, must be a non-empty string of at most
- * max bytes. false after replying 400. */
-static bool opt_text(struct http_req *r, json_t *body, const char *key, size_t max,
+/* A text field that, when present, must be a string the rule ok accepts.
+ * false after replying 400. */
+static bool opt_text(struct http_req *r, json_t *body, const char *key, bool (*ok)(const char *),
                      const char **out)
 {
     if (!api_opt_string(r, body, key, out)) return false;
-    if (*out && (!**out || strlen(*out) > max)) {
+    if (*out && !ok(*out)) {
         bad_field(r, key);
         return false;
     }
@@ -188,39 +185,33 @@ void api_admin_barberos_post(struct http_req *r)
     json_t *body = http_req_json(r);
     struct barbero b = {0};
     const char *nombre = NULL, *foto = NULL;
-    if (!opt_text(r, body, "nombre", NOMBRE_MAX, &nombre) ||
-        !opt_text(r, body, "foto_url", URL_MAX, &foto))
+    if (!opt_text(r, body, "nombre", rule_nombre_ok, &nombre) ||
+        !opt_text(r, body, "foto_url", rule_foto_url_ok, &foto))
         return;
-    if (!nombre) {
-        http_reply_error(r, 400, "Faltan campos requeridos");
-        return;
-    }
-    uuid_v4(b.id);
     b.nombre = (char *)nombre;
     b.foto_url = (char *)foto;
-    br_err rc = store_barbero_add(api_app(r)->store, &b);
-    if (rc)
+    br_err rc = catalog_barbero_add(api_app(r), &b);
+    if (rc == BR_INVALID)
+        api_reply_err(r, rc);
+    else if (rc)
         store_fail(r, rc, "barber insert");
     else
         reply_barbero(r, 201, b.id);
 }
 
-/* JSON integer in [lo, hi]. */
-static bool int_in(json_t *v, int64_t lo, int64_t hi, int64_t *out)
+/* A JSON integer the rule ok accepts. */
+static bool int_ok(json_t *v, bool (*ok)(int64_t), int64_t *out)
 {
-    if (!json_is_integer(v)) return false;
-    json_int_t n = json_integer_value(v);
-    if (n < lo || n > hi) return false;
-    *out = n;
+    if (!json_is_integer(v) || !ok(json_integer_value(v))) return false;
+    *out = json_integer_value(v);
     return true;
 }
 
+/* A JSON number (integer or real) that is a price. */
 static bool precio_ok(json_t *v, double *out)
 {
-    if (!json_is_number(v)) return false;
-    double d = json_number_value(v);
-    if (!(d >= 0 && d <= 1e9)) return false;
-    *out = d;
+    if (!json_is_number(v) || !rule_precio_ok(json_number_value(v))) return false;
+    *out = json_number_value(v);
     return true;
 }
 
@@ -228,7 +219,7 @@ void api_admin_servicios_post(struct http_req *r)
 {
     json_t *body = http_req_json(r);
     const char *nombre = NULL;
-    if (!opt_text(r, body, "nombre", NOMBRE_MAX, &nombre)) return;
+    if (!opt_text(r, body, "nombre", rule_nombre_ok, &nombre)) return;
     json_t *dur = json_object_get(body, "duracion_min"), *pre = json_object_get(body, "precio");
     if (dur && json_is_null(dur)) dur = NULL;
     if (pre && json_is_null(pre)) pre = NULL;
@@ -237,7 +228,7 @@ void api_admin_servicios_post(struct http_req *r)
         return;
     }
     struct servicio s = {.nombre = (char *)nombre};
-    if (!int_in(dur, 1, 1440, &s.duracion_min)) {
+    if (!int_ok(dur, rule_duracion_ok, &s.duracion_min)) {
         bad_field(r, "duracion_min");
         return;
     }
@@ -245,9 +236,10 @@ void api_admin_servicios_post(struct http_req *r)
         bad_field(r, "precio");
         return;
     }
-    uuid_v4(s.id);
-    br_err rc = store_servicio_add(api_app(r)->store, &s);
-    if (rc)
+    br_err rc = catalog_servicio_add(api_app(r), &s);
+    if (rc == BR_INVALID)
+        api_reply_err(r, rc);
+    else if (rc)
         store_fail(r, rc, "service insert");
     else
         reply_servicio(r, 201, s.id);
@@ -285,15 +277,18 @@ void api_admin_barbero_patch(struct http_req *r)
     json_t *body = http_req_json(r);
     struct barbero_patch p = {.activo = -1};
     p.set_foto_url = json_object_get(body, "foto_url") != NULL;
-    if (!opt_text(r, body, "nombre", NOMBRE_MAX, &p.nombre) ||
-        !opt_text(r, body, "foto_url", URL_MAX, &p.foto_url) || !opt_activo(r, body, &p.activo))
+    if (!opt_text(r, body, "nombre", rule_nombre_ok, &p.nombre) ||
+        !opt_text(r, body, "foto_url", rule_foto_url_ok, &p.foto_url) ||
+        !opt_activo(r, body, &p.activo))
         return;
     if (json_object_get(body, "nombre") && !p.nombre) { /* null: a name is required */
         bad_field(r, "nombre");
         return;
     }
-    br_err rc = store_barbero_update(api_app(r)->store, id, &p);
-    if (rc == BR_NOTFOUND)
+    br_err rc = catalog_barbero_update(api_app(r), id, &p);
+    if (rc == BR_INVALID)
+        api_reply_err(r, rc);
+    else if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Barbero no encontrado");
     else if (rc)
         store_fail(r, rc, "barber update");
@@ -330,14 +325,14 @@ void api_admin_servicio_patch(struct http_req *r)
     }
     json_t *body = http_req_json(r);
     struct servicio_patch p = {.activo = -1};
-    if (!opt_text(r, body, "nombre", NOMBRE_MAX, &p.nombre) || !opt_activo(r, body, &p.activo))
+    if (!opt_text(r, body, "nombre", rule_nombre_ok, &p.nombre) || !opt_activo(r, body, &p.activo))
         return;
     if (json_object_get(body, "nombre") && !p.nombre) {
         bad_field(r, "nombre");
         return;
     }
     json_t *dur = json_object_get(body, "duracion_min"), *pre = json_object_get(body, "precio");
-    if (dur && !int_in(dur, 1, 1440, &p.duracion_min)) {
+    if (dur && !int_ok(dur, rule_duracion_ok, &p.duracion_min)) {
         bad_field(r, "duracion_min");
         return;
     }
@@ -348,8 +343,10 @@ void api_admin_servicio_patch(struct http_req *r)
         }
         p.set_precio = true;
     }
-    br_err rc = store_servicio_update(api_app(r)->store, id, &p);
-    if (rc == BR_NOTFOUND)
+    br_err rc = catalog_servicio_update(api_app(r), id, &p);
+    if (rc == BR_INVALID)
+        api_reply_err(r, rc);
+    else if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Servicio no encontrado");
     else if (rc)
         store_fail(r, rc, "service update");
@@ -365,8 +362,8 @@ static br_err add_tramo(void *ud, const char *id, const char *nombre, const stru
     (void)nombre;
     struct jw *w = ud;
     char a[6], b[6];
-    agenda_hhmm_format(t->inicio, a);
-    agenda_hhmm_format(t->fin, b);
+    rule_hhmm_format(t->inicio, a);
+    rule_hhmm_format(t->fin, b);
     jw_obj_open(w);
     jw_kint(w, "dia", t->dia);
     jw_kstr(w, "inicio", a);
@@ -418,7 +415,7 @@ static void barbero_horario_put(struct http_req *r, const char *id)
         return;
     }
     size_t n = json_array_size(arr);
-    if (n > AGENDA_TRAMOS_MAX) {
+    if (n > RULE_TRAMOS_MAX) {
         http_reply_error(r, 400, "Demasiados tramos de horario");
         return;
     }
@@ -426,9 +423,9 @@ static void barbero_horario_put(struct http_req *r, const char *id)
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(arr, i);
         int64_t dia = 0;
-        if (!json_is_object(e) || !int_in(json_object_get(e, "dia"), 1, 7, &dia) ||
-            !agenda_hhmm_parse(json_string_value(json_object_get(e, "inicio")), &t[i].inicio) ||
-            !agenda_hhmm_parse(json_string_value(json_object_get(e, "fin")), &t[i].fin)) {
+        if (!json_is_object(e) || !int_ok(json_object_get(e, "dia"), rule_dia_ok, &dia) ||
+            !rule_hhmm_parse(json_string_value(json_object_get(e, "inicio")), &t[i].inicio) ||
+            !rule_hhmm_parse(json_string_value(json_object_get(e, "fin")), &t[i].fin)) {
             free(t);
             http_reply_error(r, 400,
                              "Horario inválido: cada tramo es {dia: 1-7, inicio: "
@@ -437,8 +434,7 @@ static void barbero_horario_put(struct http_req *r, const char *id)
         }
         t[i].dia = (int)dia;
     }
-    br_err rc = agenda_horario_check(t, (int)n);
-    if (!rc) rc = store_horario_set(api_app(r)->store, id, t, (int)n);
+    br_err rc = agenda_horario_set(api_app(r), id, t, (int)n);
     free(t);
     if (rc == BR_INVALID)
         api_reply_err(r, rc);
@@ -480,13 +476,12 @@ void api_admin_ausencias_get(struct http_req *r)
 void api_admin_ausencias_post(struct http_req *r)
 {
     json_t *body = http_req_json(r);
-    struct ausencia a;
-    memset(&a, 0, sizeof a);
-    const char *desde = NULL, *hasta = NULL, *motivo = NULL;
-    if (!api_opt_string(r, body, "desde", &desde) || !api_opt_string(r, body, "hasta", &hasta) ||
-        !api_opt_string(r, body, "motivo", &motivo))
+    struct ausencia_nueva in = {0};
+    if (!api_opt_string(r, body, "desde", &in.desde) ||
+        !api_opt_string(r, body, "hasta", &in.hasta) ||
+        !api_opt_string(r, body, "motivo", &in.motivo))
         return;
-    if (!desde || !*desde || !hasta || !*hasta) {
+    if (!in.desde || !*in.desde || !in.hasta || !*in.hasta) {
         http_reply_error(r, 400, "Faltan campos requeridos");
         return;
     }
@@ -495,46 +490,13 @@ void api_admin_ausencias_post(struct http_req *r)
         bad_field(r, "barbero_id");
         return;
     }
-    struct tz_date d1, d2;
-    if (!tz_date_parse(desde, &d1)) {
-        http_reply_error(r, 400, "desde inválida");
+    in.barbero_id = json_string_value(bv); /* NULL unless a string */
+    struct ausencia a;
+    br_err rc = agenda_ausencia_add(api_app(r), &in, &a);
+    if (rc == BR_INVALID || rc == BR_NOTFOUND) {
+        api_reply_err(r, rc);
         return;
     }
-    if (!tz_date_parse(hasta, &d2)) {
-        http_reply_error(r, 400, "hasta inválida");
-        return;
-    }
-    if (tz_days_from_civil(&d2) < tz_days_from_civil(&d1)) {
-        http_reply_error(r, 400, "hasta es anterior a desde");
-        return;
-    }
-    if (motivo && strlen(motivo) > MOTIVO_MAX) {
-        bad_field(r, "motivo");
-        return;
-    }
-    struct app *app = api_app(r);
-    if (json_is_string(bv)) {
-        const char *s = json_string_value(bv);
-        struct barbero b;
-        br_err rc = uuid_parse(s, strlen(s), a.barbero_id)
-                        ? store_barbero_get(app->store, a.barbero_id, &b)
-                        : BR_NOTFOUND;
-        if (rc == BR_NOTFOUND) {
-            http_reply_error(r, 404, "Barbero no encontrado");
-            return;
-        }
-        if (rc) {
-            store_fail(r, rc, "barber read");
-            return;
-        }
-        barbero_clear(&b);
-    }
-    uuid_v4(a.id);
-    memcpy(a.desde, desde, 11);
-    memcpy(a.hasta, hasta, 11);
-    a.motivo = (char *)motivo;
-    iso8601_format(clock_now_ms(), a.created_at);
-    br_err rc = store_ausencia_add(app->store, &a);
     if (rc) {
         store_fail(r, rc, "absence insert");
         return;
@@ -554,7 +516,7 @@ void api_admin_ausencia_delete(struct http_req *r)
         http_reply_error(r, 404, "No encontrado");
         return;
     }
-    br_err rc = k == 1 ? BR_NOTFOUND : store_ausencia_delete(api_app(r)->store, id);
+    br_err rc = k == 1 ? BR_NOTFOUND : agenda_ausencia_delete(api_app(r), id);
     if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Ausencia no encontrada");
     else if (rc)
@@ -588,7 +550,7 @@ static bool disponibilidad_text(struct http_req *r, const struct agenda_query *q
         char local[6];
         iso8601_format(h->inicio_ms, a);
         iso8601_format(h->fin_ms, b);
-        agenda_hhmm_format(h->local_min, local);
+        rule_hhmm_format(h->local_min, local);
         jw_obj_open(&w);
         jw_kstr(&w, "inicio", a);
         jw_kstr(&w, "fin", b);

@@ -8,8 +8,10 @@
 #include "cli.h"
 #include "../core/app.h"
 #include "../core/backup.h"
+#include "../core/catalog.h"
 #include "../core/photos.h"
 #include "../core/transfer.h"
+#include "../domain/rules.h"
 #include "../util/log.h"
 
 #include <errno.h>
@@ -244,6 +246,9 @@ out:
     return rc;
 }
 
+/* What rule_nombre_ok asks of --nombre, as the CLI says it. */
+#define NOMBRE_RULE "--nombre must be UTF-8 text of at most %d bytes"
+
 static br_err print_barbero(void *ud, const struct barbero *b)
 {
     (void)ud;
@@ -255,10 +260,12 @@ static br_err print_barbero(void *ud, const struct barbero *b)
 
 int cli_barbero(int argc, char **argv)
 {
-    static const char help[] = "Usage: barberia barbero add --nombre N [--foto-url U]\n"
-                               "       barberia barbero list\n"
-                               "add: adds a barber and prints the new id.\n"
-                               "list: one tab-separated row per barber: id, nombre, foto_url.\n";
+    static const char help[] =
+        "Usage: barberia barbero add --nombre N [--foto-url U]\n"
+        "       barberia barbero list\n"
+        "add: adds a barber and prints the new id (N: at most 200 bytes, U: at most\n"
+        "     2048, as the API's POST /api/admin/barberos accepts).\n"
+        "list: one tab-separated row per barber: id, nombre, foto_url.\n";
     int status;
     int which = subcommand("barbero", argc, argv, add_or_list, help, &status);
     if (which < 0) return status;
@@ -271,10 +278,24 @@ int cli_barbero(int argc, char **argv)
     int rc = cli_parse(is_add ? "barbero add" : "barbero list", argc - 1, argv + 1, CONFIG_DATA,
                        &cfg, is_add ? add_flags : NULL, help, &done);
     if (rc || done) goto out;
-    if (is_add && (!nombre || !*nombre)) {
-        cli_error("barbero add: --nombre is required");
-        rc = EXIT_USAGE;
-        goto out;
+    if (is_add) {
+        /* the rules POST /api/admin/barberos applies, before anything is opened */
+        if (!nombre || !*nombre) {
+            cli_error("barbero add: --nombre is required");
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        if (!rule_nombre_ok(nombre)) {
+            cli_error("barbero add: " NOMBRE_RULE, RULE_NOMBRE_MAX);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        if (foto && *foto && !rule_foto_url_ok(foto)) {
+            cli_error("barbero add: --foto-url must be UTF-8 text of at most %d bytes",
+                      RULE_URL_MAX);
+            rc = EXIT_USAGE;
+            goto out;
+        }
     }
     struct app app;
     rc = open_app(&app, &cfg);
@@ -282,10 +303,10 @@ int cli_barbero(int argc, char **argv)
     if (is_add) {
         struct barbero b = {.nombre = (char *)nombre,
                             .foto_url = (char *)(foto && *foto ? foto : NULL)};
-        uuid_v4(b.id);
-        if (store_barbero_add(app.store, &b) != BR_OK) {
+        br_err e = catalog_barbero_add(&app, &b);
+        if (e) {
             cli_error("barbero add: %s", err_msg());
-            rc = EXIT_REFUSED;
+            rc = e == BR_INVALID ? EXIT_USAGE : EXIT_REFUSED;
         } else {
             printf("%s\n", b.id);
         }
@@ -317,7 +338,8 @@ int cli_servicio(int argc, char **argv)
     static const char help[] =
         "Usage: barberia servicio add --nombre N --duracion-min M --precio P\n"
         "       barberia servicio list\n"
-        "add: adds a service (M: whole minutes, 1-1440; P: a price >= 0) and prints the id.\n"
+        "add: adds a service (N: at most 200 bytes; M: whole minutes, 1-1440; P: a price\n"
+        "     from 0 to 1e9, as the API's POST /api/admin/servicios accepts) and prints the id.\n"
         "list: one tab-separated row per service: id, nombre, duracion_min, precio.\n";
     int status;
     int which = subcommand("servicio", argc, argv, add_or_list, help, &status);
@@ -341,16 +363,23 @@ int cli_servicio(int argc, char **argv)
             rc = EXIT_USAGE;
             goto out;
         }
+        /* the rules POST /api/admin/servicios applies, before anything is opened */
+        if (!rule_nombre_ok(nombre)) {
+            cli_error("servicio add: " NOMBRE_RULE, RULE_NOMBRE_MAX);
+            rc = EXIT_USAGE;
+            goto out;
+        }
         errno = 0;
         long d = strtol(dur, &end, 10);
-        if (errno || end == dur || *end || d < 1 || d > 1440) {
-            cli_error("servicio add: --duracion-min must be a whole number of minutes, 1-1440");
+        if (errno || end == dur || *end || !rule_duracion_ok(d)) {
+            cli_error("servicio add: --duracion-min must be a whole number of minutes, 1-%d",
+                      RULE_DURACION_MAX);
             rc = EXIT_USAGE;
             goto out;
         }
         errno = 0;
         double p = strtod(precio, &end);
-        if (errno || end == precio || *end || !(p >= 0) || p > 1e9) {
+        if (errno || end == precio || *end || !rule_precio_ok(p)) {
             cli_error("servicio add: --precio must be a number >= 0");
             rc = EXIT_USAGE;
             goto out;
@@ -362,10 +391,10 @@ int cli_servicio(int argc, char **argv)
     rc = open_app(&app, &cfg);
     if (rc) goto out;
     if (is_add) {
-        uuid_v4(s.id);
-        if (store_servicio_add(app.store, &s) != BR_OK) {
+        br_err e = catalog_servicio_add(&app, &s);
+        if (e) {
             cli_error("servicio add: %s", err_msg());
-            rc = EXIT_REFUSED;
+            rc = e == BR_INVALID ? EXIT_USAGE : EXIT_REFUSED;
         } else {
             printf("%s\n", s.id);
         }

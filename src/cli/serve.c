@@ -7,9 +7,10 @@
  */
 #include "cli.h"
 #include "../api/api.h"
+#include "../core/catalog.h"
 #include "../core/photos.h"
 #include "../core/sweeper.h"
-#include "../mail/outbox.h"
+#include "../core/outbox.h"
 #include "../util/log.h"
 
 #include <errno.h>
@@ -62,15 +63,13 @@ static int demo_data(struct app *app)
     br_err rc = BR_OK;
     for (size_t i = 0; i < ARRAY_LEN(barberos) && !rc; i++) {
         struct barbero b = {.nombre = (char *)barberos[i]};
-        uuid_v4(b.id);
-        rc = store_barbero_add(app->store, &b);
+        rc = catalog_barbero_add(app, &b);
     }
     for (size_t i = 0; i < ARRAY_LEN(servicios) && !rc; i++) {
         struct servicio s = {.nombre = (char *)servicios[i].nombre,
                              .duracion_min = servicios[i].min,
                              .precio = servicios[i].precio};
-        uuid_v4(s.id);
-        rc = store_servicio_add(app->store, &s);
+        rc = catalog_servicio_add(app, &s);
     }
     unsigned char raw[12];
     char password[24];

@@ -17,6 +17,7 @@
  * (agenda_disponibilidad_clave): GET /api/disponibilidad remembers it so.
  */
 #include "agenda.h"
+#include "../domain/rules.h"
 #include "../util/log.h"
 #include "../util/tz.h"
 
@@ -28,28 +29,6 @@
 
 /* --- schedules ---------------------------------------------------------------------- */
 
-bool agenda_hhmm_parse(const char *s, int *minutes)
-{
-    if (!s || strlen(s) != 5 || s[2] != ':') return false;
-    for (int i = 0; i < 5; i++)
-        if (i != 2 && (s[i] < '0' || s[i] > '9')) return false;
-    int h = (s[0] - '0') * 10 + (s[1] - '0'), m = (s[3] - '0') * 10 + (s[4] - '0');
-    if (m > 59 || h > 24 || (h == 24 && m != 0)) return false;
-    *minutes = h * 60 + m;
-    return true;
-}
-
-void agenda_hhmm_format(int minutes, char out[6])
-{
-    int h = minutes / 60, m = minutes % 60;
-    out[0] = (char)('0' + h / 10);
-    out[1] = (char)('0' + h % 10);
-    out[2] = ':';
-    out[3] = (char)('0' + m / 10);
-    out[4] = (char)('0' + m % 10);
-    out[5] = '\0';
-}
-
 static int tramo_cmp(const void *a, const void *b)
 {
     const struct horario_tramo *x = a, *y = b;
@@ -59,17 +38,67 @@ static int tramo_cmp(const void *a, const void *b)
 
 br_err agenda_horario_check(struct horario_tramo *t, int n)
 {
-    if (n > AGENDA_TRAMOS_MAX) return err_set(BR_INVALID, "Demasiados tramos de horario");
+    if (n > RULE_TRAMOS_MAX) return err_set(BR_INVALID, "Demasiados tramos de horario");
     for (int i = 0; i < n; i++) {
-        if (t[i].dia < 1 || t[i].dia > 7) return err_set(BR_INVALID, "Horario inválido: dia");
-        if (t[i].inicio < 0 || t[i].fin > 1440 || t[i].fin <= t[i].inicio)
+        if (!rule_dia_ok(t[i].dia)) return err_set(BR_INVALID, "Horario inválido: dia");
+        if (!rule_tramo_ok(t[i].inicio, t[i].fin))
             return err_set(BR_INVALID, "Horario inválido: inicio debe ser anterior a fin");
     }
     qsort(t, (size_t)n, sizeof *t, tramo_cmp);
     for (int i = 1; i < n; i++)
-        if (t[i].dia == t[i - 1].dia && t[i].inicio < t[i - 1].fin)
+        if (rule_tramos_overlap(t[i - 1].dia, t[i - 1].inicio, t[i - 1].fin, t[i].dia, t[i].inicio,
+                                t[i].fin))
             return err_set(BR_INVALID, "Horario inválido: tramos solapados");
     return BR_OK;
+}
+
+br_err agenda_horario_set(struct app *app, const char *barbero_id, struct horario_tramo *t, int n)
+{
+    br_err rc = agenda_horario_check(t, n);
+    if (!rc) rc = store_horario_set(app->store, barbero_id, t, n);
+    return rc;
+}
+
+/* --- days off and closures -------------------------------------------------------------- */
+
+br_err agenda_ausencia_add(struct app *app, const struct ausencia_nueva *in, struct ausencia *out)
+{
+    memset(out, 0, sizeof *out);
+    switch (rule_date_range(in->desde, in->hasta)) {
+    case RULE_RANGE_DESDE:
+        return err_set(BR_INVALID, "desde inválida");
+    case RULE_RANGE_HASTA:
+        return err_set(BR_INVALID, "hasta inválida");
+    case RULE_RANGE_REVERSED:
+        return err_set(BR_INVALID, "hasta es anterior a desde");
+    case RULE_RANGE_OK:
+        break;
+    }
+    if (!rule_motivo_ok(in->motivo)) return err_set(BR_INVALID, "Campo inválido: motivo");
+    if (in->barbero_id) {
+        struct barbero b;
+        memset(&b, 0, sizeof b);
+        br_err rc = uuid_parse(in->barbero_id, strlen(in->barbero_id), out->barbero_id)
+                        ? store_barbero_get(app->store, out->barbero_id, &b)
+                        : BR_NOTFOUND;
+        barbero_clear(&b);
+        if (rc == BR_NOTFOUND) rc = err_set(BR_NOTFOUND, "Barbero no encontrado");
+        if (rc) {
+            memset(out, 0, sizeof *out);
+            return rc;
+        }
+    }
+    uuid_v4(out->id);
+    memcpy(out->desde, in->desde, sizeof out->desde);
+    memcpy(out->hasta, in->hasta, sizeof out->hasta);
+    out->motivo = (char *)in->motivo;
+    iso8601_format(clock_now_ms(), out->created_at);
+    return store_ausencia_add(app->store, out);
+}
+
+br_err agenda_ausencia_delete(struct app *app, const char *id)
+{
+    return store_ausencia_delete(app->store, id);
 }
 
 /* --- free slots ------------------------------------------------------------------------ */

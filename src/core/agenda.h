@@ -1,6 +1,7 @@
 /*
- * agenda.h - issue 9's bookable hours: the rules of weekly schedules and
- * the free slots of a day (GET /api/disponibilidad).
+ * agenda.h - issue 9's bookable hours: weekly schedules, days off and
+ * closures (their writes, checked with domain/rules.h), and the free slots
+ * of a day (GET /api/disponibilidad).
  *
  * Times of a schedule are the shop's local minutes (BARBERIA_TZ, set by
  * util/tz.h at start); slots are UTC instants. Errors carry the API's
@@ -11,19 +12,36 @@
 
 #include "app.h"
 
-/* At most this many intervals in a barber's week. */
-#define AGENDA_TRAMOS_MAX 168
-
-/* Checks a week (any order): dia 1-7, 0 <= inicio < fin <= 1440, intervals
- * of one day that do not overlap (touching is fine), at most
- * AGENDA_TRAMOS_MAX. Sorts t by dia and inicio. BR_INVALID with the
- * message. */
+/* Checks a week (any order) with the rules of domain/rules.h: dia 1-7,
+ * 0 <= inicio < fin <= 1440, intervals of one day that do not overlap
+ * (touching is fine), at most RULE_TRAMOS_MAX. Sorts t by dia and inicio.
+ * BR_INVALID with the message. */
 br_err agenda_horario_check(struct horario_tramo *t, int n) WARN_UNUSED;
 
-/* "HH:MM" (00:00-24:00) to minutes; false when malformed. */
-bool agenda_hhmm_parse(const char *s, int *minutes);
-/* minutes (0-1440) to "HH:MM". */
-void agenda_hhmm_format(int minutes, char out[6]);
+/* Replaces barbero_id's week with the n intervals of t, once
+ * agenda_horario_check has passed them (t is sorted). BR_INVALID with the
+ * message; BR_NOTFOUND when there is no such barber (nothing written); the
+ * store's errors. */
+br_err agenda_horario_set(struct app *app, const char *barbero_id, struct horario_tramo *t,
+                          int n) WARN_UNUSED;
+
+/* A day off of a barber, or a closure of the whole shop, as asked for. */
+struct ausencia_nueva {
+    const char *barbero_id;    /* NULL: the whole shop */
+    const char *desde, *hasta; /* YYYY-MM-DD, both included */
+    const char *motivo;        /* nullable */
+};
+
+/* Records a day off or a closure, checked in this order: the dates
+ * (BR_INVALID "desde inválida", "hasta inválida", "hasta es anterior a
+ * desde"), the motivo ("Campo inválido: motivo"), the barber (BR_NOTFOUND
+ * "Barbero no encontrado"). OUT: *out, the stored record (its motivo
+ * borrows in->motivo). The store's errors as it gives them. */
+br_err agenda_ausencia_add(struct app *app, const struct ausencia_nueva *in,
+                           struct ausencia *out) WARN_UNUSED;
+
+/* Removes one. BR_NOTFOUND when there is no such one; the store's errors. */
+br_err agenda_ausencia_delete(struct app *app, const char *id) WARN_UNUSED;
 
 /* One free slot: when, and which barbers are free then. */
 struct agenda_hueco {

@@ -20,7 +20,7 @@
  */
 #include "booking.h"
 #include "../domain/roles.h"
-#include "../mail/outbox.h"
+#include "outbox.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
 

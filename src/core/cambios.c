@@ -3,7 +3,7 @@
  */
 #include "cambios.h"
 #include "booking.h"
-#include "../mail/outbox.h"
+#include "outbox.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
 

@@ -2,6 +2,7 @@
  * users.c - administrators' user management (see users.h).
  */
 #include "users.h"
+#include "../domain/rules.h"
 #include "../util/log.h"
 
 #include <string.h>
@@ -23,11 +24,8 @@ br_err users_list_page(struct app *app, const char *before_created, const char *
 br_err users_patch(struct app *app, const struct user_patch *p)
 {
     if (!given(p->user_id)) return err_set(BR_INVALID, "Falta userId");
-    if (given(p->password)) {
-        size_t n = strlen(p->password);
-        if (!utf8_valid(p->password, n) || utf8_count(p->password, n) < 6)
-            return err_set(BR_INVALID, "Mínimo 6 caracteres");
-    }
+    if (given(p->password) && !rule_password_long_enough(p->password))
+        return err_set(BR_INVALID, "Mínimo 6 caracteres");
     br_id uid;
     bool is_uuid = uuid_parse(p->user_id, strlen(p->user_id), uid);
     if (given(p->password)) {

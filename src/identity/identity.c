@@ -2,6 +2,7 @@
  * identity.c - the embedded identity provider (see identity.h).
  */
 #include "identity.h"
+#include "../domain/rules.h"
 #include "../util/cond.h"
 #include "../util/log.h"
 
@@ -215,10 +216,8 @@ static void session_times(br_ts now, br_ts expires)
 
 static br_err check_password(const char *pw)
 {
-    size_t n = strlen(pw);
-    if (!utf8_valid(pw, n) || utf8_count(pw, n) < IDENT_PASSWORD_MIN)
-        return err_set(BR_INVALID, "Mínimo 6 caracteres");
-    if (n > IDENT_PASSWORD_MAX) return err_set(BR_INVALID, "Contraseña demasiado larga");
+    if (!rule_password_long_enough(pw)) return err_set(BR_INVALID, "Mínimo 6 caracteres");
+    if (!rule_password_short_enough(pw)) return err_set(BR_INVALID, "Contraseña demasiado larga");
     return BR_OK;
 }
 
@@ -541,7 +540,7 @@ br_err ident_login(struct ident *id, const char *email_in, const char *password,
     struct user u = {0};
     char *hash = NULL;
     rc = BR_NOTFOUND;
-    if (email && strlen(password) <= IDENT_PASSWORD_MAX)
+    if (email && rule_password_short_enough(password))
         rc = store_user_by_email(id->st, email, &u, &hash);
     free(email);
     bool ok = false;
@@ -652,7 +651,7 @@ br_err ident_logout(struct ident *id, const char *token, size_t n)
 
 br_err ident_set_password(struct ident *id, const char *user_id, const char *password)
 {
-    if (strlen(password) > IDENT_PASSWORD_MAX)
+    if (!rule_password_short_enough(password))
         return err_set(BR_INVALID, "Contraseña demasiado larga");
     char hash[crypto_pwhash_STRBYTES];
     br_err rc = hash_password(id, password, hash);

@@ -24,8 +24,6 @@
 
 #define IDENT_TOKEN_LEN    43
 #define IDENT_SESSION_DAYS 30
-#define IDENT_PASSWORD_MIN 6    /* characters (code points) */
-#define IDENT_PASSWORD_MAX 1024 /* bytes: hashing cost must stay bounded */
 
 struct ident;
 

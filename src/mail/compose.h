@@ -24,7 +24,7 @@
 #ifndef BR_COMPOSE_H
 #define BR_COMPOSE_H
 
-#include "../store/store.h"
+#include "../domain/records.h"
 #include "../util/buf.h"
 
 /* A composed message is never larger than this (BR_TOOLARGE otherwise). */

@@ -3,7 +3,7 @@
  *
  * The booking never talks to a mail server. When a transport is configured
  * the confirmation is written to the outbox (mail_outbox, in the booking's
- * own transaction) and the outbox worker (outbox.h) hands it to the
+ * own transaction) and the outbox worker (core/outbox.h) hands it to the
  * transport, retrying with backoff. Adapters: "none" (nothing configured:
  * nothing is queued or sent) and "smtp" (mail/smtp.c, libcurl).
  *
@@ -13,7 +13,8 @@
 #ifndef BR_MAIL_H
 #define BR_MAIL_H
 
-#include "../store/store.h"
+#include "../domain/records.h"
+#include "../util/err.h"
 
 struct config;
 

@@ -164,6 +164,11 @@ static void help_and_version_exit_0(void **state)
 static void bad_arguments(const struct srv *s)
 {
     const char *d = s->data;
+    char long_name[202], long_url[2050];
+    memset(long_name, 'n', 201);
+    long_name[201] = '\0';
+    memset(long_url, 'u', 2049);
+    long_url[2049] = '\0';
     const char *const cases[][14] = {
         /* unknown command and subcommand */
         {"frobnicate", "--data", d, NULL},
@@ -209,6 +214,14 @@ static void bad_arguments(const struct srv *s)
          "diez", NULL},
         {"servicio", "add", "--data", d, "--nombre", "X", "--duracion-min", "30", "--precio", "-1",
          NULL},
+        /* names the API refuses: more than 200 bytes, not UTF-8 */
+        {"barbero", "add", "--data", d, "--nombre", long_name, NULL},
+        {"barbero", "add", "--data", d, "--nombre", "\xff\xfe", NULL},
+        {"barbero", "add", "--data", d, "--nombre", "X", "--foto-url", long_url, NULL},
+        {"servicio", "add", "--data", d, "--nombre", long_name, "--duracion-min", "30", "--precio",
+         "1", NULL},
+        {"servicio", "add", "--data", d, "--nombre", "Corte \xc3", "--duracion-min", "30",
+         "--precio", "1", NULL},
         /* values the identity provider refuses as given */
         {"user", "add", "--data", d, "--email", "no-es-email", "--password", "secreto1", NULL},
         {"user", "add", "--data", d, "--email", "corta@test.example", "--password", "abc", NULL},
@@ -429,6 +442,108 @@ static void cli_works_while_serve_runs_on_the_same_data(void **state)
     srv_cleanup(&s);
 }
 
+/* --- the CLI and the API share one set of rules ---------------------------------------------- */
+
+/* n bytes of text: "ñ" (two bytes) repeated, and an "a" when n is odd, so
+ * that a cap is seen to count bytes. Caller frees. */
+static char *text_of(size_t n)
+{
+    char *t = malloc(n + 1);
+    assert_non_null(t);
+    for (size_t i = 0; i + 1 < n; i += 2)
+        memcpy(t + i, "\xc3\xb1", 2);
+    if (n % 2) t[n - 1] = 'a';
+    t[n] = '\0';
+    return t;
+}
+
+/* One barber or service asked of both: the CLI's flags and the API's body
+ * carry the same values. */
+struct both_case {
+    bool servicio;
+    size_t nombre_len, url_len; /* url_len 0: no foto_url */
+    const char *duracion, *precio;
+    bool accepted;
+};
+
+static void cli_and_api_accept_and_refuse_the_same_catalog_values(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_start(&s, NULL, NULL);
+    struct user admin;
+    make_user(&s, &admin, "Admin", "admin");
+    static const struct both_case cases[] = {
+        {false, 200, 0, NULL, NULL, true},        {false, 201, 0, NULL, NULL, false},
+        {false, 1, 0, NULL, NULL, true},          {false, 20, 2048, NULL, NULL, true},
+        {false, 20, 2049, NULL, NULL, false},     {true, 200, 0, "30", "10", true},
+        {true, 201, 0, "30", "10", false},        {true, 20, 0, "1440", "1000000000", true},
+        {true, 20, 0, "1441", "10", false},       {true, 20, 0, "0", "10", false},
+        {true, 20, 0, "30", "1000000001", false}, {true, 20, 0, "30", "-1", false},
+    };
+    long rows = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct both_case *c = &cases[i];
+        char *nombre = text_of(c->nombre_len);
+        char *url = c->url_len ? text_of(c->url_len) : NULL;
+        /* the API */
+        json_t *body = json_pack("{s:s}", "nombre", nombre);
+        if (url) json_object_set_new(body, "foto_url", json_string(url));
+        if (c->servicio) {
+            json_object_set_new(body, "duracion_min", json_integer(atoll(c->duracion)));
+            json_object_set_new(body, "precio", json_integer(atoll(c->precio)));
+        }
+        char *text = json_dumps(body, 0);
+        json_decref(body);
+        struct resp r;
+        http_json(&s, "POST", c->servicio ? "/api/admin/servicios" : "/api/admin/barberos",
+                  admin.token, text, &r);
+        free(text);
+        if (r.status != (c->accepted ? 201 : 400))
+            fail_msg("case %zu: the API answered %ld: %s", i, r.status, r.body);
+        resp_free(&r);
+        /* the CLI */
+        const char *argv[12];
+        int n = 0;
+        argv[n++] = c->servicio ? "servicio" : "barbero";
+        argv[n++] = "add";
+        argv[n++] = "--nombre";
+        argv[n++] = nombre;
+        if (url) {
+            argv[n++] = "--foto-url";
+            argv[n++] = url;
+        }
+        if (c->servicio) {
+            argv[n++] = "--duracion-min";
+            argv[n++] = c->duracion;
+            argv[n++] = "--precio";
+            argv[n++] = c->precio;
+        }
+        argv[n] = NULL;
+        char *out = NULL, *err = NULL;
+        int st = run_cli(&s, NULL, argv, true, &out, &err);
+        if (c->accepted) {
+            if (st != 0) fail_msg("case %zu: the CLI exited %d: %s", i, st, err);
+            expect_id_line(out);
+            rows += 2;
+        } else if (st != 2 || strcmp(out, "") || count_lines(err) != 1 ||
+                   strncmp(err, "barberia: ", 10)) {
+            fail_msg("case %zu: expected exit 2 and one stderr line; got %d\nstdout: %s\n"
+                     "stderr: %s",
+                     i, st, out, err);
+        }
+        free(out);
+        free(err);
+        free(nombre);
+        free(url);
+        /* whoever refused wrote nothing */
+        assert_int_equal(db_count(&s, "SELECT (SELECT count(*) FROM barberos) + "
+                                      "(SELECT count(*) FROM servicios)"),
+                         rows);
+    }
+    srv_cleanup(&s);
+}
+
 /* --- migrate -------------------------------------------------------------------------------- */
 
 static void migrate_on_an_empty_folder_creates_the_spec_tables(void **state)
@@ -518,6 +633,7 @@ int main(void)
         cmocka_unit_test(user_add_with_a_registered_email_exits_1),
         cmocka_unit_test(add_commands_print_ids_and_lists_print_tab_separated_rows),
         cmocka_unit_test(cli_works_while_serve_runs_on_the_same_data),
+        cmocka_unit_test(cli_and_api_accept_and_refuse_the_same_catalog_values),
         cmocka_unit_test(migrate_on_an_empty_folder_creates_the_spec_tables),
         cmocka_unit_test(migrate_creates_a_missing_data_folder),
     };

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "identity/identity.h"
-#include "mail/outbox.h"
+#include "core/outbox.h"
 #include "util/buf.h"
 
 static void buffer_refuses_to_grow_past_its_cap_and_stays_intact(void **state)

@@ -2,8 +2,8 @@
  * outbox.c - the e-mail worker (see outbox.h).
  */
 #include "outbox.h"
-#include "../util/cond.h"
 #include "../config.h"
+#include "../util/cond.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
 

@@ -1,5 +1,8 @@
 /*
- * outbox.h - the worker that delivers queued confirmation e-mails.
+ * outbox.h - the worker that delivers queued confirmation e-mails: a core
+ * use case that claims messages from the store, hands each to the mail
+ * port (mail/mail.h, which composes and sends it) and records the outcome,
+ * and queues the reminders as they fall due.
  *
  * Bookings write their confirmation into mail_outbox in their own
  * transaction and wake the worker; the worker claims due messages one at a
@@ -14,7 +17,8 @@
 #ifndef BR_OUTBOX_H
 #define BR_OUTBOX_H
 
-#include "mail.h"
+#include "../mail/mail.h"
+#include "../store/store.h"
 
 struct outbox;
 

@@ -1,0 +1,54 @@
+/*
+ * catalog.c - the catalog's administration (see catalog.h): each write
+ * checks its fields with the domain's rules, in the order the API reads
+ * them, then goes to the store.
+ */
+#include "catalog.h"
+#include "../domain/rules.h"
+
+static br_err bad_field(const char *key)
+{
+    return err_set(BR_INVALID, "Campo inválido: %s", key);
+}
+
+static bool activo_ok(int activo)
+{
+    return activo >= -1 && activo <= 1;
+}
+
+br_err catalog_barbero_add(struct app *app, struct barbero *b)
+{
+    if (b->nombre && !rule_nombre_ok(b->nombre)) return bad_field("nombre");
+    if (b->foto_url && !rule_foto_url_ok(b->foto_url)) return bad_field("foto_url");
+    if (!b->nombre) return err_set(BR_INVALID, "Faltan campos requeridos");
+    uuid_v4(b->id);
+    return store_barbero_add(app->store, b);
+}
+
+br_err catalog_barbero_update(struct app *app, const char *id, const struct barbero_patch *p)
+{
+    if (p->nombre && !rule_nombre_ok(p->nombre)) return bad_field("nombre");
+    if (p->set_foto_url && p->foto_url && !rule_foto_url_ok(p->foto_url))
+        return bad_field("foto_url");
+    if (!activo_ok(p->activo)) return bad_field("activo");
+    return store_barbero_update(app->store, id, p);
+}
+
+br_err catalog_servicio_add(struct app *app, struct servicio *s)
+{
+    if (s->nombre && !rule_nombre_ok(s->nombre)) return bad_field("nombre");
+    if (!s->nombre) return err_set(BR_INVALID, "Faltan campos requeridos");
+    if (!rule_duracion_ok(s->duracion_min)) return bad_field("duracion_min");
+    if (!rule_precio_ok(s->precio)) return bad_field("precio");
+    uuid_v4(s->id);
+    return store_servicio_add(app->store, s);
+}
+
+br_err catalog_servicio_update(struct app *app, const char *id, const struct servicio_patch *p)
+{
+    if (p->nombre && !rule_nombre_ok(p->nombre)) return bad_field("nombre");
+    if (!activo_ok(p->activo)) return bad_field("activo");
+    if (p->duracion_min && !rule_duracion_ok(p->duracion_min)) return bad_field("duracion_min");
+    if (p->set_precio && !rule_precio_ok(p->precio)) return bad_field("precio");
+    return store_servicio_update(app->store, id, p);
+}

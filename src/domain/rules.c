@@ -1,0 +1,98 @@
+/*
+ * rules.c - the shop's rules on the values it stores (see rules.h).
+ */
+#include "rules.h"
+#include "../util/common.h"
+#include "../util/tz.h"
+
+#include <string.h>
+
+/* Non-empty UTF-8 of at most max bytes. */
+static bool text_ok(const char *s, size_t max)
+{
+    if (!s) return false;
+    size_t n = strlen(s);
+    return n > 0 && n <= max && utf8_valid(s, n);
+}
+
+bool rule_nombre_ok(const char *s)
+{
+    return text_ok(s, RULE_NOMBRE_MAX);
+}
+
+bool rule_foto_url_ok(const char *s)
+{
+    return text_ok(s, RULE_URL_MAX);
+}
+
+bool rule_motivo_ok(const char *s)
+{
+    return !s || !*s || text_ok(s, RULE_MOTIVO_MAX);
+}
+
+bool rule_duracion_ok(int64_t minutes)
+{
+    return minutes >= 1 && minutes <= RULE_DURACION_MAX;
+}
+
+bool rule_precio_ok(double precio)
+{
+    return precio >= 0 && precio <= RULE_PRECIO_MAX; /* false for NaN */
+}
+
+bool rule_hhmm_parse(const char *s, int *minutes)
+{
+    if (!s || strlen(s) != 5 || s[2] != ':') return false;
+    for (int i = 0; i < 5; i++)
+        if (i != 2 && (s[i] < '0' || s[i] > '9')) return false;
+    int h = (s[0] - '0') * 10 + (s[1] - '0'), m = (s[3] - '0') * 10 + (s[4] - '0');
+    if (m > 59 || h > 24 || (h == 24 && m != 0)) return false;
+    *minutes = h * 60 + m;
+    return true;
+}
+
+void rule_hhmm_format(int minutes, char out[6])
+{
+    int h = minutes / 60, m = minutes % 60;
+    out[0] = (char)('0' + h / 10);
+    out[1] = (char)('0' + h % 10);
+    out[2] = ':';
+    out[3] = (char)('0' + m / 10);
+    out[4] = (char)('0' + m % 10);
+    out[5] = '\0';
+}
+
+bool rule_dia_ok(int64_t dia)
+{
+    return dia >= 1 && dia <= 7;
+}
+
+bool rule_tramo_ok(int inicio, int fin)
+{
+    return inicio >= 0 && fin <= 1440 && inicio < fin;
+}
+
+bool rule_tramos_overlap(int dia_a, int inicio_a, int fin_a, int dia_b, int inicio_b, int fin_b)
+{
+    return dia_a == dia_b && inicio_a < fin_b && inicio_b < fin_a;
+}
+
+enum rule_range rule_date_range(const char *desde, const char *hasta)
+{
+    struct tz_date d1, d2;
+    if (!tz_date_parse(desde, &d1)) return RULE_RANGE_DESDE;
+    if (!tz_date_parse(hasta, &d2)) return RULE_RANGE_HASTA;
+    if (tz_days_from_civil(&d2) < tz_days_from_civil(&d1)) return RULE_RANGE_REVERSED;
+    return RULE_RANGE_OK;
+}
+
+bool rule_password_long_enough(const char *pw)
+{
+    size_t n = strlen(pw);
+    return utf8_valid(pw, n) && utf8_count(pw, n) >= RULE_PASSWORD_MIN;
+}
+
+bool rule_password_short_enough(const char *pw)
+{
+    return strlen(pw) <= RULE_PASSWORD_MAX;
+}
