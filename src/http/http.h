@@ -63,6 +63,11 @@ struct http_route {
      * the route serves; any other is an unknown path (404, whatever the
      * method or the caller), as the product contract wants */
     bool (*serves)(const char *path);
+    /* a GET route that answers HEAD too, as HTTP wants: the same handler
+     * (http_req_method() says which), the same status and headers, no body
+     * (libmicrohttpd sends none); its Allow lists HEAD after GET, and its
+     * HEAD requests count apart in the metrics ("HEAD path") */
+    bool head;
 };
 
 /* Decides, before the body is read, whether a request to a route with

@@ -72,8 +72,10 @@ struct http_server {
     pthread_mutex_t reaper_mu;
     pthread_cond_t reaper_cv;
     bool reaper_stop;
-    char **route_names; /* "METHOD path" of each route, for the metrics */
-    char **cors;        /* origins allowed to call from a browser (lowercase) */
+    char **route_names; /* "METHOD path" of each metrics slot */
+    size_t nslots;
+    int *route_slot; /* each route's metrics slot (its HEAD, when it has one: the next) */
+    char **cors;     /* origins allowed to call from a browser (lowercase) */
     size_t ncors;
     struct origin pub; /* the public URL's origin, when has_pub */
     bool has_pub;
@@ -92,6 +94,7 @@ struct http_req {
     char method[16];
     char *path;
     const struct http_route *route;
+    int slot;        /* the route's metrics slot for this method; -1: no route */
     unsigned status; /* of the reply, for the access log */
     bool replied;
     struct MHD_Response *resp; /* the reply, until the I/O thread queues it */

@@ -246,6 +246,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     r->srv = s;
     r->t0 = clock_mono_us();
     r->cur = -1;
+    r->slot = -1;
     r->up.fd = -1;
     buf_init(&r->body, s->o.json_max);
     atomic_fetch_add(&s->in_flight, 1);
@@ -277,8 +278,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!r) return;
     *con_cls = NULL;
     int64_t us = clock_mono_us() - r->t0;
-    metrics_http_done(r->route ? (int)(r->route - s->o.routes) : -1, r->replied ? r->status : 0,
-                      us);
+    metrics_http_done(r->slot, r->replied ? r->status : 0, us);
     if (r->started) {
         double ms = (double)us / 1000.0;
         if (r->replied) {
@@ -316,10 +316,20 @@ static bool method_listed(const char *list, const char *method)
     return false;
 }
 
+/* Adds method to the Allow list, once. */
+static void allow_add(struct buf *allow, const char *method)
+{
+    if (strstr(buf_cstr(allow), method)) return;
+    br_err e = buf_printf(allow, "%s%s", allow->len ? ", " : "", method);
+    (void)e; /* 256 bytes hold every method list */
+}
+
 /* Finds the route; sets a 404 or 405 verdict when there is none. */
 static void route(struct http_req *r)
 {
-    const struct http_options *o = &r->srv->o;
+    const struct http_server *s = r->srv;
+    const struct http_options *o = &s->o;
+    bool head = !strcmp(r->method, "HEAD");
     struct buf allow;
     buf_init(&allow, 256);
     for (size_t i = 0; i < o->nroutes; i++) {
@@ -328,15 +338,14 @@ static void route(struct http_req *r)
             rt->prefix ? !strncmp(r->path, rt->path, strlen(rt->path)) : !strcmp(r->path, rt->path);
         if (match && rt->serves) match = rt->serves(r->path);
         if (!match) continue;
-        if (!strcmp(rt->method, r->method)) {
+        if (!strcmp(rt->method, r->method) || (head && rt->head)) {
             r->route = rt;
+            r->slot = s->route_slot[i] + (head && rt->head ? 1 : 0);
             buf_free(&allow);
             return;
         }
-        if (!strstr(buf_cstr(&allow), rt->method)) {
-            br_err e = buf_printf(&allow, "%s%s", allow.len ? ", " : "", rt->method);
-            (void)e; /* 256 bytes hold every method list */
-        }
+        allow_add(&allow, rt->method);
+        if (rt->head) allow_add(&allow, "HEAD");
     }
     if (allow.len) {
         r->allow = buf_steal(&allow, NULL);
@@ -554,11 +563,18 @@ br_err http_bind(const struct http_options *o, struct http_server **out)
         http_stop(s);
         return rc;
     }
-    /* the routes' names for the request metrics: "METHOD path" */
-    s->route_names = xcalloc(o->nroutes + 1, sizeof *s->route_names);
-    for (size_t i = 0; i < o->nroutes; i++)
-        s->route_names[i] = xasprintf("%s %s", o->routes[i].method, o->routes[i].path);
-    metrics_http_routes((const char *const *)s->route_names, (int)o->nroutes);
+    /* the routes' names for the request metrics, "METHOD path": one slot
+     * per route, and one more for the HEAD requests of a GET route that
+     * answers them */
+    s->route_slot = xcalloc(o->nroutes + 1, sizeof *s->route_slot);
+    s->route_names = xcalloc(2 * o->nroutes + 1, sizeof *s->route_names);
+    for (size_t i = 0; i < o->nroutes; i++) {
+        const struct http_route *rt = &o->routes[i];
+        s->route_slot[i] = (int)s->nslots;
+        s->route_names[s->nslots++] = xasprintf("%s %s", rt->method, rt->path);
+        if (rt->head) s->route_names[s->nslots++] = xasprintf("HEAD %s", rt->path);
+    }
+    metrics_http_routes((const char *const *)s->route_names, (int)s->nslots);
     *out = s;
     return BR_OK;
 }
@@ -691,8 +707,9 @@ void http_stop(struct http_server *s)
     pthread_mutex_destroy(&s->conns_mu);
     metrics_http_routes(NULL, 0);
     http_origins_free(s);
-    for (size_t i = 0; s->route_names && i < s->o.nroutes; i++)
+    for (size_t i = 0; i < s->nslots; i++)
         free(s->route_names[i]);
     free(s->route_names);
+    free(s->route_slot);
     free(s);
 }
