@@ -54,21 +54,6 @@ static void bad_field(struct http_req *r, const char *key)
     http_reply_error(r, 400, msg);
 }
 
-/* The id in a path "<prefix><id><suffix>". Returns 0 with the id, 1 when
- * the segment is not a UUID (the thing is simply not found), 2 when the
- * path has another shape (no such route). */
-static int path_id(struct http_req *r, const char *prefix, const char *suffix, br_id out)
-{
-    const char *p = http_req_path(r);
-    size_t np = strlen(prefix);
-    if (strncmp(p, prefix, np) != 0) return 2;
-    const char *seg = p + np;
-    const char *end = strchr(seg, '/');
-    size_t n = end ? (size_t)(end - seg) : strlen(seg);
-    if (strcmp(seg + n, suffix) != 0 || n == 0) return 2;
-    return uuid_parse(seg, n, out) ? 0 : 1;
-}
-
 /* A text field that, when present, must be a non-empty string of at most
  * max bytes. false after replying 400. */
 static bool opt_text(struct http_req *r, json_t *body, const char *key, size_t max,
@@ -273,15 +258,7 @@ static void barbero_horario_put(struct http_req *r, const char *id);
 void api_admin_barbero_patch(struct http_req *r)
 {
     br_id id;
-    int k = path_id(r, "/api/admin/barberos/", "", id);
-    if (k == 2) {
-        http_reply_error(r, 404, "No encontrado");
-        return;
-    }
-    if (k == 1) {
-        http_reply_error(r, 404, "Barbero no encontrado");
-        return;
-    }
+    if (!api_path_id_or_404(r, "/api/admin/barberos/", "", "Barbero no encontrado", id)) return;
     json_t *body = http_req_json(r);
     struct barbero_patch p = {.activo = -1};
     p.set_foto_url = json_object_get(body, "foto_url") != NULL;
@@ -304,30 +281,15 @@ void api_admin_barbero_patch(struct http_req *r)
 void api_admin_barbero_put(struct http_req *r)
 {
     br_id id;
-    int k = path_id(r, "/api/admin/barberos/", "/horario", id);
-    if (k == 2) {
-        http_reply_error(r, 404, "No encontrado");
+    if (!api_path_id_or_404(r, "/api/admin/barberos/", "/horario", "Barbero no encontrado", id))
         return;
-    }
-    if (k == 1) {
-        http_reply_error(r, 404, "Barbero no encontrado");
-        return;
-    }
     barbero_horario_put(r, id);
 }
 
 void api_admin_servicio_patch(struct http_req *r)
 {
     br_id id;
-    int k = path_id(r, "/api/admin/servicios/", "", id);
-    if (k == 2) {
-        http_reply_error(r, 404, "No encontrado");
-        return;
-    }
-    if (k == 1) {
-        http_reply_error(r, 404, "Servicio no encontrado");
-        return;
-    }
+    if (!api_path_id_or_404(r, "/api/admin/servicios/", "", "Servicio no encontrado", id)) return;
     json_t *body = http_req_json(r);
     struct servicio_patch p = {.activo = -1};
     if (!opt_text(r, body, "nombre", NOMBRE_MAX, &p.nombre) || !opt_activo(r, body, &p.activo))
@@ -387,13 +349,9 @@ static void reply_horario(struct http_req *r, const char *id)
 void api_barbero_horario_get(struct http_req *r)
 {
     br_id id;
-    int k = path_id(r, "/api/barberos/", "/horario", id);
-    if (k == 2) {
-        http_reply_error(r, 404, "No encontrado");
-        return;
-    }
+    if (!api_path_id_or_404(r, "/api/barberos/", "/horario", "Barbero no encontrado", id)) return;
     struct barbero b;
-    br_err rc = k == 1 ? BR_NOTFOUND : store_barbero_get(api_app(r)->store, id, &b);
+    br_err rc = store_barbero_get(api_app(r)->store, id, &b);
     if (rc == BR_NOTFOUND) {
         http_reply_error(r, 404, "Barbero no encontrado");
         return;
@@ -549,12 +507,8 @@ void api_admin_ausencias_post(struct http_req *r)
 void api_admin_ausencia_delete(struct http_req *r)
 {
     br_id id;
-    int k = path_id(r, "/api/admin/ausencias/", "", id);
-    if (k == 2) {
-        http_reply_error(r, 404, "No encontrado");
-        return;
-    }
-    br_err rc = k == 1 ? BR_NOTFOUND : store_ausencia_delete(api_app(r)->store, id);
+    if (!api_path_id_or_404(r, "/api/admin/ausencias/", "", "Ausencia no encontrada", id)) return;
+    br_err rc = store_ausencia_delete(api_app(r)->store, id);
     if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Ausencia no encontrada");
     else if (rc)

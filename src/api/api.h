@@ -41,6 +41,25 @@ static inline const struct principal *api_caller(struct http_req *r)
  * cookie); NULL when none. OUT: *n its length. */
 const char *api_request_token(struct http_req *r, size_t *n);
 
+/* --- ids in paths --------------------------------------------------------------- */
+
+/* What a path "<prefix><id><suffix>" (suffix "" or "/<word>") holds, for the
+ * routes that name a thing by its id in the path. The contract: an id that
+ * is not a UUID is simply not found, like one that names nothing. */
+enum api_path {
+    API_PATH_ID,       /* a UUID (either case): out holds its canonical form */
+    API_PATH_NOT_UUID, /* one non-empty segment that is not a UUID: not found */
+    API_PATH_OTHER,    /* another shape (another prefix or suffix, an empty
+                        * segment, more segments, a trailing slash): no such
+                        * resource at all */
+};
+enum api_path api_path_id(const char *path, const char *prefix, const char *suffix, br_id out);
+/* For a handler of "<prefix>{id}<suffix>": true with the id in out; else,
+ * after replying 404 ("No encontrado" for a path of another shape,
+ * not_found for a segment that is not a UUID), false. */
+bool api_path_id_or_404(struct http_req *r, const char *prefix, const char *suffix,
+                        const char *not_found, br_id out);
+
 /* --- reading JSON bodies ------------------------------------------------------- */
 
 /* An optional text field: OUT *out the string, or NULL when absent or null.
@@ -169,7 +188,8 @@ void api_disponibilidad_get(struct http_req *r);
 /* POST /api/citas/{id}/cancelar and /api/citas/{id}/reprogramar. */
 void api_citas_accion(struct http_req *r);
 /* Whether path is /api/citas/<id>/cancelar or /api/citas/<id>/reprogramar
- * (<id> one non-empty segment): the paths api_citas_accion serves. */
+ * (<id> one non-empty segment, api_path_id): the paths api_citas_accion
+ * serves. */
 bool api_citas_accion_path(const char *path);
 /* One element of GET /api/citas's listing (a store_cita_fn; ud: struct jw). */
 br_err api_w_cita_view(void *ud, const struct cita_view *v);

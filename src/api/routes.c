@@ -65,6 +65,31 @@ const struct http_route api_routes[] = {
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
 
+enum api_path api_path_id(const char *path, const char *prefix, const char *suffix, br_id out)
+{
+    size_t np = strlen(prefix);
+    if (strncmp(path, prefix, np) != 0) return API_PATH_OTHER;
+    const char *seg = path + np;
+    size_t n = strcspn(seg, "/");
+    if (n == 0 || strcmp(seg + n, suffix) != 0) return API_PATH_OTHER;
+    return uuid_parse(seg, n, out) ? API_PATH_ID : API_PATH_NOT_UUID;
+}
+
+bool api_path_id_or_404(struct http_req *r, const char *prefix, const char *suffix,
+                        const char *not_found, br_id out)
+{
+    switch (api_path_id(http_req_path(r), prefix, suffix, out)) {
+    case API_PATH_ID:
+        return true;
+    case API_PATH_NOT_UUID:
+        http_reply_error(r, 404, not_found);
+        return false;
+    default:
+        http_reply_error(r, 404, "No encontrado");
+        return false;
+    }
+}
+
 /* The session token a request carries; OUT: *n its length, *cookie
  * whether it came from the cookie (no Bearer header). */
 static const char *request_token(struct http_req *r, size_t *n, bool *cookie)
