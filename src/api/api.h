@@ -15,13 +15,28 @@
 /* The routing table and the hook that authenticates callers. */
 extern const struct http_route api_routes[];
 extern const size_t api_nroutes;
+/* A route's flags (struct http_route's flags): */
+/* its handler checks the session itself, first, before anything else it
+ * does, so that it may read the session with its data in one statement
+ * (GET /api/citas: api_session_citas); api_authorize lets such a request
+ * through untouched. Only for body-less reads, whose body (if any) is
+ * ignored: nothing of the request is acted on before the check. */
+#define API_ROUTE_SESSION_IN_HANDLER 1u
+/* The HTTP layer's authorize hook (http_auth_fn): api_session before the
+ * body, except on a route flagged API_ROUTE_SESSION_IN_HANDLER. */
 br_err api_authorize(struct http_req *req, enum http_auth mode);
-/* For a route with HTTP_AUTH_IN_HANDLER: api_authorize (a user session)
- * that also lists a client's appointments in q through fn, read with the
- * session (ident_authenticate_citas). When *listed, the caller is set and
- * the result is the listing's; else it is api_authorize's. */
-br_err api_authorize_citas(struct http_req *r, const struct cita_range *q, store_cita_fn fn,
-                           void *ud, bool *listed);
+/* Checks the request's session for mode (HTTP_AUTH_USER, HTTP_AUTH_ADMIN)
+ * and attaches the caller (api_caller); else BR_UNAUTH "No autenticado"
+ * (401), BR_FORBIDDEN "Sin permisos" (403: an admin route) or "Origen no
+ * permitido" (a cookie write from another origin), BR_BUSY (503), or
+ * BR_INTERNAL. */
+br_err api_session(struct http_req *req, enum http_auth mode);
+/* api_session (a user session) that also lists a client's appointments in
+ * q through fn, read with the session (ident_authenticate_citas). When
+ * *listed, the caller is set and the result is the listing's; else it is
+ * api_session's. */
+br_err api_session_citas(struct http_req *r, const struct cita_range *q, store_cita_fn fn, void *ud,
+                         bool *listed);
 
 /* The caller as authenticated for this request (routes with auth). */
 struct api_caller {

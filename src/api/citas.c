@@ -62,7 +62,7 @@ struct citas_pager {
     struct api_pager base;
     struct app *app;
     /* the request, while its first page is read: that page is read with the
-     * session (api_authorize_citas); NULL after */
+     * session (api_session_citas); NULL after */
     struct http_req *req;
     const char *cliente_param; /* ?cliente_id=, for a barbero or an admin */
     char *scope;               /* NULL: everybody's */
@@ -137,7 +137,7 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
          * and a client's appointments in the same read */
         struct http_req *r = p->req;
         p->req = NULL;
-        rc = api_authorize_citas(r, &q, page_row, p, &listed);
+        rc = api_session_citas(r, &q, page_row, p, &listed);
         if (!listed && rc) return rc;
         if (!listed) {
             set_scope(p, booking_list_scope(api_caller(r)));
@@ -209,7 +209,7 @@ static bool memo_query(const struct citas_pager *p, char *out, size_t n)
 static bool citas_remembered(struct http_req *r, struct citas_pager *p)
 {
     struct store *st = p->app->store;
-    br_err rc = api_authorize(r, HTTP_AUTH_USER);
+    br_err rc = api_session(r, HTTP_AUTH_USER);
     if (rc) {
         api_reply_err(r, rc);
         return true;
@@ -297,7 +297,7 @@ void api_citas_get(struct http_req *r)
         bad = "cursor";
     if (bad) {
         /* the session is checked before the parameters (401 first) */
-        br_err rc = api_authorize(r, HTTP_AUTH_USER);
+        br_err rc = api_session(r, HTTP_AUTH_USER);
         char msg[64];
         snprintf(msg, sizeof msg, "Parámetro inválido: %s", bad);
         if (rc)

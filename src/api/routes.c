@@ -10,7 +10,9 @@
 #define OBJECT_PREFIX "/storage/v1/object/public/"
 
 const struct http_route api_routes[] = {
-    {"GET", "/api/citas", false, HTTP_AUTH_IN_HANDLER, HTTP_BODY_NONE, api_citas_get},
+    /* its session is read with its first page (api_citas_get) */
+    {"GET", "/api/citas", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_citas_get,
+     .flags = API_ROUTE_SESSION_IN_HANDLER},
     {"POST", "/api/citas", false, HTTP_AUTH_USER, HTTP_BODY_JSON, api_citas_post},
     {"GET", "/api/fotos", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_fotos_get},
     {"POST", "/api/fotos", false, HTTP_AUTH_USER, HTTP_BODY_MULTIPART, api_fotos_post},
@@ -160,6 +162,12 @@ static void set_caller(struct http_req *r, struct api_caller *c, const char *tok
 
 br_err api_authorize(struct http_req *r, enum http_auth mode)
 {
+    if (http_req_route_flags(r) & API_ROUTE_SESSION_IN_HANDLER) return BR_OK;
+    return api_session(r, mode);
+}
+
+br_err api_session(struct http_req *r, enum http_auth mode)
+{
     struct app *app = api_app(r);
     size_t n = 0;
     bool cookie;
@@ -185,8 +193,8 @@ br_err api_authorize(struct http_req *r, enum http_auth mode)
     return BR_OK;
 }
 
-br_err api_authorize_citas(struct http_req *r, const struct cita_range *q, store_cita_fn fn,
-                           void *ud, bool *listed)
+br_err api_session_citas(struct http_req *r, const struct cita_range *q, store_cita_fn fn, void *ud,
+                         bool *listed)
 {
     struct app *app = api_app(r);
     size_t n = 0;

@@ -36,11 +36,6 @@ enum http_auth {
     HTTP_AUTH_NONE,  /* public */
     HTTP_AUTH_USER,  /* a session is required (401) */
     HTTP_AUTH_ADMIN, /* an administrator's session is required (403) */
-    /* a session is required, and the handler checks it itself, first, so
-     * that it can read the session with its data (a body-less read only:
-     * nothing is read before the handler runs, and the authorize hook's
-     * refusal of cookie writes from other origins does not run) */
-    HTTP_AUTH_IN_HANDLER,
 };
 
 enum http_body {
@@ -68,13 +63,17 @@ struct http_route {
      * (libmicrohttpd sends none); its Allow lists HEAD after GET, and its
      * HEAD requests count apart in the metrics ("HEAD path") */
     bool head;
+    /* the layer above's own marks on the route, never read here: its
+     * authorize hook and handlers see them (http_req_route_flags) */
+    unsigned flags;
 };
 
 /* Decides, before the body is read, whether a request to a route with
  * auth != NONE may go on; on success it has attached the caller with
- * http_req_set_user(). On failure err_msg() is the answer's message:
- * BR_UNAUTH answers 401, BR_FORBIDDEN 403, BR_BUSY 503 (with Retry-After),
- * anything else 500. */
+ * http_req_set_user() (or, on a route its layer marked so, left the check
+ * to the handler, its business). On failure err_msg() is the answer's
+ * message: BR_UNAUTH answers 401, BR_FORBIDDEN 403, BR_BUSY 503 (with
+ * Retry-After), anything else 500. */
 typedef br_err (*http_auth_fn)(struct http_req *req, enum http_auth mode);
 
 /* Sizes and times: 0 (or less) takes the default given. */
@@ -137,6 +136,8 @@ void http_stop(struct http_server *s);
 /* --- the request, for handlers ---------------------------------------------- */
 
 void *http_req_app(struct http_req *r);
+/* The flags of the route the request matched (0 before one did). */
+unsigned http_req_route_flags(struct http_req *r);
 const char *http_req_method(struct http_req *r);
 /* The percent-decoded path, without the query. */
 const char *http_req_path(struct http_req *r);

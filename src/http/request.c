@@ -15,6 +15,11 @@ void *http_req_app(struct http_req *r)
     return r->srv->o.app;
 }
 
+unsigned http_req_route_flags(struct http_req *r)
+{
+    return r->route ? r->route->flags : 0;
+}
+
 const char *http_req_method(struct http_req *r)
 {
     return r->method;

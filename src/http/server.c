@@ -375,7 +375,7 @@ static void start(struct http_req *r, const char *url, const char *method)
     http_cors_check(r);
     route(r);
     if (!r->route) return;
-    if (r->route->auth != HTTP_AUTH_NONE && r->route->auth != HTTP_AUTH_IN_HANDLER) {
+    if (r->route->auth != HTTP_AUTH_NONE) {
         err_clear();
         br_err rc = s->o.authorize(r, r->route->auth);
         if (rc) {
