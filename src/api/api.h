@@ -139,8 +139,9 @@ struct api_pager {
 #define API_PAGE_ROWS  256
 #define API_PAGE_BYTES (256 * 1024)
 /* Whether the page being written into w has reached API_PAGE_BYTES: a
- * pager's row callback then stops the read (returns BR_TOOLARGE, which its
- * page function takes for "full", not for an error). */
+ * pager's row callback then notes its page full and keeps no more rows,
+ * letting the read run out (it returns BR_OK: the page's LIMIT bounds what
+ * is left, and a row callback's error means an error, never "enough"). */
 static inline bool api_page_full(const struct jw *w)
 {
     return w->b.len >= API_PAGE_BYTES;

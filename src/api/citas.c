@@ -88,9 +88,10 @@ static void set_scope(struct citas_pager *p, const char *scope);
 static br_err page_row(void *ud, const struct cita_view *v)
 {
     struct citas_pager *p = ud;
+    if (p->full || p->extra) return BR_OK; /* the page is over: the rest is read again next */
     if (p->remaining == 0) {
         p->extra = true; /* a row past the limit: a next page exists */
-        return BR_TOOLARGE;
+        return BR_OK;
     }
     br_err rc = add_cita(p->w, v);
     if (rc) return rc;
@@ -99,10 +100,7 @@ static br_err page_row(void *ud, const struct cita_view *v)
     p->has_last = true;
     p->got++;
     if (p->remaining > 0) p->remaining--;
-    if (api_page_full(p->w)) {
-        p->full = true;
-        return BR_TOOLARGE;
-    }
+    if (api_page_full(p->w)) p->full = true;
     return BR_OK;
 }
 
@@ -148,7 +146,6 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
         p->cliente_param = NULL; /* the request's: gone after its handler */
     }
     if (!listed) rc = booking_list(p->app, &q, page_row, p);
-    if (rc == BR_TOOLARGE && (p->full || p->extra)) rc = BR_OK;
     if (rc) return rc;
     if (p->extra) p->has_next = true;
     *more = !p->extra && (p->full || p->got == n);
