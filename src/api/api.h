@@ -155,7 +155,9 @@ void api_list_pages(struct http_req *r, const char *key, struct api_pager *p);
 /* {"error": msg} with the status for a core error: BR_INVALID 400,
  * BR_UNAUTH 401, BR_FORBIDDEN 403, BR_NOTFOUND 404, BR_CONFLICT 409,
  * BR_TOOLARGE 413, BR_THROTTLED 429, BR_BUSY 503, everything else 500; with
- * `Retry-After` when the error was set with err_set_retry(). */
+ * `Retry-After` when the error was set with err_set_retry(). The detail of
+ * a failure (500, 503) goes with the request to the log
+ * (http_req_set_detail). */
 void api_reply_err(struct http_req *r, br_err rc);
 /* Replies 200 {"ok": true}. */
 void api_reply_ok(struct http_req *r);

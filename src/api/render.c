@@ -172,6 +172,8 @@ void api_reply_err(struct http_req *r, br_err rc)
         http_add_header(r, "Retry-After", secs);
     }
     const char *msg = err_msg();
+    /* a failure's detail goes with the request to the log */
+    if (status >= 500) http_req_set_detail(r, *msg ? msg : err_name(rc));
     http_reply_error(r, status, *msg ? msg : "Error interno del servidor");
 }
 

@@ -141,11 +141,15 @@ static void caller_free(void *p)
     free(c);
 }
 
-/* A refusal of the session lookup as the API answers it. */
-static br_err refusal(br_err rc, enum http_auth mode)
+/* A refusal of the session lookup as the API answers it (a failure's
+ * detail kept for the log). */
+static br_err refusal(struct http_req *r, br_err rc, enum http_auth mode)
 {
     if (rc == BR_BUSY) return BR_BUSY; /* 503 with its detail and Retry-After */
-    if (rc != BR_UNAUTH) return err_set(BR_INTERNAL, "Error interno del servidor");
+    if (rc != BR_UNAUTH) {
+        http_req_set_detail(r, err_msg());
+        return err_set(BR_INTERNAL, "Error interno del servidor");
+    }
     return mode == HTTP_AUTH_ADMIN ? err_set(BR_FORBIDDEN, "Sin permisos")
                                    : err_set(BR_UNAUTH, "No autenticado");
 }
@@ -176,7 +180,7 @@ br_err api_session(struct http_req *r, enum http_auth mode)
     br_err rc = ident_authenticate(app->ident, tok, n, &c->p);
     if (rc) {
         free(c);
-        return refusal(rc, mode);
+        return refusal(r, rc, mode);
     }
     if (mode == HTTP_AUTH_ADMIN &&
         !(c->p.has_perfil && c->p.perfil.rol && !strcmp(c->p.perfil.rol, "admin"))) {
@@ -203,7 +207,7 @@ br_err api_session_citas(struct http_req *r, const struct cita_range *q, store_c
     br_err rc = ident_authenticate_citas(app->ident, tok, n, &c->p, q, fn, ud, listed);
     if (!*listed && rc) {
         caller_free(c);
-        return refusal(rc, HTTP_AUTH_USER);
+        return refusal(r, rc, HTTP_AUTH_USER);
     }
     set_caller(r, c, tok, n);
     return rc; /* the listing's own outcome */

@@ -172,6 +172,15 @@ const struct http_upload *http_req_upload(struct http_req *r);
 /* The first value of a non-file part; NULL when absent. */
 const char *http_req_field(struct http_req *r, const char *name);
 
+/* Keeps what went wrong for this request (copied; the last one given
+ * counts), so that the detail travels with the request instead of being
+ * copied out of err_msg() before the next error overwrites it: a request
+ * answered 500 or more (but 503, a refusal under load, which would flood
+ * the log) gets one error line when it ends, "http: <method> <path>
+ * answered <status>: <detail>", the detail escaped. Whatever the answer's
+ * own message says. */
+void http_req_set_detail(struct http_req *r, const char *detail);
+
 /* Attaches the caller (owned by the request from now on; freed with
  * free_fn when the request ends). */
 void http_req_set_user(struct http_req *r, void *user, void (*free_fn)(void *));

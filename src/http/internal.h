@@ -100,6 +100,8 @@ struct http_req {
     struct MHD_Response *resp; /* the reply, until the I/O thread queues it */
     bool dispatched;           /* the handler runs on a worker; connection suspended */
 
+    char *detail; /* what went wrong, for the log (http_req_set_detail) */
+
     /* a refusal decided before the body */
     unsigned verdict;
     char *verdict_msg;

@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <arpa/inet.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -75,6 +76,12 @@ const char *http_req_field(struct http_req *r, const char *name)
     for (int i = 0; i < r->nfields; i++)
         if (!strcmp(r->fields[i].name, name)) return buf_cstr(&r->fields[i].value);
     return NULL;
+}
+
+void http_req_set_detail(struct http_req *r, const char *detail)
+{
+    free(r->detail);
+    r->detail = xstrdup(detail ? detail : "");
 }
 
 void http_req_set_user(struct http_req *r, void *user, void (*free_fn)(void *))

@@ -264,6 +264,7 @@ static void req_free(struct http_req *r)
         free(r->hdr_value[i]);
     }
     free(r->verdict_msg);
+    free(r->detail);
     free(r->cors_origin);
     free(r->allow);
     free(r->path);
@@ -282,6 +283,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r->started) {
         double ms = (double)us / 1000.0;
         if (r->replied) {
+            if (r->detail && r->status >= 500 && r->status != 503) {
+                char what[LOG_REQUEST_MAX], why[512];
+                log_error("http: %s answered %u: %s",
+                          log_request(r->method, r->path, what, sizeof what), r->status,
+                          log_text(r->detail, why, sizeof why));
+            }
             log_access(r->method, r->path ? r->path : "", r->status, ms);
         } else {
             char what[LOG_REQUEST_MAX];
