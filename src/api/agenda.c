@@ -35,16 +35,11 @@ void api_config_get(struct http_req *r)
 #define URL_MAX    2048
 #define MOTIVO_MAX 500
 
-/* A store failure: 503 when busy, else the generic 500 (the database's own
+/* A store failure: api_fail with the generic 500 (the database's own
  * message goes to the log, never to the client). */
-static void store_fail(struct http_req *r, br_err rc, const char *what)
+static void store_fail(struct http_req *r, br_err rc)
 {
-    if (rc == BR_BUSY) {
-        api_reply_err(r, rc);
-        return;
-    }
-    log_error("agenda: %s: %s", what, err_msg());
-    http_reply_error(r, 500, "Error interno del servidor");
+    api_fail(r, rc, API_ERROR_INTERNAL);
 }
 
 static void bad_field(struct http_req *r, const char *key)
@@ -92,13 +87,13 @@ static void w_servicio(struct jw *w, const struct servicio *s)
     jw_obj_close(w);
 }
 
-/* Ends a listing: a store failure other than busy is logged (what) and
- * answered as the generic 500, never with the database's message. */
-static void list_reply(struct http_req *r, br_err rc, struct jw *w, const char *what)
+/* Ends a listing; a store failure is store_fail's. */
+static void list_reply(struct http_req *r, br_err rc, struct jw *w)
 {
-    if (rc && rc != BR_BUSY) {
-        log_error("agenda: %s: %s", what, err_msg());
-        rc = err_set(BR_INTERNAL, "Error interno del servidor");
+    if (rc) {
+        jw_free(w);
+        store_fail(r, rc);
+        return;
     }
     api_list_reply(r, rc, w);
 }
@@ -120,7 +115,7 @@ void api_admin_barberos_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "barberos");
     br_err rc = store_barberos_all(api_app(r)->store, add_barbero, &w);
-    list_reply(r, rc, &w, "barber listing");
+    list_reply(r, rc, &w);
 }
 
 void api_admin_servicios_get(struct http_req *r)
@@ -128,7 +123,7 @@ void api_admin_servicios_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "servicios");
     br_err rc = store_servicios_all(api_app(r)->store, add_servicio, &w);
-    list_reply(r, rc, &w, "service listing");
+    list_reply(r, rc, &w);
 }
 
 /* Replies status {"barbero": <the stored row>}. */
@@ -139,7 +134,7 @@ static void reply_barbero(struct http_req *r, unsigned status, const char *id)
     if (rc == BR_NOTFOUND) {
         http_reply_error(r, 404, "Barbero no encontrado");
     } else if (rc) {
-        store_fail(r, rc, "barber read");
+        store_fail(r, rc);
     } else {
         struct jw w;
         api_begin(&w);
@@ -157,7 +152,7 @@ static void reply_servicio(struct http_req *r, unsigned status, const char *id)
     if (rc == BR_NOTFOUND) {
         http_reply_error(r, 404, "Servicio no encontrado");
     } else if (rc) {
-        store_fail(r, rc, "service read");
+        store_fail(r, rc);
     } else {
         struct jw w;
         api_begin(&w);
@@ -185,7 +180,7 @@ void api_admin_barberos_post(struct http_req *r)
     b.foto_url = (char *)foto;
     br_err rc = store_barbero_add(api_app(r)->store, &b);
     if (rc)
-        store_fail(r, rc, "barber insert");
+        store_fail(r, rc);
     else
         reply_barbero(r, 201, b.id);
 }
@@ -233,7 +228,7 @@ void api_admin_servicios_post(struct http_req *r)
     uuid_v4(s.id);
     br_err rc = store_servicio_add(api_app(r)->store, &s);
     if (rc)
-        store_fail(r, rc, "service insert");
+        store_fail(r, rc);
     else
         reply_servicio(r, 201, s.id);
 }
@@ -273,7 +268,7 @@ void api_admin_barbero_patch(struct http_req *r)
     if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Barbero no encontrado");
     else if (rc)
-        store_fail(r, rc, "barber update");
+        store_fail(r, rc);
     else
         reply_barbero(r, 200, id);
 }
@@ -314,7 +309,7 @@ void api_admin_servicio_patch(struct http_req *r)
     if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Servicio no encontrado");
     else if (rc)
-        store_fail(r, rc, "service update");
+        store_fail(r, rc);
     else
         reply_servicio(r, 200, id);
 }
@@ -343,7 +338,7 @@ static void reply_horario(struct http_req *r, const char *id)
     struct jw w;
     api_list_begin(&w, "horario");
     br_err rc = store_horario_each(api_app(r)->store, id, add_tramo, &w);
-    list_reply(r, rc, &w, "schedule read");
+    list_reply(r, rc, &w);
 }
 
 void api_barbero_horario_get(struct http_req *r)
@@ -357,7 +352,7 @@ void api_barbero_horario_get(struct http_req *r)
         return;
     }
     if (rc) {
-        store_fail(r, rc, "barber read");
+        store_fail(r, rc);
         return;
     }
     barbero_clear(&b);
@@ -403,7 +398,7 @@ static void barbero_horario_put(struct http_req *r, const char *id)
     else if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Barbero no encontrado");
     else if (rc)
-        store_fail(r, rc, "schedule write");
+        store_fail(r, rc);
     else
         reply_horario(r, id);
 }
@@ -432,7 +427,7 @@ void api_admin_ausencias_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "ausencias");
     br_err rc = store_ausencias_each(api_app(r)->store, add_ausencia, &w);
-    list_reply(r, rc, &w, "absence listing");
+    list_reply(r, rc, &w);
 }
 
 void api_admin_ausencias_post(struct http_req *r)
@@ -482,7 +477,7 @@ void api_admin_ausencias_post(struct http_req *r)
             return;
         }
         if (rc) {
-            store_fail(r, rc, "barber read");
+            store_fail(r, rc);
             return;
         }
         barbero_clear(&b);
@@ -494,7 +489,7 @@ void api_admin_ausencias_post(struct http_req *r)
     iso8601_format(clock_now_ms(), a.created_at);
     br_err rc = store_ausencia_add(app->store, &a);
     if (rc) {
-        store_fail(r, rc, "absence insert");
+        store_fail(r, rc);
         return;
     }
     struct jw w;
@@ -512,7 +507,7 @@ void api_admin_ausencia_delete(struct http_req *r)
     if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Ausencia no encontrada");
     else if (rc)
-        store_fail(r, rc, "absence delete");
+        store_fail(r, rc);
     else
         api_reply_ok(r);
 }

@@ -152,12 +152,23 @@ static inline bool api_page_full(const struct jw *w)
  * is the answer; a later one cuts the connection. */
 void api_list_pages(struct http_req *r, const char *key, struct api_pager *p);
 
-/* {"error": msg} with the status for a core error: BR_INVALID 400,
- * BR_UNAUTH 401, BR_FORBIDDEN 403, BR_NOTFOUND 404, BR_CONFLICT 409,
- * BR_TOOLARGE 413, BR_THROTTLED 429, BR_BUSY 503, everything else 500; with
- * `Retry-After` when the error was set with err_set_retry(). The detail of
- * a failure (500, 503) goes with the request to the log
- * (http_req_set_detail). */
+/* The specification's generic message for a failure nobody expected. */
+#define API_ERROR_INTERNAL "Error interno del servidor"
+
+/* Answers a failure the handler does not answer itself - a data store, the
+ * object store, a file, an outbound call, a bug - the one policy for them
+ * (docs/internals/api.md): BR_BUSY answers 503 with its detail (err_msg())
+ * and Retry-After when the error was set with err_set_retry(); anything
+ * else 500 with generic, for the endpoints whose specification gives their
+ * own message (API_ERROR_INTERNAL), or with the detail itself (generic
+ * NULL: the specification's "500 with the store's message"). The detail
+ * goes with the request to the log either way (http_req_set_detail). */
+void api_fail(struct http_req *r, br_err rc, const char *generic);
+/* Answers an outcome of the core: the caller's errors with their status and
+ * message (err_msg(): the specification's) - BR_INVALID 400, BR_UNAUTH 401,
+ * BR_FORBIDDEN 403, BR_NOTFOUND 404, BR_CONFLICT 409, BR_TOOLARGE 413,
+ * BR_THROTTLED 429, with Retry-After when the error was set with
+ * err_set_retry(); anything else is a failure, api_fail(r, rc, NULL). */
 void api_reply_err(struct http_req *r, br_err rc);
 /* Replies 200 {"ok": true}. */
 void api_reply_ok(struct http_req *r);

@@ -66,9 +66,10 @@ void api_citas_accion(struct http_req *r)
     if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
     if (rc) {
         jw_free(&w);
-        if (rc != BR_NOTFOUND && rc != BR_BUSY)
-            rc = err_set(BR_INTERNAL, "Error interno del servidor");
-        api_reply_err(r, rc);
+        if (rc == BR_NOTFOUND)
+            api_reply_err(r, rc);
+        else
+            api_fail(r, rc, API_ERROR_INTERNAL);
         return;
     }
     api_reply(r, 200, &w);

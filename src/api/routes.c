@@ -148,7 +148,7 @@ static br_err refusal(struct http_req *r, br_err rc, enum http_auth mode)
     if (rc == BR_BUSY) return BR_BUSY; /* 503 with its detail and Retry-After */
     if (rc != BR_UNAUTH) {
         http_req_set_detail(r, err_msg());
-        return err_set(BR_INTERNAL, "Error interno del servidor");
+        return err_set(BR_INTERNAL, API_ERROR_INTERNAL);
     }
     return mode == HTTP_AUTH_ADMIN ? err_set(BR_FORBIDDEN, "Sin permisos")
                                    : err_set(BR_UNAUTH, "No autenticado");

@@ -513,6 +513,36 @@ static void ids_in_paths_are_uuids_and_other_shapes_are_no_resource(void **state
     free(sv);
 }
 
+/* A store failure in these endpoints is the generic 500 (the database's
+ * message never reaches the client), and the log keeps it with the request
+ * it failed. */
+static void a_store_failure_is_the_generic_500_and_its_detail_is_logged(void **state)
+{
+    (void)state;
+    assert_int_equal(db_forced_failure(&S, "barberos", true), 0);
+    struct resp r;
+    call("POST", "/api/admin/barberos", ADMIN.token, "{\"nombre\":\"Sin Sitio\"}", &r);
+    int off = db_forced_failure(&S, "barberos", false);
+    expect_error(&r, 500, "Error interno del servidor");
+    resp_free(&r);
+    assert_int_equal(off, 0);
+    assert_true(
+        srv_wait_log(&S, "error http: POST /api/admin/barberos answered 500: fallo forzado", 5000));
+
+    assert_int_equal(db_forced_failure(&S, "ausencias", true), 0);
+    call("POST", "/api/admin/ausencias", ADMIN.token,
+         "{\"desde\":\"2031-02-02\",\"hasta\":\"2031-02-02\"}", &r);
+    off = db_forced_failure(&S, "ausencias", false);
+    expect_error(&r, 500, "Error interno del servidor");
+    resp_free(&r);
+    assert_int_equal(off, 0);
+    assert_true(srv_wait_log(
+        &S, "error http: POST /api/admin/ausencias answered 500: fallo forzado", 5000));
+    /* and once the store works, so does the endpoint */
+    expect_call("POST", "/api/admin/barberos", ADMIN.token, "{\"nombre\":\"Con Sitio\"}", 201,
+                NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -524,6 +554,7 @@ int main(void)
         cmocka_unit_test(schedules_start_with_the_default_week_and_are_replaced_whole),
         cmocka_unit_test(days_off_are_recorded_listed_and_removed),
         cmocka_unit_test(ids_in_paths_are_uuids_and_other_shapes_are_no_resource),
+        cmocka_unit_test(a_store_failure_is_the_generic_500_and_its_detail_is_logged),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
