@@ -43,16 +43,14 @@ struct usuarios_pager {
 static br_err page_usuario(void *ud, const struct usuario_view *u)
 {
     struct usuarios_pager *p = ud;
+    if (p->full) return BR_OK; /* the page is over: the rest is read again next */
     br_err rc = add_usuario(p->w, u);
     if (rc) return rc;
     memcpy(p->last_created, u->perfil.created_at, sizeof p->last_created);
     memcpy(p->last_id, u->perfil.id, sizeof p->last_id);
     p->has_last = true;
     p->got++;
-    if (api_page_full(p->w)) {
-        p->full = true;
-        return BR_TOOLARGE;
-    }
+    if (api_page_full(p->w)) p->full = true;
     return BR_OK;
 }
 
@@ -64,7 +62,6 @@ static br_err usuarios_page(struct api_pager *base, struct jw *w, bool *more)
     p->full = false;
     br_err rc = users_list_page(p->app, p->has_last ? p->last_created : NULL,
                                 p->has_last ? p->last_id : NULL, API_PAGE_ROWS, page_usuario, p);
-    if (rc == BR_TOOLARGE && p->full) rc = BR_OK;
     if (rc) return rc;
     *more = p->full || p->got == API_PAGE_ROWS;
     return BR_OK;

@@ -32,16 +32,11 @@ void api_config_get(struct http_req *r)
 
 /* --- shared ---------------------------------------------------------------------------- */
 
-/* A store failure: 503 when busy, else the generic 500 (the database's own
+/* A store failure: api_fail with the generic 500 (the database's own
  * message goes to the log, never to the client). */
-static void store_fail(struct http_req *r, br_err rc, const char *what)
+static void store_fail(struct http_req *r, br_err rc)
 {
-    if (rc == BR_BUSY) {
-        api_reply_err(r, rc);
-        return;
-    }
-    log_error("agenda: %s: %s", what, err_msg());
-    http_reply_error(r, 500, "Error interno del servidor");
+    api_fail(r, rc, API_ERROR_INTERNAL);
 }
 
 static void bad_field(struct http_req *r, const char *key)
@@ -49,21 +44,6 @@ static void bad_field(struct http_req *r, const char *key)
     char msg[96];
     snprintf(msg, sizeof msg, "Campo inválido: %s", key);
     http_reply_error(r, 400, msg);
-}
-
-/* The id in a path "<prefix><id><suffix>". Returns 0 with the id, 1 when
- * the segment is not a UUID (the thing is simply not found), 2 when the
- * path has another shape (no such route). */
-static int path_id(struct http_req *r, const char *prefix, const char *suffix, br_id out)
-{
-    const char *p = http_req_path(r);
-    size_t np = strlen(prefix);
-    if (strncmp(p, prefix, np) != 0) return 2;
-    const char *seg = p + np;
-    const char *end = strchr(seg, '/');
-    size_t n = end ? (size_t)(end - seg) : strlen(seg);
-    if (strcmp(seg + n, suffix) != 0 || n == 0) return 2;
-    return uuid_parse(seg, n, out) ? 0 : 1;
 }
 
 /* A text field that, when present, must be a string the rule ok accepts.
@@ -104,13 +84,13 @@ static void w_servicio(struct jw *w, const struct servicio *s)
     jw_obj_close(w);
 }
 
-/* Ends a listing: a store failure other than busy is logged (what) and
- * answered as the generic 500, never with the database's message. */
-static void list_reply(struct http_req *r, br_err rc, struct jw *w, const char *what)
+/* Ends a listing; a store failure is store_fail's. */
+static void list_reply(struct http_req *r, br_err rc, struct jw *w)
 {
-    if (rc && rc != BR_BUSY) {
-        log_error("agenda: %s: %s", what, err_msg());
-        rc = err_set(BR_INTERNAL, "Error interno del servidor");
+    if (rc) {
+        jw_free(w);
+        store_fail(r, rc);
+        return;
     }
     api_list_reply(r, rc, w);
 }
@@ -132,7 +112,7 @@ void api_admin_barberos_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "barberos");
     br_err rc = store_barberos_all(api_app(r)->store, add_barbero, &w);
-    list_reply(r, rc, &w, "barber listing");
+    list_reply(r, rc, &w);
 }
 
 void api_admin_servicios_get(struct http_req *r)
@@ -140,7 +120,7 @@ void api_admin_servicios_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "servicios");
     br_err rc = store_servicios_all(api_app(r)->store, add_servicio, &w);
-    list_reply(r, rc, &w, "service listing");
+    list_reply(r, rc, &w);
 }
 
 /* Replies status {"barbero": <the stored row>}. */
@@ -151,7 +131,7 @@ static void reply_barbero(struct http_req *r, unsigned status, const char *id)
     if (rc == BR_NOTFOUND) {
         http_reply_error(r, 404, "Barbero no encontrado");
     } else if (rc) {
-        store_fail(r, rc, "barber read");
+        store_fail(r, rc);
     } else {
         struct jw w;
         api_begin(&w);
@@ -169,7 +149,7 @@ static void reply_servicio(struct http_req *r, unsigned status, const char *id)
     if (rc == BR_NOTFOUND) {
         http_reply_error(r, 404, "Servicio no encontrado");
     } else if (rc) {
-        store_fail(r, rc, "service read");
+        store_fail(r, rc);
     } else {
         struct jw w;
         api_begin(&w);
@@ -194,7 +174,7 @@ void api_admin_barberos_post(struct http_req *r)
     if (rc == BR_INVALID)
         api_reply_err(r, rc);
     else if (rc)
-        store_fail(r, rc, "barber insert");
+        store_fail(r, rc);
     else
         reply_barbero(r, 201, b.id);
 }
@@ -240,7 +220,7 @@ void api_admin_servicios_post(struct http_req *r)
     if (rc == BR_INVALID)
         api_reply_err(r, rc);
     else if (rc)
-        store_fail(r, rc, "service insert");
+        store_fail(r, rc);
     else
         reply_servicio(r, 201, s.id);
 }
@@ -265,15 +245,7 @@ static void barbero_horario_put(struct http_req *r, const char *id);
 void api_admin_barbero_patch(struct http_req *r)
 {
     br_id id;
-    int k = path_id(r, "/api/admin/barberos/", "", id);
-    if (k == 2) {
-        http_reply_error(r, 404, "No encontrado");
-        return;
-    }
-    if (k == 1) {
-        http_reply_error(r, 404, "Barbero no encontrado");
-        return;
-    }
+    if (!api_path_id_or_404(r, "/api/admin/barberos/", "", "Barbero no encontrado", id)) return;
     json_t *body = http_req_json(r);
     struct barbero_patch p = {.activo = -1};
     p.set_foto_url = json_object_get(body, "foto_url") != NULL;
@@ -291,7 +263,7 @@ void api_admin_barbero_patch(struct http_req *r)
     else if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Barbero no encontrado");
     else if (rc)
-        store_fail(r, rc, "barber update");
+        store_fail(r, rc);
     else
         reply_barbero(r, 200, id);
 }
@@ -299,30 +271,15 @@ void api_admin_barbero_patch(struct http_req *r)
 void api_admin_barbero_put(struct http_req *r)
 {
     br_id id;
-    int k = path_id(r, "/api/admin/barberos/", "/horario", id);
-    if (k == 2) {
-        http_reply_error(r, 404, "No encontrado");
+    if (!api_path_id_or_404(r, "/api/admin/barberos/", "/horario", "Barbero no encontrado", id))
         return;
-    }
-    if (k == 1) {
-        http_reply_error(r, 404, "Barbero no encontrado");
-        return;
-    }
     barbero_horario_put(r, id);
 }
 
 void api_admin_servicio_patch(struct http_req *r)
 {
     br_id id;
-    int k = path_id(r, "/api/admin/servicios/", "", id);
-    if (k == 2) {
-        http_reply_error(r, 404, "No encontrado");
-        return;
-    }
-    if (k == 1) {
-        http_reply_error(r, 404, "Servicio no encontrado");
-        return;
-    }
+    if (!api_path_id_or_404(r, "/api/admin/servicios/", "", "Servicio no encontrado", id)) return;
     json_t *body = http_req_json(r);
     struct servicio_patch p = {.activo = -1};
     if (!opt_text(r, body, "nombre", rule_nombre_ok, &p.nombre) || !opt_activo(r, body, &p.activo))
@@ -349,7 +306,7 @@ void api_admin_servicio_patch(struct http_req *r)
     else if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Servicio no encontrado");
     else if (rc)
-        store_fail(r, rc, "service update");
+        store_fail(r, rc);
     else
         reply_servicio(r, 200, id);
 }
@@ -378,25 +335,21 @@ static void reply_horario(struct http_req *r, const char *id)
     struct jw w;
     api_list_begin(&w, "horario");
     br_err rc = store_horario_each(api_app(r)->store, id, add_tramo, &w);
-    list_reply(r, rc, &w, "schedule read");
+    list_reply(r, rc, &w);
 }
 
 void api_barbero_horario_get(struct http_req *r)
 {
     br_id id;
-    int k = path_id(r, "/api/barberos/", "/horario", id);
-    if (k == 2) {
-        http_reply_error(r, 404, "No encontrado");
-        return;
-    }
+    if (!api_path_id_or_404(r, "/api/barberos/", "/horario", "Barbero no encontrado", id)) return;
     struct barbero b;
-    br_err rc = k == 1 ? BR_NOTFOUND : store_barbero_get(api_app(r)->store, id, &b);
+    br_err rc = store_barbero_get(api_app(r)->store, id, &b);
     if (rc == BR_NOTFOUND) {
         http_reply_error(r, 404, "Barbero no encontrado");
         return;
     }
     if (rc) {
-        store_fail(r, rc, "barber read");
+        store_fail(r, rc);
         return;
     }
     barbero_clear(&b);
@@ -441,7 +394,7 @@ static void barbero_horario_put(struct http_req *r, const char *id)
     else if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Barbero no encontrado");
     else if (rc)
-        store_fail(r, rc, "schedule write");
+        store_fail(r, rc);
     else
         reply_horario(r, id);
 }
@@ -470,7 +423,7 @@ void api_admin_ausencias_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "ausencias");
     br_err rc = store_ausencias_each(api_app(r)->store, add_ausencia, &w);
-    list_reply(r, rc, &w, "absence listing");
+    list_reply(r, rc, &w);
 }
 
 void api_admin_ausencias_post(struct http_req *r)
@@ -498,7 +451,7 @@ void api_admin_ausencias_post(struct http_req *r)
         return;
     }
     if (rc) {
-        store_fail(r, rc, "absence insert");
+        store_fail(r, rc);
         return;
     }
     struct jw w;
@@ -511,16 +464,12 @@ void api_admin_ausencias_post(struct http_req *r)
 void api_admin_ausencia_delete(struct http_req *r)
 {
     br_id id;
-    int k = path_id(r, "/api/admin/ausencias/", "", id);
-    if (k == 2) {
-        http_reply_error(r, 404, "No encontrado");
-        return;
-    }
-    br_err rc = k == 1 ? BR_NOTFOUND : agenda_ausencia_delete(api_app(r), id);
+    if (!api_path_id_or_404(r, "/api/admin/ausencias/", "", "Ausencia no encontrada", id)) return;
+    br_err rc = agenda_ausencia_delete(api_app(r), id);
     if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Ausencia no encontrada");
     else if (rc)
-        store_fail(r, rc, "absence delete");
+        store_fail(r, rc);
     else
         api_reply_ok(r);
 }

@@ -15,13 +15,28 @@
 /* The routing table and the hook that authenticates callers. */
 extern const struct http_route api_routes[];
 extern const size_t api_nroutes;
+/* A route's flags (struct http_route's flags): */
+/* its handler checks the session itself, first, before anything else it
+ * does, so that it may read the session with its data in one statement
+ * (GET /api/citas: api_session_citas); api_authorize lets such a request
+ * through untouched. Only for body-less reads, whose body (if any) is
+ * ignored: nothing of the request is acted on before the check. */
+#define API_ROUTE_SESSION_IN_HANDLER 1u
+/* The HTTP layer's authorize hook (http_auth_fn): api_session before the
+ * body, except on a route flagged API_ROUTE_SESSION_IN_HANDLER. */
 br_err api_authorize(struct http_req *req, enum http_auth mode);
-/* For a route with HTTP_AUTH_IN_HANDLER: api_authorize (a user session)
- * that also lists a client's appointments in q through fn, read with the
- * session (ident_authenticate_citas). When *listed, the caller is set and
- * the result is the listing's; else it is api_authorize's. */
-br_err api_authorize_citas(struct http_req *r, const struct cita_range *q, store_cita_fn fn,
-                           void *ud, bool *listed);
+/* Checks the request's session for mode (HTTP_AUTH_USER, HTTP_AUTH_ADMIN)
+ * and attaches the caller (api_caller); else BR_UNAUTH "No autenticado"
+ * (401), BR_FORBIDDEN "Sin permisos" (403: an admin route) or "Origen no
+ * permitido" (a cookie write from another origin), BR_BUSY (503), or
+ * BR_INTERNAL. */
+br_err api_session(struct http_req *req, enum http_auth mode);
+/* api_session (a user session) that also lists a client's appointments in
+ * q through fn, read with the session (ident_authenticate_citas). When
+ * *listed, the caller is set and the result is the listing's; else it is
+ * api_session's. */
+br_err api_session_citas(struct http_req *r, const struct cita_range *q, store_cita_fn fn, void *ud,
+                         bool *listed);
 
 /* The caller as authenticated for this request (routes with auth). */
 struct api_caller {
@@ -40,6 +55,25 @@ static inline const struct principal *api_caller(struct http_req *r)
 /* The session token a request carries (Bearer header first, then the
  * cookie); NULL when none. OUT: *n its length. */
 const char *api_request_token(struct http_req *r, size_t *n);
+
+/* --- ids in paths --------------------------------------------------------------- */
+
+/* What a path "<prefix><id><suffix>" (suffix "" or "/<word>") holds, for the
+ * routes that name a thing by its id in the path. The contract: an id that
+ * is not a UUID is simply not found, like one that names nothing. */
+enum api_path {
+    API_PATH_ID,       /* a UUID (either case): out holds its canonical form */
+    API_PATH_NOT_UUID, /* one non-empty segment that is not a UUID: not found */
+    API_PATH_OTHER,    /* another shape (another prefix or suffix, an empty
+                        * segment, more segments, a trailing slash): no such
+                        * resource at all */
+};
+enum api_path api_path_id(const char *path, const char *prefix, const char *suffix, br_id out);
+/* For a handler of "<prefix>{id}<suffix>": true with the id in out; else,
+ * after replying 404 ("No encontrado" for a path of another shape,
+ * not_found for a segment that is not a UUID), false. */
+bool api_path_id_or_404(struct http_req *r, const char *prefix, const char *suffix,
+                        const char *not_found, br_id out);
 
 /* --- reading JSON bodies ------------------------------------------------------- */
 
@@ -105,8 +139,9 @@ struct api_pager {
 #define API_PAGE_ROWS  256
 #define API_PAGE_BYTES (256 * 1024)
 /* Whether the page being written into w has reached API_PAGE_BYTES: a
- * pager's row callback then stops the read (returns BR_TOOLARGE, which its
- * page function takes for "full", not for an error). */
+ * pager's row callback then notes its page full and keeps no more rows,
+ * letting the read run out (it returns BR_OK: the page's LIMIT bounds what
+ * is left, and a row callback's error means an error, never "enough"). */
 static inline bool api_page_full(const struct jw *w)
 {
     return w->b.len >= API_PAGE_BYTES;
@@ -117,10 +152,23 @@ static inline bool api_page_full(const struct jw *w)
  * is the answer; a later one cuts the connection. */
 void api_list_pages(struct http_req *r, const char *key, struct api_pager *p);
 
-/* {"error": msg} with the status for a core error: BR_INVALID 400,
- * BR_UNAUTH 401, BR_FORBIDDEN 403, BR_NOTFOUND 404, BR_CONFLICT 409,
- * BR_TOOLARGE 413, BR_THROTTLED 429, BR_BUSY 503, everything else 500; with
- * `Retry-After` when the error was set with err_set_retry(). */
+/* The specification's generic message for a failure nobody expected. */
+#define API_ERROR_INTERNAL "Error interno del servidor"
+
+/* Answers a failure the handler does not answer itself - a data store, the
+ * object store, a file, an outbound call, a bug - the one policy for them
+ * (docs/internals/api.md): BR_BUSY answers 503 with its detail (err_msg())
+ * and Retry-After when the error was set with err_set_retry(); anything
+ * else 500 with generic, for the endpoints whose specification gives their
+ * own message (API_ERROR_INTERNAL), or with the detail itself (generic
+ * NULL: the specification's "500 with the store's message"). The detail
+ * goes with the request to the log either way (http_req_set_detail). */
+void api_fail(struct http_req *r, br_err rc, const char *generic);
+/* Answers an outcome of the core: the caller's errors with their status and
+ * message (err_msg(): the specification's) - BR_INVALID 400, BR_UNAUTH 401,
+ * BR_FORBIDDEN 403, BR_NOTFOUND 404, BR_CONFLICT 409, BR_TOOLARGE 413,
+ * BR_THROTTLED 429, with Retry-After when the error was set with
+ * err_set_retry(); anything else is a failure, api_fail(r, rc, NULL). */
 void api_reply_err(struct http_req *r, br_err rc);
 /* Replies 200 {"ok": true}. */
 void api_reply_ok(struct http_req *r);
@@ -169,7 +217,8 @@ void api_disponibilidad_get(struct http_req *r);
 /* POST /api/citas/{id}/cancelar and /api/citas/{id}/reprogramar. */
 void api_citas_accion(struct http_req *r);
 /* Whether path is /api/citas/<id>/cancelar or /api/citas/<id>/reprogramar
- * (<id> one non-empty segment): the paths api_citas_accion serves. */
+ * (<id> one non-empty segment, api_path_id): the paths api_citas_accion
+ * serves. */
 bool api_citas_accion_path(const char *path);
 /* One element of GET /api/citas's listing (a store_cita_fn; ud: struct jw). */
 br_err api_w_cita_view(void *ud, const struct cita_view *v);

@@ -21,33 +21,39 @@ static br_err one_view(void *ud, const struct cita_view *v)
     return api_w_cita_view(o->w, v);
 }
 
+/* The id in /api/citas/<id>/cancelar or /reprogramar; *move: which. */
+static enum api_path accion_id(const char *path, br_id id, bool *move)
+{
+    enum api_path k = api_path_id(path, API_CITAS_PREFIX, "/cancelar", id);
+    *move = k == API_PATH_OTHER;
+    if (*move) k = api_path_id(path, API_CITAS_PREFIX, "/reprogramar", id);
+    return k;
+}
+
 bool api_citas_accion_path(const char *path)
 {
-    if (strncmp(path, API_CITAS_PREFIX, strlen(API_CITAS_PREFIX)) != 0) return false;
-    const char *rest = path + strlen(API_CITAS_PREFIX);
-    const char *slash = strchr(rest, '/');
-    return slash && slash != rest &&
-           (!strcmp(slash + 1, "cancelar") || !strcmp(slash + 1, "reprogramar"));
+    br_id id;
+    bool move;
+    return accion_id(path, id, &move) != API_PATH_OTHER;
 }
 
 void api_citas_accion(struct http_req *r)
 {
     /* /api/citas/<id>/<accion>: anything else is no resource */
-    const char *rest = http_req_path(r) + strlen(API_CITAS_PREFIX);
-    const char *slash = strchr(rest, '/');
-    const char *accion = slash ? slash + 1 : "";
-    bool cancel = !strcmp(accion, "cancelar"), move = !strcmp(accion, "reprogramar");
-    if (!slash || slash == rest || (!cancel && !move)) {
+    br_id id;
+    bool move;
+    enum api_path k = accion_id(http_req_path(r), id, &move);
+    if (k == API_PATH_OTHER) {
         http_reply_error(r, 404, "No encontrado");
         return;
     }
-    char *id = xstrndup(rest, (size_t)(slash - rest));
     char *scratch = NULL;
     json_t *body = http_req_json(r);
     const char *fecha = move && body ? api_id_field(body, "fecha_inicio", &scratch) : NULL;
     br_id cita_id;
-    br_err rc = cambios_apply(api_app(r), api_caller(r), id, move, fecha, cita_id);
-    free(id);
+    /* an id that is not a UUID is not found, once the body is judged */
+    br_err rc = cambios_apply(api_app(r), api_caller(r), k == API_PATH_ID ? id : NULL, move, fecha,
+                              cita_id);
     free(scratch);
     if (rc) {
         api_reply_err(r, rc);
@@ -60,9 +66,10 @@ void api_citas_accion(struct http_req *r)
     if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
     if (rc) {
         jw_free(&w);
-        if (rc != BR_NOTFOUND && rc != BR_BUSY)
-            rc = err_set(BR_INTERNAL, "Error interno del servidor");
-        api_reply_err(r, rc);
+        if (rc == BR_NOTFOUND)
+            api_reply_err(r, rc);
+        else
+            api_fail(r, rc, API_ERROR_INTERNAL);
         return;
     }
     api_reply(r, 200, &w);

@@ -62,7 +62,7 @@ struct citas_pager {
     struct api_pager base;
     struct app *app;
     /* the request, while its first page is read: that page is read with the
-     * session (api_authorize_citas); NULL after */
+     * session (api_session_citas); NULL after */
     struct http_req *req;
     const char *cliente_param; /* ?cliente_id=, for a barbero or an admin */
     char *scope;               /* NULL: everybody's */
@@ -88,9 +88,10 @@ static void set_scope(struct citas_pager *p, const char *scope);
 static br_err page_row(void *ud, const struct cita_view *v)
 {
     struct citas_pager *p = ud;
+    if (p->full || p->extra) return BR_OK; /* the page is over: the rest is read again next */
     if (p->remaining == 0) {
         p->extra = true; /* a row past the limit: a next page exists */
-        return BR_TOOLARGE;
+        return BR_OK;
     }
     br_err rc = add_cita(p->w, v);
     if (rc) return rc;
@@ -99,10 +100,7 @@ static br_err page_row(void *ud, const struct cita_view *v)
     p->has_last = true;
     p->got++;
     if (p->remaining > 0) p->remaining--;
-    if (api_page_full(p->w)) {
-        p->full = true;
-        return BR_TOOLARGE;
-    }
+    if (api_page_full(p->w)) p->full = true;
     return BR_OK;
 }
 
@@ -137,7 +135,7 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
          * and a client's appointments in the same read */
         struct http_req *r = p->req;
         p->req = NULL;
-        rc = api_authorize_citas(r, &q, page_row, p, &listed);
+        rc = api_session_citas(r, &q, page_row, p, &listed);
         if (!listed && rc) return rc;
         if (!listed) {
             set_scope(p, booking_list_scope(api_caller(r)));
@@ -148,7 +146,6 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
         p->cliente_param = NULL; /* the request's: gone after its handler */
     }
     if (!listed) rc = booking_list(p->app, &q, page_row, p);
-    if (rc == BR_TOOLARGE && (p->full || p->extra)) rc = BR_OK;
     if (rc) return rc;
     if (p->extra) p->has_next = true;
     *more = !p->extra && (p->full || p->got == n);
@@ -209,7 +206,7 @@ static bool memo_query(const struct citas_pager *p, char *out, size_t n)
 static bool citas_remembered(struct http_req *r, struct citas_pager *p)
 {
     struct store *st = p->app->store;
-    br_err rc = api_authorize(r, HTTP_AUTH_USER);
+    br_err rc = api_session(r, HTTP_AUTH_USER);
     if (rc) {
         api_reply_err(r, rc);
         return true;
@@ -297,7 +294,7 @@ void api_citas_get(struct http_req *r)
         bad = "cursor";
     if (bad) {
         /* the session is checked before the parameters (401 first) */
-        br_err rc = api_authorize(r, HTTP_AUTH_USER);
+        br_err rc = api_session(r, HTTP_AUTH_USER);
         char msg[64];
         snprintf(msg, sizeof msg, "Parámetro inválido: %s", bad);
         if (rc)

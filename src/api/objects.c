@@ -42,7 +42,7 @@ void api_object_get(struct http_req *r)
         return;
     }
     if (rc) {
-        http_reply_error(r, 500, "Error interno del servidor");
+        api_fail(r, rc, API_ERROR_INTERNAL);
         return;
     }
     char type[MEDIATYPE_MAX + 1];

@@ -69,8 +69,10 @@ void api_begin(struct jw *w)
 static bool take_text(struct http_req *r, struct jw *w, char **text, size_t *len)
 {
     jw_obj_close(w);
-    if (jw_finish(w, text, len) == BR_OK) return true;
-    http_reply_error(r, 500, "Error interno del servidor");
+    br_err rc = jw_finish(w, text, len);
+    if (rc == BR_OK) return true;
+    api_fail(r, err_set(rc, "the answer could not be written (%s)", err_name(rc)),
+             API_ERROR_INTERNAL);
     return false;
 }
 
@@ -134,6 +136,28 @@ void api_list_reply_memo(struct http_req *r, br_err rc, struct jw *w, enum store
     http_reply_json_etag(r, text, len, etag);
 }
 
+/* {"error": msg} (the generic message when msg is empty), with
+ * Retry-After when the error was set with err_set_retry(). */
+static void reply_error(struct http_req *r, unsigned status, const char *msg)
+{
+    if (err_retry_after() > 0) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%d", err_retry_after());
+        http_add_header(r, "Retry-After", secs);
+    }
+    http_reply_error(r, status, *msg ? msg : API_ERROR_INTERNAL);
+}
+
+void api_fail(struct http_req *r, br_err rc, const char *generic)
+{
+    const char *detail = err_msg();
+    http_req_set_detail(r, *detail ? detail : err_name(rc));
+    if (rc == BR_BUSY)
+        reply_error(r, 503, detail);
+    else
+        reply_error(r, 500, generic ? generic : detail);
+}
+
 void api_reply_err(struct http_req *r, br_err rc)
 {
     unsigned status;
@@ -159,20 +183,11 @@ void api_reply_err(struct http_req *r, br_err rc)
     case BR_THROTTLED:
         status = 429;
         break;
-    case BR_BUSY:
-        status = 503;
-        break;
     default:
-        status = 500;
-        break;
+        api_fail(r, rc, NULL);
+        return;
     }
-    if (err_retry_after() > 0) {
-        char secs[16];
-        snprintf(secs, sizeof secs, "%d", err_retry_after());
-        http_add_header(r, "Retry-After", secs);
-    }
-    const char *msg = err_msg();
-    http_reply_error(r, status, *msg ? msg : "Error interno del servidor");
+    reply_error(r, status, err_msg());
 }
 
 void api_reply_ok(struct http_req *r)

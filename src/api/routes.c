@@ -11,7 +11,9 @@
 #define OBJECT_PREFIX "/storage/v1/object/public/"
 
 const struct http_route api_routes[] = {
-    {"GET", "/api/citas", false, HTTP_AUTH_IN_HANDLER, HTTP_BODY_NONE, api_citas_get},
+    /* its session is read with its first page (api_citas_get) */
+    {"GET", "/api/citas", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_citas_get,
+     .flags = API_ROUTE_SESSION_IN_HANDLER},
     {"POST", "/api/citas", false, HTTP_AUTH_USER, HTTP_BODY_JSON, api_citas_post},
     {"GET", "/api/fotos", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_fotos_get},
     {"POST", "/api/fotos", false, HTTP_AUTH_USER, HTTP_BODY_MULTIPART, api_fotos_post},
@@ -50,30 +52,46 @@ const struct http_route api_routes[] = {
     {"DELETE", "/api/admin/ausencias/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE,
      api_admin_ausencia_delete},
     /* end of issue 9: bookable hours */
-    {"GET", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get},
-    {"HEAD", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get},
+    {"GET", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get, .head = true},
     /* the web app (web.c): its pages share one shell; its assets */
-    {"GET", "/", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"HEAD", "/", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"GET", "/entrar", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"HEAD", "/entrar", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"GET", "/registro", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"HEAD", "/registro", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"GET", "/reservar", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"HEAD", "/reservar", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"GET", "/mis-citas", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"HEAD", "/mis-citas", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"GET", "/agenda", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"HEAD", "/agenda", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"GET", "/admin", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"HEAD", "/admin", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page},
-    {"GET", "/app/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_asset},
-    {"HEAD", "/app/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_asset},
+    {"GET", "/", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
+    {"GET", "/entrar", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
+    {"GET", "/registro", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
+    {"GET", "/reservar", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
+    {"GET", "/mis-citas", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
+    {"GET", "/agenda", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
+    {"GET", "/admin", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
+    {"GET", "/app/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_asset, .head = true},
     /* issue 9, workstream B: /api/citas/{id}/cancelar and /reprogramar */
     {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON_OPT, api_citas_accion,
      api_citas_accion_path},
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
+
+enum api_path api_path_id(const char *path, const char *prefix, const char *suffix, br_id out)
+{
+    size_t np = strlen(prefix);
+    if (strncmp(path, prefix, np) != 0) return API_PATH_OTHER;
+    const char *seg = path + np;
+    size_t n = strcspn(seg, "/");
+    if (n == 0 || strcmp(seg + n, suffix) != 0) return API_PATH_OTHER;
+    return uuid_parse(seg, n, out) ? API_PATH_ID : API_PATH_NOT_UUID;
+}
+
+bool api_path_id_or_404(struct http_req *r, const char *prefix, const char *suffix,
+                        const char *not_found, br_id out)
+{
+    switch (api_path_id(http_req_path(r), prefix, suffix, out)) {
+    case API_PATH_ID:
+        return true;
+    case API_PATH_NOT_UUID:
+        http_reply_error(r, 404, not_found);
+        return false;
+    default:
+        http_reply_error(r, 404, "No encontrado");
+        return false;
+    }
+}
 
 /* The session token a request carries; OUT: *n its length, *cookie
  * whether it came from the cookie (no Bearer header). */
@@ -124,11 +142,15 @@ static void caller_free(void *p)
     free(c);
 }
 
-/* A refusal of the session lookup as the API answers it. */
-static br_err refusal(br_err rc, enum http_auth mode)
+/* A refusal of the session lookup as the API answers it (a failure's
+ * detail kept for the log). */
+static br_err refusal(struct http_req *r, br_err rc, enum http_auth mode)
 {
     if (rc == BR_BUSY) return BR_BUSY; /* 503 with its detail and Retry-After */
-    if (rc != BR_UNAUTH) return err_set(BR_INTERNAL, "Error interno del servidor");
+    if (rc != BR_UNAUTH) {
+        http_req_set_detail(r, err_msg());
+        return err_set(BR_INTERNAL, API_ERROR_INTERNAL);
+    }
     return mode == HTTP_AUTH_ADMIN ? err_set(BR_FORBIDDEN, "Sin permisos")
                                    : err_set(BR_UNAUTH, "No autenticado");
 }
@@ -145,6 +167,12 @@ static void set_caller(struct http_req *r, struct api_caller *c, const char *tok
 
 br_err api_authorize(struct http_req *r, enum http_auth mode)
 {
+    if (http_req_route_flags(r) & API_ROUTE_SESSION_IN_HANDLER) return BR_OK;
+    return api_session(r, mode);
+}
+
+br_err api_session(struct http_req *r, enum http_auth mode)
+{
     struct app *app = api_app(r);
     size_t n = 0;
     bool cookie;
@@ -153,7 +181,7 @@ br_err api_authorize(struct http_req *r, enum http_auth mode)
     br_err rc = ident_authenticate(app->ident, tok, n, &c->p);
     if (rc) {
         free(c);
-        return refusal(rc, mode);
+        return refusal(r, rc, mode);
     }
     if (mode == HTTP_AUTH_ADMIN && !principal_is_admin(&c->p)) {
         caller_free(c);
@@ -169,8 +197,8 @@ br_err api_authorize(struct http_req *r, enum http_auth mode)
     return BR_OK;
 }
 
-br_err api_authorize_citas(struct http_req *r, const struct cita_range *q, store_cita_fn fn,
-                           void *ud, bool *listed)
+br_err api_session_citas(struct http_req *r, const struct cita_range *q, store_cita_fn fn, void *ud,
+                         bool *listed)
 {
     struct app *app = api_app(r);
     size_t n = 0;
@@ -179,7 +207,7 @@ br_err api_authorize_citas(struct http_req *r, const struct cita_range *q, store
     br_err rc = ident_authenticate_citas(app->ident, tok, n, &c->p, q, fn, ud, listed);
     if (!*listed && rc) {
         caller_free(c);
-        return refusal(rc, HTTP_AUTH_USER);
+        return refusal(r, rc, HTTP_AUTH_USER);
     }
     set_caller(r, c, tok, n);
     return rc; /* the listing's own outcome */

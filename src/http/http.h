@@ -36,11 +36,6 @@ enum http_auth {
     HTTP_AUTH_NONE,  /* public */
     HTTP_AUTH_USER,  /* a session is required (401) */
     HTTP_AUTH_ADMIN, /* an administrator's session is required (403) */
-    /* a session is required, and the handler checks it itself, first, so
-     * that it can read the session with its data (a body-less read only:
-     * nothing is read before the handler runs, and the authorize hook's
-     * refusal of cookie writes from other origins does not run) */
-    HTTP_AUTH_IN_HANDLER,
 };
 
 enum http_body {
@@ -63,13 +58,22 @@ struct http_route {
      * the route serves; any other is an unknown path (404, whatever the
      * method or the caller), as the product contract wants */
     bool (*serves)(const char *path);
+    /* a GET route that answers HEAD too, as HTTP wants: the same handler
+     * (http_req_method() says which), the same status and headers, no body
+     * (libmicrohttpd sends none); its Allow lists HEAD after GET, and its
+     * HEAD requests count apart in the metrics ("HEAD path") */
+    bool head;
+    /* the layer above's own marks on the route, never read here: its
+     * authorize hook and handlers see them (http_req_route_flags) */
+    unsigned flags;
 };
 
 /* Decides, before the body is read, whether a request to a route with
  * auth != NONE may go on; on success it has attached the caller with
- * http_req_set_user(). On failure err_msg() is the answer's message:
- * BR_UNAUTH answers 401, BR_FORBIDDEN 403, BR_BUSY 503 (with Retry-After),
- * anything else 500. */
+ * http_req_set_user() (or, on a route its layer marked so, left the check
+ * to the handler, its business). On failure err_msg() is the answer's
+ * message: BR_UNAUTH answers 401, BR_FORBIDDEN 403, BR_BUSY 503 (with
+ * Retry-After), anything else 500. */
 typedef br_err (*http_auth_fn)(struct http_req *req, enum http_auth mode);
 
 /* Sizes and times: 0 (or less) takes the default given. */
@@ -132,6 +136,8 @@ void http_stop(struct http_server *s);
 /* --- the request, for handlers ---------------------------------------------- */
 
 void *http_req_app(struct http_req *r);
+/* The flags of the route the request matched (0 before one did). */
+unsigned http_req_route_flags(struct http_req *r);
 const char *http_req_method(struct http_req *r);
 /* The percent-decoded path, without the query. */
 const char *http_req_path(struct http_req *r);
@@ -165,6 +171,15 @@ struct http_upload {
 const struct http_upload *http_req_upload(struct http_req *r);
 /* The first value of a non-file part; NULL when absent. */
 const char *http_req_field(struct http_req *r, const char *name);
+
+/* Keeps what went wrong for this request (copied; the last one given
+ * counts), so that the detail travels with the request instead of being
+ * copied out of err_msg() before the next error overwrites it: a request
+ * answered 500 or more (but 503, a refusal under load, which would flood
+ * the log) gets one error line when it ends, "http: <method> <path>
+ * answered <status>: <detail>", the detail escaped. Whatever the answer's
+ * own message says. */
+void http_req_set_detail(struct http_req *r, const char *detail);
 
 /* Attaches the caller (owned by the request from now on; freed with
  * free_fn when the request ends). */

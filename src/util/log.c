@@ -236,6 +236,14 @@ const char *log_request(const char *method, const char *path, char *out, size_t 
     return out;
 }
 
+const char *log_text(const char *text, char *out, size_t n)
+{
+    if (n == 0) return "";
+    size_t o = escape(text ? text : "", SIZE_MAX, out, 0, n);
+    out[o] = '\0';
+    return out;
+}
+
 /* Appends the decimal digits of v. */
 static size_t put_uint(char *out, size_t o, uint64_t v)
 {

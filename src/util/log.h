@@ -38,6 +38,11 @@ void log_access(const char *method, const char *path, unsigned status, double ms
 #define LOG_REQUEST_MAX 600
 const char *log_request(const char *method, const char *path, char *out, size_t n);
 
+/* Text that may quote a client's bytes (a data store's message naming a
+ * value), escaped as log_access escapes them, into out (n bytes, truncated),
+ * which is returned. */
+const char *log_text(const char *text, char *out, size_t n);
+
 /* Buffers access lines from now on, written at the latest every_ms after
  * they were logged (a SIGKILL loses at most that much of the access log;
  * every other line is written at once). log_buffer_stop writes what is

@@ -179,6 +179,56 @@ static void without_a_session_both_are_401(void **state)
     free(id);
 }
 
+/* The cita's id in the path is read as every id in a path is: a UUID in
+ * either case names it; a segment that is not a UUID is a cita not found,
+ * once the body has been judged; any other shape is no resource. */
+static void the_path_names_the_cita_by_uuid_in_either_case(void **state)
+{
+    (void)state;
+    char f[32];
+    next_slot(f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    char up[64];
+    snprintf(up, sizeof up, "%s", id);
+    for (char *c = up; *c; c++)
+        if (*c >= 'a' && *c <= 'f') *c = (char)(*c - 'a' + 'A');
+    /* the body first, whatever the id */
+    cambio_expect(&ANA, "no-es-un-id", "reprogramar", "{}", 400, "Faltan campos requeridos");
+    cambio_expect(&ANA, up, "reprogramar", "{}", 400, "Faltan campos requeridos");
+    char more[64];
+    snprintf(more, sizeof more, "%s0", id);
+    cambio_expect(&ANA, more, "cancelar", NULL, 404, NO_CITA);
+    /* other shapes are no resource, whatever the method */
+    char path[200];
+    const struct {
+        const char *before, *after;
+        bool with_id;
+    } shapes[] = {
+        {"/api/citas/", "/cancelar/", true},     {"/api/citas/", "/x/cancelar", true},
+        {"/api/citas/", "/cancelar", false},     {"/api/citas/", "/reprogramar/", true},
+        {"/api/citas/x/", "/reprogramar", true},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        snprintf(path, sizeof path, "%s%s%s", shapes[i].before, shapes[i].with_id ? id : "",
+                 shapes[i].after);
+        struct resp r;
+        http_json(&S, "POST", path, ANA.token, NULL, &r);
+        expect_error(&r, 404, "No encontrado");
+        resp_free(&r);
+        http_get(&S, path, ANA.token, &r);
+        expect_error(&r, 404, "No encontrado");
+        resp_free(&r);
+    }
+    /* and the capitals name the cita */
+    struct resp r;
+    cambio(&ANA, up, "cancelar", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(json_object_get(r.json, "cita"), "id"), id);
+    assert_string_equal(jstr(json_object_get(r.json, "cita"), "estado"), "cancelada");
+    resp_free(&r);
+    free(id);
+}
+
 static void unknown_malformed_and_other_clients_citas_are_404_and_unchanged(void **state)
 {
     (void)state;
@@ -657,6 +707,7 @@ int main(void)
         cmocka_unit_test_setup(without_a_session_both_are_401, reset_double),
         cmocka_unit_test_setup(unknown_malformed_and_other_clients_citas_are_404_and_unchanged,
                                reset_double),
+        cmocka_unit_test_setup(the_path_names_the_cita_by_uuid_in_either_case, reset_double),
         cmocka_unit_test_setup(client_cancels_her_own_cita_and_gets_the_listed_row, reset_double),
         cmocka_unit_test_setup(a_cancel_frees_the_slot_for_another_booking, reset_double),
         cmocka_unit_test_setup(inside_the_cutoff_only_barbero_and_admin_may_change, reset_double),

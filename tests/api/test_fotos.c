@@ -1065,6 +1065,24 @@ static void failed_record_store_removes_the_object_and_answers_500(void **state)
     free(cita);
 }
 
+/* The answer carries the store's message, as the specification wants, and
+ * the log keeps it with the request it failed. */
+static void a_failed_record_store_is_logged_with_its_request(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&B);
+    size_t len;
+    const char *img = pixels(&len);
+    assert_int_equal(db_forced_failure(&F.s, "fotos_cita", true), 0);
+    struct resp r;
+    upload(&B, cita, "despues", "b.png", "image/png", img, len, &r);
+    expect_error(&r, 500, "fallo forzado");
+    resp_free(&r);
+    assert_true(
+        srv_wait_log(&F.s, "error http: POST /api/fotos answered 500: fallo forzado", 5000));
+    free(cita);
+}
+
 /* --- concurrency
  * ------------------------------------------------------------------------------------ */
 
@@ -1167,6 +1185,7 @@ int main(void)
         cmocka_unit_test(owner_delete_removes_the_record_the_object_and_its_url),
         cmocka_unit_test_teardown(failed_record_store_removes_the_object_and_answers_500,
                                   drop_trigger),
+        cmocka_unit_test_teardown(a_failed_record_store_is_logged_with_its_request, drop_trigger),
         cmocka_unit_test(parallel_uploads_from_many_users_never_exceed_three_per_tipo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

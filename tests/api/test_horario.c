@@ -423,6 +423,126 @@ static void days_off_are_recorded_listed_and_removed(void **state)
     free(b);
 }
 
+/* An uppercase copy of a canonical id. */
+static void upper(const char *id, char out[64])
+{
+    snprintf(out, 64, "%s", id);
+    for (char *c = out; *c; c++)
+        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
+}
+
+/* Every route with an id in its path reads it alike: a UUID in either case
+ * names the thing; one segment that is not a UUID is that thing not found
+ * (the contract); any other shape - an empty segment, more segments, a
+ * trailing slash - is no resource at all. */
+static void ids_in_paths_are_uuids_and_other_shapes_are_no_resource(void **state)
+{
+    (void)state;
+    char *b = make_barbero(&S, "Por Ruta");
+    char *sv = make_servicio(&S, "Por Ruta", 30, 10);
+    char B[64], SV[64], path[200];
+    upper(b, B);
+    upper(sv, SV);
+    struct resp r;
+    call("POST", "/api/admin/ausencias", ADMIN.token,
+         "{\"desde\":\"2031-01-06\",\"hasta\":\"2031-01-06\"}", &r);
+    assert_int_equal(r.status, 201);
+    char A[64];
+    upper(jstr(json_object_get(r.json, "ausencia"), "id"), A);
+    resp_free(&r);
+
+    /* a UUID in capitals is the same id */
+    snprintf(path, sizeof path, "/api/admin/barberos/%s", B);
+    expect_call("PATCH", path, ADMIN.token, "{\"activo\":true}", 200, NULL);
+    snprintf(path, sizeof path, "/api/admin/barberos/%s/horario", B);
+    expect_call("PUT", path, ADMIN.token, "{\"horario\":[]}", 200, NULL);
+    snprintf(path, sizeof path, "/api/barberos/%s/horario", B);
+    expect_call("GET", path, NULL, NULL, 200, NULL);
+    snprintf(path, sizeof path, "/api/admin/servicios/%s", SV);
+    expect_call("PATCH", path, ADMIN.token, "{\"activo\":true}", 200, NULL);
+    snprintf(path, sizeof path, "/api/admin/ausencias/%s", A);
+    expect_call("DELETE", path, ADMIN.token, NULL, 200, NULL);
+
+    /* one segment that is not a UUID: not found */
+    const char *not_uuid[] = {"nada", "1", "%20", "00000000-0000-4000-8000-00000000000", NULL};
+    for (const char *const *id = not_uuid; *id; id++) {
+        snprintf(path, sizeof path, "/api/admin/barberos/%s", *id);
+        expect_call("PATCH", path, ADMIN.token, "{}", 404, "Barbero no encontrado");
+        snprintf(path, sizeof path, "/api/admin/barberos/%s/horario", *id);
+        expect_call("PUT", path, ADMIN.token, "{\"horario\":[]}", 404, "Barbero no encontrado");
+        snprintf(path, sizeof path, "/api/barberos/%s/horario", *id);
+        expect_call("GET", path, NULL, NULL, 404, "Barbero no encontrado");
+        snprintf(path, sizeof path, "/api/admin/servicios/%s", *id);
+        expect_call("PATCH", path, ADMIN.token, "{}", 404, "Servicio no encontrado");
+        snprintf(path, sizeof path, "/api/admin/ausencias/%s", *id);
+        expect_call("DELETE", path, ADMIN.token, NULL, 404, "Ausencia no encontrada");
+    }
+    /* a UUID with more after it is not one */
+    snprintf(path, sizeof path, "/api/admin/barberos/%sx", b);
+    expect_call("PATCH", path, ADMIN.token, "{}", 404, "Barbero no encontrado");
+
+    /* other shapes: no such resource (the id between before and after;
+     * none when with_id is false) */
+    const struct {
+        const char *method, *before, *after, *body;
+        bool with_id;
+    } shapes[] = {
+        {"PATCH", "/api/admin/barberos/", "/", "{}", true},
+        {"PATCH", "/api/admin/barberos/", "/otro", "{}", true},
+        {"PATCH", "/api/admin/barberos//", "", "{}", true},
+        {"PATCH", "/api/admin/barberos/", "", "{}", false},
+        {"PUT", "/api/admin/barberos/", "/horario/", "{\"horario\":[]}", true},
+        {"PUT", "/api/admin/barberos/", "/horarios", "{\"horario\":[]}", true},
+        {"PUT", "/api/admin/barberos/", "", "{\"horario\":[]}", true},
+        {"PUT", "/api/admin/barberos/x/", "/horario", "{\"horario\":[]}", true},
+        {"GET", "/api/barberos/", "/horario/", NULL, true},
+        {"GET", "/api/barberos/", "", NULL, true},
+        {"GET", "/api/barberos/", "/horario/x", NULL, true},
+        {"GET", "/api/barberos/", "/horario", NULL, false},
+        {"PATCH", "/api/admin/servicios/", "/", "{}", true},
+        {"PATCH", "/api/admin/servicios/", "", "{}", false},
+        {"DELETE", "/api/admin/ausencias/", "/", NULL, true},
+        {"DELETE", "/api/admin/ausencias/", "/x", NULL, true},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        snprintf(path, sizeof path, "%s%s%s", shapes[i].before, shapes[i].with_id ? b : "",
+                 shapes[i].after);
+        expect_call(shapes[i].method, path, ADMIN.token, shapes[i].body, 404, "No encontrado");
+    }
+    free(b);
+    free(sv);
+}
+
+/* A store failure in these endpoints is the generic 500 (the database's
+ * message never reaches the client), and the log keeps it with the request
+ * it failed. */
+static void a_store_failure_is_the_generic_500_and_its_detail_is_logged(void **state)
+{
+    (void)state;
+    assert_int_equal(db_forced_failure(&S, "barberos", true), 0);
+    struct resp r;
+    call("POST", "/api/admin/barberos", ADMIN.token, "{\"nombre\":\"Sin Sitio\"}", &r);
+    int off = db_forced_failure(&S, "barberos", false);
+    expect_error(&r, 500, "Error interno del servidor");
+    resp_free(&r);
+    assert_int_equal(off, 0);
+    assert_true(
+        srv_wait_log(&S, "error http: POST /api/admin/barberos answered 500: fallo forzado", 5000));
+
+    assert_int_equal(db_forced_failure(&S, "ausencias", true), 0);
+    call("POST", "/api/admin/ausencias", ADMIN.token,
+         "{\"desde\":\"2031-02-02\",\"hasta\":\"2031-02-02\"}", &r);
+    off = db_forced_failure(&S, "ausencias", false);
+    expect_error(&r, 500, "Error interno del servidor");
+    resp_free(&r);
+    assert_int_equal(off, 0);
+    assert_true(srv_wait_log(
+        &S, "error http: POST /api/admin/ausencias answered 500: fallo forzado", 5000));
+    /* and once the store works, so does the endpoint */
+    expect_call("POST", "/api/admin/barberos", ADMIN.token, "{\"nombre\":\"Con Sitio\"}", 201,
+                NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +553,8 @@ int main(void)
         cmocka_unit_test(services_are_created_edited_and_taken_off_the_catalog),
         cmocka_unit_test(schedules_start_with_the_default_week_and_are_replaced_whole),
         cmocka_unit_test(days_off_are_recorded_listed_and_removed),
+        cmocka_unit_test(ids_in_paths_are_uuids_and_other_shapes_are_no_resource),
+        cmocka_unit_test(a_store_failure_is_the_generic_500_and_its_detail_is_logged),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -455,6 +455,151 @@ static void a_huge_listing_keeps_the_servers_memory_bounded(void **state)
     expect_healthy(&F.s);
 }
 
+/* --- pages cut by their size ------------------------------------------------------------ */
+
+enum { WIDE = 700, WIDE_NOTE = 3000 }; /* about 70 rows fill a page's bytes */
+
+/* The ids of `path`'s listing as `token` sees it, following "siguiente"
+ * when walk_limit > 0 (with that limit). A JSON array the caller frees;
+ * each row's notas (or nombre, for the users) checked to be whole. */
+static json_t *wide_ids(const char *path, const char *token, const char *key, int walk_limit)
+{
+    json_t *ids = json_array();
+    char cursor[128] = "";
+    for (int pages = 0; pages <= WIDE; pages++) {
+        char url[512];
+        if (walk_limit > 0)
+            snprintf(url, sizeof url, "%s%slimit=%d%s%s", path, strchr(path, '?') ? "&" : "?",
+                     walk_limit, *cursor ? "&cursor=" : "", cursor);
+        else
+            snprintf(url, sizeof url, "%s", path);
+        struct resp r;
+        json_t *a = get_list(url, token, key, &r);
+        for (size_t i = 0; i < json_array_size(a); i++) {
+            const json_t *row = json_array_get(a, i);
+            const char *wide = jstr(row, !strcmp(key, "citas") ? "notas" : "nombre");
+            assert_non_null(wide);
+            assert_true(strlen(wide) >= WIDE_NOTE);
+            json_array_append_new(ids, json_string(jstr(row, "id")));
+        }
+        const json_t *next = json_object_get(r.json, "siguiente");
+        if (walk_limit <= 0 || json_is_null(next)) {
+            resp_free(&r);
+            return ids;
+        }
+        snprintf(cursor, sizeof cursor, "%s", json_string_value(next));
+        resp_free(&r);
+    }
+    fail_msg("the cursor does not move");
+    return NULL;
+}
+
+/* The ids of sql's rows, in its order, as a JSON array. */
+static json_t *db_ids(const char *sql)
+{
+    char *text = db_query(&F.s, "%s", sql);
+    json_t *ids = json_array();
+    char *save = NULL;
+    for (char *t = strtok_r(text, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
+        json_array_append_new(ids, json_string(t));
+    free(text);
+    return ids;
+}
+
+/* Rows wide enough that a page fills its bytes long before its row count:
+ * every listing still gives each row once, in order, whether it is read
+ * whole, walked with a limit, or read with the session (a client's own). */
+static void pages_cut_by_their_size_lose_and_repeat_no_row(void **state)
+{
+    (void)state;
+    struct user wide;
+    signup_user(&F.s, &wide, "Cliente Notas Largas");
+    char sql[2048];
+    if (test_pg())
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, "
+                 "fecha_fin, estado, notas, created_at) SELECT ('00000000-0000-4000-a000-' || "
+                 "lpad(k::text, 12, '0'))::uuid, '%s', '%s', '%s', timestamptz '2040-01-01 "
+                 "00:00Z' + k * interval '30 minutes', timestamptz '2040-01-01 00:30Z' + k * "
+                 "interval '30 minutes', 'confirmada', repeat('n', %d) || k, "
+                 "'2024-01-01T00:00:00.000Z' FROM generate_series(1, %d) k; "
+                 "INSERT INTO auth_users (id, email, password_hash, created_at) SELECT "
+                 "('00000000-0000-4000-b000-' || lpad(k::text, 12, '0'))::uuid, 'w' || k || "
+                 "'@ancho.example', 'x', timestamptz '2019-01-01 00:00Z' + k * interval '1 hour' "
+                 "FROM generate_series(1, %d) k; "
+                 "INSERT INTO perfiles (id, rol, nombre, created_at) SELECT id, 'cliente', "
+                 "repeat('m', %d) || email, created_at FROM auth_users WHERE email LIKE "
+                 "'%%@ancho.example';",
+                 wide.id, F.barbero, F.servicio, WIDE_NOTE, WIDE, WIDE / 2, WIDE_NOTE);
+    else
+        snprintf(sql, sizeof sql,
+                 "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < %d) "
+                 "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, "
+                 "fecha_fin, estado, notas, created_at) SELECT "
+                 "printf('00000000-0000-4000-a000-%%012d', k), '%s', '%s', '%s', "
+                 "strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2040-01-01', '+' || (k * 30) || "
+                 "' minutes'), strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2040-01-01', '+' || "
+                 "(k * 30 + 30) || ' minutes'), 'confirmada', "
+                 "replace(hex(zeroblob(%d)), '00', 'n') || k, '2024-01-01T00:00:00.000Z' FROM n; "
+                 "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < %d) "
+                 "INSERT INTO auth_users (id, email, password_hash, created_at) SELECT "
+                 "printf('00000000-0000-4000-b000-%%012d', k), printf('w%%d@ancho.example', k), "
+                 "'x', strftime('%%Y-%%m-%%dT%%H:%%M:%%S.000Z', '2019-01-01', '+' || k || "
+                 "' hours') FROM n; "
+                 "INSERT INTO perfiles (id, rol, nombre, created_at) SELECT id, 'cliente', "
+                 "replace(hex(zeroblob(%d)), '00', 'm') || email, created_at FROM auth_users "
+                 "WHERE email LIKE '%%@ancho.example';",
+                 WIDE, wide.id, F.barbero, F.servicio, WIDE_NOTE, WIDE / 2, WIDE_NOTE);
+    assert_int_equal(db_exec(&F.s, sql, NULL), 0);
+    char q[256];
+    snprintf(q, sizeof q, "SELECT id FROM citas WHERE cliente_id = '%s' ORDER BY fecha_inicio, id",
+             wide.id);
+    json_t *want = db_ids(q);
+    assert_int_equal(json_array_size(want), WIDE);
+
+    /* her own listing (read with her session on PostgreSQL), whole and walked */
+    struct resp r;
+    get_list("/api/citas", wide.token, "citas", &r);
+    assert_true(chunked(&r));
+    resp_free(&r);
+    const int limits[] = {0, 1000, 150, 71};
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        json_t *got = wide_ids("/api/citas", wide.token, "citas", limits[i]);
+        if (!json_equal(got, want))
+            fail_msg("limit %d: %zu rows, not the %d stored", limits[i], json_array_size(got),
+                     WIDE);
+        json_decref(got);
+    }
+    /* the same rows as an administrator sees them */
+    char path[256];
+    snprintf(path, sizeof path, "/api/citas?cliente_id=%s", wide.id);
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        json_t *got = wide_ids(path, ADMIN.token, "citas", limits[i]);
+        assert_true(json_equal(got, want));
+        json_decref(got);
+    }
+    json_decref(want);
+
+    /* the users listing, its wide profiles in their place */
+    want = db_ids("SELECT id FROM perfiles WHERE nombre LIKE 'mmm%' ORDER BY created_at DESC, "
+                  "id DESC");
+    assert_int_equal(json_array_size(want), WIDE / 2);
+    get_list("/api/admin/usuarios", ADMIN.token, "usuarios", &r);
+    assert_true(chunked(&r));
+    json_t *a = json_object_get(r.json, "usuarios");
+    json_t *got = json_array();
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const char *nombre = jstr(json_array_get(a, i), "nombre");
+        if (nombre && !strncmp(nombre, "mmm", 3))
+            json_array_append_new(got, json_string(jstr(json_array_get(a, i), "id")));
+    }
+    assert_int_equal((long)json_array_size(a), db_count(&F.s, "SELECT count(*) FROM perfiles"));
+    assert_true(json_equal(got, want));
+    json_decref(got);
+    json_decref(want);
+    resp_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +611,7 @@ int main(void)
         cmocka_unit_test(a_wrong_parameter_is_400_and_auth_comes_first),
         cmocka_unit_test(the_user_listing_is_streamed_whole_and_newest_first),
         cmocka_unit_test(a_huge_listing_keeps_the_servers_memory_bounded),
+        cmocka_unit_test(pages_cut_by_their_size_lose_and_repeat_no_row),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static struct srv S;
 
@@ -227,6 +228,111 @@ static void head_answers_headers_without_body(void **state)
     free_list(assets);
 }
 
+/* The header lines of an answer, without Date (it moves), one per line,
+ * sorted. Caller frees. */
+static char *headers_but_date(const struct resp *r)
+{
+    char *copy = strdup(r->headers), *save = NULL;
+    char *lines[64];
+    size_t n = 0;
+    for (char *l = strtok_r(copy, "\r\n", &save); l && n < 64; l = strtok_r(NULL, "\r\n", &save))
+        if (strncasecmp(l, "Date:", 5) != 0) lines[n++] = l;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
+            char *t = lines[j];
+            lines[j] = lines[j - 1];
+            lines[j - 1] = t;
+        }
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(lines[i]) + 1;
+    char *out = calloc(1, len), *end = out;
+    for (size_t i = 0; i < n; i++)
+        end += snprintf(end, len - (size_t)(end - out), "%s\n", lines[i]);
+    free(copy);
+    return out;
+}
+
+/* HEAD on path (with the request's headers given, may be NULL) answers what
+ * GET does, status and headers alike, without a body. */
+static void expect_head_as_get(const char *path, const char *const *headers)
+{
+    struct req_opts o = {.headers = headers};
+    struct resp h, g;
+    http_req(&S, "HEAD", path, &o, &h);
+    http_req(&S, "GET", path, &o, &g);
+    assert_int_equal(h.status, g.status);
+    assert_int_equal(h.len, 0);
+    char *hh = headers_but_date(&h), *gh = headers_but_date(&g);
+    if (strcmp(hh, gh) != 0) fail_msg("HEAD %s:\n%s\nGET:\n%s", path, hh, gh);
+    free(hh);
+    free(gh);
+    resp_free(&h);
+    resp_free(&g);
+}
+
+static void head_is_get_without_the_body_on_every_page_and_asset(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++)
+        expect_head_as_get(pages[i], NULL);
+    struct resp g;
+    http_get(&S, "/", NULL, &g);
+    char etag[64], inm[96];
+    assert_non_null(resp_header(&g, "ETag", etag, sizeof etag));
+    snprintf(inm, sizeof inm, "If-None-Match: %s", etag);
+    const char *const revalidate[] = {inm, NULL};
+    expect_head_as_get("/agenda", revalidate); /* 304 alike */
+    char **assets = shell_assets(g.body);
+    resp_free(&g);
+    for (char **a = assets; *a; a++)
+        expect_head_as_get(*a, NULL);
+    free_list(assets);
+    expect_head_as_get("/app/no-such-asset.js", NULL); /* the 404 alike */
+    expect_head_as_get("/storage/v1/object/public/fotos-citas/no/such.png", NULL);
+}
+
+/* HEAD is answered where the routes serve it (the pages, the assets, the
+ * stored objects); elsewhere it is a method like any other: 405 with the
+ * path's methods. */
+static void head_elsewhere_is_405_and_allow_lists_it_where_served(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_req(&S, "HEAD", "/api/servicios", NULL, &r);
+    assert_int_equal(r.status, 405);
+    expect_header(&r, "Allow", "GET");
+    resp_free(&r);
+    http_req(&S, "HEAD", "/api/citas", NULL, &r);
+    assert_int_equal(r.status, 405);
+    expect_header(&r, "Allow", "GET, POST");
+    resp_free(&r);
+    http_json(&S, "DELETE", "/app/x.js", NULL, NULL, &r);
+    expect_error(&r, 405, "Método no permitido");
+    expect_header(&r, "Allow", "GET, HEAD");
+    resp_free(&r);
+    http_json(&S, "PUT", "/storage/v1/object/public/fotos-citas/a/b.png", NULL, "{}", &r);
+    expect_error(&r, 405, "Método no permitido");
+    expect_header(&r, "Allow", "GET, HEAD");
+    resp_free(&r);
+}
+
+/* HEAD requests count under their own method in the metrics. */
+static void head_requests_count_apart_in_the_metrics(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_req(&S, "HEAD", "/registro", NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    http_get(&S, "/metrics", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body,
+                           "barberia_http_requests_total{method=\"HEAD\",route=\"/registro\","
+                           "status=\"200\"}"));
+    resp_free(&r);
+}
+
 static void pages_take_only_get_and_head(void **state)
 {
     (void)state;
@@ -266,6 +372,9 @@ int main(void)
         cmocka_unit_test(modules_import_hashed_names_only),
         cmocka_unit_test(unknown_or_unhashed_asset_is_404_json),
         cmocka_unit_test(head_answers_headers_without_body),
+        cmocka_unit_test(head_is_get_without_the_body_on_every_page_and_asset),
+        cmocka_unit_test(head_elsewhere_is_405_and_allow_lists_it_where_served),
+        cmocka_unit_test(head_requests_count_apart_in_the_metrics),
         cmocka_unit_test(pages_take_only_get_and_head),
         cmocka_unit_test(api_answers_keep_their_headers),
     };

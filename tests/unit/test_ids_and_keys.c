@@ -1,6 +1,6 @@
 /*
- * test_ids_and_keys.c - UUIDs, object-key validation, URL encoding, and the
- * photo key and extension rules of the specification.
+ * test_ids_and_keys.c - UUIDs, ids in request paths, object-key validation,
+ * URL encoding, and the photo key and extension rules of the specification.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "core/photos.h"
 #include "util/objkey.h"
 #include "util/uuid.h"
@@ -142,11 +143,55 @@ static int init(void **state)
     return sodium_init() < 0 ? -1 : 0;
 }
 
+#define ID "0f8fad5b-d9cb-469f-a165-70867728950e"
+
+static void path_ids_are_uuids_in_one_segment_between_prefix_and_suffix(void **state)
+{
+    (void)state;
+    // clang-format off
+    static const struct {
+        const char *path, *prefix, *suffix;
+        enum api_path want;
+    } cases[] = {
+        {"/a/" ID,                         "/a/", "",         API_PATH_ID},
+        {"/a/" ID "/horario",              "/a/", "/horario", API_PATH_ID},
+        {"/a/0F8FAD5B-D9CB-469F-A165-70867728950E", "/a/", "", API_PATH_ID},
+        /* one segment, not a UUID: the thing is not found */
+        {"/a/nada",                        "/a/", "",         API_PATH_NOT_UUID},
+        {"/a/nada/horario",                "/a/", "/horario", API_PATH_NOT_UUID},
+        {"/a/" ID "0",                     "/a/", "",         API_PATH_NOT_UUID},
+        {"/a/0f8fad5bd9cb469fa16570867728950e", "/a/", "",    API_PATH_NOT_UUID},
+        {"/a/{" ID "}",                    "/a/", "",         API_PATH_NOT_UUID},
+        {"/a/ " ID,                        "/a/", "",         API_PATH_NOT_UUID},
+        /* another shape: no such resource */
+        {"/a/",                            "/a/", "",         API_PATH_OTHER},
+        {"/a//horario",                    "/a/", "/horario", API_PATH_OTHER},
+        {"/a/" ID "/",                     "/a/", "",         API_PATH_OTHER},
+        {"/a/" ID "/horario/",             "/a/", "/horario", API_PATH_OTHER},
+        {"/a/" ID "/horarios",             "/a/", "/horario", API_PATH_OTHER},
+        {"/a/" ID "/x",                    "/a/", "",         API_PATH_OTHER},
+        {"/a/x/" ID "/horario",            "/a/", "/horario", API_PATH_OTHER},
+        {"/a/" ID,                         "/a/", "/horario", API_PATH_OTHER},
+        {"/b/" ID,                         "/a/", "",         API_PATH_OTHER},
+        {"/a",                             "/a/", "",         API_PATH_OTHER},
+    };
+    // clang-format on
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        br_id out = "";
+        enum api_path got = api_path_id(cases[i].path, cases[i].prefix, cases[i].suffix, out);
+        if (got != cases[i].want)
+            fail_msg("%s (%s, %s): %d, want %d", cases[i].path, cases[i].prefix, cases[i].suffix,
+                     (int)got, (int)cases[i].want);
+        if (got == API_PATH_ID) assert_string_equal(out, ID);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(new_uuids_are_lowercase_canonical_v4_and_distinct),
         cmocka_unit_test(uuid_parse_normalises_case_and_refuses_other_shapes),
+        cmocka_unit_test(path_ids_are_uuids_in_one_segment_between_prefix_and_suffix),
         cmocka_unit_test(object_keys_that_stay_inside_the_bucket_are_accepted),
         cmocka_unit_test(object_keys_that_could_escape_or_confuse_are_refused),
         cmocka_unit_test(url_encoding_keeps_slashes_and_unreserved_only),

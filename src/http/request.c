@@ -1,0 +1,97 @@
+/*
+ * request.c - what a handler reads of its request (see http.h): method,
+ * path, query arguments, headers, cookies, the client's address, the body,
+ * the upload, and the caller the authorize hook attached. Strings are
+ * borrowed for the request's lifetime.
+ */
+#include "internal.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+void *http_req_app(struct http_req *r)
+{
+    return r->srv->o.app;
+}
+
+unsigned http_req_route_flags(struct http_req *r)
+{
+    return r->route ? r->route->flags : 0;
+}
+
+const char *http_req_method(struct http_req *r)
+{
+    return r->method;
+}
+
+const char *http_req_path(struct http_req *r)
+{
+    return r->path;
+}
+
+const char *http_req_query(struct http_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *http_req_header(struct http_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_req_cookie(struct http_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, name);
+}
+
+const char *http_req_remote(struct http_req *r)
+{
+    if (r->remote[0]) return r->remote;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, r->remote,
+                  sizeof r->remote);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, r->remote,
+                  sizeof r->remote);
+    return r->remote;
+}
+
+json_t *http_req_json(struct http_req *r)
+{
+    return r->json;
+}
+
+const struct http_upload *http_req_upload(struct http_req *r)
+{
+    return &r->up;
+}
+
+const char *http_req_field(struct http_req *r, const char *name)
+{
+    for (int i = 0; i < r->nfields; i++)
+        if (!strcmp(r->fields[i].name, name)) return buf_cstr(&r->fields[i].value);
+    return NULL;
+}
+
+void http_req_set_detail(struct http_req *r, const char *detail)
+{
+    free(r->detail);
+    r->detail = xstrdup(detail ? detail : "");
+}
+
+void http_req_set_user(struct http_req *r, void *user, void (*free_fn)(void *))
+{
+    if (r->user && r->user_free) r->user_free(r->user);
+    r->user = user;
+    r->user_free = free_fn;
+}
+
+void *http_req_user(struct http_req *r)
+{
+    return r->user;
+}
