@@ -133,7 +133,7 @@ static const struct setting settings[] = {
       "bound on one delivery attempt"),
     I("SMTP_RETRY_FOR", CONFIG_SERVE, smtp_retry_for_s, "86400", 0, 30 * 86400,
       "seconds a failing message is retried before it is dropped"),
-    /* bookable hours (issue 9) */
+    /* bookable hours */
     S("SHOP_NAME", CONFIG_SERVE, shop_name, "Barbería",
       "the shop's name, as the web app shows it (the confirmation's \"Dónde\")"),
     S("SHOP_ADDRESS", CONFIG_SERVE, shop_address, NULL,

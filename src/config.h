@@ -69,7 +69,7 @@ struct config {
     char *smtp_ca_file;
     int smtp_timeout_ms;
     int smtp_retry_for_s; /* give up on a message this long after it was queued */
-    /* bookable hours (issue 9): the shop's zone and the booking rules */
+    /* bookable hours: the shop's zone and the booking rules */
     char *tz;              /* IANA zone name of the shop (times of schedules, e-mails) */
     char *shop_name;       /* what the web app calls the shop */
     char *shop_address;    /* where it is (NULL: not shown) */

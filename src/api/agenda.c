@@ -1,5 +1,5 @@
 /*
- * agenda.c - issue 9's bookable hours: GET /api/config, the catalog's
+ * agenda.c - bookable hours: GET /api/config, the catalog's
  * administration (barberos and servicios with activo), the barbers' weekly
  * schedules, days off and shop closures, and GET /api/disponibilidad.
  */

@@ -197,7 +197,7 @@ void api_object_get(struct http_req *r);
 void api_web_page(struct http_req *r);
 void api_web_asset(struct http_req *r);
 
-/* issue 9, bookable hours (agenda.c) */
+/* bookable hours (agenda.c) */
 void api_config_get(struct http_req *r);
 void api_admin_barberos_get(struct http_req *r);
 void api_admin_barberos_post(struct http_req *r);
@@ -212,7 +212,7 @@ void api_admin_ausencias_post(struct http_req *r);
 void api_admin_ausencia_delete(struct http_req *r); /* /api/admin/ausencias/{id} */
 void api_disponibilidad_get(struct http_req *r);
 
-/* --- issue 9, workstream B: cancel and reschedule --- */
+/* --- cancel and reschedule --- */
 #define API_CITAS_PREFIX "/api/citas/"
 /* POST /api/citas/{id}/cancelar and /api/citas/{id}/reprogramar. */
 void api_citas_accion(struct http_req *r);

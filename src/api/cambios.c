@@ -1,6 +1,6 @@
 /*
  * cambios.c - POST /api/citas/{id}/cancelar and /api/citas/{id}/reprogramar
- * (issue 9, workstream B; the rules are core/cambios.h's).
+ * (the rules are core/cambios.h's).
  */
 #include "api.h"
 #include "../core/cambios.h"

@@ -29,7 +29,7 @@ const struct http_route api_routes[] = {
     {"GET", "/api/servicios", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_servicios_get},
     {"GET", "/healthz", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_healthz},
     {"GET", "/metrics", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_metrics},
-    /* issue 9: bookable hours (agenda.c) */
+    /* bookable hours (agenda.c) */
     {"GET", "/api/config", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_config_get},
     {"GET", "/api/disponibilidad", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_disponibilidad_get},
     {"GET", "/api/barberos/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_barbero_horario_get},
@@ -51,7 +51,7 @@ const struct http_route api_routes[] = {
      api_admin_ausencias_post},
     {"DELETE", "/api/admin/ausencias/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE,
      api_admin_ausencia_delete},
-    /* end of issue 9: bookable hours */
+    /* end of bookable hours */
     {"GET", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get, .head = true},
     /* the web app (web.c): its pages share one shell; its assets */
     {"GET", "/", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
@@ -62,7 +62,7 @@ const struct http_route api_routes[] = {
     {"GET", "/agenda", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
     {"GET", "/admin", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
     {"GET", "/app/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_asset, .head = true},
-    /* issue 9, workstream B: /api/citas/{id}/cancelar and /reprogramar */
+    /* /api/citas/{id}/cancelar and /reprogramar */
     {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON_OPT, api_citas_accion,
      api_citas_accion_path},
 };

@@ -1,6 +1,6 @@
 /*
- * calendar.h - the calendar port: where a booking's event is created (and,
- * since issue 9, deleted when it is cancelled and moved when rescheduled).
+ * calendar.h - the calendar port: where a booking's event is created (and
+ * deleted when it is cancelled and moved when rescheduled).
  *
  * Adapters: "none" (nothing configured: every attempt fails quietly with
  * BR_CONFIG) and "google" (Google Calendar, calendar/google.c). The core

@@ -1,5 +1,5 @@
 /*
- * agenda.h - issue 9's bookable hours: weekly schedules, days off and
+ * agenda.h - bookable hours: weekly schedules, days off and
  * closures (their writes, checked with domain/rules.h), and the free slots
  * of a day (GET /api/disponibilidad).
  *

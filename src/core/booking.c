@@ -52,7 +52,7 @@ static br_err find_servicio(struct app *app, const char *id, struct servicio *s)
     memset(s, 0, sizeof *s);
     if (!uuid_parse(id, strlen(id), uid)) return BR_NOTFOUND;
     br_err rc = store_servicio_get(app->store, uid, s);
-    if (!rc && !s->activo) { /* taken off the catalog (issue 9): no longer offered */
+    if (!rc && !s->activo) { /* taken off the catalog: no longer offered */
         servicio_clear(s);
         rc = BR_NOTFOUND;
     }
@@ -65,7 +65,7 @@ static br_err find_barbero(struct app *app, const char *id, struct barbero *b)
     memset(b, 0, sizeof *b);
     if (!uuid_parse(id, strlen(id), uid)) return BR_NOTFOUND;
     br_err rc = store_barbero_get(app->store, uid, b);
-    if (!rc && !b->activo) { /* taken off the catalog (issue 9) */
+    if (!rc && !b->activo) { /* taken off the catalog */
         barbero_clear(b);
         rc = BR_NOTFOUND;
     }

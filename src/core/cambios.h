@@ -1,5 +1,5 @@
 /*
- * cambios.h - changes to a booked appointment (issue 9, workstream B):
+ * cambios.h - changes to a booked appointment:
  * cancel and reschedule, who may make them and until when. (The reminder
  * e-mails are the outbox worker's: mail/outbox.c, store_reminders_queue.)
  *

@@ -27,7 +27,7 @@ struct outbox {
     pthread_cond_t cv;
     bool stop;
     bool woken;
-    /* issue 9: reminders, queued as they fall due */
+    /* reminders, queued as they fall due */
     int64_t reminder_ms;  /* how long before the start; 0: none */
     int64_t next_scan_ms; /* when to look for due reminders again */
     bool rescan;          /* a booking or a change: look again now */

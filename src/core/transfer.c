@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define FORMAT     "barberia-export"
-#define VERSION    3 /* 2: issue 9's activo, horarios and ausencias; 3: photo sizes */
+#define VERSION    3 /* 2: activo, horarios and ausencias; 3: photo sizes */
 #define MAX_TABLES 16
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
@@ -356,7 +356,7 @@ enum old_add {
 /* fotos_cita's columns before version 3 */
 #define FOTO_COLS_V2 "id, cita_id, cliente_id, tipo, url, storage_path, created_at"
 
-/* What an export of version 1 (before issue 9) carries: barberos and
+/* What an export of version 1 (before bookable hours) carries: barberos and
  * servicios without activo, no horarios, no ausencias. */
 static const struct {
     const char *name, *cols;

@@ -7,7 +7,7 @@
  * full before anything is written, and the rows load in one transaction.
  *
  * The folder:
- *   manifest.json        format, version (3; version 1, before issue 9's
+ *   manifest.json        format, version (3; version 1, before the
  *                        activo, horarios and ausencias, still imports:
  *                        all active, every barber on the default week;
  *                        versions 1 and 2, before fotos_cita.bytes, get

@@ -82,7 +82,7 @@ void outbox_clear(struct outbox_msg *m)
     m->notas = m->status = m->last_error = NULL;
 }
 
-/* --- issue 9: cancel and reschedule --------------------------------------- */
+/* --- cancel and reschedule ---------------------------------------------- */
 
 void cita_detail_clear(struct cita_detail *d)
 {

@@ -103,7 +103,7 @@ struct usuario_view {
     int64_t total_citas;
 };
 
-/* An e-mail waiting in the outbox: the booking's confirmation, or (issue 9)
+/* An e-mail waiting in the outbox: the booking's confirmation, or
  * a cancellation, a reschedule notice or a reminder, as kind says. */
 struct outbox_msg {
     br_id id;
@@ -120,7 +120,7 @@ struct outbox_msg {
     int64_t attempts;
     br_ts next_attempt_at;
     char *last_error; /* nullable */
-    /* issue 9: what the message says, and when it became due (a reminder
+    /* what the message says, and when it became due (a reminder
      * is queued long before it is sent: its retry window starts then) */
     const char *kind; /* "confirmacion" | "cancelacion" | "reprogramacion" | "recordatorio";
                        * static text (NULL in a record to write: confirmacion) */
@@ -141,7 +141,7 @@ struct obj_intent {
     br_ts created_at;
 };
 
-/* --- issue 9: cancel and reschedule --------------------------------------- */
+/* --- cancel and reschedule ---------------------------------------------- */
 
 /* One cita with what its changes need: the client's address and name
  * for the e-mails, the names for the calendar event, the service's length

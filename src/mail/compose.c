@@ -1,5 +1,5 @@
 /*
- * compose.c - the confirmation e-mail and, since issue 9, the cancellation,
+ * compose.c - the confirmation e-mail and, the cancellation,
  * reschedule and reminder e-mails built the same way (see compose.h).
  *
  * Everything is built into capped buffers through a small writer with a
@@ -475,7 +475,7 @@ static void put_html(struct wr *w, const char *s)
     }
 }
 
-/* What differs between the kinds of message (issue 9): the confirmation's
+/* What differs between the kinds of message: the confirmation's
  * texts are the original ones, byte for byte. */
 struct kind_text {
     const char *kind;

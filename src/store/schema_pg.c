@@ -137,7 +137,7 @@ const char *const schema_pg[] = {
     "  started_at timestamptz NOT NULL,"
     "  heartbeat_at timestamptz NOT NULL"
     ");",
-    /* version 2 (issue 9, bookable hours): as SQLite's version 7 */
+    /* version 2 (bookable hours): as SQLite's version 7 */
     ("ALTER TABLE barberos ADD COLUMN activo boolean NOT NULL DEFAULT true;"
      "ALTER TABLE servicios ADD COLUMN activo boolean NOT NULL DEFAULT true;"
      "CREATE TABLE horarios ("
@@ -164,7 +164,7 @@ const char *const schema_pg[] = {
      ");"
      "CREATE INDEX ausencias_hasta ON ausencias(hasta, desde);"),
 
-    /* issue 9, workstream B (cancel, reschedule, reminders): as SQLite's */
+    /* cancel, reschedule, reminders: as SQLite's */
     ("ALTER TABLE mail_outbox ADD COLUMN kind text NOT NULL DEFAULT 'confirmacion';"
      "ALTER TABLE mail_outbox ADD COLUMN due_at timestamptz;"
      "CREATE INDEX mail_outbox_cita ON mail_outbox(cita_id, kind, status);"

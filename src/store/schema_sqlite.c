@@ -157,7 +157,7 @@ const char *const schema_sqlite[] = {
      * index: no seek into the table for each future appointment it passes) */
     ("DROP INDEX citas_barbero_fin;"
      "CREATE INDEX citas_barbero_fin ON citas(barbero_id, fecha_fin, fecha_inicio, estado);"),
-    /* version 7 (issue 9, bookable hours): barbers and services can be
+    /* version 7 (bookable hours): barbers and services can be
      * taken off the catalog (activo); each barber's weekly schedule, in
      * intervals of the shop's local minutes (several a day: a break is the
      * gap between two); days off of one barber and closures of the whole
@@ -190,7 +190,7 @@ const char *const schema_sqlite[] = {
      ");"
      "CREATE INDEX ausencias_hasta ON ausencias(hasta, desde);"),
 
-    /* issue 9, workstream B (cancel, reschedule, reminders): what an
+    /* cancel, reschedule, reminders: what an
      * outbox message says (existing rows are confirmations) and when it
      * became due (NULL: at created_at); the indexes find a cita's
      * messages and keep one reminder per cita and start */

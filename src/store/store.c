@@ -976,7 +976,7 @@ static br_err barbero_add_tx(struct db *db, struct db_conn *c, void *ud)
     return rc ? rc : horario_default_insert(db, c, b->id);
 }
 
-/* A new barber comes with the default weekly schedule (issue 9). */
+/* A new barber comes with the default weekly schedule. */
 br_err store_barbero_add(struct store *st, const struct barbero *b)
 {
     return in_tx(st, barbero_add_tx, (void *)b);
@@ -1095,7 +1095,7 @@ br_err store_is_empty(struct store *st, bool *empty)
     return rc;
 }
 
-/* --- issue 9: catalog administration, schedules, days off ----------------------------- */
+/* --- catalog administration, schedules, days off -------------------------------------- */
 
 /* The default week of a new barber (and of every barber the migration
  * found): Monday to Friday 09:00-14:00 and 16:00-20:00, Saturday
@@ -2456,7 +2456,7 @@ br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn f
                p, 1, outbox_row, &a, NULL);
 }
 
-/* --- issue 9, workstream B: cancel, reschedule, reminders ------------------------------- */
+/* --- cancel, reschedule, reminders ------------------------------------------------------ */
 
 struct detail_row {
     struct cita_detail *d;
@@ -2895,7 +2895,7 @@ static const struct dump_table {
                "fecha_inicio, fecha_fin, notas, created_at, status, attempts, next_attempt_at, "
                "locked_until, last_error, done_at, kind, due_at",
                18, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
-    /* issue 9: added at the end, so that the tables before keep their
+    /* added at the end, so that the tables before keep their
      * places (an export of version 1 names those only) */
     DUMP_TABLE_KEY("horarios", "barbero_id, dia, inicio", 3, "?, ?, ?",
                    "barbero_id, dia, inicio, fin", 4, "?, ?, ?, ?"),

@@ -210,7 +210,7 @@ br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud) WA
 /* True when the database holds no user, barber or service (for --demo). */
 br_err store_is_empty(struct store *st, bool *empty) WARN_UNUSED;
 
-/* --- issue 9: catalog administration, schedules, days off ------------------------------ */
+/* --- catalog administration, schedules, days off --------------------------------------- */
 
 /* Every barber / service, active or not, by nombre (the public listings
  * above give the active ones only). */
@@ -452,7 +452,7 @@ typedef br_err (*store_outbox_fn)(void *ud, const struct outbox_msg *m);
 br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn fn,
                          void *ud) WARN_UNUSED;
 
-/* --- issue 9, workstream B: cancel, reschedule, reminders ------------------------------- */
+/* --- cancel, reschedule, reminders ------------------------------------------------------ */
 
 /* The cita with its client's address and name, the barber's and service's
  * names and the service's length. OUT: *d (cita_detail_clear).
