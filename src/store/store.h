@@ -21,6 +21,10 @@
 #include "../util/err.h"
 #include "db.h"
 
+/* Marks a function that changes data: only core (and the store itself)
+ * calls one; scripts/check-layers reads the mark. */
+#define STORE_WRITE
+
 struct config;
 struct store;
 
@@ -33,7 +37,7 @@ struct store;
  * closed with store_close(). */
 br_err store_open(const struct config *cfg, int pool_size, struct store **out) WARN_UNUSED;
 void store_close(struct store *st);
-br_err store_migrate(struct store *st) WARN_UNUSED;
+br_err store_migrate(struct store *st) STORE_WRITE WARN_UNUSED;
 br_err store_ping(struct store *st) WARN_UNUSED;
 /* "sqlite" or "postgresql". */
 const char *store_backend(const struct store *st);
@@ -50,7 +54,7 @@ struct new_user {
 
 /* Creates an identity user and its profile in one transaction.
  * BR_CONFLICT when the e-mail is taken. */
-br_err store_user_create(struct store *st, const struct new_user *u) WARN_UNUSED;
+br_err store_user_create(struct store *st, const struct new_user *u) STORE_WRITE WARN_UNUSED;
 
 /* The user with that (normalised) e-mail. OUT: *u (clear with user_clear)
  * and *password_hash (caller frees). BR_NOTFOUND when none. */
@@ -60,19 +64,19 @@ br_err store_user_by_email(struct store *st, const char *email, struct user *u,
 /* Replaces the password hash and ends every session of the user, in one
  * transaction. BR_NOTFOUND when there is no such user. */
 br_err store_user_set_password(struct store *st, const char *user_id,
-                               const char *password_hash) WARN_UNUSED;
+                               const char *password_hash) STORE_WRITE WARN_UNUSED;
 
 /* Opens a session for a sign-in: stores the token's hash, records the time
  * as the user's last sign-in and drops the user's expired sessions. */
 br_err store_session_open(struct store *st, const char *user_id, const char *token_hash,
-                          const char *now, const char *expires_at) WARN_UNUSED;
+                          const char *now, const char *expires_at) STORE_WRITE WARN_UNUSED;
 
 /* The principal of a live session (expires_at > now). OUT: *p, cleared with
  * principal_clear. BR_NOTFOUND when there is no such live session. */
 br_err store_session_principal(struct store *st, const char *token_hash, const char *now,
                                struct principal *p) WARN_UNUSED;
 
-br_err store_session_close(struct store *st, const char *token_hash) WARN_UNUSED;
+br_err store_session_close(struct store *st, const char *token_hash) STORE_WRITE WARN_UNUSED;
 
 /* --- answers remembered while nothing they read changed ---------------------- *
  * Where the database can tell cheaply whether anything was committed since
@@ -167,7 +171,7 @@ struct throttle_key {
  * committed. */
 typedef void (*store_throttle_fn)(void *ud, struct throttle_key *keys, int n);
 br_err store_throttle_update(struct store *st, struct throttle_key *keys, int n, int64_t now_ms,
-                             bool prune, store_throttle_fn fn, void *ud) WARN_UNUSED;
+                             bool prune, store_throttle_fn fn, void *ud) STORE_WRITE WARN_UNUSED;
 
 /* --- perfiles ------------------------------------------------------------- */
 
@@ -183,7 +187,7 @@ struct perfil_patch {
 };
 /* Updates the profile; a missing profile is left missing (no error). */
 br_err store_perfil_update(struct store *st, const char *id,
-                           const struct perfil_patch *patch) WARN_UNUSED;
+                           const struct perfil_patch *patch) STORE_WRITE WARN_UNUSED;
 
 typedef br_err (*store_usuario_fn)(void *ud, const struct usuario_view *u);
 /* The admin listing: profiles, newest first (created_at, then id), with
@@ -195,14 +199,14 @@ br_err store_usuarios_page(struct store *st, const char *before_created, const c
 
 /* --- catalog --------------------------------------------------------------- */
 
-br_err store_barbero_add(struct store *st, const struct barbero *b) WARN_UNUSED;
+br_err store_barbero_add(struct store *st, const struct barbero *b) STORE_WRITE WARN_UNUSED;
 /* OUT: *b (clear with barbero_clear). BR_NOTFOUND when none. */
 br_err store_barbero_get(struct store *st, const char *id, struct barbero *b) WARN_UNUSED;
 typedef br_err (*store_barbero_fn)(void *ud, const struct barbero *b);
 /* By nombre. */
 br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud) WARN_UNUSED;
 
-br_err store_servicio_add(struct store *st, const struct servicio *s) WARN_UNUSED;
+br_err store_servicio_add(struct store *st, const struct servicio *s) STORE_WRITE WARN_UNUSED;
 br_err store_servicio_get(struct store *st, const char *id, struct servicio *s) WARN_UNUSED;
 typedef br_err (*store_servicio_fn)(void *ud, const struct servicio *s);
 br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud) WARN_UNUSED;
@@ -226,7 +230,7 @@ struct barbero_patch {
 };
 /* In one transaction. BR_NOTFOUND when there is no such barber. */
 br_err store_barbero_update(struct store *st, const char *id,
-                            const struct barbero_patch *p) WARN_UNUSED;
+                            const struct barbero_patch *p) STORE_WRITE WARN_UNUSED;
 
 struct servicio_patch {
     const char *nombre;
@@ -236,7 +240,7 @@ struct servicio_patch {
     int activo; /* 1, 0, or -1 */
 };
 br_err store_servicio_update(struct store *st, const char *id,
-                             const struct servicio_patch *p) WARN_UNUSED;
+                             const struct servicio_patch *p) STORE_WRITE WARN_UNUSED;
 
 /* One interval of a weekly schedule: ISO weekday (1 Monday ... 7 Sunday),
  * minutes from the shop's local midnight, [inicio, fin). */
@@ -255,7 +259,7 @@ br_err store_horario_dia(struct store *st, int dia, const char *barbero_id, stor
 /* Replaces a barber's week with the n intervals, in one transaction.
  * BR_NOTFOUND when there is no such barber (nothing written). */
 br_err store_horario_set(struct store *st, const char *barbero_id, const struct horario_tramo *t,
-                         int n) WARN_UNUSED;
+                         int n) STORE_WRITE WARN_UNUSED;
 
 /* A day off of one barber, or (barbero_id "") a closure of the whole shop,
  * for the local dates desde to hasta, both included. */
@@ -267,14 +271,14 @@ struct ausencia {
     br_ts created_at;
 };
 typedef br_err (*store_ausencia_fn)(void *ud, const struct ausencia *a);
-br_err store_ausencia_add(struct store *st, const struct ausencia *a) WARN_UNUSED;
+br_err store_ausencia_add(struct store *st, const struct ausencia *a) STORE_WRITE WARN_UNUSED;
 /* All of them, by desde then id. */
 br_err store_ausencias_each(struct store *st, store_ausencia_fn fn, void *ud) WARN_UNUSED;
 /* Those that cover the date fecha (YYYY-MM-DD). */
 br_err store_ausencias_on(struct store *st, const char *fecha, store_ausencia_fn fn,
                           void *ud) WARN_UNUSED;
 /* BR_NOTFOUND when there is no such one. */
-br_err store_ausencia_delete(struct store *st, const char *id) WARN_UNUSED;
+br_err store_ausencia_delete(struct store *st, const char *id) STORE_WRITE WARN_UNUSED;
 
 /* The barber's non-cancelled appointments that intersect [desde, hasta)
  * (canonical timestamps), in no particular order. */
@@ -294,7 +298,7 @@ br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char 
  * mail is non-NULL, the confirmation in the outbox. BR_CONFLICT when the
  * slot was taken meanwhile (nothing written). */
 br_err store_cita_book(struct store *st, const struct cita *c,
-                       const struct outbox_msg *mail) WARN_UNUSED;
+                       const struct outbox_msg *mail) STORE_WRITE WARN_UNUSED;
 
 /* OUT: *n, how many of the client's appointments are upcoming - not
  * cancelled, starting after now - counting no further than bound. */
@@ -307,7 +311,7 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
  * transaction: one client's bookings take turns, so racing ones never
  * pass the cap together. cap 0 (or now NULL): no cap. */
 br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
-                              const char *now, int64_t cap) WARN_UNUSED;
+                              const char *now, int64_t cap) STORE_WRITE WARN_UNUSED;
 
 br_err store_cita_exists(struct store *st, const char *id, bool *exists) WARN_UNUSED;
 
@@ -348,7 +352,8 @@ br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo
 /* Inserts the photo record unless the cita already has `cap` photos of that
  * tipo, counted and inserted in one write transaction. BR_CONFLICT when
  * full (nothing written). */
-br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap) WARN_UNUSED;
+br_err store_foto_insert_capped(struct store *st, const struct foto *f,
+                                int cap) STORE_WRITE WARN_UNUSED;
 
 /* store_foto_insert_capped that also records the object's size (bytes),
  * refuses the photo when its uploader would keep more than quota bytes of
@@ -359,7 +364,7 @@ br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap)
  * past the quota; BR_STORE when the intent is no longer this instance's (a
  * sweeper took it over): nothing written in any of these. */
 br_err store_foto_insert_put(struct store *st, const struct foto *f, int64_t bytes, int cap,
-                             int64_t quota, const struct obj_intent *put) WARN_UNUSED;
+                             int64_t quota, const struct obj_intent *put) STORE_WRITE WARN_UNUSED;
 
 /* What a photo counts against its uploader's quota: its size rounded up to
  * whole blocks, as a disk stores it at least, so that a flood of tiny
@@ -385,7 +390,7 @@ br_err store_foto_get_owned(struct store *st, const char *id, const char *client
  * (nothing written); BR_CONFLICT when the object's key already has an
  * intent. */
 br_err store_foto_delete(struct store *st, const char *id,
-                         const struct obj_intent *del) WARN_UNUSED;
+                         const struct obj_intent *del) STORE_WRITE WARN_UNUSED;
 
 /* OUT: *exists, whether a photo record names that object key. */
 br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *exists) WARN_UNUSED;
@@ -399,19 +404,21 @@ br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn,
 
 /* Records an intent in its own committed write. BR_CONFLICT when the key
  * already has one: recording reserves the key. */
-br_err store_intent_add(struct store *st, const struct obj_intent *in) WARN_UNUSED;
+br_err store_intent_add(struct store *st, const struct obj_intent *in) STORE_WRITE WARN_UNUSED;
 
 /* Clears intent id if instance still owns it (no error when it does not). */
-br_err store_intent_clear(struct store *st, const char *id, const char *instance) WARN_UNUSED;
+br_err store_intent_clear(struct store *st, const char *id,
+                          const char *instance) STORE_WRITE WARN_UNUSED;
 
 /* Gives up an intent instance owns, so that the next sweep finishes it,
  * whoever runs it (no error when instance does not own it). */
-br_err store_intent_disown(struct store *st, const char *id, const char *instance) WARN_UNUSED;
+br_err store_intent_disown(struct store *st, const char *id,
+                           const char *instance) STORE_WRITE WARN_UNUSED;
 
 /* Takes intent id over from old_instance, as the process `to` names.
  * BR_NOTFOUND when it is gone or someone else took it first. */
 br_err store_intent_take(struct store *st, const char *id, const char *old_instance,
-                         const struct obj_intent *to) WARN_UNUSED;
+                         const struct obj_intent *to) STORE_WRITE WARN_UNUSED;
 
 typedef br_err (*store_intent_fn)(void *ud, const struct obj_intent *in);
 /* Every intent, oldest first. */
@@ -420,14 +427,14 @@ br_err store_intents_each(struct store *st, store_intent_fn fn, void *ud) WARN_U
 /* Records that instance (on node, with pid) is alive at now: creates its
  * lease or renews it. */
 br_err store_lease_renew(struct store *st, const char *instance, const char *node, int64_t pid,
-                         const char *now) WARN_UNUSED;
+                         const char *now) STORE_WRITE WARN_UNUSED;
 /* OUT: *live, whether instance renewed its lease at or after since. */
 br_err store_lease_live(struct store *st, const char *instance, const char *since,
                         bool *live) WARN_UNUSED;
 /* Ends instance's lease (a clean stop). */
-br_err store_lease_end(struct store *st, const char *instance) WARN_UNUSED;
+br_err store_lease_end(struct store *st, const char *instance) STORE_WRITE WARN_UNUSED;
 /* Forgets the leases last renewed before `before`. */
-br_err store_leases_expire(struct store *st, const char *before) WARN_UNUSED;
+br_err store_leases_expire(struct store *st, const char *before) STORE_WRITE WARN_UNUSED;
 
 /* --- mail outbox ----------------------------------------------------------- */
 
@@ -435,13 +442,13 @@ br_err store_leases_expire(struct store *st, const char *before) WARN_UNUSED;
  * holding it until lease_until. OUT: *m (clear with outbox_clear).
  * BR_NOTFOUND when nothing is due. */
 br_err store_outbox_claim(struct store *st, const char *now, const char *lease_until,
-                          struct outbox_msg *m) WARN_UNUSED;
-br_err store_outbox_sent(struct store *st, const char *id, const char *now) WARN_UNUSED;
+                          struct outbox_msg *m) STORE_WRITE WARN_UNUSED;
+br_err store_outbox_sent(struct store *st, const char *id, const char *now) STORE_WRITE WARN_UNUSED;
 /* Records a failed attempt; the message is retried at next_attempt_at. */
 br_err store_outbox_retry(struct store *st, const char *id, const char *error,
-                          const char *next_attempt_at) WARN_UNUSED;
+                          const char *next_attempt_at) STORE_WRITE WARN_UNUSED;
 br_err store_outbox_drop(struct store *st, const char *id, const char *error,
-                         const char *now) WARN_UNUSED;
+                         const char *now) STORE_WRITE WARN_UNUSED;
 /* OUT: how many messages wait (pending) and were given up (dropped). */
 br_err store_outbox_counts(struct store *st, int64_t *pending, int64_t *dropped) WARN_UNUSED;
 /* OUT: *next, the earliest next_attempt_at among pending messages ("" when
@@ -486,13 +493,13 @@ struct cita_change {
     enum cambio_why why;           /* OUT */
     char *event_id;                /* OUT on success: the cita's Google event (caller frees) */
 };
-br_err store_cita_change(struct store *st, struct cita_change *ch) WARN_UNUSED;
+br_err store_cita_change(struct store *st, struct cita_change *ch) STORE_WRITE WARN_UNUSED;
 
 /* Records a calendar event made after the booking (a reschedule of a cita
  * that had none): only when the cita still has none and is not cancelled.
  * OUT: *stored, whether it was recorded. */
 br_err store_cita_set_event(struct store *st, const char *id, const char *event_id,
-                            bool *stored) WARN_UNUSED;
+                            bool *stored) STORE_WRITE WARN_UNUSED;
 
 /* Queues the reminders due at now_ms: one per live cita starting within
  * (now, now + window], for its current start, when that start was
@@ -501,7 +508,7 @@ br_err store_cita_set_event(struct store *st, const char *id, const char *event_
  * across processes (the unique index mail_outbox_recordatorio); never for
  * a cancelled cita (checked under the cita's lock). OUT: *queued. */
 br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms,
-                             int *queued) WARN_UNUSED;
+                             int *queued) STORE_WRITE WARN_UNUSED;
 /* OUT: *next, the earliest start of a live cita after `after` ("" when
  * none): the worker's next reminder is due window before it. */
 br_err store_reminder_next(struct store *st, const char *after, br_ts next) WARN_UNUSED;
@@ -536,7 +543,8 @@ typedef br_err (*store_load_fn)(void *ud, int *table, struct db_val *cols, int *
  * or, on any failure, none. default_week: the rows come from before the
  * schedules (they hold no horarios), so every barber gets the default
  * week in the same transaction, as the migration gives it. */
-br_err store_load(struct store *st, store_load_fn next, void *ud, bool default_week) WARN_UNUSED;
+br_err store_load(struct store *st, store_load_fn next, void *ud,
+                  bool default_week) STORE_WRITE WARN_UNUSED;
 
 /* Copies the whole database into a new file at path, consistently, while
  * the service goes on (SQLite's online backup); BR_CONFIG on a backend
@@ -544,7 +552,7 @@ br_err store_load(struct store *st, store_load_fn next, void *ud, bool default_w
 br_err store_backup(struct store *st, const char *path) WARN_UNUSED;
 /* Replaces the database's content with the copy at path (a store_backup
  * file), then migrates it to this version's schema. BR_CONFIG as above. */
-br_err store_restore(struct store *st, const char *path) WARN_UNUSED;
+br_err store_restore(struct store *st, const char *path) STORE_WRITE WARN_UNUSED;
 
 /* --- query plans (for tests) ---------------------------------------------------- */
 
