@@ -15,12 +15,13 @@
 /* The routing table and the hook that authenticates callers. */
 extern const struct http_route api_routes[];
 extern const size_t api_nroutes;
-/* A route's flags (struct http_route's flags): */
-/* its handler checks the session itself, first, before anything else it
- * does, so that it may read the session with its data in one statement
- * (GET /api/citas: api_session_citas); api_authorize lets such a request
- * through untouched. Only for body-less reads, whose body (if any) is
- * ignored: nothing of the request is acted on before the check. */
+/* A route's flags (struct http_route.flags, the API's own): with
+ * API_ROUTE_SESSION_IN_HANDLER its handler checks the session itself,
+ * first, before anything else it does, so that it may read the session with
+ * its data in one statement (GET /api/citas: api_session_citas);
+ * api_authorize lets such a request through untouched. Only for body-less
+ * reads, whose body (if any) is ignored: nothing of the request is acted on
+ * before the check. */
 #define API_ROUTE_SESSION_IN_HANDLER 1u
 /* The HTTP layer's authorize hook (http_auth_fn): api_session before the
  * body, except on a route flagged API_ROUTE_SESSION_IN_HANDLER. */

@@ -373,88 +373,6 @@ static void the_user_listing_is_streamed_whole_and_newest_first(void **state)
     resp_free(&r);
 }
 
-/* --- memory ---------------------------------------------------------------------------- */
-
-/* Counts the rows of a streamed listing without keeping it: the number of
- * `{"id":"` seen across the chunks, and the body's last bytes; and samples
- * the server's resident memory as the body arrives. (Not its VmHWM: every
- * sign-in's password hash takes 64 MiB for a moment, and gives it back.) */
-struct counter {
-    pid_t server;
-    long calls, max_rss;
-    char carry[8];
-    size_t ncarry;
-    long rows;
-    char tail[16];
-    size_t bytes;
-};
-
-static size_t count_rows(char *data, size_t size, size_t nmemb, void *ud)
-{
-    static const char needle[] = "{\"id\":\"";
-    const size_t nl = sizeof needle - 1;
-    struct counter *c = ud;
-    size_t n = size * nmemb;
-    char *win = malloc(c->ncarry + n);
-    memcpy(win, c->carry, c->ncarry);
-    memcpy(win + c->ncarry, data, n);
-    size_t wn = c->ncarry + n;
-    for (const char *p = win; (p = memmem(p, (size_t)(win + wn - p), needle, nl)); p += nl)
-        c->rows++;
-    c->ncarry = wn < nl - 1 ? wn : nl - 1;
-    memcpy(c->carry, win + wn - c->ncarry, c->ncarry);
-    size_t keep = wn < sizeof c->tail - 1 ? wn : sizeof c->tail - 1;
-    memcpy(c->tail, win + wn - keep, keep);
-    c->tail[keep] = '\0';
-    c->bytes += n;
-    free(win);
-    if (c->calls++ % 16 == 0) {
-        long rss = proc_rss_kib(c->server);
-        if (rss > c->max_rss) c->max_rss = rss;
-    }
-    return n;
-}
-
-static void a_huge_listing_keeps_the_servers_memory_bounded(void **state)
-{
-    (void)state;
-    if (built_with_asan()) {
-        /* the sanitizer's shadow memory and quarantine make RSS meaningless */
-        skip();
-    }
-    enum { HUGE = 200000 };
-    seed_citas(&F.s, OTHER.id, HUGE, 1000000);
-    long total = db_count(&F.s, "SELECT count(*) FROM citas");
-    long before = proc_rss_kib(F.s.pid);
-    CURL *h = curl_easy_init();
-    assert_non_null(h);
-    char url[128], auth[128];
-    snprintf(url, sizeof url, "%s/api/citas", F.s.base);
-    snprintf(auth, sizeof auth, "Authorization: Bearer %s", ADMIN.token);
-    struct curl_slist *hdr = curl_slist_append(NULL, auth);
-    struct counter c = {.server = F.s.pid};
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, count_rows);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &c);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 300L);
-    assert_int_equal(curl_easy_perform(h), CURLE_OK);
-    long status;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(hdr);
-    curl_easy_cleanup(h);
-    assert_int_equal(status, 200);
-    assert_int_equal(c.rows, total);
-    assert_non_null(strstr(c.tail, "}}]}"));
-    long peak = c.max_rss;
-    printf("listing %ld rows (%zu bytes): server RSS %ld KiB before, at most %ld KiB during\n",
-           c.rows, c.bytes, before, peak);
-    /* the body is ~100 MiB; built whole it would take at least that */
-    if (peak > 64 * 1024)
-        fail_msg("the server's RSS reached %ld KiB listing %zu bytes", peak, c.bytes);
-    expect_healthy(&F.s);
-}
-
 /* --- pages cut by their size ------------------------------------------------------------ */
 
 enum { WIDE = 700, WIDE_NOTE = 3000 }; /* about 70 rows fill a page's bytes */
@@ -600,6 +518,88 @@ static void pages_cut_by_their_size_lose_and_repeat_no_row(void **state)
     resp_free(&r);
 }
 
+/* --- memory ---------------------------------------------------------------------------- */
+
+/* Counts the rows of a streamed listing without keeping it: the number of
+ * `{"id":"` seen across the chunks, and the body's last bytes; and samples
+ * the server's resident memory as the body arrives. (Not its VmHWM: every
+ * sign-in's password hash takes 64 MiB for a moment, and gives it back.) */
+struct counter {
+    pid_t server;
+    long calls, max_rss;
+    char carry[8];
+    size_t ncarry;
+    long rows;
+    char tail[16];
+    size_t bytes;
+};
+
+static size_t count_rows(char *data, size_t size, size_t nmemb, void *ud)
+{
+    static const char needle[] = "{\"id\":\"";
+    const size_t nl = sizeof needle - 1;
+    struct counter *c = ud;
+    size_t n = size * nmemb;
+    char *win = malloc(c->ncarry + n);
+    memcpy(win, c->carry, c->ncarry);
+    memcpy(win + c->ncarry, data, n);
+    size_t wn = c->ncarry + n;
+    for (const char *p = win; (p = memmem(p, (size_t)(win + wn - p), needle, nl)); p += nl)
+        c->rows++;
+    c->ncarry = wn < nl - 1 ? wn : nl - 1;
+    memcpy(c->carry, win + wn - c->ncarry, c->ncarry);
+    size_t keep = wn < sizeof c->tail - 1 ? wn : sizeof c->tail - 1;
+    memcpy(c->tail, win + wn - keep, keep);
+    c->tail[keep] = '\0';
+    c->bytes += n;
+    free(win);
+    if (c->calls++ % 16 == 0) {
+        long rss = proc_rss_kib(c->server);
+        if (rss > c->max_rss) c->max_rss = rss;
+    }
+    return n;
+}
+
+static void a_huge_listing_keeps_the_servers_memory_bounded(void **state)
+{
+    (void)state;
+    if (built_with_asan()) {
+        /* the sanitizer's shadow memory and quarantine make RSS meaningless */
+        skip();
+    }
+    enum { HUGE = 200000 };
+    seed_citas(&F.s, OTHER.id, HUGE, 1000000);
+    long total = db_count(&F.s, "SELECT count(*) FROM citas");
+    long before = proc_rss_kib(F.s.pid);
+    CURL *h = curl_easy_init();
+    assert_non_null(h);
+    char url[128], auth[128];
+    snprintf(url, sizeof url, "%s/api/citas", F.s.base);
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", ADMIN.token);
+    struct curl_slist *hdr = curl_slist_append(NULL, auth);
+    struct counter c = {.server = F.s.pid};
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, count_rows);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &c);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 300L);
+    assert_int_equal(curl_easy_perform(h), CURLE_OK);
+    long status;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(h);
+    assert_int_equal(status, 200);
+    assert_int_equal(c.rows, total);
+    assert_non_null(strstr(c.tail, "}}]}"));
+    long peak = c.max_rss;
+    printf("listing %ld rows (%zu bytes): server RSS %ld KiB before, at most %ld KiB during\n",
+           c.rows, c.bytes, before, peak);
+    /* the body is ~100 MiB; built whole it would take at least that */
+    if (peak > 64 * 1024)
+        fail_msg("the server's RSS reached %ld KiB listing %zu bytes", peak, c.bytes);
+    expect_healthy(&F.s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -610,8 +610,8 @@ int main(void)
         cmocka_unit_test(cliente_id_narrows_a_barbers_or_admins_listing_only),
         cmocka_unit_test(a_wrong_parameter_is_400_and_auth_comes_first),
         cmocka_unit_test(the_user_listing_is_streamed_whole_and_newest_first),
-        cmocka_unit_test(a_huge_listing_keeps_the_servers_memory_bounded),
         cmocka_unit_test(pages_cut_by_their_size_lose_and_repeat_no_row),
+        cmocka_unit_test(a_huge_listing_keeps_the_servers_memory_bounded),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
