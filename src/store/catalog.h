@@ -9,14 +9,14 @@
 
 /* --- catalog --------------------------------------------------------------- */
 
-br_err store_barbero_add(struct store *st, const struct barbero *b) WARN_UNUSED;
+br_err store_barbero_add(struct store *st, const struct barbero *b) STORE_WRITE WARN_UNUSED;
 /* OUT: *b (clear with barbero_clear). BR_NOTFOUND when none. */
 br_err store_barbero_get(struct store *st, const char *id, struct barbero *b) WARN_UNUSED;
 typedef br_err (*store_barbero_fn)(void *ud, const struct barbero *b);
 /* By nombre. */
 br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud) WARN_UNUSED;
 
-br_err store_servicio_add(struct store *st, const struct servicio *s) WARN_UNUSED;
+br_err store_servicio_add(struct store *st, const struct servicio *s) STORE_WRITE WARN_UNUSED;
 br_err store_servicio_get(struct store *st, const char *id, struct servicio *s) WARN_UNUSED;
 typedef br_err (*store_servicio_fn)(void *ud, const struct servicio *s);
 br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud) WARN_UNUSED;
@@ -37,7 +37,7 @@ struct barbero_patch {
 };
 /* In one transaction. BR_NOTFOUND when there is no such barber. */
 br_err store_barbero_update(struct store *st, const char *id,
-                            const struct barbero_patch *p) WARN_UNUSED;
+                            const struct barbero_patch *p) STORE_WRITE WARN_UNUSED;
 
 struct servicio_patch {
     const char *nombre;
@@ -47,7 +47,7 @@ struct servicio_patch {
     int activo; /* 1, 0, or -1 */
 };
 br_err store_servicio_update(struct store *st, const char *id,
-                             const struct servicio_patch *p) WARN_UNUSED;
+                             const struct servicio_patch *p) STORE_WRITE WARN_UNUSED;
 
 /* One interval of a weekly schedule: ISO weekday (1 Monday ... 7 Sunday),
  * minutes from the shop's local midnight, [inicio, fin). */
@@ -66,7 +66,7 @@ br_err store_horario_dia(struct store *st, int dia, const char *barbero_id, stor
 /* Replaces a barber's week with the n intervals, in one transaction.
  * BR_NOTFOUND when there is no such barber (nothing written). */
 br_err store_horario_set(struct store *st, const char *barbero_id, const struct horario_tramo *t,
-                         int n) WARN_UNUSED;
+                         int n) STORE_WRITE WARN_UNUSED;
 
 /* A day off of one barber, or (barbero_id "") a closure of the whole shop,
  * for the local dates desde to hasta, both included. */
@@ -78,13 +78,13 @@ struct ausencia {
     br_ts created_at;
 };
 typedef br_err (*store_ausencia_fn)(void *ud, const struct ausencia *a);
-br_err store_ausencia_add(struct store *st, const struct ausencia *a) WARN_UNUSED;
+br_err store_ausencia_add(struct store *st, const struct ausencia *a) STORE_WRITE WARN_UNUSED;
 /* All of them, by desde then id. */
 br_err store_ausencias_each(struct store *st, store_ausencia_fn fn, void *ud) WARN_UNUSED;
 /* Those that cover the date fecha (YYYY-MM-DD). */
 br_err store_ausencias_on(struct store *st, const char *fecha, store_ausencia_fn fn,
                           void *ud) WARN_UNUSED;
 /* BR_NOTFOUND when there is no such one. */
-br_err store_ausencia_delete(struct store *st, const char *id) WARN_UNUSED;
+br_err store_ausencia_delete(struct store *st, const char *id) STORE_WRITE WARN_UNUSED;
 
 #endif

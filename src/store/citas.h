@@ -21,7 +21,7 @@ br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char 
  * mail is non-NULL, the confirmation in the outbox. BR_CONFLICT when the
  * slot was taken meanwhile (nothing written). */
 br_err store_cita_book(struct store *st, const struct cita *c,
-                       const struct outbox_msg *mail) WARN_UNUSED;
+                       const struct outbox_msg *mail) STORE_WRITE WARN_UNUSED;
 
 /* OUT: *n, how many of the client's appointments are upcoming - not
  * cancelled, starting after now - counting no further than bound. */
@@ -34,7 +34,7 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
  * transaction: one client's bookings take turns, so racing ones never
  * pass the cap together. cap 0 (or now NULL): no cap. */
 br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
-                              const char *now, int64_t cap) WARN_UNUSED;
+                              const char *now, int64_t cap) STORE_WRITE WARN_UNUSED;
 
 br_err store_cita_exists(struct store *st, const char *id, bool *exists) WARN_UNUSED;
 
@@ -107,13 +107,13 @@ struct cita_change {
     enum cambio_why why;           /* OUT */
     char *event_id;                /* OUT on success: the cita's Google event (caller frees) */
 };
-br_err store_cita_change(struct store *st, struct cita_change *ch) WARN_UNUSED;
+br_err store_cita_change(struct store *st, struct cita_change *ch) STORE_WRITE WARN_UNUSED;
 
 /* Records a calendar event made after the booking (a reschedule of a cita
  * that had none): only when the cita still has none and is not cancelled.
  * OUT: *stored, whether it was recorded. */
 br_err store_cita_set_event(struct store *st, const char *id, const char *event_id,
-                            bool *stored) WARN_UNUSED;
+                            bool *stored) STORE_WRITE WARN_UNUSED;
 
 /* Queues the reminders due at now_ms: one per live cita starting within
  * (now, now + window], for its current start, when that start was
@@ -122,7 +122,7 @@ br_err store_cita_set_event(struct store *st, const char *id, const char *event_
  * across processes (the unique index mail_outbox_recordatorio); never for
  * a cancelled cita (checked under the cita's lock). OUT: *queued. */
 br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms,
-                             int *queued) WARN_UNUSED;
+                             int *queued) STORE_WRITE WARN_UNUSED;
 /* OUT: *next, the earliest start of a live cita after `after` ("" when
  * none): the worker's next reminder is due window before it. */
 br_err store_reminder_next(struct store *st, const char *after, br_ts next) WARN_UNUSED;

@@ -15,7 +15,8 @@ br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo
 /* Inserts the photo record unless the cita already has `cap` photos of that
  * tipo, counted and inserted in one write transaction. BR_CONFLICT when
  * full (nothing written). */
-br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap) WARN_UNUSED;
+br_err store_foto_insert_capped(struct store *st, const struct foto *f,
+                                int cap) STORE_WRITE WARN_UNUSED;
 
 /* store_foto_insert_capped that also records the object's size (bytes),
  * refuses the photo when its uploader would keep more than quota bytes of
@@ -26,7 +27,7 @@ br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap)
  * past the quota; BR_STORE when the intent is no longer this instance's (a
  * sweeper took it over): nothing written in any of these. */
 br_err store_foto_insert_put(struct store *st, const struct foto *f, int64_t bytes, int cap,
-                             int64_t quota, const struct obj_intent *put) WARN_UNUSED;
+                             int64_t quota, const struct obj_intent *put) STORE_WRITE WARN_UNUSED;
 
 /* What a photo counts against its uploader's quota: its size rounded up to
  * whole blocks, as a disk stores it at least, so that a flood of tiny
@@ -52,7 +53,7 @@ br_err store_foto_get_owned(struct store *st, const char *id, const char *client
  * (nothing written); BR_CONFLICT when the object's key already has an
  * intent. */
 br_err store_foto_delete(struct store *st, const char *id,
-                         const struct obj_intent *del) WARN_UNUSED;
+                         const struct obj_intent *del) STORE_WRITE WARN_UNUSED;
 
 /* OUT: *exists, whether a photo record names that object key. */
 br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *exists) WARN_UNUSED;
@@ -66,19 +67,21 @@ br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn,
 
 /* Records an intent in its own committed write. BR_CONFLICT when the key
  * already has one: recording reserves the key. */
-br_err store_intent_add(struct store *st, const struct obj_intent *in) WARN_UNUSED;
+br_err store_intent_add(struct store *st, const struct obj_intent *in) STORE_WRITE WARN_UNUSED;
 
 /* Clears intent id if instance still owns it (no error when it does not). */
-br_err store_intent_clear(struct store *st, const char *id, const char *instance) WARN_UNUSED;
+br_err store_intent_clear(struct store *st, const char *id,
+                          const char *instance) STORE_WRITE WARN_UNUSED;
 
 /* Gives up an intent instance owns, so that the next sweep finishes it,
  * whoever runs it (no error when instance does not own it). */
-br_err store_intent_disown(struct store *st, const char *id, const char *instance) WARN_UNUSED;
+br_err store_intent_disown(struct store *st, const char *id,
+                           const char *instance) STORE_WRITE WARN_UNUSED;
 
 /* Takes intent id over from old_instance, as the process `to` names.
  * BR_NOTFOUND when it is gone or someone else took it first. */
 br_err store_intent_take(struct store *st, const char *id, const char *old_instance,
-                         const struct obj_intent *to) WARN_UNUSED;
+                         const struct obj_intent *to) STORE_WRITE WARN_UNUSED;
 
 typedef br_err (*store_intent_fn)(void *ud, const struct obj_intent *in);
 /* Every intent, oldest first. */
@@ -87,13 +90,13 @@ br_err store_intents_each(struct store *st, store_intent_fn fn, void *ud) WARN_U
 /* Records that instance (on node, with pid) is alive at now: creates its
  * lease or renews it. */
 br_err store_lease_renew(struct store *st, const char *instance, const char *node, int64_t pid,
-                         const char *now) WARN_UNUSED;
+                         const char *now) STORE_WRITE WARN_UNUSED;
 /* OUT: *live, whether instance renewed its lease at or after since. */
 br_err store_lease_live(struct store *st, const char *instance, const char *since,
                         bool *live) WARN_UNUSED;
 /* Ends instance's lease (a clean stop). */
-br_err store_lease_end(struct store *st, const char *instance) WARN_UNUSED;
+br_err store_lease_end(struct store *st, const char *instance) STORE_WRITE WARN_UNUSED;
 /* Forgets the leases last renewed before `before`. */
-br_err store_leases_expire(struct store *st, const char *before) WARN_UNUSED;
+br_err store_leases_expire(struct store *st, const char *before) STORE_WRITE WARN_UNUSED;
 
 #endif

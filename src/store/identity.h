@@ -20,7 +20,7 @@ struct new_user {
 
 /* Creates an identity user and its profile in one transaction.
  * BR_CONFLICT when the e-mail is taken. */
-br_err store_user_create(struct store *st, const struct new_user *u) WARN_UNUSED;
+br_err store_user_create(struct store *st, const struct new_user *u) STORE_WRITE WARN_UNUSED;
 
 /* The user with that (normalised) e-mail. OUT: *u (clear with user_clear)
  * and *password_hash (caller frees). BR_NOTFOUND when none. */
@@ -30,19 +30,19 @@ br_err store_user_by_email(struct store *st, const char *email, struct user *u,
 /* Replaces the password hash and ends every session of the user, in one
  * transaction. BR_NOTFOUND when there is no such user. */
 br_err store_user_set_password(struct store *st, const char *user_id,
-                               const char *password_hash) WARN_UNUSED;
+                               const char *password_hash) STORE_WRITE WARN_UNUSED;
 
 /* Opens a session for a sign-in: stores the token's hash, records the time
  * as the user's last sign-in and drops the user's expired sessions. */
 br_err store_session_open(struct store *st, const char *user_id, const char *token_hash,
-                          const char *now, const char *expires_at) WARN_UNUSED;
+                          const char *now, const char *expires_at) STORE_WRITE WARN_UNUSED;
 
 /* The principal of a live session (expires_at > now). OUT: *p, cleared with
  * principal_clear. BR_NOTFOUND when there is no such live session. */
 br_err store_session_principal(struct store *st, const char *token_hash, const char *now,
                                struct principal *p) WARN_UNUSED;
 
-br_err store_session_close(struct store *st, const char *token_hash) WARN_UNUSED;
+br_err store_session_close(struct store *st, const char *token_hash) STORE_WRITE WARN_UNUSED;
 
 typedef br_err (*store_user_fn)(void *ud, const struct user *u, const struct perfil *p);
 /* Every user with its profile (p NULL when none), by e-mail. */
@@ -86,7 +86,7 @@ struct throttle_key {
  * committed. */
 typedef void (*store_throttle_fn)(void *ud, struct throttle_key *keys, int n);
 br_err store_throttle_update(struct store *st, struct throttle_key *keys, int n, int64_t now_ms,
-                             bool prune, store_throttle_fn fn, void *ud) WARN_UNUSED;
+                             bool prune, store_throttle_fn fn, void *ud) STORE_WRITE WARN_UNUSED;
 
 /* --- perfiles ------------------------------------------------------------- */
 
@@ -102,7 +102,7 @@ struct perfil_patch {
 };
 /* Updates the profile; a missing profile is left missing (no error). */
 br_err store_perfil_update(struct store *st, const char *id,
-                           const struct perfil_patch *patch) WARN_UNUSED;
+                           const struct perfil_patch *patch) STORE_WRITE WARN_UNUSED;
 
 typedef br_err (*store_usuario_fn)(void *ud, const struct usuario_view *u);
 /* The admin listing: profiles, newest first (created_at, then id), with

@@ -13,13 +13,13 @@
  * holding it until lease_until. OUT: *m (clear with outbox_clear).
  * BR_NOTFOUND when nothing is due. */
 br_err store_outbox_claim(struct store *st, const char *now, const char *lease_until,
-                          struct outbox_msg *m) WARN_UNUSED;
-br_err store_outbox_sent(struct store *st, const char *id, const char *now) WARN_UNUSED;
+                          struct outbox_msg *m) STORE_WRITE WARN_UNUSED;
+br_err store_outbox_sent(struct store *st, const char *id, const char *now) STORE_WRITE WARN_UNUSED;
 /* Records a failed attempt; the message is retried at next_attempt_at. */
 br_err store_outbox_retry(struct store *st, const char *id, const char *error,
-                          const char *next_attempt_at) WARN_UNUSED;
+                          const char *next_attempt_at) STORE_WRITE WARN_UNUSED;
 br_err store_outbox_drop(struct store *st, const char *id, const char *error,
-                         const char *now) WARN_UNUSED;
+                         const char *now) STORE_WRITE WARN_UNUSED;
 /* OUT: how many messages wait (pending) and were given up (dropped). */
 br_err store_outbox_counts(struct store *st, int64_t *pending, int64_t *dropped) WARN_UNUSED;
 /* OUT: *next, the earliest next_attempt_at among pending messages ("" when

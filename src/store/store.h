@@ -28,6 +28,12 @@
 struct config;
 struct store;
 
+/* Placed after the parameter list of every function that changes data
+ * (inserts, updates, deletes, the schema). Only the core, and the identity
+ * provider beside it, call them; the handlers (src/api/) and the commands
+ * (src/cli/) read straight from the store but write through the core. */
+#define STORE_WRITE /* changes data: called from core only (scripts/check-layers) */
+
 /* --- lifetime ------------------------------------------------------------ */
 
 /* Opens the store the configuration names (SQLite in data_dir unless
@@ -37,7 +43,7 @@ struct store;
  * closed with store_close(). */
 br_err store_open(const struct config *cfg, int pool_size, struct store **out) WARN_UNUSED;
 void store_close(struct store *st);
-br_err store_migrate(struct store *st) WARN_UNUSED;
+br_err store_migrate(struct store *st) STORE_WRITE WARN_UNUSED;
 br_err store_ping(struct store *st) WARN_UNUSED;
 /* "sqlite" or "postgresql". */
 const char *store_backend(const struct store *st);

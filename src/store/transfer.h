@@ -38,7 +38,8 @@ typedef br_err (*store_load_fn)(void *ud, int *table, struct db_val *cols, int *
  * or, on any failure, none. default_week: the rows come from before the
  * schedules (they hold no horarios), so every barber gets the default
  * week in the same transaction, as the migration gives it. */
-br_err store_load(struct store *st, store_load_fn next, void *ud, bool default_week) WARN_UNUSED;
+br_err store_load(struct store *st, store_load_fn next, void *ud,
+                  bool default_week) STORE_WRITE WARN_UNUSED;
 
 /* Copies the whole database into a new file at path, consistently, while
  * the service goes on (SQLite's online backup); BR_CONFIG on a backend
@@ -46,6 +47,6 @@ br_err store_load(struct store *st, store_load_fn next, void *ud, bool default_w
 br_err store_backup(struct store *st, const char *path) WARN_UNUSED;
 /* Replaces the database's content with the copy at path (a store_backup
  * file), then migrates it to this version's schema. BR_CONFIG as above. */
-br_err store_restore(struct store *st, const char *path) WARN_UNUSED;
+br_err store_restore(struct store *st, const char *path) STORE_WRITE WARN_UNUSED;
 
 #endif
