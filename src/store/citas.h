@@ -58,8 +58,8 @@ br_err store_citas_range(struct store *st, const struct cita_range *q, store_cit
 /* The session's principal and, when the session is a client's, her
  * appointments in q (its cliente_id ignored: hers) given to fn as
  * store_citas_range would - in one statement (PostgreSQL: one round trip
- * instead of two). Where answers are remembered (store_remembers) the API
- * asks store_session_principal instead, which remembers the session. *listed tells
+ * instead of two). Where reads can be marked (store_marks) the API asks
+ * store_session_principal instead, which remembers the session. *listed tells
  * whether fn was given the listing (a client's session); a barbero's or an
  * admin's session gets false and lists as usual. BR_NOTFOUND when there is
  * no such live session; fn's own error (after *listed) stops the listing. */

@@ -61,56 +61,40 @@ typedef br_err (*store_plan_fn)(void *ud, const char *name, const char *plan);
  * Lets a test prove that none of them scans a whole table or sorts. */
 br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud) WARN_UNUSED;
 
-/* --- answers remembered while nothing they read changed ---------------------- *
+/* --- whether a read still holds ------------------------------------------------ *
  * Where the database can tell cheaply whether anything was committed since
  * a moment (SQLite: its wal-index header and the writer's journal, see
- * db_ops.mark), the store remembers a few read-only answers and hands them
- * back for as long as nothing they read has changed: exact, never stale. A
- * write says what it may change (anything, by default; a booking only its
- * client's listing, and the free slots of every day; bookkeeping nothing
- * remembered), and a commit by any other process drops them all. Elsewhere (PostgreSQL) nothing is
- * remembered and every read goes to the database. Verified sessions are
- * remembered the same way inside store_session_principal. */
-enum store_memo { STORE_MEMO_BARBEROS, STORE_MEMO_SERVICIOS, STORE_MEMO_N };
+ * db_ops.mark) and BARBERIA_MEMO allows it, a read can be marked before it
+ * runs and asked later whether anything it depends on has changed since:
+ * exact, never a wrong "unchanged". A write says what it may change
+ * (anything, by default; a booking only its client's appointments;
+ * bookkeeping - the outbox, intents, leases, sign-in counters, photo
+ * records, new sessions - nothing a marked read depends on), and a commit
+ * by any other process changes everything. Elsewhere (PostgreSQL) nothing
+ * can be marked. The store remembers verified sessions this way
+ * (store_session_principal); memo/memo.h remembers the API's answers. */
 
-#define STORE_MEMO_TAG 40  /* room for a tag (an ETag) with its NUL */
-#define STORE_MEMO_KEY 200 /* room for a listing's key with its NUL */
-
-struct store_memo_ticket {
-    struct db_mark mark; /* the database's moment before the read */
-    bool marked;
-    char key[STORE_MEMO_KEY];
+/* What a read depends on, besides bookkeeping. */
+enum store_depends {
+    STORE_DEPENDS_SHARED,  /* the shared data: catalog, schedules, profiles, users, sessions */
+    STORE_DEPENDS_CLIENT,  /* that and one client's appointments */
+    STORE_DEPENDS_CLIENTS, /* that and every client's appointments */
 };
 
-/* A copy of the answer remembered under slot when nothing it read changed
- * since: true, *text (owned by the caller, len bytes) and tag. Else false,
- * and *t is what store_memo_put needs once the answer has been read afresh. */
-bool store_memo_get(struct store *st, enum store_memo slot, struct store_memo_ticket *t,
-                    char **text, size_t *len, char tag[STORE_MEMO_TAG]);
-/* Remembers text (copied) and tag under slot, as of t. */
-void store_memo_put(struct store *st, enum store_memo slot, const struct store_memo_ticket *t,
-                    const char *text, size_t len, const char *tag);
+/* A moment of the store, taken before a read. */
+struct store_mark {
+    struct db_mark db;
+};
 
-/* Whether answers are remembered at all (not on PostgreSQL). */
-bool store_remembers(const struct store *st);
-/* A client's own listing of appointments, as store_memo_get: remembered
- * under her id and query (what else the answer depends on: the filters and
- * the page), until her appointments, any profile, barber or service change.
- * Answers longer than 16 KiB are not remembered. */
-bool store_listing_get(struct store *st, const char *client_id, const char *query,
-                       struct store_memo_ticket *t, char **text, size_t *len);
-void store_listing_put(struct store *st, const struct store_memo_ticket *t, const char *text,
-                       size_t len);
-/* The free slots of a day, as store_memo_get: remembered under key
- * (everything the answer depends on besides the database and the clock),
- * until any appointment, barber, service, schedule or absence changes, and
- * only while the clock is within the span given to store_slots_put: a copy
- * when now_ms is in it. Answers longer than 32 KiB are not remembered. */
-bool store_slots_get(struct store *st, const char *key, int64_t now_ms, struct store_memo_ticket *t,
-                     char **text, size_t *len);
-/* Remembers text as of t, for the clock's span [from_ms, until_ms). */
-void store_slots_put(struct store *st, const struct store_memo_ticket *t, int64_t from_ms,
-                     int64_t until_ms, const char *text, size_t len);
+/* Whether reads can be marked at all (SQLite, BARBERIA_MEMO not 0). */
+bool store_marks(const struct store *st);
+/* OUT: *m, the moment now of a read that depends on `on` (cliente_id: the
+ * client, for STORE_DEPENDS_CLIENT). False when no mark can be taken now
+ * (then the read is not to be remembered). Only where store_marks. */
+bool store_mark(struct store *st, enum store_depends on, const char *cliente_id,
+                struct store_mark *m);
+/* Whether nothing the read marked m depends on was committed since. */
+bool store_unchanged(struct store *st, const struct store_mark *m);
 
 #include "identity.h"
 #include "catalog.h"

@@ -21,11 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SESSION_MEMO     1024  /* verified sessions remembered (direct-mapped by token hash) */
-#define LISTING_MEMO     256   /* clients' listings remembered (direct-mapped by key) */
-#define LISTING_MEMO_MAX 16384 /* the longest listing remembered, in bytes: 4 MiB in all */
-#define SLOTS_MEMO       256   /* days' free slots remembered (direct-mapped by key) */
-#define SLOTS_MEMO_MAX   32768 /* the longest day remembered, in bytes: 8 MiB in all */
+#define SESSION_MEMO 1024 /* verified sessions remembered (direct-mapped by token hash) */
 
 struct session_memo {
     char token_hash[65]; /* "" when empty */
@@ -34,22 +30,10 @@ struct session_memo {
     struct principal p;
 };
 
-struct answer_memo {
-    struct db_mark mark;
-    char key[STORE_MEMO_KEY]; /* listings: whose and which; "" for the catalog's */
-    char *text;               /* NULL when empty */
-    size_t len;
-    char tag[STORE_MEMO_TAG];
-    int64_t from_ms, until_ms; /* the clock's span in which it holds */
-};
-
 struct store {
     struct db *db;
-    pthread_mutex_t memo_mu; /* sessions and answers */
-    struct session_memo *sessions;
-    struct answer_memo answers[STORE_MEMO_N];
-    struct answer_memo *listings; /* LISTING_MEMO of them */
-    struct answer_memo *slots;    /* SLOTS_MEMO of them */
+    pthread_mutex_t memo_mu;       /* the sessions */
+    struct session_memo *sessions; /* NULL where reads cannot be marked (store_marks) */
     /* the catalog's names as of a version (names.h), for the listings */
     pthread_mutex_t names_mu;
     bool names_on;       /* BARBERIA_MEMO */
@@ -220,7 +204,7 @@ static inline br_err one_ts(void *ud, const struct db_val *c, int n)
     return BR_OK;
 }
 
-/* Only called where the memos exist, so where the adapter has mark. */
+/* Only called where reads can be marked (store_marks), so where the adapter has mark. */
 static inline bool mark_now(struct store *st, uint64_t key, struct db_mark *m)
 {
     return st->db->ops->mark(st->db, key, m);
