@@ -280,16 +280,24 @@ typedef br_err (*names_try_fn)(struct store *st, struct names *n, void *ud, bool
  * names_fresh) or BARBERIA_MEMO is 0. */
 br_err with_names(struct store *st, names_try_fn try, void *ud);
 
+/* What a listing's row callback returns to stop its statement when the
+ * names it holds turn out stale (names_check). Not one of br_err's codes:
+ * nothing failed, so no adapter may take it for a failure of its own (a
+ * busy pool, a lost connection: BR_BUSY), and it never leaves the store -
+ * the listing's try sees *stale and with_names reads again. */
+#define NAMES_STALE ((br_err)-1)
+
 /* Whether the names n are of the version a listing's first row read
- * (BR_OK), or the listing must stop before anything is listed (BR_BUSY,
- * *stale set): every row has the version of the same snapshot. */
+ * (BR_OK), or the listing must stop before anything is listed
+ * (NAMES_STALE, *stale set): every row has the version of the same
+ * snapshot. */
 static inline br_err names_check(const struct names *n, const struct db_val *version, bool *checked,
                                  bool *stale)
 {
     if (*checked) return BR_OK;
     if (!names_is(n, version)) {
         *stale = true;
-        return BR_BUSY; /* stops the statement; with_names reads on */
+        return NAMES_STALE; /* stops the statement; with_names reads on */
     }
     *checked = true;
     return BR_OK;
