@@ -83,6 +83,36 @@ static void key_free(char *owned[DUMP_KEY_MAX])
     }
 }
 
+/* A column in the store's own form (store_value). */
+static struct store_value value_of(const struct db_val *v)
+{
+    switch (v->type) {
+    case DB_INT:
+        return (struct store_value){.type = STORE_INT, .i = v->i};
+    case DB_REAL:
+        return (struct store_value){.type = STORE_REAL, .d = v->d};
+    case DB_TEXT:
+        return (struct store_value){.type = STORE_TEXT, .s = v->s, .n = v->n};
+    default:
+        return (struct store_value){.type = STORE_NULL};
+    }
+}
+
+/* A value to bind, from the store's own form. */
+static struct db_val param_of(const struct store_value *v)
+{
+    switch (v->type) {
+    case STORE_INT:
+        return db_int(v->i);
+    case STORE_REAL:
+        return db_real(v->d);
+    case STORE_TEXT:
+        return (struct db_val){.type = DB_TEXT, .s = v->s, .n = v->n};
+    default:
+        return db_null();
+    }
+}
+
 static br_err dump_row(void *ud, const struct db_val *cols, int n)
 {
     struct dump_page *p = ud;
@@ -101,7 +131,11 @@ static br_err dump_row(void *ud, const struct db_val *cols, int n)
         }
     }
     p->have = true;
-    return p->fn(p->ud, p->table, cols, n);
+    if (n > STORE_ROW_MAX) return err_set(BR_STORE, "a row of more than %d columns", STORE_ROW_MAX);
+    struct store_value v[STORE_ROW_MAX];
+    for (int i = 0; i < n; i++)
+        v[i] = value_of(&cols[i]);
+    return p->fn(p->ud, p->table, v, n);
 }
 
 br_err store_dump(struct store *st, store_dump_fn fn, void *ud)
@@ -179,14 +213,17 @@ static br_err load_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct load *l = ud;
     for (;;) {
-        struct db_val v[32];
+        struct store_value v[STORE_ROW_MAX];
         int table = -1, n = 0;
         br_err rc = l->next(l->ud, &table, v, &n);
         if (rc == BR_NOTFOUND) return l->default_week ? default_weeks(db, c) : BR_OK;
         if (rc) return rc;
         if (table < 0 || table >= (int)ARRAY_LEN(dump_tables) || n != dump_tables[table].t.ncols)
             return err_set(BR_INVALID, "a row that fits no table");
-        rc = db->ops->exec(c, dump_tables[table].insert, v, n, NULL, NULL, NULL);
+        struct db_val p[STORE_ROW_MAX];
+        for (int i = 0; i < n; i++)
+            p[i] = param_of(&v[i]);
+        rc = db->ops->exec(c, dump_tables[table].insert, p, n, NULL, NULL, NULL);
         if (rc) return rc;
     }
 }

@@ -22,18 +22,32 @@ struct store_table {
 /* OUT: *out, the tables (static). Returns how many. */
 int store_tables(const struct store_table **out);
 
+/* One value of a row: the store's own form, so that what moves rows in and
+ * out (core/transfer.c) never touches the SQL port. Text is s, n bytes,
+ * not necessarily NUL-terminated, borrowed as each function says. */
+enum store_type { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT };
+struct store_value {
+    enum store_type type;
+    int64_t i;     /* STORE_INT */
+    double d;      /* STORE_REAL */
+    const char *s; /* STORE_TEXT */
+    size_t n;
+};
+#define STORE_ROW_MAX 32 /* values in a row at most */
+
 /* Called once per row with the table's index and its ncols values (times
- * in the API's form, ids lowercase, on every backend). */
-typedef br_err (*store_dump_fn)(void *ud, int table, const struct db_val *cols, int n);
+ * in the API's form, ids lowercase, on every backend), borrowed until fn
+ * returns. */
+typedef br_err (*store_dump_fn)(void *ud, int table, const struct store_value *cols, int n);
 /* Hands over every row of every table, table by table in store_tables()
  * order, each in key order, all from one snapshot (a read transaction),
  * read page by page: memory stays flat whatever the size. */
 br_err store_dump(struct store *st, store_dump_fn fn, void *ud) WARN_UNUSED;
 
-/* Supplies the next row to load: OUT *table and the values (at most 32,
- * borrowed until the next call) and *n; BR_NOTFOUND when there are no
- * more. */
-typedef br_err (*store_load_fn)(void *ud, int *table, struct db_val *cols, int *n);
+/* Supplies the next row to load: OUT *table and the values (at most
+ * STORE_ROW_MAX, their texts borrowed until the next call) and *n;
+ * BR_NOTFOUND when there are no more. */
+typedef br_err (*store_load_fn)(void *ud, int *table, struct store_value *cols, int *n);
 /* Inserts every row next() supplies in one write transaction: all of them
  * or, on any failure, none. default_week: the rows come from before the
  * schedules (they hold no horarios), so every barber gets the default
