@@ -60,13 +60,13 @@ static bool session_recall(struct store *st, const char *token_hash, const char 
 {
     struct session_memo *m = session_slot(st, token_hash);
     bool hit = false;
-    pthread_mutex_lock(&st->memo_mu);
+    pthread_mutex_lock(&st->sessions_mu);
     if (!strcmp(m->token_hash, token_hash) && strcmp(m->expires_at, now) > 0 &&
         unchanged(st, &m->mark)) {
         principal_copy(p, &m->p);
         hit = true;
     }
-    pthread_mutex_unlock(&st->memo_mu);
+    pthread_mutex_unlock(&st->sessions_mu);
     return hit;
 }
 
@@ -79,13 +79,13 @@ static void session_remember(struct store *st, const char *token_hash, const str
     struct principal copy = {0}, old;
     principal_copy(&copy, p);
     struct session_memo *m = session_slot(st, token_hash);
-    pthread_mutex_lock(&st->memo_mu);
+    pthread_mutex_lock(&st->sessions_mu);
     old = m->p;
     m->p = copy;
     snprintf(m->token_hash, sizeof m->token_hash, "%s", token_hash);
     m->mark = *mark;
     snprintf(m->expires_at, sizeof m->expires_at, "%s", expires_at);
-    pthread_mutex_unlock(&st->memo_mu);
+    pthread_mutex_unlock(&st->sessions_mu);
     principal_clear(&old);
 }
 

@@ -51,7 +51,7 @@ br_err store_open(const struct config *cfg, int pool_size, struct store **out)
     if (rc) return rc;
     struct store *st = xcalloc(1, sizeof *st);
     st->db = db;
-    pthread_mutex_init(&st->memo_mu, NULL);
+    pthread_mutex_init(&st->sessions_mu, NULL);
     pthread_mutex_init(&st->names_mu, NULL);
     st->names_on = cfg->memo;
     /* reads can be marked (and sessions remembered) where the database
@@ -69,7 +69,7 @@ void store_close(struct store *st)
         for (size_t i = 0; i < SESSION_MEMO; i++)
             principal_clear(&st->sessions[i].p);
     free(st->sessions);
-    pthread_mutex_destroy(&st->memo_mu);
+    pthread_mutex_destroy(&st->sessions_mu);
     names_unref(st->names);
     pthread_mutex_destroy(&st->names_mu);
     free(st);

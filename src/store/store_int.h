@@ -32,7 +32,7 @@ struct session_memo {
 
 struct store {
     struct db *db;
-    pthread_mutex_t memo_mu;       /* the sessions */
+    pthread_mutex_t sessions_mu;   /* guards sessions */
     struct session_memo *sessions; /* NULL where reads cannot be marked (store_marks) */
     /* the catalog's names as of a version (names.h), for the listings */
     pthread_mutex_t names_mu;
@@ -210,7 +210,7 @@ static inline bool mark_now(struct store *st, uint64_t key, struct db_mark *m)
     return st->db->ops->mark(st->db, key, m);
 }
 
-/* Whether what was read at m still holds (the caller holds memo_mu). */
+/* Whether what was read at m still holds. */
 static inline bool unchanged(struct store *st, const struct db_mark *m)
 {
     return st->db->ops->unchanged(st->db, m);
