@@ -518,7 +518,7 @@ static bool disponibilidad_text(struct http_req *r, const struct agenda_query *q
     return false;
 }
 
-/* Where the store remembers (SQLite), a day's answer is kept under
+/* Where answers are remembered (SQLite: memo/memo.h), a day's answer is kept under
  * everything it depends on besides the database (the query as given and
  * the shop's date now) while nothing it reads is changed and the clock has
  * not reached the instant at which the notice passes its first slot. */
@@ -532,11 +532,11 @@ void api_disponibilidad_get(struct http_req *r)
         .now_ms = clock_now_ms(),
     };
     struct app *app = api_app(r);
-    struct store_memo_ticket t;
-    char key[STORE_MEMO_KEY], *text;
+    struct memo_ticket t;
+    char key[MEMO_KEY], *text;
     size_t len;
-    bool memo = store_remembers(app->store) && agenda_disponibilidad_clave(&q, key, sizeof key);
-    if (memo && store_slots_get(app->store, key, q.now_ms, &t, &text, &len)) {
+    bool memo = memo_remembers(app->memo) && agenda_disponibilidad_clave(&q, key, sizeof key);
+    if (memo && memo_slots_get(app->memo, key, q.now_ms, &t, &text, &len)) {
         http_reply_json(r, 200, text, len);
         return;
     }
@@ -547,7 +547,7 @@ void api_disponibilidad_get(struct http_req *r)
         return;
     }
     bool ok = disponibilidad_text(r, &q, &d, &text, &len);
-    if (ok && memo) store_slots_put(app->store, &t, q.now_ms, d.vigente_hasta_ms, text, len);
+    if (ok && memo) memo_slots_put(app->memo, &t, q.now_ms, d.vigente_hasta_ms, text, len);
     agenda_dia_clear(&d);
     if (ok) http_reply_json(r, 200, text, len);
 }

@@ -8,6 +8,7 @@
 
 #include "../core/app.h"
 #include "../http/http.h"
+#include "../memo/memo.h"
 #include "../util/jsonw.h"
 
 #define SESSION_COOKIE "barberia_session"
@@ -116,12 +117,12 @@ void api_list_begin(struct jw *w, const char *key);
 void api_list_reply(struct http_req *r, br_err rc, struct jw *w);
 /* The catalog's listings, which clients may cache: with an ETag that is a
  * digest of the body, and 304 to an If-None-Match that names it. The tag is
- * always current: api_memo_reply answers with the store's remembered copy
- * when nothing was committed since it was read (store_memo_get), else the
+ * always current: api_memo_reply answers with the remembered copy when
+ * nothing was committed since it was read (memo_catalog_get), else the
  * handler reads the store and api_list_reply_memo replies and remembers. */
-bool api_memo_reply(struct http_req *r, enum store_memo slot, struct store_memo_ticket *t);
-void api_list_reply_memo(struct http_req *r, br_err rc, struct jw *w, enum store_memo slot,
-                         const struct store_memo_ticket *t);
+bool api_memo_reply(struct http_req *r, enum memo_catalog slot, struct memo_ticket *t);
+void api_list_reply_memo(struct http_req *r, br_err rc, struct jw *w, enum memo_catalog slot,
+                         const struct memo_ticket *t);
 
 /* A listing read page by page, for api_list_pages. page writes the next
  * rows as elements into w's open array, at most about API_PAGE_BYTES of

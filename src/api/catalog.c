@@ -29,22 +29,22 @@ static br_err add_servicio(void *ud, const struct servicio *s)
 
 void api_barberos_get(struct http_req *r)
 {
-    struct store_memo_ticket t;
-    if (api_memo_reply(r, STORE_MEMO_BARBEROS, &t)) return;
+    struct memo_ticket t;
+    if (api_memo_reply(r, MEMO_BARBEROS, &t)) return;
     struct jw w;
     api_list_begin(&w, "barberos");
     api_list_reply_memo(r, store_barberos_each(api_app(r)->store, add_barbero, &w), &w,
-                        STORE_MEMO_BARBEROS, &t);
+                        MEMO_BARBEROS, &t);
 }
 
 void api_servicios_get(struct http_req *r)
 {
-    struct store_memo_ticket t;
-    if (api_memo_reply(r, STORE_MEMO_SERVICIOS, &t)) return;
+    struct memo_ticket t;
+    if (api_memo_reply(r, MEMO_SERVICIOS, &t)) return;
     struct jw w;
     api_list_begin(&w, "servicios");
     api_list_reply_memo(r, store_servicios_each(api_app(r)->store, add_servicio, &w), &w,
-                        STORE_MEMO_SERVICIOS, &t);
+                        MEMO_SERVICIOS, &t);
 }
 
 void api_healthz(struct http_req *r)

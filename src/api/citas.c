@@ -80,7 +80,7 @@ struct citas_pager {
     bool full, extra;
     /* a client's own listing, to be remembered when one page holds it */
     bool memo;
-    struct store_memo_ticket ticket;
+    struct memo_ticket ticket;
 };
 
 static void set_scope(struct citas_pager *p, const char *scope);
@@ -185,7 +185,7 @@ static void set_scope(struct citas_pager *p, const char *scope)
 static void citas_whole(struct api_pager *base, const char *text, size_t len)
 {
     struct citas_pager *p = (struct citas_pager *)base;
-    if (p->memo) store_listing_put(p->app->store, &p->ticket, text, len);
+    if (p->memo) memo_listing_put(p->app->memo, &p->ticket, text, len);
 }
 
 /* What a client's listing depends on besides her: every parameter, in
@@ -202,21 +202,20 @@ static bool memo_query(const struct citas_pager *p, char *out, size_t n)
 
 /* The caller's session (401 before anything else), then, for a client, her
  * own listing as remembered while nothing it shows has changed (SQLite:
- * store_listing_get). True when that answered the request. */
+ * memo_listing_get). True when that answered the request. */
 static bool citas_remembered(struct http_req *r, struct citas_pager *p)
 {
-    struct store *st = p->app->store;
     br_err rc = api_session(r, HTTP_AUTH_USER);
     if (rc) {
         api_reply_err(r, rc);
         return true;
     }
     const char *own = booking_list_scope(api_caller(r));
-    char query[STORE_MEMO_KEY];
+    char query[MEMO_KEY];
     if (!own || !memo_query(p, query, sizeof query)) return false;
     char *text;
     size_t len;
-    if (store_listing_get(st, own, query, &p->ticket, &text, &len)) {
+    if (memo_listing_get(p->app->memo, own, query, &p->ticket, &text, &len)) {
         http_reply_json(r, 200, text, len);
         return true;
     }
@@ -307,7 +306,7 @@ void api_citas_get(struct http_req *r)
     const char *estado = http_req_query(r, "estado");
     p->cliente_param = http_req_query(r, "cliente_id");
     p->estado = estado && *estado ? xstrdup(estado) : NULL;
-    if (store_remembers(p->app->store) && citas_remembered(r, p)) {
+    if (memo_remembers(p->app->memo) && citas_remembered(r, p)) {
         citas_pager_free(&p->base);
         return;
     }

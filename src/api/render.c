@@ -4,7 +4,6 @@
  */
 #include "api.h"
 
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,29 +109,23 @@ void api_list_reply(struct http_req *r, br_err rc, struct jw *w)
     if (list_text(r, rc, w, &text, &len)) http_reply_json(r, 200, text, len);
 }
 
-bool api_memo_reply(struct http_req *r, enum store_memo slot, struct store_memo_ticket *t)
+bool api_memo_reply(struct http_req *r, enum memo_catalog slot, struct memo_ticket *t)
 {
-    char *text, tag[STORE_MEMO_TAG];
+    char *text, tag[MEMO_TAG];
     size_t len;
-    if (!store_memo_get(api_app(r)->store, slot, t, &text, &len, tag)) return false;
+    if (!memo_catalog_get(api_app(r)->memo, slot, t, &text, &len, tag)) return false;
     http_reply_json_etag(r, text, len, tag);
     return true;
 }
 
-void api_list_reply_memo(struct http_req *r, br_err rc, struct jw *w, enum store_memo slot,
-                         const struct store_memo_ticket *t)
+void api_list_reply_memo(struct http_req *r, br_err rc, struct jw *w, enum memo_catalog slot,
+                         const struct memo_ticket *t)
 {
     char *text;
     size_t len;
     if (!list_text(r, rc, w, &text, &len)) return;
-    /* the tag is a digest of the body: equal on every node for equal data,
-     * different as soon as one byte is */
-    unsigned char digest[16];
-    char hex[2 * sizeof digest + 1], etag[sizeof hex + 2];
-    crypto_generichash(digest, sizeof digest, (const unsigned char *)text, len, NULL, 0);
-    sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
-    snprintf(etag, sizeof etag, "\"%s\"", hex);
-    store_memo_put(api_app(r)->store, slot, t, text, len, etag);
+    char etag[MEMO_TAG];
+    memo_catalog_put(api_app(r)->memo, slot, t, text, len, etag);
     http_reply_json_etag(r, text, len, etag);
 }
 

@@ -178,6 +178,7 @@ int cli_serve(int argc, char **argv)
         cli_error("serve: %s", err_msg());
         goto out;
     }
+    app.memo = memo_new(app.store);
     if (mkdir(spool, 0700) != 0 && errno != EEXIST) {
         cli_error("serve: cannot create %s: %s", spool, strerror(errno));
         goto out;
@@ -228,6 +229,8 @@ out:
     sweep_stop(sweeper);
     outbox_stop(app.outbox);
     app.outbox = NULL;
+    memo_free(app.memo);
+    app.memo = NULL;
     app_close(&app);
     free(public_url);
     free(spool);

@@ -14,6 +14,7 @@
 #include "../mail/mail.h"
 
 struct outbox;
+struct memo;
 
 struct app {
     const struct config *cfg;
@@ -24,6 +25,7 @@ struct app {
     struct calendar *cal;
     struct mailer *mailer;
     struct outbox *outbox; /* NULL outside `serve` or without mail */
+    struct memo *memo;     /* the API's remembered answers (memo/memo.h): `serve`'s */
 };
 
 /* Opens every port the configuration names, with pool_size data store

@@ -66,7 +66,7 @@ struct photo_copy {
     size_t n, cap;
 };
 
-static br_err copy_row(void *ud, int table, const struct db_val *cols, int n)
+static br_err copy_row(void *ud, int table, const struct store_value *cols, int n)
 {
     struct photo_copy *p = ud;
     if (table != p->foto_table) {
@@ -74,7 +74,7 @@ static br_err copy_row(void *ud, int table, const struct db_val *cols, int n)
         return BR_OK;
     }
     p->st->rows++;
-    if (n < 6 || cols[5].type != DB_TEXT) return err_set(BR_STORE, "a photo without its key");
+    if (n < 6 || cols[5].type != STORE_TEXT) return err_set(BR_STORE, "a photo without its key");
     char *key = xstrndup(cols[5].s, cols[5].n);
     br_err rc = copy_object(p->from, p->to, key, p->st);
     if (rc) {

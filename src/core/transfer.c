@@ -171,22 +171,22 @@ struct exporter {
     struct transfer_stats st;
 };
 
-static json_t *row_json(const struct db_val *cols, int n)
+static json_t *row_json(const struct store_value *cols, int n)
 {
     json_t *a = json_array();
     for (int i = 0; i < n; i++) {
         json_t *v = NULL;
         switch (cols[i].type) {
-        case DB_NULL:
+        case STORE_NULL:
             v = json_null();
             break;
-        case DB_INT:
+        case STORE_INT:
             v = json_integer(cols[i].i);
             break;
-        case DB_REAL:
+        case STORE_REAL:
             v = json_real(cols[i].d);
             break;
-        case DB_TEXT:
+        case STORE_TEXT:
             v = json_stringn(cols[i].s, cols[i].n); /* NULL when not UTF-8 */
             break;
         }
@@ -227,7 +227,7 @@ static br_err export_object(struct exporter *x, const char *key)
     return rc;
 }
 
-static br_err export_row(void *ud, int table, const struct db_val *cols, int n)
+static br_err export_row(void *ud, int table, const struct store_value *cols, int n)
 {
     struct exporter *x = ud;
     json_t *row = row_json(cols, n);
@@ -238,7 +238,7 @@ static br_err export_row(void *ud, int table, const struct db_val *cols, int n)
     free(text);
     x->st.rows++;
     /* fotos_cita: storage_path, the sixth column, names the object */
-    if (!rc && table == x->foto_table && n > 5 && cols[5].type == DB_TEXT) {
+    if (!rc && table == x->foto_table && n > 5 && cols[5].type == STORE_TEXT) {
         char *key = xstrndup(cols[5].s, cols[5].n);
         rc = export_object(x, key);
         free(key);
@@ -435,9 +435,9 @@ static int size_cmp(const void *a, const void *b)
 
 /* The size of the export's photo object key (0 when the export lacks it:
  * an export never does). */
-static int64_t photo_size(const struct manifest *m, const struct db_val *key)
+static int64_t photo_size(const struct manifest *m, const struct store_value *key)
 {
-    if (key->type != DB_TEXT || !m->nsizes) return 0;
+    if (key->type != STORE_TEXT || !m->nsizes) return 0;
     struct obj_size want = {(char *)key->s, 0};
     const struct obj_size *o = bsearch(&want, m->sizes, m->nsizes, sizeof *m->sizes, size_cmp);
     return o ? o->size : 0;
@@ -582,7 +582,7 @@ struct loader {
     json_t *row; /* the row handed out last: its strings are borrowed */
 };
 
-static br_err load_next(void *ud, int *table, struct db_val *cols, int *n)
+static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
 {
     struct loader *l = ud;
     json_decref(l->row);
@@ -604,22 +604,23 @@ static br_err load_next(void *ud, int *table, struct db_val *cols, int *n)
     }
     json_error_t e;
     l->row = json_loadb(l->line, strlen(l->line), 0, &e);
-    /* the store takes up to 32 values a row; version 1's get up to 2 more */
-    if (!json_is_array(l->row) || json_array_size(l->row) > 30)
+    /* the store takes up to STORE_ROW_MAX values a row; version 1's get up
+     * to 2 more */
+    if (!json_is_array(l->row) || json_array_size(l->row) > STORE_ROW_MAX - 2)
         return err_set(BR_INVALID, "a malformed row: %s", e.text);
     *table = l->m->into[l->table];
     *n = (int)json_array_size(l->row);
     for (int i = 0; i < *n; i++) {
         json_t *v = json_array_get(l->row, (size_t)i);
         if (json_is_integer(v))
-            cols[i] = db_int(json_integer_value(v));
+            cols[i] = (struct store_value){.type = STORE_INT, .i = json_integer_value(v)};
         else if (json_is_real(v))
-            cols[i] = db_real(json_real_value(v));
+            cols[i] = (struct store_value){.type = STORE_REAL, .d = json_real_value(v)};
         else if (json_is_string(v))
-            cols[i] = (struct db_val){
-                .type = DB_TEXT, .s = json_string_value(v), .n = json_string_length(v)};
+            cols[i] = (struct store_value){
+                .type = STORE_TEXT, .s = json_string_value(v), .n = json_string_length(v)};
         else if (json_is_null(v))
-            cols[i] = db_null();
+            cols[i] = (struct store_value){.type = STORE_NULL};
         else
             return err_set(BR_INVALID, "a malformed value in a row");
     }
@@ -627,14 +628,15 @@ static br_err load_next(void *ud, int *table, struct db_val *cols, int *n)
     case ADD_NONE:
         break;
     case ADD_ACTIVO:
-        cols[(*n)++] = db_int(1);
+        cols[(*n)++] = (struct store_value){.type = STORE_INT, .i = 1};
         break;
     case ADD_OUTBOX_KIND:
-        cols[(*n)++] = db_text("confirmacion");
-        cols[(*n)++] = db_null();
+        cols[(*n)++] = (struct store_value){.type = STORE_TEXT, .s = "confirmacion", .n = 12};
+        cols[(*n)++] = (struct store_value){.type = STORE_NULL};
         break;
     case ADD_FOTO_BYTES: /* storage_path, the sixth column, names the object */
-        cols[*n] = db_int(*n > 5 ? photo_size(l->m, &cols[5]) : 0);
+        cols[*n] =
+            (struct store_value){.type = STORE_INT, .i = *n > 5 ? photo_size(l->m, &cols[5]) : 0};
         (*n)++;
         break;
     }

@@ -16,7 +16,8 @@ br_err users_list_page(struct app *app, const char *before_created, const char *
                        int64_t limit, store_usuario_fn fn, void *ud)
 {
     br_err rc = store_usuarios_page(app->store, before_created, before_id, limit, fn, ud);
-    if (rc == BR_BUSY || rc == BR_TOOLARGE) return rc; /* 503 with Retry-After; a full page */
+    /* BR_BUSY: 503 with Retry-After; BR_TOOLARGE: the caller's row handler ran out of room */
+    if (rc == BR_BUSY || rc == BR_TOOLARGE) return rc;
     if (rc) return err_set(BR_STORE, "%s", err_msg());
     return BR_OK;
 }

@@ -1,6 +1,6 @@
 /*
- * db.h - the SQL port: what the repository (store.c) needs from a relational
- * database, as an ops table chosen once at start.
+ * db.h - the SQL port: what the repository (the store's files beside it)
+ * needs from a relational database, as an ops table chosen once at start.
  *
  * The repository writes its SQL once, with `?` placeholders, in the dialect
  * that SQLite and PostgreSQL share; an adapter translates what differs

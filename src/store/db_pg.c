@@ -20,7 +20,7 @@
  * is needed here. A check-then-write takes a transaction-scoped advisory
  * lock on its key first (db_ops.lock: one cita's photos, the outbox, a
  * throttling key), which serialises it against every other node; a
- * booking locks the hours of its barber's calendar it touches (store.c:
+ * booking locks the hours of its barber's calendar it touches (citas.c:
  * lock_slot_hours), and the schema's exclusion constraint makes its insert
  * the check.
  *

@@ -201,7 +201,7 @@ const char *const schema_sqlite[] = {
      "WHERE kind = 'recordatorio';"),
 
     /* what meets a slot of a barber is read from both sides of its start
-     * (store.c, MEETS_WINDOW): the appointments starting inside it and the
+     * (store_int.h, MEETS_WINDOW): the appointments starting inside it and the
      * last one before it, from the index alone; the future ones past it are
      * no longer walked */
     ("DROP INDEX citas_barbero_fin;"

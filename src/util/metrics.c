@@ -178,7 +178,7 @@ static const struct {
      "Removals a sweeper pass could not make (retried on the next)."},
 };
 
-/* A counter of the memos (store.h), one sample per memo: session, catalog,
+/* A counter of the memos (memo/memo.h and the store), one sample per memo: session, catalog,
  * citas, names, disponibilidad, in m's order. */
 static br_err memo_family(struct buf *out, const char *name, const char *help,
                           const enum metric m[5])

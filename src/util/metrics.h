@@ -30,7 +30,7 @@ enum metric {
     M_PHOTOS_REMOVED, /* photo objects removed (deletes and sweeps) */
     M_SWEEPS,         /* sweeper passes */
     M_SWEEP_FAILURES, /* removals a pass could not make */
-    /* remembered answers (store.h) served, and read afresh instead */
+    /* remembered answers (memo/memo.h; sessions and names: the store) served, and read afresh */
     M_MEMO_SESSION_HITS,
     M_MEMO_SESSION_MISSES,
     M_MEMO_CATALOG_HITS,

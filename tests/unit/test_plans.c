@@ -34,7 +34,7 @@ struct expect {
     const char *also;  /* another line that must be in it (NULL: none) */
 };
 
-/* What meets a slot of a barber (store.c, MEETS_WINDOW): the appointments
+/* What meets a slot of a barber (store_int.h, MEETS_WINDOW): the appointments
  * that start inside it, and the last one that starts before it (read
  * backwards from the slot's start, one row: the subquery `prev`, whose one
  * row is then "scanned") - never the calendar past the slot. */

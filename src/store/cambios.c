@@ -1,0 +1,327 @@
+/*
+ * cambios.c - what happens to an appointment after its booking (see
+ * store/citas.h): its detail, a cancel or a reschedule in one write
+ * transaction that re-checks everything, a calendar event recorded later,
+ * and the reminders the outbox worker queues as each becomes due.
+ */
+#include "store_int.h"
+
+#include <stdio.h>
+
+/* --- an appointment's detail, cancel, reschedule ------------------------------------ */
+
+struct detail_row {
+    struct cita_detail *d;
+    bool found;
+};
+
+static br_err detail_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct detail_row *r = ud;
+    struct cita ci;
+    if (!cita_view(&ci, c)) return too_long();
+    r->d->cita = ci;
+    r->d->cita.estado = xstrdup(ci.estado);
+    r->d->cita.notas = xstrdup_or_null(ci.notas);
+    r->d->cita.google_event_id = xstrdup_or_null(ci.google_event_id);
+    r->d->cliente_email = dup_or_null(&c[10]);
+    r->d->has_perfil = c[11].type != DB_NULL;
+    r->d->cliente_nombre = dup_or_null(&c[12]);
+    r->d->barbero_nombre = xstrdup(text_or_empty(&c[13]));
+    r->d->servicio_nombre = xstrdup(text_or_empty(&c[14]));
+    r->d->duracion_min = as_int(&c[15]);
+    r->found = true;
+    return BR_OK;
+}
+
+br_err store_cita_detail(struct store *st, const char *id, struct cita_detail *d)
+{
+    memset(d, 0, sizeof *d);
+    struct detail_row r = {d, false};
+    struct db_val p[] = {db_text(id)};
+    br_err rc = run(st,
+                    "SELECT " CITA_COLS ", u.email, p.id, p.nombre, b.nombre, s.nombre, "
+                    "s.duracion_min FROM citas c "
+                    "LEFT JOIN auth_users u ON u.id = c.cliente_id "
+                    "LEFT JOIN perfiles p ON p.id = c.cliente_id "
+                    "LEFT JOIN barberos b ON b.id = c.barbero_id "
+                    "LEFT JOIN servicios s ON s.id = c.servicio_id WHERE c.id = ?",
+                    p, 1, detail_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such cita");
+    if (rc) cita_detail_clear(d);
+    return rc;
+}
+
+/* The row a change starts from, read inside its transaction. */
+struct change_row {
+    br_id cliente_id;
+    br_ts fecha_inicio;
+    br_id barbero_id;
+    char *estado, *event_id;
+    bool found;
+};
+
+static br_err change_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct change_row *r = ud;
+    bool fits = true;
+    COPY(r->cliente_id, &c[0]);
+    COPY(r->fecha_inicio, &c[1]);
+    COPY(r->barbero_id, &c[2]);
+    if (!fits) return too_long();
+    r->estado = dup_or_null(&c[3]);
+    r->event_id = dup_or_null(&c[4]);
+    r->found = true;
+    return BR_OK;
+}
+
+static const char sql_reminders_drop[] =
+    "DELETE FROM mail_outbox WHERE cita_id = ? AND kind = 'recordatorio' AND status = 'pending'";
+
+/* The overlap check of a reschedule: the cita itself does not count. */
+static const char sql_overlap_but[] = MEETS_WINDOW("1", " AND id <> ?") " LIMIT 1";
+
+static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
+{
+    struct cita_change *ch = ud;
+    ch->why = CAMBIO_OK; /* the adapter may run this again (a deadlock) */
+    free(ch->event_id);
+    ch->event_id = NULL;
+    char key[64];
+    snprintf(key, sizeof key, "cita:%s", ch->id);
+    br_err rc = db->ops->lock(conn, key);
+    if (rc) return rc;
+    struct change_row r = {.found = false};
+    struct db_val pi[] = {db_text(ch->id)};
+    rc = EXEC(db, conn,
+              "SELECT cliente_id, fecha_inicio, barbero_id, estado, google_event_id FROM citas "
+              "WHERE id = ?",
+              pi, change_row, &r, NULL);
+    if (!rc && (!r.found || (ch->cliente_id && strcmp(r.cliente_id, ch->cliente_id) != 0)))
+        rc = err_set(BR_NOTFOUND, "no such cita");
+    if (!rc && r.estado && !strcmp(r.estado, "cancelada")) {
+        ch->why = CAMBIO_CANCELADA;
+        rc = err_set(BR_CONFLICT, "cancelled");
+    }
+    if (!rc && ch->cliente_id && ch->plazo && strcmp(r.fecha_inicio, ch->plazo) < 0) {
+        ch->why = CAMBIO_PLAZO;
+        rc = err_set(BR_CONFLICT, "past the cut-off");
+    }
+    if (!rc && ch->inicio) {
+        /* reschedule: the new slot, then the move itself (on PostgreSQL
+         * the exclusion constraint makes the update its own check) */
+        bool taken = false;
+        struct db_val po[] = {db_text(r.barbero_id), db_text(ch->inicio),   db_text(ch->fin),
+                              db_text(ch->id),       db_text(r.barbero_id), db_text(ch->inicio),
+                              db_text(ch->id),       db_text(ch->inicio)};
+        rc = lock_slot_hours(db, conn, r.barbero_id, ch->inicio, ch->fin);
+        if (!rc) rc = EXEC(db, conn, sql_overlap_but, po, one_flag, &taken, NULL);
+        if (!rc && taken) rc = err_set(BR_CONFLICT, "slot taken");
+        if (!rc) {
+            struct db_val pu[] = {db_text(ch->inicio), db_text(ch->fin), db_text(ch->id)};
+            rc = EXEC(db, conn, "UPDATE citas SET fecha_inicio = ?, fecha_fin = ? WHERE id = ?", pu,
+                      NULL, NULL, NULL);
+        }
+        if (rc == BR_CONFLICT) ch->why = CAMBIO_SOLAPE;
+        /* the history record follows the haircut to its new date */
+        char fecha[11];
+        memcpy(fecha, ch->inicio, 10);
+        fecha[10] = '\0';
+        struct db_val ph[] = {db_text(fecha), db_text(ch->id)};
+        if (!rc)
+            rc = EXEC(db, conn, "UPDATE historial_cortes SET fecha = ? WHERE cita_id = ?", ph, NULL,
+                      NULL, NULL);
+    } else if (!rc) {
+        /* cancel: no haircut happens, so no history record either */
+        rc = EXEC(db, conn, "UPDATE citas SET estado = 'cancelada' WHERE id = ?", pi, NULL, NULL,
+                  NULL);
+        if (!rc)
+            rc = EXEC(db, conn, "DELETE FROM historial_cortes WHERE cita_id = ?", pi, NULL, NULL,
+                      NULL);
+    }
+    /* a pending reminder is for the old time or for nothing now */
+    if (!rc) rc = EXEC(db, conn, sql_reminders_drop, pi, NULL, NULL, NULL);
+    if (!rc && ch->mail) rc = outbox_insert(db, conn, ch->mail);
+    if (!rc) {
+        ch->event_id = r.event_id;
+        r.event_id = NULL;
+    }
+    free(r.estado);
+    free(r.event_id);
+    return rc;
+}
+
+br_err store_cita_change(struct store *st, struct cita_change *ch)
+{
+    ch->event_id = NULL;
+    br_err rc = in_tx(st, change_tx, ch);
+    if (rc) {
+        free(ch->event_id);
+        ch->event_id = NULL;
+    }
+    return rc;
+}
+
+br_err store_cita_set_event(struct store *st, const char *id, const char *event_id, bool *stored)
+{
+    int64_t n = 0;
+    struct db_val p[] = {db_text(event_id), db_text(id)};
+    br_err rc = run_write(st,
+                          "UPDATE citas SET google_event_id = ? WHERE id = ? AND "
+                          "google_event_id IS NULL AND estado <> 'cancelada'",
+                          p, 2, &n);
+    *stored = !rc && n == 1;
+    return rc;
+}
+
+/* Reminders are not queued at booking time: the outbox worker calls
+ * store_reminders_queue as each becomes due, so a cancelled or moved cita
+ * never leaves one behind, and a cita far ahead has no row yet. */
+struct reminder_cand {
+    br_id cita_id;
+    br_ts inicio, fin, announced;
+    char *notas, *recipient, *cliente, *barbero, *servicio;
+};
+
+struct reminder_scan {
+    struct reminder_cand *c;
+    int n, cap;
+    int64_t window_ms;
+};
+
+static br_err reminder_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct reminder_scan *a = ud;
+    if (a->n >= a->cap) return BR_OK;
+    struct reminder_cand *k = &a->c[a->n];
+    memset(k, 0, sizeof *k);
+    bool fits = true;
+    COPY(k->cita_id, &c[0]);
+    COPY(k->inicio, &c[1]);
+    COPY(k->fin, &c[2]);
+    COPY(k->announced, &c[8]);
+    if (!fits) return too_long();
+    /* only a cita whose time was announced before its window opened: one
+     * booked or moved closer to its start than that gets no reminder */
+    int64_t start, ann;
+    if (!iso8601_parse(k->inicio, strlen(k->inicio), &start) ||
+        !iso8601_parse(k->announced, strlen(k->announced), &ann) || ann > start - a->window_ms)
+        return BR_OK;
+    k->notas = dup_or_null(&c[3]);
+    k->recipient = dup_or_null(&c[4]);
+    k->cliente = dup_or_null(&c[5]);
+    k->barbero = dup_or_null(&c[6]);
+    k->servicio = dup_or_null(&c[7]);
+    a->n++;
+    return BR_OK;
+}
+
+static void reminder_cands_free(struct reminder_scan *a)
+{
+    for (int i = 0; i < a->n; i++) {
+        free(a->c[i].notas);
+        free(a->c[i].recipient);
+        free(a->c[i].cliente);
+        free(a->c[i].barbero);
+        free(a->c[i].servicio);
+    }
+    free(a->c);
+}
+
+struct reminder_insert {
+    struct reminder_scan *scan;
+    const char *now;
+    int64_t window_ms;
+    int queued;
+};
+
+static br_err reminder_insert_tx(struct db *db, struct db_conn *conn, void *ud)
+{
+    struct reminder_insert *a = ud;
+    a->queued = 0;
+    for (int i = 0; i < a->scan->n; i++) {
+        struct reminder_cand *k = &a->scan->c[i];
+        /* the lock a cancel or a reschedule of this cita takes: the cita is
+         * still live at this start, or nothing is queued */
+        char key[64];
+        snprintf(key, sizeof key, "cita:%s", k->cita_id);
+        br_err rc = db->ops->lock(conn, key);
+        bool live = false;
+        struct db_val pc[] = {db_text(k->cita_id), db_text(k->inicio)};
+        if (!rc)
+            rc = EXEC(db, conn,
+                      "SELECT 1 FROM citas WHERE id = ? AND fecha_inicio = ? AND "
+                      "estado <> 'cancelada'",
+                      pc, one_flag, &live, NULL);
+        if (rc) return rc;
+        if (!live) continue;
+        int64_t start = 0;
+        if (!iso8601_parse(k->inicio, strlen(k->inicio), &start)) continue;
+        br_id id;
+        br_ts due;
+        uuid_v4(id);
+        iso8601_format(start - a->window_ms, due);
+        int64_t n = 0;
+        struct db_val pm[] = {db_text(id),         db_text(k->cita_id), db_text(k->recipient),
+                              db_text(k->cliente), db_text(k->barbero), db_text(k->servicio),
+                              db_text(k->inicio),  db_text(k->fin),     db_text(k->notas),
+                              db_text(a->now),     db_text(a->now),     db_text(due)};
+        rc = EXEC(db, conn,
+                  "INSERT INTO mail_outbox (id, cita_id, recipient, cliente_nombre, "
+                  "barbero_nombre, servicio_nombre, fecha_inicio, fecha_fin, notas, created_at, "
+                  "status, attempts, next_attempt_at, kind, due_at) VALUES (?, ?, ?, ?, ?, ?, ?, "
+                  "?, ?, ?, 'pending', 0, ?, 'recordatorio', ?) ON CONFLICT DO NOTHING",
+                  pm, NULL, NULL, &n);
+        if (rc) return rc;
+        a->queued += (int)n;
+    }
+    return BR_OK;
+}
+
+#define REMINDER_BATCH 200
+
+br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms, int *queued)
+{
+    *queued = 0;
+    br_ts now, horizon;
+    iso8601_format(now_ms, now);
+    iso8601_format(now_ms + window_ms, horizon);
+    struct reminder_scan scan = {xcalloc(REMINDER_BATCH, sizeof *scan.c), 0, REMINDER_BATCH,
+                                 window_ms};
+    struct db_val p[] = {db_text(now), db_text(horizon), db_int(REMINDER_BATCH)};
+    /* live citas starting within the window, with the mail that announced
+     * their current time (its names and address), that have no reminder
+     * for that time yet */
+    br_err rc = run(st,
+                    "SELECT c.id, c.fecha_inicio, c.fecha_fin, c.notas, o.recipient, "
+                    "o.cliente_nombre, o.barbero_nombre, o.servicio_nombre, o.created_at "
+                    "FROM citas c JOIN mail_outbox o ON o.cita_id = c.id AND "
+                    "o.kind IN ('confirmacion', 'reprogramacion') AND "
+                    "o.fecha_inicio = c.fecha_inicio "
+                    "WHERE c.fecha_inicio > ? AND c.fecha_inicio <= ? AND "
+                    "c.estado <> 'cancelada' AND NOT EXISTS (SELECT 1 FROM mail_outbox r "
+                    "WHERE r.cita_id = c.id AND r.kind = 'recordatorio' AND "
+                    "r.fecha_inicio = c.fecha_inicio) "
+                    "ORDER BY c.fecha_inicio, c.id LIMIT ?",
+                    p, 3, reminder_row, &scan, NULL);
+    if (!rc && scan.n > 0) {
+        struct reminder_insert a = {&scan, now, window_ms, 0};
+        rc = in_tx_as(st, DB_TOUCH_NONE, reminder_insert_tx, &a);
+        if (!rc) *queued = a.queued;
+    }
+    reminder_cands_free(&scan);
+    return rc;
+}
+
+br_err store_reminder_next(struct store *st, const char *after, br_ts next)
+{
+    next[0] = '\0';
+    struct db_val p[] = {db_text(after)};
+    return run(st,
+               "SELECT min(fecha_inicio) FROM citas WHERE fecha_inicio > ? AND "
+               "estado <> 'cancelada'",
+               p, 1, one_ts, next, NULL);
+}

@@ -1,0 +1,486 @@
+/*
+ * catalog.c - the store's catalog (see store/catalog.h): barbers,
+ * services, weekly schedules, days off; and the catalog's names as of its
+ * version (names.h), which the listings of appointments (citas.c) show
+ * beside each row instead of joining them.
+ */
+#include "store_int.h"
+#include "../util/log.h"
+#include "../util/metrics.h"
+
+#include <stdio.h>
+
+/* --- catalog --------------------------------------------------------------------- */
+
+static br_err barbero_add_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    const struct barbero *b = ud;
+    struct db_val p[] = {db_text(b->id), db_text(b->nombre), db_text(b->foto_url)};
+    br_err rc = EXEC(db, c, "INSERT INTO barberos (id, nombre, foto_url) VALUES (?, ?, ?)", p, NULL,
+                     NULL, NULL);
+    return rc ? rc : horario_default_insert(db, c, b->id);
+}
+
+/* A new barber comes with the default weekly schedule. */
+br_err store_barbero_add(struct store *st, const struct barbero *b)
+{
+    return in_tx(st, barbero_add_tx, (void *)b);
+}
+
+struct barbero_cb {
+    store_barbero_fn fn;
+    void *ud;
+    struct barbero *out;
+    bool found;
+};
+
+static br_err barbero_row(void *ud, const struct db_val *c, int n)
+{
+    bool fits = true;
+    (void)n;
+    struct barbero_cb *a = ud;
+    struct barbero b;
+    COPY(b.id, &c[0]);
+    b.nombre = (char *)text_or_empty(&c[1]);
+    b.foto_url = (char *)text_or_null(&c[2]);
+    b.activo = n > 3 ? as_int(&c[3]) != 0 : true;
+    if (!fits) return too_long();
+    if (a->fn) return a->fn(a->ud, &b);
+    *a->out = b;
+    a->out->nombre = xstrdup(b.nombre);
+    a->out->foto_url = xstrdup_or_null(b.foto_url);
+    a->found = true;
+    return BR_OK;
+}
+
+br_err store_barbero_get(struct store *st, const char *id, struct barbero *b)
+{
+    memset(b, 0, sizeof *b);
+    struct barbero_cb a = {.out = b};
+    struct db_val p[] = {db_text(id)};
+    br_err rc = run(st, "SELECT id, nombre, foto_url, activo FROM barberos WHERE id = ?", p, 1,
+                    barbero_row, &a, NULL);
+    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such barber");
+    return rc;
+}
+
+br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud)
+{
+    struct barbero_cb a = {.fn = fn, .ud = ud};
+    return run(st,
+               "SELECT id, nombre, foto_url, activo FROM barberos WHERE activo "
+               "ORDER BY nombre, id",
+               NULL, 0, barbero_row, &a, NULL);
+}
+
+br_err store_servicio_add(struct store *st, const struct servicio *s)
+{
+    struct db_val p[] = {db_text(s->id), db_text(s->nombre), db_int(s->duracion_min),
+                         db_real(s->precio)};
+    return run_write(st,
+                     "INSERT INTO servicios (id, nombre, duracion_min, precio) VALUES (?, ?, ?, ?)",
+                     p, 4, NULL);
+}
+
+struct servicio_cb {
+    store_servicio_fn fn;
+    void *ud;
+    struct servicio *out;
+    bool found;
+};
+
+static br_err servicio_row(void *ud, const struct db_val *c, int n)
+{
+    bool fits = true;
+    (void)n;
+    struct servicio_cb *a = ud;
+    struct servicio s;
+    COPY(s.id, &c[0]);
+    s.nombre = (char *)text_or_empty(&c[1]);
+    s.duracion_min = as_int(&c[2]);
+    s.precio = as_real(&c[3]);
+    s.activo = n > 4 ? as_int(&c[4]) != 0 : true;
+    if (!fits) return too_long();
+    if (a->fn) return a->fn(a->ud, &s);
+    *a->out = s;
+    a->out->nombre = xstrdup(s.nombre);
+    a->found = true;
+    return BR_OK;
+}
+
+br_err store_servicio_get(struct store *st, const char *id, struct servicio *s)
+{
+    memset(s, 0, sizeof *s);
+    struct servicio_cb a = {.out = s};
+    struct db_val p[] = {db_text(id)};
+    br_err rc =
+        run(st, "SELECT id, nombre, duracion_min, precio, activo FROM servicios WHERE id = ?", p, 1,
+            servicio_row, &a, NULL);
+    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such service");
+    return rc;
+}
+
+br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud)
+{
+    struct servicio_cb a = {.fn = fn, .ud = ud};
+    return run(st,
+               "SELECT id, nombre, duracion_min, precio, activo FROM servicios WHERE activo "
+               "ORDER BY nombre, id",
+               NULL, 0, servicio_row, &a, NULL);
+}
+
+/* --- catalog administration, schedules, days off ------------------------------------ */
+
+/* The default week of a new barber (and of every barber the migration
+ * found): Monday to Friday 09:00-14:00 and 16:00-20:00, Saturday
+ * 09:00-14:00. */
+br_err horario_default_insert(struct db *db, struct db_conn *c, const char *barbero_id)
+{
+    static const struct horario_tramo def[] = {
+        {1, 540, 840}, {1, 960, 1200}, {2, 540, 840}, {2, 960, 1200}, {3, 540, 840}, {3, 960, 1200},
+        {4, 540, 840}, {4, 960, 1200}, {5, 540, 840}, {5, 960, 1200}, {6, 540, 840},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(def); i++) {
+        struct db_val p[] = {db_text(barbero_id), db_int(def[i].dia), db_int(def[i].inicio),
+                             db_int(def[i].fin)};
+        br_err rc =
+            EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
+                 p, NULL, NULL, NULL);
+        if (rc) return rc;
+    }
+    return BR_OK;
+}
+
+br_err store_barberos_all(struct store *st, store_barbero_fn fn, void *ud)
+{
+    struct barbero_cb a = {.fn = fn, .ud = ud};
+    return run(st, "SELECT id, nombre, foto_url, activo FROM barberos ORDER BY nombre, id", NULL, 0,
+               barbero_row, &a, NULL);
+}
+
+br_err store_servicios_all(struct store *st, store_servicio_fn fn, void *ud)
+{
+    struct servicio_cb a = {.fn = fn, .ud = ud};
+    return run(st,
+               "SELECT id, nombre, duracion_min, precio, activo FROM servicios ORDER BY nombre, id",
+               NULL, 0, servicio_row, &a, NULL);
+}
+
+/* A patch is applied field by field in one transaction: each statement is
+ * constant text, and a missing row is told by the first one's count. */
+struct barbero_patch_args {
+    const char *id;
+    const struct barbero_patch *p;
+};
+
+static br_err barbero_patch_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct barbero_patch_args *a = ud;
+    const struct barbero_patch *p = a->p;
+    int64_t n = 0;
+    struct db_val pk[] = {db_text(a->id)};
+    br_err rc = EXEC(db, c, "SELECT count(*) FROM barberos WHERE id = ?", pk, one_int, &n, NULL);
+    if (rc) return rc;
+    if (n == 0) return err_set(BR_NOTFOUND, "no such barber");
+    if (p->nombre) {
+        struct db_val v[] = {db_text(p->nombre), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE barberos SET nombre = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->set_foto_url) {
+        struct db_val v[] = {db_text(p->foto_url), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE barberos SET foto_url = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->activo >= 0) {
+        struct db_val v[] = {db_text(p->activo ? "1" : "0"), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE barberos SET activo = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+br_err store_barbero_update(struct store *st, const char *id, const struct barbero_patch *p)
+{
+    struct barbero_patch_args a = {id, p};
+    return in_tx(st, barbero_patch_tx, &a);
+}
+
+struct servicio_patch_args {
+    const char *id;
+    const struct servicio_patch *p;
+};
+
+static br_err servicio_patch_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct servicio_patch_args *a = ud;
+    const struct servicio_patch *p = a->p;
+    int64_t n = 0;
+    struct db_val pk[] = {db_text(a->id)};
+    br_err rc = EXEC(db, c, "SELECT count(*) FROM servicios WHERE id = ?", pk, one_int, &n, NULL);
+    if (rc) return rc;
+    if (n == 0) return err_set(BR_NOTFOUND, "no such service");
+    if (p->nombre) {
+        struct db_val v[] = {db_text(p->nombre), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE servicios SET nombre = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->duracion_min > 0) {
+        struct db_val v[] = {db_int(p->duracion_min), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE servicios SET duracion_min = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->set_precio) {
+        struct db_val v[] = {db_real(p->precio), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE servicios SET precio = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->activo >= 0) {
+        struct db_val v[] = {db_text(p->activo ? "1" : "0"), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE servicios SET activo = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+br_err store_servicio_update(struct store *st, const char *id, const struct servicio_patch *p)
+{
+    struct servicio_patch_args a = {id, p};
+    return in_tx(st, servicio_patch_tx, &a);
+}
+
+/* schedules */
+
+struct tramo_cb {
+    store_tramo_fn fn;
+    void *ud;
+};
+
+static br_err tramo_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct tramo_cb *a = ud;
+    struct horario_tramo t = {(int)as_int(&c[1]), (int)as_int(&c[2]), (int)as_int(&c[3])};
+    br_id id;
+    bool fits = true;
+    COPY(id, &c[0]);
+    if (!fits) return too_long();
+    return a->fn(a->ud, id, text_or_empty(&c[4]), &t);
+}
+
+br_err store_horario_each(struct store *st, const char *barbero_id, store_tramo_fn fn, void *ud)
+{
+    struct tramo_cb a = {fn, ud};
+    struct db_val p[] = {db_text(barbero_id)};
+    return run(st,
+               "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
+               "JOIN barberos b ON b.id = h.barbero_id WHERE h.barbero_id = ? "
+               "ORDER BY h.dia, h.inicio",
+               p, 1, tramo_row, &a, NULL);
+}
+
+br_err store_horario_dia(struct store *st, int dia, const char *barbero_id, store_tramo_fn fn,
+                         void *ud)
+{
+    struct tramo_cb a = {fn, ud};
+    if (barbero_id) {
+        struct db_val p[] = {db_int(dia), db_text(barbero_id)};
+        return run(st,
+                   "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
+                   "JOIN barberos b ON b.id = h.barbero_id "
+                   "WHERE h.dia = ? AND h.barbero_id = ? AND b.activo ORDER BY h.inicio",
+                   p, 2, tramo_row, &a, NULL);
+    }
+    struct db_val p[] = {db_int(dia)};
+    return run(st,
+               "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
+               "JOIN barberos b ON b.id = h.barbero_id WHERE h.dia = ? AND b.activo "
+               "ORDER BY b.nombre, b.id, h.inicio",
+               p, 1, tramo_row, &a, NULL);
+}
+
+struct horario_set_args {
+    const char *barbero_id;
+    const struct horario_tramo *t;
+    int n;
+};
+
+static br_err horario_set_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct horario_set_args *a = ud;
+    int64_t n = 0;
+    struct db_val pk[] = {db_text(a->barbero_id)};
+    br_err rc = EXEC(db, c, "SELECT count(*) FROM barberos WHERE id = ?", pk, one_int, &n, NULL);
+    if (rc) return rc;
+    if (n == 0) return err_set(BR_NOTFOUND, "no such barber");
+    rc = EXEC(db, c, "DELETE FROM horarios WHERE barbero_id = ?", pk, NULL, NULL, NULL);
+    for (int i = 0; !rc && i < a->n; i++) {
+        struct db_val p[] = {db_text(a->barbero_id), db_int(a->t[i].dia), db_int(a->t[i].inicio),
+                             db_int(a->t[i].fin)};
+        rc = EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
+                  p, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+br_err store_horario_set(struct store *st, const char *barbero_id, const struct horario_tramo *t,
+                         int n)
+{
+    struct horario_set_args a = {barbero_id, t, n};
+    return in_tx(st, horario_set_tx, &a);
+}
+
+/* days off and closures */
+
+#define AUSENCIA_COLS "id, barbero_id, desde, hasta, motivo, created_at"
+
+struct ausencia_cb {
+    store_ausencia_fn fn;
+    void *ud;
+};
+
+static br_err ausencia_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct ausencia_cb *a = ud;
+    struct ausencia x;
+    bool fits = true;
+    COPY(x.id, &c[0]);
+    COPY(x.barbero_id, &c[1]);
+    COPY(x.desde, &c[2]);
+    COPY(x.hasta, &c[3]);
+    COPY(x.created_at, &c[5]);
+    x.motivo = (char *)text_or_null(&c[4]);
+    if (!fits) return too_long();
+    return a->fn(a->ud, &x);
+}
+
+br_err store_ausencia_add(struct store *st, const struct ausencia *x)
+{
+    struct db_val p[] = {db_text(x->id),     db_text(x->barbero_id[0] ? x->barbero_id : NULL),
+                         db_text(x->desde),  db_text(x->hasta),
+                         db_text(x->motivo), db_text(x->created_at)};
+    return run_write(st, "INSERT INTO ausencias (" AUSENCIA_COLS ") VALUES (?, ?, ?, ?, ?, ?)", p,
+                     6, NULL);
+}
+
+br_err store_ausencias_each(struct store *st, store_ausencia_fn fn, void *ud)
+{
+    struct ausencia_cb a = {fn, ud};
+    return run(st, "SELECT " AUSENCIA_COLS " FROM ausencias ORDER BY desde, id", NULL, 0,
+               ausencia_row, &a, NULL);
+}
+
+br_err store_ausencias_on(struct store *st, const char *fecha, store_ausencia_fn fn, void *ud)
+{
+    struct ausencia_cb a = {fn, ud};
+    struct db_val p[] = {db_text(fecha), db_text(fecha)};
+    return run(st,
+               "SELECT " AUSENCIA_COLS " FROM ausencias WHERE hasta >= ? AND desde <= ? "
+               "ORDER BY desde, id",
+               p, 2, ausencia_row, &a, NULL);
+}
+
+br_err store_ausencia_delete(struct store *st, const char *id)
+{
+    int64_t changes = 0;
+    struct db_val p[] = {db_text(id)};
+    br_err rc = run_write(st, "DELETE FROM ausencias WHERE id = ?", p, 1, &changes);
+    if (!rc && changes == 0) rc = err_set(BR_NOTFOUND, "no such absence");
+    return rc;
+}
+
+/* --- the catalog's names, as of its version (names.h) ---------------------------------- */
+
+#define NAMES_RETRY_MS 10000 /* after a failed read of the names: listings join meanwhile */
+
+/* Every barber and service, and the version they are of, in one snapshot
+ * (the first branch types the columns for PostgreSQL). */
+static const char names_sql[] =
+    "SELECT 1, id, nombre, CAST(NULL AS text), duracion_min, precio FROM servicios UNION ALL "
+    "SELECT 0, id, nombre, foto_url, CAST(NULL AS bigint), CAST(NULL AS double precision) "
+    "FROM barberos UNION ALL "
+    "SELECT 2, version, CAST(NULL AS text), CAST(NULL AS text), CAST(NULL AS bigint), "
+    "CAST(NULL AS double precision) FROM catalogo_version WHERE id = 1 LIMIT ?";
+
+struct names_read {
+    struct names *n;
+    bool versioned;
+};
+
+static br_err names_row(void *ud, const struct db_val *c, int n)
+{
+    struct names_read *r = ud;
+    if (n != 6 || c[0].type != DB_INT) return err_set(BR_STORE, "unexpected catalog columns");
+    switch (c[0].i) {
+    case 0:
+        return names_add(r->n, NAMES_BARBERO, &c[1], (struct db_val[]){c[2], c[3]}, 2);
+    case 1:
+        return names_add(r->n, NAMES_SERVICIO, &c[1], (struct db_val[]){c[2], c[4], c[5]}, 3);
+    default:
+        r->versioned = names_set_version(r->n, &c[1]);
+        return r->versioned ? BR_OK : err_set(BR_STORE, "the catalog's version is unreadable");
+    }
+}
+
+/* The names held now (a reference; NULL when none). OUT: *joined, true
+ * when they could not be read in the last NAMES_RETRY_MS (the listing then
+ * joins rather than trying names that are likely stale). */
+static struct names *names_held(struct store *st, bool *joined)
+{
+    pthread_mutex_lock(&st->names_mu);
+    *joined = clock_mono_ms() < st->names_retry;
+    struct names *n = *joined ? NULL : names_ref(st->names);
+    pthread_mutex_unlock(&st->names_mu);
+    return n;
+}
+
+/* The names of the catalog as it is now, read afresh and held from here on
+ * (a reference). NULL, for the caller to join instead, while another
+ * thread reads them, or when they could not be read (the database failed,
+ * more than NAMES_MAX) in the last NAMES_RETRY_MS. */
+static struct names *names_fresh(struct store *st)
+{
+    pthread_mutex_lock(&st->names_mu);
+    bool go = !st->names_loading && clock_mono_ms() >= st->names_retry;
+    if (go) st->names_loading = true;
+    pthread_mutex_unlock(&st->names_mu);
+    if (!go) return NULL;
+    struct names_read r = {names_new(), false};
+    struct db_val lim = db_int(NAMES_MAX + 2); /* the version's row and one too many */
+    br_err rc = run(st, names_sql, &lim, 1, names_row, &r, NULL);
+    if (!rc && !r.versioned) rc = err_set(BR_STORE, "the catalog has no version");
+    if (rc) {
+        names_unref(r.n);
+        r.n = NULL;
+    } else {
+        names_seal(r.n);
+    }
+    pthread_mutex_lock(&st->names_mu);
+    st->names_loading = false;
+    if (rc) {
+        st->names_retry = clock_mono_ms() + NAMES_RETRY_MS;
+        log_warn("store: the catalog's names could not be read (%s); listings join them for "
+                 "%d s",
+                 err_msg(), NAMES_RETRY_MS / 1000);
+    } else {
+        names_unref(st->names);
+        st->names = names_ref(r.n);
+    }
+    pthread_mutex_unlock(&st->names_mu);
+    return r.n;
+}
+
+/* See store_int.h. */
+br_err with_names(struct store *st, names_try_fn try, void *ud)
+{
+    bool stale = false;
+    br_err rc = BR_OK;
+    if (st->names_on) {
+        bool joined;
+        struct names *names = names_held(st, &joined);
+        if (names) rc = try(st, names, ud, &stale);
+        metric_inc(names && !stale ? M_MEMO_NAMES_HITS : M_MEMO_NAMES_MISSES);
+        if (!joined && (!names || stale)) {
+            names_unref(names);
+            names = names_fresh(st);
+            if (names) rc = try(st, names, ud, &stale);
+        }
+        names_unref(names);
+        if (names && !stale) return rc;
+    }
+    return try(st, NULL, ud, &stale);
+}

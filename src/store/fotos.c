@@ -1,0 +1,324 @@
+/*
+ * fotos.c - the store's photos (see store/fotos.h): their records, counted
+ * against the cap per cita and tipo and against the uploader's quota; the
+ * durable intents that name every object a crash could orphan; the
+ * processes' leases.
+ */
+#include "store_int.h"
+
+#include <stdio.h>
+
+/* --- fotos ------------------------------------------------------------------------ */
+
+#define FOTO_COLS "id, cita_id, cliente_id, tipo, url, storage_path, created_at"
+
+static bool foto_view(struct foto *f, const struct db_val *c)
+{
+    bool fits = true;
+    COPY(f->id, &c[0]);
+    COPY(f->cita_id, &c[1]);
+    COPY(f->cliente_id, &c[2]);
+    f->tipo = (char *)text_or_empty(&c[3]);
+    f->url = (char *)text_or_empty(&c[4]);
+    f->storage_path = (char *)text_or_empty(&c[5]);
+    COPY(f->created_at, &c[6]);
+    return fits;
+}
+
+#define SQL_FOTOS_COUNT "SELECT count(*) FROM fotos_cita WHERE cita_id = ? AND tipo = ?"
+static const char sql_fotos_count[] = SQL_FOTOS_COUNT;
+
+br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo, int64_t *count)
+{
+    *count = 0;
+    struct db_val p[] = {db_text(cita_id), db_text(tipo)};
+    return run(st, sql_fotos_count, p, 2, one_int, count, NULL);
+}
+
+/* One uploader's photos, each counted in whole blocks (STORE_FOTO_BLOCK),
+ * summed from the index fotos_cita_cliente alone. */
+#define SQL_FOTOS_QUOTA                                                                            \
+    "SELECT CAST(coalesce(sum((bytes + 4095) / 4096), 0) AS bigint) FROM fotos_cita "              \
+    "WHERE cliente_id = ?"
+static const char sql_fotos_quota[] = SQL_FOTOS_QUOTA;
+_Static_assert(STORE_FOTO_BLOCK == 4096, "SQL_FOTOS_QUOTA counts in blocks of 4096 bytes");
+
+br_err store_fotos_quota_used(struct store *st, const char *cliente_id, int64_t *bytes)
+{
+    *bytes = 0;
+    int64_t blocks = 0;
+    struct db_val p[] = {db_text(cliente_id)};
+    br_err rc = run(st, sql_fotos_quota, p, 1, one_int, &blocks, NULL);
+    if (!rc) *bytes = blocks * STORE_FOTO_BLOCK;
+    return rc;
+}
+
+struct foto_insert {
+    const struct foto *f;
+    int64_t bytes; /* the object's size */
+    int cap;
+    int64_t quota;                /* 0: none */
+    const struct obj_intent *put; /* nullable */
+};
+
+static const char sql_intent_clear[] = "DELETE FROM obj_intents WHERE id = ? AND instance = ?";
+
+static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct foto_insert *a = ud;
+    const struct foto *f = a->f;
+    char key[64];
+    snprintf(key, sizeof key, "fotos:%s", f->cita_id);
+    br_err rc = db->ops->lock(c, key);
+    if (rc) return rc;
+    if (a->put) {
+        /* the intent must still be ours: a sweeper that took it over may
+         * be removing the object right now */
+        int64_t gone = 0;
+        struct db_val pi[] = {db_text(a->put->id), db_text(a->put->instance)};
+        rc = EXEC(db, c, sql_intent_clear, pi, NULL, NULL, &gone);
+        if (rc) return rc;
+        if (gone != 1) return err_set(BR_STORE, "the upload's intent was taken over");
+    }
+    int64_t n = 0;
+    struct db_val pc[] = {db_text(f->cita_id), db_text(f->tipo)};
+    rc = EXEC(db, c, sql_fotos_count, pc, one_int, &n, NULL);
+    if (rc) return rc;
+    if (n >= a->cap) return err_set(BR_CONFLICT, "full");
+    if (a->quota > 0) {
+        /* the uploader's uploads take turns too (on PostgreSQL; SQLite's
+         * writers always do), always after the cita's lock: never the
+         * other way round, so two locks never wait for each other */
+        char who[64];
+        snprintf(who, sizeof who, "fotos-cliente:%s", f->cliente_id);
+        rc = db->ops->lock(c, who);
+        if (rc) return rc;
+        int64_t blocks = 0;
+        struct db_val pq[] = {db_text(f->cliente_id)};
+        rc = EXEC(db, c, sql_fotos_quota, pq, one_int, &blocks, NULL);
+        if (rc) return rc;
+        if (blocks * STORE_FOTO_BLOCK + store_foto_charge(a->bytes) > a->quota)
+            return err_set(BR_TOOLARGE, "quota");
+    }
+    struct db_val p[] = {db_text(f->id),         db_text(f->cita_id), db_text(f->cliente_id),
+                         db_text(f->tipo),       db_text(f->url),     db_text(f->storage_path),
+                         db_text(f->created_at), db_int(a->bytes)};
+    rc =
+        EXEC(db, c, "INSERT INTO fotos_cita (" FOTO_COLS ", bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+             p, NULL, NULL, NULL);
+    /* a unique storage_path clash is a store failure here, not "full" */
+    if (rc == BR_CONFLICT) rc = BR_STORE;
+    return rc;
+}
+
+br_err store_foto_insert_capped(struct store *st, const struct foto *f, int cap)
+{
+    struct foto_insert a = {f, 0, cap, 0, NULL};
+    return in_tx_as(st, DB_TOUCH_NONE, foto_insert_tx, &a);
+}
+
+br_err store_foto_insert_put(struct store *st, const struct foto *f, int64_t bytes, int cap,
+                             int64_t quota, const struct obj_intent *put)
+{
+    struct foto_insert a = {f, bytes, cap, quota, put};
+    return in_tx_as(st, DB_TOUCH_NONE, foto_insert_tx, &a);
+}
+
+struct foto_cb {
+    store_foto_fn fn;
+    void *ud;
+    struct foto *out;
+    bool found;
+};
+
+static br_err foto_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct foto_cb *a = ud;
+    struct foto f;
+    if (!foto_view(&f, c)) return too_long();
+    if (a->fn) return a->fn(a->ud, &f);
+    *a->out = f;
+    a->out->tipo = xstrdup(f.tipo);
+    a->out->url = xstrdup(f.url);
+    a->out->storage_path = xstrdup(f.storage_path);
+    a->found = true;
+    return BR_OK;
+}
+
+br_err store_foto_get_owned(struct store *st, const char *id, const char *cliente_id,
+                            struct foto *f)
+{
+    memset(f, 0, sizeof *f);
+    struct foto_cb a = {.out = f};
+    struct db_val p[] = {db_text(id), db_text(cliente_id)};
+    br_err rc = run(st, "SELECT " FOTO_COLS " FROM fotos_cita WHERE id = ? AND cliente_id = ?", p,
+                    2, foto_row, &a, NULL);
+    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such photo");
+    return rc;
+}
+
+static const char sql_intent_add[] =
+    "INSERT INTO obj_intents (id, bucket, key, op, node, pid, instance, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+static br_err intent_insert(struct db *db, struct db_conn *c, const struct obj_intent *in)
+{
+    struct db_val p[] = {db_text(in->id),       db_text(in->bucket),    db_text(in->key),
+                         db_text(in->op),       db_text(in->node),      db_int(in->pid),
+                         db_text(in->instance), db_text(in->created_at)};
+    return EXEC(db, c, sql_intent_add, p, NULL, NULL, NULL);
+}
+
+struct foto_delete {
+    const char *id;
+    const struct obj_intent *del;
+};
+
+static br_err foto_delete_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct foto_delete *a = ud;
+    int64_t n = 0;
+    struct db_val p[] = {db_text(a->id)};
+    br_err rc = EXEC(db, c, "DELETE FROM fotos_cita WHERE id = ?", p, NULL, NULL, &n);
+    if (!rc && n != 1) rc = err_set(BR_NOTFOUND, "no such photo");
+    if (!rc) rc = intent_insert(db, c, a->del);
+    return rc;
+}
+
+br_err store_foto_delete(struct store *st, const char *id, const struct obj_intent *del)
+{
+    struct foto_delete a = {id, del};
+    return in_tx_as(st, DB_TOUCH_NONE, foto_delete_tx, &a);
+}
+
+br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *exists)
+{
+    *exists = false;
+    struct db_val p[] = {db_text(storage_path)};
+    return run(st, "SELECT 1 FROM fotos_cita WHERE storage_path = ?", p, 1, one_flag, exists, NULL);
+}
+
+#define SQL_FOTOS_EACH                                                                             \
+    "SELECT " FOTO_COLS " FROM fotos_cita WHERE cita_id = ? ORDER BY created_at, id"
+
+br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn, void *ud)
+{
+    struct foto_cb a = {.fn = fn, .ud = ud};
+    struct db_val p[] = {db_text(cita_id)};
+    return run(st, SQL_FOTOS_EACH, p, 1, foto_row, &a, NULL);
+}
+
+/* --- object intents and process leases ------------------------------------------------ */
+
+static br_err intent_add_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    return intent_insert(db, c, ud);
+}
+
+br_err store_intent_add(struct store *st, const struct obj_intent *in)
+{
+    return in_tx_as(st, DB_TOUCH_NONE, intent_add_tx, (void *)in);
+}
+
+br_err store_intent_clear(struct store *st, const char *id, const char *instance)
+{
+    struct db_val p[] = {db_text(id), db_text(instance)};
+    return run_write_aside(st, sql_intent_clear, p, 2, NULL);
+}
+
+br_err store_intent_disown(struct store *st, const char *id, const char *instance)
+{
+    struct db_val p[] = {db_text(id), db_text(instance)};
+    return run_write_aside(
+        st, "UPDATE obj_intents SET instance = '', pid = 0 WHERE id = ? AND instance = ?", p, 2,
+        NULL);
+}
+
+br_err store_intent_take(struct store *st, const char *id, const char *old_instance,
+                         const struct obj_intent *to)
+{
+    int64_t n = 0;
+    struct db_val p[] = {db_text(to->node), db_int(to->pid), db_text(to->instance), db_text(id),
+                         db_text(old_instance)};
+    br_err rc = run_write_aside(st,
+                                "UPDATE obj_intents SET node = ?, pid = ?, instance = ? "
+                                "WHERE id = ? AND instance = ?",
+                                p, 5, &n);
+    if (!rc && n != 1) rc = err_set(BR_NOTFOUND, "the intent is no longer there");
+    return rc;
+}
+
+struct intent_cb {
+    store_intent_fn fn;
+    void *ud;
+};
+
+static br_err intent_row(void *ud, const struct db_val *c, int n)
+{
+    bool fits = true;
+    (void)n;
+    struct intent_cb *a = ud;
+    struct obj_intent in;
+    COPY(in.id, &c[0]);
+    in.bucket = (char *)text_or_empty(&c[1]);
+    in.key = (char *)text_or_empty(&c[2]);
+    in.op = (char *)text_or_empty(&c[3]);
+    in.node = (char *)text_or_empty(&c[4]);
+    in.pid = as_int(&c[5]);
+    in.instance = (char *)text_or_empty(&c[6]);
+    COPY(in.created_at, &c[7]);
+    if (!fits) return too_long();
+    return a->fn(a->ud, &in);
+}
+
+br_err store_intents_each(struct store *st, store_intent_fn fn, void *ud)
+{
+    struct intent_cb a = {fn, ud};
+    return run(st,
+               "SELECT id, bucket, key, op, node, pid, instance, created_at FROM obj_intents "
+               "ORDER BY created_at, id",
+               NULL, 0, intent_row, &a, NULL);
+}
+
+br_err store_lease_renew(struct store *st, const char *instance, const char *node, int64_t pid,
+                         const char *now)
+{
+    struct db_val p[] = {db_text(instance), db_text(node), db_int(pid), db_text(now), db_text(now)};
+    return run_write_aside(
+        st,
+        "INSERT INTO proc_leases (instance, node, pid, started_at, heartbeat_at) "
+        "VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (instance) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+        p, 5, NULL);
+}
+
+br_err store_lease_live(struct store *st, const char *instance, const char *since, bool *live)
+{
+    *live = false;
+    struct db_val p[] = {db_text(instance), db_text(since)};
+    return run(st, "SELECT 1 FROM proc_leases WHERE instance = ? AND heartbeat_at >= ?", p, 2,
+               one_flag, live, NULL);
+}
+
+br_err store_lease_end(struct store *st, const char *instance)
+{
+    struct db_val p[] = {db_text(instance)};
+    return run_write_aside(st, "DELETE FROM proc_leases WHERE instance = ?", p, 1, NULL);
+}
+
+br_err store_leases_expire(struct store *st, const char *before)
+{
+    struct db_val p[] = {db_text(before)};
+    return run_write_aside(st, "DELETE FROM proc_leases WHERE heartbeat_at < ?", p, 1, NULL);
+}
+
+br_err fotos_plans(struct store *st, store_plan_fn fn, void *ud)
+{
+    static const struct hot_stmt hot[] = {
+        {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
+        {"fotos_quota", "EXPLAIN QUERY PLAN " SQL_FOTOS_QUOTA, 1},
+        {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
+    };
+    return plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
+}

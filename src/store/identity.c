@@ -1,0 +1,509 @@
+/*
+ * identity.c - the store's identity data (see store/identity.h): users and
+ * their sessions (verified sessions remembered while nothing that may change
+ * them was committed), sign-in throttling, perfiles and the admin's
+ * listing of users.
+ */
+#include "store_int.h"
+#include "../util/metrics.h"
+
+#include <stdio.h>
+
+/* --- row decoders ---------------------------------------------------------------- */
+
+/* perfil from 5 columns: id, rol, nombre, telefono, created_at (borrowed). */
+static bool perfil_view(struct perfil *p, const struct db_val *c)
+{
+    bool fits = true;
+    COPY(p->id, &c[0]);
+    p->rol = (char *)text_or_empty(&c[1]);
+    p->nombre = (char *)text_or_null(&c[2]);
+    p->telefono = (char *)text_or_null(&c[3]);
+    COPY(p->created_at, &c[4]);
+    return fits;
+}
+
+static void perfil_own(struct perfil *p)
+{
+    p->rol = xstrdup(p->rol);
+    p->nombre = xstrdup_or_null(p->nombre);
+    p->telefono = xstrdup_or_null(p->telefono);
+}
+
+/* --- verified sessions, remembered ------------------------------------------------ */
+
+static void principal_copy(struct principal *dst, const struct principal *src)
+{
+    memcpy(dst->user_id, src->user_id, sizeof dst->user_id);
+    dst->email = xstrdup_or_null(src->email);
+    dst->has_perfil = src->has_perfil;
+    if (src->has_perfil) {
+        dst->perfil = src->perfil;
+        dst->perfil.rol = xstrdup_or_null(src->perfil.rol);
+        dst->perfil.nombre = xstrdup_or_null(src->perfil.nombre);
+        dst->perfil.telefono = xstrdup_or_null(src->perfil.telefono);
+    }
+}
+
+static struct session_memo *session_slot(struct store *st, const char *token_hash)
+{
+    /* the key is a digest already: any mix will do */
+    return &st->sessions[db_touch_key(token_hash) % SESSION_MEMO];
+}
+
+/* A remembered session, when nothing that may change it was committed
+ * since it was verified (a sign-out, a password or role change, a deleted
+ * user are DB_TOUCH_ALL writes; anyone else's commit counts as one) and it
+ * has not expired. */
+static bool session_recall(struct store *st, const char *token_hash, const char *now,
+                           struct principal *p)
+{
+    struct session_memo *m = session_slot(st, token_hash);
+    bool hit = false;
+    pthread_mutex_lock(&st->sessions_mu);
+    if (!strcmp(m->token_hash, token_hash) && strcmp(m->expires_at, now) > 0 &&
+        unchanged(st, &m->mark)) {
+        principal_copy(p, &m->p);
+        hit = true;
+    }
+    pthread_mutex_unlock(&st->sessions_mu);
+    return hit;
+}
+
+static void session_remember(struct store *st, const char *token_hash, const struct db_mark *mark,
+                             const char *expires_at, const struct principal *p)
+{
+    if (strlen(token_hash) >= sizeof st->sessions[0].token_hash ||
+        strlen(expires_at) >= sizeof(br_ts))
+        return;
+    struct principal copy = {0}, old;
+    principal_copy(&copy, p);
+    struct session_memo *m = session_slot(st, token_hash);
+    pthread_mutex_lock(&st->sessions_mu);
+    old = m->p;
+    m->p = copy;
+    snprintf(m->token_hash, sizeof m->token_hash, "%s", token_hash);
+    m->mark = *mark;
+    snprintf(m->expires_at, sizeof m->expires_at, "%s", expires_at);
+    pthread_mutex_unlock(&st->sessions_mu);
+    principal_clear(&old);
+}
+
+/* --- identity ---------------------------------------------------------------------- */
+
+static br_err user_create_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    const struct new_user *u = ud;
+    struct db_val pu[] = {db_text(u->id), db_text(u->email), db_text(u->password_hash),
+                          db_text(u->created_at), db_text(u->last_sign_in_at)};
+    br_err rc = EXEC(db, c,
+                     "INSERT INTO auth_users (id, email, password_hash, created_at, "
+                     "last_sign_in_at) VALUES (?, ?, ?, ?, ?)",
+                     pu, NULL, NULL, NULL);
+    if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, "email taken");
+    if (rc) return rc;
+    struct db_val pp[] = {db_text(u->id), db_text(u->rol), db_text(u->nombre), db_text(u->telefono),
+                          db_text(u->created_at)};
+    rc = EXEC(db, c,
+              "INSERT INTO perfiles (id, rol, nombre, telefono, created_at) VALUES (?, ?, ?, ?, ?)",
+              pp, NULL, NULL, NULL);
+    if (rc || !u->session_hash) return rc;
+    struct db_val ps[] = {db_text(u->session_hash), db_text(u->id), db_text(u->created_at),
+                          db_text(u->session_expires_at)};
+    return EXEC(db, c,
+                "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
+                "VALUES (?, ?, ?, ?)",
+                ps, NULL, NULL, NULL);
+}
+
+br_err store_user_create(struct store *st, const struct new_user *u)
+{
+    return in_tx(st, user_create_tx, (void *)u);
+}
+
+struct user_pw {
+    struct user *u;
+    char **hash;
+    bool found;
+};
+
+static br_err user_pw_row(void *ud, const struct db_val *c, int n)
+{
+    bool fits = true;
+    (void)n;
+    struct user_pw *r = ud;
+    COPY(r->u->id, &c[0]);
+    r->u->email = dup_or_null(&c[1]);
+    COPY(r->u->created_at, &c[2]);
+    r->u->last_sign_in_at = dup_or_null(&c[3]);
+    if (!fits) return too_long();
+    *r->hash = dup_or_null(&c[4]);
+    r->found = true;
+    return BR_OK;
+}
+
+br_err store_user_by_email(struct store *st, const char *email, struct user *u,
+                           char **password_hash)
+{
+    memset(u, 0, sizeof *u);
+    *password_hash = NULL;
+    struct user_pw r = {u, password_hash, false};
+    struct db_val p[] = {db_text(email)};
+    br_err rc = run(st,
+                    "SELECT id, email, created_at, last_sign_in_at, password_hash "
+                    "FROM auth_users WHERE email = ?",
+                    p, 1, user_pw_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such user");
+    if (rc) {
+        user_clear(u);
+        free(*password_hash);
+        *password_hash = NULL;
+    }
+    return rc;
+}
+
+struct set_pw {
+    const char *id, *hash;
+};
+
+static br_err set_password_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct set_pw *a = ud;
+    int64_t changes = 0;
+    struct db_val p[] = {db_text(a->hash), db_text(a->id)};
+    br_err rc = EXEC(db, c, "UPDATE auth_users SET password_hash = ? WHERE id = ?", p, NULL, NULL,
+                     &changes);
+    if (rc) return rc;
+    if (changes == 0) return err_set(BR_NOTFOUND, "Usuario no encontrado");
+    struct db_val q[] = {db_text(a->id)};
+    return EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ?", q, NULL, NULL, NULL);
+}
+
+br_err store_user_set_password(struct store *st, const char *user_id, const char *password_hash)
+{
+    struct set_pw a = {user_id, password_hash};
+    return in_tx(st, set_password_tx, &a);
+}
+
+struct session_args {
+    const char *user_id, *hash, *now, *expires;
+};
+
+static br_err session_open_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct session_args *a = ud;
+    struct db_val pd[] = {db_text(a->user_id), db_text(a->now)};
+    br_err rc = EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ? AND expires_at <= ?", pd,
+                     NULL, NULL, NULL);
+    struct db_val ps[] = {db_text(a->hash), db_text(a->user_id), db_text(a->now),
+                          db_text(a->expires)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
+                  "VALUES (?, ?, ?, ?)",
+                  ps, NULL, NULL, NULL);
+    struct db_val pu[] = {db_text(a->now), db_text(a->user_id)};
+    if (!rc)
+        rc = EXEC(db, c, "UPDATE auth_users SET last_sign_in_at = ? WHERE id = ?", pu, NULL, NULL,
+                  NULL);
+    return rc;
+}
+
+br_err store_session_open(struct store *st, const char *user_id, const char *token_hash,
+                          const char *now, const char *expires_at)
+{
+    struct session_args a = {user_id, token_hash, now, expires_at};
+    return in_tx_as(st, DB_TOUCH_NONE, session_open_tx, &a);
+}
+
+br_err principal_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct principal_row *r = ud;
+    bool fits = true;
+    COPY(r->p->user_id, &c[0]);
+    if (!fits) return too_long();
+    r->p->email = dup_or_null(&c[1]);
+    if (c[2].type != DB_NULL) {
+        if (!perfil_view(&r->p->perfil, &c[2])) return too_long();
+        perfil_own(&r->p->perfil);
+        r->p->has_perfil = true;
+    }
+    COPY(r->expires_at, &c[7]);
+    if (!fits) return too_long();
+    r->found = true;
+    return BR_OK;
+}
+
+br_err store_session_principal(struct store *st, const char *token_hash, const char *now,
+                               struct principal *p)
+{
+    memset(p, 0, sizeof *p);
+    if (st->sessions) {
+        bool hit = session_recall(st, token_hash, now, p);
+        metric_inc(hit ? M_MEMO_SESSION_HITS : M_MEMO_SESSION_MISSES);
+        if (hit) return BR_OK;
+    }
+    /* the mark is taken before the query: unchanged later, the answer holds
+     * (a session depends on what only DB_TOUCH_ALL writes change: sign-out,
+     * passwords, roles, profiles, users) */
+    struct db_mark mark;
+    bool marked = st->sessions && mark_now(st, DB_TOUCH_NONE, &mark);
+    struct principal_row r = {p, false, ""};
+    struct db_val params[] = {db_text(token_hash), db_text(now)};
+    br_err rc = run(st,
+                    "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at, "
+                    "s.expires_at "
+                    "FROM auth_sessions s JOIN auth_users u ON u.id = s.user_id "
+                    "LEFT JOIN perfiles p ON p.id = u.id "
+                    "WHERE s.token_hash = ? AND s.expires_at > ?",
+                    params, 2, principal_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such session");
+    if (rc) principal_clear(p);
+    if (!rc && marked) session_remember(st, token_hash, &mark, r.expires_at, p);
+    return rc;
+}
+
+br_err store_session_close(struct store *st, const char *token_hash)
+{
+    struct db_val p[] = {db_text(token_hash)};
+    return run_write(st, "DELETE FROM auth_sessions WHERE token_hash = ?", p, 1, NULL);
+}
+
+struct users_each {
+    store_user_fn fn;
+    void *ud;
+};
+
+static br_err users_row(void *ud, const struct db_val *c, int n)
+{
+    bool fits = true;
+    (void)n;
+    struct users_each *a = ud;
+    struct user u;
+    COPY(u.id, &c[0]);
+    u.email = (char *)text_or_empty(&c[1]);
+    COPY(u.created_at, &c[2]);
+    u.last_sign_in_at = (char *)text_or_null(&c[3]);
+    if (!fits) return too_long();
+    struct perfil p;
+    bool has = c[4].type != DB_NULL;
+    if (has && !perfil_view(&p, &c[4])) return too_long();
+    return a->fn(a->ud, &u, has ? &p : NULL);
+}
+
+br_err store_users_each(struct store *st, store_user_fn fn, void *ud)
+{
+    struct users_each a = {fn, ud};
+    return run(st,
+               "SELECT u.id, u.email, u.created_at, u.last_sign_in_at, "
+               "p.id, p.rol, p.nombre, p.telefono, p.created_at "
+               "FROM auth_users u LEFT JOIN perfiles p ON p.id = u.id ORDER BY u.email",
+               NULL, 0, users_row, &a, NULL);
+}
+
+/* --- sign-in throttling ---------------------------------------------------------- */
+
+static int64_t ts_ms(const struct db_val *v)
+{
+    int64_t ms = 0;
+    if (v->type != DB_TEXT || !iso8601_parse(v->s, v->n, &ms)) return 0;
+    return ms;
+}
+
+struct throttle_row {
+    struct throttle_state *s;
+    bool found;
+};
+
+static br_err throttle_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct throttle_row *r = ud;
+    r->s->failures = as_int(&c[0]);
+    r->s->window_start_ms = ts_ms(&c[1]);
+    r->s->locked_until_ms = ts_ms(&c[2]);
+    r->s->lockouts = as_int(&c[3]);
+    r->s->forget_at_ms = ts_ms(&c[4]);
+    r->found = true;
+    return BR_OK;
+}
+
+static const char sql_throttle_get[] =
+    "SELECT failures, window_start, locked_until, lockouts, forget_at FROM auth_throttle "
+    "WHERE key = ? AND forget_at > ?";
+
+br_err store_throttle_get(struct store *st, const char *key, int64_t now_ms,
+                          struct throttle_state *s, bool *found)
+{
+    memset(s, 0, sizeof *s);
+    br_ts now;
+    iso8601_format(now_ms, now);
+    struct throttle_row r = {s, false};
+    struct db_val p[] = {db_text(key), db_text(now)};
+    br_err rc = run(st, sql_throttle_get, p, 2, throttle_row, &r, NULL);
+    if (rc || !r.found) memset(s, 0, sizeof *s);
+    *found = !rc && r.found;
+    return rc;
+}
+
+struct throttle_update {
+    struct throttle_key *keys;
+    int n;
+    int64_t now_ms;
+    bool prune;
+    store_throttle_fn fn;
+    void *ud;
+};
+
+static br_err throttle_update_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct throttle_update *a = ud;
+    br_ts now;
+    iso8601_format(a->now_ms, now);
+    br_err rc = BR_OK;
+    if (a->prune) {
+        struct db_val pd[] = {db_text(now)};
+        rc = EXEC(db, c, "DELETE FROM auth_throttle WHERE forget_at <= ?", pd, NULL, NULL, NULL);
+    }
+    /* every key locked and read before anything is decided: no other
+     * writer's attempt in between */
+    for (int i = 0; i < a->n && !rc; i++) {
+        struct throttle_key *k = &a->keys[i];
+        memset(&k->state, 0, sizeof k->state);
+        k->op = THROTTLE_KEEP;
+        struct throttle_row r = {&k->state, false};
+        struct db_val pg[] = {db_text(k->key), db_text(now)};
+        rc = db->ops->lock(c, k->key);
+        if (!rc) rc = EXEC(db, c, sql_throttle_get, pg, throttle_row, &r, NULL);
+        if (!r.found) memset(&k->state, 0, sizeof k->state);
+        k->found = r.found;
+    }
+    if (rc) return rc;
+    a->fn(a->ud, a->keys, a->n);
+    for (int i = 0; i < a->n && !rc; i++) {
+        const struct throttle_key *k = &a->keys[i];
+        if (k->op == THROTTLE_DELETE) {
+            struct db_val p[] = {db_text(k->key)};
+            rc = EXEC(db, c, "DELETE FROM auth_throttle WHERE key = ?", p, NULL, NULL, NULL);
+        } else if (k->op == THROTTLE_PUT) {
+            const struct throttle_state *s = &k->state;
+            br_ts ws, lu, fa;
+            iso8601_format(s->window_start_ms, ws);
+            iso8601_format(s->locked_until_ms, lu);
+            iso8601_format(s->forget_at_ms, fa);
+            struct db_val pu[] = {db_text(k->key),     db_int(s->failures),
+                                  db_text(ws),         s->locked_until_ms ? db_text(lu) : db_null(),
+                                  db_int(s->lockouts), db_text(fa)};
+            rc = EXEC(db, c,
+                      "INSERT INTO auth_throttle (key, failures, window_start, locked_until, "
+                      "lockouts, forget_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE "
+                      "SET failures = excluded.failures, window_start = excluded.window_start, "
+                      "locked_until = excluded.locked_until, lockouts = excluded.lockouts, "
+                      "forget_at = excluded.forget_at",
+                      pu, NULL, NULL, NULL);
+        }
+    }
+    return rc;
+}
+
+br_err store_throttle_update(struct store *st, struct throttle_key *keys, int n, int64_t now_ms,
+                             bool prune, store_throttle_fn fn, void *ud)
+{
+    struct throttle_update a = {keys, n, now_ms, prune, fn, ud};
+    return in_tx_as(st, DB_TOUCH_NONE, throttle_update_tx, &a);
+}
+
+/* --- perfiles --------------------------------------------------------------------- */
+
+struct perfil_row {
+    struct perfil *p;
+    bool found;
+};
+
+static br_err perfil_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct perfil_row *r = ud;
+    if (!perfil_view(r->p, c)) return too_long();
+    perfil_own(r->p);
+    r->found = true;
+    return BR_OK;
+}
+
+br_err store_perfil_get(struct store *st, const char *id, struct perfil *p)
+{
+    memset(p, 0, sizeof *p);
+    struct perfil_row r = {p, false};
+    struct db_val params[] = {db_text(id)};
+    br_err rc = run(st, "SELECT id, rol, nombre, telefono, created_at FROM perfiles WHERE id = ?",
+                    params, 1, perfil_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such profile");
+    return rc;
+}
+
+br_err store_perfil_update(struct store *st, const char *id, const struct perfil_patch *patch)
+{
+    struct db_val p[] = {
+        db_int(patch->rol != NULL),
+        db_text(patch->rol),
+        db_int(patch->nombre != NULL),
+        db_text(patch->nombre),
+        db_int(patch->set_telefono),
+        db_text(patch->telefono),
+        db_text(id),
+    };
+    return run_write(st,
+                     "UPDATE perfiles SET "
+                     "rol = CASE WHEN ? = 1 THEN ? ELSE rol END, "
+                     "nombre = CASE WHEN ? = 1 THEN ? ELSE nombre END, "
+                     "telefono = CASE WHEN ? = 1 THEN ? ELSE telefono END "
+                     "WHERE id = ?",
+                     p, (int)ARRAY_LEN(p), NULL);
+}
+
+struct usuarios_each {
+    store_usuario_fn fn;
+    void *ud;
+};
+
+static br_err usuarios_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct usuarios_each *a = ud;
+    struct usuario_view v;
+    if (!perfil_view(&v.perfil, c)) return too_long();
+    v.email = text_or_empty(&c[5]);
+    v.ultimo_acceso = text_or_null(&c[6]);
+    v.creado_en = c[7].type == DB_TEXT ? c[7].s : v.perfil.created_at;
+    v.total_citas = as_int(&c[8]);
+    return a->fn(a->ud, &v);
+}
+
+#define SQL_USUARIOS                                                                               \
+    "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, "                                     \
+    "u.email, u.last_sign_in_at, u.created_at, "                                                   \
+    "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id) "                                    \
+    "FROM perfiles p LEFT JOIN auth_users u ON u.id = p.id "
+#define USUARIOS_ORDER     " ORDER BY p.created_at DESC, p.id DESC LIMIT ?"
+#define SQL_USUARIOS_FIRST SQL_USUARIOS USUARIOS_ORDER
+#define SQL_USUARIOS_AFTER SQL_USUARIOS "WHERE (p.created_at, p.id) < (?, ?)" USUARIOS_ORDER
+
+br_err store_usuarios_page(struct store *st, const char *before_created, const char *before_id,
+                           int64_t limit, store_usuario_fn fn, void *ud)
+{
+    struct usuarios_each a = {fn, ud};
+    struct db_val lim = db_int(limit > 0 ? limit : INT64_MAX);
+    if (!before_created) return run(st, SQL_USUARIOS_FIRST, &lim, 1, usuarios_row, &a, NULL);
+    struct db_val p[] = {db_text(before_created), db_text(before_id), lim};
+    return run(st, SQL_USUARIOS_AFTER, p, 3, usuarios_row, &a, NULL);
+}
+
+br_err identity_plans(struct store *st, store_plan_fn fn, void *ud)
+{
+    static const struct hot_stmt hot[] = {
+        {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},
+        {"usuarios_after", "EXPLAIN QUERY PLAN " SQL_USUARIOS_AFTER, 3},
+    };
+    return plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
+}

@@ -1,0 +1,201 @@
+/*
+ * outbox.c - the store's mail outbox (see store/outbox.h): messages queued
+ * in the transaction of what they announce, claimed by one worker at a
+ * time, retried, sent or dropped.
+ */
+#include "store_int.h"
+
+/* --- mail outbox -------------------------------------------------------------------- */
+
+/* Queues m, due at once; due_at (when set) is when it became due. */
+br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m)
+{
+    const char *due = m->due_at[0] ? m->due_at : NULL;
+    struct db_val pm[] = {db_text(m->id),
+                          db_text(m->cita_id),
+                          db_text(m->recipient),
+                          db_text(m->cliente_nombre),
+                          db_text(m->barbero_nombre),
+                          db_text(m->servicio_nombre),
+                          db_text(m->fecha_inicio),
+                          db_text(m->fecha_fin),
+                          db_text(m->notas),
+                          db_text(m->created_at),
+                          db_text(m->created_at),
+                          db_text(outbox_kind(m->kind)),
+                          db_text(due)};
+    /* sent with the commit on PostgreSQL: its failure fails the write */
+    return EXEC_LATER(db, conn,
+                      "INSERT INTO mail_outbox (id, cita_id, recipient, cliente_nombre, "
+                      "barbero_nombre, servicio_nombre, fecha_inicio, fecha_fin, notas, "
+                      "created_at, status, attempts, next_attempt_at, kind, due_at) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
+                      pm);
+}
+
+#define OUTBOX_COLS                                                                                \
+    "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, fecha_inicio, "      \
+    "fecha_fin, notas, created_at, status, attempts, next_attempt_at, last_error, kind, due_at"
+
+static bool outbox_view(struct outbox_msg *m, const struct db_val *c)
+{
+    bool fits = true;
+    COPY(m->id, &c[0]);
+    COPY(m->cita_id, &c[1]);
+    m->recipient = (char *)text_or_empty(&c[2]);
+    m->cliente_nombre = (char *)text_or_empty(&c[3]);
+    m->barbero_nombre = (char *)text_or_empty(&c[4]);
+    m->servicio_nombre = (char *)text_or_empty(&c[5]);
+    COPY(m->fecha_inicio, &c[6]);
+    COPY(m->fecha_fin, &c[7]);
+    m->notas = (char *)text_or_null(&c[8]);
+    COPY(m->created_at, &c[9]);
+    m->status = (char *)text_or_empty(&c[10]);
+    m->attempts = as_int(&c[11]);
+    COPY(m->next_attempt_at, &c[12]);
+    m->last_error = (char *)text_or_null(&c[13]);
+    m->kind = outbox_kind(text_or_null(&c[14]));
+    COPY(m->due_at, &c[15]);
+    return fits;
+}
+
+struct outbox_cb {
+    store_outbox_fn fn;
+    void *ud;
+    struct outbox_msg *out;
+    bool found;
+};
+
+static br_err outbox_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct outbox_cb *a = ud;
+    struct outbox_msg m;
+    if (!outbox_view(&m, c)) return too_long();
+    if (a->fn) return a->fn(a->ud, &m);
+    *a->out = m;
+    a->out->recipient = xstrdup(m.recipient);
+    a->out->cliente_nombre = xstrdup(m.cliente_nombre);
+    a->out->barbero_nombre = xstrdup(m.barbero_nombre);
+    a->out->servicio_nombre = xstrdup(m.servicio_nombre);
+    a->out->notas = xstrdup_or_null(m.notas);
+    a->out->status = xstrdup(m.status);
+    a->out->last_error = xstrdup_or_null(m.last_error);
+    a->found = true;
+    return BR_OK;
+}
+
+struct claim_args {
+    const char *now, *lease;
+    struct outbox_msg *m;
+    bool found;
+};
+
+static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct claim_args *a = ud;
+    br_err rc = db->ops->lock(c, "outbox");
+    if (rc) return rc;
+    struct outbox_cb cb = {.out = a->m};
+    struct db_val p[] = {db_text(a->now), db_text(a->now)};
+    rc = EXEC(db, c,
+              "SELECT " OUTBOX_COLS " FROM mail_outbox WHERE status = 'pending' "
+              "AND next_attempt_at <= ? AND (locked_until IS NULL OR locked_until <= ?) "
+              "ORDER BY next_attempt_at, created_at LIMIT 1",
+              p, outbox_row, &cb, NULL);
+    if (rc || !cb.found) return rc;
+    a->found = true;
+    struct db_val u[] = {db_text(a->lease), db_text(a->m->id)};
+    return EXEC(db, c,
+                "UPDATE mail_outbox SET locked_until = ?, attempts = attempts + 1 WHERE id = ?", u,
+                NULL, NULL, NULL);
+}
+
+br_err store_outbox_claim(struct store *st, const char *now, const char *lease_until,
+                          struct outbox_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    struct claim_args a = {now, lease_until, m, false};
+    br_err rc = in_tx_as(st, DB_TOUCH_NONE, claim_tx, &a);
+    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "nothing due");
+    if (rc)
+        outbox_clear(m);
+    else
+        m->attempts++;
+    return rc;
+}
+
+br_err store_outbox_sent(struct store *st, const char *id, const char *now)
+{
+    struct db_val p[] = {db_text(now), db_text(id)};
+    return run_write_aside(
+        st,
+        "UPDATE mail_outbox SET status = 'sent', done_at = ?, locked_until = NULL, "
+        "last_error = NULL WHERE id = ?",
+        p, 2, NULL);
+}
+
+br_err store_outbox_retry(struct store *st, const char *id, const char *error,
+                          const char *next_attempt_at)
+{
+    struct db_val p[] = {db_text(error), db_text(next_attempt_at), db_text(id)};
+    return run_write_aside(
+        st,
+        "UPDATE mail_outbox SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
+        "WHERE id = ?",
+        p, 3, NULL);
+}
+
+br_err store_outbox_drop(struct store *st, const char *id, const char *error, const char *now)
+{
+    struct db_val p[] = {db_text(error), db_text(now), db_text(id)};
+    return run_write_aside(
+        st,
+        "UPDATE mail_outbox SET status = 'dropped', last_error = ?, done_at = ?, "
+        "locked_until = NULL WHERE id = ?",
+        p, 3, NULL);
+}
+
+static br_err two_ints(void *ud, const struct db_val *cols, int n)
+{
+    int64_t *v = ud;
+    v[0] = n > 0 ? as_int(&cols[0]) : 0;
+    v[1] = n > 1 ? as_int(&cols[1]) : 0;
+    return BR_OK;
+}
+
+br_err store_outbox_counts(struct store *st, int64_t *pending, int64_t *dropped)
+{
+    int64_t v[2] = {0, 0};
+    br_err rc = run(st,
+                    "SELECT (SELECT count(*) FROM mail_outbox WHERE status = 'pending'), "
+                    "(SELECT count(*) FROM mail_outbox WHERE status = 'dropped')",
+                    NULL, 0, two_ints, v, NULL);
+    *pending = v[0];
+    *dropped = v[1];
+    return rc;
+}
+
+br_err store_outbox_next_due(struct store *st, br_ts next)
+{
+    next[0] = '\0';
+    return run(st,
+               "SELECT min(CASE WHEN locked_until IS NOT NULL AND locked_until > next_attempt_at "
+               "THEN locked_until ELSE next_attempt_at END) FROM mail_outbox "
+               "WHERE status = 'pending'",
+               NULL, 0, one_ts, next, NULL);
+}
+
+br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn fn, void *ud)
+{
+    struct outbox_cb a = {.fn = fn, .ud = ud};
+    if (!status)
+        return run(st,
+                   "SELECT " OUTBOX_COLS " FROM mail_outbox WHERE status <> 'sent' "
+                   "ORDER BY created_at, id",
+                   NULL, 0, outbox_row, &a, NULL);
+    struct db_val p[] = {db_text(status)};
+    return run(st,
+               "SELECT " OUTBOX_COLS " FROM mail_outbox WHERE status = ? ORDER BY created_at, id",
+               p, 1, outbox_row, &a, NULL);
+}

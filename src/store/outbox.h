@@ -1,0 +1,33 @@
+/*
+ * store/outbox.h - part of the store (include store.h): the mail outbox
+ * (src/store/outbox.c).
+ */
+#ifndef BR_STORE_OUTBOX_H
+#define BR_STORE_OUTBOX_H
+
+#include "store.h"
+
+/* --- mail outbox ----------------------------------------------------------- */
+
+/* Claims the oldest pending message due at `now` that no worker holds,
+ * holding it until lease_until. OUT: *m (clear with outbox_clear).
+ * BR_NOTFOUND when nothing is due. */
+br_err store_outbox_claim(struct store *st, const char *now, const char *lease_until,
+                          struct outbox_msg *m) STORE_WRITE WARN_UNUSED;
+br_err store_outbox_sent(struct store *st, const char *id, const char *now) STORE_WRITE WARN_UNUSED;
+/* Records a failed attempt; the message is retried at next_attempt_at. */
+br_err store_outbox_retry(struct store *st, const char *id, const char *error,
+                          const char *next_attempt_at) STORE_WRITE WARN_UNUSED;
+br_err store_outbox_drop(struct store *st, const char *id, const char *error,
+                         const char *now) STORE_WRITE WARN_UNUSED;
+/* OUT: how many messages wait (pending) and were given up (dropped). */
+br_err store_outbox_counts(struct store *st, int64_t *pending, int64_t *dropped) WARN_UNUSED;
+/* OUT: *next, the earliest next_attempt_at among pending messages ("" when
+ * none), so the worker knows how long it may sleep. */
+br_err store_outbox_next_due(struct store *st, br_ts next) WARN_UNUSED;
+typedef br_err (*store_outbox_fn)(void *ud, const struct outbox_msg *m);
+/* Messages in the given status (NULL: pending and dropped), oldest first. */
+br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn fn,
+                         void *ud) WARN_UNUSED;
+
+#endif

@@ -1,0 +1,341 @@
+/*
+ * store_int.h - what the store's files share and nobody else sees: the body
+ * of struct store, the plumbing every operation runs on (run, in_tx,
+ * run_write...), the decoders of columns several aggregates read, and the
+ * few statements and helpers one aggregate lends another. Included only by
+ * the store's own files (src/store/); the store's interface is store.h.
+ *
+ * The small helpers are static inline, as they were static in one file:
+ * every operation's hot path compiles as it did.
+ */
+#ifndef BR_STORE_INT_H
+#define BR_STORE_INT_H
+
+#include "store.h"
+#include "db.h"
+#include "names.h"
+#include "../util/iso8601.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SESSION_MEMO 1024 /* verified sessions remembered (direct-mapped by token hash) */
+
+struct session_memo {
+    char token_hash[65]; /* "" when empty */
+    struct db_mark mark;
+    br_ts expires_at;
+    struct principal p;
+};
+
+struct store {
+    struct db *db;
+    pthread_mutex_t sessions_mu;   /* guards sessions */
+    struct session_memo *sessions; /* NULL where reads cannot be marked (store_marks) */
+    /* the catalog's names as of a version (names.h), for the listings */
+    pthread_mutex_t names_mu;
+    bool names_on;       /* BARBERIA_MEMO */
+    bool names_loading;  /* a thread is reading them: the others join */
+    int64_t names_retry; /* after a load failed (clock_mono_ms): join until then */
+    struct names *names; /* NULL until read */
+};
+
+/* --- plumbing ---------------------------------------------------------------- */
+
+static inline br_err run(struct store *st, const char *sql, const struct db_val *p, int n,
+                         db_row_fn fn, void *ud, int64_t *changes)
+{
+    if (!changes && st->db->ops->read) return st->db->ops->read(st->db, sql, p, n, fn, ud);
+    struct db_conn *c = NULL;
+    br_err rc = st->db->ops->acquire(st->db, &c);
+    if (rc) return rc;
+    rc = st->db->ops->exec(c, sql, p, n, fn, ud, changes);
+    st->db->ops->release(st->db, c);
+    return rc;
+}
+
+typedef db_tx_fn tx_fn;
+
+/* Runs fn inside one write transaction (see db_ops.write: committed on
+ * BR_OK, else undone, and durable when this returns). */
+static inline br_err in_tx_as(struct store *st, uint64_t touch, tx_fn fn, void *ud)
+{
+    return st->db->ops->write(st->db, fn, ud, touch);
+}
+
+/* A write that may change anything the memos read (the safe default). */
+static inline br_err in_tx(struct store *st, tx_fn fn, void *ud)
+{
+    return in_tx_as(st, DB_TOUCH_ALL, fn, ud);
+}
+
+struct one_write {
+    const char *sql;
+    const struct db_val *p;
+    int n;
+    int64_t *changes;
+};
+
+static inline br_err one_write_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct one_write *w = ud;
+    return db->ops->exec(c, w->sql, w->p, w->n, NULL, NULL, w->changes);
+}
+
+/* One statement that writes, as a transaction of its own: it goes through
+ * the writer like every other write (a group commit, in order). */
+static inline br_err run_write_as(struct store *st, uint64_t touch, const char *sql,
+                                  const struct db_val *p, int n, int64_t *changes)
+{
+    struct one_write w = {sql, p, n, changes};
+    return in_tx_as(st, touch, one_write_tx, &w);
+}
+
+static inline br_err run_write(struct store *st, const char *sql, const struct db_val *p, int n,
+                               int64_t *changes)
+{
+    return run_write_as(st, DB_TOUCH_ALL, sql, p, n, changes);
+}
+
+/* A write to bookkeeping no remembered answer reads (sessions' sign-in
+ * counters, object intents, leases, the outbox, photo records). */
+static inline br_err run_write_aside(struct store *st, const char *sql, const struct db_val *p,
+                                     int n, int64_t *changes)
+{
+    return run_write_as(st, DB_TOUCH_NONE, sql, p, n, changes);
+}
+
+#define EXEC(db, c, sql, params, fn, ud, ch)                                                       \
+    (db)->ops->exec(c, sql, params, (int)ARRAY_LEN(params), fn, ud, ch)
+
+/* A statement whose outcome the transaction does not read: PostgreSQL
+ * sends it without waiting, its error comes back with the commit (see
+ * db_ops.exec_later). */
+#define EXEC_LATER(db, c, sql, params)                                                             \
+    ((db)->ops->exec_later ? (db)->ops->exec_later(c, sql, params, (int)ARRAY_LEN(params))         \
+                           : EXEC(db, c, sql, params, NULL, NULL, NULL))
+
+static inline const char *text_or_null(const struct db_val *v)
+{
+    return v->type == DB_TEXT ? v->s : NULL;
+}
+
+static inline const char *text_or_empty(const struct db_val *v)
+{
+    return v->type == DB_TEXT ? v->s : "";
+}
+
+static inline char *dup_or_null(const struct db_val *v)
+{
+    return v->type == DB_TEXT ? xstrndup(v->s, v->n) : NULL;
+}
+
+/* Copies a column into a fixed field (an id, a timestamp) with its length;
+ * false, leaving the field empty, when it does not fit: never a silently
+ * shortened value. */
+static inline bool copy_fixed(char *dst, size_t cap, const struct db_val *v)
+{
+    size_t n = v->type == DB_TEXT ? v->n : 0;
+    if (n >= cap) {
+        dst[0] = '\0';
+        return false;
+    }
+    if (n) memcpy(dst, v->s, n);
+    dst[n] = '\0';
+    return true;
+}
+/* in a function with a local `bool fits = true`, which it clears */
+#define COPY(dst, v) (fits = copy_fixed(dst, sizeof(dst), v) && fits)
+
+static inline br_err too_long(void)
+{
+    return err_set(BR_STORE, "a stored id or timestamp does not fit its field");
+}
+
+static inline int64_t as_int(const struct db_val *v)
+{
+    switch (v->type) {
+    case DB_INT:
+        return v->i;
+    case DB_REAL:
+        return (int64_t)v->d;
+    case DB_TEXT:
+        return strtoll(v->s, NULL, 10);
+    default:
+        return 0;
+    }
+}
+
+static inline double as_real(const struct db_val *v)
+{
+    switch (v->type) {
+    case DB_INT:
+        return (double)v->i;
+    case DB_REAL:
+        return v->d;
+    case DB_TEXT:
+        return strtod(v->s, NULL);
+    default:
+        return 0;
+    }
+}
+
+/* Row callback for single-value queries: stores the first column. */
+static inline br_err one_int(void *ud, const struct db_val *cols, int n)
+{
+    *(int64_t *)ud = n > 0 ? as_int(&cols[0]) : 0;
+    return BR_OK;
+}
+
+static inline br_err one_flag(void *ud, const struct db_val *cols, int n)
+{
+    (void)cols;
+    (void)n;
+    *(bool *)ud = true;
+    return BR_OK;
+}
+
+static inline br_err one_ts(void *ud, const struct db_val *c, int n)
+{
+    char *out = ud;
+    if (n > 0) copy_fixed(out, ISO8601_LEN + 1, &c[0]);
+    return BR_OK;
+}
+
+/* Only called where reads can be marked (store_marks), so where the adapter has mark. */
+static inline bool mark_now(struct store *st, uint64_t key, struct db_mark *m)
+{
+    return st->db->ops->mark(st->db, key, m);
+}
+
+/* Whether what was read at m still holds. */
+static inline bool unchanged(struct store *st, const struct db_mark *m)
+{
+    return st->db->ops->unchanged(st->db, m);
+}
+
+/* --- columns several aggregates read ------------------------------------------------- */
+
+#define CITA_COLS                                                                                  \
+    "c.id, c.cliente_id, c.barbero_id, c.servicio_id, c.fecha_inicio, c.fecha_fin, c.estado, "     \
+    "c.notas, c.google_event_id, c.created_at"
+
+static inline bool cita_view(struct cita *ci, const struct db_val *c)
+{
+    bool fits = true;
+    COPY(ci->id, &c[0]);
+    COPY(ci->cliente_id, &c[1]);
+    COPY(ci->barbero_id, &c[2]);
+    COPY(ci->servicio_id, &c[3]);
+    COPY(ci->fecha_inicio, &c[4]);
+    COPY(ci->fecha_fin, &c[5]);
+    ci->estado = (char *)text_or_empty(&c[6]);
+    ci->notas = (char *)text_or_null(&c[7]);
+    ci->google_event_id = (char *)text_or_null(&c[8]);
+    COPY(ci->created_at, &c[9]);
+    return fits;
+}
+
+/* A barber's appointments that are not cancelled never overlap each other:
+ * every write checks it (and the exclusion constraint citas_sin_solape
+ * backs it on PostgreSQL). So of those that start before a window only the
+ * last can reach into it, and what meets a window is read from both sides
+ * of its start in the index citas_barbero_inicio: the appointments that
+ * start inside it, and the one that starts last before it. The cost is the
+ * same however long the history before the window or the calendar after
+ * it (the free slots of a day, the overlap check of a booking). */
+#define MEETS_WINDOW(cols, but)                                                                    \
+    "SELECT " cols " FROM citas WHERE barbero_id = ? AND fecha_inicio >= ? AND fecha_inicio < ? "  \
+    "AND estado <> 'cancelada'" but " UNION ALL SELECT " cols " FROM (SELECT fecha_inicio, "       \
+    "fecha_fin FROM citas WHERE barbero_id = ? AND fecha_inicio < ? AND estado <> 'cancelada'" but \
+    " ORDER BY fecha_inicio DESC LIMIT 1) prev WHERE prev.fecha_fin > ?"
+
+/* --- what one aggregate lends another ------------------------------------------------ */
+
+/* identity.c: the principal of a session's row (8 columns: u.id, u.email,
+ * the perfil's 5, s.expires_at), owned by *p (the listing with the
+ * session reads it from its first row). */
+struct principal_row {
+    struct principal *p;
+    bool found;
+    br_ts expires_at;
+};
+br_err principal_row(void *ud, const struct db_val *c, int n);
+
+/* catalog.c: the default week of a new barber (and of every barber the
+ * migration or an import of version 1 finds). */
+br_err horario_default_insert(struct db *db, struct db_conn *c, const char *barbero_id);
+
+/* catalog.c: the catalog's names as of its version (names.h) for the
+ * listings of appointments. A listing's rows read either with the names n
+ * (statements that read the catalog's version instead of joining barberos
+ * and servicios) or, with n NULL, joined by the database. OUT: *stale when n
+ * turned out not to be of the version the statement read (then nothing was
+ * listed). */
+typedef br_err (*names_try_fn)(struct store *st, struct names *n, void *ud, bool *stale);
+/* Runs try with the names held; when they are stale (or none yet), with
+ * the catalog read afresh; joined when that cannot be had (see
+ * names_fresh) or BARBERIA_MEMO is 0. */
+br_err with_names(struct store *st, names_try_fn try, void *ud);
+
+/* What a listing's row callback returns to stop its statement when the
+ * names it holds turn out stale (names_check). Not one of br_err's codes:
+ * nothing failed, so no adapter may take it for a failure of its own (a
+ * busy pool, a lost connection: BR_BUSY), and it never leaves the store -
+ * the listing's try sees *stale and with_names reads again. */
+#define NAMES_STALE ((br_err)-1)
+
+/* Whether the names n are of the version a listing's first row read
+ * (BR_OK), or the listing must stop before anything is listed
+ * (NAMES_STALE, *stale set): every row has the version of the same
+ * snapshot. */
+static inline br_err names_check(const struct names *n, const struct db_val *version, bool *checked,
+                                 bool *stale)
+{
+    if (*checked) return BR_OK;
+    if (!names_is(n, version)) {
+        *stale = true;
+        return NAMES_STALE; /* stops the statement; with_names reads on */
+    }
+    *checked = true;
+    return BR_OK;
+}
+
+/* Columns 13-17 of a listing's row (barber: nombre, foto_url; service:
+ * nombre, duracion_min, precio) from n, by the row's barbero_id (2) and
+ * servicio_id (3); NULL where there is none, as the join gives. */
+static inline void names_complete(const struct names *n, struct db_val row[18])
+{
+    const struct db_val *b = names_find(n, NAMES_BARBERO, &row[2]);
+    const struct db_val *s = names_find(n, NAMES_SERVICIO, &row[3]);
+    for (int i = 0; i < 2; i++)
+        row[13 + i] = b ? b[i] : db_null();
+    for (int i = 0; i < 3; i++)
+        row[15 + i] = s ? s[i] : db_null();
+}
+
+/* citas.c: the hour locks of a booking or a move (PostgreSQL). */
+br_err lock_slot_hours(struct db *db, struct db_conn *c, const char *barbero_id, const char *inicio,
+                       const char *fin);
+
+/* outbox.c: queues m in the transaction on conn. */
+br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m);
+
+/* plans.c: hands fn the plan of each of the n statements of hot (their
+ * text an EXPLAIN QUERY PLAN, each with nparams placeholders), or of one
+ * statement (plan_of). Each aggregate names its own hot statements
+ * (identity_plans, citas_plans, fotos_plans). */
+struct hot_stmt {
+    const char *name, *sql;
+    int nparams;
+};
+br_err plan_of(struct store *st, const char *name, const char *sql, const struct db_val *p, int n,
+               store_plan_fn fn, void *ud);
+br_err plans_of(struct store *st, const struct hot_stmt *hot, size_t n, store_plan_fn fn, void *ud);
+br_err identity_plans(struct store *st, store_plan_fn fn, void *ud);
+br_err citas_plans(struct store *st, store_plan_fn fn, void *ud);
+br_err fotos_plans(struct store *st, store_plan_fn fn, void *ud);
+
+#endif

@@ -1,0 +1,252 @@
+/*
+ * transfer.c - a shop's data as rows (see store/transfer.h): every table
+ * dumped page by page from one snapshot, loaded in one write transaction;
+ * and copies of the whole database (backup, restore).
+ */
+#include "store_int.h"
+
+/* --- a shop's data as rows ------------------------------------------------------------- */
+
+/* One table: its columns, its key (the first nkey columns), and the
+ * statements that page through it and insert into it, all constant text. */
+#define DUMP_TABLE_KEY(name, key, nkey, keymarks, cols, n, marks)                                  \
+    {                                                                                              \
+        {name, cols, n}, nkey, "SELECT " cols " FROM " name " ORDER BY " key " LIMIT ?",           \
+            "SELECT " cols " FROM " name " WHERE (" key ") > (" keymarks ") ORDER BY " key         \
+            " LIMIT ?",                                                                            \
+            "INSERT INTO " name " (" cols ") VALUES (" marks ")"                                   \
+    }
+#define DUMP_TABLE(name, key, cols, n, marks) DUMP_TABLE_KEY(name, key, 1, "?", cols, n, marks)
+#define DUMP_KEY_MAX                          3
+
+static const struct dump_table {
+    struct store_table t;
+    int nkey;
+    const char *first, *next, *insert;
+} dump_tables[] = {
+    DUMP_TABLE("auth_users", "id", "id, email, password_hash, created_at, last_sign_in_at", 5,
+               "?, ?, ?, ?, ?"),
+    DUMP_TABLE("perfiles", "id", "id, rol, nombre, telefono, created_at", 5, "?, ?, ?, ?, ?"),
+    DUMP_TABLE("auth_sessions", "token_hash", "token_hash, user_id, created_at, expires_at", 4,
+               "?, ?, ?, ?"),
+    DUMP_TABLE("barberos", "id", "id, nombre, foto_url, activo", 4, "?, ?, ?, ?"),
+    DUMP_TABLE("servicios", "id", "id, nombre, duracion_min, precio, activo", 5, "?, ?, ?, ?, ?"),
+    DUMP_TABLE("citas", "id",
+               "id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, estado, notas, "
+               "google_event_id, created_at",
+               10, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
+    DUMP_TABLE("historial_cortes", "id",
+               "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at", 7,
+               "?, ?, ?, ?, ?, ?, ?"),
+    DUMP_TABLE("fotos_cita", "id",
+               "id, cita_id, cliente_id, tipo, url, storage_path, created_at, bytes", 8,
+               "?, ?, ?, ?, ?, ?, ?, ?"),
+    DUMP_TABLE("mail_outbox", "id",
+               "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, "
+               "fecha_inicio, fecha_fin, notas, created_at, status, attempts, next_attempt_at, "
+               "locked_until, last_error, done_at, kind, due_at",
+               18, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
+    /* the schedules and days off: added at the end, so that the tables before keep their
+     * places (an export of version 1 names those only) */
+    DUMP_TABLE_KEY("horarios", "barbero_id, dia, inicio", 3, "?, ?, ?",
+                   "barbero_id, dia, inicio, fin", 4, "?, ?, ?, ?"),
+    DUMP_TABLE("ausencias", "id", "id, barbero_id, desde, hasta, motivo, created_at", 6,
+               "?, ?, ?, ?, ?, ?"),
+};
+
+#define DUMP_PAGE 2000
+
+int store_tables(const struct store_table **out)
+{
+    static struct store_table t[ARRAY_LEN(dump_tables)];
+    for (size_t i = 0; i < ARRAY_LEN(dump_tables); i++)
+        t[i] = dump_tables[i].t;
+    *out = t;
+    return (int)ARRAY_LEN(dump_tables);
+}
+
+struct dump_page {
+    store_dump_fn fn;
+    void *ud;
+    int table, nkey;
+    int64_t rows;
+    bool have;                        /* last holds the page's last key */
+    struct db_val last[DUMP_KEY_MAX]; /* its texts in owned */
+    char *owned[DUMP_KEY_MAX];
+};
+
+static void key_free(char *owned[DUMP_KEY_MAX])
+{
+    for (int k = 0; k < DUMP_KEY_MAX; k++) {
+        free(owned[k]);
+        owned[k] = NULL;
+    }
+}
+
+/* A column in the store's own form (store_value). */
+static struct store_value value_of(const struct db_val *v)
+{
+    switch (v->type) {
+    case DB_INT:
+        return (struct store_value){.type = STORE_INT, .i = v->i};
+    case DB_REAL:
+        return (struct store_value){.type = STORE_REAL, .d = v->d};
+    case DB_TEXT:
+        return (struct store_value){.type = STORE_TEXT, .s = v->s, .n = v->n};
+    default:
+        return (struct store_value){.type = STORE_NULL};
+    }
+}
+
+/* A value to bind, from the store's own form. */
+static struct db_val param_of(const struct store_value *v)
+{
+    switch (v->type) {
+    case STORE_INT:
+        return db_int(v->i);
+    case STORE_REAL:
+        return db_real(v->d);
+    case STORE_TEXT:
+        return (struct db_val){.type = DB_TEXT, .s = v->s, .n = v->n};
+    default:
+        return db_null();
+    }
+}
+
+static br_err dump_row(void *ud, const struct db_val *cols, int n)
+{
+    struct dump_page *p = ud;
+    p->rows++;
+    key_free(p->owned);
+    p->have = false;
+    if (n < p->nkey) return err_set(BR_STORE, "a row without its key");
+    for (int k = 0; k < p->nkey; k++) {
+        if (cols[k].type == DB_TEXT) {
+            p->owned[k] = xstrndup(cols[k].s, cols[k].n);
+            p->last[k] = db_text(p->owned[k]);
+        } else if (cols[k].type == DB_INT) {
+            p->last[k] = cols[k];
+        } else {
+            return err_set(BR_STORE, "a row without its key");
+        }
+    }
+    p->have = true;
+    if (n > STORE_ROW_MAX) return err_set(BR_STORE, "a row of more than %d columns", STORE_ROW_MAX);
+    struct store_value v[STORE_ROW_MAX];
+    for (int i = 0; i < n; i++)
+        v[i] = value_of(&cols[i]);
+    return p->fn(p->ud, p->table, v, n);
+}
+
+br_err store_dump(struct store *st, store_dump_fn fn, void *ud)
+{
+    struct db *db = st->db;
+    struct db_conn *c = NULL;
+    br_err rc = db->ops->acquire(db, &c);
+    if (rc) return rc;
+    rc = db->ops->begin_read(c);
+    for (size_t t = 0; !rc && t < ARRAY_LEN(dump_tables); t++) {
+        struct dump_page p = {.fn = fn, .ud = ud, .table = (int)t, .nkey = dump_tables[t].nkey};
+        do {
+            p.rows = 0;
+            if (!p.have) {
+                struct db_val q[] = {db_int(DUMP_PAGE)};
+                rc = EXEC(db, c, dump_tables[t].first, q, dump_row, &p, NULL);
+            } else {
+                /* the key's texts stay alive while dump_row replaces it */
+                struct db_val q[DUMP_KEY_MAX + 1];
+                char *after[DUMP_KEY_MAX];
+                memcpy(q, p.last, sizeof p.last);
+                memcpy(after, p.owned, sizeof after);
+                memset(p.owned, 0, sizeof p.owned);
+                p.have = false;
+                q[p.nkey] = db_int(DUMP_PAGE);
+                rc = db->ops->exec(c, dump_tables[t].next, q, p.nkey + 1, dump_row, &p, NULL);
+                key_free(after);
+            }
+        } while (!rc && p.rows == DUMP_PAGE);
+        key_free(p.owned);
+    }
+    db->ops->rollback(c); /* read only: nothing to keep */
+    db->ops->release(db, c);
+    return rc;
+}
+
+struct load {
+    store_load_fn next;
+    void *ud;
+    bool default_week;
+};
+
+struct id_list {
+    char **ids;
+    size_t n, cap;
+};
+
+static br_err id_row(void *ud, const struct db_val *cols, int n)
+{
+    struct id_list *l = ud;
+    if (n < 1 || cols[0].type != DB_TEXT) return err_set(BR_STORE, "a row without its key");
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->ids = xrealloc(l->ids, l->cap * sizeof *l->ids);
+    }
+    l->ids[l->n++] = xstrndup(cols[0].s, cols[0].n);
+    return BR_OK;
+}
+
+/* Every barber gets the default week, as the migration gives it to the
+ * barbers it finds. */
+static br_err default_weeks(struct db *db, struct db_conn *c)
+{
+    struct id_list l = {0};
+    br_err rc = db->ops->exec(c, "SELECT id FROM barberos ORDER BY id", NULL, 0, id_row, &l, NULL);
+    for (size_t i = 0; i < l.n; i++) {
+        if (!rc) rc = horario_default_insert(db, c, l.ids[i]);
+        free(l.ids[i]);
+    }
+    free(l.ids);
+    return rc;
+}
+
+static br_err load_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct load *l = ud;
+    for (;;) {
+        struct store_value v[STORE_ROW_MAX];
+        int table = -1, n = 0;
+        br_err rc = l->next(l->ud, &table, v, &n);
+        if (rc == BR_NOTFOUND) return l->default_week ? default_weeks(db, c) : BR_OK;
+        if (rc) return rc;
+        if (table < 0 || table >= (int)ARRAY_LEN(dump_tables) || n != dump_tables[table].t.ncols)
+            return err_set(BR_INVALID, "a row that fits no table");
+        struct db_val p[STORE_ROW_MAX];
+        for (int i = 0; i < n; i++)
+            p[i] = param_of(&v[i]);
+        rc = db->ops->exec(c, dump_tables[table].insert, p, n, NULL, NULL, NULL);
+        if (rc) return rc;
+    }
+}
+
+br_err store_load(struct store *st, store_load_fn next, void *ud, bool default_week)
+{
+    struct load l = {next, ud, default_week};
+    return in_tx(st, load_tx, &l);
+}
+
+br_err store_backup(struct store *st, const char *path)
+{
+    if (!st->db->ops->backup_to)
+        return err_set(BR_CONFIG, "%s has its own backup tools (see docs/operations.md, Backups)",
+                       st->db->ops->name);
+    return st->db->ops->backup_to(st->db, path);
+}
+
+br_err store_restore(struct store *st, const char *path)
+{
+    if (!st->db->ops->restore_from)
+        return err_set(BR_CONFIG, "%s has its own restore tools (see docs/operations.md, Backups)",
+                       st->db->ops->name);
+    br_err rc = st->db->ops->restore_from(st->db, path);
+    return rc ? rc : store_migrate(st);
+}
