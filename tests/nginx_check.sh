@@ -154,7 +154,7 @@ done
 for i in 1 2; do
   port=""
   for _ in $(seq 1 300); do
-    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$tmp/node$i.log" | head -1)
+    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$tmp/node$i.log" | head -1)
     [ -n "$port" ] && break
     kill -0 "${node_pids[$((i - 1))]}" 2>/dev/null || die "node $i exited at start"
     sleep 0.1

@@ -344,7 +344,8 @@ void srv_start(struct srv *s, const char *const *env, const char *const *args)
     for (int waited = 0; waited < 60000; waited += 20) {
         char *log = read_file(s->log, NULL);
         char *p = log ? strstr(log, "listening on http://127.0.0.1:") : NULL;
-        if (p) {
+        /* the whole line: a read may catch it half written, port and all */
+        if (p && strchr(p, '\n')) {
             s->port = (int)strtol(p + strlen("listening on http://127.0.0.1:"), NULL, 10);
             snprintf(s->base, sizeof s->base, "http://127.0.0.1:%d", s->port);
             free(log);

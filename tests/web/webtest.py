@@ -80,7 +80,7 @@ class Server:
         self.base = None
         while time.time() < deadline and not self.base:
             self.log.seek(0)
-            m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", self.log.read())
+            m = re.search(r"listening on (http://127\.0\.0\.1:\d+) ", self.log.read())
             if m:
                 self.base = m.group(1)
             else:
