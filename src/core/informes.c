@@ -294,9 +294,14 @@ br_err informe_calcular(struct app *app, const struct informe_pedido *p, struct 
     case RULE_RANGE_OK:
         break;
     }
+    /* dates whose local midnights are instants the API can write (years
+     * 1971 to 9998: a zone's day may start in the year before or end in
+     * the one after) */
     struct tz_date d0, d1;
-    if (!tz_date_parse(p->desde, &d0)) return err_set(BR_INVALID, "desde inválida");
-    if (!tz_date_parse(p->hasta, &d1)) return err_set(BR_INVALID, "hasta inválida");
+    if (!tz_date_parse(p->desde, &d0) || d0.y < 1971 || d0.y > 9998)
+        return err_set(BR_INVALID, "desde inválida");
+    if (!tz_date_parse(p->hasta, &d1) || d1.y < 1971 || d1.y > 9998)
+        return err_set(BR_INVALID, "hasta inválida");
     int64_t dia0 = tz_days_from_civil(&d0);
     int64_t span = tz_days_from_civil(&d1) - dia0 + 1;
     if (span > INFORME_DIAS_MAX)

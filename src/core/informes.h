@@ -55,7 +55,8 @@ struct informe {
 
 /* Computes the report p asks for. Errors, BR_INVALID with the API's
  * message, checked in this order: "Faltan campos requeridos" (no desde or
- * hasta), "desde inválida", "hasta inválida", "hasta es anterior a desde",
+ * hasta), "desde inválida", "hasta inválida" (also years outside 1971-9998),
+ * "hasta es anterior a desde",
  * "El periodo no puede pasar de 366 días", "agrupar inválido: barbero,
  * servicio, dia o mes". Else the store's errors. OUT: *out (informe_clear). */
 br_err informe_calcular(struct app *app, const struct informe_pedido *p,
