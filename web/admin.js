@@ -50,6 +50,7 @@ const tabs = {
   servicios: ['Servicios', servicios],
   horarios: ['Horarios', horarios],
   cierres: ['Cierres y días libres', cierres],
+  informes: ['Informes', (t) => import('./informes.js').then((m) => m.informes(t, box))],
 };
 let tab = 'usuarios';
 let box = null;

@@ -222,6 +222,9 @@ void api_citas_accion(struct http_req *r);
  * (<id> one non-empty segment, api_path_id): the paths api_citas_accion
  * serves. */
 bool api_citas_accion_path(const char *path);
+/* GET /api/admin/informes (informes.c): the owner's reports, JSON or CSV. */
+void api_admin_informes_get(struct http_req *r);
+
 /* One element of GET /api/citas's listing (a store_cita_fn; ud: struct jw). */
 br_err api_w_cita_view(void *ud, const struct cita_view *v);
 

@@ -52,6 +52,9 @@ const struct http_route api_routes[] = {
     {"DELETE", "/api/admin/ausencias/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE,
      api_admin_ausencia_delete},
     /* end of bookable hours */
+    /* the owner's reports (informes.c): a year of appointments is summed on a worker */
+    {"GET", "/api/admin/informes", false, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, api_admin_informes_get,
+     .long_read = true},
     {"GET", OBJECT_PREFIX, true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_object_get, .head = true},
     /* the web app (web.c): its pages share one shell; its assets */
     {"GET", "/", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},

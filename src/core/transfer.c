@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define FORMAT     "barberia-export"
-#define VERSION    3 /* 2: activo, horarios and ausencias; 3: photo sizes */
+#define VERSION    4 /* 2: activo, horarios and ausencias; 3: photo sizes; 4: citas.precio */
 #define MAX_TABLES 16
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
@@ -351,10 +351,15 @@ enum old_add {
     ADD_ACTIVO,      /* barberos, servicios (version 1): every row active */
     ADD_OUTBOX_KIND, /* mail_outbox (version 1): every message a confirmation, due when written */
     ADD_FOTO_BYTES,  /* fotos_cita (versions 1, 2): each photo's size, its object's in the export */
+    ADD_CITA_PRECIO, /* citas (versions 1 to 3): no price kept at booking (NULL) */
 };
 
 /* fotos_cita's columns before version 3 */
 #define FOTO_COLS_V2 "id, cita_id, cliente_id, tipo, url, storage_path, created_at"
+/* citas' columns before version 4 */
+#define CITA_COLS_V3                                                                               \
+    "id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, estado, notas, "            \
+    "google_event_id, created_at"
 
 /* What an export of version 1 (before bookable hours) carries: barberos and
  * servicios without activo, no horarios, no ausencias. */
@@ -367,10 +372,7 @@ static const struct {
     {"auth_sessions", "token_hash, user_id, created_at, expires_at", ADD_NONE},
     {"barberos", "id, nombre, foto_url", ADD_ACTIVO},
     {"servicios", "id, nombre, duracion_min, precio", ADD_ACTIVO},
-    {"citas",
-     "id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, estado, notas, "
-     "google_event_id, created_at",
-     ADD_NONE},
+    {"citas", CITA_COLS_V3, ADD_CITA_PRECIO},
     {"historial_cortes", "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at",
      ADD_NONE},
     {"fotos_cita", FOTO_COLS_V2, ADD_FOTO_BYTES},
@@ -388,12 +390,14 @@ static br_err plan_tables(struct manifest *m)
     const struct store_table *tables;
     int n = store_tables(&tables);
     if (m->version >= 2) {
-        /* version 2: this version's tables, photos without their sizes */
+        /* versions 2 to 4: this version's tables (photos without their sizes in
+         * version 2, appointments without their prices before 4) */
         for (int i = 0; i < n; i++) {
             m->name[i] = tables[i].name;
             m->into[i] = i;
             if (m->version == 2 && !strcmp(tables[i].name, "fotos_cita"))
                 m->add[i] = ADD_FOTO_BYTES;
+            if (m->version < 4 && !strcmp(tables[i].name, "citas")) m->add[i] = ADD_CITA_PRECIO;
         }
         return (int)json_array_size(m->tables) == n
                    ? BR_OK
@@ -409,7 +413,8 @@ static br_err plan_tables(struct manifest *m)
             if (!strcmp(tables[k].name, v1_tables[i].name)) m->into[i] = k;
         m->add[i] = v1_tables[i].add;
         /* the store's columns: version 1's, then those added since */
-        static const char *const added[] = {"", ", activo", ", kind, due_at", ", bytes"};
+        static const char *const added[] = {"", ", activo", ", kind, due_at", ", bytes",
+                                            ", precio"};
         char *want = xasprintf("%s%s", v1_tables[i].cols, added[v1_tables[i].add]);
         bool fits = m->into[i] >= 0 && !strcmp(tables[m->into[i]].cols, want);
         free(want);
@@ -423,6 +428,7 @@ static const char *export_cols(const struct manifest *m, int i)
 {
     if (m->version == 1) return v1_tables[i].cols;
     if (m->add[i] == ADD_FOTO_BYTES) return FOTO_COLS_V2;
+    if (m->add[i] == ADD_CITA_PRECIO) return CITA_COLS_V3;
     const struct store_table *tables;
     store_tables(&tables);
     return tables[i].cols;
@@ -632,6 +638,9 @@ static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
         break;
     case ADD_OUTBOX_KIND:
         cols[(*n)++] = (struct store_value){.type = STORE_TEXT, .s = "confirmacion", .n = 12};
+        cols[(*n)++] = (struct store_value){.type = STORE_NULL};
+        break;
+    case ADD_CITA_PRECIO:
         cols[(*n)++] = (struct store_value){.type = STORE_NULL};
         break;
     case ADD_FOTO_BYTES: /* storage_path, the sixth column, names the object */

@@ -63,6 +63,10 @@ struct http_route {
      * (libmicrohttpd sends none); its Allow lists HEAD after GET, and its
      * HEAD requests count apart in the metrics ("HEAD path") */
     bool head;
+    /* a GET that may read for long (a report over a year of appointments):
+     * it runs on the worker pool of the writes, so that no I/O thread waits
+     * on it, however the reads are served */
+    bool long_read;
     /* the layer above's own marks on the route, never read here: its
      * authorize hook and handlers see them (http_req_route_flags) */
     unsigned flags;

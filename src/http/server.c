@@ -458,7 +458,9 @@ static void dispatch(struct http_req *r)
 {
     struct http_server *s = r->srv;
     bool read = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
-    if (read && !s->reads) {
+    if (read && r->route->long_read) {
+        read = false; /* a long read waits on the write pool, never an I/O thread */
+    } else if (read && !s->reads) {
         /* short reads run inline: a hand-over to a worker and back costs
          * more than the read itself (bench/README.md) */
         finish(r);

@@ -161,14 +161,18 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
         db_text(c->id),          db_text(c->cliente_id),   db_text(c->barbero_id),
         db_text(c->servicio_id), db_text(c->fecha_inicio), db_text(c->fecha_fin),
         db_text(c->estado),      db_text(c->notas),        db_text(c->google_event_id),
-        db_text(c->created_at)};
+        db_text(c->created_at),  db_text(c->servicio_id)};
     /* the three inserts are sent together with the commit on PostgreSQL:
      * any failure of theirs (an overlapping insert's exclusion violation:
      * BR_CONFLICT) fails the whole booking the same way */
+    /* the service's price as it is when the booking commits stays with
+     * the appointment (the owner's reports count it, whatever the price
+     * becomes later) */
     rc = EXEC_LATER(db, conn,
                     "INSERT INTO citas (id, cliente_id, barbero_id, servicio_id, fecha_inicio, "
-                    "fecha_fin, estado, notas, google_event_id, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "fecha_fin, estado, notas, google_event_id, created_at, precio) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "(SELECT precio FROM servicios WHERE id = ?))",
                     pc);
     if (rc) return rc;
 

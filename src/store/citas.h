@@ -16,8 +16,9 @@
 br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char *inicio,
                            const char *fin, bool *overlaps) WARN_UNUSED;
 
-/* Books: in one write transaction, re-checks the overlap, inserts the cita,
- * its historial_cortes record (fecha = date part of fecha_inicio) and, when
+/* Books: in one write transaction, re-checks the overlap, inserts the cita
+ * (with its service's price of that moment as its precio), its
+ * historial_cortes record (fecha = date part of fecha_inicio) and, when
  * mail is non-NULL, the confirmation in the outbox. BR_CONFLICT when the
  * slot was taken meanwhile (nothing written). */
 br_err store_cita_book(struct store *st, const struct cita *c,

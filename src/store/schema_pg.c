@@ -196,6 +196,16 @@ const char *const schema_pg[] = {
     /* as SQLite's: each photo's size, for the uploader's quota */
     ("ALTER TABLE fotos_cita ADD COLUMN bytes bigint NOT NULL DEFAULT 0;"
      "CREATE INDEX fotos_cita_cliente ON fotos_cita(cliente_id, bytes);"),
+
+    /* as SQLite's: the price at booking and the reports' covering index;
+     * and SQLite's unixepoch() (whole seconds since 1970), so that the
+     * reports' statements are written once for both (STABLE, a single
+     * expression: the planner inlines it) */
+    ("ALTER TABLE citas ADD COLUMN precio double precision CHECK (precio >= 0);"
+     "CREATE INDEX citas_informe ON citas(fecha_inicio) INCLUDE (barbero_id, servicio_id, estado, "
+     "fecha_fin, precio);"
+     "CREATE FUNCTION unixepoch(t timestamptz) RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE "
+     "AS $$ SELECT floor(extract(epoch FROM t))::bigint $$;"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

@@ -33,8 +33,8 @@ static const struct dump_table {
     DUMP_TABLE("servicios", "id", "id, nombre, duracion_min, precio, activo", 5, "?, ?, ?, ?, ?"),
     DUMP_TABLE("citas", "id",
                "id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, estado, notas, "
-               "google_event_id, created_at",
-               10, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
+               "google_event_id, created_at, precio",
+               11, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
     DUMP_TABLE("historial_cortes", "id",
                "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at", 7,
                "?, ?, ?, ?, ?, ?, ?"),

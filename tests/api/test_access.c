@@ -280,6 +280,12 @@ static void prep_usuarios_patch(enum who w, struct call *c)
                               users[OTHER].id, ++counter);
 }
 
+static void prep_informes_get(enum who w, struct call *c)
+{
+    (void)w;
+    prep_path(c, "/api/admin/informes?desde=2026-01-01&hasta=2026-01-31&agrupar=barbero");
+}
+
 static void prep_signup(enum who w, struct call *c)
 {
     (void)w;
@@ -359,6 +365,7 @@ static const struct endpoint endpoints[] = {
     {"DELETE", "/api/fotos?id=", USER, 200, prep_fotos_delete, NULL},
     {"GET", "/api/admin/usuarios", ADMIN_, 200, prep_usuarios_get, NULL},
     {"PATCH", "/api/admin/usuarios", ADMIN_, 200, prep_usuarios_patch, NULL},
+    {"GET", "/api/admin/informes", ADMIN_, 200, prep_informes_get, NULL},
     {"POST", "/api/auth/signup", PUBLIC, 201, prep_signup, NULL},
     {"POST", "/api/auth/login", PUBLIC, 200, prep_login, NULL},
     {"POST", "/api/auth/logout", USER, 200, prep_logout, NULL},

@@ -32,7 +32,14 @@ struct expect {
     const char *must;  /* a line that must be in the plan */
     bool full_listing; /* walks a whole index in order (a listing of everything) */
     const char *also;  /* another line that must be in it (NULL: none) */
+    bool groups;       /* a report: sums its period's rows per group, which sorts them (only
+                        * them: never the table, never the history around the period) */
 };
+
+/* The owner's reports read their period from the covering index, a price
+ * an appointment lacks by key. */
+#define INFORME_RANGE                                                                              \
+    "SEARCH c USING COVERING INDEX citas_informe (fecha_inicio>? AND fecha_inicio<?)"
 
 /* What meets a slot of a barber (store_int.h, MEETS_WINDOW): the appointments
  * that start inside it, and the last one that starts before it (read
@@ -98,6 +105,9 @@ static const struct expect expected[] = {
      "SEARCH c USING INDEX citas_cliente_estado_inicio (cliente_id=? AND estado=? AND "
      "(fecha_inicio,id)>(?,?) AND fecha_inicio<?)",
      false},
+    {"informe_barbero", INFORME_RANGE, false, NULL, true},
+    {"informe_servicio", INFORME_RANGE, false, NULL, true},
+    {"informe_dia", INFORME_RANGE, false, NULL, true},
 };
 
 static int seen, leans;
@@ -122,7 +132,10 @@ static br_err check_plan(void *ud, const char *name, const char *plan)
         if (strstr(plan, "barberos") || strstr(plan, "servicios"))
             fail_msg("%s joins what the names give:\n%s", name, plan);
     }
-    if (strstr(plan, "TEMP B-TREE")) fail_msg("%s sorts its rows:\n%s", name, plan);
+    const char *sorts = strstr(plan, "TEMP B-TREE");
+    if (sorts && !(e->groups && !strncmp(sorts, "TEMP B-TREE FOR GROUP BY\n", 25) &&
+                   !strstr(sorts + 1, "TEMP B-TREE")))
+        fail_msg("%s sorts its rows:\n%s", name, plan);
     if (!strstr(plan, e->must))
         fail_msg("%s: expected \"%s\" in its plan:\n%s", name, e->must, plan);
     if (e->also && !strstr(plan, e->also))

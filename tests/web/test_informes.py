@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""web/informes - the owner opens the reports: the last 30 days by day with
+a bar chart and the table, then by barber, then downloads the CSV and finds
+what a Spanish spreadsheet needs in it (the byte order mark, ';' between
+cells, decimal commas, CRLF)."""
+import datetime
+import os
+import sys
+import tempfile
+import time
+import zoneinfo
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webtest  # noqa: E402
+from webtest import By  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
+
+
+def test(srv, br):
+    servicios, barberos = srv.catalog()
+    s = servicios[0]
+    client, _ = srv.signup("rosa@example.com", "Rosa Díaz")
+    # three appointments of the last days (the shop's dates: Europe/Madrid)
+    madrid = zoneinfo.ZoneInfo("Europe/Madrid")
+    today = datetime.datetime.now(madrid).date()
+    for days, b in ((2, barberos[0]), (5, barberos[0]), (9, barberos[1])):
+        day = today - datetime.timedelta(days=days)
+        local = datetime.datetime(day.year, day.month, day.day, 11, 0, tzinfo=madrid)
+        when = local.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": when}, token=client)
+    euros = ("%.2f" % (3 * s["precio"])).replace(".", ",")
+
+    br.open("/entrar?volver=/admin")
+    br.fill("Correo electrónico", "admin@barberia.local")
+    br.fill("Contraseña", srv.admin_password)
+    br.click("Entrar")
+    br.focused_heading("Administración")
+    br.click("Informes")
+    br.focused_heading("Informes")
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, "svg.chart rect.bar"), what="the chart")
+    bars = br.d.find_elements(By.CSS_SELECTOR, "svg.chart rect.bar")
+    assert len(bars) == 30, len(bars)  # one a day
+    tall = [b for b in bars if float(b.get_attribute("height")) > 0]
+    assert len(tall) == 3, [b.get_attribute("height") for b in bars]
+    total = br.d.find_element(By.CSS_SELECTOR, "table.report tfoot tr")
+    assert total.text.startswith("Total 3 "), total.text
+    assert euros in total.text, (euros, total.text)
+    br.check("Informes - por dia")
+
+    lab = next(l for l in br.d.find_elements(By.TAG_NAME, "label") if l.text.strip() == "Agrupar por")
+    Select(br.d.find_element(By.ID, lab.get_attribute("for"))).select_by_visible_text("Barbero")
+    br.click("Ver informe")
+    br.wait(lambda: br.d.find_element(By.CSS_SELECTOR, "table.report thead th").text == "Barbero", what="the barbers")
+    rows = {r.find_element(By.TAG_NAME, "th").text: r.text for r in br.d.find_elements(By.CSS_SELECTOR, "table.report tbody tr")}
+    assert rows[barberos[0]["nombre"]].startswith(barberos[0]["nombre"] + " 2 "), rows
+    assert rows[barberos[1]["nombre"]].startswith(barberos[1]["nombre"] + " 1 "), rows
+    br.check("Informes - por barbero")
+
+    # the CSV, downloaded as a browser downloads it
+    folder = tempfile.mkdtemp(prefix="barberia-csv-")
+    br.d.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": folder})
+    br.click("Descargar CSV")
+    name = "informe-barbero-%s-%s.csv" % (today - datetime.timedelta(days=29), today)
+    path = os.path.join(folder, name)
+    br.wait(lambda: os.path.exists(path) and not os.path.exists(path + ".crdownload"), what="the download " + name)
+    time.sleep(0.1)
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data.startswith(b"\xef\xbb\xbfBarbero;Citas;Confirmadas;"), data[:80]
+    lines = data[3:].decode("utf-8").split("\r\n")
+    assert lines[-1] == "", "every line ends in CRLF"
+    assert all(l.count(";") == 11 for l in lines[:-1]), lines  # 12 cells a row
+    total = [l for l in lines if l.startswith("Total;")][0]
+    assert total.startswith("Total;3;3;0;0;0;%s;" % euros), total
+    assert any(l.startswith(barberos[0]["nombre"] + ";2;") for l in lines), lines
+
+
+if __name__ == "__main__":
+    webtest.main(test)
