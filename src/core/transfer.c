@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 #define FORMAT     "barberia-export"
-#define VERSION    3 /* 2: activo, horarios and ausencias; 3: photo sizes */
+#define VERSION    4 /* 2: activo, horarios and ausencias; 3: photo sizes; 4: consentimientos */
+#define V4_TABLES  1 /* the tables version 4 added, at the end of the dump list */
 #define MAX_TABLES 16
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
@@ -388,7 +389,9 @@ static br_err plan_tables(struct manifest *m)
     const struct store_table *tables;
     int n = store_tables(&tables);
     if (m->version >= 2) {
-        /* version 2: this version's tables, photos without their sizes */
+        /* version 2: this version's tables, photos without their sizes;
+         * versions 2 and 3 end before version 4's tables */
+        if (m->version < 4) n -= V4_TABLES;
         for (int i = 0; i < n; i++) {
             m->name[i] = tables[i].name;
             m->into[i] = i;

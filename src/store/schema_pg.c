@@ -196,6 +196,42 @@ const char *const schema_pg[] = {
     /* as SQLite's: each photo's size, for the uploader's quota */
     ("ALTER TABLE fotos_cita ADD COLUMN bytes bigint NOT NULL DEFAULT 0;"
      "CREATE INDEX fotos_cita_cliente ON fotos_cita(cliente_id, bytes);"),
+    /* as SQLite's: the client's account (links, its mail, consents) */
+    ("CREATE TABLE cuenta_tokens ("
+     "  token_hash text PRIMARY KEY,"
+     "  user_id uuid NOT NULL REFERENCES auth_users(id) ON DELETE CASCADE,"
+     "  proposito text NOT NULL,"
+     "  email_nuevo text,"
+     "  created_at timestamptz NOT NULL,"
+     "  expires_at timestamptz NOT NULL,"
+     "  used_at timestamptz"
+     ");"
+     "CREATE INDEX cuenta_tokens_user ON cuenta_tokens(user_id, proposito);"
+     "CREATE TABLE cuenta_correo ("
+     "  id uuid PRIMARY KEY,"
+     "  user_id uuid,"
+     "  kind text NOT NULL,"
+     "  recipient text NOT NULL,"
+     "  nombre text,"
+     "  enlace text,"
+     "  created_at timestamptz NOT NULL,"
+     "  status text NOT NULL DEFAULT 'pending',"
+     "  attempts bigint NOT NULL DEFAULT 0,"
+     "  next_attempt_at timestamptz NOT NULL,"
+     "  locked_until timestamptz,"
+     "  last_error text,"
+     "  done_at timestamptz"
+     ");"
+     "CREATE INDEX cuenta_correo_due ON cuenta_correo(status, next_attempt_at);"
+     "CREATE INDEX cuenta_correo_user ON cuenta_correo(user_id);"
+     "CREATE TABLE consentimientos ("
+     "  cliente_id uuid NOT NULL REFERENCES auth_users(id) ON DELETE CASCADE,"
+     "  tipo text NOT NULL,"
+     "  otorgado_en timestamptz,"
+     "  retirado_en timestamptz,"
+     "  PRIMARY KEY (cliente_id, tipo)"
+     ");"
+     "ALTER TABLE auth_users ADD COLUMN eliminado_en timestamptz;"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);
