@@ -67,6 +67,7 @@ export function signin() {
       ],
       (d) => post('/api/auth/login', { email: d.get('email'), password: d.get('password') }),
     ),
+    h('p', {}, h('a', { href: '/recuperar' }, '¿Olvidaste tu contraseña?')),
     h('p', {}, '¿Primera vez? ', h('a', { href: '/registro' + keep() }, 'Crea tu cuenta')),
   );
 }

@@ -11,6 +11,10 @@ const pages = {
   '/mis-citas': () => import('./citas.js').then((m) => m.mine()),
   '/agenda': () => import('./agenda.js').then((m) => m.agenda()),
   '/admin': () => import('./admin.js').then((m) => m.admin()),
+  '/cuenta': () => import('./cuenta.js').then((m) => m.cuenta()),
+  '/recuperar': () => import('./cuenta.js').then((m) => m.recuperar()),
+  '/restablecer': () => import('./cuenta.js').then((m) => m.restablecer()),
+  '/confirmar-email': () => import('./cuenta.js').then((m) => m.confirmarEmail()),
 };
 
 async function nav() {
@@ -24,6 +28,7 @@ async function nav() {
     items.push(link('/mis-citas', 'Mis citas'));
     if (r === 'barbero' || r === 'admin') items.push(link('/agenda', 'Agenda'));
     if (r === 'admin') items.push(link('/admin', 'Admin'));
+    items.push(link('/cuenta', 'Mi cuenta'));
     items.push(h('button', { type: 'button', class: 'link', onclick: signout }, 'Salir'));
   } else {
     items.push(link('/entrar', 'Entrar'), link('/registro', 'Crear cuenta'));

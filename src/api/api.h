@@ -188,6 +188,19 @@ void api_auth_signup(struct http_req *r);
 void api_auth_login(struct http_req *r);
 void api_auth_logout(struct http_req *r);
 void api_auth_me(struct http_req *r);
+/* Answers a sign-in: 200/201 {"user":{id,email},"token"} and the session
+ * cookie (takes s). */
+void api_auth_reply_session(struct http_req *r, unsigned status, struct ident_session *s);
+void api_auth_clear_cookie(struct http_req *r);
+/* the client's own account (cuenta.c) */
+void api_auth_recuperar(struct http_req *r);
+void api_auth_restablecer(struct http_req *r);
+void api_auth_confirmar_email(struct http_req *r);
+void api_auth_me_patch(struct http_req *r);
+void api_auth_me_delete(struct http_req *r);
+void api_auth_datos(struct http_req *r);
+void api_auth_consent_get(struct http_req *r);
+void api_auth_consent_post(struct http_req *r);
 void api_barberos_get(struct http_req *r);
 void api_servicios_get(struct http_req *r);
 void api_healthz(struct http_req *r);

@@ -105,3 +105,13 @@ void api_auth_me(struct http_req *r)
         jw_null(&w);
     api_reply(r, 200, &w);
 }
+
+void api_auth_reply_session(struct http_req *r, unsigned status, struct ident_session *s)
+{
+    reply_session(r, status, s);
+}
+
+void api_auth_clear_cookie(struct http_req *r)
+{
+    set_cookie(r, "", 0);
+}

@@ -11,6 +11,7 @@
 #include "../core/photos.h"
 #include "../core/sweeper.h"
 #include "../core/outbox.h"
+#include "../core/cuenta.h"
 #include "../util/log.h"
 
 #include <errno.h>
@@ -203,6 +204,11 @@ int cli_serve(int argc, char **argv)
         cli_error("serve: %s", err_msg());
         goto out;
     }
+    if (mailer_enabled(app.mailer) &&
+        cuenta_correo_start(app.store, app.mailer, &cfg, &app.correo) != BR_OK) {
+        cli_error("serve: %s", err_msg());
+        goto out;
+    }
     /* access lines in one write per 64 KiB or per ACCESS_FLUSH_MS, not per request */
     if (log_buffer_start(ACCESS_FLUSH_MS) != BR_OK) {
         cli_error("serve: %s", err_msg());
@@ -229,6 +235,8 @@ out:
     sweep_stop(sweeper);
     outbox_stop(app.outbox);
     app.outbox = NULL;
+    cuenta_correo_stop(app.correo);
+    app.correo = NULL;
     memo_free(app.memo);
     app.memo = NULL;
     app_close(&app);

@@ -15,6 +15,7 @@
 
 struct outbox;
 struct memo;
+struct cuenta_correo;
 
 struct app {
     const struct config *cfg;
@@ -24,8 +25,9 @@ struct app {
     struct ident *ident;
     struct calendar *cal;
     struct mailer *mailer;
-    struct outbox *outbox; /* NULL outside `serve` or without mail */
-    struct memo *memo;     /* the API's remembered answers (memo/memo.h): `serve`'s */
+    struct outbox *outbox;        /* NULL outside `serve` or without mail */
+    struct cuenta_correo *correo; /* the account's e-mails: as outbox */
+    struct memo *memo;            /* the API's remembered answers (memo/memo.h): `serve`'s */
 };
 
 /* Opens every port the configuration names, with pool_size data store

@@ -199,6 +199,12 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
         if (used + store_foto_charge((int64_t)up->size) > quota)
             return err_set(BR_INVALID, PHOTO_QUOTA_MSG);
     }
+    /* the cita's client has withdrawn her consent to photos (after every
+     * check of the specification) */
+    bool refused = false;
+    rc = store_fotos_refused(app->store, cita_id, &refused);
+    if (rc) return store_failed(rc);
+    if (refused) return err_set(BR_FORBIDDEN, PHOTO_CONSENT_MSG);
     /* 7. the object, after its durable put intent */
     char *key = NULL;
     struct obj_intent in;
@@ -325,4 +331,24 @@ br_err photos_retype(struct app *app, photos_retyped_fn fn, void *ud, bool *appl
     if (!*applies) return BR_OK;
     struct retype_walk w = {app, fn, ud, st};
     return obj_each(app->obj, PHOTO_BUCKET, retype_one, &w);
+}
+
+br_err photos_erase(struct app *app, const struct foto *f)
+{
+    struct obj_intent in;
+    new_intent(&in, "delete", f->storage_path);
+    br_err rc = store_foto_delete(app->store, f->id, &in);
+    if (rc == BR_NOTFOUND) {
+        rc = BR_OK; /* a racing delete won */
+    } else if (rc) {
+        rc = store_failed(rc);
+    } else {
+        bool removed = obj_remove(app->obj, PHOTO_BUCKET, f->storage_path) == BR_OK;
+        if (removed) metric_inc(M_PHOTOS_REMOVED);
+        if (!removed)
+            log_error("fotos: removing object %s failed: %s (left to the sweeper)", f->storage_path,
+                      err_msg());
+        settle_intent(app, &in, removed);
+    }
+    return rc;
 }

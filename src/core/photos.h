@@ -12,6 +12,7 @@
 #define PHOTO_BUCKET_LIMIT (10ull * 1024 * 1024) /* per object, when the bucket is made */
 #define PHOTO_MAX_PER_TIPO 3
 #define PHOTO_QUOTA_MSG    "Cuota de fotos superada" /* past the uploader's quota */
+#define PHOTO_CONSENT_MSG  "La clienta o el cliente de la cita no autoriza fotos" /* 403 */
 
 /* An upload as the HTTP layer received it. */
 struct photo_upload {
@@ -45,6 +46,11 @@ br_err photos_list(struct app *app, const char *cita_id, store_foto_fn fn, void 
  * encontrada"; BR_STORE with the store's message. */
 br_err photos_delete(struct app *app, const struct principal *caller, const char *id) WARN_UNUSED;
 
+/* Deletes a photo whoever uploaded it (an account's deletion, a consent
+ * withdrawn): the record and a delete intent in one transaction, then the
+ * object, then the intent, as photos_delete. A photo already gone is no
+ * error. */
+br_err photos_erase(struct app *app, const struct foto *f) WARN_UNUSED;
 /* What photos_retype did. */
 struct photos_retype_stats {
     int64_t checked; /* objects of the photo bucket a photo record names */

@@ -20,7 +20,10 @@
 #include <unistd.h>
 
 #define FORMAT     "barberia-export"
-#define VERSION    4 /* 2: activo, horarios and ausencias; 3: photo sizes; 4: citas.precio */
+/* 2: activo, horarios and ausencias; 3: photo sizes; 4: the front desk's and the clients'
+ * own data (citas.precio, consentimientos...) */
+#define VERSION    4
+#define V4_TABLES  1 /* the tables version 4 added, at the end of the dump list */
 #define MAX_TABLES 16
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
@@ -391,7 +394,9 @@ static br_err plan_tables(struct manifest *m)
     int n = store_tables(&tables);
     if (m->version >= 2) {
         /* versions 2 to 4: this version's tables (photos without their sizes in
-         * version 2, appointments without their prices before 4) */
+         * version 2, appointments without their prices before 4); versions 2
+         * and 3 end before version 4's tables */
+        if (m->version < 4) n -= V4_TABLES;
         for (int i = 0; i < n; i++) {
             m->name[i] = tables[i].name;
             m->into[i] = i;

@@ -102,3 +102,18 @@ const char *outbox_kind(const char *s)
         if (!strcmp(s, kinds[i])) return kinds[i];
     return kinds[0];
 }
+
+void cuenta_mail_clear(struct cuenta_mail *m)
+{
+    free(m->kind);
+    free(m->recipient);
+    free(m->nombre);
+    if (m->enlace) {
+        /* the link holds a live token */
+        volatile char *p = m->enlace;
+        while (*p)
+            *p++ = 0;
+    }
+    free(m->enlace);
+    m->kind = m->recipient = m->nombre = m->enlace = NULL;
+}

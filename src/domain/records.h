@@ -172,4 +172,21 @@ void foto_clear(struct foto *f);
 void obj_intent_clear(struct obj_intent *in);
 void outbox_clear(struct outbox_msg *m);
 
+/* An e-mail about the account itself rather than a cita (cuenta_correo):
+ * a password-reset link, the link that confirms a new address, the notice
+ * to the old one. The link holds a single-use token; the store keeps it
+ * only until the message is sent or dropped. Owned strings
+ * (cuenta_mail_clear). */
+struct cuenta_mail {
+    br_id id;
+    char *kind; /* "restablecer" | "email_confirmar" | "email_aviso" */
+    char *recipient;
+    char *nombre; /* nullable: the greeting's name */
+    char *enlace; /* nullable (the notice has none) */
+    br_ts created_at;
+    int64_t attempts;
+};
+
+void cuenta_mail_clear(struct cuenta_mail *m);
+
 #endif

@@ -20,6 +20,19 @@ bool rule_nombre_ok(const char *s)
     return text_ok(s, RULE_NOMBRE_MAX);
 }
 
+bool rule_telefono_ok(const char *s)
+{
+    if (!s || strlen(s) > RULE_TELEFONO_MAX) return false;
+    int digits = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p >= '0' && *p <= '9')
+            digits++;
+        else if (!strchr("+-(). ", *p))
+            return false;
+    }
+    return digits >= 6 && digits <= 15;
+}
+
 bool rule_foto_url_ok(const char *s)
 {
     return text_ok(s, RULE_URL_MAX);

@@ -36,6 +36,13 @@ bool rule_foto_url_ok(const char *s);
  * most RULE_MOTIVO_MAX bytes ("" included). */
 bool rule_motivo_ok(const char *s);
 
+#define RULE_TELEFONO_MAX 32 /* bytes of a client's telefono */
+
+/* A client's telefono: at most RULE_TELEFONO_MAX bytes of digits, spaces
+ * and "+-(). ", with 6 to 15 digits (E.164's most). NULL is not one (no
+ * telefono is the caller's NULL). */
+bool rule_telefono_ok(const char *s);
+
 /* --- services ---------------------------------------------------------------------- */
 
 #define RULE_DURACION_MAX 1440 /* minutes: a day */

@@ -519,8 +519,10 @@ static void throttle_confirm(struct ident *id, struct throttle_keys *t)
                  t->key[KEY_ACCOUNT] ? t->key[KEY_ACCOUNT] : t->key[KEY_ADDRESS], err_msg());
 }
 
-br_err ident_login(struct ident *id, const char *email_in, const char *password, const char *remote,
-                   struct ident_session *out)
+/* The check of a sign-in (see ident_login): throttled, the time of one
+ * hash whatever the outcome. OUT: *out, the user (user_clear). */
+static br_err credentials_check(struct ident *id, const char *email_in, const char *password,
+                                const char *remote, struct user *out)
 {
     memset(out, 0, sizeof *out);
     if (!email_in || !*email_in || !password || !*password)
@@ -543,6 +545,14 @@ br_err ident_login(struct ident *id, const char *email_in, const char *password,
     if (email && rule_password_short_enough(password))
         rc = store_user_by_email(id->st, email, &u, &hash);
     free(email);
+    if (rc == BR_OK && (!hash || !*hash)) {
+        /* no usable password (created at the front desk, or deleted):
+         * checked like an unknown e-mail, in the same time */
+        free(hash);
+        hash = NULL;
+        user_clear(&u);
+        rc = BR_NOTFOUND;
+    }
     bool ok = false;
     if (rc == BR_NOTFOUND) {
         rc = verify_password(id, dummy_hash(id), password, &ok);
@@ -573,6 +583,17 @@ br_err ident_login(struct ident *id, const char *email_in, const char *password,
         user_clear(&u);
         return rc;
     }
+    *out = u;
+    return BR_OK;
+}
+
+br_err ident_login(struct ident *id, const char *email_in, const char *password, const char *remote,
+                   struct ident_session *out)
+{
+    memset(out, 0, sizeof *out);
+    struct user u;
+    br_err rc = credentials_check(id, email_in, password, remote, &u);
+    if (rc) return rc;
     br_ts ts_now, expires;
     char th[65];
     session_times(ts_now, expires);
@@ -657,5 +678,212 @@ br_err ident_set_password(struct ident *id, const char *user_id, const char *pas
     br_err rc = hash_password(id, password, hash);
     if (!rc) rc = store_user_set_password(id->st, user_id, hash);
     if (rc == BR_NOTFOUND) rc = err_set(BR_NOTFOUND, "Usuario no encontrado");
+    return rc;
+}
+
+/* --- the account's links: password reset, e-mail change ----------------------------------
+ *
+ * A link carries a fresh 256-bit token (base64url, 43 characters, like a
+ * session's); the store keeps its SHA-256 only, and the outbox row keeps
+ * the link itself only until the message is sent. The token travels in the
+ * URL's fragment (<public>/restablecer#token=...), which a browser never
+ * sends to a server: it reaches no access log and no Referer. */
+
+#define LINK_INVALID "El enlace no es válido o ha caducado"
+
+static void link_times(int64_t t, br_ts now, br_ts expires)
+{
+    iso8601_format(t, now);
+    iso8601_format(t + (int64_t)IDENT_LINK_MINUTES * 60000, expires);
+}
+
+static char *link_make(const char *base, const char *page, const char *token)
+{
+    return xasprintf("%s/%s#token=%s", base, page, token);
+}
+
+static void link_free(char *link)
+{
+    if (!link) return;
+    sodium_memzero(link, strlen(link));
+    free(link);
+}
+
+br_err ident_reset_request(struct ident *id, const char *email_in, const char *remote,
+                           const char *link_base, bool *queued)
+{
+    *queued = false;
+    if (!email_in || !*email_in) return err_set(BR_INVALID, "Faltan campos requeridos");
+    char *email = NULL;
+    if (!ident_normalize_email(email_in, &email)) return err_set(BR_INVALID, "Email inválido");
+    /* every request counts, whatever it names: per address asked for and
+     * per client address, in their own keys (a sign-in is not locked by
+     * them) */
+    struct throttle_keys t;
+    memset(&t, 0, sizeof t);
+    t.id = id;
+    t.key[KEY_ACCOUNT] = xasprintf("recuperar:%s", email);
+    t.key[KEY_ADDRESS] = remote && *remote ? xasprintf("recuperar-addr:%s", remote) : NULL;
+    for (int i = 0; i < 2; i++) {
+        if (!t.key[i]) continue;
+        t.k[t.n].key = t.key[i];
+        t.which[t.n] = i;
+        t.max[t.n] = i == KEY_ACCOUNT ? id->acct_max : id->addr_max;
+        t.n++;
+    }
+    t.now = clock_now_ms();
+    br_err rc = throttle_check(id, &t);
+    if (!rc) rc = throttle_reserve(id, &t);
+    throttle_keys_clear(&t);
+    if (rc) {
+        free(email);
+        return rc;
+    }
+    char token[IDENT_TOKEN_LEN + 1], th[65];
+    new_token(token, th);
+    br_ts now, expires;
+    link_times(clock_now_ms(), now, expires);
+    struct cuenta_mail m = {0};
+    char *link = link_base ? link_make(link_base, "restablecer", token) : NULL;
+    if (link) {
+        uuid_v4(m.id);
+        m.enlace = link;
+        memcpy(m.created_at, now, sizeof now);
+    }
+    struct reset_request r = {email, th, now, expires, link ? &m : NULL};
+    rc = store_reset_request(id->st, &r, queued);
+    link_free(link);
+    sodium_memzero(token, sizeof token);
+    free(email);
+    return rc;
+}
+
+static bool link_token_ok(const char *token)
+{
+    return token && token_shape_ok(token, strlen(token));
+}
+
+br_err ident_reset_apply(struct ident *id, const char *token, const char *password,
+                         struct ident_session *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!token || !*token || !password || !*password)
+        return err_set(BR_INVALID, "Faltan campos requeridos");
+    br_err rc = check_password(password);
+    if (rc) return rc;
+    if (!link_token_ok(token)) return err_set(BR_INVALID, LINK_INVALID);
+    char th[65];
+    token_hash(token, strlen(token), th);
+    br_ts now, expires;
+    iso8601_format(clock_now_ms(), now);
+    br_id uid;
+    /* a read first: an unusable link costs no hash */
+    rc = store_token_check(id->st, th, "restablecer", now, uid);
+    if (rc == BR_NOTFOUND) return err_set(BR_INVALID, LINK_INVALID);
+    if (rc) return rc;
+    char hash[crypto_pwhash_STRBYTES];
+    rc = hash_password(id, password, hash);
+    if (rc) return rc;
+    char sh[65];
+    session_times(now, expires);
+    new_token(out->token, sh);
+    struct reset_apply a = {th, now, hash, sh, expires};
+    struct user u;
+    rc = store_reset_apply(id->st, &a, &u);
+    sodium_memzero(hash, sizeof hash);
+    if (rc == BR_NOTFOUND) rc = err_set(BR_INVALID, LINK_INVALID);
+    if (rc) {
+        ident_session_clear(out);
+        return rc;
+    }
+    log_info("auth: the password of user %s was set through a reset link", u.id);
+    memcpy(out->user_id, u.id, sizeof u.id);
+    out->email = u.email;
+    u.email = NULL;
+    user_clear(&u);
+    return BR_OK;
+}
+
+br_err ident_verify(struct ident *id, const char *email, const char *password, const char *remote)
+{
+    struct user u;
+    br_err rc = credentials_check(id, email, password, remote, &u);
+    if (rc == BR_UNAUTH) return err_set(BR_INVALID, "La contraseña actual no es correcta");
+    if (rc == BR_INVALID && (!password || !*password))
+        return err_set(BR_INVALID, "Falta la contraseña actual");
+    if (!rc) user_clear(&u);
+    return rc;
+}
+
+br_err ident_password_change(struct ident *id, const struct principal *p, const char *current,
+                             const char *password, const char *remote, const char *keep_token,
+                             size_t keep_n)
+{
+    br_err rc = check_password(password);
+    if (rc) return rc;
+    rc = ident_verify(id, p->email, current, remote);
+    if (rc) return rc;
+    char hash[crypto_pwhash_STRBYTES];
+    rc = hash_password(id, password, hash);
+    if (rc) return rc;
+    char keep[65] = "";
+    if (keep_token && token_shape_ok(keep_token, keep_n)) token_hash(keep_token, keep_n, keep);
+    rc = store_password_change(id->st, p->user_id, hash, keep[0] ? keep : NULL);
+    sodium_memzero(hash, sizeof hash);
+    if (!rc)
+        log_info("auth: user %s changed their password; their other sessions ended", p->user_id);
+    return rc;
+}
+
+br_err ident_email_change_request(struct ident *id, const struct principal *p, const char *current,
+                                  const char *email_in, const char *remote, const char *link_base)
+{
+    char *email = NULL;
+    if (!ident_normalize_email(email_in, &email)) return err_set(BR_INVALID, "Email inválido");
+    br_err rc = BR_OK;
+    if (p->email && !strcmp(email, p->email))
+        rc = err_set(BR_INVALID, "Ese ya es tu email");
+    else if (!link_base)
+        rc = err_set(BR_INVALID, "No se puede confirmar el cambio: el correo no está configurado");
+    if (!rc) rc = ident_verify(id, p->email, current, remote);
+    if (rc) {
+        free(email);
+        return rc;
+    }
+    char token[IDENT_TOKEN_LEN + 1], th[65];
+    new_token(token, th);
+    br_ts now, expires;
+    link_times(clock_now_ms(), now, expires);
+    const char *nombre = p->has_perfil ? p->perfil.nombre : NULL;
+    char *link = link_make(link_base, "confirmar-email", token);
+    struct cuenta_mail confirm = {
+        .kind = "email_confirmar", .recipient = email, .nombre = (char *)nombre, .enlace = link};
+    struct cuenta_mail notice = {
+        .kind = "email_aviso", .recipient = p->email, .nombre = (char *)nombre};
+    uuid_v4(confirm.id);
+    uuid_v4(notice.id);
+    memcpy(confirm.created_at, now, sizeof now);
+    memcpy(notice.created_at, now, sizeof now);
+    struct email_request r = {p->user_id, email, th, now, expires, &confirm, &notice};
+    rc = store_email_request(id->st, &r);
+    if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "El email ya está registrado");
+    link_free(link);
+    sodium_memzero(token, sizeof token);
+    free(email);
+    return rc;
+}
+
+br_err ident_email_change_apply(struct ident *id, const char *token, char **email)
+{
+    *email = NULL;
+    if (!token || !*token) return err_set(BR_INVALID, "Faltan campos requeridos");
+    if (!link_token_ok(token)) return err_set(BR_INVALID, LINK_INVALID);
+    char th[65];
+    token_hash(token, strlen(token), th);
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    br_err rc = store_email_apply(id->st, th, now, email);
+    if (rc == BR_NOTFOUND) return err_set(BR_INVALID, LINK_INVALID);
+    if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, "El email ya está registrado");
     return rc;
 }

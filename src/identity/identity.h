@@ -97,4 +97,54 @@ br_err ident_set_password(struct ident *id, const char *user_id, const char *pas
  * frees). Returns false for an address that is not one. */
 bool ident_normalize_email(const char *in, char **out) WARN_UNUSED;
 
+/* --- the account's links (password reset, e-mail change) ---------------------------- */
+
+#define IDENT_LINK_MINUTES 30 /* a link works this long, once */
+
+/* Asks for a reset link for email_in: when it names a live account, a
+ * single-use link <link_base>/restablecer#token=... is made and queued in
+ * the account's outbox (link_base NULL: mail is off, the link is made
+ * only). The same steps run whether or not the address names an account;
+ * *queued tells which (for the caller's wake-up, never for the answer).
+ * Every request counts per address asked for and per client address
+ * (remote): past the sign-in limits BR_THROTTLED "Demasiados intentos".
+ * BR_INVALID "Faltan campos requeridos", "Email inválido". */
+br_err ident_reset_request(struct ident *id, const char *email_in, const char *remote,
+                           const char *link_base, bool *queued) WARN_UNUSED;
+
+/* Uses a reset link: sets the password (the sign-up's rules), ends every
+ * session and opens a new one. BR_INVALID "Faltan campos requeridos",
+ * "Mínimo 6 caracteres", "Contraseña demasiado larga", "El enlace no es
+ * válido o ha caducado" (unknown, used or expired alike); BR_BUSY. */
+br_err ident_reset_apply(struct ident *id, const char *token, const char *password,
+                         struct ident_session *out) WARN_UNUSED;
+
+/* Checks an account's current password, throttled like a sign-in.
+ * BR_INVALID "Falta la contraseña actual", "La contraseña actual no es
+ * correcta"; BR_THROTTLED; BR_BUSY. */
+br_err ident_verify(struct ident *id, const char *email, const char *password,
+                    const char *remote) WARN_UNUSED;
+
+/* Changes the caller's password given the current one, ending every other
+ * session (keep_token, n bytes: the caller's own, which stays). Errors as
+ * ident_verify and the sign-up's password rules. */
+br_err ident_password_change(struct ident *id, const struct principal *p, const char *current,
+                             const char *password, const char *remote, const char *keep_token,
+                             size_t keep_n) WARN_UNUSED;
+
+/* Asks to change the caller's e-mail to email_in, given the current
+ * password: queues the link <link_base>/confirmar-email#token=... to the
+ * new address and a notice to the old one; nothing changes until the link
+ * is used. BR_INVALID "Email inválido", "Ese ya es tu email", "No se puede
+ * confirmar el cambio: el correo no está configurado" (link_base NULL),
+ * ident_verify's; BR_CONFLICT "El email ya está registrado". */
+br_err ident_email_change_request(struct ident *id, const struct principal *p, const char *current,
+                                  const char *email_in, const char *remote,
+                                  const char *link_base) WARN_UNUSED;
+
+/* Uses an e-mail change link. OUT: *email, the new address (caller frees).
+ * BR_INVALID "Faltan campos requeridos", "El enlace no es válido o ha
+ * caducado"; BR_CONFLICT "El email ya está registrado" (taken meanwhile). */
+br_err ident_email_change_apply(struct ident *id, const char *token, char **email) WARN_UNUSED;
+
 #endif

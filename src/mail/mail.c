@@ -14,6 +14,13 @@ static br_err none_deliver(struct mailer *m, const struct outbox_msg *msg)
     return err_set(BR_CONFIG, "no mail transport configured (BARBERIA_SMTP_URL unset)");
 }
 
+static br_err none_deliver_cuenta(struct mailer *m, const struct cuenta_mail *msg)
+{
+    (void)m;
+    (void)msg;
+    return err_set(BR_CONFIG, "no mail transport configured (BARBERIA_SMTP_URL unset)");
+}
+
 static void none_close(struct mailer *m)
 {
     (void)m;
@@ -24,6 +31,7 @@ static const struct mail_ops none_ops = {
     .enabled = false,
     .deliver = none_deliver,
     .cancel = NULL,
+    .deliver_cuenta = none_deliver_cuenta,
     .close = none_close,
 };
 

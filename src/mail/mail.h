@@ -35,6 +35,9 @@ struct mail_ops {
     /* Makes a deliver() in progress in another thread give up soon (the
      * service is stopping); NULL when deliveries are instant. */
     void (*cancel)(struct mailer *m);
+    /* Delivers one message about the account (mail/cuenta.h), with
+     * deliver()'s outcomes. */
+    br_err (*deliver_cuenta)(struct mailer *m, const struct cuenta_mail *msg);
     void (*close)(struct mailer *m);
 };
 

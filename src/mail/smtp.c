@@ -12,6 +12,7 @@
  */
 #include "smtp.h"
 #include "compose.h"
+#include "cuenta.h"
 #include "../config.h"
 #include "../util/log.h"
 
@@ -86,6 +87,9 @@ static bool permanent_reply(long code)
     return code >= 500 && code < 600 && code != 530 && code != 534 && code != 535 && code != 538;
 }
 
+/* Sends the composed message data (len bytes) to recipient; frees data. */
+static br_err smtp_send(struct smtp *s, const char *recipient, char *data, size_t len);
+
 static br_err smtp_deliver(struct mailer *base, const struct outbox_msg *msg)
 {
     struct smtp *s = (struct smtp *)base;
@@ -100,7 +104,32 @@ static br_err smtp_deliver(struct mailer *base, const struct outbox_msg *msg)
         snprintf(why, sizeof why, "%s", err_msg());
         return err_set(BR_UPSTREAM, "cannot compose the message: %s", why);
     }
+    return smtp_send(s, msg->recipient, data, len);
+}
 
+static br_err smtp_deliver_cuenta(struct mailer *base, const struct cuenta_mail *msg)
+{
+    struct smtp *s = (struct smtp *)base;
+    if (!mail_address_ok(msg->recipient))
+        return err_set(BR_INVALID, "the recipient address cannot be used over SMTP");
+    struct mail_compose_opts o = {.from = s->from, .tz = s->tz};
+    char *data = NULL;
+    size_t len = 0;
+    br_err rc = mail_compose_cuenta(&o, msg, &data, &len);
+    if (rc) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", err_msg());
+        return err_set(rc == BR_INVALID ? BR_INVALID : BR_UPSTREAM,
+                       "cannot compose the message: %s", why);
+    }
+    /* the message holds a single-use link: wiped once sent */
+    rc = smtp_send(s, msg->recipient, data, len);
+    return rc;
+}
+
+static br_err smtp_send(struct smtp *s, const char *recipient, char *data, size_t len)
+{
+    br_err rc = BR_OK;
     CURL *c = curl_easy_init();
     if (!c) {
         free(data);
@@ -108,7 +137,7 @@ static br_err smtp_deliver(struct mailer *base, const struct outbox_msg *msg)
     }
     char from[300], to[300], errbuf[CURL_ERROR_SIZE];
     snprintf(from, sizeof from, "<%s>", s->from);
-    snprintf(to, sizeof to, "<%s>", msg->recipient);
+    snprintf(to, sizeof to, "<%s>", recipient);
     errbuf[0] = '\0';
     struct curl_slist *rcpt = curl_slist_append(NULL, to);
     struct upload up = {data, len, 0};
@@ -150,6 +179,7 @@ static br_err smtp_deliver(struct mailer *base, const struct outbox_msg *msg)
     }
     curl_slist_free_all(rcpt);
     curl_easy_cleanup(c);
+    sodium_memzero(data, len);
     free(data);
     return rc;
 }
@@ -178,6 +208,7 @@ static const struct mail_ops smtp_ops = {
     .name = "smtp",
     .enabled = true,
     .deliver = smtp_deliver,
+    .deliver_cuenta = smtp_deliver_cuenta,
     .cancel = smtp_cancel,
     .close = smtp_close,
 };

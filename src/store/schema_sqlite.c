@@ -238,6 +238,47 @@ const char *const schema_sqlite[] = {
     ("ALTER TABLE citas ADD COLUMN precio REAL CHECK (precio >= 0);"
      "CREATE INDEX citas_informe ON citas(fecha_inicio, barbero_id, servicio_id, estado, "
      "fecha_fin, precio);"),
+    /* the client's account: single-use links (password reset, e-mail
+     * change) kept as the SHA-256 of their token; the account's own mail
+     * outbox (no cita: a reset, a change of address), whose enlace holds the
+     * link only until it is sent or dropped; consents by tipo ("fotos"),
+     * with the time given and the time withdrawn; a deleted account's
+     * user row stays (past citas keep their cliente_id) marked eliminado_en */
+    ("CREATE TABLE cuenta_tokens ("
+     "  token_hash TEXT PRIMARY KEY,"
+     "  user_id TEXT NOT NULL REFERENCES auth_users(id) ON DELETE CASCADE,"
+     "  proposito TEXT NOT NULL," /* restablecer | email */
+     "  email_nuevo TEXT,"
+     "  created_at TEXT NOT NULL,"
+     "  expires_at TEXT NOT NULL,"
+     "  used_at TEXT"
+     ");"
+     "CREATE INDEX cuenta_tokens_user ON cuenta_tokens(user_id, proposito);"
+     "CREATE TABLE cuenta_correo ("
+     "  id TEXT PRIMARY KEY,"
+     "  user_id TEXT,"       /* no reference: the row outlives nothing it names */
+     "  kind TEXT NOT NULL," /* restablecer | email_confirmar | email_aviso */
+     "  recipient TEXT NOT NULL,"
+     "  nombre TEXT,"
+     "  enlace TEXT,"
+     "  created_at TEXT NOT NULL,"
+     "  status TEXT NOT NULL DEFAULT 'pending',"
+     "  attempts INTEGER NOT NULL DEFAULT 0,"
+     "  next_attempt_at TEXT NOT NULL,"
+     "  locked_until TEXT,"
+     "  last_error TEXT,"
+     "  done_at TEXT"
+     ");"
+     "CREATE INDEX cuenta_correo_due ON cuenta_correo(status, next_attempt_at);"
+     "CREATE INDEX cuenta_correo_user ON cuenta_correo(user_id);"
+     "CREATE TABLE consentimientos ("
+     "  cliente_id TEXT NOT NULL REFERENCES auth_users(id) ON DELETE CASCADE,"
+     "  tipo TEXT NOT NULL,"
+     "  otorgado_en TEXT,"
+     "  retirado_en TEXT,"
+     "  PRIMARY KEY (cliente_id, tipo)"
+     ");"
+     "ALTER TABLE auth_users ADD COLUMN eliminado_en TEXT;"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

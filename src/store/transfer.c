@@ -52,6 +52,9 @@ static const struct dump_table {
                    "barbero_id, dia, inicio, fin", 4, "?, ?, ?, ?"),
     DUMP_TABLE("ausencias", "id", "id, barbero_id, desde, hasta, motivo, created_at", 6,
                "?, ?, ?, ?, ?, ?"),
+    /* version 4: the clients' consents (an export of versions 2 and 3 ends before) */
+    DUMP_TABLE_KEY("consentimientos", "cliente_id, tipo", 2, "?, ?",
+                   "cliente_id, tipo, otorgado_en, retirado_en", 4, "?, ?, ?, ?"),
 };
 
 #define DUMP_PAGE 2000

@@ -164,9 +164,10 @@ static void a_backup_gives_back_the_same_service(void **state)
         sqlite_backup_while_serving_and_restore();
 }
 
-/* The backup's database taken back to the schema before issue 9 (version
+/* The backup's database taken back to the schema before bookable hours (version
  * 6: no activo, no horarios, no ausencias, no outbox kinds, the overlap
- * index of then, no catalog version, no photo sizes), as a backup
+ * index of then, no catalog version, no photo sizes, no account links,
+ * account mail or consents, no prices kept), as a backup
  * of that version holds it. */
 static void as_before_the_hours(const char *dir)
 {
@@ -174,6 +175,10 @@ static void as_before_the_hours(const char *dir)
     snprintf(old.dir, sizeof old.dir, "%s", A.s.dir);
     snprintf(old.data, sizeof old.data, "%s", dir);
     assert_int_equal(db_exec(&old,
+                             "DROP TABLE cuenta_tokens; DROP TABLE cuenta_correo; "
+                             "DROP TABLE consentimientos; "
+                             "ALTER TABLE auth_users DROP COLUMN eliminado_en; "
+                             "DROP INDEX citas_informe; ALTER TABLE citas DROP COLUMN precio; "
                              "DROP INDEX fotos_cita_cliente; "
                              "ALTER TABLE fotos_cita DROP COLUMN bytes; "
                              "DROP TRIGGER barberos_alta; DROP TRIGGER barberos_cambio; "

@@ -290,7 +290,8 @@ class Browser:
         assert not bad, "%s: console errors: %s" % (state, bad)
 
 
-def main(test):
+def main(test, env=None):
+    """Runs test(srv, br); env: more settings for the server (a dict)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     a = ap.parse_args()
@@ -299,7 +300,7 @@ def main(test):
     if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
         skip("chromium or chromium-driver is missing (scripts/deps --test installs them)")
     install_axe()
-    srv = Server(a.bin)
+    srv = Server(a.bin, env)
     br = None
     try:
         br = Browser(srv, os.path.splitext(os.path.basename(sys.argv[0]))[0].replace("test_", ""))

@@ -1,0 +1,316 @@
+/*
+ * cuenta.c - the client's own account (see cuenta.h).
+ */
+#include "cuenta.h"
+#include "cambios.h"
+#include "outbox.h"
+#include "photos.h"
+#include "../domain/roles.h"
+#include "../domain/rules.h"
+#include "../util/cond.h"
+#include "../util/log.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static bool given(const char *s)
+{
+    return s && *s;
+}
+
+br_err cuenta_recuperar(struct app *app, const char *email, const char *remote)
+{
+    bool queued = false;
+    const char *base = mailer_enabled(app->mailer) ? app->public_url : NULL;
+    br_err rc = ident_reset_request(app->ident, email, remote, base, &queued);
+    if (rc) return rc;
+    /* woken either way: the answer's time must not tell */
+    cuenta_correo_wake(app->correo);
+    return BR_OK;
+}
+
+br_err cuenta_perfil(struct app *app, const struct principal *caller, const struct cuenta_patch *p,
+                     const char *remote, const char *keep_token, size_t keep_n)
+{
+    /* every value first: a wrong one changes nothing */
+    if (p->nombre && !rule_nombre_ok(p->nombre)) return err_set(BR_INVALID, "Nombre inválido");
+    if (p->has_telefono && given(p->telefono) && !rule_telefono_ok(p->telefono))
+        return err_set(BR_INVALID, "Teléfono inválido");
+    if (given(p->password) && given(p->email))
+        return err_set(BR_INVALID, "Cambia la contraseña y el email por separado");
+    if (p->password && !*p->password) return err_set(BR_INVALID, "Mínimo 6 caracteres");
+    if (p->email && !*p->email) return err_set(BR_INVALID, "Email inválido");
+    if (!p->nombre && !p->has_telefono && !p->password && !p->email)
+        return err_set(BR_INVALID, "Nada que cambiar");
+    br_err rc = BR_OK;
+    if (given(p->password))
+        rc = ident_password_change(app->ident, caller, p->password_actual, p->password, remote,
+                                   keep_token, keep_n);
+    if (!rc && given(p->email)) {
+        const char *base = mailer_enabled(app->mailer) ? app->public_url : NULL;
+        rc = ident_email_change_request(app->ident, caller, p->password_actual, p->email, remote,
+                                        base);
+        if (!rc) cuenta_correo_wake(app->correo);
+    }
+    if (rc || (!p->nombre && !p->has_telefono)) return rc;
+    struct perfil_patch pp = {
+        .nombre = p->nombre,
+        .set_telefono = p->has_telefono,
+        .telefono = given(p->telefono) ? p->telefono : NULL,
+    };
+    return store_perfil_update(app->store, caller->user_id, &pp);
+}
+
+struct fotos_lista {
+    struct foto *v;
+    size_t n, cap;
+};
+
+static br_err foto_collect(void *ud, const struct foto *f)
+{
+    struct fotos_lista *l = ud;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    struct foto *c = &l->v[l->n++];
+    *c = *f;
+    c->tipo = xstrdup(f->tipo);
+    c->url = xstrdup(f->url);
+    c->storage_path = xstrdup(f->storage_path);
+    return BR_OK;
+}
+
+/* Deletes every photo of the client (of her appointments, or uploaded by
+ * her), each through the object intents. */
+static br_err fotos_borrar(struct app *app, const char *cliente_id)
+{
+    struct fotos_lista l = {0};
+    br_err rc = store_fotos_de_cliente_each(app->store, cliente_id, foto_collect, &l);
+    for (size_t i = 0; i < l.n; i++) {
+        if (!rc) rc = photos_erase(app, &l.v[i]);
+        foto_clear(&l.v[i]);
+    }
+    free(l.v);
+    if (!rc && l.n) log_info("fotos: %zu photo(s) of client %s deleted", l.n, cliente_id);
+    return rc;
+}
+
+br_err cuenta_consentir(struct app *app, const struct principal *caller, const char *tipo,
+                        bool granted)
+{
+    if (!tipo || strcmp(tipo, "fotos") != 0)
+        return err_set(BR_INVALID, "Consentimiento desconocido");
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    /* recorded first: an upload that starts now is refused */
+    br_err rc = store_consent_set(app->store, caller->user_id, tipo, granted, now);
+    if (!rc && !granted) rc = fotos_borrar(app, caller->user_id);
+    return rc;
+}
+
+struct ids {
+    br_id *v;
+    size_t n, cap;
+};
+
+static br_err id_collect(void *ud, const char *id)
+{
+    struct ids *l = ud;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 8;
+        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    snprintf(l->v[l->n++], sizeof(br_id), "%s", id);
+    return BR_OK;
+}
+
+br_err cuenta_eliminar(struct app *app, const struct principal *caller, const char *password,
+                       const char *remote)
+{
+    if (principal_is_staff(caller))
+        return err_set(BR_FORBIDDEN, "La cuenta del personal la elimina un administrador");
+    br_err rc = ident_verify(app->ident, caller->email, password, remote);
+    if (rc) return rc;
+    /* her future appointments, cancelled as the shop cancels them: at any
+     * time before they start, calendar and e-mail following */
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    struct ids l = {0};
+    rc = store_citas_futuras_each(app->store, caller->user_id, now, id_collect, &l);
+    struct perfil shop = {.rol = "admin"};
+    struct principal as_shop = {.has_perfil = true, .perfil = shop};
+    for (size_t i = 0; !rc && i < l.n; i++) {
+        br_id done;
+        rc = cambios_apply(app, &as_shop, l.v[i], false, NULL, done);
+        if (rc == BR_CONFLICT || rc == BR_NOTFOUND) rc = BR_OK; /* cancelled meanwhile */
+    }
+    free(l.v);
+    if (!rc) rc = fotos_borrar(app, caller->user_id);
+    iso8601_format(clock_now_ms(), now);
+    if (!rc)
+        rc = store_cuenta_anonimizar(app->store, caller->user_id, CUENTA_NOMBRE_ELIMINADO, now);
+    if (!rc)
+        log_info("auth: the account of user %s was deleted at its owner's request",
+                 caller->user_id);
+    return rc;
+}
+
+/* --- the account's mail worker ------------------------------------------------------ */
+
+#define IDLE_POLL_MS   60000
+#define ERROR_PAUSE_MS 5000
+
+struct cuenta_correo {
+    struct store *st;
+    struct mailer *m;
+    int64_t retry_for_ms, lease_ms;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop, woken;
+};
+
+static bool stopping(struct cuenta_correo *w)
+{
+    pthread_mutex_lock(&w->mu);
+    bool s = w->stop;
+    pthread_mutex_unlock(&w->mu);
+    return s;
+}
+
+static void nap(struct cuenta_correo *w, int64_t until_ms)
+{
+    pthread_mutex_lock(&w->mu);
+    while (!w->stop && !w->woken) {
+        int64_t now = clock_now_ms();
+        if (now >= until_ms) break;
+        struct timespec ts = deadline_in(CLOCK_REALTIME, until_ms - now);
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
+    w->woken = false;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Sends one message and records the outcome; the log names its id and
+ * kind, never its link. */
+static void deliver(struct cuenta_correo *w, const struct cuenta_mail *m)
+{
+    err_clear();
+    br_err rc = w->m->ops->deliver_cuenta(w->m, m);
+    int64_t now = clock_now_ms();
+    br_ts now_ts;
+    iso8601_format(now, now_ts);
+    if (!rc) {
+        log_info("mail: account message %s (%s) delivered (attempt %lld)", m->id, m->kind,
+                 (long long)m->attempts);
+        if (store_cuenta_correo_done(w->st, m->id, NULL, now_ts) != BR_OK)
+            log_error("mail: could not mark %s as sent: %s", m->id, err_msg());
+        return;
+    }
+    char why[512];
+    snprintf(why, sizeof why, "%s", err_msg()[0] ? err_msg() : err_name(rc));
+    if (stopping(w)) {
+        if (store_cuenta_correo_retry(w->st, m->id, why, now_ts) != BR_OK)
+            log_error("mail: could not release %s for the next start: %s", m->id, err_msg());
+        return;
+    }
+    int64_t queued = 0;
+    bool aged = iso8601_parse(m->created_at, strlen(m->created_at), &queued) &&
+                now - queued >= w->retry_for_ms;
+    /* a link is worth nothing once it has expired */
+    bool expired =
+        now - queued >= (int64_t)IDENT_LINK_MINUTES * 60000 && strcmp(m->kind, "email_aviso");
+    if (rc == BR_INVALID || aged || expired) {
+        log_error("mail: account message %s (%s) dropped after %lld attempts: %s", m->id, m->kind,
+                  (long long)m->attempts, why);
+        if (store_cuenta_correo_done(w->st, m->id, why, now_ts) != BR_OK)
+            log_error("mail: could not mark %s as dropped: %s", m->id, err_msg());
+        return;
+    }
+    int64_t delay = outbox_backoff_ms(m->attempts);
+    br_ts next;
+    iso8601_format(now + delay, next);
+    log_warn("mail: delivery of account message %s (%s) failed (attempt %lld): %s; next attempt "
+             "in %llds",
+             m->id, m->kind, (long long)m->attempts, why, (long long)(delay / 1000));
+    if (store_cuenta_correo_retry(w->st, m->id, why, next) != BR_OK)
+        log_error("mail: could not schedule a retry of %s: %s", m->id, err_msg());
+}
+
+static void *run(void *arg)
+{
+    struct cuenta_correo *w = arg;
+    while (!stopping(w)) {
+        int64_t now = clock_now_ms();
+        br_ts now_ts, lease;
+        iso8601_format(now, now_ts);
+        iso8601_format(now + w->lease_ms, lease);
+        struct cuenta_mail m;
+        br_err rc = store_cuenta_correo_claim(w->st, now_ts, lease, &m);
+        if (rc == BR_OK) {
+            deliver(w, &m);
+            cuenta_mail_clear(&m);
+            continue;
+        }
+        if (rc != BR_NOTFOUND) {
+            log_error("mail: reading the account's outbox failed: %s", err_msg());
+            nap(w, now + ERROR_PAUSE_MS);
+            continue;
+        }
+        br_ts next;
+        int64_t until = now + IDLE_POLL_MS, due;
+        if (store_cuenta_correo_next_due(w->st, next) == BR_OK && next[0] &&
+            iso8601_parse(next, strlen(next), &due) && due < until)
+            until = due;
+        nap(w, until);
+    }
+    return NULL;
+}
+
+br_err cuenta_correo_start(struct store *st, struct mailer *m, const struct config *cfg,
+                           struct cuenta_correo **out)
+{
+    struct cuenta_correo *w = xcalloc(1, sizeof *w);
+    w->st = st;
+    w->m = m;
+    w->retry_for_ms = (int64_t)cfg->smtp_retry_for_s * 1000;
+    w->lease_ms = (int64_t)cfg->smtp_timeout_ms + 30000;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->thread, NULL, run, w) != 0) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        free(w);
+        return err_set(BR_INTERNAL, "cannot start the account mail worker thread");
+    }
+    *out = w;
+    return BR_OK;
+}
+
+void cuenta_correo_wake(struct cuenta_correo *w)
+{
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    w->woken = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void cuenta_correo_stop(struct cuenta_correo *w)
+{
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    /* the other worker's stop cancels the mailer's transfers too */
+    if (w->m->ops->cancel) w->m->ops->cancel(w->m);
+    pthread_join(w->thread, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+}

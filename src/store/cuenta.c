@@ -1,0 +1,608 @@
+/*
+ * cuenta.c - the store's part for the client's own account (see
+ * store/cuenta.h).
+ */
+#include "store_int.h"
+
+#include <stdio.h>
+
+/* --- links ------------------------------------------------------------------------ */
+
+struct reset_tx {
+    const struct reset_request *r;
+    int64_t changes;
+};
+
+static br_err reset_request_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct reset_tx *a = ud;
+    const struct reset_request *r = a->r;
+    struct db_val pt[] = {db_text(r->token_hash), db_text(r->now), db_text(r->expires_at),
+                          db_text(r->email)};
+    br_err rc = EXEC(db, c,
+                     "INSERT INTO cuenta_tokens (token_hash, user_id, proposito, created_at, "
+                     "expires_at) SELECT ?, id, 'restablecer', ?, ? FROM auth_users "
+                     "WHERE email = ? AND eliminado_en IS NULL",
+                     pt, NULL, NULL, &a->changes);
+    if (rc || !r->mail) return rc;
+    const struct cuenta_mail *m = r->mail;
+    struct db_val pm[] = {db_text(m->id), db_text(m->enlace), db_text(m->created_at),
+                          db_text(m->created_at), db_text(r->email)};
+    return EXEC(db, c,
+                "INSERT INTO cuenta_correo (id, user_id, kind, recipient, nombre, enlace, "
+                "created_at, status, attempts, next_attempt_at) "
+                "SELECT ?, u.id, 'restablecer', u.email, p.nombre, ?, ?, 'pending', 0, ? "
+                "FROM auth_users u LEFT JOIN perfiles p ON p.id = u.id "
+                "WHERE u.email = ? AND u.eliminado_en IS NULL",
+                pm, NULL, NULL, NULL);
+}
+
+br_err store_reset_request(struct store *st, const struct reset_request *r, bool *queued)
+{
+    struct reset_tx a = {r, 0};
+    *queued = false;
+    br_err rc = in_tx_as(st, DB_TOUCH_NONE, reset_request_tx, &a);
+    if (!rc) *queued = a.changes > 0;
+    return rc;
+}
+
+static br_err id_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    char *out = ud;
+    copy_fixed(out, sizeof(br_id), &c[0]);
+    return BR_OK;
+}
+
+#define TOKEN_USABLE                                                                               \
+    "SELECT t.user_id FROM cuenta_tokens t JOIN auth_users u ON u.id = t.user_id "                 \
+    "WHERE t.token_hash = ? AND t.proposito = ? AND t.used_at IS NULL AND t.expires_at > ? "       \
+    "AND u.eliminado_en IS NULL"
+
+br_err store_token_check(struct store *st, const char *token_hash, const char *proposito,
+                         const char *now, br_id user_id)
+{
+    user_id[0] = '\0';
+    struct db_val p[] = {db_text(token_hash), db_text(proposito), db_text(now)};
+    br_err rc = run(st, TOKEN_USABLE, p, 3, id_row, user_id, NULL);
+    if (!rc && !user_id[0]) rc = err_set(BR_NOTFOUND, "no such link");
+    return rc;
+}
+
+/* Claims the link in the transaction: its user, and used_at set; a
+ * concurrent use of the same link finds it used. */
+static br_err token_take(struct db *db, struct db_conn *c, const char *token_hash,
+                         const char *proposito, const char *now, br_id user_id)
+{
+    user_id[0] = '\0';
+    struct db_val p[] = {db_text(token_hash), db_text(proposito), db_text(now)};
+    br_err rc = EXEC(db, c, TOKEN_USABLE, p, id_row, user_id, NULL);
+    if (rc) return rc;
+    if (!user_id[0]) return err_set(BR_NOTFOUND, "no such link");
+    int64_t changes = 0;
+    struct db_val pu[] = {db_text(now), db_text(token_hash)};
+    rc =
+        EXEC(db, c, "UPDATE cuenta_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL",
+             pu, NULL, NULL, &changes);
+    if (!rc && changes == 0) rc = err_set(BR_NOTFOUND, "no such link");
+    return rc;
+}
+
+struct reset_apply_tx {
+    const struct reset_apply *a;
+    struct user *u;
+};
+
+static br_err user_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    bool fits = true;
+    struct user *u = ud;
+    COPY(u->id, &c[0]);
+    free(u->email);
+    u->email = dup_or_null(&c[1]);
+    COPY(u->created_at, &c[2]);
+    return fits ? BR_OK : too_long();
+}
+
+static br_err reset_apply_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct reset_apply_tx *t = ud;
+    const struct reset_apply *a = t->a;
+    br_id uid;
+    br_err rc = token_take(db, c, a->token_hash, "restablecer", a->now, uid);
+    if (rc) return rc;
+    struct db_val pe[] = {db_text(a->now), db_text(uid)};
+    rc = EXEC(db, c,
+              "UPDATE cuenta_tokens SET used_at = ? WHERE user_id = ? AND proposito = "
+              "'restablecer' AND used_at IS NULL",
+              pe, NULL, NULL, NULL);
+    struct db_val pp[] = {db_text(a->password_hash), db_text(a->now), db_text(uid)};
+    if (!rc)
+        rc =
+            EXEC(db, c, "UPDATE auth_users SET password_hash = ?, last_sign_in_at = ? WHERE id = ?",
+                 pp, NULL, NULL, NULL);
+    struct db_val pd[] = {db_text(uid)};
+    if (!rc) rc = EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ?", pd, NULL, NULL, NULL);
+    struct db_val ps[] = {db_text(a->session_hash), db_text(uid), db_text(a->now),
+                          db_text(a->session_expires_at)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
+                  "VALUES (?, ?, ?, ?)",
+                  ps, NULL, NULL, NULL);
+    if (!rc)
+        rc = EXEC(db, c, "SELECT id, email, created_at FROM auth_users WHERE id = ?", pd, user_row,
+                  t->u, NULL);
+    return rc;
+}
+
+br_err store_reset_apply(struct store *st, const struct reset_apply *a, struct user *u)
+{
+    memset(u, 0, sizeof *u);
+    struct reset_apply_tx t = {a, u};
+    br_err rc = in_tx(st, reset_apply_tx, &t);
+    if (!rc && !u->id[0]) rc = err_set(BR_STORE, "the account vanished");
+    if (rc) user_clear(u);
+    return rc;
+}
+
+struct pw_change {
+    const char *user_id, *hash, *keep;
+};
+
+static br_err password_change_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct pw_change *a = ud;
+    int64_t changes = 0;
+    struct db_val p[] = {db_text(a->hash), db_text(a->user_id)};
+    br_err rc = EXEC(db, c, "UPDATE auth_users SET password_hash = ? WHERE id = ?", p, NULL, NULL,
+                     &changes);
+    if (rc) return rc;
+    if (changes == 0) return err_set(BR_NOTFOUND, "Usuario no encontrado");
+    struct db_val q[] = {db_text(a->user_id), db_text(a->keep ? a->keep : "")};
+    return EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ? AND token_hash <> ?", q, NULL,
+                NULL, NULL);
+}
+
+br_err store_password_change(struct store *st, const char *user_id, const char *password_hash,
+                             const char *keep_hash)
+{
+    struct pw_change a = {user_id, password_hash, keep_hash};
+    return in_tx(st, password_change_tx, &a);
+}
+
+static br_err correo_insert(struct db *db, struct db_conn *c, const char *user_id,
+                            const struct cuenta_mail *m)
+{
+    struct db_val p[] = {db_text(m->id),         db_text(user_id),      db_text(m->kind),
+                         db_text(m->recipient),  db_text(m->nombre),    db_text(m->enlace),
+                         db_text(m->created_at), db_text(m->created_at)};
+    return EXEC(db, c,
+                "INSERT INTO cuenta_correo (id, user_id, kind, recipient, nombre, enlace, "
+                "created_at, status, attempts, next_attempt_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)",
+                p, NULL, NULL, NULL);
+}
+
+static br_err email_request_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    const struct email_request *r = ud;
+    bool taken = false;
+    struct db_val pe[] = {db_text(r->email_nuevo)};
+    br_err rc = EXEC(db, c, "SELECT 1 FROM auth_users WHERE email = ?", pe, one_flag, &taken, NULL);
+    if (rc) return rc;
+    if (taken) return err_set(BR_CONFLICT, "email taken");
+    struct db_val po[] = {db_text(r->now), db_text(r->user_id)};
+    rc = EXEC(db, c,
+              "UPDATE cuenta_tokens SET used_at = ? WHERE user_id = ? AND proposito = 'email' "
+              "AND used_at IS NULL",
+              po, NULL, NULL, NULL);
+    struct db_val pt[] = {db_text(r->token_hash), db_text(r->user_id), db_text(r->email_nuevo),
+                          db_text(r->now), db_text(r->expires_at)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "INSERT INTO cuenta_tokens (token_hash, user_id, proposito, email_nuevo, "
+                  "created_at, expires_at) VALUES (?, ?, 'email', ?, ?, ?)",
+                  pt, NULL, NULL, NULL);
+    if (!rc && r->confirm) rc = correo_insert(db, c, r->user_id, r->confirm);
+    if (!rc && r->notice) rc = correo_insert(db, c, r->user_id, r->notice);
+    return rc;
+}
+
+br_err store_email_request(struct store *st, const struct email_request *r)
+{
+    return in_tx_as(st, DB_TOUCH_NONE, email_request_tx, (void *)r);
+}
+
+struct email_apply {
+    const char *token_hash, *now;
+    char *email;
+};
+
+static br_err text_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    char **out = ud;
+    free(*out);
+    *out = dup_or_null(&c[0]);
+    return BR_OK;
+}
+
+static br_err email_apply_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct email_apply *a = ud;
+    br_id uid;
+    br_err rc = token_take(db, c, a->token_hash, "email", a->now, uid);
+    if (rc) return rc;
+    struct db_val pt[] = {db_text(a->token_hash)};
+    rc = EXEC(db, c, "SELECT email_nuevo FROM cuenta_tokens WHERE token_hash = ?", pt, text_row,
+              &a->email, NULL);
+    if (rc) return rc;
+    if (!a->email) return err_set(BR_NOTFOUND, "no such link");
+    struct db_val pu[] = {db_text(a->email), db_text(uid)};
+    rc = EXEC(db, c, "UPDATE auth_users SET email = ? WHERE id = ?", pu, NULL, NULL, NULL);
+    if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, "email taken");
+    return rc;
+}
+
+br_err store_email_apply(struct store *st, const char *token_hash, const char *now, char **email)
+{
+    struct email_apply a = {token_hash, now, NULL};
+    *email = NULL;
+    br_err rc = in_tx(st, email_apply_tx, &a);
+    if (rc) {
+        free(a.email);
+        return rc;
+    }
+    *email = a.email;
+    return BR_OK;
+}
+
+/* --- the account's mail ------------------------------------------------------------ */
+
+struct correo_claim {
+    const char *now, *lease;
+    struct cuenta_mail *m;
+    bool found;
+};
+
+static br_err correo_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct correo_claim *a = ud;
+    struct cuenta_mail *m = a->m;
+    bool fits = true;
+    COPY(m->id, &c[0]);
+    m->kind = dup_or_null(&c[1]);
+    m->recipient = dup_or_null(&c[2]);
+    m->nombre = dup_or_null(&c[3]);
+    m->enlace = dup_or_null(&c[4]);
+    COPY(m->created_at, &c[5]);
+    m->attempts = as_int(&c[6]) + 1;
+    if (!m->kind) m->kind = xstrdup("");
+    if (!m->recipient) m->recipient = xstrdup("");
+    a->found = true;
+    return fits ? BR_OK : too_long();
+}
+
+static br_err correo_claim_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct correo_claim *a = ud;
+    br_err rc = db->ops->lock(c, "cuenta_correo");
+    if (rc) return rc;
+    cuenta_mail_clear(a->m);
+    a->found = false;
+    struct db_val p[] = {db_text(a->now), db_text(a->now)};
+    rc = EXEC(db, c,
+              "SELECT id, kind, recipient, nombre, enlace, created_at, attempts FROM "
+              "cuenta_correo WHERE status = 'pending' AND next_attempt_at <= ? AND "
+              "(locked_until IS NULL OR locked_until <= ?) "
+              "ORDER BY next_attempt_at, created_at LIMIT 1",
+              p, correo_row, a, NULL);
+    if (rc || !a->found) return rc;
+    struct db_val u[] = {db_text(a->lease), db_text(a->m->id)};
+    return EXEC(db, c,
+                "UPDATE cuenta_correo SET locked_until = ?, attempts = attempts + 1 WHERE id = ?",
+                u, NULL, NULL, NULL);
+}
+
+br_err store_cuenta_correo_claim(struct store *st, const char *now, const char *lease_until,
+                                 struct cuenta_mail *m)
+{
+    memset(m, 0, sizeof *m);
+    struct correo_claim a = {now, lease_until, m, false};
+    br_err rc = in_tx_as(st, DB_TOUCH_NONE, correo_claim_tx, &a);
+    if (!rc && !a.found) rc = BR_NOTFOUND;
+    if (rc) cuenta_mail_clear(m);
+    return rc;
+}
+
+br_err store_cuenta_correo_done(struct store *st, const char *id, const char *error,
+                                const char *now)
+{
+    struct db_val p[] = {db_text(error ? "dropped" : "sent"), db_text(error), db_text(now),
+                         db_text(id)};
+    return run_write_aside(st,
+                           "UPDATE cuenta_correo SET status = ?, last_error = ?, done_at = ?, "
+                           "enlace = NULL, locked_until = NULL WHERE id = ?",
+                           p, 4, NULL);
+}
+
+br_err store_cuenta_correo_retry(struct store *st, const char *id, const char *error,
+                                 const char *next_attempt_at)
+{
+    struct db_val p[] = {db_text(error), db_text(next_attempt_at), db_text(id)};
+    return run_write_aside(st,
+                           "UPDATE cuenta_correo SET last_error = ?, next_attempt_at = ?, "
+                           "locked_until = NULL WHERE id = ?",
+                           p, 3, NULL);
+}
+
+br_err store_cuenta_correo_next_due(struct store *st, br_ts next)
+{
+    next[0] = '\0';
+    return run(st, "SELECT min(next_attempt_at) FROM cuenta_correo WHERE status = 'pending'", NULL,
+               0, one_ts, next, NULL);
+}
+
+/* --- consents ---------------------------------------------------------------------- */
+
+br_err store_consent_set(struct store *st, const char *cliente_id, const char *tipo, bool granted,
+                         const char *now)
+{
+    if (granted) {
+        struct db_val p[] = {db_text(cliente_id), db_text(tipo), db_text(now), db_text(now)};
+        return run_write_aside(st,
+                               "INSERT INTO consentimientos (cliente_id, tipo, otorgado_en) "
+                               "VALUES (?, ?, ?) ON CONFLICT (cliente_id, tipo) DO UPDATE SET "
+                               "otorgado_en = ?, retirado_en = NULL",
+                               p, 4, NULL);
+    }
+    struct db_val p[] = {db_text(cliente_id), db_text(tipo), db_text(now), db_text(now)};
+    return run_write_aside(st,
+                           "INSERT INTO consentimientos (cliente_id, tipo, retirado_en) "
+                           "VALUES (?, ?, ?) ON CONFLICT (cliente_id, tipo) DO UPDATE SET "
+                           "retirado_en = ?",
+                           p, 4, NULL);
+}
+
+static br_err consent_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    int *state = ud;
+    *state = c[1].type != DB_NULL ? -1 : c[0].type != DB_NULL ? 1 : 0;
+    return BR_OK;
+}
+
+br_err store_consent_get(struct store *st, const char *cliente_id, const char *tipo, int *state)
+{
+    *state = 0;
+    struct db_val p[] = {db_text(cliente_id), db_text(tipo)};
+    return run(st,
+               "SELECT otorgado_en, retirado_en FROM consentimientos WHERE cliente_id = ? AND "
+               "tipo = ?",
+               p, 2, consent_row, state, NULL);
+}
+
+br_err store_fotos_refused(struct store *st, const char *cita_id, bool *refused)
+{
+    *refused = false;
+    struct db_val p[] = {db_text(cita_id)};
+    return run(st,
+               "SELECT 1 FROM citas c JOIN consentimientos k ON k.cliente_id = c.cliente_id AND "
+               "k.tipo = 'fotos' WHERE c.id = ? AND k.retirado_en IS NOT NULL",
+               p, 1, one_flag, refused, NULL);
+}
+
+/* --- what the shop holds about a client ------------------------------------------- */
+
+struct seccion {
+    const char *sql;
+    const char *keys[12];
+    int nkeys;
+    bool by_email; /* the parameter is her address, not her id */
+    int nparams;   /* the parameter given once, or twice */
+};
+
+#define LIMITE " LIMIT 10000"
+
+static const struct seccion secciones[] = {
+    [DATOS_CITAS] = {"SELECT c.id, c.fecha_inicio, c.fecha_fin, c.estado, c.notas, b.nombre, "
+                     "s.nombre, c.created_at FROM citas c JOIN barberos b ON b.id = c.barbero_id "
+                     "JOIN servicios s ON s.id = c.servicio_id WHERE c.cliente_id = ? "
+                     "ORDER BY c.fecha_inicio, c.id" LIMITE,
+                     {"id", "fecha_inicio", "fecha_fin", "estado", "notas", "barbero", "servicio",
+                      "created_at"},
+                     8,
+                     false},
+    [DATOS_HISTORIAL] = {"SELECT h.id, h.cita_id, h.fecha, b.nombre, s.nombre, h.created_at "
+                         "FROM historial_cortes h JOIN barberos b ON b.id = h.barbero_id "
+                         "JOIN servicios s ON s.id = h.servicio_id WHERE h.cliente_id = ? "
+                         "ORDER BY h.fecha, h.id" LIMITE,
+                         {"id", "cita_id", "fecha", "barbero", "servicio", "created_at"},
+                         6,
+                         false},
+    [DATOS_FOTOS] =
+        {"SELECT f.id, f.cita_id, f.cliente_id, f.tipo, f.url, f.created_at "
+         "FROM fotos_cita f WHERE f.cliente_id = ? OR f.cita_id IN "
+         "(SELECT id FROM citas WHERE cliente_id = ?) ORDER BY f.created_at, f.id" LIMITE,
+         {"id", "cita_id", "subida_por", "tipo", "url", "created_at"},
+         6,
+         false,
+         2},
+    [DATOS_MENSAJES] = {"SELECT kind, cita_id, recipient, status, created_at, done_at FROM "
+                        "mail_outbox WHERE recipient = ? ORDER BY created_at, id" LIMITE,
+                        {"tipo", "cita_id", "destinatario", "estado", "created_at", "enviado_en"},
+                        6,
+                        true},
+    [DATOS_MENSAJES_CUENTA] = {"SELECT kind, recipient, status, created_at, done_at FROM "
+                               "cuenta_correo WHERE user_id = ? ORDER BY created_at, id" LIMITE,
+                               {"tipo", "destinatario", "estado", "created_at", "enviado_en"},
+                               5,
+                               false},
+    [DATOS_CONSENTIMIENTOS] = {"SELECT tipo, otorgado_en, retirado_en FROM consentimientos "
+                               "WHERE cliente_id = ? ORDER BY tipo" LIMITE,
+                               {"tipo", "otorgado_en", "retirado_en"},
+                               3,
+                               false},
+};
+
+struct datos_cb {
+    const struct seccion *s;
+    store_dato_fn fn;
+    void *ud;
+};
+
+static br_err dato_row(void *ud, const struct db_val *c, int n)
+{
+    struct datos_cb *a = ud;
+    struct dato row[12];
+    int k = n < a->s->nkeys ? n : a->s->nkeys;
+    for (int i = 0; i < k; i++) {
+        row[i].key = a->s->keys[i];
+        row[i].s = NULL;
+        row[i].d = 0;
+        switch (c[i].type) {
+        case DB_INT:
+            row[i].type = DATO_NUM;
+            row[i].d = (double)c[i].i;
+            break;
+        case DB_REAL:
+            row[i].type = DATO_NUM;
+            row[i].d = c[i].d;
+            break;
+        case DB_TEXT:
+            row[i].type = DATO_TEXT;
+            row[i].s = c[i].s;
+            break;
+        default:
+            row[i].type = DATO_NULL;
+        }
+    }
+    return a->fn(a->ud, row, k);
+}
+
+br_err store_datos_each(struct store *st, enum datos_seccion s, const char *user_id,
+                        const char *email, store_dato_fn fn, void *ud)
+{
+    if ((int)s < 0 || (size_t)s >= ARRAY_LEN(secciones)) return err_set(BR_INTERNAL, "section");
+    struct datos_cb a = {&secciones[s], fn, ud};
+    const char *v = secciones[s].by_email ? email : user_id;
+    struct db_val p[] = {db_text(v), db_text(v)};
+    return run(st, secciones[s].sql, p, secciones[s].nparams == 2 ? 2 : 1, dato_row, &a, NULL);
+}
+
+/* --- deleting an account ----------------------------------------------------------- */
+
+struct ids_cb {
+    store_id_fn fn;
+    void *ud;
+};
+
+static br_err each_id_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct ids_cb *a = ud;
+    br_id id;
+    if (!copy_fixed(id, sizeof id, &c[0])) return too_long();
+    return a->fn(a->ud, id);
+}
+
+br_err store_citas_futuras_each(struct store *st, const char *cliente_id, const char *now,
+                                store_id_fn fn, void *ud)
+{
+    struct ids_cb a = {fn, ud};
+    struct db_val p[] = {db_text(cliente_id), db_text(now)};
+    return run(st,
+               "SELECT id FROM citas WHERE cliente_id = ? AND fecha_inicio > ? AND estado <> "
+               "'cancelada' ORDER BY fecha_inicio, id",
+               p, 2, each_id_row, &a, NULL);
+}
+
+struct fotos_cb {
+    store_foto_fn fn;
+    void *ud;
+};
+
+static br_err foto_cliente_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct fotos_cb *a = ud;
+    struct foto f;
+    bool fits = true;
+    COPY(f.id, &c[0]);
+    COPY(f.cita_id, &c[1]);
+    COPY(f.cliente_id, &c[2]);
+    f.tipo = (char *)text_or_empty(&c[3]);
+    f.url = (char *)text_or_empty(&c[4]);
+    f.storage_path = (char *)text_or_empty(&c[5]);
+    COPY(f.created_at, &c[6]);
+    if (!fits) return too_long();
+    return a->fn(a->ud, &f);
+}
+
+br_err store_fotos_de_cliente_each(struct store *st, const char *cliente_id, store_foto_fn fn,
+                                   void *ud)
+{
+    struct fotos_cb a = {fn, ud};
+    struct db_val p[] = {db_text(cliente_id), db_text(cliente_id)};
+    return run(st,
+               "SELECT id, cita_id, cliente_id, tipo, url, storage_path, created_at FROM "
+               "fotos_cita WHERE cliente_id = ? OR cita_id IN (SELECT id FROM citas WHERE "
+               "cliente_id = ?) ORDER BY created_at, id",
+               p, 2, foto_cliente_row, &a, NULL);
+}
+
+struct anon {
+    const char *user_id, *nombre, *now;
+    char *email;
+};
+
+static br_err anonimizar_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct anon *a = ud;
+    struct db_val pid[] = {db_text(a->user_id)};
+    br_err rc = EXEC(db, c, "SELECT email FROM auth_users WHERE id = ? AND eliminado_en IS NULL",
+                     pid, text_row, &a->email, NULL);
+    if (rc) return rc;
+    if (!a->email) return err_set(BR_NOTFOUND, "Usuario no encontrado");
+    struct db_val pe[] = {db_text(a->email)};
+    rc = EXEC(db, c, "DELETE FROM mail_outbox WHERE recipient = ? AND status <> 'pending'", pe,
+              NULL, NULL, NULL);
+    char *key = xasprintf("email:%s", a->email);
+    struct db_val pk[] = {db_text(key)};
+    if (!rc) rc = EXEC(db, c, "DELETE FROM auth_throttle WHERE key = ?", pk, NULL, NULL, NULL);
+    free(key);
+    static const char *const by_id[] = {
+        "DELETE FROM cuenta_correo WHERE user_id = ?",
+        "DELETE FROM cuenta_tokens WHERE user_id = ?",
+        "DELETE FROM consentimientos WHERE cliente_id = ?",
+        "DELETE FROM auth_sessions WHERE user_id = ?",
+        "UPDATE citas SET notas = NULL WHERE cliente_id = ?",
+    };
+    for (size_t i = 0; !rc && i < ARRAY_LEN(by_id); i++)
+        rc = EXEC(db, c, by_id[i], pid, NULL, NULL, NULL);
+    struct db_val pp[] = {db_text(a->nombre), db_text(a->user_id)};
+    if (!rc)
+        rc = EXEC(db, c, "UPDATE perfiles SET nombre = ?, telefono = NULL WHERE id = ?", pp, NULL,
+                  NULL, NULL);
+    char *gone = xasprintf("%s@eliminado.invalid", a->user_id);
+    struct db_val pu[] = {db_text(gone), db_text(a->now), db_text(a->user_id)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "UPDATE auth_users SET email = ?, password_hash = '', last_sign_in_at = NULL, "
+                  "eliminado_en = ? WHERE id = ?",
+                  pu, NULL, NULL, NULL);
+    free(gone);
+    return rc;
+}
+
+br_err store_cuenta_anonimizar(struct store *st, const char *user_id, const char *nombre,
+                               const char *now)
+{
+    struct anon a = {user_id, nombre, now, NULL};
+    br_err rc = in_tx(st, anonimizar_tx, &a);
+    free(a.email);
+    return rc;
+}

@@ -1,0 +1,738 @@
+/*
+ * test_cuenta.c - the client's own account over HTTP against the real
+ * server, with the real SMTP sink behind it (tests/tools/smtp_sink.py):
+ * the password reset (the same answer for any address, the link read from
+ * the delivered e-mail, single use, every other session ended, an account
+ * made without a password claimed), its throttle, PATCH /api/auth/me
+ * (profile, password, an e-mail change that waits for its link), GET
+ * /api/auth/me/datos, the photo consent and DELETE /api/auth/me - and that
+ * nothing one client does reaches another's data.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "util/iso8601.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAIT_MAIL_MS 60000
+#define LINK_BAD     "El enlace no es válido o ha caducado"
+#define TOKEN_LEN    43
+
+static struct srv S;
+static struct smtp_sink K;
+static char *BARBERO, *SERVICIO;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    smtp_sink_start(&K, S.dir, 0, NULL);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    const char *env[] = {url,
+                         "BARBERIA_TZ=Europe/Madrid",
+                         "BARBERIA_SMTP_FROM=citas@barberia.test",
+                         "BARBERIA_MIN_NOTICE_MIN=0",
+                         "BARBERIA_LOGIN_MAX_FAILURES=4",
+                         NULL};
+    srv_start(&S, env, NULL);
+    BARBERO = make_barbero(&S, "Carlos Méndez");
+    SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    srv_cleanup(&S);
+    smtp_sink_stop(&K);
+    free(BARBERO);
+    free(SERVICIO);
+    return 0;
+}
+
+/* --- helpers ------------------------------------------------------------------------ */
+
+static void next_slot(char out[ISO8601_LEN + 1])
+{
+    static int n;
+    int64_t base = iso8601_days_from_civil(2032, 6, 1) * 86400000LL;
+    iso8601_format(base + (int64_t)(n++) * 3600000LL, out);
+}
+
+static char *book_one(const struct user *u)
+{
+    char f[ISO8601_LEN + 1];
+    next_slot(f);
+    return book(&S, u, BARBERO, SERVICIO, f, "notas de prueba");
+}
+
+static void post(const char *path, const char *token, const char *json, struct resp *r)
+{
+    http_json(&S, "POST", path, token, json, r);
+}
+
+struct mail_wait {
+    const char *to;
+    const char *needle; /* a text the message must hold, or NULL */
+};
+
+/* The delivered messages to an address, as mail_to_json.py reads them
+ * (a JSON array; caller decrefs). */
+static json_t *mails_to(const char *to)
+{
+    json_t *out = json_array();
+    char **paths;
+    size_t n = smtp_sink_files(&K, &paths);
+    for (size_t i = 0; i < n; i++) {
+        /* only the files that name the address are read with Python */
+        size_t len = 0;
+        char *raw = read_file(paths[i], &len);
+        bool named = raw && strcasestr(raw, to);
+        free(raw);
+        if (!named) continue;
+        json_t *m = smtp_sink_message(paths[i]);
+        json_t *tos = json_object_get(m, "rcpt_tos");
+        bool hit = false;
+        for (size_t j = 0; j < json_array_size(tos); j++)
+            hit |= !strcasecmp(json_string_value(json_array_get(tos, j)), to);
+        if (hit)
+            json_array_append_new(out, m);
+        else
+            json_decref(m);
+    }
+    smtp_sink_free_paths(paths, n);
+    return out;
+}
+
+static bool has_mail(void *ud)
+{
+    const struct mail_wait *w = ud;
+    json_t *l = mails_to(w->to);
+    bool hit = false;
+    for (size_t i = 0; i < json_array_size(l); i++) {
+        const char *t = jstr(json_array_get(l, i), "text");
+        if (!w->needle || (t && strstr(t, w->needle))) hit = true;
+    }
+    json_decref(l);
+    return hit;
+}
+
+static bool account_outbox_settled(void *ud)
+{
+    (void)ud;
+    return db_count(&S, "SELECT count(*) FROM cuenta_correo WHERE status = 'pending'") == 0;
+}
+
+/* Waits for the message to `to` holding needle and returns its text
+ * (caller frees). */
+static char *wait_mail(const char *to, const char *needle)
+{
+    struct mail_wait w = {to, needle};
+    if (!wait_until(has_mail, &w, WAIT_MAIL_MS)) {
+        char *log = srv_log(&S);
+        fail_msg("no message to %s holding %s arrived; server log:\n%s", to, needle, log);
+    }
+    json_t *l = mails_to(to);
+    char *text = NULL;
+    for (size_t i = 0; i < json_array_size(l); i++) {
+        json_t *m = json_array_get(l, i);
+        const char *t = jstr(m, "text");
+        if (t && (!needle || strstr(t, needle))) {
+            free(text);
+            text = strdup(t);
+            json_t *problems = json_object_get(m, "problems");
+            if (json_array_size(problems) > 0) fail_msg("the message breaks the rules: %s", t);
+        }
+    }
+    json_decref(l);
+    return text;
+}
+
+/* The token of the last link to page (".../<page>#token=") in text. */
+static void link_token(const char *text, const char *page, char out[TOKEN_LEN + 1])
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "/%s#token=", page);
+    const char *p = NULL;
+    for (const char *q = text; (q = strstr(q, needle)); q++)
+        p = q;
+    if (!p) fail_msg("no %s link in: %s", page, text);
+    p += strlen(needle);
+    size_t n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
+    if (n != TOKEN_LEN) fail_msg("a token of %zu characters: %s", n, p);
+    memcpy(out, p, TOKEN_LEN);
+    out[TOKEN_LEN] = '\0';
+}
+
+static size_t mail_count(const char *to)
+{
+    json_t *l = mails_to(to);
+    size_t n = json_array_size(l);
+    json_decref(l);
+    return n;
+}
+
+static void recuperar(const char *email, struct resp *r)
+{
+    char body[256];
+    snprintf(body, sizeof body, "{\"email\":\"%s\"}", email);
+    post("/api/auth/recuperar", NULL, body, r);
+}
+
+static void restablecer(const char *token, const char *pw, struct resp *r)
+{
+    char body[256];
+    snprintf(body, sizeof body, "{\"token\":\"%s\",\"password\":\"%s\"}", token, pw);
+    post("/api/auth/restablecer", NULL, body, r);
+}
+
+static long login_status(const char *email, const char *pw)
+{
+    char body[256];
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"%s\"}", email, pw);
+    struct resp r;
+    post("/api/auth/login", NULL, body, &r);
+    long st = r.status;
+    resp_free(&r);
+    return st;
+}
+
+static long me_status(const char *token)
+{
+    struct resp r;
+    http_get(&S, "/api/auth/me", token, &r);
+    long st = r.status;
+    resp_free(&r);
+    return st;
+}
+
+/* A reset link for u's address, from the delivered e-mail. */
+static void reset_link(const struct user *u, char token[TOKEN_LEN + 1])
+{
+    size_t before = mail_count(u->email);
+    struct resp r;
+    recuperar(u->email, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    struct mail_wait w = {u->email, "/restablecer#token="};
+    while (mail_count(u->email) <= before)
+        if (!wait_until(has_mail, &w, WAIT_MAIL_MS)) fail_msg("no reset mail");
+    char *text = wait_mail(u->email, "/restablecer#token=");
+    link_token(text, "restablecer", token);
+    free(text);
+}
+
+/* --- the password reset -------------------------------------------------------------- */
+
+static void recuperar_answers_the_same_for_any_address(void **state)
+{
+    (void)state;
+    struct user ana;
+    signup_user(&S, &ana, "Ana Pérez");
+    char unknown[128];
+    unique_email(unknown, sizeof unknown, "nadie");
+    struct resp a, b;
+    recuperar(ana.email, &a);
+    recuperar(unknown, &b);
+    assert_int_equal(a.status, 200);
+    assert_int_equal(b.status, 200);
+    assert_string_equal(a.body, b.body);
+    assert_string_equal(a.body, "{\"ok\":true}");
+    resp_free(&a);
+    resp_free(&b);
+    /* the one that names an account gets its link; the other nothing */
+    char *text = wait_mail(ana.email, "/restablecer#token=");
+    assert_non_null(strstr(text, "Hola, Ana Pérez"));
+    assert_non_null(strstr(text, "30 minutos"));
+    char tok[TOKEN_LEN + 1];
+    link_token(text, "restablecer", tok);
+    free(text);
+    assert_true(wait_until(account_outbox_settled, NULL, WAIT_MAIL_MS));
+    assert_int_equal(mail_count(ana.email), 1);
+    assert_int_equal(mail_count(unknown), 0);
+    /* the store keeps the link hashed, and the outbox forgets it once sent */
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM cuenta_tokens WHERE token_hash = '%s'", tok), 0);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM cuenta_correo WHERE enlace IS NOT NULL"),
+                     0);
+    /* and no log holds it */
+    char *log = srv_log(&S);
+    assert_null(strstr(log, tok));
+    free(log);
+    /* a malformed address and a missing one are the caller's errors */
+    recuperar("no-es-un-email", &a);
+    expect_error(&a, 400, "Email inválido");
+    resp_free(&a);
+    post("/api/auth/recuperar", NULL, "{}", &a);
+    expect_error(&a, 400, "Faltan campos requeridos");
+    resp_free(&a);
+}
+
+static void restablecer_sets_the_password_ends_sessions_and_signs_in(void **state)
+{
+    (void)state;
+    struct user ana, other;
+    signup_user(&S, &ana, "Ana");
+    /* a second session of hers, from another device */
+    char body[256];
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"%s\"}", ana.email, ana.password);
+    struct resp r;
+    post("/api/auth/login", NULL, body, &r);
+    assert_int_equal(r.status, 200);
+    char second[64];
+    snprintf(second, sizeof second, "%s", jstr(r.json, "token"));
+    resp_free(&r);
+
+    char tok[TOKEN_LEN + 1];
+    reset_link(&ana, tok);
+    /* the sign-up's rule, checked before the link is spent */
+    restablecer(tok, "corta", &r);
+    expect_error(&r, 400, "Mínimo 6 caracteres");
+    resp_free(&r);
+    restablecer(tok, "nueva-clave-1", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(json_object_get(r.json, "user"), "id"), ana.id);
+    char cookie[512];
+    assert_non_null(resp_header(&r, "Set-Cookie", cookie, sizeof cookie));
+    assert_non_null(strstr(cookie, "HttpOnly"));
+    char fresh[64];
+    snprintf(fresh, sizeof fresh, "%s", jstr(r.json, "token"));
+    resp_free(&r);
+    /* signed in with the new session; every earlier one is over */
+    assert_int_equal(me_status(fresh), 200);
+    assert_int_equal(me_status(ana.token), 401);
+    assert_int_equal(me_status(second), 401);
+    assert_int_equal(login_status(ana.email, "nueva-clave-1"), 200);
+    assert_int_equal(login_status(ana.email, ana.password), 401);
+    /* single use: the same link again, an unknown one, a malformed one */
+    restablecer(tok, "otra-clave-2", &r);
+    expect_error(&r, 400, LINK_BAD);
+    resp_free(&r);
+    restablecer("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "otra-clave-2", &r);
+    expect_error(&r, 400, LINK_BAD);
+    resp_free(&r);
+    restablecer("x'; DROP TABLE auth_users; --", "otra-clave-2", &r);
+    expect_error(&r, 400, LINK_BAD);
+    resp_free(&r);
+    post("/api/auth/restablecer", NULL, "{\"password\":\"otra-clave-2\"}", &r);
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
+    assert_int_equal(login_status(ana.email, "nueva-clave-1"), 200);
+
+    /* an older link dies with the newer one's use; another client's
+     * session is untouched throughout */
+    signup_user(&S, &other, "Otra");
+    char first[TOKEN_LEN + 1], second_tok[TOKEN_LEN + 1];
+    reset_link(&ana, first);
+    reset_link(&ana, second_tok);
+    restablecer(second_tok, "tercera-clave", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    restablecer(first, "cuarta-clave", &r);
+    expect_error(&r, 400, LINK_BAD);
+    resp_free(&r);
+    assert_int_equal(me_status(other.token), 200);
+}
+
+static void an_expired_link_is_refused(void **state)
+{
+    (void)state;
+    struct user ana;
+    signup_user(&S, &ana, "Ana");
+    char tok[TOKEN_LEN + 1];
+    reset_link(&ana, tok);
+    /* 30 minutes pass */
+    assert_int_equal(db_exec(&S,
+                             "UPDATE cuenta_tokens SET expires_at = '2020-01-01T00:00:00.000Z' "
+                             "WHERE proposito = 'restablecer' AND used_at IS NULL",
+                             NULL),
+                     0);
+    struct resp r;
+    restablecer(tok, "nueva-clave-1", &r);
+    expect_error(&r, 400, LINK_BAD);
+    resp_free(&r);
+    assert_int_equal(login_status(ana.email, ana.password), 200);
+}
+
+static void an_account_without_a_password_is_claimed_by_a_reset(void **state)
+{
+    (void)state;
+    struct user eva;
+    signup_user(&S, &eva, "Eva");
+    /* as the front desk makes them: a profile, an address, no usable password */
+    assert_int_equal(
+        db_exec(&S, "UPDATE auth_users SET password_hash = '' WHERE email = 'x'", NULL), 0);
+    char *sql = NULL;
+    if (asprintf(&sql, "UPDATE auth_users SET password_hash = '' WHERE id = '%s'", eva.id) < 0)
+        fail_msg("asprintf");
+    assert_int_equal(db_exec(&S, sql, NULL), 0);
+    free(sql);
+    assert_int_equal(login_status(eva.email, eva.password), 401);
+    assert_int_equal(login_status(eva.email, ""), 400);
+    char tok[TOKEN_LEN + 1];
+    reset_link(&eva, tok);
+    struct resp r;
+    restablecer(tok, "mi-primera-clave", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(json_object_get(r.json, "user"), "id"), eva.id);
+    resp_free(&r);
+    assert_int_equal(login_status(eva.email, "mi-primera-clave"), 200);
+}
+
+static void recuperar_is_throttled_per_address(void **state)
+{
+    (void)state;
+    char target[128];
+    unique_email(target, sizeof target, "muchas");
+    struct resp r;
+    /* BARBERIA_LOGIN_MAX_FAILURES=4: the fourth request starts the lock */
+    for (int i = 0; i < 4; i++) {
+        recuperar(target, &r);
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+    }
+    recuperar(target, &r);
+    expect_error(&r, 429, "Demasiados intentos");
+    char ra[32];
+    assert_non_null(resp_header(&r, "Retry-After", ra, sizeof ra));
+    assert_true(strtol(ra, NULL, 10) >= 1);
+    resp_free(&r);
+    /* a sign-in is not locked by it, nor is another address */
+    struct user u;
+    signup_user(&S, &u, NULL);
+    assert_int_equal(login_status(u.email, u.password), 200);
+    recuperar(u.email, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+}
+
+/* --- PATCH /api/auth/me --------------------------------------------------------------- */
+
+static void patch_me_changes_the_profile_by_the_rules(void **state)
+{
+    (void)state;
+    struct user ana;
+    signup_user(&S, &ana, "Ana");
+    struct resp r;
+    http_json(&S, "PATCH", "/api/auth/me", ana.token,
+              "{\"nombre\":\"Ana María\",\"telefono\":\"+34 600 111 222\"}", &r);
+    assert_int_equal(r.status, 200);
+    json_t *p = json_object_get(r.json, "perfil");
+    assert_string_equal(jstr(p, "nombre"), "Ana María");
+    assert_string_equal(jstr(p, "telefono"), "+34 600 111 222");
+    resp_free(&r);
+    /* a wrong value changes nothing, not even the right one beside it */
+    http_json(&S, "PATCH", "/api/auth/me", ana.token,
+              "{\"nombre\":\"Otra\",\"telefono\":\"llámame\"}", &r);
+    expect_error(&r, 400, "Teléfono inválido");
+    resp_free(&r);
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, "{\"nombre\":\"\"}", &r);
+    expect_error(&r, 400, "Nombre inválido");
+    resp_free(&r);
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, "{}", &r);
+    expect_error(&r, 400, "Nada que cambiar");
+    resp_free(&r);
+    http_get(&S, "/api/auth/me", ana.token, &r);
+    assert_string_equal(jstr(json_object_get(r.json, "perfil"), "nombre"), "Ana María");
+    resp_free(&r);
+    /* the telefono can be cleared */
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, "{\"telefono\":null}", &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_is_null(json_object_get(json_object_get(r.json, "perfil"), "telefono")));
+    resp_free(&r);
+    /* no session: 401 before anything */
+    http_json(&S, "PATCH", "/api/auth/me", NULL, "{\"nombre\":\"X\"}", &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+}
+
+static void a_new_password_needs_the_current_one_and_ends_other_sessions(void **state)
+{
+    (void)state;
+    struct user ana;
+    signup_user(&S, &ana, "Ana");
+    char body[512];
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"%s\"}", ana.email, ana.password);
+    struct resp r;
+    post("/api/auth/login", NULL, body, &r);
+    char other[64];
+    snprintf(other, sizeof other, "%s", jstr(r.json, "token"));
+    resp_free(&r);
+
+    http_json(&S, "PATCH", "/api/auth/me", ana.token,
+              "{\"password\":\"nueva-clave\",\"password_actual\":\"equivocada\"}", &r);
+    expect_error(&r, 400, "La contraseña actual no es correcta");
+    resp_free(&r);
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, "{\"password\":\"nueva-clave\"}", &r);
+    expect_error(&r, 400, "Falta la contraseña actual");
+    resp_free(&r);
+    snprintf(body, sizeof body, "{\"password\":\"corta\",\"password_actual\":\"%s\"}",
+             ana.password);
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+    expect_error(&r, 400, "Mínimo 6 caracteres");
+    resp_free(&r);
+    assert_int_equal(me_status(other), 200);
+
+    snprintf(body, sizeof body, "{\"password\":\"nueva-clave\",\"password_actual\":\"%s\"}",
+             ana.password);
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    assert_int_equal(me_status(ana.token), 200); /* this one stays */
+    assert_int_equal(me_status(other), 401);
+    assert_int_equal(login_status(ana.email, "nueva-clave"), 200);
+}
+
+static void an_email_change_waits_for_the_link_sent_to_the_new_address(void **state)
+{
+    (void)state;
+    struct user ana, bea;
+    signup_user(&S, &ana, "Ana");
+    signup_user(&S, &bea, "Bea");
+    char nueva[128], body[512];
+    unique_email(nueva, sizeof nueva, "nueva");
+    struct resp r;
+    /* another client's address is taken */
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password_actual\":\"%s\"}", bea.email,
+             ana.password);
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+    expect_error(&r, 409, "El email ya está registrado");
+    resp_free(&r);
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password_actual\":\"%s\"}", nueva,
+             ana.password);
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(r.json, "email_pendiente"), nueva);
+    assert_string_equal(jstr(json_object_get(r.json, "user"), "email"), ana.email);
+    resp_free(&r);
+    /* the link to the new address, a notice to the old one */
+    char *text = wait_mail(nueva, "/confirmar-email#token=");
+    char tok[TOKEN_LEN + 1];
+    link_token(text, "confirmar-email", tok);
+    free(text);
+    text = wait_mail(ana.email, "cambiar la dirección");
+    assert_null(strstr(text, "#token="));
+    free(text);
+    /* nothing changed yet */
+    assert_int_equal(login_status(ana.email, ana.password), 200);
+    snprintf(body, sizeof body, "{\"token\":\"%s\"}", tok);
+    post("/api/auth/confirmar-email", NULL, body, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(r.json, "email"), nueva);
+    resp_free(&r);
+    assert_int_equal(login_status(nueva, ana.password), 200);
+    assert_int_equal(login_status(ana.email, ana.password), 401);
+    post("/api/auth/confirmar-email", NULL, body, &r);
+    expect_error(&r, 400, LINK_BAD);
+    resp_free(&r);
+}
+
+/* --- her data, her consent, her account ------------------------------------------------ */
+
+static const unsigned char PNG[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0};
+
+static void datos_hold_everything_of_hers_and_nothing_of_others(void **state)
+{
+    (void)state;
+    struct user ana, bea;
+    signup_user(&S, &ana, "Ana Datos");
+    signup_user(&S, &bea, "Bea Otra");
+    char *mine = book_one(&ana);
+    char *theirs = book_one(&bea);
+    json_t *f = upload_photo(&S, &ana, mine, "antes", PNG, sizeof PNG);
+    json_t *g = upload_photo(&S, &bea, theirs, "antes", PNG, sizeof PNG);
+    free(wait_mail(ana.email, NULL)); /* her confirmation: a message to her address */
+    struct resp r;
+    post("/api/auth/me/consentimientos", ana.token, "{\"fotos\":true}", &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_is_true(json_object_get(json_object_get(r.json, "consentimientos"), "fotos")));
+    resp_free(&r);
+
+    http_get(&S, "/api/auth/me/datos", ana.token, &r);
+    assert_int_equal(r.status, 200);
+    char h[256];
+    assert_non_null(resp_header(&r, "Content-Disposition", h, sizeof h));
+    assert_non_null(strstr(h, "attachment"));
+    assert_string_equal(jstr(json_object_get(r.json, "user"), "email"), ana.email);
+    assert_string_equal(jstr(json_object_get(r.json, "perfil"), "nombre"), "Ana Datos");
+    json_t *citas = json_object_get(r.json, "citas");
+    assert_int_equal(json_array_size(citas), 1);
+    assert_string_equal(jstr(json_array_get(citas, 0), "id"), mine);
+    assert_string_equal(jstr(json_array_get(citas, 0), "notas"), "notas de prueba");
+    assert_string_equal(jstr(json_array_get(citas, 0), "barbero"), "Carlos Méndez");
+    json_t *fotos = json_object_get(r.json, "fotos");
+    assert_int_equal(json_array_size(fotos), 1);
+    assert_string_equal(jstr(json_array_get(fotos, 0), "url"), jstr(f, "url"));
+    assert_true(json_array_size(json_object_get(r.json, "historial")) >= 1);
+    assert_true(json_array_size(json_object_get(r.json, "mensajes")) >= 1);
+    assert_int_equal(json_array_size(json_object_get(r.json, "consentimientos")), 1);
+    /* nothing of Bea's */
+    assert_null(strstr(r.body, bea.email));
+    assert_null(strstr(r.body, theirs));
+    assert_null(strstr(r.body, jstr(g, "url")));
+    assert_null(strstr(r.body, "storage_path"));
+    resp_free(&r);
+    http_get(&S, "/api/auth/me/datos", NULL, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    json_decref(f);
+    json_decref(g);
+    free(mine);
+    free(theirs);
+}
+
+static void withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones(void **state)
+{
+    (void)state;
+    struct user ana, staff;
+    signup_user(&S, &ana, "Ana Fotos");
+    make_user(&S, &staff, "Barbero Fotos", "barbero");
+    char *cita = book_one(&ana);
+    json_t *f1 = upload_photo(&S, &ana, cita, "antes", PNG, sizeof PNG);
+    json_t *f2 = upload_photo(&S, &staff, cita, "despues", PNG, sizeof PNG);
+    char *k1 = strdup(jstr(f1, "storage_path")), *k2 = strdup(jstr(f2, "storage_path"));
+    assert_true(obj_exists(&S, k1));
+    assert_true(obj_exists(&S, k2));
+    struct resp r;
+    http_get(&S, "/api/auth/me/consentimientos", ana.token, &r);
+    assert_true(json_is_null(json_object_get(json_object_get(r.json, "consentimientos"), "fotos")));
+    resp_free(&r);
+    post("/api/auth/me/consentimientos", ana.token, "{\"fotos\":false}", &r);
+    assert_int_equal(r.status, 200);
+    assert_true(
+        json_is_false(json_object_get(json_object_get(r.json, "consentimientos"), "fotos")));
+    resp_free(&r);
+    /* both photos of her cut are gone, objects too */
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 0);
+    assert_false(obj_exists(&S, k1));
+    assert_false(obj_exists(&S, k2));
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM obj_intents"), 0);
+    /* no photo of her cut now, by anyone, after the specification's checks */
+    struct part parts[] = {
+        {"file", (const char *)PNG, sizeof PNG, "a.png", "image/png"},
+        {"cita_id", cita, 0, NULL, NULL},
+        {"tipo", "antes", 0, NULL, NULL},
+    };
+    http_multipart(&S, "/api/fotos", staff.token, parts, 3, &r);
+    expect_error(&r, 403, "La clienta o el cliente de la cita no autoriza fotos");
+    resp_free(&r);
+    http_multipart(&S, "/api/fotos", NULL, parts, 3, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    post("/api/auth/me/consentimientos", ana.token, "{\"fotos\":\"si\"}", &r);
+    expect_error(&r, 400, "Campo inválido: fotos");
+    resp_free(&r);
+    post("/api/auth/me/consentimientos", ana.token, "{\"fotos\":true}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    json_decref(upload_photo(&S, &staff, cita, "antes", PNG, sizeof PNG));
+    json_decref(f1);
+    json_decref(f2);
+    free(k1);
+    free(k2);
+    free(cita);
+}
+
+static void deleting_her_account_cancels_anonymises_and_keeps_the_books(void **state)
+{
+    (void)state;
+    struct user ana, bea;
+    signup_user(&S, &ana, "Ana Borrar");
+    signup_user(&S, &bea, "Bea Queda");
+    char *cita = book_one(&ana);
+    char *other = book_one(&bea);
+    json_t *f = upload_photo(&S, &ana, cita, "antes", PNG, sizeof PNG);
+    char *key = strdup(jstr(f, "storage_path"));
+    struct resp r;
+    http_json(&S, "DELETE", "/api/auth/me", ana.token, "{\"password\":\"equivocada\"}", &r);
+    expect_error(&r, 400, "La contraseña actual no es correcta");
+    resp_free(&r);
+    http_json(&S, "DELETE", "/api/auth/me", ana.token, NULL, &r);
+    expect_error(&r, 400, "Falta la contraseña actual");
+    resp_free(&r);
+    http_json(&S, "DELETE", "/api/auth/me", NULL, "{\"password\":\"x\"}", &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    assert_int_equal(me_status(ana.token), 200);
+
+    char body[256];
+    snprintf(body, sizeof body, "{\"password\":\"%s\"}", ana.password);
+    http_json(&S, "DELETE", "/api/auth/me", ana.token, body, &r);
+    assert_int_equal(r.status, 200);
+    char cookie[256];
+    assert_non_null(resp_header(&r, "Set-Cookie", cookie, sizeof cookie));
+    assert_non_null(strstr(cookie, "Max-Age=0"));
+    resp_free(&r);
+    /* her sign-in is gone */
+    assert_int_equal(me_status(ana.token), 401);
+    assert_int_equal(login_status(ana.email, ana.password), 401);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM auth_users WHERE email = '%s'", ana.email),
+                     0);
+    /* her future cita is cancelled, kept for the books without her name */
+    assert_int_equal(
+        db_count(&S,
+                 "SELECT count(*) FROM citas WHERE id = '%s' AND estado = 'cancelada' AND "
+                 "notas IS NULL AND cliente_id = '%s'",
+                 cita, ana.id),
+        1);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM perfiles WHERE id = '%s' AND nombre = "
+                              "'Cliente eliminado' AND telefono IS NULL",
+                              ana.id),
+                     1);
+    /* her photo and its object */
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cliente_id = '%s'", ana.id), 0);
+    assert_false(obj_exists(&S, key));
+    /* the address is free for a new account */
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"otra-vida\"}", ana.email);
+    post("/api/auth/signup", NULL, body, &r);
+    assert_int_equal(r.status, 201);
+    resp_free(&r);
+    /* a reset to the old address reaches the new account only */
+    /* Bea's cita and session are untouched */
+    assert_int_equal(me_status(bea.token), 200);
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM citas WHERE id = '%s' AND estado = 'confirmada'", other),
+        1);
+    json_decref(f);
+    free(key);
+    free(cita);
+    free(other);
+}
+
+static void staff_accounts_are_not_deleted_here(void **state)
+{
+    (void)state;
+    struct user admin;
+    make_user(&S, &admin, "Admin Cuenta", "admin");
+    char body[256];
+    snprintf(body, sizeof body, "{\"password\":\"%s\"}", admin.password);
+    struct resp r;
+    http_json(&S, "DELETE", "/api/auth/me", admin.token, body, &r);
+    expect_error(&r, 403, "La cuenta del personal la elimina un administrador");
+    resp_free(&r);
+    assert_int_equal(me_status(admin.token), 200);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(recuperar_answers_the_same_for_any_address),
+        cmocka_unit_test(restablecer_sets_the_password_ends_sessions_and_signs_in),
+        cmocka_unit_test(an_expired_link_is_refused),
+        cmocka_unit_test(an_account_without_a_password_is_claimed_by_a_reset),
+        cmocka_unit_test(patch_me_changes_the_profile_by_the_rules),
+        cmocka_unit_test(a_new_password_needs_the_current_one_and_ends_other_sessions),
+        cmocka_unit_test(an_email_change_waits_for_the_link_sent_to_the_new_address),
+        cmocka_unit_test(datos_hold_everything_of_hers_and_nothing_of_others),
+        cmocka_unit_test(withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones),
+        cmocka_unit_test(deleting_her_account_cancels_anonymises_and_keeps_the_books),
+        cmocka_unit_test(staff_accounts_are_not_deleted_here),
+        cmocka_unit_test(recuperar_is_throttled_per_address),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

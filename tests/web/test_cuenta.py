@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""web/cuenta - the client's own account, as she would use it on her
+phone: "¿Olvidaste tu contraseña?" on the sign-in page, the link read from
+the e-mail the real SMTP sink (tests/tools/smtp_sink.py) received, the
+reset page (the token leaves the address bar, she is signed in), "Mi
+cuenta" (profile saved, photo consent, her data downloaded as JSON) and
+the deletion of her account (signed out; her sign-in no longer works).
+Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
+import atexit
+import base64
+import email
+import email.policy
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webtest  # noqa: E402
+from webtest import By  # noqa: E402
+
+SINK = os.path.join(webtest.ROOT, "tests", "tools", "smtp_sink.py")
+MAILDIR = tempfile.mkdtemp(prefix="barberia-web-mail-")
+
+
+def start_sink():
+    p = subprocess.Popen(["/usr/bin/python3", SINK, "--dir", MAILDIR, "--port", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    port = int(p.stdout.readline().strip())
+
+    def stop():
+        p.send_signal(signal.SIGTERM)
+        p.wait(10)
+        shutil.rmtree(MAILDIR, ignore_errors=True)
+    atexit.register(stop)
+    return port
+
+
+def mail_text(to, needle, timeout=60):
+    """The text of the message to `to` holding needle, once it arrives."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for path in sorted(glob.glob(os.path.join(MAILDIR, "*.json"))):
+            with open(path) as f:
+                m = json.load(f)
+            if to not in m["rcpt_tos"]:
+                continue
+            msg = email.message_from_bytes(base64.b64decode(m["data_b64"]), policy=email.policy.default)
+            text = msg.get_body(("plain",)).get_content()
+            if needle in text:
+                return text
+        time.sleep(0.1)
+    raise AssertionError("no message to %s holding %r" % (to, needle))
+
+
+def test(srv, br):
+    addr = "eva@example.com"
+    srv.signup(addr, "Eva Gómez", password="antigua1")
+    br.open("/entrar")
+    br.focused_heading("Entrar")
+    br.click("¿Olvidaste tu contraseña?")
+    br.focused_heading("¿Olvidaste tu contraseña?")
+    br.check("Recuperar")
+    br.fill("Correo electrónico", addr)
+    br.click("Enviar enlace")
+    br.see("te llegará un enlace")
+    br.check("Recuperar - enviado")
+
+    text = mail_text(addr, "#token=")
+    link = re.search(r"(\S+/restablecer#token=[A-Za-z0-9_-]{43})", text).group(1)
+    assert link.startswith(srv.base + "/restablecer#token="), link
+    br.d.get(link)
+    br.focused_heading("Elige tu contraseña")
+    # the token leaves the address bar (no history entry, no bookmark keeps it)
+    assert "#" not in br.d.current_url and "token" not in br.d.current_url, br.d.current_url
+    br.check("Restablecer")
+    br.fill("Contraseña nueva", "nueva-clave-1")
+    br.click("Guardar y entrar")
+    br.focused_heading("Mis citas")
+    br.check("Restablecer - dentro")
+    assert srv.call("POST", "/api/auth/login", {"email": addr, "password": "antigua1"})[0] == 401
+    srv.login(addr, "nueva-clave-1")
+
+    br.click("Mi cuenta")
+    br.focused_heading("Mi cuenta")
+    br.check("Mi cuenta")
+    br.fill("Teléfono", "+34 600 123 456")
+    br.click("Guardar")
+    br.see("Datos guardados.")
+    br.check("Mi cuenta - guardado")
+    box = br.d.find_element(By.ID, "fotos")
+    assert not box.is_selected()
+    box.click()
+    br.wait(lambda: srv.ok("GET", "/api/auth/me/consentimientos",
+                           token=srv.login(addr, "nueva-clave-1"))["consentimientos"]["fotos"] is True,
+            what="the photo consent recorded")
+
+    a = br.d.find_element(By.ID, "descargar")
+    assert a.get_attribute("download") == "mis-datos.json"
+    datos = br.d.execute_async_script(
+        "const cb = arguments[arguments.length - 1];"
+        "fetch(arguments[0].href, {credentials: 'same-origin'}).then(r => r.json()).then(cb)", a)
+    assert datos["user"]["email"] == addr, datos
+    assert datos["perfil"]["telefono"] == "+34 600 123 456", datos
+    assert datos["consentimientos"][0]["tipo"] == "fotos", datos
+
+    br.fill("Tu contraseña, para confirmar", "nueva-clave-1")
+    br.click("Eliminar mi cuenta")
+    br.see("Reserva tu cita")
+    br.check("Cuenta eliminada")
+    assert br.button("Entrar")  # signed out
+    assert srv.call("POST", "/api/auth/login", {"email": addr, "password": "nueva-clave-1"})[0] == 401
+
+
+if __name__ == "__main__":
+    port = start_sink()
+    webtest.main(test, {"BARBERIA_SMTP_URL": "smtp://127.0.0.1:%d" % port,
+                        "BARBERIA_SMTP_FROM": "citas@barberia.test"})
