@@ -145,9 +145,12 @@ static bool fitting_slot(struct freed *f, const struct espera *e, int64_t *ini, 
         return false;
     }
     bool found = false;
-    for (int i = 0; i < d.nhuecos && !found; i++) {
-        const struct agenda_hueco *h = &d.huecos[i];
+    /* first the slots that start inside the freed stretch (the time that
+     * was given up), then any that meets it */
+    for (int i = 0; i < 2 * d.nhuecos && !found; i++) {
+        const struct agenda_hueco *h = &d.huecos[i % d.nhuecos];
         if (h->inicio_ms >= f->fin || h->fin_ms <= f->ini) continue;
+        if (i < d.nhuecos && h->inicio_ms < f->ini) continue;
         int pick = -1;
         for (int k = 0; k < h->nb; k++) {
             const char *id = d.ids[d.idx[h->first + k]];
