@@ -11,7 +11,10 @@ const pages = {
   '/mis-citas': () => import('./citas.js').then((m) => m.mine()),
   '/agenda': () => import('./agenda.js').then((m) => m.agenda()),
   '/admin': () => import('./admin.js').then((m) => m.admin()),
+  // an appointment's personal link: /c/<token>
+  '/c/': () => import('./gestion.js').then((m) => m.show()),
 };
+const pageOf = (path) => pages[path] || (path.startsWith('/c/') ? pages['/c/'] : undefined);
 
 async function nav() {
   const me = await session();
@@ -50,7 +53,7 @@ async function signout() {
 
 let shown = 0;
 async function render() {
-  const show = pages[location.pathname];
+  const show = pageOf(location.pathname);
   // a page change without a reload: what it loads is counted from here
   if (shown++) performance.mark('page');
   await nav();
@@ -81,7 +84,7 @@ document.addEventListener('click', (e) => {
   )
     return;
   const url = new URL(a.href, location.href);
-  if (url.origin !== location.origin || !(url.pathname in pages)) return;
+  if (url.origin !== location.origin || !pageOf(url.pathname)) return;
   e.preventDefault();
   go(url.pathname + url.search);
 });

@@ -19,8 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FORMAT     "barberia-export"
-#define VERSION    3 /* 2: activo, horarios and ausencias; 3: photo sizes */
+#define FORMAT "barberia-export"
+#define VERSION                                                                                    \
+    4 /* 2: activo, horarios and ausencias; 3: photo sizes; 4: the links' key, the waiting list */
+#define TABLES_V3  11 /* the tables of versions 2 and 3: the store's first ones */
 #define MAX_TABLES 16
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
@@ -388,7 +390,9 @@ static br_err plan_tables(struct manifest *m)
     const struct store_table *tables;
     int n = store_tables(&tables);
     if (m->version >= 2) {
-        /* version 2: this version's tables, photos without their sizes */
+        /* version 2: this version's tables, photos without their sizes;
+         * versions 2 and 3: without the tables version 4 added at the end */
+        if (m->version < 4 && n > TABLES_V3) n = TABLES_V3;
         for (int i = 0; i < n; i++) {
             m->name[i] = tables[i].name;
             m->into[i] = i;
