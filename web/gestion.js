@@ -33,7 +33,7 @@ function render(g) {
   const t = g.tienda || {};
   const dl = h(
     'dl',
-    { class: 'details' },
+    { class: 'facts' },
     h('dt', {}, 'Servicio'),
     h('dd', {}, c.servicio ? c.servicio.nombre : ''),
     h('dt', {}, 'Barbero'),
