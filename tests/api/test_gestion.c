@@ -409,6 +409,55 @@ static void tokens_never_reach_the_log(void **state)
     free(id);
 }
 
+/* An export carries the links' key and the waiting list: links handed out
+ * before a move still open after it, on this run's backends. */
+static void links_and_the_waiting_list_survive_an_export_and_import(void **state)
+{
+    (void)state;
+    char f[32];
+    next_slot(f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    char tok[TOKEN_LEN + 1];
+    token_from_mail(id, "Cita confirmada", tok);
+    char dia[32], body[200];
+    iso8601_format(clock_now_ms() + 5 * 86400000LL, dia);
+    snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"%.10s\"}", SERVICIO, dia);
+    struct resp r;
+    http_json(&S, "POST", "/api/lista-espera", BEA.token, body, &r);
+    assert_int_equal(r.status, 201);
+    resp_free(&r);
+
+    char out[400];
+    snprintf(out, sizeof out, "%s/export-links", S.dir);
+    const char *exp[] = {"export", "--to", out, NULL};
+    char *o = NULL, *e = NULL;
+    if (run_cli(&S, NULL, exp, true, &o, &e) != 0) fail_msg("export: %s", e ? e : "");
+    free(o);
+    free(e);
+    struct srv D = {0};
+    srv_init(&D);
+    const char *env[4];
+    size_t n = 0;
+    test_s3_env(env, &n);
+    env[n] = NULL;
+    const char *imp[] = {"import", "--from", out, NULL};
+    o = e = NULL;
+    if (run_cli(&D, env, imp, true, &o, &e) != 0) fail_msg("import: %s", e ? e : "");
+    free(o);
+    free(e);
+    srv_start(&D, env, NULL);
+    char path[200];
+    snprintf(path, sizeof path, "/api/gestion/%s", tok);
+    http_get(&D, path, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(json_object_get(r.json, "cita"), "id"), id);
+    resp_free(&r);
+    assert_int_equal(
+        db_count(&D, "SELECT count(*) FROM lista_espera WHERE cliente_id = '%s'", BEA.id), 1);
+    srv_cleanup(&D);
+    free(id);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +467,7 @@ int main(void)
         cmocka_unit_test(reschedule_by_link_keeps_the_link_and_follows_the_rules),
         cmocka_unit_test(inside_the_cutoff_the_link_shows_the_phone_and_refuses_changes),
         cmocka_unit_test(tokens_never_reach_the_log),
+        cmocka_unit_test(links_and_the_waiting_list_survive_an_export_and_import),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
