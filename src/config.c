@@ -138,6 +138,8 @@ static const struct setting settings[] = {
       "the shop's name, as the web app shows it (the confirmation's \"Dónde\")"),
     S("SHOP_ADDRESS", CONFIG_SERVE, shop_address, NULL,
       "the shop's address, shown with its name on the confirmation and in the .ics"),
+    S("SHOP_PHONE", CONFIG_SERVE, shop_phone, NULL,
+      "the shop's phone, shown on an appointment's page once it can no longer be changed there"),
     S("TZ", CONFIG_SERVE, tz, "Europe/Madrid",
       "the shop's time zone (IANA name): schedules, free slots and e-mail times"),
     I("SLOT_MIN", CONFIG_SERVE, slot_min, "15", 1, 1440,

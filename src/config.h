@@ -73,6 +73,7 @@ struct config {
     char *tz;              /* IANA zone name of the shop (times of schedules, e-mails) */
     char *shop_name;       /* what the web app calls the shop */
     char *shop_address;    /* where it is (NULL: not shown) */
+    char *shop_phone;      /* whom to call (NULL: not shown) */
     int slot_min;          /* the free-slot grid, minutes from each interval's start */
     int min_notice_min;    /* earliest bookable start: now + this many minutes */
     int max_days_ahead;    /* furthest bookable date: today + this many days */

@@ -15,6 +15,7 @@ import {
   ymd,
 } from './ui.js';
 import { picker } from './slots.js';
+import { waitForm } from './espera.js';
 
 // The confirmation's "Dónde": the shop's name and address (GET /api/config).
 const where = () => [cfg().tienda || 'Barbería', cfg().direccion || location.host].join(', ');
@@ -192,7 +193,14 @@ export async function book() {
         next();
       },
     });
-    stepBox.replaceChildren(pk.el);
+    stepBox.replaceChildren(
+      pk.el,
+      waitForm({
+        servicio: st.servicio.id,
+        barbero: st.barbero === 'any' ? null : st.barbero.id,
+        day: pk.day,
+      }),
+    );
     if (lostMessage) {
       const a = alertBox();
       showError(a, lostMessage);

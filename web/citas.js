@@ -3,6 +3,7 @@
 import { get, post, api, qs, session, cfg } from './api.js';
 import { h, page, focus, announce, alertBox, showError, whenFull, whenLabel, euros } from './ui.js';
 import { picker } from './slots.js';
+import { waitList } from './espera.js';
 
 export async function mine() {
   const me = await session();
@@ -41,6 +42,7 @@ export async function mine() {
           past.slice(0, 20).map((c) => card(c, me, false)),
         )
       : h('p', {}, 'Aún no hay citas anteriores.'),
+    waitList(),
   );
 }
 

@@ -15,7 +15,10 @@ const pages = {
   '/recuperar': () => import('./cuenta.js').then((m) => m.recuperar()),
   '/restablecer': () => import('./cuenta.js').then((m) => m.restablecer()),
   '/confirmar-email': () => import('./cuenta.js').then((m) => m.confirmarEmail()),
+  // an appointment's personal link: /c/<token>
+  '/c/': () => import('./gestion.js').then((m) => m.show()),
 };
+const pageOf = (path) => pages[path] || (path.startsWith('/c/') ? pages['/c/'] : undefined);
 
 async function nav() {
   const me = await session();
@@ -55,7 +58,7 @@ async function signout() {
 
 let shown = 0;
 async function render() {
-  const show = pages[location.pathname];
+  const show = pageOf(location.pathname);
   // a page change without a reload: what it loads is counted from here
   if (shown++) performance.mark('page');
   await nav();
@@ -86,7 +89,7 @@ document.addEventListener('click', (e) => {
   )
     return;
   const url = new URL(a.href, location.href);
-  if (url.origin !== location.origin || !(url.pathname in pages)) return;
+  if (url.origin !== location.origin || !pageOf(url.pathname)) return;
   e.preventDefault();
   go(url.pathname + url.search);
 });

@@ -166,5 +166,5 @@ export function picker({ servicio, barbero, onPick, heading }) {
     return huecos;
   }
 
-  return { el, title, slotsTitle, open, refresh, fetchDay, announce };
+  return { el, title, slotsTitle, open, refresh, fetchDay, announce, day: () => chosen };
 }

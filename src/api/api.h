@@ -241,4 +241,16 @@ void api_admin_informes_get(struct http_req *r);
 /* One element of GET /api/citas's listing (a store_cita_fn; ud: struct jw). */
 br_err api_w_cita_view(void *ud, const struct cita_view *v);
 
+/* /api/gestion/{token}[/cancelar|/reprogramar] (gestion.c): an
+ * appointment behind its personal link */
+void api_gestion_get(struct http_req *r);
+void api_gestion_post(struct http_req *r);
+bool api_gestion_ver_path(const char *path);
+bool api_gestion_accion_path(const char *path);
+
+/* /api/lista-espera[/{id}] (espera.c): the client's waiting list */
+void api_espera_post(struct http_req *r);
+void api_espera_get(struct http_req *r);
+void api_espera_delete(struct http_req *r);
+
 #endif

@@ -84,6 +84,16 @@ const struct http_route api_routes[] = {
     /* /api/citas/{id}/cancelar and /reprogramar */
     {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON_OPT, api_citas_accion,
      api_citas_accion_path},
+    /* an appointment behind its personal link (no session: the token is the key) */
+    {"GET", "/api/gestion/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_gestion_get,
+     api_gestion_ver_path},
+    {"POST", "/api/gestion/", true, HTTP_AUTH_NONE, HTTP_BODY_JSON_OPT, api_gestion_post,
+     api_gestion_accion_path},
+    {"GET", "/c/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
+    /* the waiting list */
+    {"POST", "/api/lista-espera", false, HTTP_AUTH_USER, HTTP_BODY_JSON, api_espera_post},
+    {"GET", "/api/lista-espera", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_espera_get},
+    {"DELETE", "/api/lista-espera/", true, HTTP_AUTH_USER, HTTP_BODY_NONE, api_espera_delete},
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
 

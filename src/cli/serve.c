@@ -200,7 +200,9 @@ int cli_serve(int argc, char **argv)
     }
     if (demo && demo_data(&app) != 0) goto out;
     if (mailer_enabled(app.mailer) &&
-        outbox_start(app.store, app.mailer, &cfg, &app.outbox) != BR_OK) {
+        outbox_start(app.store, app.mailer, &cfg,
+                     &(struct outbox_links){public_url, app.link_key_ok ? app.link_key : NULL},
+                     &app.outbox) != BR_OK) {
         cli_error("serve: %s", err_msg());
         goto out;
     }

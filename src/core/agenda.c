@@ -17,6 +17,7 @@
  * (agenda_disponibilidad_clave): GET /api/disponibilidad remembers it so.
  */
 #include "agenda.h"
+#include "espera.h"
 #include "../domain/rules.h"
 #include "../util/log.h"
 #include "../util/tz.h"
@@ -56,6 +57,8 @@ br_err agenda_horario_set(struct app *app, const char *barbero_id, struct horari
 {
     br_err rc = agenda_horario_check(t, n);
     if (!rc) rc = store_horario_set(app->store, barbero_id, t, n);
+    /* hours widened may free slots someone waits for */
+    if (!rc) espera_liberado_dias(app, barbero_id, "0000-01-01", "9999-12-31");
     return rc;
 }
 
@@ -96,9 +99,34 @@ br_err agenda_ausencia_add(struct app *app, const struct ausencia_nueva *in, str
     return store_ausencia_add(app->store, out);
 }
 
+/* Finds the absence id among all (they are few), for what its removal frees. */
+struct ausencia_find {
+    const char *id;
+    bool found;
+    br_id barbero_id;
+    char desde[11], hasta[11];
+};
+
+static br_err find_ausencia(void *ud, const struct ausencia *a)
+{
+    struct ausencia_find *f = ud;
+    if (f->found || strcmp(a->id, f->id) != 0) return BR_OK;
+    f->found = true;
+    memcpy(f->barbero_id, a->barbero_id, sizeof f->barbero_id);
+    memcpy(f->desde, a->desde, sizeof f->desde);
+    memcpy(f->hasta, a->hasta, sizeof f->hasta);
+    return BR_OK;
+}
+
 br_err agenda_ausencia_delete(struct app *app, const char *id)
 {
-    return store_ausencia_delete(app->store, id);
+    struct ausencia_find f = {.id = id};
+    if (store_ausencias_each(app->store, find_ausencia, &f) != BR_OK) f.found = false;
+    br_err rc = store_ausencia_delete(app->store, id);
+    /* the days it closed may have slots someone waits for */
+    if (!rc && f.found)
+        espera_liberado_dias(app, f.barbero_id[0] ? f.barbero_id : NULL, f.desde, f.hasta);
+    return rc;
 }
 
 /* --- free slots ------------------------------------------------------------------------ */

@@ -2,10 +2,12 @@
  * app.c - opening and closing the ports (see app.h).
  */
 #include "app.h"
+#include "gestion.h"
 #include "../util/log.h"
 #include "../util/tz.h"
 
 #include <errno.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +62,7 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
     if (!rc && !app->obj) rc = objstore_open(cfg, &app->obj);
     if (!rc) rc = store_migrate(app->store);
     if (!rc) rc = ident_open(app->store, cfg, &app->ident);
+    if (!rc) rc = gestion_key_load(app);
     if (rc) {
         /* keep the detail: closing must not overwrite it */
         char msg[512];
@@ -77,5 +80,5 @@ void app_close(struct app *app)
     ident_close(app->ident);
     obj_close(app->obj);
     store_close(app->store);
-    memset(app, 0, sizeof *app);
+    sodium_memzero(app, sizeof *app);
 }

@@ -17,6 +17,8 @@ struct outbox;
 struct memo;
 struct cuenta_correo;
 
+#define APP_LINK_KEY_BYTES 32
+
 struct app {
     const struct config *cfg;
     const char *public_url; /* base of handed-out URLs, no trailing '/' */
@@ -28,6 +30,9 @@ struct app {
     struct outbox *outbox;        /* NULL outside `serve` or without mail */
     struct cuenta_correo *correo; /* the account's e-mails: as outbox */
     struct memo *memo;            /* the API's remembered answers (memo/memo.h): `serve`'s */
+    /* the key the appointments' personal links are signed with (gestion.h) */
+    unsigned char link_key[APP_LINK_KEY_BYTES];
+    bool link_key_ok;
 };
 
 /* Opens every port the configuration names, with pool_size data store

@@ -3,6 +3,8 @@
  */
 #include "cambios.h"
 #include "booking.h"
+#include "espera.h"
+#include "gestion.h"
 #include "outbox.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
@@ -82,8 +84,34 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
     free(description);
 }
 
+/* Who makes a change: staff (any cita, any time), a client (her own, until
+ * the cut-off), or whoever holds a cita's personal link (that cita, with
+ * its client's rules). */
+enum actor { ACTOR_STAFF, ACTOR_CLIENT, ACTOR_LINK };
+
+static br_err apply(struct app *app, enum actor who, const char *client_id, const char *id,
+                    bool reschedule, const char *fecha_inicio, br_id cita_id);
+
 br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
                      bool reschedule, const char *fecha_inicio, br_id cita_id)
+{
+    /* NULL: barbero or admin, who may change any cita at any time */
+    const char *client = booking_list_scope(caller);
+    return apply(app, client ? ACTOR_CLIENT : ACTOR_STAFF, client, id, reschedule, fecha_inicio,
+                 cita_id);
+}
+
+br_err cambios_apply_link(struct app *app, const char *token, bool reschedule,
+                          const char *fecha_inicio, br_id cita_id)
+{
+    br_id id;
+    bool ok = app->link_key_ok && gestion_token_cita(app->link_key, token, id);
+    /* a token that is none names no cita (once the body is judged) */
+    return apply(app, ACTOR_LINK, NULL, ok ? id : NULL, reschedule, fecha_inicio, cita_id);
+}
+
+static br_err apply(struct app *app, enum actor who, const char *client, const char *id,
+                    bool reschedule, const char *fecha_inicio, br_id cita_id)
 {
     cita_id[0] = '\0';
     int64_t now = clock_now_ms();
@@ -102,9 +130,8 @@ br_err cambios_apply(struct app *app, const struct principal *caller, const char
     br_err rc = store_cita_detail(app->store, uid, &d);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Cita no encontrada");
     if (rc) return unexpected(rc, "cita lookup");
-    /* NULL: barbero or admin, who may change any cita at any time */
-    const char *client = booking_list_scope(caller);
-    if (client && strcmp(client, d.cita.cliente_id) != 0) {
+    if (who == ACTOR_LINK) client = d.cita.cliente_id; /* the link speaks for its client */
+    if (who == ACTOR_CLIENT && strcmp(client, d.cita.cliente_id) != 0) {
         cita_detail_clear(&d);
         return err_set(BR_NOTFOUND, "Cita no encontrada");
     }
@@ -170,7 +197,10 @@ br_err cambios_apply(struct app *app, const struct principal *caller, const char
         cita_detail_clear(&d);
         return rc;
     }
-    log_info("citas: cita %s %s", d.cita.id, reschedule ? "rescheduled" : "cancelled");
+    log_info("citas: cita %s %s%s", d.cita.id, reschedule ? "rescheduled" : "cancelled",
+             who == ACTOR_LINK ? " by its link" : "");
+    /* the stretch it held is free now: whoever waits for that day hears of it */
+    espera_liberado(app, d.cita.barbero_id, d.cita.fecha_inicio, d.cita.fecha_fin);
     if (queue_mail)
         outbox_wake(app->outbox);
     else if (wants_mail)

@@ -28,4 +28,10 @@
 br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
                      bool reschedule, const char *fecha_inicio, br_id cita_id) WARN_UNUSED;
 
+/* cambios_apply for whoever holds the personal link token (gestion.h):
+ * the link's cita, with its client's rules and messages; a token that is
+ * no link of this service is "Cita no encontrada" (BR_NOTFOUND). */
+br_err cambios_apply_link(struct app *app, const char *token, bool reschedule,
+                          const char *fecha_inicio, br_id cita_id) WARN_UNUSED;
+
 #endif

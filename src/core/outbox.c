@@ -2,12 +2,14 @@
  * outbox.c - the e-mail worker (see outbox.h).
  */
 #include "outbox.h"
+#include "gestion.h"
 #include "../config.h"
 #include "../util/cond.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
 
 #include <pthread.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,10 @@ struct outbox {
     int64_t reminder_ms;  /* how long before the start; 0: none */
     int64_t next_scan_ms; /* when to look for due reminders again */
     bool rescan;          /* a booking or a change: look again now */
+    /* the personal links of messages about a cita (gestion.h) */
+    char *link_base;
+    unsigned char link_key[APP_LINK_KEY_BYTES];
+    bool links;
 };
 
 int64_t outbox_backoff_ms(int64_t attempts)
@@ -70,6 +76,7 @@ static const char *kind_word(const struct outbox_msg *m)
     if (!strcmp(k, "cancelacion")) return "cancellation";
     if (!strcmp(k, "reprogramacion")) return "reschedule notice";
     if (!strcmp(k, "recordatorio")) return "reminder";
+    if (!strcmp(k, "aviso_espera")) return "waiting-list notice";
     return "confirmation";
 }
 
@@ -77,6 +84,10 @@ static const char *kind_word(const struct outbox_msg *m)
 static void deliver(struct outbox *o, struct outbox_msg *msg)
 {
     const char *what = kind_word(msg);
+    /* a message about a cita carries its personal link, signed now (never
+     * stored); a waiting-list notice brought its own */
+    if (!msg->enlace && o->links && strcmp(outbox_kind(msg->kind), "aviso_espera") != 0)
+        msg->enlace = gestion_link(o->link_key, o->link_base, msg->cita_id);
     err_clear();
     br_err rc = o->m->ops->deliver(o->m, msg);
     int64_t now = clock_now_ms();
@@ -195,9 +206,14 @@ static void *run(void *arg)
 }
 
 br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg,
-                    struct outbox **out)
+                    const struct outbox_links *links, struct outbox **out)
 {
     struct outbox *o = xcalloc(1, sizeof *o);
+    if (links && links->key) {
+        o->links = true;
+        o->link_base = xstrdup(links->base ? links->base : "");
+        memcpy(o->link_key, links->key, sizeof o->link_key);
+    }
     o->st = st;
     o->m = m;
     o->retry_for_ms = (int64_t)cfg->smtp_retry_for_s * 1000;
@@ -208,6 +224,7 @@ br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg
     if (pthread_create(&o->thread, NULL, run, o) != 0) {
         pthread_mutex_destroy(&o->mu);
         pthread_cond_destroy(&o->cv);
+        free(o->link_base);
         free(o);
         return err_set(BR_INTERNAL, "cannot start the mail worker thread");
     }
@@ -237,5 +254,7 @@ void outbox_stop(struct outbox *o)
     pthread_join(o->thread, NULL);
     pthread_mutex_destroy(&o->mu);
     pthread_cond_destroy(&o->cv);
+    free(o->link_base);
+    sodium_memzero(o->link_key, sizeof o->link_key);
     free(o);
 }

@@ -22,9 +22,17 @@
 
 struct outbox;
 
+/* What the worker needs to write the personal link of a message about a
+ * cita (core/gestion.h) when it sends it: the public URL (no trailing '/')
+ * and the link key (APP_LINK_KEY_BYTES octets; NULL: no links). Copied. */
+struct outbox_links {
+    const char *base;
+    const unsigned char *key;
+};
+
 /* Starts the worker thread. OUT: *out, stopped with outbox_stop(). */
 br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg,
-                    struct outbox **out) WARN_UNUSED;
+                    const struct outbox_links *links, struct outbox **out) WARN_UNUSED;
 
 /* Tells the worker a message was queued (NULL: does nothing). */
 void outbox_wake(struct outbox *o);

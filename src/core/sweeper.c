@@ -7,6 +7,7 @@
  * adapters).
  */
 #include "sweeper.h"
+#include "espera.h"
 #include "../util/cond.h"
 #include "photos.h"
 #include "../util/log.h"
@@ -157,6 +158,10 @@ br_err sweep_once(struct app *app, const char *spool_dir, int64_t lease_ms,
     }
     rc = store_leases_expire(app->store, p.since);
     if (rc) log_error("sweep: cannot forget lapsed leases: %s", err_msg());
+    if (rc && !first) first = rc;
+    /* waiting-list entries whose day has passed */
+    rc = espera_sweep(app);
+    if (rc) log_error("sweep: cannot remove past waiting-list entries: %s", err_msg());
     if (rc && !first) first = rc;
     metric_inc(M_SWEEPS);
     metric_add(M_SWEEP_FAILURES, p.st.failures);

@@ -19,11 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FORMAT     "barberia-export"
-/* 2: activo, horarios and ausencias; 3: photo sizes; 4: the front desk's and the clients'
- * own data (citas.precio, consentimientos...) */
-#define VERSION    4
-#define V4_TABLES  1 /* the tables version 4 added, at the end of the dump list */
+#define FORMAT "barberia-export"
+/* 2: activo, horarios and ausencias; 3: photo sizes; 4: the prices kept at booking, the
+ * clients' consents, the links' key, the waiting list */
+#define VERSION 4
+#define TABLES_V3  11 /* the tables of versions 2 and 3: the store's first ones */
 #define MAX_TABLES 16
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
@@ -395,8 +395,8 @@ static br_err plan_tables(struct manifest *m)
     if (m->version >= 2) {
         /* versions 2 to 4: this version's tables (photos without their sizes in
          * version 2, appointments without their prices before 4); versions 2
-         * and 3 end before version 4's tables */
-        if (m->version < 4) n -= V4_TABLES;
+         * and 3: without the tables version 4 added at the end */
+        if (m->version < 4 && n > TABLES_V3) n = TABLES_V3;
         for (int i = 0; i < n; i++) {
             m->name[i] = tables[i].name;
             m->into[i] = i;

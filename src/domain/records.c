@@ -78,6 +78,8 @@ void outbox_clear(struct outbox_msg *m)
     free(m->notas);
     free(m->status);
     free(m->last_error);
+    free(m->enlace);
+    m->enlace = NULL;
     m->recipient = m->cliente_nombre = m->barbero_nombre = m->servicio_nombre = NULL;
     m->notas = m->status = m->last_error = NULL;
 }
@@ -97,7 +99,7 @@ void cita_detail_clear(struct cita_detail *d)
 const char *outbox_kind(const char *s)
 {
     static const char *const kinds[] = {"confirmacion", "cancelacion", "reprogramacion",
-                                        "recordatorio"};
+                                        "recordatorio", "aviso_espera"};
     for (size_t i = 0; s && i < ARRAY_LEN(kinds); i++)
         if (!strcmp(s, kinds[i])) return kinds[i];
     return kinds[0];

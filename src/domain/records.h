@@ -122,9 +122,15 @@ struct outbox_msg {
     char *last_error; /* nullable */
     /* what the message says, and when it became due (a reminder
      * is queued long before it is sent: its retry window starts then) */
-    const char *kind; /* "confirmacion" | "cancelacion" | "reprogramacion" | "recordatorio";
+    const char *kind; /* "confirmacion" | "cancelacion" | "reprogramacion" | "recordatorio" |
+                       * "aviso_espera" (a slot freed for a waiting-list entry: cita_id
+                       * holds the entry's id);
                        * static text (NULL in a record to write: confirmacion) */
     br_ts due_at;     /* "": at created_at */
+    /* the link the message carries: a waiting-list notice's booking link,
+     * stored with it; NULL in a message about a cita, whose personal link
+     * is signed when it is sent (core/gestion.h), never stored */
+    char *enlace;
 };
 
 /* A write or removal of an object, recorded durably before the object is

@@ -413,6 +413,7 @@ struct fields {
     char ics_start[17], ics_end[17], ics_stamp[17];
     char ics_sequence[24]; /* "0" for a confirmation; later changes count up */
     const char *tz;
+    char *enlace; /* NULL: no link */
 };
 
 static void fields_free(struct fields *f)
@@ -421,6 +422,7 @@ static void fields_free(struct fields *f)
     free(f->barbero);
     free(f->servicio);
     free(f->notas);
+    free(f->enlace);
 }
 
 /* Appends the base64 of data in lines of 76 characters, each with CRLF. */
@@ -486,6 +488,8 @@ struct kind_text {
     const char *close_html; /* the HTML's paragraphs after the table, up to "<br>Barbería" */
     const char *method;     /* the .ics METHOD */
     const char *status;     /* the VEVENT STATUS */
+    const char *link;       /* the line before the message's link (outbox_msg.enlace) */
+    bool cita;              /* about a booked cita: its number and its .ics */
 };
 
 static const struct kind_text kind_texts[] = {
@@ -497,7 +501,7 @@ static const struct kind_text kind_texts[] = {
      "<p>Te adjuntamos la cita (cita.ics) para que la añadas a tu calendario.<br>\r\n"
      "Si no puedes venir, avísanos con tiempo.</p>\r\n"
      "<p>¡Te esperamos!",
-     "PUBLISH", "CONFIRMED"},
+     "PUBLISH", "CONFIRMED", "Para ver tu cita, cambiarla o cancelarla:", true},
     {"cancelacion", "Cita cancelada", "Cita cancelada",
      "Tu cita ha sido cancelada. Estos eran los detalles:",
      "El adjunto (cita.ics) la quita de tu calendario.\r\n"
@@ -506,7 +510,7 @@ static const struct kind_text kind_texts[] = {
      "<p>El adjunto (cita.ics) la quita de tu calendario.<br>\r\n"
      "Cuando quieras, puedes reservar otra.</p>\r\n"
      "<p>Un saludo,",
-     "CANCEL", "CANCELLED"},
+     "CANCEL", "CANCELLED", "Puedes ver la cita aquí:", true},
     {"reprogramacion", "Cita cambiada", "Cita cambiada",
      "Tu cita ha cambiado de hora. Estos son los nuevos detalles:",
      "Te adjuntamos la cita actualizada (cita.ics) para tu calendario.\r\n"
@@ -515,7 +519,7 @@ static const struct kind_text kind_texts[] = {
      "<p>Te adjuntamos la cita actualizada (cita.ics) para tu calendario.<br>\r\n"
      "Si no puedes venir, avísanos con tiempo.</p>\r\n"
      "<p>¡Te esperamos!",
-     "PUBLISH", "CONFIRMED"},
+     "PUBLISH", "CONFIRMED", "Para ver tu cita, cambiarla o cancelarla:", true},
     {"recordatorio", "Recordatorio de tu cita", "Recordatorio de tu cita",
      "Te recordamos tu próxima cita. Estos son los detalles:",
      "Te adjuntamos la cita (cita.ics) por si aún no está en tu calendario.\r\n"
@@ -524,7 +528,16 @@ static const struct kind_text kind_texts[] = {
      "<p>Te adjuntamos la cita (cita.ics) por si aún no está en tu calendario.<br>\r\n"
      "Si no puedes venir, avísanos con tiempo.</p>\r\n"
      "<p>¡Te esperamos!",
-     "PUBLISH", "CONFIRMED"},
+     "PUBLISH", "CONFIRMED", "Para ver tu cita, cambiarla o cancelarla:", true},
+    {"aviso_espera", "Se ha liberado una hora", "Se ha liberado una hora",
+     "Se ha liberado una hora el día que esperabas:",
+     "La hora es de quien la reserve primero. Si ya no te interesa, no tienes que hacer "
+     "nada.\r\n\r\n"
+     "Un saludo,\r\n",
+     "<p>La hora es de quien la reserve primero. Si ya no te interesa, no tienes que hacer "
+     "nada.</p>\r\n"
+     "<p>Un saludo,",
+     "PUBLISH", "TENTATIVE", "Resérvala aquí:", false},
 };
 
 static const struct kind_text *kind_text_of(const struct outbox_msg *m)
@@ -562,7 +575,14 @@ static void text_body(struct wr *w, const struct fields *f, const struct outbox_
         }
         wr_puts(w, "\r\n");
     }
-    wr_printf(w, "  N.º de cita: %s\r\n\r\n", m->cita_id);
+    if (k->cita) wr_printf(w, "  N.º de cita: %s\r\n", m->cita_id);
+    wr_puts(w, "\r\n");
+    if (f->enlace) {
+        wr_puts(w, k->link);
+        wr_puts(w, "\r\n");
+        wr_puts(w, f->enlace);
+        wr_puts(w, "\r\n\r\n");
+    }
     wr_puts(w, k->close_text);
     wr_puts(w, "Barbería\r\n\r\n"
                "-- \r\n"
@@ -596,8 +616,15 @@ static void html_body(struct wr *w, const struct fields *f, const struct outbox_
     html_row(w, "Fin", when);
     free(when);
     if (*f->notas) html_row(w, "Notas", f->notas);
-    html_row(w, "N.º de cita", m->cita_id);
+    if (k->cita) html_row(w, "N.º de cita", m->cita_id);
     wr_puts(w, "</table>\r\n");
+    if (f->enlace) {
+        wr_printf(w, "<p>%s<br>\r\n<a href=\"", k->link);
+        put_html(w, f->enlace);
+        wr_puts(w, "\">");
+        put_html(w, f->enlace);
+        wr_puts(w, "</a></p>\r\n");
+    }
     wr_puts(w, k->close_html);
     wr_puts(w, "<br>\r\nBarbería</p>\r\n</body>\r\n</html>\r\n");
 }
@@ -685,6 +712,7 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
         .servicio = clean_text(m->servicio_nombre, false),
         .notas = clean_text(m->notas, true),
         .tz = o->tz && *o->tz ? o->tz : "UTC",
+        .enlace = m->enlace && *m->enlace ? clean_text(m->enlace, false) : NULL,
     };
     mail_when(start, f.inicio, sizeof f.inicio);
     mail_when(end, f.fin, sizeof f.fin);
@@ -733,15 +761,16 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
     put_part(&msg, alt, "Content-Type: text/plain; charset=utf-8\r\n", &text);
     put_part(&msg, alt, "Content-Type: text/html; charset=utf-8\r\n", &html);
     wr_printf(&msg, "--%s--\r\n\r\n", alt);
-    put_part(
-        &msg, mixed,
-        kt->method[0] == 'C'
-            ? "Content-Type: text/calendar; charset=utf-8; method=CANCEL;\r\n name=\"cita.ics\"\r\n"
-              "Content-Disposition: attachment; filename=\"cita.ics\"\r\n"
-            : "Content-Type: text/calendar; charset=utf-8; method=PUBLISH;\r\n "
-              "name=\"cita.ics\"\r\n"
-              "Content-Disposition: attachment; filename=\"cita.ics\"\r\n",
-        &ics);
+    if (kt->cita)
+        put_part(&msg, mixed,
+                 kt->method[0] == 'C'
+                     ? "Content-Type: text/calendar; charset=utf-8; method=CANCEL;\r\n "
+                       "name=\"cita.ics\"\r\n"
+                       "Content-Disposition: attachment; filename=\"cita.ics\"\r\n"
+                     : "Content-Type: text/calendar; charset=utf-8; method=PUBLISH;\r\n "
+                       "name=\"cita.ics\"\r\n"
+                       "Content-Disposition: attachment; filename=\"cita.ics\"\r\n",
+                 &ics);
     wr_printf(&msg, "--%s--\r\n", mixed);
 
     br_err rc = msg.rc;

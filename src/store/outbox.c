@@ -23,19 +23,21 @@ br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_ms
                           db_text(m->created_at),
                           db_text(m->created_at),
                           db_text(outbox_kind(m->kind)),
-                          db_text(due)};
+                          db_text(due),
+                          db_text(m->enlace)};
     /* sent with the commit on PostgreSQL: its failure fails the write */
     return EXEC_LATER(db, conn,
                       "INSERT INTO mail_outbox (id, cita_id, recipient, cliente_nombre, "
                       "barbero_nombre, servicio_nombre, fecha_inicio, fecha_fin, notas, "
-                      "created_at, status, attempts, next_attempt_at, kind, due_at) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
+                      "created_at, status, attempts, next_attempt_at, kind, due_at, enlace) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)",
                       pm);
 }
 
 #define OUTBOX_COLS                                                                                \
     "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, fecha_inicio, "      \
-    "fecha_fin, notas, created_at, status, attempts, next_attempt_at, last_error, kind, due_at"
+    "fecha_fin, notas, created_at, status, attempts, next_attempt_at, last_error, kind, due_at, "  \
+    "enlace"
 
 static bool outbox_view(struct outbox_msg *m, const struct db_val *c)
 {
@@ -56,6 +58,7 @@ static bool outbox_view(struct outbox_msg *m, const struct db_val *c)
     m->last_error = (char *)text_or_null(&c[13]);
     m->kind = outbox_kind(text_or_null(&c[14]));
     COPY(m->due_at, &c[15]);
+    m->enlace = (char *)text_or_null(&c[16]);
     return fits;
 }
 
@@ -81,6 +84,7 @@ static br_err outbox_row(void *ud, const struct db_val *c, int n)
     a->out->notas = xstrdup_or_null(m.notas);
     a->out->status = xstrdup(m.status);
     a->out->last_error = xstrdup_or_null(m.last_error);
+    a->out->enlace = xstrdup_or_null(m.enlace);
     a->found = true;
     return BR_OK;
 }

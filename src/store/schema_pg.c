@@ -242,6 +242,30 @@ const char *const schema_pg[] = {
      "  PRIMARY KEY (cliente_id, tipo)"
      ");"
      "ALTER TABLE auth_users ADD COLUMN eliminado_en timestamptz;"),
+    /* as SQLite's: the links' key, the waiting list, its notices */
+    ("CREATE TABLE claves ("
+     "  nombre text PRIMARY KEY,"
+     "  valor text NOT NULL,"
+     "  created_at timestamptz NOT NULL"
+     ");"
+     "CREATE TABLE lista_espera ("
+     "  id uuid PRIMARY KEY,"
+     "  cliente_id uuid NOT NULL REFERENCES auth_users(id) ON DELETE CASCADE,"
+     "  servicio_id uuid NOT NULL REFERENCES servicios(id),"
+     "  barbero_id uuid REFERENCES barberos(id) ON DELETE CASCADE,"
+     "  fecha date NOT NULL,"
+     "  created_at timestamptz NOT NULL"
+     ");"
+     "CREATE INDEX lista_espera_cliente ON lista_espera(cliente_id, fecha);"
+     "CREATE INDEX lista_espera_fecha ON lista_espera(fecha, created_at);"
+     "CREATE TABLE lista_espera_avisos ("
+     "  entrada_id uuid NOT NULL REFERENCES lista_espera(id) ON DELETE CASCADE,"
+     "  barbero_id uuid NOT NULL,"
+     "  inicio timestamptz NOT NULL,"
+     "  created_at timestamptz NOT NULL,"
+     "  PRIMARY KEY (entrada_id, barbero_id, inicio)"
+     ");"
+     "ALTER TABLE mail_outbox ADD COLUMN enlace text;"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

@@ -279,6 +279,33 @@ const char *const schema_sqlite[] = {
      "  PRIMARY KEY (cliente_id, tipo)"
      ");"
      "ALTER TABLE auth_users ADD COLUMN eliminado_en TEXT;"),
+    /* the appointments' personal links and the waiting list: the key the
+     * links are signed with (core/gestion.c: made once, never a link
+     * itself), the clients waiting for a day, which freed slot each was
+     * told of (never twice), and the link a waiting-list notice carries */
+    ("CREATE TABLE claves ("
+     "  nombre TEXT PRIMARY KEY,"
+     "  valor TEXT NOT NULL,"
+     "  created_at TEXT NOT NULL"
+     ");"
+     "CREATE TABLE lista_espera ("
+     "  id TEXT PRIMARY KEY,"
+     "  cliente_id TEXT NOT NULL REFERENCES auth_users(id) ON DELETE CASCADE,"
+     "  servicio_id TEXT NOT NULL REFERENCES servicios(id),"
+     "  barbero_id TEXT REFERENCES barberos(id) ON DELETE CASCADE," /* NULL: any barber */
+     "  fecha TEXT NOT NULL,"
+     "  created_at TEXT NOT NULL"
+     ");"
+     "CREATE INDEX lista_espera_cliente ON lista_espera(cliente_id, fecha);"
+     "CREATE INDEX lista_espera_fecha ON lista_espera(fecha, created_at);"
+     "CREATE TABLE lista_espera_avisos ("
+     "  entrada_id TEXT NOT NULL REFERENCES lista_espera(id) ON DELETE CASCADE,"
+     "  barbero_id TEXT NOT NULL,"
+     "  inicio TEXT NOT NULL,"
+     "  created_at TEXT NOT NULL,"
+     "  PRIMARY KEY (entrada_id, barbero_id, inicio)"
+     ");"
+     "ALTER TABLE mail_outbox ADD COLUMN enlace TEXT;"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

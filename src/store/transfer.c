@@ -55,6 +55,19 @@ static const struct dump_table {
     /* version 4: the clients' consents (an export of versions 2 and 3 ends before) */
     DUMP_TABLE_KEY("consentimientos", "cliente_id, tipo", 2, "?, ?",
                    "cliente_id, tipo, otorgado_en, retirado_en", 4, "?, ?, ?, ?"),
+    /* version 4: the links' key (it replaces the one the target made when it
+     * opened, so every link handed out before still opens), the waiting
+     * list and the notices it has sent */
+    {{"claves", "nombre, valor, created_at", 3},
+     1,
+     "SELECT nombre, valor, created_at FROM claves ORDER BY nombre LIMIT ?",
+     "SELECT nombre, valor, created_at FROM claves WHERE (nombre) > (?) ORDER BY nombre LIMIT ?",
+     "INSERT INTO claves (nombre, valor, created_at) VALUES (?, ?, ?) ON CONFLICT (nombre) "
+     "DO UPDATE SET valor = excluded.valor, created_at = excluded.created_at"},
+    DUMP_TABLE("lista_espera", "id", "id, cliente_id, servicio_id, barbero_id, fecha, created_at",
+               6, "?, ?, ?, ?, ?, ?"),
+    DUMP_TABLE_KEY("lista_espera_avisos", "entrada_id, barbero_id, inicio", 3, "?, ?, ?",
+                   "entrada_id, barbero_id, inicio, created_at", 4, "?, ?, ?, ?"),
 };
 
 #define DUMP_PAGE 2000

@@ -351,6 +351,18 @@ static void prep_object(enum who w, struct call *c)
     prep_path(c, object_path);
 }
 
+static void prep_espera_get(enum who w, struct call *c)
+{
+    (void)w;
+    prep_path(c, "/api/lista-espera");
+}
+
+static void check_espera_get(enum who w, const struct resp *r)
+{
+    (void)w; /* every caller's own list: empty here */
+    assert_int_equal(json_array_size(json_object_get(r->json, "entradas")), 0);
+}
+
 static void check_object(enum who w, const struct resp *r)
 {
     (void)w;
@@ -373,6 +385,7 @@ static const struct endpoint endpoints[] = {
     {"GET", "/api/barberos", PUBLIC, 200, prep_barberos, NULL},
     {"GET", "/api/servicios", PUBLIC, 200, prep_servicios, NULL},
     {"GET", "/healthz", PUBLIC, 200, prep_healthz, NULL},
+    {"GET", "/api/lista-espera", USER, 200, prep_espera_get, check_espera_get},
     {"GET", "/storage/v1/object/public/fotos-citas/...", PUBLIC, 200, prep_object, check_object},
     {"HEAD", "/storage/v1/object/public/fotos-citas/...", PUBLIC, 200, prep_object, NULL},
 };

@@ -167,7 +167,8 @@ static void a_backup_gives_back_the_same_service(void **state)
 /* The backup's database taken back to the schema before bookable hours (version
  * 6: no activo, no horarios, no ausencias, no outbox kinds, the overlap
  * index of then, no catalog version, no photo sizes, no account links,
- * account mail or consents, no prices kept), as a backup
+ * account mail or consents, no prices kept, no links' key, no waiting
+ * list), as a backup
  * of that version holds it. */
 static void as_before_the_hours(const char *dir)
 {
@@ -181,6 +182,8 @@ static void as_before_the_hours(const char *dir)
                              "DROP INDEX citas_informe; ALTER TABLE citas DROP COLUMN precio; "
                              "DROP INDEX fotos_cita_cliente; "
                              "ALTER TABLE fotos_cita DROP COLUMN bytes; "
+                             "DROP TABLE claves; DROP TABLE lista_espera_avisos; "
+                             "DROP TABLE lista_espera; ALTER TABLE mail_outbox DROP COLUMN enlace; "
                              "DROP TRIGGER barberos_alta; DROP TRIGGER barberos_cambio; "
                              "DROP TRIGGER barberos_baja; DROP TRIGGER servicios_alta; "
                              "DROP TRIGGER servicios_cambio; DROP TRIGGER servicios_baja; "

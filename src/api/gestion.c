@@ -1,0 +1,132 @@
+/*
+ * gestion.c - an appointment behind its personal link, without signing in:
+ * GET /api/gestion/{token}, POST /api/gestion/{token}/cancelar and
+ * /api/gestion/{token}/reprogramar (the rules are core/cambios.h's, the
+ * link's core/gestion.h's). Reading changes nothing: only the POSTs do.
+ */
+#include "api.h"
+#include "../core/cambios.h"
+#include "../core/gestion.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GESTION_PREFIX "/api/gestion/"
+
+enum accion { VER, CANCELAR, REPROGRAMAR, NINGUNA };
+
+/* The token and the action of a path under GESTION_PREFIX. OUT: tok. */
+static enum accion parse(const char *path, char tok[GESTION_TOKEN_LEN + 1])
+{
+    tok[0] = '\0';
+    if (strncmp(path, GESTION_PREFIX, strlen(GESTION_PREFIX)) != 0) return NINGUNA;
+    const char *seg = path + strlen(GESTION_PREFIX);
+    size_t n = strcspn(seg, "/");
+    if (n == 0) return NINGUNA;
+    const char *rest = seg + n;
+    enum accion a = !*rest                          ? VER
+                    : !strcmp(rest, "/cancelar")    ? CANCELAR
+                    : !strcmp(rest, "/reprogramar") ? REPROGRAMAR
+                                                    : NINGUNA;
+    if (a != NINGUNA && n <= GESTION_TOKEN_LEN) { /* longer: no token, not found */
+        memcpy(tok, seg, n);
+        tok[n] = '\0';
+    }
+    return a;
+}
+
+bool api_gestion_ver_path(const char *path)
+{
+    char tok[GESTION_TOKEN_LEN + 1];
+    return parse(path, tok) == VER;
+}
+
+bool api_gestion_accion_path(const char *path)
+{
+    char tok[GESTION_TOKEN_LEN + 1];
+    enum accion a = parse(path, tok);
+    return a == CANCELAR || a == REPROGRAMAR;
+}
+
+struct one_view {
+    struct jw *w;
+    bool found;
+};
+
+static br_err one_view(void *ud, const struct cita_view *v)
+{
+    struct one_view *o = ud;
+    o->found = true;
+    jw_key(o->w, "cita");
+    return api_w_cita_view(o->w, v);
+}
+
+/* Replies with the cita and what its page offers. */
+static void reply_cita(struct http_req *r, const char *tok, unsigned status)
+{
+    struct app *app = api_app(r);
+    struct gestion_vista g;
+    br_err rc = gestion_ver(app, tok, &g);
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
+    struct jw w;
+    api_begin(&w);
+    struct one_view o = {&w, false};
+    rc = store_cita_view(app->store, g.cita_id, one_view, &o);
+    if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
+    if (rc) {
+        jw_free(&w);
+        if (rc == BR_NOTFOUND)
+            api_reply_err(r, rc);
+        else
+            api_fail(r, rc, API_ERROR_INTERNAL);
+        return;
+    }
+    jw_key(&w, "puede_cambiar");
+    jw_bool(&w, g.puede_cambiar);
+    jw_kstr(&w, "limite_cambio", g.limite);
+    jw_kstr(&w, "zona", app->cfg->tz);
+    jw_key(&w, "tienda");
+    jw_obj_open(&w);
+    jw_kstr(&w, "nombre", app->cfg->shop_name);
+    jw_kstr(&w, "direccion", app->cfg->shop_address);
+    jw_kstr(&w, "telefono", app->cfg->shop_phone);
+    jw_obj_close(&w);
+    /* a personal page: kept by no cache */
+    http_add_header(r, "Cache-Control", "no-store");
+    api_reply(r, status, &w);
+}
+
+void api_gestion_get(struct http_req *r)
+{
+    char tok[GESTION_TOKEN_LEN + 1];
+    if (parse(http_req_path(r), tok) != VER) {
+        http_reply_error(r, 404, "No encontrado");
+        return;
+    }
+    reply_cita(r, tok, 200);
+}
+
+void api_gestion_post(struct http_req *r)
+{
+    char tok[GESTION_TOKEN_LEN + 1];
+    enum accion a = parse(http_req_path(r), tok);
+    if (a != CANCELAR && a != REPROGRAMAR) {
+        http_reply_error(r, 404, "No encontrado");
+        return;
+    }
+    bool move = a == REPROGRAMAR;
+    char *scratch = NULL;
+    json_t *body = http_req_json(r);
+    const char *fecha = move && body ? api_id_field(body, "fecha_inicio", &scratch) : NULL;
+    br_id cita_id;
+    br_err rc = cambios_apply_link(api_app(r), tok, move, fecha, cita_id);
+    free(scratch);
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
+    reply_cita(r, tok, 200);
+}

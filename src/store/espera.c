@@ -1,0 +1,249 @@
+/*
+ * espera.c - the links' signing key and the waiting list (see
+ * store/espera.h).
+ */
+#include "store_int.h"
+
+#include <stdio.h>
+
+/* --- keys --------------------------------------------------------------------------- */
+
+struct clave_args {
+    const char *nombre, *candidate;
+    char *out;
+    size_t n;
+    bool found;
+};
+
+static br_err clave_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct clave_args *a = ud;
+    const char *v = text_or_empty(&c[0]);
+    if (strlen(v) >= a->n) return err_set(BR_STORE, "a stored key does not fit its field");
+    snprintf(a->out, a->n, "%s", v);
+    a->found = true;
+    return BR_OK;
+}
+
+static br_err clave_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct clave_args *a = ud;
+    a->found = false;
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    struct db_val pi[] = {db_text(a->nombre), db_text(a->candidate), db_text(now)};
+    br_err rc = EXEC(db, c,
+                     "INSERT INTO claves (nombre, valor, created_at) VALUES (?, ?, ?) "
+                     "ON CONFLICT (nombre) DO NOTHING",
+                     pi, NULL, NULL, NULL);
+    struct db_val ps[] = {db_text(a->nombre)};
+    if (!rc) rc = EXEC(db, c, "SELECT valor FROM claves WHERE nombre = ?", ps, clave_row, a, NULL);
+    if (!rc && !a->found) rc = err_set(BR_STORE, "the key %s was not stored", a->nombre);
+    return rc;
+}
+
+br_err store_clave(struct store *st, const char *nombre, const char *candidate, char *out, size_t n)
+{
+    struct clave_args a = {nombre, candidate, out, n, false};
+    /* read first: once made, starting writes nothing */
+    struct db_val ps[] = {db_text(nombre)};
+    br_err rc = run(st, "SELECT valor FROM claves WHERE nombre = ?", ps, 1, clave_row, &a, NULL);
+    if (rc || a.found) return rc;
+    return in_tx_as(st, DB_TOUCH_NONE, clave_tx, &a);
+}
+
+/* --- the waiting list ------------------------------------------------------------- */
+
+struct add_args {
+    const struct espera *e;
+    const char *today;
+    int max;
+};
+
+static br_err add_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct add_args *a = ud;
+    const struct espera *e = a->e;
+    char key[64];
+    snprintf(key, sizeof key, "espera:%s", e->cliente_id);
+    br_err rc = db->ops->lock(c, key);
+    if (rc) return rc;
+    int64_t held = 0;
+    struct db_val pc[] = {db_text(e->cliente_id), db_text(a->today)};
+    rc = EXEC(db, c, "SELECT count(*) FROM lista_espera WHERE cliente_id = ? AND fecha >= ?", pc,
+              one_int, &held, NULL);
+    if (rc) return rc;
+    bool dup = false;
+    if (e->barbero_id[0]) {
+        struct db_val pd[] = {db_text(e->cliente_id), db_text(e->fecha), db_text(e->servicio_id),
+                              db_text(e->barbero_id)};
+        rc = EXEC(db, c,
+                  "SELECT 1 FROM lista_espera WHERE cliente_id = ? AND fecha = ? AND "
+                  "servicio_id = ? AND barbero_id = ? LIMIT 1",
+                  pd, one_flag, &dup, NULL);
+    } else {
+        struct db_val pd[] = {db_text(e->cliente_id), db_text(e->fecha), db_text(e->servicio_id)};
+        rc = EXEC(db, c,
+                  "SELECT 1 FROM lista_espera WHERE cliente_id = ? AND fecha = ? AND "
+                  "servicio_id = ? AND barbero_id IS NULL LIMIT 1",
+                  pd, one_flag, &dup, NULL);
+    }
+    if (rc) return rc;
+    if (dup) return err_set(BR_CONFLICT, "already waiting");
+    if (held >= a->max) return err_set(BR_TOOLARGE, "too many entries");
+    struct db_val pi[] = {db_text(e->id),          db_text(e->cliente_id),
+                          db_text(e->servicio_id), db_text(e->barbero_id[0] ? e->barbero_id : NULL),
+                          db_text(e->fecha),       db_text(e->created_at)};
+    return EXEC(db, c,
+                "INSERT INTO lista_espera (id, cliente_id, servicio_id, barbero_id, fecha, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                pi, NULL, NULL, NULL);
+}
+
+br_err store_espera_add(struct store *st, const struct espera *e, const char *today, int max)
+{
+    struct add_args a = {e, today, max};
+    return in_tx_as(st, DB_TOUCH_NONE, add_tx, &a);
+}
+
+struct espera_cb {
+    store_espera_fn fn;
+    void *ud;
+};
+
+/* id, cliente_id, servicio_id, barbero_id, fecha, created_at, then two
+ * texts (names, or e-mail and name) */
+static br_err espera_row(void *ud, const struct db_val *c, int n)
+{
+    struct espera_cb *a = ud;
+    struct espera e;
+    memset(&e, 0, sizeof e);
+    bool fits = true;
+    COPY(e.id, &c[0]);
+    COPY(e.cliente_id, &c[1]);
+    COPY(e.servicio_id, &c[2]);
+    COPY(e.barbero_id, &c[3]);
+    COPY(e.fecha, &c[4]);
+    COPY(e.created_at, &c[5]);
+    if (!fits) return too_long();
+    if (n > 8) { /* a candidate: e-mail, name */
+        e.email = text_or_null(&c[6]);
+        e.nombre = text_or_null(&c[7]);
+    } else {
+        e.servicio_nombre = text_or_empty(&c[6]);
+        e.barbero_nombre = text_or_null(&c[7]);
+    }
+    return a->fn(a->ud, &e);
+}
+
+br_err store_espera_list(struct store *st, const char *cliente_id, const char *today, int limit,
+                         store_espera_fn fn, void *ud)
+{
+    struct espera_cb a = {fn, ud};
+    struct db_val p[] = {db_text(cliente_id), db_text(today), db_int(limit)};
+    return run(st,
+               "SELECT e.id, e.cliente_id, e.servicio_id, e.barbero_id, e.fecha, e.created_at, "
+               "s.nombre, b.nombre FROM lista_espera e "
+               "LEFT JOIN servicios s ON s.id = e.servicio_id "
+               "LEFT JOIN barberos b ON b.id = e.barbero_id "
+               "WHERE e.cliente_id = ? AND e.fecha >= ? ORDER BY e.fecha, e.created_at, e.id "
+               "LIMIT ?",
+               p, 3, espera_row, &a, NULL);
+}
+
+/* An entry's notices go with it (also where foreign keys are not enforced). */
+static const char sql_avisos_orphans[] =
+    "DELETE FROM lista_espera_avisos WHERE NOT EXISTS "
+    "(SELECT 1 FROM lista_espera e WHERE e.id = lista_espera_avisos.entrada_id)";
+
+struct delete_args {
+    const char *id, *cliente_id, *today;
+    int64_t changes;
+};
+
+static br_err delete_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct delete_args *a = ud;
+    a->changes = 0;
+    br_err rc;
+    if (a->id) {
+        struct db_val p[] = {db_text(a->id), db_text(a->cliente_id)};
+        rc = EXEC(db, c, "DELETE FROM lista_espera WHERE id = ? AND cliente_id = ?", p, NULL, NULL,
+                  &a->changes);
+    } else {
+        struct db_val p[] = {db_text(a->today)};
+        rc = EXEC(db, c, "DELETE FROM lista_espera WHERE fecha < ?", p, NULL, NULL, &a->changes);
+    }
+    if (!rc && a->changes) rc = db->ops->exec(c, sql_avisos_orphans, NULL, 0, NULL, NULL, NULL);
+    return rc;
+}
+
+br_err store_espera_delete(struct store *st, const char *id, const char *cliente_id)
+{
+    struct delete_args a = {id, cliente_id, NULL, 0};
+    br_err rc = in_tx_as(st, DB_TOUCH_NONE, delete_tx, &a);
+    if (!rc && a.changes == 0) rc = err_set(BR_NOTFOUND, "no such entry");
+    return rc;
+}
+
+br_err store_espera_sweep(struct store *st, const char *today, int64_t *removed)
+{
+    struct delete_args a = {NULL, NULL, today, 0};
+    br_err rc = in_tx_as(st, DB_TOUCH_NONE, delete_tx, &a);
+    *removed = a.changes;
+    return rc;
+}
+
+br_err store_espera_candidatas(struct store *st, const char *desde, const char *hasta,
+                               const char *barbero_id, int limit, store_espera_fn fn, void *ud)
+{
+    struct espera_cb a = {fn, ud};
+#define CAND_SQL                                                                                   \
+    "SELECT e.id, e.cliente_id, e.servicio_id, e.barbero_id, e.fecha, e.created_at, u.email, "     \
+    "p.nombre, 1 FROM lista_espera e JOIN auth_users u ON u.id = e.cliente_id "                    \
+    "LEFT JOIN perfiles p ON p.id = e.cliente_id WHERE e.fecha >= ? AND e.fecha <= ? "
+    if (barbero_id) {
+        struct db_val p[] = {db_text(desde), db_text(hasta), db_text(barbero_id), db_int(limit)};
+        return run(st,
+                   CAND_SQL "AND (e.barbero_id IS NULL OR e.barbero_id = ?) "
+                            "ORDER BY e.created_at, e.id LIMIT ?",
+                   p, 4, espera_row, &a, NULL);
+    }
+    struct db_val p[] = {db_text(desde), db_text(hasta), db_int(limit)};
+    return run(st, CAND_SQL "ORDER BY e.created_at, e.id LIMIT ?", p, 3, espera_row, &a, NULL);
+#undef CAND_SQL
+}
+
+struct avisar_args {
+    const char *entrada_id, *barbero_id, *inicio;
+    const struct outbox_msg *m;
+    bool *queued;
+};
+
+static br_err avisar_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct avisar_args *a = ud;
+    *a->queued = false;
+    bool live = false;
+    struct db_val pe[] = {db_text(a->entrada_id)};
+    br_err rc = EXEC(db, c, "SELECT 1 FROM lista_espera WHERE id = ?", pe, one_flag, &live, NULL);
+    if (rc || !live) return rc; /* removed meanwhile: nobody to tell */
+    int64_t changes = 0;
+    struct db_val p[] = {db_text(a->entrada_id), db_text(a->barbero_id), db_text(a->inicio),
+                         db_text(a->m->created_at)};
+    rc = EXEC(db, c,
+              "INSERT INTO lista_espera_avisos (entrada_id, barbero_id, inicio, created_at) "
+              "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+              p, NULL, NULL, &changes);
+    if (rc || changes == 0) return rc;
+    *a->queued = true;
+    return outbox_insert(db, c, a->m);
+}
+
+br_err store_espera_avisar(struct store *st, const char *entrada_id, const char *barbero_id,
+                           const char *inicio, const struct outbox_msg *m, bool *queued)
+{
+    struct avisar_args a = {entrada_id, barbero_id, inicio, m, queued};
+    return in_tx_as(st, DB_TOUCH_NONE, avisar_tx, &a);
+}

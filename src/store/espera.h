@@ -1,0 +1,74 @@
+/*
+ * store/espera.h - part of the store (include store.h): the signing key of
+ * the appointments' personal links, and the waiting list with the notices
+ * it has sent (src/store/espera.c).
+ */
+#ifndef BR_STORE_ESPERA_H
+#define BR_STORE_ESPERA_H
+
+#include "store.h"
+
+/* --- keys ------------------------------------------------------------------ */
+
+/* The key stored under nombre; when there is none yet, stores candidate
+ * (hex) first - of several processes starting at once, the first one's
+ * stays and all read it. OUT: out (NUL-terminated, at most n - 1 octets). */
+br_err store_clave(struct store *st, const char *nombre, const char *candidate, char *out,
+                   size_t n) STORE_WRITE WARN_UNUSED;
+
+/* --- the waiting list ------------------------------------------------------ */
+
+/* One entry: a client waiting for a day, for one service, with one barber
+ * or any ("" barbero_id). The names are the listing's (NULL when written). */
+struct espera {
+    br_id id;
+    br_id cliente_id;
+    br_id servicio_id;
+    br_id barbero_id; /* "": any barber */
+    char fecha[11];   /* YYYY-MM-DD, the shop's date */
+    br_ts created_at;
+    const char *servicio_nombre; /* listing only, borrowed */
+    const char *barbero_nombre;  /* listing only, borrowed; NULL: any */
+    /* candidates only, borrowed: whom to tell */
+    const char *email;
+    const char *nombre;
+};
+
+/* Adds e unless its client already has max entries on today or later
+ * (BR_TOOLARGE) or one for the same service, date and barber
+ * (BR_CONFLICT); counted and written in one transaction. */
+br_err store_espera_add(struct store *st, const struct espera *e, const char *today,
+                        int max) STORE_WRITE WARN_UNUSED;
+
+typedef br_err (*store_espera_fn)(void *ud, const struct espera *e);
+
+/* The client's entries on today or later, by date then creation, at most
+ * limit, with the names of their service and barber. */
+br_err store_espera_list(struct store *st, const char *cliente_id, const char *today, int limit,
+                         store_espera_fn fn, void *ud) WARN_UNUSED;
+
+/* Removes the client's entry id. BR_NOTFOUND when she has none by that id. */
+br_err store_espera_delete(struct store *st, const char *id,
+                           const char *cliente_id) STORE_WRITE WARN_UNUSED;
+
+/* Removes the entries of the days before today (and their notices). OUT:
+ * *removed. */
+br_err store_espera_sweep(struct store *st, const char *today,
+                          int64_t *removed) STORE_WRITE WARN_UNUSED;
+
+/* The entries of the dates desde..hasta (both included) a freed stretch of
+ * barbero_id may suit (those for that barber or any; NULL: every entry),
+ * oldest first, at most limit; each with its client's e-mail and name
+ * (entries of clients without an e-mail are left out). */
+br_err store_espera_candidatas(struct store *st, const char *desde, const char *hasta,
+                               const char *barbero_id, int limit, store_espera_fn fn,
+                               void *ud) WARN_UNUSED;
+
+/* Records that entry entrada_id was told of the slot of barbero_id at
+ * inicio and queues m, in one transaction - unless it was told of it
+ * before (then nothing is written). OUT: *queued. */
+br_err store_espera_avisar(struct store *st, const char *entrada_id, const char *barbero_id,
+                           const char *inicio, const struct outbox_msg *m,
+                           bool *queued) STORE_WRITE WARN_UNUSED;
+
+#endif

@@ -1,0 +1,424 @@
+/*
+ * test_lista_espera.c - the waiting list over HTTP against the real server
+ * and the real SMTP sink: POST, GET and DELETE /api/lista-espera with every
+ * error and bound, a client's entries reachable by her alone, the notice
+ * when a cancel, a reschedule or a closure removed frees a fitting slot
+ * (once per entry and slot), its link opening the booking on that slot,
+ * the first to book getting it, and past entries neither listed nor kept.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "util/iso8601.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAIT_MAIL_MS 60000
+#define AVISO        "Se ha liberado una hora"
+
+static struct srv S;
+static struct smtp_sink K;
+static char *SERVICIO;
+static struct user ADMIN;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    smtp_sink_start(&K, S.dir, 0, NULL);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    const char *env[] = {url,
+                         "BARBERIA_TZ=UTC",
+                         "BARBERIA_SMTP_FROM=citas@barberia.test",
+                         "BARBERIA_MIN_NOTICE_MIN=0",
+                         "BARBERIA_MAX_DAYS_AHEAD=30",
+                         "BARBERIA_SWEEP_INTERVAL_MS=300",
+                         NULL};
+    srv_start(&S, env, NULL);
+    SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
+    make_user(&S, &ADMIN, "Admin Uno", "admin");
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    srv_cleanup(&S);
+    smtp_sink_stop(&K);
+    free(SERVICIO);
+    return 0;
+}
+
+/* The n-th weekday (Monday to Friday: the default hours) from three days
+ * ahead, as YYYY-MM-DD (the shop's zone is UTC here). */
+static void weekday(int n, char out[11])
+{
+    int64_t days = clock_now_ms() / 86400000LL + 3;
+    for (;;) {
+        int wd = (int)((days + 3) % 7); /* 0 Monday: 1970-01-01 was a Thursday */
+        if (wd < 5 && n-- == 0) break;
+        days++;
+    }
+    char ts[ISO8601_LEN + 1];
+    iso8601_format(days * 86400000LL, ts);
+    memcpy(out, ts, 10);
+    out[10] = '\0';
+}
+
+static void at(const char *fecha, const char *hhmm, char out[ISO8601_LEN + 1])
+{
+    snprintf(out, ISO8601_LEN + 1, "%sT%s:00.000Z", fecha, hhmm);
+}
+
+static void pedir(const struct user *u, const char *body, struct resp *r)
+{
+    http_json(&S, "POST", "/api/lista-espera", u ? u->token : NULL, body, r);
+}
+
+static char *pedir_ok(const struct user *u, const char *servicio, const char *fecha,
+                      const char *barbero)
+{
+    char body[300];
+    if (barbero)
+        snprintf(body, sizeof body,
+                 "{\"servicio_id\":\"%s\",\"fecha\":\"%s\",\"barbero_id\":\"%s\"}", servicio, fecha,
+                 barbero);
+    else
+        snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\"}", servicio, fecha);
+    struct resp r;
+    pedir(u, body, &r);
+    if (r.status != 201) fail_msg("lista-espera: %ld %s", r.status, r.body);
+    json_t *e = json_object_get(r.json, "entrada");
+    assert_string_equal(jstr(e, "fecha"), fecha);
+    assert_string_equal(jstr(e, "servicio_id"), servicio);
+    char *id = strdup(jstr(e, "id"));
+    resp_free(&r);
+    return id;
+}
+
+static size_t listed(const struct user *u, const char *id)
+{
+    struct resp r;
+    http_get(&S, "/api/lista-espera", u->token, &r);
+    assert_int_equal(r.status, 200);
+    json_t *all = json_object_get(r.json, "entradas");
+    size_t n = json_array_size(all), hit = 0, i;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        if (id && !strcmp(jstr(e, "id"), id)) hit++;
+    }
+    resp_free(&r);
+    return id ? hit : n;
+}
+
+/* --- the mails -------------------------------------------------------------------------- */
+
+struct want {
+    const char *to;
+    json_t *mail;
+};
+
+static bool notice_for(void *ud)
+{
+    struct want *w = ud;
+    char **paths;
+    size_t n = smtp_sink_files(&K, &paths);
+    for (size_t i = 0; i < n && !w->mail; i++) {
+        json_t *m = smtp_sink_message(paths[i]);
+        const char *subject = jstr(m, "subject");
+        const char *to = json_string_value(json_array_get(json_object_get(m, "rcpt_tos"), 0));
+        if (subject && strstr(subject, AVISO) && to && !strcmp(to, w->to))
+            w->mail = m;
+        else
+            json_decref(m);
+    }
+    smtp_sink_free_paths(paths, n);
+    return w->mail != NULL;
+}
+
+/* The booking link of the notice to u: its inicio= (OUT, canonical). */
+static void notice_link(const struct user *u, const char *barbero, const char *fecha,
+                        char inicio[ISO8601_LEN + 1])
+{
+    struct want w = {u->email, NULL};
+    if (!wait_until(notice_for, &w, WAIT_MAIL_MS)) fail_msg("no notice for %s", u->email);
+    json_t *problems = json_object_get(w.mail, "problems");
+    if (json_array_size(problems) > 0) fail_msg("the notice breaks the rules");
+    const char *text = jstr(w.mail, "text");
+    char want[400];
+    snprintf(want, sizeof want, "%s/reservar?servicio=%s&barbero=%s&fecha=%s&inicio=", S.base,
+             SERVICIO, barbero, fecha);
+    const char *l = strstr(text, want);
+    if (!l) fail_msg("no booking link in the notice: %s", text);
+    l += strlen(want);
+    size_t n = strcspn(l, " \r\n");
+    assert_int_equal(n, ISO8601_LEN);
+    memcpy(inicio, l, ISO8601_LEN);
+    inicio[ISO8601_LEN] = '\0';
+    /* no calendar file: nothing is booked yet */
+    assert_int_equal(json_array_size(json_object_get(w.mail, "ics")), 0);
+    json_decref(w.mail);
+}
+
+static long notices_to(const struct user *u)
+{
+    return db_count(&S,
+                    "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                    "recipient = '%s'",
+                    u->email);
+}
+
+/* --- the tests -------------------------------------------------------------------------- */
+
+static void adding_checks_every_field_and_bound(void **state)
+{
+    (void)state;
+    struct user ana;
+    signup_user(&S, &ana, "Ana Pérez");
+    char *barbero = make_barbero(&S, "Carlos Méndez");
+    char d[11], body[300];
+    weekday(0, d);
+    struct resp r;
+    snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\"}", SERVICIO, d);
+    pedir(NULL, body, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    const struct {
+        const char *body;
+        long status;
+        const char *msg;
+    } bad[] = {
+        {"{}", 400, "Faltan campos requeridos"},
+        {"{\"fecha\":\"2030-01-01\"}", 400, "Faltan campos requeridos"},
+        {"{\"servicio_id\":\"x\",\"fecha\":\"mañana\"}", 400, "fecha inválida"},
+        {"{\"servicio_id\":\"x\",\"fecha\":\"2020-01-01\"}", 400, "La fecha ya pasó"},
+        {"{\"servicio_id\":\"x\",\"fecha\":\"2099-01-01\"}", 400,
+         "Fecha fuera del plazo de reserva"},
+        {"{\"servicio_id\":\"x\",\"fecha\":7}", 400, "Campo inválido: fecha"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pedir(&ana, bad[i].body, &r);
+        expect_error(&r, bad[i].status, bad[i].msg);
+        resp_free(&r);
+    }
+    snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\"}",
+             "0b5f8e8a-3c1d-4e2f-9a7b-1234567890ab", d);
+    pedir(&ana, body, &r);
+    expect_error(&r, 404, "Servicio no encontrado");
+    resp_free(&r);
+    snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\",\"barbero_id\":\"%s\"}",
+             SERVICIO, d, "0b5f8e8a-3c1d-4e2f-9a7b-1234567890ab");
+    pedir(&ana, body, &r);
+    expect_error(&r, 404, "Barbero no encontrado");
+    resp_free(&r);
+    assert_int_equal(listed(&ana, NULL), 0);
+    /* one per service, day and barber */
+    char *id = pedir_ok(&ana, SERVICIO, d, barbero);
+    snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\",\"barbero_id\":\"%s\"}",
+             SERVICIO, d, barbero);
+    pedir(&ana, body, &r);
+    expect_error(&r, 409, "Ya estás en la lista de espera de ese día");
+    resp_free(&r);
+    free(pedir_ok(&ana, SERVICIO, d, NULL)); /* any barber: another entry */
+    /* at most 10 */
+    for (int i = 1; i < 9; i++) {
+        char e[11];
+        weekday(i, e);
+        free(pedir_ok(&ana, SERVICIO, e, NULL));
+    }
+    assert_int_equal(listed(&ana, NULL), 10);
+    char e[11];
+    weekday(9, e);
+    snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\"}", SERVICIO, e);
+    pedir(&ana, body, &r);
+    expect_error(&r, 400, "Máximo de avisos alcanzado");
+    resp_free(&r);
+    assert_int_equal(listed(&ana, NULL), 10);
+    /* removing one makes room */
+    char path[100];
+    snprintf(path, sizeof path, "/api/lista-espera/%s", id);
+    http_json(&S, "DELETE", path, ana.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    free(pedir_ok(&ana, SERVICIO, e, NULL));
+    free(id);
+    free(barbero);
+}
+
+static void a_client_reaches_only_her_own_entries(void **state)
+{
+    (void)state;
+    struct user ana, bea;
+    signup_user(&S, &ana, "Ana Pérez");
+    signup_user(&S, &bea, "Bea Ruiz");
+    char d[11];
+    weekday(1, d);
+    char *id = pedir_ok(&ana, SERVICIO, d, NULL);
+    assert_int_equal(listed(&ana, id), 1);
+    assert_int_equal(listed(&bea, NULL), 0);
+    char path[100];
+    snprintf(path, sizeof path, "/api/lista-espera/%s", id);
+    struct resp r;
+    http_json(&S, "DELETE", path, bea.token, NULL, &r);
+    expect_error(&r, 404, "Aviso no encontrado");
+    resp_free(&r);
+    http_json(&S, "DELETE", path, NULL, NULL, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    http_json(&S, "DELETE", "/api/lista-espera/no-es-un-id", ana.token, NULL, &r);
+    expect_error(&r, 404, "Aviso no encontrado");
+    resp_free(&r);
+    http_get(&S, "/api/lista-espera", NULL, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    assert_int_equal(listed(&ana, id), 1);
+    http_json(&S, "DELETE", path, ana.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    http_json(&S, "DELETE", path, ana.token, NULL, &r);
+    expect_error(&r, 404, "Aviso no encontrado");
+    resp_free(&r);
+    assert_int_equal(listed(&ana, NULL), 0);
+    free(id);
+}
+
+static void a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot(void **state)
+{
+    (void)state;
+    struct user ana, bea, cris;
+    signup_user(&S, &ana, "Ana Pérez");
+    signup_user(&S, &bea, "Bea Ruiz");
+    signup_user(&S, &cris, "Cris Gil");
+    char *barbero = make_barbero(&S, "Dani Sol");
+    char d[11], ten[32];
+    weekday(2, d);
+    at(d, "10:00", ten);
+    char *cita = book(&S, &ana, barbero, SERVICIO, ten, NULL);
+    char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
+    char *ec = pedir_ok(&cris, SERVICIO, d, NULL);
+    assert_int_equal(notices_to(&bea) + notices_to(&cris), 0);
+    char path[120];
+    snprintf(path, sizeof path, "/api/citas/%s/cancelar", cita);
+    struct resp r;
+    http_json(&S, "POST", path, ana.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* both are told at once, of the time given up */
+    char ib[ISO8601_LEN + 1], ic[ISO8601_LEN + 1];
+    notice_link(&bea, barbero, d, ib);
+    assert_string_equal(ib, ten);
+    notice_link(&cris, barbero, d, ic);
+    assert_string_equal(ib, ic);
+    /* the first to book it gets it; the other finds it gone */
+    char *got = book(&S, &bea, barbero, SERVICIO, ib, NULL);
+    json_t *b = json_pack("{s:s, s:s, s:s}", "barbero_id", barbero, "servicio_id", SERVICIO,
+                          "fecha_inicio", ic);
+    char *body = json_dumps(b, 0);
+    http_json(&S, "POST", "/api/citas", cris.token, body, &r);
+    expect_error(&r, 409, "El horario ya no está disponible");
+    resp_free(&r);
+    free(body);
+    json_decref(b);
+    /* one notice each for one freed slot, however often it frees */
+    snprintf(path, sizeof path, "/api/citas/%s/cancelar", got);
+    http_json(&S, "POST", path, bea.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    assert_int_equal(notices_to(&bea), 1);
+    assert_int_equal(notices_to(&cris), 1);
+    free(got);
+    free(eb);
+    free(ec);
+    free(cita);
+    free(barbero);
+}
+
+static void a_removed_closure_and_a_reschedule_tell_the_waiting(void **state)
+{
+    (void)state;
+    struct user ana, bea;
+    signup_user(&S, &ana, "Ana Pérez");
+    signup_user(&S, &bea, "Bea Ruiz");
+    char *barbero = make_barbero(&S, "Eva Luz");
+    char d[11], e[11];
+    weekday(3, d);
+    weekday(4, e);
+    /* the barber's day off on d, then removed */
+    char body[200];
+    snprintf(body, sizeof body, "{\"barbero_id\":\"%s\",\"desde\":\"%s\",\"hasta\":\"%s\"}",
+             barbero, d, d);
+    struct resp r;
+    http_json(&S, "POST", "/api/admin/ausencias", ADMIN.token, body, &r);
+    assert_int_equal(r.status, 201);
+    char *aus = strdup(jstr(json_object_get(r.json, "ausencia"), "id"));
+    resp_free(&r);
+    free(pedir_ok(&bea, SERVICIO, d, barbero));
+    assert_int_equal(notices_to(&bea), 0);
+    char path[120];
+    snprintf(path, sizeof path, "/api/admin/ausencias/%s", aus);
+    http_json(&S, "DELETE", path, ADMIN.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char inicio[ISO8601_LEN + 1];
+    notice_link(&bea, barbero, d, inicio);
+    assert_int_equal(memcmp(inicio, d, 10), 0);
+    /* a reschedule frees the old time */
+    struct user cris;
+    signup_user(&S, &cris, "Cris Gil");
+    char ten[32], five[32];
+    at(e, "10:00", ten);
+    at(e, "17:00", five);
+    char *cita = book(&S, &ana, barbero, SERVICIO, ten, NULL);
+    free(pedir_ok(&cris, SERVICIO, e, barbero));
+    snprintf(path, sizeof path, "/api/citas/%s/reprogramar", cita);
+    snprintf(body, sizeof body, "{\"fecha_inicio\":\"%s\"}", five);
+    http_json(&S, "POST", path, ana.token, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    notice_link(&cris, barbero, e, inicio);
+    assert_int_equal(memcmp(inicio, e, 10), 0);
+    free(cita);
+    free(aus);
+    free(barbero);
+}
+
+static bool entry_gone(void *ud)
+{
+    return db_count(&S, "SELECT count(*) FROM lista_espera WHERE id = '%s'", (const char *)ud) == 0;
+}
+
+static void past_entries_are_neither_listed_nor_kept(void **state)
+{
+    (void)state;
+    struct user ana;
+    signup_user(&S, &ana, "Ana Pérez");
+    char d[11];
+    weekday(0, d);
+    char *id = pedir_ok(&ana, SERVICIO, d, NULL);
+    /* the day passes (the entry is moved to yesterday) */
+    char ayer[ISO8601_LEN + 1];
+    iso8601_format(clock_now_ms() - 86400000LL, ayer);
+    ayer[10] = '\0';
+    char sql[300];
+    snprintf(sql, sizeof sql, "UPDATE lista_espera SET fecha = '%s' WHERE id = '%s'", ayer, id);
+    assert_int_equal(db_exec(&S, sql, NULL), 0);
+    assert_int_equal(listed(&ana, id), 0);
+    /* and the sweeper removes it */
+    if (!wait_until(entry_gone, id, 30000)) fail_msg("the past entry was not swept");
+    free(id);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(adding_checks_every_field_and_bound),
+        cmocka_unit_test(a_client_reaches_only_her_own_entries),
+        cmocka_unit_test(a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot),
+        cmocka_unit_test(a_removed_closure_and_a_reschedule_tell_the_waiting),
+        cmocka_unit_test(past_entries_are_neither_listed_nor_kept),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""web/enlaces - the appointment's personal link and the waiting list, as a
+client would use them on her phone, with the e-mails read from the real SMTP
+sink the server sends to:
+- the confirmation's link opens the appointment without signing in; "Cambiar
+  hora" (the slot picker, then a confirmation) moves it, and "Cancelar" (after
+  a confirmation) cancels it; the link then shows it cancelled;
+- a signed-in client asks "Avísame si se libera" for a day; another client's
+  cancel frees a slot; the notice's link opens the booking on that slot and
+  she books it.
+Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
+import base64
+import datetime
+import email
+import email.policy
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webtest  # noqa: E402
+from webtest import By  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SINK = os.path.join(HERE, "..", "tools", "smtp_sink.py")
+
+
+class Sink:
+    def __init__(self, root):
+        self.dir = os.path.join(root, "mail")
+        os.makedirs(self.dir, exist_ok=True)
+        self.proc = subprocess.Popen([sys.executable, SINK, "--dir", self.dir, "--port", "0"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.port = int(self.proc.stdout.readline().strip())
+
+    def messages(self):
+        out = []
+        for p in sorted(glob.glob(os.path.join(self.dir, "*.json"))):
+            with open(p) as f:
+                j = json.load(f)
+            m = email.message_from_bytes(base64.b64decode(j["data_b64"]), policy=email.policy.default)
+            text = m.get_body(preferencelist=("plain",)).get_content()
+            out.append((j["rcpt_tos"], str(m["subject"]), text))
+        return out
+
+    def wait(self, to, subject, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for rcpt, subj, text in self.messages():
+                if to in rcpt and subject in subj:
+                    return text
+            time.sleep(0.1)
+        raise AssertionError("no %r mail to %s" % (subject, to))
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def free_slot(srv, servicio, barbero, skip=0):
+    """The first free slot from tomorrow on (after skipping `skip`), and its day."""
+    day = datetime.date.today() + datetime.timedelta(days=1)
+    for _ in range(30):
+        js = srv.ok("GET", "/api/disponibilidad?servicio_id=%s&fecha=%s&barbero_id=%s" % (servicio, day.isoformat(), barbero))
+        if len(js["huecos"]) > skip:
+            return js["huecos"][skip]["inicio"], day.isoformat()
+        day += datetime.timedelta(days=1)
+    raise AssertionError("no free slot")
+
+
+def manage_by_link(srv, br, sink, s, b):
+    token, _ = srv.signup("ana.enlace@example.com", "Ana Enlace")
+    inicio, _ = free_slot(srv, s["id"], b["id"])
+    srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": inicio}, token=token)
+    text = sink.wait("ana.enlace@example.com", "Cita confirmada")
+    m = re.search(re.escape(srv.base) + r"(/c/[A-Za-z0-9_-]{64})", text)
+    assert m, text
+    link = m.group(1)
+    # not signed in in this browser
+    br.open(link)
+    br.focused_heading("Tu cita")
+    br.see(s["nombre"])
+    br.see(b["nombre"])
+    br.see("Confirmada")
+    br.check("Enlace - cita")
+    # change the time: the picker, then the confirmation
+    br.click("Cambiar hora")
+    br.focused_heading("Elige la nueva hora")
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
+    slots = br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot")
+    pick = slots[1] if len(slots) > 1 else slots[0]
+    label = pick.get_attribute("aria-label")
+    br.check("Enlace - elegir hora")
+    pick.click()
+    br.see("Nueva hora:")
+    br.check("Enlace - confirmar cambio")
+    br.click("Confirmar cambio")
+    br.see(label)  # the new time, on the page the answer rendered
+    br.focused_heading("Tu cita")
+    br.check("Enlace - cambiada")
+    # cancel, after a confirmation
+    br.click("Cancelar")
+    br.see("¿Seguro que quieres cancelar esta cita?")
+    br.check("Enlace - confirmar cancelacion")
+    br.click("Sí, cancelar")
+    br.focused_heading("Cita cancelada")
+    br.see("Esta cita está cancelada.")
+    br.check("Enlace - cancelada")
+    # the link shows it cancelled afterwards, and offers nothing to change
+    br.open(link)
+    br.focused_heading("Cita cancelada")
+    assert not [e for e in br.d.find_elements(By.TAG_NAME, "button") if e.text == "Cambiar hora"]
+    # a broken link says so
+    br.open(link[:-3] + "AAA")
+    br.focused_heading("Enlace no válido")
+    br.allowed_errors.append(r"/api/gestion/.* 404")
+    br.check("Enlace - no valido")
+
+
+def waiting_list_to_booking(srv, br, sink, s, b):
+    other, _ = srv.signup("otro.cliente@example.com", "Otro Cliente")
+    inicio, fecha = free_slot(srv, s["id"], b["id"])
+    cita = srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": inicio}, token=other)["cita"]
+    srv.signup("eva.espera@example.com", "Eva Espera")
+    br.open("/entrar?volver=/reservar?servicio=%s%%26barbero=%s" % (s["id"], b["id"]))
+    br.fill("Correo electrónico", "eva.espera@example.com")
+    br.fill("Contraseña", "secreto1")
+    br.click("Entrar")
+    br.focused_heading("Elige día y hora")
+    br.see("¿No hay una hora que te venga bien?")
+    day = br.d.find_element(By.ID, "espera-fecha")
+    br.d.execute_script("arguments[0].value = arguments[1]", day, fecha)
+    br.click("Avísame si se libera")
+    br.see("Te avisaremos por e-mail")
+    br.check("Espera - pedida")
+    # her notices in "Mis citas"
+    br.open("/mis-citas")
+    br.see("Avisos de horas libres")
+    br.see(s["nombre"])
+    br.check("Espera - mis avisos")
+    # the other client cancels: the slot frees, the notice comes
+    srv.ok("POST", "/api/citas/%s/cancelar" % cita["id"], token=other)
+    text = sink.wait("eva.espera@example.com", "Se ha liberado una hora")
+    m = re.search(re.escape(srv.base) + r"(/reservar\?\S+)", text)
+    assert m, text
+    br.open(m.group(1))
+    br.focused_heading("Confirma tu cita")
+    br.check("Espera - reservar la hora libre")
+    br.click("Confirmar cita")
+    br.focused_heading("Cita reservada")
+    br.check("Espera - reservada")
+    mine = srv.ok("GET", "/api/citas", token=srv.login("eva.espera@example.com", "secreto1"))["citas"]
+    assert [c for c in mine if c["fecha_inicio"] == inicio and c["estado"] == "confirmada"], mine
+
+
+def main():
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    a = ap.parse_args()
+    if webtest.webdriver is None:
+        webtest.skip("python3-selenium is missing (scripts/deps --test installs it)")
+    if not (os.access(webtest.CHROMIUM, os.X_OK) and os.access(webtest.DRIVER, os.X_OK)):
+        webtest.skip("chromium or chromium-driver is missing (scripts/deps --test installs them)")
+    webtest.install_axe()
+    import tempfile
+    root = tempfile.mkdtemp(prefix="barberia-web-mail-")
+    sink = Sink(root)
+    srv = webtest.Server(a.bin, {"BARBERIA_SMTP_URL": "smtp://127.0.0.1:%d" % sink.port,
+                                 "BARBERIA_SMTP_FROM": "citas@barberia.test",
+                                 "BARBERIA_SHOP_PHONE": "+34 910 000 000"})
+    br = None
+    try:
+        br = webtest.Browser(srv, "enlaces")
+        servicios, barberos = srv.catalog()
+        manage_by_link(srv, br, sink, servicios[0], barberos[0])
+        waiting_list_to_booking(srv, br, sink, servicios[0], barberos[-1])
+        print("ok: %d page states checked" % br.states)
+    finally:
+        if br:
+            br.quit()
+        srv.stop()
+        sink.stop()
+
+
+if __name__ == "__main__":
+    main()

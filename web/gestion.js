@@ -1,0 +1,178 @@
+// gestion.js - an appointment behind its personal link (/c/<token>, from
+// every e-mail about it), without signing in: what, when, with whom; until
+// the cut-off "Cambiar hora" and "Cancelar" (each after a confirmation);
+// after it, the shop's phone. Opening the page changes nothing.
+import { get, post } from './api.js';
+import { h, page, focus, announce, alertBox, showError, whenFull, whenLabel } from './ui.js';
+import { picker } from './slots.js';
+
+const token = () => location.pathname.slice('/c/'.length);
+const base = () => '/api/gestion/' + encodeURIComponent(token());
+
+export async function show() {
+  let g;
+  try {
+    g = await get(base());
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    page(
+      'Enlace no válido',
+      h('p', {}, 'Este enlace no corresponde a ninguna cita. Revisa que esté completo.'),
+      h('p', {}, h('a', { href: '/' }, 'Ir al inicio')),
+    );
+    return;
+  }
+  render(g);
+}
+
+function render(g) {
+  const c = g.cita;
+  const cancelada = c.estado === 'cancelada';
+  const err = alertBox();
+  const area = h('div');
+  const t = g.tienda || {};
+  const dl = h(
+    'dl',
+    { class: 'facts' },
+    h('dt', {}, 'Servicio'),
+    h('dd', {}, c.servicio ? c.servicio.nombre : ''),
+    h('dt', {}, 'Barbero'),
+    h('dd', {}, c.barbero ? c.barbero.nombre : ''),
+    h('dt', {}, 'Cuándo'),
+    h('dd', { class: 'when' }, whenFull(c.fecha_inicio)),
+    h('dt', {}, 'Dónde'),
+    h('dd', {}, [t.nombre || 'Barbería', t.direccion].filter(Boolean).join(', ')),
+    h('dt', {}, 'Estado'),
+    h('dd', { class: 'estado' }, cancelada ? 'Cancelada' : 'Confirmada'),
+  );
+  const kids = [dl, err];
+  if (cancelada) {
+    kids.push(
+      h('p', {}, 'Esta cita está cancelada.'),
+      h('p', {}, h('a', { class: 'button primary', href: '/reservar' }, 'Reservar otra cita')),
+    );
+  } else if (g.puede_cambiar) {
+    kids.push(
+      h(
+        'p',
+        { class: 'hint' },
+        `Puedes cambiarla o cancelarla hasta el ${whenLabel(g.limite_cambio)}.`,
+      ),
+      h(
+        'p',
+        { class: 'actions' },
+        h('button', { type: 'button', onclick: () => reschedule(c, area, err) }, 'Cambiar hora'),
+        h(
+          'button',
+          { type: 'button', class: 'danger', onclick: () => askCancel(area, err) },
+          'Cancelar',
+        ),
+      ),
+    );
+  } else {
+    kids.push(
+      h(
+        'p',
+        {},
+        t.telefono
+          ? [
+              'Ya no se puede cambiar por aquí. Llámanos: ',
+              h('a', { href: 'tel:' + t.telefono.replace(/[^+0-9]/g, '') }, t.telefono),
+            ]
+          : 'Ya no se puede cambiar por aquí: llama a la barbería.',
+      ),
+    );
+  }
+  kids.push(area);
+  page(cancelada ? 'Cita cancelada' : 'Tu cita', ...kids);
+}
+
+function askCancel(area, err) {
+  const yes = h(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      onclick: async () => {
+        yes.disabled = true;
+        try {
+          const g = await post(base() + '/cancelar');
+          render(g);
+          announce('Cita cancelada');
+        } catch (ex) {
+          showError(err, ex);
+          yes.disabled = false;
+        }
+      },
+    },
+    'Sí, cancelar',
+  );
+  const q = h('p', { tabindex: '-1' }, '¿Seguro que quieres cancelar esta cita? ');
+  area.replaceChildren(
+    h(
+      'div',
+      { class: 'confirm' },
+      q,
+      h(
+        'p',
+        { class: 'actions' },
+        yes,
+        h('button', { type: 'button', onclick: () => area.replaceChildren() }, 'No, mantenerla'),
+      ),
+    ),
+  );
+  focus(q);
+}
+
+function reschedule(c, area, err) {
+  const pk = picker({
+    servicio: c.servicio_id,
+    barbero: c.barbero_id,
+    heading: 'Elige la nueva hora',
+    onPick: (hu, fecha) => {
+      const ok = h(
+        'button',
+        {
+          type: 'button',
+          class: 'primary',
+          onclick: async () => {
+            ok.disabled = true;
+            try {
+              const g = await post(base() + '/reprogramar', { fecha_inicio: hu.inicio });
+              render(g);
+              announce('Cita cambiada al ' + whenLabel(hu.inicio));
+            } catch (ex) {
+              ok.disabled = false;
+              showError(err, ex);
+              if (ex.status === 409) {
+                box.remove();
+                await pk.refresh(fecha);
+                focus(pk.slotsTitle);
+              }
+            }
+          },
+        },
+        'Confirmar cambio',
+      );
+      const t = h('p', { tabindex: '-1' }, `Nueva hora: ${whenFull(hu.inicio)}`);
+      const box = h('div', { class: 'confirm' }, t, h('p', { class: 'actions' }, ok));
+      area.querySelector('.confirm')?.remove();
+      area.append(box);
+      focus(t);
+    },
+  });
+  area.replaceChildren(
+    pk.el,
+    h(
+      'p',
+      {},
+      h(
+        'button',
+        { type: 'button', class: 'ghost', onclick: () => area.replaceChildren() },
+        'No cambiar',
+      ),
+    ),
+  );
+  focus(pk.title);
+  pk.open();
+}
