@@ -20,25 +20,25 @@
 #define PREVISTA     "(c.estado = 'confirmada' AND c.fecha_fin > ?)"
 #define CUENTA(cond) "CAST(sum(CASE WHEN " cond " THEN 1 ELSE 0 END) AS BIGINT)"
 
-/* The figures after the group's key; parameters: now, now, then the
- * period (desde, hasta). */
-#define INFORME_SQL(key)                                                                                                                                         \
-    "SELECT " key ", count(*), " CUENTA("c.estado = 'confirmada'") ", " CUENTA(                                                                                  \
-        "c.estado = 'completada'") ", " CUENTA("c.estado = 'no_presentado'") ", " CUENTA("c."                                                                    \
-                                                                                         "estado "                                                               \
-                                                                                         "= "                                                                    \
-                                                                                         "'cancel"                                                               \
-                                                                                         "ada'") ", CAST(sum(CASE WHEN c.estado <> 'cancelada' THEN "            \
-                                                                                                 "unixepoch(c.fecha_fin) - unixepoch(c.fecha_inicio) ELSE 0 "    \
-                                                                                                 "END) AS BIGINT), CAST(sum(CASE WHEN " SERVIDA                  \
-                                                                                                 " THEN " PRECIO_CENT                                            \
-                                                                                                 " ELSE 0 END) AS BIGINT), CAST(sum(CASE "                       \
-                                                                                                 "WHEN " PREVISTA                                                \
-                                                                                                 " THEN " PRECIO_CENT                                            \
-                                                                                                 " ELSE 0 END) AS BIGINT), " CUENTA(                             \
-                                                                                                     "c.precio IS NULL AND c.estado IN ('completada', "          \
-                                                                                                     "'confirmada')") " FROM citas c WHERE c.fecha_inicio >= ? " \
-                                                                                                                      "AND c.fecha_inicio < ? GROUP BY 1"
+/* The figures of a group, in the order informe_row reads them. */
+#define CONFIRMADAS    CUENTA("c.estado = 'confirmada'")
+#define COMPLETADAS    CUENTA("c.estado = 'completada'")
+#define NO_PRESENTADOS CUENTA("c.estado = 'no_presentado'")
+#define CANCELADAS     CUENTA("c.estado = 'cancelada'")
+#define RESERVADOS                                                                                 \
+    "CAST(sum(CASE WHEN c.estado <> 'cancelada' THEN unixepoch(c.fecha_fin) - "                    \
+    "unixepoch(c.fecha_inicio) ELSE 0 END) AS BIGINT)"
+#define CENT(cond) "CAST(sum(CASE WHEN " cond " THEN " PRECIO_CENT " ELSE 0 END) AS BIGINT)"
+#define ESTIMADAS  CUENTA("c.precio IS NULL AND c.estado IN ('completada', 'confirmada')")
+#define FIGURAS                                                                                    \
+    CONFIRMADAS ", " COMPLETADAS ", " NO_PRESENTADOS ", " CANCELADAS ", " RESERVADOS               \
+                ", " CENT(SERVIDA) ", " CENT(PREVISTA) ", " ESTIMADAS
+
+/* The group's key, then its figures; parameters: the key's, now, now,
+ * then the period (desde, hasta). */
+#define INFORME_SQL(key)                                                                           \
+    "SELECT " key ", count(*), " FIGURAS " FROM citas c WHERE c.fecha_inicio >= ? AND "            \
+    "c.fecha_inicio < ? GROUP BY 1"
 
 /* By day: the local date from the offset of the start's stretch
  * (INFORME_TRAMOS_MAX of them: 5 limits, 6 offsets). */

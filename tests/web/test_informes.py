@@ -50,7 +50,9 @@ def test(srv, br):
     lab = next(l for l in br.d.find_elements(By.TAG_NAME, "label") if l.text.strip() == "Agrupar por")
     Select(br.d.find_element(By.ID, lab.get_attribute("for"))).select_by_visible_text("Barbero")
     br.click("Ver informe")
-    br.wait(lambda: br.d.find_element(By.CSS_SELECTOR, "table.report thead th").text == "Barbero", what="the barbers")
+    # the table is drawn anew: read it in the page, never through an element that may go stale
+    first = "const th = document.querySelector('table.report thead th'); return th && th.textContent"
+    br.wait(lambda: br.d.execute_script(first) == "Barbero", what="the barbers")
     rows = {r.find_element(By.TAG_NAME, "th").text: r.text for r in br.d.find_elements(By.CSS_SELECTOR, "table.report tbody tr")}
     assert rows[barberos[0]["nombre"]].startswith(barberos[0]["nombre"] + " 2 "), rows
     assert rows[barberos[1]["nombre"]].startswith(barberos[1]["nombre"] + " 1 "), rows
