@@ -198,8 +198,8 @@ int cli_serve(int argc, char **argv)
         goto out;
     }
     if (demo && demo_data(&app) != 0) goto out;
-    if (mailer_enabled(app.mailer) &&
-        outbox_start(app.store, app.mailer, &cfg, &app.outbox) != BR_OK) {
+    if ((mailer_enabled(app.mailer) || app.whatsapp) &&
+        outbox_start(app.store, app.mailer, app.whatsapp, &cfg, public_url, &app.outbox) != BR_OK) {
         cli_error("serve: %s", err_msg());
         goto out;
     }

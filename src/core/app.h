@@ -12,6 +12,7 @@
 #include "../identity/identity.h"
 #include "../calendar/calendar.h"
 #include "../mail/mail.h"
+#include "../mail/whatsapp.h"
 
 struct outbox;
 struct memo;
@@ -24,8 +25,9 @@ struct app {
     struct ident *ident;
     struct calendar *cal;
     struct mailer *mailer;
-    struct outbox *outbox; /* NULL outside `serve` or without mail */
-    struct memo *memo;     /* the API's remembered answers (memo/memo.h): `serve`'s */
+    struct outbox *outbox;     /* NULL outside `serve` or without mail */
+    struct memo *memo;         /* the API's remembered answers (memo/memo.h): `serve`'s */
+    struct whatsapp *whatsapp; /* NULL: no WhatsApp configured */
 };
 
 /* Opens every port the configuration names, with pool_size data store

@@ -18,13 +18,24 @@
 #define BR_OUTBOX_H
 
 #include "../mail/mail.h"
+#include "../mail/whatsapp.h"
 #include "../store/store.h"
 
 struct outbox;
 
-/* Starts the worker thread. OUT: *out, stopped with outbox_stop(). */
-br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg,
-                    struct outbox **out) WARN_UNUSED;
+/* Starts the worker thread: e-mails go through m (when enabled), WhatsApp
+ * messages through wa (NULL: none), with link as their templates'
+ * management link. A WhatsApp message is checked as it is claimed: one
+ * for a cancelled cita (but the cancellation) or a withdrawn consent is
+ * skipped; one claimed in the quiet hours (but a cancellation) waits for
+ * their end without counting an attempt. OUT: *out, stopped with
+ * outbox_stop(). */
+br_err outbox_start(struct store *st, struct mailer *m, struct whatsapp *wa,
+                    const struct config *cfg, const char *link, struct outbox **out) WARN_UNUSED;
+
+/* Checks the reminder settings (BARBERIA_REMINDER_OFFSETS, _HOURS):
+ * BR_CONFIG with a one-line detail when they do not parse. */
+br_err outbox_check(const struct config *cfg) WARN_UNUSED;
 
 /* Tells the worker a message was queued (NULL: does nothing). */
 void outbox_wake(struct outbox *o);

@@ -102,3 +102,8 @@ const char *outbox_kind(const char *s)
         if (!strcmp(s, kinds[i])) return kinds[i];
     return kinds[0];
 }
+
+const char *outbox_canal(const char *s)
+{
+    return s && !strcmp(s, "whatsapp") ? "whatsapp" : "email";
+}

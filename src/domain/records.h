@@ -125,6 +125,14 @@ struct outbox_msg {
     const char *kind; /* "confirmacion" | "cancelacion" | "reprogramacion" | "recordatorio";
                        * static text (NULL in a record to write: confirmacion) */
     br_ts due_at;     /* "": at created_at */
+    /* how it leaves: "email" (recipient an address) or "whatsapp"
+     * (recipient E.164 digits); static text (NULL in a record to write:
+     * email) */
+    const char *canal;
+    int64_t antelacion_min; /* a reminder: minutes before the start; else 0 */
+    /* in a record to write: also queue a WhatsApp copy for this client
+     * when her consent holds (NULL: none); recipient NULL: no e-mail */
+    const char *wa_cliente_id;
 };
 
 /* A write or removal of an object, recorded durably before the object is
@@ -161,6 +169,8 @@ void cita_detail_clear(struct cita_detail *d);
 /* The kind of an outbox message as stored text: one of the four, whatever
  * s holds (unknown or NULL text reads as confirmacion). */
 const char *outbox_kind(const char *s);
+/* The channel of an outbox message as stored text: "whatsapp", else "email". */
+const char *outbox_canal(const char *s);
 
 void user_clear(struct user *u);
 void perfil_clear(struct perfil *p);
