@@ -44,14 +44,18 @@ static const struct dump_table {
     DUMP_TABLE("mail_outbox", "id",
                "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, "
                "fecha_inicio, fecha_fin, notas, created_at, status, attempts, next_attempt_at, "
-               "locked_until, last_error, done_at, kind, due_at",
-               18, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
+               "locked_until, last_error, done_at, kind, due_at, canal, antelacion_min, "
+               "proveedor_id, entrega, entrega_at",
+               23, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
     /* the schedules and days off: added at the end, so that the tables before keep their
      * places (an export of version 1 names those only) */
     DUMP_TABLE_KEY("horarios", "barbero_id, dia, inicio", 3, "?, ?, ?",
                    "barbero_id, dia, inicio, fin", 4, "?, ?, ?, ?"),
     DUMP_TABLE("ausencias", "id", "id, barbero_id, desde, hasta, motivo, created_at", 6,
                "?, ?, ?, ?, ?, ?"),
+    /* version 4: the clients' consent to WhatsApp messages */
+    DUMP_TABLE("whatsapp_consentimientos", "cliente_id",
+               "cliente_id, telefono, otorgado_en, retirado_en", 4, "?, ?, ?, ?"),
 };
 
 #define DUMP_PAGE 2000

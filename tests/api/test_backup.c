@@ -166,7 +166,7 @@ static void a_backup_gives_back_the_same_service(void **state)
 
 /* The backup's database taken back to the schema before issue 9 (version
  * 6: no activo, no horarios, no ausencias, no outbox kinds, the overlap
- * index of then, no catalog version, no photo sizes), as a backup
+ * index of then, no catalog version, no photo sizes, no WhatsApp), as a backup
  * of that version holds it. */
 static void as_before_the_hours(const char *dir)
 {
@@ -174,6 +174,16 @@ static void as_before_the_hours(const char *dir)
     snprintf(old.dir, sizeof old.dir, "%s", A.s.dir);
     snprintf(old.data, sizeof old.data, "%s", dir);
     assert_int_equal(db_exec(&old,
+                             "DROP TABLE whatsapp_consentimientos; "
+                             "DROP INDEX mail_outbox_proveedor; "
+                             "DROP INDEX mail_outbox_recordatorio_canal; "
+                             "ALTER TABLE mail_outbox DROP COLUMN canal; "
+                             "ALTER TABLE mail_outbox DROP COLUMN antelacion_min; "
+                             "ALTER TABLE mail_outbox DROP COLUMN proveedor_id; "
+                             "ALTER TABLE mail_outbox DROP COLUMN entrega; "
+                             "ALTER TABLE mail_outbox DROP COLUMN entrega_at; "
+                             "CREATE UNIQUE INDEX mail_outbox_recordatorio ON "
+                             "mail_outbox(cita_id, fecha_inicio) WHERE kind = 'recordatorio'; "
                              "DROP INDEX fotos_cita_cliente; "
                              "ALTER TABLE fotos_cita DROP COLUMN bytes; "
                              "DROP TRIGGER barberos_alta; DROP TRIGGER barberos_cambio; "

@@ -387,6 +387,26 @@ static void consent_is_given_with_a_number_in_e164_and_withdrawn(void **state)
     http_json(&S, "PUT", "/api/auth/me/whatsapp", NULL, "{\"acepta\": true}", &r);
     assert_int_equal(r.status, 401);
     resp_free(&r);
+    /* the consents travel in an export (format 4) */
+    char dir[400], path[450];
+    snprintf(dir, sizeof dir, "%s/export", S.dir);
+    char *err = NULL;
+    int rc = srv_cli(&S, NULL, &err, "export", "--to", dir, NULL);
+    if (rc != 0) fail_msg("export: %d %s", rc, err ? err : "");
+    free(err);
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    assert_non_null(m);
+    assert_int_equal(json_integer_value(json_object_get(m, "version")), 4);
+    long rows = -1;
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(m, "tables"), i,
+                       t) if (!strcmp(jstr(t, "name"), "whatsapp_consentimientos")) rows =
+        (long)json_integer_value(json_object_get(t, "rows"));
+    assert_int_equal(rows, 2);
+    json_decref(m);
 }
 
 static void a_booking_is_confirmed_once_by_template_only_with_consent(void **state)
