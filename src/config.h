@@ -80,6 +80,21 @@ struct config {
     int max_upcoming;      /* live future appointments one client may hold (0: any) */
     int cancel_cutoff_min; /* a client may cancel/reschedule until this long before */
     int reminder_hours;    /* reminder e-mail this long before the start (0: none) */
+    /* reminders (both channels) and WhatsApp (mail/whatsapp.h) */
+    char *reminder_offsets;      /* "24h,2h" (domain/avisos.h) */
+    char *whatsapp_token;        /* Graph API access token; NULL: no WhatsApp */
+    char *whatsapp_phone_id;     /* the business phone number's id */
+    char *whatsapp_api_url;      /* base of the Graph API, with its version */
+    char *whatsapp_app_secret;   /* signs the webhook's deliveries */
+    char *whatsapp_verify_token; /* the webhook's verification handshake */
+    char *whatsapp_country;      /* country code for national numbers */
+    char *whatsapp_language;     /* the templates' language code */
+    char *whatsapp_tpl_confirmacion;
+    char *whatsapp_tpl_cancelacion;
+    char *whatsapp_tpl_reprogramacion;
+    char *whatsapp_tpl_recordatorio;
+    char *whatsapp_quiet_hours; /* "21:00-09:00" shop time */
+    int whatsapp_timeout_ms;
 };
 
 /* Which settings a command accepts. */

@@ -4,6 +4,7 @@
 import { get, qs, session, rol } from './api.js';
 import { h, page, focus, today, addDays, dateLabel, dayStart, hm, ymd, whenLabel } from './ui.js';
 import { photos } from './citas.js';
+import { mensajes } from './mensajes.js';
 
 export async function agenda() {
   const me = await session();
@@ -149,6 +150,9 @@ function row(c, me) {
         'Ver fotos',
       ),
       h('button', { type: 'button', onclick: () => earlier(c, me, more) }, 'Cortes anteriores'),
+      rol(me) === 'admin'
+        ? h('button', { type: 'button', onclick: () => mensajes(c, more) }, 'Mensajes')
+        : null,
     ),
     more,
   );

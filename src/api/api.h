@@ -201,6 +201,14 @@ void api_auth_me_delete(struct http_req *r);
 void api_auth_datos(struct http_req *r);
 void api_auth_consent_get(struct http_req *r);
 void api_auth_consent_post(struct http_req *r);
+/* WhatsApp (whatsapp.c): a client's consent, the Graph API's webhook, an
+ * appointment's messages for the admin */
+void api_whatsapp_consent_get(struct http_req *r);
+void api_whatsapp_consent_put(struct http_req *r);
+void api_whatsapp_webhook_get(struct http_req *r);
+void api_whatsapp_webhook_post(struct http_req *r);
+void api_admin_cita_mensajes(struct http_req *r);
+bool api_admin_cita_mensajes_path(const char *path);
 void api_barberos_get(struct http_req *r);
 void api_servicios_get(struct http_req *r);
 void api_healthz(struct http_req *r);

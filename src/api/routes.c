@@ -81,6 +81,17 @@ const struct http_route api_routes[] = {
     {"GET", "/restablecer", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
     {"GET", "/confirmar-email", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
     {"GET", "/app/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_asset, .head = true},
+    /* WhatsApp: consent, the Graph API's webhook, an appointment's messages */
+    {"GET", "/api/auth/me/whatsapp", false, HTTP_AUTH_USER, HTTP_BODY_NONE,
+     api_whatsapp_consent_get},
+    {"PUT", "/api/auth/me/whatsapp", false, HTTP_AUTH_USER, HTTP_BODY_JSON,
+     api_whatsapp_consent_put},
+    {"GET", "/api/whatsapp/webhook", false, HTTP_AUTH_NONE, HTTP_BODY_NONE,
+     api_whatsapp_webhook_get},
+    {"POST", "/api/whatsapp/webhook", false, HTTP_AUTH_NONE, HTTP_BODY_JSON,
+     api_whatsapp_webhook_post},
+    {"GET", "/api/admin/citas/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, api_admin_cita_mensajes,
+     api_admin_cita_mensajes_path},
     /* /api/citas/{id}/cancelar and /reprogramar */
     {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON_OPT, api_citas_accion,
      api_citas_accion_path},

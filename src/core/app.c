@@ -3,6 +3,7 @@
  */
 #include "app.h"
 #include "gestion.h"
+#include "outbox.h"
 #include "../util/log.h"
 #include "../util/tz.h"
 
@@ -52,6 +53,8 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
     if (cfg->tz) rc = tz_use(cfg->tz);
     if (!rc) rc = calendar_open(cfg, &app->cal);
     if (!rc) rc = mailer_open(cfg, &app->mailer);
+    if (!rc) rc = whatsapp_open(cfg, &app->whatsapp);
+    if (!rc) rc = outbox_check(cfg);
     /* then the backends that live elsewhere, so that one this build cannot
      * use is refused before the data folder is touched; the embedded ones
      * live in the data folder */
@@ -76,6 +79,7 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
 void app_close(struct app *app)
 {
     mailer_close(app->mailer);
+    whatsapp_close(app->whatsapp);
     calendar_close(app->cal);
     ident_close(app->ident);
     obj_close(app->obj);

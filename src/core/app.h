@@ -12,6 +12,7 @@
 #include "../identity/identity.h"
 #include "../calendar/calendar.h"
 #include "../mail/mail.h"
+#include "../mail/whatsapp.h"
 
 struct outbox;
 struct memo;
@@ -33,6 +34,7 @@ struct app {
     /* the key the appointments' personal links are signed with (gestion.h) */
     unsigned char link_key[APP_LINK_KEY_BYTES];
     bool link_key_ok;
+    struct whatsapp *whatsapp;    /* NULL: no WhatsApp configured */
 };
 
 /* Opens every port the configuration names, with pool_size data store

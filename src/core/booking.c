@@ -191,12 +191,15 @@ br_err booking_create(struct app *app, const struct principal *caller,
 
     bool wants_mail = caller->email && *caller->email && caller->has_perfil;
     bool queue_mail = wants_mail && mailer_enabled(app->mailer);
+    /* and by WhatsApp when she consented (the store looks) */
+    bool queue_wa = caller->has_perfil && app->whatsapp;
     struct outbox_msg msg;
     memset(&msg, 0, sizeof msg);
-    if (queue_mail) {
+    if (queue_mail || queue_wa) {
         uuid_v4(msg.id);
         memcpy(msg.cita_id, out->id, sizeof msg.cita_id);
-        msg.recipient = caller->email;
+        msg.recipient = queue_mail ? caller->email : NULL;
+        msg.wa_cliente_id = queue_wa ? caller->user_id : NULL;
         msg.cliente_nombre = (char *)cliente;
         msg.barbero_nombre = bar.nombre;
         msg.servicio_nombre = srv.nombre;
@@ -205,7 +208,7 @@ br_err booking_create(struct app *app, const struct principal *caller,
         msg.notas = (char *)notas;
         memcpy(msg.created_at, out->created_at, sizeof msg.created_at);
     }
-    rc = store_cita_book_capped(app->store, out, queue_mail ? &msg : NULL, now, cap);
+    rc = store_cita_book_capped(app->store, out, queue_mail || queue_wa ? &msg : NULL, now, cap);
     if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE) {
         /* nothing was stored: the event goes too */
         int retry = err_retry_after();
@@ -235,9 +238,8 @@ br_err booking_create(struct app *app, const struct principal *caller,
     }
 
     /* 10. e-mail attempt */
-    if (queue_mail)
-        outbox_wake(app->outbox);
-    else if (wants_mail)
+    if (queue_mail || queue_wa) outbox_wake(app->outbox);
+    if (!queue_mail && wants_mail)
         log_info("mail: no confirmation for cita %s: no mail transport configured", out->id);
 
 out:

@@ -154,14 +154,18 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
     /* the client's e-mail, queued with the change */
     bool wants_mail = d.cliente_email && *d.cliente_email && d.has_perfil;
     bool queue_mail = wants_mail && mailer_enabled(app->mailer);
+    /* and by WhatsApp when she consented (the store looks) */
+    bool queue_wa = d.has_perfil && app->whatsapp;
     struct outbox_msg msg;
     memset(&msg, 0, sizeof msg);
-    if (queue_mail) {
+    if (queue_mail || queue_wa) {
         uuid_v4(msg.id);
         memcpy(msg.cita_id, d.cita.id, sizeof msg.cita_id);
-        msg.recipient = d.cliente_email;
-        msg.cliente_nombre =
-            d.cliente_nombre && *d.cliente_nombre ? d.cliente_nombre : d.cliente_email;
+        msg.recipient = queue_mail ? d.cliente_email : NULL;
+        msg.wa_cliente_id = queue_wa ? d.cita.cliente_id : NULL;
+        msg.cliente_nombre = d.cliente_nombre && *d.cliente_nombre ? d.cliente_nombre
+                             : d.cliente_email                     ? d.cliente_email
+                                                                   : "";
         msg.barbero_nombre = d.barbero_nombre;
         msg.servicio_nombre = d.servicio_nombre;
         memcpy(msg.fecha_inicio, start, sizeof start);
@@ -177,7 +181,7 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
         .plazo = plazo,
         .inicio = reschedule ? start : NULL,
         .fin = reschedule ? end : NULL,
-        .mail = queue_mail ? &msg : NULL,
+        .mail = queue_mail || queue_wa ? &msg : NULL,
     };
     rc = store_cita_change(app->store, &ch);
     if (rc == BR_NOTFOUND) {
@@ -201,9 +205,8 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
              who == ACTOR_LINK ? " by its link" : "");
     /* the stretch it held is free now: whoever waits for that day hears of it */
     espera_liberado(app, d.cita.barbero_id, d.cita.fecha_inicio, d.cita.fecha_fin);
-    if (queue_mail)
-        outbox_wake(app->outbox);
-    else if (wants_mail)
+    if (queue_mail || queue_wa) outbox_wake(app->outbox);
+    if (!queue_mail && wants_mail)
         log_info("mail: no %s notice for cita %s: no mail transport configured",
                  reschedule ? "reschedule" : "cancellation", d.cita.id);
     calendar_follow(app, &d, ch.event_id, reschedule, start, end);

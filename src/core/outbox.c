@@ -4,6 +4,8 @@
 #include "outbox.h"
 #include "gestion.h"
 #include "../config.h"
+#include "../domain/avisos.h"
+#include "../util/tz.h"
 #include "../util/cond.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
@@ -22,6 +24,9 @@
 struct outbox {
     struct store *st;
     struct mailer *m;
+    struct whatsapp *wa;      /* NULL: no WhatsApp */
+    char *link;               /* parameter {{6}} of the WhatsApp templates */
+    int quiet_from, quiet_to; /* WhatsApp's quiet hours, minutes of the shop's day */
     int64_t retry_for_ms;
     int64_t lease_ms;
     pthread_t thread;
@@ -30,9 +35,10 @@ struct outbox {
     bool stop;
     bool woken;
     /* reminders, queued as they fall due */
-    int64_t reminder_ms;  /* how long before the start; 0: none */
-    int64_t next_scan_ms; /* when to look for due reminders again */
-    bool rescan;          /* a booking or a change: look again now */
+    int64_t offsets_ms[RULE_OFFSETS_MAX]; /* how long before the start, largest first */
+    int noffsets;                         /* 0: none */
+    int64_t next_scan_ms;                 /* when to look for due reminders again */
+    bool rescan;                          /* a booking or a change: look again now */
     /* the personal links of messages about a cita (gestion.h) */
     char *link_base;
     unsigned char link_key[APP_LINK_KEY_BYTES];
@@ -80,7 +86,59 @@ static const char *kind_word(const struct outbox_msg *m)
     return "confirmation";
 }
 
-/* Delivers one message and records the outcome. */
+/* When the quiet hours that hold at now end (shop time), or 0 when now
+ * is not in them. */
+static int64_t quiet_until(const struct outbox *o, int64_t now)
+{
+    struct tz_date d;
+    int minute;
+    if (o->quiet_from == o->quiet_to || !tz_utc_to_local(now, &d, &minute) ||
+        !rule_quiet_now(minute, o->quiet_from, o->quiet_to))
+        return 0;
+    /* today's end, or tomorrow's when it is past today's (over midnight) */
+    if (minute >= o->quiet_to) tz_civil_from_days(tz_days_from_civil(&d) + 1, &d);
+    int64_t until = 0;
+    if (!tz_local_to_utc(&d, o->quiet_to, &until) || until <= now) until = now + 3600000;
+    return until;
+}
+
+/* Before a WhatsApp message leaves: whether it still may (consent, a
+ * cancelled cita) and whether the quiet hours hold it back. True when it
+ * is to be sent now; otherwise its fate is recorded. */
+static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char *what)
+{
+    br_ts now_ts;
+    int64_t now = clock_now_ms();
+    iso8601_format(now, now_ts);
+    const char *why = NULL;
+    if (store_whatsapp_sendable(o->st, msg->cita_id, msg->kind, &why) != BR_OK) {
+        log_error("whatsapp: could not check %s %s: %s", what, msg->id, err_msg());
+        br_ts later;
+        iso8601_format(now + ERROR_PAUSE_MS, later);
+        if (store_outbox_retry(o->st, msg->id, "could not be checked", later) != BR_OK)
+            log_error("whatsapp: could not release %s: %s", msg->id, err_msg());
+        return false;
+    }
+    if (why) {
+        log_info("whatsapp: %s %s for cita %s not sent: %s", what, msg->id, msg->cita_id, why);
+        if (store_outbox_skip(o->st, msg->id, why, now_ts) != BR_OK)
+            log_error("whatsapp: could not mark %s as skipped: %s", msg->id, err_msg());
+        return false;
+    }
+    int64_t until = strcmp(msg->kind, "cancelacion") ? quiet_until(o, now) : 0;
+    if (until) {
+        br_ts at;
+        iso8601_format(until, at);
+        log_info("whatsapp: %s %s for cita %s waits for the end of the quiet hours (%s)", what,
+                 msg->id, msg->cita_id, at);
+        if (store_outbox_defer(o->st, msg->id, at) != BR_OK)
+            log_error("whatsapp: could not put off %s: %s", msg->id, err_msg());
+        return false;
+    }
+    return true;
+}
+
+/* Delivers one message by its channel and records the outcome. */
 static void deliver(struct outbox *o, struct outbox_msg *msg)
 {
     const char *what = kind_word(msg);
@@ -88,17 +146,32 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
      * stored); a waiting-list notice brought its own */
     if (!msg->enlace && o->links && strcmp(outbox_kind(msg->kind), "aviso_espera") != 0)
         msg->enlace = gestion_link(o->link_key, o->link_base, msg->cita_id);
+    bool wa = !strcmp(msg->canal, "whatsapp");
+    const char *chan = wa ? "whatsapp" : "mail";
     err_clear();
-    br_err rc = o->m->ops->deliver(o->m, msg);
+    br_err rc;
+    char wamid[128] = "";
+    if (wa && !o->wa) {
+        rc = err_set(BR_UPSTREAM, "no WhatsApp configured");
+    } else if (wa) {
+        if (!whatsapp_ready(o, msg, what)) return;
+        err_clear();
+        rc = whatsapp_send(o->wa, msg, msg->enlace ? msg->enlace : o->link_base, wamid);
+    } else if (!mailer_enabled(o->m)) {
+        rc = err_set(BR_UPSTREAM, "no mail transport configured");
+    } else {
+        rc = o->m->ops->deliver(o->m, msg);
+    }
     int64_t now = clock_now_ms();
     br_ts now_ts;
     iso8601_format(now, now_ts);
     if (!rc) {
-        metric_inc(M_MAIL_SENT);
-        log_info("mail: %s %s for cita %s delivered (attempt %lld)", what, msg->id, msg->cita_id,
-                 (long long)msg->attempts);
-        if (store_outbox_sent(o->st, msg->id, now_ts) != BR_OK)
-            log_error("mail: could not mark %s as sent: %s", msg->id, err_msg());
+        if (!wa) metric_inc(M_MAIL_SENT);
+        log_info("%s: %s %s for cita %s delivered (attempt %lld)", chan, what, msg->id,
+                 msg->cita_id, (long long)msg->attempts);
+        br_err sr = wa ? store_whatsapp_sent(o->st, msg->id, wamid[0] ? wamid : NULL, now_ts)
+                       : store_outbox_sent(o->st, msg->id, now_ts);
+        if (sr != BR_OK) log_error("%s: could not mark %s as sent: %s", chan, msg->id, err_msg());
         return;
     }
     char why[512];
@@ -106,11 +179,11 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     if (stopping(o)) {
         /* cancelled by the stop (or failed as it came): not the mail
          * server's verdict, so never a drop; due again at the next start */
-        log_warn("mail: delivery of %s %s for cita %s cancelled by the stop: %s; "
+        log_warn("%s: delivery of %s %s for cita %s cancelled by the stop: %s; "
                  "it stays queued",
-                 what, msg->id, msg->cita_id, why);
+                 chan, what, msg->id, msg->cita_id, why);
         if (store_outbox_retry(o->st, msg->id, why, now_ts) != BR_OK)
-            log_error("mail: could not release %s for the next start: %s", msg->id, err_msg());
+            log_error("%s: could not release %s for the next start: %s", chan, msg->id, err_msg());
         return;
     }
     /* the retry window starts when the message became due (a reminder is
@@ -118,59 +191,65 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     const char *since = msg->due_at[0] ? msg->due_at : msg->created_at;
     int64_t queued = 0;
     bool aged = iso8601_parse(since, strlen(since), &queued) && now - queued >= o->retry_for_ms;
-    metric_inc(M_MAIL_FAILURES);
+    if (!wa) metric_inc(M_MAIL_FAILURES);
     if (rc == BR_INVALID) {
-        metric_inc(M_MAIL_DROPPED);
-        log_error("mail: %s %s for cita %s dropped: refused for good: %s", what, msg->id,
+        if (!wa) metric_inc(M_MAIL_DROPPED);
+        log_error("%s: %s %s for cita %s dropped: refused for good: %s", chan, what, msg->id,
                   msg->cita_id, why);
         if (store_outbox_drop(o->st, msg->id, why, now_ts) != BR_OK)
-            log_error("mail: could not mark %s as dropped: %s", msg->id, err_msg());
+            log_error("%s: could not mark %s as dropped: %s", chan, msg->id, err_msg());
         return;
     }
     if (aged) {
-        metric_inc(M_MAIL_DROPPED);
-        log_error("mail: %s %s for cita %s dropped after %lld attempts: %s", what, msg->id,
+        if (!wa) metric_inc(M_MAIL_DROPPED);
+        log_error("%s: %s %s for cita %s dropped after %lld attempts: %s", chan, what, msg->id,
                   msg->cita_id, (long long)msg->attempts, why);
         if (store_outbox_drop(o->st, msg->id, why, now_ts) != BR_OK)
-            log_error("mail: could not mark %s as dropped: %s", msg->id, err_msg());
+            log_error("%s: could not mark %s as dropped: %s", chan, msg->id, err_msg());
         return;
     }
     int64_t delay = outbox_backoff_ms(msg->attempts);
     br_ts next;
     iso8601_format(now + delay, next);
-    log_warn("mail: delivery of %s %s for cita %s failed (attempt %lld): %s; "
+    log_warn("%s: delivery of %s %s for cita %s failed (attempt %lld): %s; "
              "next attempt in %llds",
-             what, msg->id, msg->cita_id, (long long)msg->attempts, why, (long long)(delay / 1000));
+             chan, what, msg->id, msg->cita_id, (long long)msg->attempts, why,
+             (long long)(delay / 1000));
     if (store_outbox_retry(o->st, msg->id, why, next) != BR_OK)
-        log_error("mail: could not schedule a retry of %s: %s", msg->id, err_msg());
+        log_error("%s: could not schedule a retry of %s: %s", chan, msg->id, err_msg());
 }
 
-/* Queues the reminders due now (store_reminders_queue) and works out when
- * the next one falls due; at least every IDLE_POLL_MS (other nodes book
- * too). Every node does this: the store keeps one reminder per cita and
- * start, and the claim's lease lets one node send it. */
+/* Queues the reminders due now (store_reminders_queue, once per offset)
+ * and works out when the next one falls due; at least every IDLE_POLL_MS
+ * (other nodes book too). Every node does this: the store keeps one
+ * reminder per cita, start, channel and offset, and the claim's lease lets
+ * one node send it. */
 static void reminders(struct outbox *o, int64_t now)
 {
-    if (o->reminder_ms <= 0) return;
+    if (o->noffsets <= 0) return;
     pthread_mutex_lock(&o->mu);
     bool again = o->rescan;
     o->rescan = false;
     pthread_mutex_unlock(&o->mu);
     if (!again && now < o->next_scan_ms) return;
-    int queued = 0;
-    if (store_reminders_queue(o->st, now, o->reminder_ms, &queued) != BR_OK) {
-        log_error("mail: queuing the due reminders failed: %s", err_msg());
-        o->next_scan_ms = now + ERROR_PAUSE_MS;
-        return;
-    }
-    if (queued) log_info("mail: %d reminder(s) queued", queued);
     o->next_scan_ms = now + IDLE_POLL_MS;
-    br_ts after, next;
-    iso8601_format(now + o->reminder_ms, after);
-    int64_t start;
-    if (store_reminder_next(o->st, after, next) == BR_OK && next[0] &&
-        iso8601_parse(next, strlen(next), &start) && start - o->reminder_ms < o->next_scan_ms)
-        o->next_scan_ms = start - o->reminder_ms;
+    for (int i = 0; i < o->noffsets; i++) {
+        int64_t window = o->offsets_ms[i];
+        int64_t floor = i + 1 < o->noffsets ? o->offsets_ms[i + 1] : 0;
+        int queued = 0;
+        if (store_reminders_queue(o->st, now, window, floor, &queued) != BR_OK) {
+            log_error("mail: queuing the due reminders failed: %s", err_msg());
+            o->next_scan_ms = now + ERROR_PAUSE_MS;
+            return;
+        }
+        if (queued) log_info("mail: %d reminder(s) queued", queued);
+        br_ts after, next;
+        iso8601_format(now + window, after);
+        int64_t start;
+        if (store_reminder_next(o->st, after, next) == BR_OK && next[0] &&
+            iso8601_parse(next, strlen(next), &start) && start - window < o->next_scan_ms)
+            o->next_scan_ms = start - window;
+    }
 }
 
 static void *run(void *arg)
@@ -196,7 +275,7 @@ static void *run(void *arg)
         }
         br_ts next;
         int64_t until = now + IDLE_POLL_MS, due;
-        if (o->reminder_ms > 0 && o->next_scan_ms < until) until = o->next_scan_ms;
+        if (o->noffsets > 0 && o->next_scan_ms < until) until = o->next_scan_ms;
         if (store_outbox_next_due(o->st, next) == BR_OK && next[0] &&
             iso8601_parse(next, strlen(next), &due) && due < until)
             until = due;
@@ -205,8 +284,31 @@ static void *run(void *arg)
     return NULL;
 }
 
-br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg,
-                    const struct outbox_links *links, struct outbox **out)
+/* The reminder offsets the configuration asks for, largest first. */
+static bool offsets_of(const struct config *cfg, int64_t out_min[RULE_OFFSETS_MAX], int *n)
+{
+    if (cfg->reminder_hours >= 0) {
+        *n = cfg->reminder_hours > 0;
+        out_min[0] = (int64_t)cfg->reminder_hours * 60;
+        return true;
+    }
+    return rule_reminder_offsets_parse(cfg->reminder_offsets ? cfg->reminder_offsets : "", out_min,
+                                       n);
+}
+
+br_err outbox_check(const struct config *cfg)
+{
+    int64_t off[RULE_OFFSETS_MAX];
+    int n;
+    if (!offsets_of(cfg, off, &n))
+        return err_set(BR_CONFIG, "BARBERIA_REMINDER_OFFSETS: expected a comma-separated list "
+                                  "like 24h,2h (d, h or m; 1 minute to 365 days; at most 8) or no");
+    return BR_OK;
+}
+
+br_err outbox_start(struct store *st, struct mailer *m, struct whatsapp *wa,
+                    const struct config *cfg, const struct outbox_links *links,
+                    struct outbox **out)
 {
     struct outbox *o = xcalloc(1, sizeof *o);
     if (links && links->key) {
@@ -216,9 +318,21 @@ br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg
     }
     o->st = st;
     o->m = m;
+    o->wa = wa;
     o->retry_for_ms = (int64_t)cfg->smtp_retry_for_s * 1000;
-    o->lease_ms = (int64_t)cfg->smtp_timeout_ms + 30000;
-    o->reminder_ms = (int64_t)cfg->reminder_hours * 3600000;
+    int64_t bound = cfg->smtp_timeout_ms > cfg->whatsapp_timeout_ms ? cfg->smtp_timeout_ms
+                                                                    : cfg->whatsapp_timeout_ms;
+    o->lease_ms = bound + 30000;
+    int64_t off[RULE_OFFSETS_MAX];
+    if (!offsets_of(cfg, off, &o->noffsets) ||
+        !rule_quiet_hours_parse(cfg->whatsapp_quiet_hours ? cfg->whatsapp_quiet_hours : "",
+                                &o->quiet_from, &o->quiet_to)) {
+        free(o->link_base);
+        free(o);
+        return err_set(BR_CONFIG, "the reminder offsets or the quiet hours do not parse");
+    }
+    for (int i = 0; i < o->noffsets; i++)
+        o->offsets_ms[i] = off[i] * 60000;
     pthread_mutex_init(&o->mu, NULL);
     pthread_cond_init(&o->cv, NULL);
     if (pthread_create(&o->thread, NULL, run, o) != 0) {
@@ -250,7 +364,8 @@ void outbox_stop(struct outbox *o)
     pthread_cond_signal(&o->cv);
     pthread_mutex_unlock(&o->mu);
     /* a delivery in progress gives up now; its message stays queued */
-    if (o->m->ops->cancel) o->m->ops->cancel(o->m);
+    if (mailer_enabled(o->m) && o->m->ops->cancel) o->m->ops->cancel(o->m);
+    whatsapp_cancel(o->wa);
     pthread_join(o->thread, NULL);
     pthread_mutex_destroy(&o->mu);
     pthread_cond_destroy(&o->cv);

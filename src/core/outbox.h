@@ -18,6 +18,7 @@
 #define BR_OUTBOX_H
 
 #include "../mail/mail.h"
+#include "../mail/whatsapp.h"
 #include "../store/store.h"
 
 struct outbox;
@@ -30,9 +31,21 @@ struct outbox_links {
     const unsigned char *key;
 };
 
-/* Starts the worker thread. OUT: *out, stopped with outbox_stop(). */
-br_err outbox_start(struct store *st, struct mailer *m, const struct config *cfg,
-                    const struct outbox_links *links, struct outbox **out) WARN_UNUSED;
+/* Starts the worker thread: e-mails go through m (when enabled), WhatsApp
+ * messages through wa (NULL: none); a message about a cita carries its
+ * personal link (links), in an e-mail and as a WhatsApp template's
+ * parameter. A WhatsApp message is checked as it is claimed: one
+ * for a cancelled cita (but the cancellation) or a withdrawn consent is
+ * skipped; one claimed in the quiet hours (but a cancellation) waits for
+ * their end without counting an attempt. OUT: *out, stopped with
+ * outbox_stop(). */
+br_err outbox_start(struct store *st, struct mailer *m, struct whatsapp *wa,
+                    const struct config *cfg, const struct outbox_links *links,
+                    struct outbox **out) WARN_UNUSED;
+
+/* Checks the reminder settings (BARBERIA_REMINDER_OFFSETS, _HOURS):
+ * BR_CONFIG with a one-line detail when they do not parse. */
+br_err outbox_check(const struct config *cfg) WARN_UNUSED;
 
 /* Tells the worker a message was queued (NULL: does nothing). */
 void outbox_wake(struct outbox *o);

@@ -21,8 +21,9 @@
 
 #define FORMAT "barberia-export"
 /* 2: activo, horarios and ausencias; 3: photo sizes; 4: the prices kept at booking, the
- * clients' consents, the links' key, the waiting list */
-#define VERSION 4
+ * clients' consents, the links' key, the waiting list, WhatsApp (the outbox's channel
+ * and delivery, the consents to it) */
+#define VERSION    4
 #define TABLES_V3  11 /* the tables of versions 2 and 3: the store's first ones */
 #define MAX_TABLES 16
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
@@ -355,6 +356,8 @@ enum old_add {
     ADD_OUTBOX_KIND, /* mail_outbox (version 1): every message a confirmation, due when written */
     ADD_FOTO_BYTES,  /* fotos_cita (versions 1, 2): each photo's size, its object's in the export */
     ADD_CITA_PRECIO, /* citas (versions 1 to 3): no price kept at booking (NULL) */
+    ADD_OUTBOX_CANAL, /* mail_outbox (versions 2, 3): every message an e-mail, no offset, no
+                       * WhatsApp id or status */
 };
 
 /* fotos_cita's columns before version 3 */
@@ -363,6 +366,12 @@ enum old_add {
 #define CITA_COLS_V3                                                                               \
     "id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, estado, notas, "            \
     "google_event_id, created_at"
+/* mail_outbox's columns before version 4 */
+#define OUTBOX_COLS_V3                                                                             \
+    "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, fecha_inicio, "      \
+    "fecha_fin, notas, created_at, status, attempts, next_attempt_at, locked_until, last_error, "  \
+    "done_at, kind, due_at"
+#define OUTBOX_ADDED_V4 ", enlace, canal, antelacion_min, proveedor_id, entrega, entrega_at"
 
 /* What an export of version 1 (before bookable hours) carries: barberos and
  * servicios without activo, no horarios, no ausencias. */
@@ -403,6 +412,8 @@ static br_err plan_tables(struct manifest *m)
             if (m->version == 2 && !strcmp(tables[i].name, "fotos_cita"))
                 m->add[i] = ADD_FOTO_BYTES;
             if (m->version < 4 && !strcmp(tables[i].name, "citas")) m->add[i] = ADD_CITA_PRECIO;
+            if (m->version < 4 && !strcmp(tables[i].name, "mail_outbox"))
+                m->add[i] = ADD_OUTBOX_CANAL;
         }
         return (int)json_array_size(m->tables) == n
                    ? BR_OK
@@ -418,8 +429,8 @@ static br_err plan_tables(struct manifest *m)
             if (!strcmp(tables[k].name, v1_tables[i].name)) m->into[i] = k;
         m->add[i] = v1_tables[i].add;
         /* the store's columns: version 1's, then those added since */
-        static const char *const added[] = {"", ", activo", ", kind, due_at", ", bytes",
-                                            ", precio"};
+        static const char *const added[] = {"", ", activo", ", kind, due_at" OUTBOX_ADDED_V4,
+                                            ", bytes", ", precio", OUTBOX_ADDED_V4};
         char *want = xasprintf("%s%s", v1_tables[i].cols, added[v1_tables[i].add]);
         bool fits = m->into[i] >= 0 && !strcmp(tables[m->into[i]].cols, want);
         free(want);
@@ -434,6 +445,7 @@ static const char *export_cols(const struct manifest *m, int i)
     if (m->version == 1) return v1_tables[i].cols;
     if (m->add[i] == ADD_FOTO_BYTES) return FOTO_COLS_V2;
     if (m->add[i] == ADD_CITA_PRECIO) return CITA_COLS_V3;
+    if (m->add[i] == ADD_OUTBOX_CANAL) return OUTBOX_COLS_V3;
     const struct store_table *tables;
     store_tables(&tables);
     return tables[i].cols;
@@ -615,9 +627,9 @@ static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
     }
     json_error_t e;
     l->row = json_loadb(l->line, strlen(l->line), 0, &e);
-    /* the store takes up to STORE_ROW_MAX values a row; version 1's get up
-     * to 2 more */
-    if (!json_is_array(l->row) || json_array_size(l->row) > STORE_ROW_MAX - 2)
+    /* the store takes up to STORE_ROW_MAX values a row; an older
+     * version's get up to 7 more (version 1's outbox) */
+    if (!json_is_array(l->row) || json_array_size(l->row) > STORE_ROW_MAX - 7)
         return err_set(BR_INVALID, "a malformed row: %s", e.text);
     *table = l->m->into[l->table];
     *n = (int)json_array_size(l->row);
@@ -643,6 +655,14 @@ static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
         break;
     case ADD_OUTBOX_KIND:
         cols[(*n)++] = (struct store_value){.type = STORE_TEXT, .s = "confirmacion", .n = 12};
+        cols[(*n)++] = (struct store_value){.type = STORE_NULL};
+        /* fall through - and what version 4 added */
+    case ADD_OUTBOX_CANAL:
+        cols[(*n)++] = (struct store_value){.type = STORE_NULL}; /* enlace */
+        cols[(*n)++] = (struct store_value){.type = STORE_TEXT, .s = "email", .n = 5};
+        cols[(*n)++] = (struct store_value){.type = STORE_INT, .i = 0};
+        cols[(*n)++] = (struct store_value){.type = STORE_NULL};
+        cols[(*n)++] = (struct store_value){.type = STORE_NULL};
         cols[(*n)++] = (struct store_value){.type = STORE_NULL};
         break;
     case ADD_CITA_PRECIO:

@@ -119,3 +119,8 @@ void cuenta_mail_clear(struct cuenta_mail *m)
     free(m->enlace);
     m->kind = m->recipient = m->nombre = m->enlace = NULL;
 }
+
+const char *outbox_canal(const char *s)
+{
+    return s && !strcmp(s, "whatsapp") ? "whatsapp" : "email";
+}

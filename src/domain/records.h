@@ -131,6 +131,14 @@ struct outbox_msg {
      * stored with it; NULL in a message about a cita, whose personal link
      * is signed when it is sent (core/gestion.h), never stored */
     char *enlace;
+    /* how it leaves: "email" (recipient an address) or "whatsapp"
+     * (recipient E.164 digits); static text (NULL in a record to write:
+     * email) */
+    const char *canal;
+    int64_t antelacion_min; /* a reminder: minutes before the start; else 0 */
+    /* in a record to write: also queue a WhatsApp copy for this client
+     * when her consent holds (NULL: none); recipient NULL: no e-mail */
+    const char *wa_cliente_id;
 };
 
 /* A write or removal of an object, recorded durably before the object is
@@ -167,6 +175,8 @@ void cita_detail_clear(struct cita_detail *d);
 /* The kind of an outbox message as stored text: one of the four, whatever
  * s holds (unknown or NULL text reads as confirmacion). */
 const char *outbox_kind(const char *s);
+/* The channel of an outbox message as stored text: "whatsapp", else "email". */
+const char *outbox_canal(const char *s);
 
 void user_clear(struct user *u);
 void perfil_clear(struct perfil *p);

@@ -162,6 +162,9 @@ bool http_req_cross_origin(struct http_req *r);
 const char *http_req_remote(struct http_req *r);
 /* HTTP_BODY_JSON routes: the body, always a JSON object. Borrowed. */
 json_t *http_req_json(struct http_req *r);
+/* HTTP_BODY_JSON routes: the body's bytes exactly as they arrived (to check
+ * a signature over them). OUT: *len. Borrowed. */
+const char *http_req_body_raw(struct http_req *r, size_t *len);
 
 /* HTTP_BODY_MULTIPART routes: what arrived. */
 struct http_upload {

@@ -66,6 +66,12 @@ json_t *http_req_json(struct http_req *r)
     return r->json;
 }
 
+const char *http_req_body_raw(struct http_req *r, size_t *len)
+{
+    *len = r->body.len;
+    return r->body.p ? r->body.p : "";
+}
+
 const struct http_upload *http_req_upload(struct http_req *r)
 {
     return &r->up;

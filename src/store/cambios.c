@@ -183,6 +183,7 @@ struct reminder_cand {
     br_id cita_id;
     br_ts inicio, fin, announced;
     char *notas, *recipient, *cliente, *barbero, *servicio;
+    const char *canal;
 };
 
 struct reminder_scan {
@@ -215,6 +216,7 @@ static br_err reminder_row(void *ud, const struct db_val *c, int n)
     k->cliente = dup_or_null(&c[5]);
     k->barbero = dup_or_null(&c[6]);
     k->servicio = dup_or_null(&c[7]);
+    k->canal = outbox_canal(text_or_null(&c[9]));
     a->n++;
     return BR_OK;
 }
@@ -265,15 +267,19 @@ static br_err reminder_insert_tx(struct db *db, struct db_conn *conn, void *ud)
         uuid_v4(id);
         iso8601_format(start - a->window_ms, due);
         int64_t n = 0;
-        struct db_val pm[] = {db_text(id),         db_text(k->cita_id), db_text(k->recipient),
-                              db_text(k->cliente), db_text(k->barbero), db_text(k->servicio),
-                              db_text(k->inicio),  db_text(k->fin),     db_text(k->notas),
-                              db_text(a->now),     db_text(a->now),     db_text(due)};
+        struct db_val pm[] = {db_text(id),           db_text(k->cita_id),
+                              db_text(k->recipient), db_text(k->cliente),
+                              db_text(k->barbero),   db_text(k->servicio),
+                              db_text(k->inicio),    db_text(k->fin),
+                              db_text(k->notas),     db_text(a->now),
+                              db_text(a->now),       db_text(due),
+                              db_text(k->canal),     db_int(a->window_ms / 60000)};
         rc = EXEC(db, conn,
                   "INSERT INTO mail_outbox (id, cita_id, recipient, cliente_nombre, "
                   "barbero_nombre, servicio_nombre, fecha_inicio, fecha_fin, notas, created_at, "
-                  "status, attempts, next_attempt_at, kind, due_at) VALUES (?, ?, ?, ?, ?, ?, ?, "
-                  "?, ?, ?, 'pending', 0, ?, 'recordatorio', ?) ON CONFLICT DO NOTHING",
+                  "status, attempts, next_attempt_at, kind, due_at, canal, antelacion_min) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, 'recordatorio', ?, ?, ?) "
+                  "ON CONFLICT DO NOTHING",
                   pm, NULL, NULL, &n);
         if (rc) return rc;
         a->queued += (int)n;
@@ -283,30 +289,35 @@ static br_err reminder_insert_tx(struct db *db, struct db_conn *conn, void *ud)
 
 #define REMINDER_BATCH 200
 
-br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms, int *queued)
+br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms, int64_t floor_ms,
+                             int *queued)
 {
     *queued = 0;
-    br_ts now, horizon;
+    br_ts now, horizon, floor;
     iso8601_format(now_ms, now);
     iso8601_format(now_ms + window_ms, horizon);
+    iso8601_format(now_ms + floor_ms, floor);
     struct reminder_scan scan = {xcalloc(REMINDER_BATCH, sizeof *scan.c), 0, REMINDER_BATCH,
                                  window_ms};
-    struct db_val p[] = {db_text(now), db_text(horizon), db_int(REMINDER_BATCH)};
-    /* live citas starting within the window, with the mail that announced
-     * their current time (its names and address), that have no reminder
-     * for that time yet */
+    struct db_val p[] = {db_text(floor), db_text(horizon), db_int(window_ms / 60000),
+                         db_int(REMINDER_BATCH)};
+    /* live citas starting within the window (and not yet within the next
+     * smaller one), with the message of each channel that announced their
+     * current time (its names and address), that have no reminder by that
+     * channel for that time and offset yet */
     br_err rc = run(st,
                     "SELECT c.id, c.fecha_inicio, c.fecha_fin, c.notas, o.recipient, "
-                    "o.cliente_nombre, o.barbero_nombre, o.servicio_nombre, o.created_at "
-                    "FROM citas c JOIN mail_outbox o ON o.cita_id = c.id AND "
+                    "o.cliente_nombre, o.barbero_nombre, o.servicio_nombre, o.created_at, "
+                    "o.canal FROM citas c JOIN mail_outbox o ON o.cita_id = c.id AND "
                     "o.kind IN ('confirmacion', 'reprogramacion') AND "
                     "o.fecha_inicio = c.fecha_inicio "
                     "WHERE c.fecha_inicio > ? AND c.fecha_inicio <= ? AND "
                     "c.estado <> 'cancelada' AND NOT EXISTS (SELECT 1 FROM mail_outbox r "
                     "WHERE r.cita_id = c.id AND r.kind = 'recordatorio' AND "
-                    "r.fecha_inicio = c.fecha_inicio) "
+                    "r.fecha_inicio = c.fecha_inicio AND r.canal = o.canal AND "
+                    "r.antelacion_min = ?) "
                     "ORDER BY c.fecha_inicio, c.id LIMIT ?",
-                    p, 3, reminder_row, &scan, NULL);
+                    p, 4, reminder_row, &scan, NULL);
     if (!rc && scan.n > 0) {
         struct reminder_insert a = {&scan, now, window_ms, 0};
         rc = in_tx_as(st, DB_TOUCH_NONE, reminder_insert_tx, &a);

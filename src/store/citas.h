@@ -116,13 +116,16 @@ br_err store_cita_change(struct store *st, struct cita_change *ch) STORE_WRITE W
 br_err store_cita_set_event(struct store *st, const char *id, const char *event_id,
                             bool *stored) STORE_WRITE WARN_UNUSED;
 
-/* Queues the reminders due at now_ms: one per live cita starting within
- * (now, now + window], for its current start, when that start was
- * announced to the client (the confirmation or reschedule mail of that
- * start) at least window before it; at most a batch per call. Exactly once
- * across processes (the unique index mail_outbox_recordatorio); never for
- * a cancelled cita (checked under the cita's lock). OUT: *queued. */
-br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms,
+/* Queues the reminders of the offset window_ms due at now_ms: one per
+ * live cita and channel starting within (now + floor, now + window] (floor:
+ * the next smaller offset, 0 for none, whose own reminder is the one then
+ * due), for its current start, when that start was announced to the client
+ * by that channel (the confirmation or reschedule message of that start)
+ * at least window before it; at most a batch per call. Exactly once across
+ * processes (the unique index mail_outbox_recordatorio_canal: cita, start,
+ * channel, offset); never for a cancelled cita (checked under the cita's
+ * lock). OUT: *queued. */
+br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms, int64_t floor_ms,
                              int *queued) STORE_WRITE WARN_UNUSED;
 /* OUT: *next, the earliest start of a live cita after `after` ("" when
  * none): the worker's next reminder is due window before it. */

@@ -7,9 +7,40 @@
 
 /* --- mail outbox -------------------------------------------------------------------- */
 
-/* Queues m, due at once; due_at (when set) is when it became due. */
+/* A short text column into a 64-byte buffer ("" when NULL or longer). */
+static br_err one_text(void *ud, const struct db_val *c, int n)
+{
+    if (n > 0) copy_fixed(ud, 64, &c[0]);
+    return BR_OK;
+}
+
+/* The WhatsApp copy of m for its client, when her consent holds: to the
+ * number she gave it for, with a fresh id. */
+static br_err whatsapp_copy_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m)
+{
+    char tel[64] = "";
+    struct db_val pc[] = {db_text(m->wa_cliente_id)};
+    br_err rc = EXEC(db, conn,
+                     "SELECT telefono FROM whatsapp_consentimientos WHERE cliente_id = ? AND "
+                     "retirado_en IS NULL",
+                     pc, one_text, tel, NULL);
+    if (rc || !tel[0]) return rc;
+    struct outbox_msg w = *m;
+    uuid_v4(w.id);
+    w.recipient = tel;
+    w.canal = "whatsapp";
+    w.wa_cliente_id = NULL;
+    return outbox_insert(db, conn, &w);
+}
+
+/* Queues m, due at once; due_at (when set) is when it became due. Without
+ * a recipient only its WhatsApp copy (wa_cliente_id) is queued. */
 br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m)
 {
+    if (m->wa_cliente_id) {
+        br_err rc = whatsapp_copy_insert(db, conn, m);
+        if (rc || !m->recipient) return rc;
+    }
     const char *due = m->due_at[0] ? m->due_at : NULL;
     struct db_val pm[] = {db_text(m->id),
                           db_text(m->cita_id),
@@ -24,20 +55,23 @@ br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_ms
                           db_text(m->created_at),
                           db_text(outbox_kind(m->kind)),
                           db_text(due),
-                          db_text(m->enlace)};
+                          db_text(m->enlace),
+                          db_text(m->canal ? m->canal : "email"),
+                          db_int(m->antelacion_min)};
     /* sent with the commit on PostgreSQL: its failure fails the write */
     return EXEC_LATER(db, conn,
                       "INSERT INTO mail_outbox (id, cita_id, recipient, cliente_nombre, "
                       "barbero_nombre, servicio_nombre, fecha_inicio, fecha_fin, notas, "
-                      "created_at, status, attempts, next_attempt_at, kind, due_at, enlace) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)",
+                      "created_at, status, attempts, next_attempt_at, kind, due_at, enlace, canal, "
+                      "antelacion_min) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?)",
                       pm);
 }
 
 #define OUTBOX_COLS                                                                                \
     "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, fecha_inicio, "      \
     "fecha_fin, notas, created_at, status, attempts, next_attempt_at, last_error, kind, due_at, "  \
-    "enlace"
+    "enlace, canal, antelacion_min"
 
 static bool outbox_view(struct outbox_msg *m, const struct db_val *c)
 {
@@ -59,6 +93,8 @@ static bool outbox_view(struct outbox_msg *m, const struct db_val *c)
     m->kind = outbox_kind(text_or_null(&c[14]));
     COPY(m->due_at, &c[15]);
     m->enlace = (char *)text_or_null(&c[16]);
+    m->canal = outbox_canal(text_or_null(&c[17]));
+    m->antelacion_min = as_int(&c[18]);
     return fits;
 }
 

@@ -266,6 +266,23 @@ const char *const schema_pg[] = {
      "  PRIMARY KEY (entrada_id, barbero_id, inicio)"
      ");"
      "ALTER TABLE mail_outbox ADD COLUMN enlace text;"),
+    /* as SQLite's: WhatsApp beside e-mail, the clients' consent to it */
+    ("ALTER TABLE mail_outbox ADD COLUMN canal text NOT NULL DEFAULT 'email';"
+     "ALTER TABLE mail_outbox ADD COLUMN antelacion_min bigint NOT NULL DEFAULT 0;"
+     "ALTER TABLE mail_outbox ADD COLUMN proveedor_id text;"
+     "ALTER TABLE mail_outbox ADD COLUMN entrega text;"
+     "ALTER TABLE mail_outbox ADD COLUMN entrega_at timestamptz;"
+     "DROP INDEX mail_outbox_recordatorio;"
+     "CREATE UNIQUE INDEX mail_outbox_recordatorio_canal ON mail_outbox(cita_id, fecha_inicio, "
+     "canal, antelacion_min) WHERE kind = 'recordatorio';"
+     "CREATE INDEX mail_outbox_proveedor ON mail_outbox(proveedor_id) "
+     "WHERE proveedor_id IS NOT NULL;"
+     "CREATE TABLE whatsapp_consentimientos ("
+     "  cliente_id uuid PRIMARY KEY,"
+     "  telefono text NOT NULL,"
+     "  otorgado_en timestamptz NOT NULL,"
+     "  retirado_en timestamptz"
+     ");"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

@@ -306,6 +306,28 @@ const char *const schema_sqlite[] = {
      "  PRIMARY KEY (entrada_id, barbero_id, inicio)"
      ");"
      "ALTER TABLE mail_outbox ADD COLUMN enlace TEXT;"),
+    /* WhatsApp beside e-mail: each outbox message's channel (existing rows
+     * are e-mails), a reminder's offset in minutes (one reminder per cita,
+     * start, channel and offset), the id the Graph API gave a message and
+     * the last delivery status its webhook reported; the clients' consent
+     * to WhatsApp messages, with the number it was given for (E.164
+     * digits) and when it was given and withdrawn */
+    ("ALTER TABLE mail_outbox ADD COLUMN canal TEXT NOT NULL DEFAULT 'email';"
+     "ALTER TABLE mail_outbox ADD COLUMN antelacion_min INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE mail_outbox ADD COLUMN proveedor_id TEXT;"
+     "ALTER TABLE mail_outbox ADD COLUMN entrega TEXT;"
+     "ALTER TABLE mail_outbox ADD COLUMN entrega_at TEXT;"
+     "DROP INDEX mail_outbox_recordatorio;"
+     "CREATE UNIQUE INDEX mail_outbox_recordatorio_canal ON mail_outbox(cita_id, fecha_inicio, "
+     "canal, antelacion_min) WHERE kind = 'recordatorio';"
+     "CREATE INDEX mail_outbox_proveedor ON mail_outbox(proveedor_id) "
+     "WHERE proveedor_id IS NOT NULL;"
+     "CREATE TABLE whatsapp_consentimientos ("
+     "  cliente_id TEXT PRIMARY KEY,"
+     "  telefono TEXT NOT NULL,"
+     "  otorgado_en TEXT NOT NULL,"
+     "  retirado_en TEXT"
+     ");"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

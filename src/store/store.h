@@ -105,5 +105,6 @@ bool store_unchanged(struct store *st, const struct store_mark *m);
 #include "informes.h"
 #include "cuenta.h"
 #include "espera.h"
+#include "whatsapp.h"
 
 #endif

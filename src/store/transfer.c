@@ -44,8 +44,9 @@ static const struct dump_table {
     DUMP_TABLE("mail_outbox", "id",
                "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, "
                "fecha_inicio, fecha_fin, notas, created_at, status, attempts, next_attempt_at, "
-               "locked_until, last_error, done_at, kind, due_at",
-               18, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
+               "locked_until, last_error, done_at, kind, due_at, enlace, canal, antelacion_min, "
+               "proveedor_id, entrega, entrega_at",
+               24, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
     /* the schedules and days off: added at the end, so that the tables before keep their
      * places (an export of version 1 names those only) */
     DUMP_TABLE_KEY("horarios", "barbero_id, dia, inicio", 3, "?, ?, ?",
@@ -68,6 +69,9 @@ static const struct dump_table {
                6, "?, ?, ?, ?, ?, ?"),
     DUMP_TABLE_KEY("lista_espera_avisos", "entrada_id, barbero_id, inicio", 3, "?, ?, ?",
                    "entrada_id, barbero_id, inicio, created_at", 4, "?, ?, ?, ?"),
+    /* version 4: the clients' consent to WhatsApp messages */
+    DUMP_TABLE("whatsapp_consentimientos", "cliente_id",
+               "cliente_id, telefono, otorgado_en, retirado_en", 4, "?, ?, ?, ?"),
 };
 
 #define DUMP_PAGE 2000

@@ -168,7 +168,7 @@ static void a_backup_gives_back_the_same_service(void **state)
  * 6: no activo, no horarios, no ausencias, no outbox kinds, the overlap
  * index of then, no catalog version, no photo sizes, no account links,
  * account mail or consents, no prices kept, no links' key, no waiting
- * list), as a backup
+ * list, no WhatsApp), as a backup
  * of that version holds it. */
 static void as_before_the_hours(const char *dir)
 {
@@ -176,6 +176,16 @@ static void as_before_the_hours(const char *dir)
     snprintf(old.dir, sizeof old.dir, "%s", A.s.dir);
     snprintf(old.data, sizeof old.data, "%s", dir);
     assert_int_equal(db_exec(&old,
+                             "DROP TABLE whatsapp_consentimientos; "
+                             "DROP INDEX mail_outbox_proveedor; "
+                             "DROP INDEX mail_outbox_recordatorio_canal; "
+                             "ALTER TABLE mail_outbox DROP COLUMN canal; "
+                             "ALTER TABLE mail_outbox DROP COLUMN antelacion_min; "
+                             "ALTER TABLE mail_outbox DROP COLUMN proveedor_id; "
+                             "ALTER TABLE mail_outbox DROP COLUMN entrega; "
+                             "ALTER TABLE mail_outbox DROP COLUMN entrega_at; "
+                             "CREATE UNIQUE INDEX mail_outbox_recordatorio ON "
+                             "mail_outbox(cita_id, fecha_inicio) WHERE kind = 'recordatorio'; "
                              "DROP TABLE cuenta_tokens; DROP TABLE cuenta_correo; "
                              "DROP TABLE consentimientos; "
                              "ALTER TABLE auth_users DROP COLUMN eliminado_en; "

@@ -33,7 +33,8 @@ static void defaults_apply_when_nothing_is_set(void **state)
     assert_int_equal(c.min_notice_min, 120);
     assert_int_equal(c.max_days_ahead, 90);
     assert_int_equal(c.cancel_cutoff_min, 120);
-    assert_int_equal(c.reminder_hours, 24);
+    assert_int_equal(c.reminder_hours, -1);
+    assert_string_equal(c.reminder_offsets, "24h,2h");
     config_free(&c);
 }
 

@@ -1,0 +1,133 @@
+/*
+ * whatsapp.c - consent and the webhook (see core/whatsapp.h).
+ */
+#include "whatsapp.h"
+#include "../domain/avisos.h"
+#include "../util/iso8601.h"
+#include "../util/log.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STATUSES_MAX 1000
+
+br_err whatsapp_consent(struct app *app, const char *cliente_id, bool acepta, const char *telefono,
+                        const char *perfil_tel, struct wa_consent *c)
+{
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    char e164[RULE_E164_MAX] = "";
+    if (acepta) {
+        const char *given = telefono && *telefono ? telefono : perfil_tel;
+        if (!rule_telefono_e164(given, app->cfg->whatsapp_country, e164))
+            return err_set(BR_INVALID, "Teléfono inválido");
+    }
+    br_err rc = store_whatsapp_consent_set(app->store, cliente_id, acepta ? e164 : NULL, now, c);
+    if (!rc) log_info("whatsapp: consent of %s %s", cliente_id, acepta ? "given" : "withdrawn");
+    return rc;
+}
+
+/* Constant-time equality of two texts (their lengths are not secret). */
+static bool same_text(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    return na == nb && CRYPTO_memcmp(a, b, na) == 0;
+}
+
+bool whatsapp_webhook_verify(const struct app *app, const char *mode, const char *token)
+{
+    const char *want = app->cfg->whatsapp_verify_token;
+    return want && *want && mode && token && !strcmp(mode, "subscribe") && same_text(token, want);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+bool whatsapp_webhook_signed(const struct app *app, const void *body, size_t len,
+                             const char *signature)
+{
+    const char *secret = app->cfg->whatsapp_app_secret;
+    if (!secret || !*secret || !signature || strncmp(signature, "sha256=", 7) != 0) return false;
+    const char *hex = signature + 7;
+    if (strlen(hex) != 64) return false;
+    unsigned char given[32];
+    for (int i = 0; i < 32; i++) {
+        int a = hexval(hex[2 * i]), b = hexval(hex[2 * i + 1]);
+        if (a < 0 || b < 0) return false;
+        given[i] = (unsigned char)(a * 16 + b);
+    }
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    if (!HMAC(EVP_sha256(), secret, (int)strlen(secret), body ? body : (const void *)"", len, mac,
+              &n) ||
+        n != 32)
+        return false;
+    return CRYPTO_memcmp(mac, given, 32) == 0;
+}
+
+/* A status's failure as one line: "code 131026: Message undeliverable". */
+static void status_error(const json_t *st, char *out, size_t n)
+{
+    const json_t *e = json_array_get(json_object_get(st, "errors"), 0);
+    out[0] = '\0';
+    if (!e) return;
+    const char *title = json_string_value(json_object_get(e, "title"));
+    if (!title) title = json_string_value(json_object_get(e, "message"));
+    snprintf(out, n, "whatsapp: code %lld: %s",
+             (long long)json_integer_value(json_object_get(e, "code")), title ? title : "?");
+    for (char *p = out; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = ' ';
+}
+
+br_err whatsapp_webhook_statuses(struct app *app, const json_t *body, int *recorded)
+{
+    *recorded = 0;
+    int seen = 0;
+    size_t i, j, k;
+    const json_t *entry, *change, *st;
+    json_array_foreach(json_object_get(body, "entry"), i, entry)
+    {
+        json_array_foreach(json_object_get(entry, "changes"), j, change)
+        {
+            const json_t *statuses = json_object_get(json_object_get(change, "value"), "statuses");
+            json_array_foreach(statuses, k, st)
+            {
+                if (++seen > STATUSES_MAX) return BR_OK;
+                const char *id = json_string_value(json_object_get(st, "id"));
+                const char *status = json_string_value(json_object_get(st, "status"));
+                const char *ts = json_string_value(json_object_get(st, "timestamp"));
+                if (!id || !status || strlen(id) > 200) continue;
+                if (strcmp(status, "sent") && strcmp(status, "delivered") &&
+                    strcmp(status, "read") && strcmp(status, "failed"))
+                    continue;
+                int64_t ms = clock_now_ms();
+                if (ts) {
+                    char *end = NULL;
+                    long long secs = strtoll(ts, &end, 10);
+                    if (end && !*end && secs > 0 && secs < 32503680000LL) ms = secs * 1000;
+                }
+                br_ts at;
+                iso8601_format(ms, at);
+                char why[300];
+                status_error(st, why, sizeof why);
+                bool matched = false;
+                br_err rc = store_whatsapp_status(app->store, id, status, at, why[0] ? why : NULL,
+                                                  &matched);
+                if (rc) return rc;
+                if (matched) (*recorded)++;
+                if (!strcmp(status, "failed"))
+                    log_warn("whatsapp: message %s failed: %s", id, why[0] ? why : "no detail");
+            }
+        }
+    }
+    return BR_OK;
+}

@@ -1,0 +1,37 @@
+/*
+ * whatsapp.h - the WhatsApp use cases besides sending (which is the outbox
+ * worker's, core/outbox.h): a client's consent to WhatsApp messages, and
+ * the Graph API's webhook - its verification handshake and the delivery
+ * statuses it posts, signed with the app's secret.
+ */
+#ifndef BR_CORE_WHATSAPP_H
+#define BR_CORE_WHATSAPP_H
+
+#include "app.h"
+
+#include <jansson.h>
+
+/* Gives (acepta) or withdraws the consent of cliente_id. Given, it is for
+ * telefono when set, else for the number of her profile (perfil_tel, may
+ * be NULL), normalised to E.164 with the default country; BR_INVALID
+ * "Teléfono inválido" when neither is a number. OUT: *c as stored. */
+br_err whatsapp_consent(struct app *app, const char *cliente_id, bool acepta, const char *telefono,
+                        const char *perfil_tel, struct wa_consent *c) WARN_UNUSED;
+
+/* The handshake: true when mode is "subscribe" and token is the configured
+ * verify token (compared in constant time; false when none is set). */
+bool whatsapp_webhook_verify(const struct app *app, const char *mode, const char *token);
+
+/* Whether signature ("sha256=<64 hex digits>", the X-Hub-Signature-256
+ * header) is the HMAC-SHA256 of the raw body with the app secret,
+ * compared in constant time (false when no secret is set). */
+bool whatsapp_webhook_signed(const struct app *app, const void *body, size_t len,
+                             const char *signature);
+
+/* Records the delivery statuses a (signed) webhook delivery carries:
+ * entry[].changes[].value.statuses[] with id, status (sent, delivered,
+ * read, failed), timestamp (Unix seconds) and errors[]. Unknown messages
+ * and statuses are ignored; at most 1000 statuses. OUT: *recorded. */
+br_err whatsapp_webhook_statuses(struct app *app, const json_t *body, int *recorded) WARN_UNUSED;
+
+#endif

@@ -1,0 +1,206 @@
+/*
+ * whatsapp.c - the clients' consent to WhatsApp messages, the outbox's
+ * WhatsApp bookkeeping and an appointment's messages (see store/whatsapp.h).
+ */
+#include "store_int.h"
+
+static br_err consent_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct wa_consent *k = ud;
+    bool fits = true;
+    COPY(k->telefono, &c[0]);
+    COPY(k->otorgado_en, &c[1]);
+    COPY(k->retirado_en, &c[2]);
+    if (!fits) return too_long();
+    k->found = true;
+    return BR_OK;
+}
+
+br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id, struct wa_consent *c)
+{
+    memset(c, 0, sizeof *c);
+    struct db_val p[] = {db_text(cliente_id)};
+    return run(st,
+               "SELECT telefono, otorgado_en, retirado_en FROM whatsapp_consentimientos "
+               "WHERE cliente_id = ?",
+               p, 1, consent_row, c, NULL);
+}
+
+struct consent_set {
+    const char *cliente_id, *telefono, *now;
+    struct wa_consent *c;
+};
+
+static br_err consent_set_tx(struct db *db, struct db_conn *conn, void *ud)
+{
+    struct consent_set *a = ud;
+    br_err rc;
+    if (a->telefono) {
+        struct db_val p[] = {db_text(a->cliente_id), db_text(a->telefono), db_text(a->now)};
+        rc = EXEC(db, conn,
+                  "INSERT INTO whatsapp_consentimientos (cliente_id, telefono, otorgado_en, "
+                  "retirado_en) VALUES (?, ?, ?, NULL) ON CONFLICT (cliente_id) DO UPDATE SET "
+                  "telefono = excluded.telefono, otorgado_en = excluded.otorgado_en, "
+                  "retirado_en = NULL",
+                  p, NULL, NULL, NULL);
+    } else {
+        struct db_val p[] = {db_text(a->now), db_text(a->cliente_id)};
+        rc = EXEC(db, conn,
+                  "UPDATE whatsapp_consentimientos SET retirado_en = ? WHERE cliente_id = ? AND "
+                  "retirado_en IS NULL",
+                  p, NULL, NULL, NULL);
+    }
+    if (rc) return rc;
+    memset(a->c, 0, sizeof *a->c);
+    struct db_val pg[] = {db_text(a->cliente_id)};
+    return EXEC(db, conn,
+                "SELECT telefono, otorgado_en, retirado_en FROM whatsapp_consentimientos "
+                "WHERE cliente_id = ?",
+                pg, consent_row, a->c, NULL);
+}
+
+br_err store_whatsapp_consent_set(struct store *st, const char *cliente_id, const char *telefono,
+                                  const char *now, struct wa_consent *c)
+{
+    struct consent_set a = {cliente_id, telefono, now, c};
+    return in_tx_as(st, DB_TOUCH_NONE, consent_set_tx, &a);
+}
+
+struct sendable_row {
+    bool found, cancelada, consent;
+};
+
+static br_err sendable_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct sendable_row *r = ud;
+    r->found = true;
+    r->cancelada = !strcmp(text_or_empty(&c[0]), "cancelada");
+    r->consent = as_int(&c[1]) != 0;
+    return BR_OK;
+}
+
+br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char *kind,
+                               const char **why)
+{
+    *why = NULL;
+    struct sendable_row r = {false, false, false};
+    struct db_val p[] = {db_text(cita_id)};
+    br_err rc = run(st,
+                    "SELECT c.estado, (SELECT count(*) FROM whatsapp_consentimientos w WHERE "
+                    "w.cliente_id = c.cliente_id AND w.retirado_en IS NULL) FROM citas c "
+                    "WHERE c.id = ?",
+                    p, 1, sendable_row, &r, NULL);
+    if (rc) return rc;
+    if (!r.found)
+        *why = "la cita ya no existe";
+    else if (!r.consent)
+        *why = "el cliente retiró su consentimiento a WhatsApp";
+    else if (r.cancelada && strcmp(outbox_kind(kind), "cancelacion") != 0)
+        *why = "la cita está cancelada";
+    return BR_OK;
+}
+
+br_err store_outbox_skip(struct store *st, const char *id, const char *why, const char *now)
+{
+    struct db_val p[] = {db_text(why), db_text(now), db_text(id)};
+    return run_write_aside(
+        st,
+        "UPDATE mail_outbox SET status = 'skipped', last_error = ?, done_at = ?, "
+        "locked_until = NULL WHERE id = ?",
+        p, 3, NULL);
+}
+
+br_err store_outbox_defer(struct store *st, const char *id, const char *until)
+{
+    struct db_val p[] = {db_text(until), db_text(until), db_text(id)};
+    return run_write_aside(st,
+                           "UPDATE mail_outbox SET next_attempt_at = ?, due_at = ?, "
+                           "locked_until = NULL, attempts = attempts - 1 WHERE id = ?",
+                           p, 3, NULL);
+}
+
+br_err store_whatsapp_sent(struct store *st, const char *id, const char *proveedor_id,
+                           const char *now)
+{
+    struct db_val p[] = {db_text(now), db_text(proveedor_id), db_text(id)};
+    return run_write_aside(st,
+                           "UPDATE mail_outbox SET status = 'sent', done_at = ?, proveedor_id = ?, "
+                           "locked_until = NULL, last_error = NULL WHERE id = ?",
+                           p, 3, NULL);
+}
+
+/* The order of the delivery statuses: a status never goes back. */
+#define ENTREGA_RANK(col)                                                                          \
+    "CASE " col " WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 "                  \
+    "WHEN 'failed' THEN 4 ELSE 0 END"
+
+br_err store_whatsapp_status(struct store *st, const char *proveedor_id, const char *status,
+                             const char *at, const char *error, bool *matched)
+{
+    int64_t rank = !strcmp(status, "sent")        ? 1
+                   : !strcmp(status, "delivered") ? 2
+                   : !strcmp(status, "read")      ? 3
+                   : !strcmp(status, "failed")    ? 4
+                                                  : 0;
+    *matched = false;
+    if (!rank) return err_set(BR_INVALID, "unknown delivery status");
+    int64_t n = 0;
+    struct db_val p[] = {db_text(status), db_text(at), db_text(error), db_text(proveedor_id),
+                         db_int(rank)};
+    br_err rc = run_write_aside(
+        st,
+        "UPDATE mail_outbox SET entrega = ?, entrega_at = ?, last_error = COALESCE(?, last_error) "
+        "WHERE proveedor_id = ? AND canal = 'whatsapp' AND " ENTREGA_RANK("entrega") " < ?",
+        p, 5, &n);
+    if (!rc && !n) {
+        /* known but already further along: still its message */
+        bool known = false;
+        struct db_val pk[] = {db_text(proveedor_id)};
+        rc = run(st, "SELECT 1 FROM mail_outbox WHERE proveedor_id = ? AND canal = 'whatsapp'", pk,
+                 1, one_flag, &known, NULL);
+        *matched = known;
+    } else {
+        *matched = n > 0;
+    }
+    return rc;
+}
+
+struct mensajes_cb {
+    store_mensaje_fn fn;
+    void *ud;
+};
+
+static br_err mensaje_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct mensajes_cb *a = ud;
+    struct mensaje_view m = {
+        .id = text_or_empty(&c[0]),
+        .canal = outbox_canal(text_or_null(&c[1])),
+        .tipo = outbox_kind(text_or_null(&c[2])),
+        .destinatario = text_or_empty(&c[3]),
+        .estado = text_or_empty(&c[4]),
+        .intentos = as_int(&c[5]),
+        .antelacion_min = as_int(&c[6]),
+        .creado_en = text_or_empty(&c[7]),
+        .enviado_en = text_or_null(&c[8]),
+        .proximo_intento = text_or_null(&c[9]),
+        .error = text_or_null(&c[10]),
+        .entrega = text_or_null(&c[11]),
+        .entrega_en = text_or_null(&c[12]),
+    };
+    return a->fn(a->ud, &m);
+}
+
+br_err store_cita_mensajes(struct store *st, const char *cita_id, store_mensaje_fn fn, void *ud)
+{
+    struct mensajes_cb a = {fn, ud};
+    struct db_val p[] = {db_text(cita_id)};
+    return run(st,
+               "SELECT id, canal, kind, recipient, status, attempts, antelacion_min, created_at, "
+               "done_at, next_attempt_at, last_error, entrega, entrega_at FROM mail_outbox "
+               "WHERE cita_id = ? ORDER BY created_at, id LIMIT 500",
+               p, 1, mensaje_row, &a, NULL);
+}

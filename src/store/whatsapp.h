@@ -1,0 +1,66 @@
+/*
+ * store/whatsapp.h - part of the store (include store.h): the clients'
+ * consent to WhatsApp messages, what the outbox worker records of a
+ * WhatsApp message (its Graph API id, its delivery statuses), and the
+ * messages of one appointment by every channel (src/store/whatsapp.c).
+ */
+#ifndef BR_STORE_WHATSAPP_H
+#define BR_STORE_WHATSAPP_H
+
+#include "store.h"
+
+/* A client's consent: the number it was given for (E.164 digits), when
+ * it was given and, once withdrawn, when. */
+struct wa_consent {
+    bool found;
+    char telefono[32];
+    br_ts otorgado_en;
+    br_ts retirado_en; /* "": in force */
+};
+
+/* Gives (telefono: E.164 digits) or withdraws (telefono NULL) the consent
+ * of cliente_id at now; giving it again replaces the number and the time.
+ * Withdrawing what was never given records nothing. OUT: *c as stored. */
+br_err store_whatsapp_consent_set(struct store *st, const char *cliente_id, const char *telefono,
+                                  const char *now, struct wa_consent *c) STORE_WRITE WARN_UNUSED;
+br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id,
+                                  struct wa_consent *c) WARN_UNUSED;
+
+/* Whether a WhatsApp message of kind for cita may still leave: its
+ * client's consent holds and the cita is not cancelled (a cancellation
+ * itself always may). OUT: *why, static text, when it may not. */
+br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char *kind,
+                               const char **why) WARN_UNUSED;
+
+/* A claimed message that must not leave any more (why): status 'skipped'. */
+br_err store_outbox_skip(struct store *st, const char *id, const char *why,
+                         const char *now) STORE_WRITE WARN_UNUSED;
+/* A claimed message put off until `until` without counting the attempt
+ * (quiet hours): its retry window starts then. */
+br_err store_outbox_defer(struct store *st, const char *id,
+                          const char *until) STORE_WRITE WARN_UNUSED;
+/* A WhatsApp message the Graph API accepted, with the id it gave it. */
+br_err store_whatsapp_sent(struct store *st, const char *id, const char *proveedor_id,
+                           const char *now) STORE_WRITE WARN_UNUSED;
+/* A delivery status from the webhook ("sent", "delivered", "read",
+ * "failed") for the message the Graph API called proveedor_id, at `at`;
+ * never one that comes after what is known (read stays read when a late
+ * delivered arrives; failed wins). error: the failure's detail (NULL).
+ * OUT: *matched, whether a message took it. */
+br_err store_whatsapp_status(struct store *st, const char *proveedor_id, const char *status,
+                             const char *at, const char *error,
+                             bool *matched) STORE_WRITE WARN_UNUSED;
+
+/* One message of an appointment, by either channel, as the admin sees it. */
+struct mensaje_view {
+    const char *id, *canal, *tipo, *destinatario, *estado;
+    int64_t intentos, antelacion_min;
+    const char *creado_en, *enviado_en, *proximo_intento, *error;
+    const char *entrega, *entrega_en; /* WhatsApp's last status and its time; NULL */
+};
+typedef br_err (*store_mensaje_fn)(void *ud, const struct mensaje_view *m);
+/* The messages of cita_id, oldest first (at most 500). */
+br_err store_cita_mensajes(struct store *st, const char *cita_id, store_mensaje_fn fn,
+                           void *ud) WARN_UNUSED;
+
+#endif

@@ -1,0 +1,798 @@
+/*
+ * test_whatsapp.c - confirmations, changes, cancellations and reminders by
+ * WhatsApp, through a strict local double of the Graph API
+ * (tests/doubles/wa_double.c): a client's consent (given with a number in
+ * E.164, withdrawn), one template message per event and never a second,
+ * retries with backoff after a 5xx or a 429, a permanent refusal dropped,
+ * the quiet hours (a confirmation waits, a cancellation goes; a cancelled
+ * cita's waiting confirmation never leaves), reminders at the configured
+ * offsets by both channels, the webhook's handshake and signed statuses,
+ * what the admin sees of an appointment's messages (403 for a client), and
+ * never the token or the app secret in the server's log.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "util/iso8601.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WAIT_MS    60000
+#define HOUR_MS    3600000LL
+#define TOKEN      "EAAJtestTOKENwhatsapp0123456789abcdef"
+#define PHONE_ID   "106540352242922"
+#define APP_SECRET "3f1c9a7e5b2d4c6e8a0b1c2d3e4f5a6b"
+#define VERIFY     "verificame-por-favor"
+
+/* --- the Graph API double ---------------------------------------------------------------- */
+
+struct wa_dbl {
+    pid_t pid;
+    struct srv http; /* only .base */
+    char log[320], out[320];
+};
+
+static struct wa_dbl D;
+static struct srv S;
+static struct smtp_sink K;
+static char *BARBERO, *SERVICIO;
+static struct user ANA, BEA, ADMIN;
+static char ENV_SMTP[64], ENV_API[128], ENV_QUIET[64];
+static const char *ENV[32]; /* the server's settings, to start it again */
+
+static void dbl_start(struct wa_dbl *d, const char *root)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->log, sizeof d->log, "%s/wa.jsonl", root);
+    snprintf(d->out, sizeof d->out, "%s/wa.out", root);
+    int outfd = open(d->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(outfd >= 0);
+    const char *argv[] = {"wa_double",
+                          "--token",
+                          TOKEN,
+                          "--phone-id",
+                          PHONE_ID,
+                          "--app-secret",
+                          APP_SECRET,
+                          "--log",
+                          d->log,
+                          "--template",
+                          "barberia_confirmacion:6",
+                          "--template",
+                          "barberia_cancelacion:6",
+                          "--template",
+                          "barberia_reprogramacion:6",
+                          "--template",
+                          "barberia_recordatorio:6",
+                          NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(outfd, 1);
+        execv(BARBERIA_DOUBLES_DIR "/wa_double", (char *const *)argv);
+        _exit(127);
+    }
+    close(outfd);
+    assert_true(pid > 0);
+    d->pid = pid;
+    int port = 0;
+    for (int waited = 0; waited < 60000 && !port; waited += 20) {
+        char *out = read_file(d->out, NULL);
+        const char *p = out ? strstr(out, "port ") : NULL;
+        if (p && strchr(p, '\n')) port = (int)strtol(p + 5, NULL, 10);
+        free(out);
+        if (!port) sleep_ms(20);
+    }
+    if (!port) fail_msg("wa_double did not print its port");
+    snprintf(d->http.base, sizeof d->http.base, "http://127.0.0.1:%d", port);
+}
+
+static void dbl_stop(struct wa_dbl *d)
+{
+    if (d->pid <= 0) return;
+    kill(d->pid, SIGTERM);
+    int st = 0;
+    waitpid(d->pid, &st, 0);
+    d->pid = 0;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("wa_double did not stop cleanly");
+}
+
+/* POST /control?query; the answer's JSON (caller decrefs). */
+static json_t *dbl_control(const char *query)
+{
+    char path[600];
+    snprintf(path, sizeof path, "/control?%s", query);
+    struct resp r;
+    http_req(&D.http, "POST", path, NULL, &r);
+    if (r.status != 200) fail_msg("double control %s: %ld %s", query, r.status, r.body);
+    json_t *j = json_incref(r.json);
+    resp_free(&r);
+    return j;
+}
+
+/* Every request the double logged, as a JSON array (caller decrefs). */
+static json_t *dbl_requests(void)
+{
+    size_t len = 0;
+    char *text = read_file(D.log, &len);
+    json_t *all = json_array();
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (!nl) break;
+        json_t *e = json_loadb(line, (size_t)(nl - line), 0, NULL);
+        if (!e) fail_msg("double log line is not JSON");
+        json_array_append_new(all, e);
+        line = nl + 1;
+    }
+    free(text);
+    return all;
+}
+
+/* The message body of a logged request (caller decrefs). */
+static json_t *req_message(const json_t *e)
+{
+    return json_loads(jstr(e, "body"), 0, NULL);
+}
+
+static const char *msg_template(const json_t *m)
+{
+    return jstr(json_object_get(m, "template"), "name");
+}
+
+/* Parameter i (0-based) of a message's body. */
+static const char *msg_param(const json_t *m, size_t i)
+{
+    const json_t *comp =
+        json_array_get(json_object_get(json_object_get(m, "template"), "components"), 0);
+    return jstr(json_array_get(json_object_get(comp, "parameters"), i), "text");
+}
+
+struct count_q {
+    const char *tpl; /* NULL: any */
+    long status;     /* 0: any */
+    size_t want;
+};
+
+/* How many requests for template tpl were answered status. */
+static size_t count_requests(const char *tpl, long status)
+{
+    json_t *all = dbl_requests();
+    size_t i, n = 0;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        json_t *m = req_message(e);
+        const char *t = m ? msg_template(m) : NULL;
+        if ((!tpl || (t && !strcmp(t, tpl))) &&
+            (!status || json_integer_value(json_object_get(e, "status")) == status))
+            n++;
+        json_decref(m);
+    }
+    json_decref(all);
+    return n;
+}
+
+static bool enough_requests(void *ud)
+{
+    struct count_q *q = ud;
+    return count_requests(q->tpl, q->status) >= q->want;
+}
+
+static void wait_requests(const char *tpl, long status, size_t want)
+{
+    struct count_q q = {tpl, status, want};
+    if (!wait_until(enough_requests, &q, WAIT_MS)) {
+        char *log = srv_log(&S);
+        fail_msg("fewer than %zu %s requests answered %ld; server log:\n%s", want,
+                 tpl ? tpl : "any", status, log);
+    }
+}
+
+/* --- the shop -------------------------------------------------------------------------------- */
+
+static void signup_with_phone(struct user *u, const char *nombre, const char *telefono)
+{
+    memset(u, 0, sizeof *u);
+    unique_email(u->email, sizeof u->email, "cliente");
+    snprintf(u->password, sizeof u->password, "secreto-%d", rand() % 100000);
+    json_t *b = json_pack("{s:s, s:s, s:s, s:s}", "email", u->email, "password", u->password,
+                          "nombre", nombre, "telefono", telefono);
+    char *text = json_dumps(b, 0);
+    json_decref(b);
+    struct resp r;
+    http_json(&S, "POST", "/api/auth/signup", NULL, text, &r);
+    free(text);
+    if (r.status != 201) fail_msg("signup failed: %ld %s", r.status, r.body);
+    snprintf(u->token, sizeof u->token, "%s", jstr(r.json, "token"));
+    snprintf(u->id, sizeof u->id, "%s", jstr(json_object_get(r.json, "user"), "id"));
+    resp_free(&r);
+}
+
+/* Starts the double, an SMTP sink and the server with extra settings. */
+static void start_shop(const char *const *extra)
+{
+    srv_init(&S);
+    dbl_start(&D, S.dir);
+    smtp_sink_start(&K, S.dir, 0, NULL);
+    snprintf(ENV_SMTP, sizeof ENV_SMTP, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    snprintf(ENV_API, sizeof ENV_API, "BARBERIA_WHATSAPP_API_URL=%s/v21.0", D.http.base);
+    const char **env = ENV;
+    size_t n = 0;
+    env[n++] = ENV_SMTP;
+    env[n++] = ENV_API;
+    env[n++] = "BARBERIA_WHATSAPP_TOKEN=" TOKEN;
+    env[n++] = "BARBERIA_WHATSAPP_PHONE_NUMBER_ID=" PHONE_ID;
+    env[n++] = "BARBERIA_WHATSAPP_APP_SECRET=" APP_SECRET;
+    env[n++] = "BARBERIA_WHATSAPP_VERIFY_TOKEN=" VERIFY;
+    env[n++] = "BARBERIA_TZ=Europe/Madrid";
+    env[n++] = "BARBERIA_SHOP_NAME=Barbería Central";
+    env[n++] = "BARBERIA_SHOP_ADDRESS=Calle Mayor 1, Madrid";
+    env[n++] = "BARBERIA_MIN_NOTICE_MIN=0";
+    env[n++] = "BARBERIA_CANCEL_CUTOFF_MIN=0";
+    bool quiet = false, offsets = false;
+    for (size_t i = 0; extra && extra[i]; i++) {
+        quiet = quiet || !strncmp(extra[i], "BARBERIA_WHATSAPP_QUIET_HOURS=", 30);
+        offsets = offsets || !strncmp(extra[i], "BARBERIA_REMINDER_OFFSETS=", 26);
+        env[n++] = extra[i];
+    }
+    if (!quiet) env[n++] = "BARBERIA_WHATSAPP_QUIET_HOURS=no";
+    if (!offsets) env[n++] = "BARBERIA_REMINDER_OFFSETS=no";
+    env[n] = NULL;
+    srv_start(&S, env, NULL);
+    BARBERO = make_barbero(&S, "Carlos Méndez");
+    SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
+    signup_with_phone(&ANA, "Ana Pérez", "612 34 56 78");
+    signup_user(&S, &BEA, "Bea Ruiz");
+    make_user(&S, &ADMIN, "Admin", "admin");
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    /* never the token or the app secret in the server's log */
+    char *log = srv_log(&S);
+    bool leak = log && (strstr(log, TOKEN) || strstr(log, APP_SECRET));
+    free(log);
+    srv_cleanup(&S);
+    smtp_sink_stop(&K);
+    dbl_stop(&D);
+    memset(&S, 0, sizeof S);
+    memset(&K, 0, sizeof K);
+    free(BARBERO);
+    free(SERVICIO);
+    BARBERO = SERVICIO = NULL;
+    assert_false(leak);
+    return 0;
+}
+
+static void at(int64_t ms, char out[ISO8601_LEN + 1])
+{
+    iso8601_format(clock_now_ms() + ms, out);
+}
+
+static void consent(const struct user *u, const char *body, long want, struct resp *r)
+{
+    http_json(&S, "PUT", "/api/auth/me/whatsapp", u->token, body, r);
+    if (r->status != want) fail_msg("consent %s: %ld %s", body, r->status, r->body);
+}
+
+static void cambio(const struct user *u, const char *id, const char *accion, const char *body)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/api/citas/%s/%s", id, accion);
+    struct resp r;
+    http_json(&S, "POST", path, u->token, body, &r);
+    if (r.status != 200) fail_msg("%s: %ld %s", accion, r.status, r.body);
+    resp_free(&r);
+}
+
+/* GET /api/admin/citas/{id}/mensajes as the admin: the array (caller decrefs). */
+static json_t *mensajes(const char *id)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/api/admin/citas/%s/mensajes", id);
+    struct resp r;
+    http_get(&S, path, ADMIN.token, &r);
+    if (r.status != 200) fail_msg("mensajes: %ld %s", r.status, r.body);
+    json_t *a = json_incref(json_object_get(r.json, "mensajes"));
+    resp_free(&r);
+    return a;
+}
+
+/* The message of canal and tipo in a listing (borrowed), or NULL. */
+static json_t *mensaje(json_t *list, const char *canal, const char *tipo)
+{
+    size_t i;
+    json_t *m;
+    json_array_foreach(list, i, m) if (!strcmp(jstr(m, "canal"), canal) &&
+                                       !strcmp(jstr(m, "tipo"), tipo)) return m;
+    return NULL;
+}
+
+static long wa_rows(const char *id, const char *kind, const char *status)
+{
+    return db_count(&S,
+                    "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND canal = 'whatsapp' "
+                    "AND kind = '%s' AND status = '%s'",
+                    id, kind, status);
+}
+
+struct row_q {
+    const char *id, *kind, *status;
+};
+
+static bool row_there(void *ud)
+{
+    struct row_q *q = ud;
+    return wa_rows(q->id, q->kind, q->status) == 1;
+}
+
+/* --- the tests --------------------------------------------------------------------------- */
+
+static void consent_is_given_with_a_number_in_e164_and_withdrawn(void **state)
+{
+    (void)state;
+    start_shop(NULL);
+    struct resp r;
+    /* nothing given yet */
+    http_get(&S, "/api/auth/me/whatsapp", BEA.token, &r);
+    assert_int_equal(r.status, 200);
+    json_t *w = json_object_get(r.json, "whatsapp");
+    assert_true(json_is_false(json_object_get(w, "acepta")));
+    assert_true(json_is_null(json_object_get(w, "telefono")));
+    resp_free(&r);
+    /* bad bodies change nothing */
+    consent(&BEA, "{}", 400, &r);
+    expect_error(&r, 400, "Campo inválido: acepta");
+    resp_free(&r);
+    consent(&BEA, "{\"acepta\": \"si\"}", 400, &r);
+    resp_free(&r);
+    /* no number in her profile and none given */
+    consent(&BEA, "{\"acepta\": true}", 400, &r);
+    expect_error(&r, 400, "Teléfono inválido");
+    resp_free(&r);
+    consent(&BEA, "{\"acepta\": true, \"telefono\": \"12ab\"}", 400, &r);
+    expect_error(&r, 400, "Teléfono inválido");
+    resp_free(&r);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM whatsapp_consentimientos"), 0);
+    /* with a number from abroad */
+    consent(&BEA, "{\"acepta\": true, \"telefono\": \"+44 20 7946 0958\"}", 200, &r);
+    w = json_object_get(r.json, "whatsapp");
+    assert_true(json_is_true(json_object_get(w, "acepta")));
+    assert_string_equal(jstr(w, "telefono"), "+442079460958");
+    assert_non_null(jstr(w, "otorgado_en"));
+    assert_true(json_is_null(json_object_get(w, "retirado_en")));
+    resp_free(&r);
+    /* from her profile's national number, the default country in front */
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    assert_string_equal(jstr(json_object_get(r.json, "whatsapp"), "telefono"), "+34612345678");
+    resp_free(&r);
+    /* withdrawn: the time is kept */
+    consent(&BEA, "{\"acepta\": false}", 200, &r);
+    w = json_object_get(r.json, "whatsapp");
+    assert_true(json_is_false(json_object_get(w, "acepta")));
+    assert_non_null(jstr(w, "retirado_en"));
+    assert_non_null(jstr(w, "otorgado_en"));
+    resp_free(&r);
+    http_get(&S, "/api/auth/me/whatsapp", BEA.token, &r);
+    assert_true(json_is_false(json_object_get(json_object_get(r.json, "whatsapp"), "acepta")));
+    resp_free(&r);
+    /* only with a session */
+    http_json(&S, "PUT", "/api/auth/me/whatsapp", NULL, "{\"acepta\": true}", &r);
+    assert_int_equal(r.status, 401);
+    resp_free(&r);
+    /* the consents travel in an export (format 4) */
+    char dir[400], path[450];
+    snprintf(dir, sizeof dir, "%s/export", S.dir);
+    char *err = NULL;
+    int rc = srv_cli(&S, NULL, &err, "export", "--to", dir, NULL);
+    if (rc != 0) fail_msg("export: %d %s", rc, err ? err : "");
+    free(err);
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    assert_non_null(m);
+    assert_int_equal(json_integer_value(json_object_get(m, "version")), 4);
+    long rows = -1;
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(m, "tables"), i,
+                       t) if (!strcmp(jstr(t, "name"), "whatsapp_consentimientos")) rows =
+        (long)json_integer_value(json_object_get(t, "rows"));
+    assert_int_equal(rows, 2);
+    json_decref(m);
+}
+
+static void a_booking_is_confirmed_once_by_template_only_with_consent(void **state)
+{
+    (void)state;
+    start_shop(NULL);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    char f[32];
+    at(3 * 86400000LL, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    wait_requests("barberia_confirmacion", 200, 1);
+    json_t *all = dbl_requests();
+    assert_int_equal(json_array_size(all), 1);
+    json_t *e = json_array_get(all, 0);
+    assert_string_equal(jstr(e, "authorization"), "Bearer " TOKEN);
+    assert_string_equal(jstr(e, "uri"), "/v21.0/" PHONE_ID "/messages");
+    assert_string_equal(jstr(e, "verdict"), "ok");
+    json_t *m = req_message(e);
+    assert_string_equal(jstr(m, "to"), "34612345678");
+    assert_string_equal(jstr(json_object_get(json_object_get(m, "template"), "language"), "code"),
+                        "es");
+    assert_string_equal(msg_param(m, 0), "Ana Pérez");
+    assert_string_equal(msg_param(m, 1), "Corte clásico");
+    assert_string_equal(msg_param(m, 2), "Carlos Méndez");
+    assert_non_null(strstr(msg_param(m, 3), "(Europe/Madrid)"));
+    assert_string_equal(msg_param(m, 4), "Barbería Central, Calle Mayor 1, Madrid");
+    /* the appointment's personal link, which opens it without signing in */
+    char want[300], path[400];
+    snprintf(want, sizeof want, "%s/c/", S.base);
+    const char *link = msg_param(m, 5);
+    assert_int_equal(strncmp(link, want, strlen(want)), 0);
+    snprintf(path, sizeof path, "/api/gestion/%s", link + strlen(want));
+    struct resp opened;
+    http_get(&S, path, NULL, &opened);
+    assert_int_equal(opened.status, 200);
+    resp_free(&opened);
+    json_decref(m);
+    json_decref(all);
+    /* the e-mail went too; and never a second WhatsApp message, not even
+     * after a restart */
+    assert_true(smtp_sink_wait(&K, 1, WAIT_MS));
+    assert_true(srv_stop(&S) == 0);
+    srv_start(&S, ENV, NULL);
+    sleep_ms(2000);
+    assert_int_equal(count_requests(NULL, 0), 1);
+    assert_int_equal(wa_rows(id, "confirmacion", "sent"), 1);
+    free(id);
+    /* without consent: the e-mail only */
+    char h[32];
+    at(5 * 86400000LL, h);
+    id = book(&S, &BEA, BARBERO, SERVICIO, h, NULL);
+    assert_true(smtp_sink_wait(&K, 2, WAIT_MS));
+    /* withdrawn: none either */
+    consent(&ANA, "{\"acepta\": false}", 200, &r);
+    resp_free(&r);
+    char g[32];
+    at(4 * 86400000LL, g);
+    char *id2 = book(&S, &ANA, BARBERO, SERVICIO, g, NULL);
+    assert_true(smtp_sink_wait(&K, 3, WAIT_MS));
+    sleep_ms(1500);
+    assert_int_equal(count_requests(NULL, 0), 1);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM mail_outbox WHERE canal = 'whatsapp'"), 1);
+    free(id);
+    free(id2);
+}
+
+static void a_5xx_and_a_429_are_retried_with_backoff_and_sent_once(void **state)
+{
+    (void)state;
+    start_shop(NULL);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    json_decref(dbl_control("fail=2&status=500&code=131000"));
+    char f[32];
+    at(3 * 86400000LL, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    wait_requests("barberia_confirmacion", 200, 1);
+    json_t *all = dbl_requests();
+    assert_int_equal(json_array_size(all), 3);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(all, 0), "status")), 500);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(all, 1), "status")), 500);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(all, 2), "status")), 200);
+    json_decref(all);
+    /* the backoff: 1 s, then 2 s */
+    char *log = srv_log(&S);
+    assert_non_null(strstr(log, "next attempt in 1s"));
+    assert_non_null(strstr(log, "next attempt in 2s"));
+    assert_non_null(strstr(log, "code 131000"));
+    free(log);
+    assert_int_equal(wa_rows(id, "confirmacion", "sent"), 1);
+    free(id);
+    /* a rate limit: the same */
+    json_decref(dbl_control("fail=1&status=429&code=130429"));
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    char g[32];
+    at(4 * 86400000LL, g);
+    id = book(&S, &ANA, BARBERO, SERVICIO, g, NULL);
+    wait_requests("barberia_confirmacion", 200, 2);
+    assert_int_equal(count_requests("barberia_confirmacion", 429), 1);
+    assert_int_equal(count_requests(NULL, 0), 5);
+    assert_int_equal(wa_rows(id, "confirmacion", "sent"), 1);
+    free(id);
+    /* a number that is not on WhatsApp: refused for good, dropped at once */
+    json_decref(dbl_control("fail=1&status=400&code=131026"));
+    char h[32];
+    at(5 * 86400000LL, h);
+    id = book(&S, &ANA, BARBERO, SERVICIO, h, NULL);
+    struct row_q q = {id, "confirmacion", "dropped"};
+    assert_true(wait_until(row_there, &q, WAIT_MS));
+    assert_int_equal(count_requests(NULL, 0), 6);
+    json_t *list = mensajes(id);
+    json_t *m = mensaje(list, "whatsapp", "confirmacion");
+    assert_non_null(m);
+    assert_string_equal(jstr(m, "estado"), "dropped");
+    assert_non_null(strstr(jstr(m, "error"), "131026"));
+    json_decref(list);
+    free(id);
+}
+
+static void a_wrong_token_is_retried_and_never_logged(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    dbl_start(&D, S.dir);
+    snprintf(ENV_API, sizeof ENV_API, "BARBERIA_WHATSAPP_API_URL=%s/v21.0", D.http.base);
+    const char *env[] = {ENV_API,
+                         "BARBERIA_WHATSAPP_TOKEN=EAAJwrongTOKENthatMetaRefuses42",
+                         "BARBERIA_WHATSAPP_PHONE_NUMBER_ID=" PHONE_ID,
+                         "BARBERIA_WHATSAPP_QUIET_HOURS=no",
+                         "BARBERIA_REMINDER_OFFSETS=no",
+                         "BARBERIA_MIN_NOTICE_MIN=0",
+                         NULL};
+    srv_start(&S, env, NULL);
+    BARBERO = make_barbero(&S, "Carlos Méndez");
+    SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
+    signup_with_phone(&ANA, "Ana Pérez", "612 34 56 78");
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    char f[32];
+    at(3 * 86400000LL, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    wait_requests("barberia_confirmacion", 401, 2);
+    assert_true(srv_wait_log(&S, "code 190", 10000));
+    assert_int_equal(wa_rows(id, "confirmacion", "pending"), 1);
+    char *log = srv_log(&S);
+    assert_null(strstr(log, "EAAJwrongTOKENthatMetaRefuses42"));
+    assert_null(strstr(log, "Bearer"));
+    free(log);
+    free(id);
+}
+
+/* The quiet hours around now in the shop's zone: "HH:MM-HH:MM" from an
+ * hour ago to an hour ahead. */
+static void quiet_around_now(char out[64])
+{
+    setenv("TZ", "Europe/Madrid", 1);
+    tzset();
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    int now = tm.tm_hour * 60 + tm.tm_min;
+    int from = (now + 1440 - 60) % 1440, to = (now + 60) % 1440;
+    snprintf(out, 64, "BARBERIA_WHATSAPP_QUIET_HOURS=%02d:%02d-%02d:%02d", from / 60, from % 60,
+             to / 60, to % 60);
+}
+
+static void in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes(void **state)
+{
+    (void)state;
+    quiet_around_now(ENV_QUIET);
+    const char *extra[] = {ENV_QUIET, NULL};
+    start_shop(extra);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    char f[32];
+    at(3 * 86400000LL, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    /* the e-mail leaves; the WhatsApp confirmation waits for the end */
+    assert_true(smtp_sink_wait(&K, 1, WAIT_MS));
+    assert_true(srv_wait_log(&S, "waits for the end of the quiet hours", WAIT_MS));
+    assert_int_equal(count_requests(NULL, 0), 0);
+    json_t *list = mensajes(id);
+    json_t *w = mensaje(list, "whatsapp", "confirmacion");
+    assert_non_null(w);
+    assert_string_equal(jstr(w, "estado"), "pending");
+    const char *next = jstr(w, "proximo_intento");
+    int64_t due = 0;
+    assert_true(next && iso8601_parse(next, strlen(next), &due));
+    int64_t ahead = due - clock_now_ms();
+    assert_true(ahead > 55 * 60000LL && ahead <= 61 * 60000LL);
+    json_decref(list);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND "
+                              "canal = 'whatsapp' AND attempts = 0 AND status = 'pending'",
+                              id),
+                     1);
+    /* the cancellation goes at once */
+    cambio(&ANA, id, "cancelar", NULL);
+    wait_requests("barberia_cancelacion", 200, 1);
+    json_t *all = dbl_requests();
+    json_t *m = req_message(json_array_get(all, 0));
+    assert_string_equal(msg_template(m), "barberia_cancelacion");
+    assert_string_equal(jstr(m, "to"), "34612345678");
+    json_decref(m);
+    json_decref(all);
+    /* and when the quiet hours end, the confirmation of the cancelled cita
+     * never leaves */
+    assert_int_equal(db_exec(&S,
+                             "UPDATE mail_outbox SET next_attempt_at = created_at WHERE "
+                             "canal = 'whatsapp' AND kind = 'confirmacion'",
+                             NULL),
+                     0);
+    char g[32];
+    at(4 * 86400000LL, g);
+    char *other = book(&S, &BEA, BARBERO, SERVICIO, g, NULL); /* wakes the worker */
+    struct row_q q = {id, "confirmacion", "skipped"};
+    assert_true(wait_until(row_there, &q, WAIT_MS));
+    assert_int_equal(count_requests("barberia_confirmacion", 0), 0);
+    assert_int_equal(count_requests(NULL, 0), 1);
+    free(other);
+    free(id);
+}
+
+static void the_webhook_verifies_and_records_signed_statuses_for_the_admin(void **state)
+{
+    (void)state;
+    start_shop(NULL);
+    struct resp r;
+    /* the handshake */
+    http_get(&S,
+             "/api/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=" VERIFY
+             "&hub.challenge=1158201444",
+             NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "1158201444");
+    resp_free(&r);
+    http_get(&S, "/api/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=otro&hub.challenge=1",
+             NULL, &r);
+    expect_error(&r, 403, "Token de verificación inválido");
+    resp_free(&r);
+    /* a message to report on */
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    char f[32];
+    at(3 * 86400000LL, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    wait_requests("barberia_confirmacion", 200, 1);
+    assert_true(smtp_sink_wait(&K, 1, WAIT_MS));
+    json_t *all = dbl_requests();
+    char wamid[128];
+    snprintf(wamid, sizeof wamid, "%s", jstr(json_array_get(all, 0), "wamid"));
+    json_decref(all);
+    struct row_q q = {id, "confirmacion", "sent"};
+    assert_true(wait_until(row_there, &q, WAIT_MS));
+    char url[200], ctl[600];
+    snprintf(url, sizeof url, "%s/api/whatsapp/webhook", S.base);
+    /* a bad signature changes nothing */
+    snprintf(ctl, sizeof ctl, "deliver=%s&status=read&url=%s&secret=wrong", wamid, url);
+    json_t *a = dbl_control(ctl);
+    assert_int_equal(json_integer_value(json_object_get(a, "status")), 403);
+    json_decref(a);
+    http_json(&S, "POST", "/api/whatsapp/webhook", NULL, "{\"object\": \"x\"}", &r);
+    expect_error(&r, 403, "Firma inválida");
+    resp_free(&r);
+    json_t *list = mensajes(id);
+    assert_true(
+        json_is_null(json_object_get(mensaje(list, "whatsapp", "confirmacion"), "entrega")));
+    json_decref(list);
+    /* delivered, then read; a late "delivered" does not undo "read" */
+    const char *steps[] = {"delivered", "read", "delivered"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(ctl, sizeof ctl, "deliver=%s&status=%s&url=%s", wamid, steps[i], url);
+        a = dbl_control(ctl);
+        assert_int_equal(json_integer_value(json_object_get(a, "status")), 200);
+        json_decref(a);
+        list = mensajes(id);
+        json_t *w = mensaje(list, "whatsapp", "confirmacion");
+        assert_string_equal(jstr(w, "entrega"), i == 0 ? "delivered" : "read");
+        assert_non_null(jstr(w, "entrega_en"));
+        json_decref(list);
+    }
+    /* what the admin sees: both channels */
+    list = mensajes(id);
+    json_t *e = mensaje(list, "email", "confirmacion");
+    json_t *w = mensaje(list, "whatsapp", "confirmacion");
+    assert_non_null(e);
+    assert_non_null(w);
+    expect_keys(w, "id", "canal", "tipo", "destinatario", "estado", "intentos", "antelacion_min",
+                "creado_en", "enviado_en", "proximo_intento", "error", "entrega", "entrega_en",
+                NULL);
+    assert_string_equal(jstr(e, "destinatario"), ANA.email);
+    assert_string_equal(jstr(e, "estado"), "sent");
+    assert_string_equal(jstr(w, "destinatario"), "34612345678");
+    assert_string_equal(jstr(w, "estado"), "sent");
+    assert_non_null(jstr(w, "enviado_en"));
+    json_decref(list);
+    /* a failure reported later wins, with its reason */
+    snprintf(ctl, sizeof ctl, "deliver=%s&status=failed&url=%s&code=131026", wamid, url);
+    json_decref(dbl_control(ctl));
+    list = mensajes(id);
+    w = mensaje(list, "whatsapp", "confirmacion");
+    assert_string_equal(jstr(w, "entrega"), "failed");
+    assert_non_null(strstr(jstr(w, "error"), "131026"));
+    json_decref(list);
+    /* clients never see it; an unknown cita is not found */
+    char path[160];
+    snprintf(path, sizeof path, "/api/admin/citas/%s/mensajes", id);
+    http_get(&S, path, ANA.token, &r);
+    expect_error(&r, 403, "Sin permisos");
+    resp_free(&r);
+    http_get(&S, path, NULL, &r);
+    expect_error(&r, 403, "Sin permisos"); /* as every admin route */
+    resp_free(&r);
+    http_get(&S, "/api/admin/citas/00000000-0000-4000-8000-000000000000/mensajes", ADMIN.token, &r);
+    expect_error(&r, 404, "Cita no encontrada");
+    resp_free(&r);
+    http_get(&S, "/api/admin/citas/no-es-un-id/mensajes", ADMIN.token, &r);
+    expect_error(&r, 404, "Cita no encontrada");
+    resp_free(&r);
+    http_get(&S, "/api/admin/citas/00000000-0000-4000-8000-000000000000/otra", ADMIN.token, &r);
+    assert_int_equal(r.status, 404);
+    resp_free(&r);
+    free(id);
+}
+
+static void reminders_go_at_each_offset_by_both_channels_once(void **state)
+{
+    (void)state;
+    const char *extra[] = {"BARBERIA_REMINDER_OFFSETS=2h,1h", NULL};
+    start_shop(extra);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    /* booked inside the 2 h window: no reminder of 2 h; the 1 h one falls
+     * due seconds from now */
+    char f[32];
+    at(HOUR_MS + 6000, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    wait_requests("barberia_recordatorio", 200, 1);
+    assert_true(smtp_sink_wait(&K, 2, WAIT_MS)); /* confirmation and reminder */
+    json_t *all = dbl_requests();
+    json_t *m = req_message(json_array_get(all, json_array_size(all) - 1));
+    assert_string_equal(msg_template(m), "barberia_recordatorio");
+    assert_string_equal(msg_param(m, 0), "Ana Pérez");
+    json_decref(m);
+    json_decref(all);
+    sleep_ms(3000);
+    assert_int_equal(count_requests("barberia_recordatorio", 0), 1);
+    assert_int_equal(smtp_sink_count(&K), 2);
+    json_t *list = mensajes(id);
+    json_t *w = mensaje(list, "whatsapp", "recordatorio");
+    json_t *e = mensaje(list, "email", "recordatorio");
+    assert_non_null(w);
+    assert_non_null(e);
+    assert_int_equal(json_integer_value(json_object_get(w, "antelacion_min")), 60);
+    assert_int_equal(json_integer_value(json_object_get(e, "antelacion_min")), 60);
+    json_decref(list);
+    /* a reschedule: a notice by both channels */
+    char g[32];
+    at(3 * 86400000LL, g);
+    char body[96];
+    snprintf(body, sizeof body, "{\"fecha_inicio\": \"%s\"}", g);
+    cambio(&ANA, id, "reprogramar", body);
+    wait_requests("barberia_reprogramacion", 200, 1);
+    free(id);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(consent_is_given_with_a_number_in_e164_and_withdrawn, teardown),
+        cmocka_unit_test_teardown(a_booking_is_confirmed_once_by_template_only_with_consent,
+                                  teardown),
+        cmocka_unit_test_teardown(a_5xx_and_a_429_are_retried_with_backoff_and_sent_once, teardown),
+        cmocka_unit_test_teardown(a_wrong_token_is_retried_and_never_logged, teardown),
+        cmocka_unit_test_teardown(in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes,
+                                  teardown),
+        cmocka_unit_test_teardown(the_webhook_verifies_and_records_signed_statuses_for_the_admin,
+                                  teardown),
+        cmocka_unit_test_teardown(reminders_go_at_each_offset_by_both_channels_once, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
