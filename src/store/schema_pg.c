@@ -231,7 +231,8 @@ const char *const schema_pg[] = {
      "  retirado_en timestamptz,"
      "  PRIMARY KEY (cliente_id, tipo)"
      ");"
-     "ALTER TABLE auth_users ADD COLUMN eliminado_en timestamptz;"),
+     "ALTER TABLE auth_users ADD COLUMN eliminado_en timestamptz;"
+     "CREATE INDEX mail_outbox_recipient ON mail_outbox(recipient);"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

@@ -176,7 +176,7 @@ static void as_before_the_hours(const char *dir)
     snprintf(old.data, sizeof old.data, "%s", dir);
     assert_int_equal(db_exec(&old,
                              "DROP TABLE cuenta_tokens; DROP TABLE cuenta_correo; "
-                             "DROP TABLE consentimientos; "
+                             "DROP TABLE consentimientos; DROP INDEX mail_outbox_recipient; "
                              "ALTER TABLE auth_users DROP COLUMN eliminado_en; "
                              "DROP INDEX fotos_cita_cliente; "
                              "ALTER TABLE fotos_cita DROP COLUMN bytes; "
