@@ -219,6 +219,5 @@ void api_auth_datos(struct http_req *r)
         return;
     }
     http_add_header(r, "Content-Disposition", "attachment; filename=\"mis-datos.json\"");
-    http_add_header(r, "Cache-Control", "no-store");
     api_reply(r, 200, &w);
 }

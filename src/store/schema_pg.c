@@ -241,7 +241,8 @@ const char *const schema_pg[] = {
      "  retirado_en timestamptz,"
      "  PRIMARY KEY (cliente_id, tipo)"
      ");"
-     "ALTER TABLE auth_users ADD COLUMN eliminado_en timestamptz;"),
+     "ALTER TABLE auth_users ADD COLUMN eliminado_en timestamptz;"
+     "CREATE INDEX mail_outbox_recipient ON mail_outbox(recipient);"),
     /* as SQLite's: the links' key, the waiting list, its notices */
     ("CREATE TABLE claves ("
      "  nombre text PRIMARY KEY,"

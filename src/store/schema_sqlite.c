@@ -243,7 +243,8 @@ const char *const schema_sqlite[] = {
      * outbox (no cita: a reset, a change of address), whose enlace holds the
      * link only until it is sent or dropped; consents by tipo ("fotos"),
      * with the time given and the time withdrawn; a deleted account's
-     * user row stays (past citas keep their cliente_id) marked eliminado_en */
+     * user row stays (past citas keep their cliente_id) marked eliminado_en;
+     * the messages sent to one address, for her data and her deletion */
     ("CREATE TABLE cuenta_tokens ("
      "  token_hash TEXT PRIMARY KEY,"
      "  user_id TEXT NOT NULL REFERENCES auth_users(id) ON DELETE CASCADE,"
@@ -278,7 +279,8 @@ const char *const schema_sqlite[] = {
      "  retirado_en TEXT,"
      "  PRIMARY KEY (cliente_id, tipo)"
      ");"
-     "ALTER TABLE auth_users ADD COLUMN eliminado_en TEXT;"),
+     "ALTER TABLE auth_users ADD COLUMN eliminado_en TEXT;"
+     "CREATE INDEX mail_outbox_recipient ON mail_outbox(recipient);"),
     /* the appointments' personal links and the waiting list: the key the
      * links are signed with (core/gestion.c: made once, never a link
      * itself), the clients waiting for a day, which freed slot each was

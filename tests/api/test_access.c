@@ -327,6 +327,43 @@ static void check_me(enum who w, const struct resp *r)
     assert_string_equal(jstr(json_object_get(r->json, "user"), "id"), users[w].id);
 }
 
+static void prep_recuperar(enum who w, struct call *c)
+{
+    (void)w;
+    prep_path(c, "/api/auth/recuperar");
+    char email[128];
+    unique_email(email, sizeof email, "recupera");
+    c->len = (size_t)asprintf(&c->body, "{\"email\":\"%s\"}", email);
+}
+
+static void prep_me_patch(enum who w, struct call *c)
+{
+    (void)w;
+    prep_path(c, "/api/auth/me");
+    c->len = (size_t)asprintf(&c->body, "{\"telefono\":\"600 111 222\"}");
+}
+
+static void prep_datos(enum who w, struct call *c)
+{
+    (void)w;
+    prep_path(c, "/api/auth/me/datos");
+}
+
+/* her data is hers: the caller's own id, and nobody else's */
+static void check_datos(enum who w, const struct resp *r)
+{
+    assert_string_equal(jstr(json_object_get(r->json, "user"), "id"), users[w].id);
+    for (int o = 0; o < (int)(sizeof users / sizeof users[0]); o++)
+        if (o != (int)w && users[o].id[0] && strcmp(users[o].id, users[w].id))
+            assert_null(strstr(r->body, users[o].email));
+}
+
+static void prep_consent(enum who w, struct call *c)
+{
+    (void)w;
+    prep_path(c, "/api/auth/me/consentimientos");
+}
+
 static void prep_barberos(enum who w, struct call *c)
 {
     (void)w;
@@ -382,6 +419,10 @@ static const struct endpoint endpoints[] = {
     {"POST", "/api/auth/login", PUBLIC, 200, prep_login, NULL},
     {"POST", "/api/auth/logout", USER, 200, prep_logout, NULL},
     {"GET", "/api/auth/me", USER, 200, prep_me, check_me},
+    {"POST", "/api/auth/recuperar", PUBLIC, 200, prep_recuperar, NULL},
+    {"PATCH", "/api/auth/me", USER, 200, prep_me_patch, NULL},
+    {"GET", "/api/auth/me/datos", USER, 200, prep_datos, check_datos},
+    {"GET", "/api/auth/me/consentimientos", USER, 200, prep_consent, NULL},
     {"GET", "/api/barberos", PUBLIC, 200, prep_barberos, NULL},
     {"GET", "/api/servicios", PUBLIC, 200, prep_servicios, NULL},
     {"GET", "/healthz", PUBLIC, 200, prep_healthz, NULL},

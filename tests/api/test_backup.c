@@ -187,7 +187,7 @@ static void as_before_the_hours(const char *dir)
                              "CREATE UNIQUE INDEX mail_outbox_recordatorio ON "
                              "mail_outbox(cita_id, fecha_inicio) WHERE kind = 'recordatorio'; "
                              "DROP TABLE cuenta_tokens; DROP TABLE cuenta_correo; "
-                             "DROP TABLE consentimientos; "
+                             "DROP TABLE consentimientos; DROP INDEX mail_outbox_recipient; "
                              "ALTER TABLE auth_users DROP COLUMN eliminado_en; "
                              "DROP INDEX citas_informe; ALTER TABLE citas DROP COLUMN precio; "
                              "DROP INDEX fotos_cita_cliente; "

@@ -230,6 +230,30 @@ static void a_password_has_6_characters_and_at_most_1024_bytes(void **state)
     }
 }
 
+static void a_telefono_has_6_to_15_digits_and_phone_punctuation(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        bool ok;
+    } rows[] = {
+        {"600111222", true},
+        {"+34 600 111 222", true},
+        {"(91) 555-12.34", true},
+        {"123456", true},
+        {"12345", false},
+        {"1234567890123456", false},
+        {"", false},
+        {"llámame", false},
+        {"600111222 ext", false},
+        {"600\n111222", false},
+        {"+34 600 111 222 333 44 55 66 7", false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rule_telefono_ok(rows[i].s) != rows[i].ok) fail_msg("row %zu: %s", i, rows[i].s);
+    assert_false(rule_telefono_ok(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +266,7 @@ int main(void)
         cmocka_unit_test(intervals_overlap_on_the_same_day_only),
         cmocka_unit_test(a_date_range_is_two_real_dates_in_order),
         cmocka_unit_test(a_password_has_6_characters_and_at_most_1024_bytes),
+        cmocka_unit_test(a_telefono_has_6_to_15_digits_and_phone_punctuation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
