@@ -34,7 +34,7 @@ struct app {
     /* the key the appointments' personal links are signed with (gestion.h) */
     unsigned char link_key[APP_LINK_KEY_BYTES];
     bool link_key_ok;
-    struct whatsapp *whatsapp;    /* NULL: no WhatsApp configured */
+    struct whatsapp *whatsapp; /* NULL: no WhatsApp configured */
 };
 
 /* Opens every port the configuration names, with pool_size data store

@@ -307,8 +307,7 @@ br_err outbox_check(const struct config *cfg)
 }
 
 br_err outbox_start(struct store *st, struct mailer *m, struct whatsapp *wa,
-                    const struct config *cfg, const struct outbox_links *links,
-                    struct outbox **out)
+                    const struct config *cfg, const struct outbox_links *links, struct outbox **out)
 {
     struct outbox *o = xcalloc(1, sizeof *o);
     if (links && links->key) {

@@ -429,7 +429,7 @@ static br_err plan_tables(struct manifest *m)
             if (!strcmp(tables[k].name, v1_tables[i].name)) m->into[i] = k;
         m->add[i] = v1_tables[i].add;
         /* the store's columns: version 1's, then those added since */
-        static const char *const added[] = {"", ", activo", ", kind, due_at" OUTBOX_ADDED_V4,
+        static const char *const added[] = {"",        ", activo", ", kind, due_at" OUTBOX_ADDED_V4,
                                             ", bytes", ", precio", OUTBOX_ADDED_V4};
         char *want = xasprintf("%s%s", v1_tables[i].cols, added[v1_tables[i].add]);
         bool fits = m->into[i] >= 0 && !strcmp(tables[m->into[i]].cols, want);

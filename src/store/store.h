@@ -5,7 +5,8 @@
  *
  * This header is the store's whole interface: it declares the store's
  * lifetime and includes the aggregates' parts (identity.h, catalog.h,
- * citas.h, fotos.h, outbox.h, transfer.h, informes.h, cuenta.h, espera.h), which are not included alone.
+ * citas.h, fotos.h, outbox.h, transfer.h, informes.h, cuenta.h, espera.h), which are not included
+ * alone.
  *
  * The records (struct cita, struct perfil...) are the domain's, in
  * domain/records.h. Ownership: a record filled by a *_get function owns its
