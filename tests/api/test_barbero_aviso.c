@@ -85,7 +85,7 @@ static char *contact_of(const char *id)
     json_array_foreach(json_object_get(r.json, "barberos"), i, b)
     {
         if (strcmp(jstr(b, "id"), id) != 0) continue;
-        expect_keys(b, "id", "nombre", "foto_url", "activo", "email", "usuario_id", NULL);
+        expect_keys(b, "id", "nombre", "foto_url", "activo", "email", "usuario_id", "feed", NULL);
         const char *e = jstr(b, "email"), *u = jstr(b, "usuario_id");
         if (asprintf(&out, "%s|%s", e ? e : "null", u ? u : "null") < 0) fail_msg("asprintf");
     }
