@@ -66,6 +66,9 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
     if (!rc) rc = store_migrate(app->store);
     if (!rc) rc = ident_open(app->store, cfg, &app->ident);
     if (!rc) rc = gestion_key_load(app);
+    /* the barbers' notices ride on the changes' transactions when there is
+     * a transport to send them (as the clients' mails) */
+    if (!rc) store_avisos_enable(app->store, mailer_enabled(app->mailer));
     if (rc) {
         /* keep the detail: closing must not overwrite it */
         char msg[512];

@@ -85,12 +85,14 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
 }
 
 /* Who makes a change: staff (any cita, any time), a client (her own, until
- * the cut-off), or whoever holds a cita's personal link (that cita, with
- * its client's rules). */
-enum actor { ACTOR_STAFF, ACTOR_CLIENT, ACTOR_LINK };
+ * the cut-off), whoever holds a cita's personal link (that cita, with its
+ * client's rules), or the shop cancelling because it or the barber is off
+ * (as staff; the client's mail a "cierre" carrying the shop's message). */
+enum actor { ACTOR_STAFF, ACTOR_CLIENT, ACTOR_LINK, ACTOR_SHOP };
 
 static br_err apply(struct app *app, enum actor who, const char *client_id, const char *id,
-                    bool reschedule, const char *fecha_inicio, br_id cita_id);
+                    bool reschedule, const char *fecha_inicio, const char *mensaje,
+                    br_id cita_id);
 
 br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
                      bool reschedule, const char *fecha_inicio, br_id cita_id)
@@ -98,7 +100,7 @@ br_err cambios_apply(struct app *app, const struct principal *caller, const char
     /* NULL: barbero or admin, who may change any cita at any time */
     const char *client = booking_list_scope(caller);
     return apply(app, client ? ACTOR_CLIENT : ACTOR_STAFF, client, id, reschedule, fecha_inicio,
-                 cita_id);
+                 NULL, cita_id);
 }
 
 br_err cambios_apply_link(struct app *app, const char *token, bool reschedule,
@@ -107,11 +109,12 @@ br_err cambios_apply_link(struct app *app, const char *token, bool reschedule,
     br_id id;
     bool ok = app->link_key_ok && gestion_token_cita(app->link_key, token, id);
     /* a token that is none names no cita (once the body is judged) */
-    return apply(app, ACTOR_LINK, NULL, ok ? id : NULL, reschedule, fecha_inicio, cita_id);
+    return apply(app, ACTOR_LINK, NULL, ok ? id : NULL, reschedule, fecha_inicio, NULL, cita_id);
 }
 
 static br_err apply(struct app *app, enum actor who, const char *client, const char *id,
-                    bool reschedule, const char *fecha_inicio, br_id cita_id)
+                    bool reschedule, const char *fecha_inicio, const char *mensaje,
+                    br_id cita_id)
 {
     cita_id[0] = '\0';
     int64_t now = clock_now_ms();
@@ -173,6 +176,10 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
         msg.notas = d.cita.notas;
         iso8601_format(now, msg.created_at);
         msg.kind = reschedule ? "reprogramacion" : "cancelacion";
+        if (who == ACTOR_SHOP) {
+            msg.kind = "cierre"; /* the shop's message instead of the notes */
+            msg.notas = mensaje && *mensaje ? (char *)mensaje : NULL;
+        }
     }
 
     struct cita_change ch = {
@@ -214,4 +221,9 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
     free(ch.event_id);
     cita_detail_clear(&d);
     return BR_OK;
+}
+
+br_err cambios_cancelar_cierre(struct app *app, const char *id, const char *mensaje, br_id cita_id)
+{
+    return apply(app, ACTOR_SHOP, NULL, id, false, NULL, mensaje, cita_id);
 }

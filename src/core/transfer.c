@@ -22,10 +22,10 @@
 #define FORMAT "barberia-export"
 /* 2: activo, horarios and ausencias; 3: photo sizes; 4: the prices kept at booking, the
  * clients' consents, the links' key, the waiting list, WhatsApp (the outbox's channel
- * and delivery, the consents to it) */
+ * and delivery, the consents to it), the barbers' contacts */
 #define VERSION    4
 #define TABLES_V3  11 /* the tables of versions 2 and 3: the store's first ones */
-#define MAX_TABLES 16
+#define MAX_TABLES 32
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
 /* --- small file helpers --------------------------------------------------------- */

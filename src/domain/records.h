@@ -50,6 +50,11 @@ struct barbero {
     char *nombre;
     char *foto_url; /* nullable */
     bool activo;    /* offered to clients (read only: a new barber is active) */
+    /* what only the admin sees (store/avisos.h): where the barber's notices
+     * go (NULL: none) and the user of rol barbero linked ("": none) */
+    char *email;
+    br_id usuario_id;
+    bool feed; /* a calendar feed link is live */
 };
 
 struct servicio {
@@ -124,7 +129,10 @@ struct outbox_msg {
      * is queued long before it is sent: its retry window starts then) */
     const char *kind; /* "confirmacion" | "cancelacion" | "reprogramacion" | "recordatorio" |
                        * "aviso_espera" (a slot freed for a waiting-list entry: cita_id
-                       * holds the entry's id);
+                       * holds the entry's id); the barber's notices "aviso_cita" |
+                       * "aviso_cambio" | "aviso_cancelacion" (recipient: the barber);
+                       * "cierre": a cancellation because the shop or the barber is off,
+                       * notas holding the shop's message;
                        * static text (NULL in a record to write: confirmacion) */
     br_ts due_at;     /* "": at created_at */
     /* the link the message carries: a waiting-list notice's booking link,
@@ -139,6 +147,9 @@ struct outbox_msg {
     /* in a record to write: also queue a WhatsApp copy for this client
      * when her consent holds (NULL: none); recipient NULL: no e-mail */
     const char *wa_cliente_id;
+    /* read only: for a barber's notice, how many notices of the cita were
+     * queued before it (the .ics SEQUENCE: one event updated in place) */
+    int64_t secuencia;
 };
 
 /* A write or removal of an object, recorded durably before the object is

@@ -42,6 +42,10 @@ bool rule_motivo_ok(const char *s);
  * and "+-(). ", with 6 to 15 digits (E.164's most). NULL is not one (no
  * telefono is the caller's NULL). */
 bool rule_telefono_ok(const char *s);
+#define RULE_MENSAJE_MAX 1000 /* bytes of the shop's message to the clients of a closure */
+/* That message: NULL or "" (none), or UTF-8 text of at most
+ * RULE_MENSAJE_MAX bytes. */
+bool rule_mensaje_ok(const char *s);
 
 /* --- services ---------------------------------------------------------------------- */
 

@@ -329,6 +329,16 @@ const char *const schema_sqlite[] = {
      "  telefono TEXT NOT NULL,"
      "  otorgado_en TEXT NOT NULL,"
      "  retirado_en TEXT"
+    /* what a barber is told (store/avisos.h): the address the booking,
+     * change and cancel notices go to, the user account of rol barbero
+     * that speaks for the barber, and the hash of the calendar feed's
+     * token (NULL: no feed); one row per barber that has any of them */
+    ("CREATE TABLE barbero_contactos ("
+     "  barbero_id TEXT PRIMARY KEY REFERENCES barberos(id) ON DELETE CASCADE,"
+     "  email TEXT,"
+     "  usuario_id TEXT UNIQUE REFERENCES auth_users(id) ON DELETE SET NULL,"
+     "  feed_hash TEXT UNIQUE,"
+     "  updated_at TEXT NOT NULL"
      ");"),
 };
 

@@ -107,5 +107,6 @@ bool store_unchanged(struct store *st, const struct store_mark *m);
 #include "cuenta.h"
 #include "espera.h"
 #include "whatsapp.h"
+#include "avisos.h"
 
 #endif

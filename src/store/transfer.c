@@ -72,6 +72,9 @@ static const struct dump_table {
     /* version 4: the clients' consent to WhatsApp messages */
     DUMP_TABLE("whatsapp_consentimientos", "cliente_id",
                "cliente_id, telefono, otorgado_en, retirado_en", 4, "?, ?, ?, ?"),
+    /* version 4: a barber's address, linked user and feed token's hash */
+    DUMP_TABLE("barbero_contactos", "barbero_id",
+               "barbero_id, email, usuario_id, feed_hash, updated_at", 5, "?, ?, ?, ?, ?"),
 };
 
 #define DUMP_PAGE 2000

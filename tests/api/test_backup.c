@@ -190,6 +190,7 @@ static void as_before_the_hours(const char *dir)
                              "DROP TABLE consentimientos; DROP INDEX mail_outbox_recipient; "
                              "ALTER TABLE auth_users DROP COLUMN eliminado_en; "
                              "DROP INDEX citas_informe; ALTER TABLE citas DROP COLUMN precio; "
+                             "DROP TABLE barbero_contactos; "
                              "DROP INDEX fotos_cita_cliente; "
                              "ALTER TABLE fotos_cita DROP COLUMN bytes; "
                              "DROP TABLE claves; DROP TABLE lista_espera_avisos; "
