@@ -99,9 +99,9 @@ void cita_detail_clear(struct cita_detail *d)
 
 const char *outbox_kind(const char *s)
 {
-    static const char *const kinds[] = {
-        "confirmacion", "cancelacion",  "reprogramacion",    "recordatorio", "aviso_espera",
-        "aviso_cita",   "aviso_cambio", "aviso_cancelacion", "cierre"};
+    static const char *const kinds[] = {"confirmacion", "cancelacion",       "reprogramacion",
+                                        "recordatorio", "aviso_espera",      "aviso_cita",
+                                        "aviso_cambio", "aviso_cancelacion", "cierre"};
     for (size_t i = 0; s && i < ARRAY_LEN(kinds); i++)
         if (!strcmp(s, kinds[i])) return kinds[i];
     return kinds[0];

@@ -283,6 +283,7 @@ const char *const schema_pg[] = {
      "  telefono text NOT NULL,"
      "  otorgado_en timestamptz NOT NULL,"
      "  retirado_en timestamptz"
+     ");"),
     /* as SQLite's: a barber's address, linked user and calendar feed */
     ("CREATE TABLE barbero_contactos ("
      "  barbero_id uuid PRIMARY KEY REFERENCES barberos(id) ON DELETE CASCADE,"

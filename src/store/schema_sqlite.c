@@ -329,6 +329,7 @@ const char *const schema_sqlite[] = {
      "  telefono TEXT NOT NULL,"
      "  otorgado_en TEXT NOT NULL,"
      "  retirado_en TEXT"
+     ");"),
     /* what a barber is told (store/avisos.h): the address the booking,
      * change and cancel notices go to, the user account of rol barbero
      * that speaks for the barber, and the hash of the calendar feed's
