@@ -2,6 +2,7 @@
 // barbers, services, working hours and closures (the catalog API).
 import { get, api, post, session, rol } from './api.js';
 import { h, page, focus, announce, alertBox, showError, euros } from './ui.js';
+import { cierres as closures, feedLink } from './avisos.js';
 
 const DIAS = ['lunes', 'martes', 'miércoles', 'jueves', 'viernes', 'sábado', 'domingo'];
 let uid = 0;
@@ -202,6 +203,7 @@ async function barberos(t) {
               }),
             'Barbero guardado',
           ),
+          feedLink(b),
         );
       }),
     ),
@@ -388,72 +390,6 @@ async function horarios(t) {
   );
 }
 
-async function cierres(t) {
-  const [{ ausencias }, { barberos: list }] = await Promise.all([
-    get('/api/admin/ausencias'),
-    get('/api/admin/barberos'),
-  ]);
-  const name = (id) =>
-    id ? (list.find((b) => b.id === id) || {}).nombre || id : 'Toda la barbería';
-  const [lb, sel] = inp('Quién', { tag: 'select' });
-  sel.append(
-    h('option', { value: '' }, 'Toda la barbería (cerrado)'),
-    ...list.map((b) => h('option', { value: b.id }, b.nombre)),
-  );
-  const [ld, desde] = inp('Desde (fecha)', { type: 'date', required: true });
-  const [lh, hasta] = inp('Hasta (fecha, incluida)', { type: 'date', required: true });
-  const [lm, motivo] = inp('Motivo (opcional)', { autocomplete: 'off' });
-  const err = alertBox();
-  box.replaceChildren(
-    t,
-    err,
-    ausencias.length
-      ? h(
-          'ul',
-          { class: 'cards' },
-          ausencias.map((a) =>
-            h(
-              'li',
-              { class: 'card' },
-              h(
-                'p',
-                {},
-                h('strong', {}, name(a.barbero_id)),
-                `: del ${a.desde} al ${a.hasta}${a.motivo ? ' · ' + a.motivo : ''}`,
-              ),
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'danger',
-                  onclick: async () => {
-                    try {
-                      await api('DELETE', `/api/admin/ausencias/${encodeURIComponent(a.id)}`);
-                      announce('Cierre borrado');
-                      render();
-                    } catch (ex) {
-                      showError(err, ex);
-                    }
-                  },
-                },
-                'Borrar',
-              ),
-            ),
-          ),
-        )
-      : h('p', {}, 'No hay cierres ni días libres.'),
-    h('h3', {}, 'Nuevo cierre o día libre'),
-    form(
-      [lb, sel, ld, desde, lh, hasta, lm, motivo],
-      'Añadir',
-      () =>
-        post('/api/admin/ausencias', {
-          barbero_id: sel.value || null,
-          desde: desde.value,
-          hasta: hasta.value,
-          motivo: motivo.value.trim() || undefined,
-        }),
-      'Cierre añadido',
-    ),
-  );
+function cierres(t) {
+  return closures(t, box, render);
 }

@@ -25,7 +25,7 @@ import { dayGrid } from './grid.js';
 import { noShows, nueva } from './mostrador.js';
 
 // The barber a barber's account is linked to (GET /api/auth/me).
-const linked = (me) => (me.perfil && me.perfil.barbero_id) || null;
+const linked = (me) => me.barbero_id || null;
 
 export async function agenda() {
   const me = await session();
@@ -191,6 +191,7 @@ export async function agenda() {
       n === 1 ? tramos(cols) : null,
     ]);
     const citas = all.filter((c) => !ver || c.barbero_id === ver);
+    await withNoShows(citas);
     const byDay = new Map();
     for (const c of citas) {
       const d = ymd(new Date(c.fecha_inicio));
@@ -243,6 +244,16 @@ export async function agenda() {
     return title;
   }
   await show();
+}
+
+// The no-shows of the clients shown (perfil.no_presentado): the listing's
+// own count when it carries one, else counted from the shop's no-shows.
+async function withNoShows(citas) {
+  if (citas.every((c) => !c.perfil || typeof c.perfil.no_presentado === 'number')) return;
+  const { citas: ns } = await get('/api/citas?' + qs({ estado: 'no_presentado', limit: 1000 }));
+  const n = new Map();
+  for (const x of ns) n.set(x.cliente_id, (n.get(x.cliente_id) || 0) + 1);
+  for (const c of citas) if (c.perfil) c.perfil.no_presentado = n.get(c.cliente_id) || 0;
 }
 
 // Attendance of an appointment that has started: came (completada) or

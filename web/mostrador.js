@@ -21,9 +21,9 @@ function field(label, attrs) {
 export function clientLine(c) {
   return [c.nombre || 'Sin nombre', c.telefono, c.email, noShows(c)].filter(Boolean).join(' · ');
 }
-// The count of no-shows, when there is any (the API's no_presentadas).
+// The count of no-shows, when there is any (the API's no_presentado).
 export function noShows(c) {
-  const n = c && c.no_presentadas;
+  const n = c && c.no_presentado;
   return n ? `${n} ${n === 1 ? 'vez' : 'veces'} no vino` : '';
 }
 
