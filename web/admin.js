@@ -2,7 +2,7 @@
 // barbers, services, working hours and closures (the catalog API).
 import { get, api, post, session, rol } from './api.js';
 import { h, page, focus, announce, alertBox, showError, euros } from './ui.js';
-import { cierres as closures, feedLink } from './avisos.js';
+import { cierres as closures, feedLink, barberFields } from './avisos.js';
 
 const DIAS = ['lunes', 'martes', 'miércoles', 'jueves', 'viernes', 'sábado', 'domingo'];
 let uid = 0;
@@ -172,7 +172,10 @@ function userCard(u) {
 }
 
 async function barberos(t) {
-  const { barberos: list } = await get('/api/admin/barberos');
+  const [{ barberos: list }, { usuarios }] = await Promise.all([
+    get('/api/admin/barberos'),
+    get('/api/admin/usuarios'),
+  ]);
   const [ln, nombre] = inp('Nombre', { required: true, autocomplete: 'off' });
   const [lf, foto] = inp('Foto (URL, opcional)', { type: 'url', autocomplete: 'off' });
   box.replaceChildren(
@@ -188,18 +191,20 @@ async function barberos(t) {
           autocomplete: 'off',
         });
         const [l3, a1] = check('Activo (se puede reservar)', b.activo);
+        const av = barberFields(b, usuarios);
         return h(
           'li',
           { class: 'card' + (b.activo ? '' : ' cancelled') },
           h('h3', {}, b.nombre + (b.activo ? '' : ' (inactivo)')),
           form(
-            [l1, n1, l2, f1, l3],
+            [l1, n1, l2, f1, l3, ...av.els],
             'Guardar',
             () =>
               api('PATCH', `/api/admin/barberos/${encodeURIComponent(b.id)}`, {
                 nombre: n1.value.trim(),
                 foto_url: f1.value.trim() || null,
                 activo: a1.checked,
+                ...av.body(),
               }),
             'Barbero guardado',
           ),

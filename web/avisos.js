@@ -226,6 +226,34 @@ export async function cierres(t, box, render) {
   );
 }
 
+// A barber's e-mail (where the notices of their bookings go) and the
+// account that speaks for them (a user of rol barbero): the fields and
+// their part of PATCH /api/admin/barberos/{id}.
+export function barberFields(b, usuarios) {
+  const [le, email] = field('Correo del barbero (avisos de sus citas)', {
+    type: 'email',
+    value: b.email || '',
+    autocomplete: 'off',
+  });
+  const [lu, cuenta] = field('Su cuenta para entrar (rol barbero)', { tag: 'select' });
+  cuenta.append(
+    h('option', { value: '' }, 'Ninguna'),
+    ...usuarios
+      .filter((u) => u.rol === 'barbero' || u.id === b.usuario_id)
+      .map((u) =>
+        h(
+          'option',
+          { value: u.id, selected: u.id === b.usuario_id },
+          u.nombre ? `${u.nombre} (${u.email})` : u.email,
+        ),
+      ),
+  );
+  return {
+    els: [le, email, lu, cuenta],
+    body: () => ({ email: email.value.trim() || null, usuario_id: cuenta.value || null }),
+  };
+}
+
 // A barber's calendar feed: a new private link to subscribe to (the old
 // one stops working), or none.
 export function feedLink(b) {
