@@ -69,6 +69,9 @@ static void w_barbero(struct jw *w, const struct barbero *b)
     jw_kstr(w, "foto_url", b->foto_url);
     jw_key(w, "activo");
     jw_bool(w, b->activo);
+    /* the admin's only: where the barber's notices go, who speaks for them */
+    jw_kstr(w, "email", b->email);
+    jw_kstr(w, "usuario_id", b->usuario_id[0] ? b->usuario_id : NULL);
     jw_obj_close(w);
 }
 
@@ -251,14 +254,20 @@ void api_admin_barbero_patch(struct http_req *r)
     p.set_foto_url = json_object_get(body, "foto_url") != NULL;
     if (!opt_text(r, body, "nombre", rule_nombre_ok, &p.nombre) ||
         !opt_text(r, body, "foto_url", rule_foto_url_ok, &p.foto_url) ||
-        !opt_activo(r, body, &p.activo))
+        !opt_activo(r, body, &p.activo) || !api_opt_string(r, body, "email", &p.email) ||
+        !api_opt_string(r, body, "usuario_id", &p.usuario_id))
         return;
+    /* present (null clears): the barber's notices (core/catalog.h) */
+    p.set_email = json_object_get(body, "email") != NULL;
+    p.set_usuario = json_object_get(body, "usuario_id") != NULL;
     if (json_object_get(body, "nombre") && !p.nombre) { /* null: a name is required */
         bad_field(r, "nombre");
         return;
     }
     br_err rc = catalog_barbero_update(api_app(r), id, &p);
-    if (rc == BR_INVALID)
+    if (rc == BR_INVALID || rc == BR_CONFLICT)
+        api_reply_err(r, rc);
+    else if (rc == BR_NOTFOUND && !strcmp(err_msg(), "Usuario no encontrado"))
         api_reply_err(r, rc);
     else if (rc == BR_NOTFOUND)
         http_reply_error(r, 404, "Barbero no encontrado");
@@ -458,6 +467,16 @@ void api_admin_ausencias_post(struct http_req *r)
     api_begin(&w);
     jw_key(&w, "ausencia");
     w_ausencia(&w, &a);
+    /* the appointments it falls on, left as they are (avisos.c) */
+    rc = api_w_afectadas(&w, api_app(r), &a);
+    if (rc) {
+        /* the day off is stored: a failed listing is told in the log only */
+        http_req_set_detail(r, err_msg());
+        jw_free(&w);
+        api_begin(&w);
+        jw_key(&w, "ausencia");
+        w_ausencia(&w, &a);
+    }
     api_reply(r, 201, &w);
 }
 

@@ -213,6 +213,18 @@ void api_admin_ausencias_get(struct http_req *r);
 void api_admin_ausencias_post(struct http_req *r);
 void api_admin_ausencia_delete(struct http_req *r); /* /api/admin/ausencias/{id} */
 void api_disponibilidad_get(struct http_req *r);
+/* the barbers' notices and feeds, closures that meet bookings (avisos.c) */
+bool api_feed_path(const char *path);              /* /api/barberos/{id}/agenda.ics */
+bool api_feed_admin_path(const char *path);        /* /api/admin/barberos/{id}/feed */
+bool api_ausencia_citas_path(const char *path);    /* /api/admin/ausencias/{id}/citas */
+bool api_ausencia_cancelar_path(const char *path); /* .../{id}/cancelar-citas */
+void api_barbero_feed_get(struct http_req *r);
+void api_admin_barbero_feed_post(struct http_req *r);
+void api_admin_barbero_feed_delete(struct http_req *r);
+void api_admin_ausencia_citas_get(struct http_req *r);
+void api_admin_ausencia_cancelar_post(struct http_req *r);
+/* Writes "afectadas": [...], the appointments a meets (cierres.h). */
+br_err api_w_afectadas(struct jw *w, struct app *app, const struct ausencia *a);
 
 /* --- cancel and reschedule --- */
 #define API_CITAS_PREFIX "/api/citas/"

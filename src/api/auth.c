@@ -103,5 +103,17 @@ void api_auth_me(struct http_req *r)
         api_w_perfil(&w, &p->perfil);
     else
         jw_null(&w);
+    /* the barber a user of rol barbero speaks for (store/avisos.h), so the
+     * web app opens that barber's own column; null for everyone else */
+    br_id barbero;
+    br_err rc = BR_NOTFOUND;
+    if (p->has_perfil && p->perfil.rol && !strcmp(p->perfil.rol, "barbero"))
+        rc = store_barbero_de_usuario(api_app(r)->store, p->user_id, barbero);
+    if (rc && rc != BR_NOTFOUND) {
+        jw_free(&w);
+        api_fail(r, rc, API_ERROR_INTERNAL);
+        return;
+    }
+    jw_kstr(&w, "barbero_id", rc ? NULL : barbero);
     api_reply(r, 200, &w);
 }

@@ -32,6 +32,17 @@ const struct http_route api_routes[] = {
     /* bookable hours (agenda.c) */
     {"GET", "/api/config", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_config_get},
     {"GET", "/api/disponibilidad", false, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_disponibilidad_get},
+    /* a barber's calendar feed: its token, no session (avisos.c) */
+    {"GET", "/api/barberos/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_barbero_feed_get,
+     api_feed_path, .head = true},
+    {"POST", "/api/admin/barberos/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE,
+     api_admin_barbero_feed_post, api_feed_admin_path},
+    {"DELETE", "/api/admin/barberos/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE,
+     api_admin_barbero_feed_delete, api_feed_admin_path},
+    {"GET", "/api/admin/ausencias/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE,
+     api_admin_ausencia_citas_get, api_ausencia_citas_path},
+    {"POST", "/api/admin/ausencias/", true, HTTP_AUTH_ADMIN, HTTP_BODY_JSON_OPT,
+     api_admin_ausencia_cancelar_post, api_ausencia_cancelar_path},
     {"GET", "/api/barberos/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_barbero_horario_get},
     {"GET", "/api/admin/barberos", false, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, api_admin_barberos_get},
     {"POST", "/api/admin/barberos", false, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,

@@ -60,6 +60,9 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
     if (!rc && !app->obj) rc = objstore_open(cfg, &app->obj);
     if (!rc) rc = store_migrate(app->store);
     if (!rc) rc = ident_open(app->store, cfg, &app->ident);
+    /* the barbers' notices ride on the changes' transactions when there is
+     * a transport to send them (as the clients' mails) */
+    if (!rc) store_avisos_enable(app->store, mailer_enabled(app->mailer));
     if (rc) {
         /* keep the detail: closing must not overwrite it */
         char msg[512];

@@ -82,8 +82,10 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
     free(description);
 }
 
-br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
-                     bool reschedule, const char *fecha_inicio, br_id cita_id)
+/* A change as cambios_apply makes it; caller NULL: the shop cancels
+ * because of a closure, the client's mail a "cierre" carrying mensaje. */
+static br_err apply(struct app *app, const struct principal *caller, const char *id,
+                    bool reschedule, const char *fecha_inicio, const char *mensaje, br_id cita_id)
 {
     cita_id[0] = '\0';
     int64_t now = clock_now_ms();
@@ -103,7 +105,7 @@ br_err cambios_apply(struct app *app, const struct principal *caller, const char
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Cita no encontrada");
     if (rc) return unexpected(rc, "cita lookup");
     /* NULL: barbero or admin, who may change any cita at any time */
-    const char *client = booking_list_scope(caller);
+    const char *client = caller ? booking_list_scope(caller) : NULL;
     if (client && strcmp(client, d.cita.cliente_id) != 0) {
         cita_detail_clear(&d);
         return err_set(BR_NOTFOUND, "Cita no encontrada");
@@ -142,6 +144,10 @@ br_err cambios_apply(struct app *app, const struct principal *caller, const char
         msg.notas = d.cita.notas;
         iso8601_format(now, msg.created_at);
         msg.kind = reschedule ? "reprogramacion" : "cancelacion";
+        if (!caller) {
+            msg.kind = "cierre"; /* the shop's message instead of the notes */
+            msg.notas = mensaje && *mensaje ? (char *)mensaje : NULL;
+        }
     }
 
     struct cita_change ch = {
@@ -181,4 +187,15 @@ br_err cambios_apply(struct app *app, const struct principal *caller, const char
     free(ch.event_id);
     cita_detail_clear(&d);
     return BR_OK;
+}
+
+br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
+                     bool reschedule, const char *fecha_inicio, br_id cita_id)
+{
+    return apply(app, caller, id, reschedule, fecha_inicio, NULL, cita_id);
+}
+
+br_err cambios_cancelar_cierre(struct app *app, const char *id, const char *mensaje, br_id cita_id)
+{
+    return apply(app, NULL, id, false, NULL, mensaje, cita_id);
 }

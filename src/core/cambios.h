@@ -28,4 +28,12 @@
 br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
                      bool reschedule, const char *fecha_inicio, br_id cita_id) WARN_UNUSED;
 
+/* Cancels the cita named by id text as staff would, because the shop or
+ * its barber is off that day: the same transaction, calendar follow-up and
+ * barber's notice as a staff cancel; the client's e-mail says so and
+ * carries mensaje (nullable, checked by the caller). Errors as
+ * cambios_apply's cancel. */
+br_err cambios_cancelar_cierre(struct app *app, const char *id, const char *mensaje,
+                               br_id cita_id) WARN_UNUSED;
+
 #endif

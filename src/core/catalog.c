@@ -5,6 +5,11 @@
  */
 #include "catalog.h"
 #include "../domain/rules.h"
+#include "../identity/identity.h"
+#include "../mail/compose.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 static br_err bad_field(const char *key)
 {
@@ -31,7 +36,40 @@ br_err catalog_barbero_update(struct app *app, const char *id, const struct barb
     if (p->set_foto_url && p->foto_url && !rule_foto_url_ok(p->foto_url))
         return bad_field("foto_url");
     if (!activo_ok(p->activo)) return bad_field("activo");
-    return store_barbero_update(app->store, id, p);
+    /* the barber's notices: an address mail can carry, a user of rol
+     * barbero (store/avisos.h) */
+    struct barbero_patch q = *p;
+    char *email = NULL;
+    if (p->set_email && p->email && *p->email) {
+        if (!ident_normalize_email(p->email, &email) || !mail_address_ok(email)) {
+            free(email);
+            return bad_field("email");
+        }
+        q.email = email;
+    } else if (p->set_email) {
+        q.email = NULL;
+    }
+    br_id uid;
+    if (p->set_usuario && p->usuario_id) {
+        struct perfil pf;
+        memset(&pf, 0, sizeof pf);
+        br_err rc = uuid_parse(p->usuario_id, strlen(p->usuario_id), uid)
+                        ? store_perfil_get(app->store, uid, &pf)
+                        : BR_NOTFOUND;
+        if (!rc && (!pf.rol || strcmp(pf.rol, "barbero") != 0))
+            rc = err_set(BR_INVALID, "El usuario no tiene el rol barbero");
+        perfil_clear(&pf);
+        if (rc == BR_NOTFOUND) rc = err_set(BR_NOTFOUND, "Usuario no encontrado");
+        if (rc) {
+            free(email);
+            return rc;
+        }
+        q.usuario_id = uid;
+    }
+    br_err rc = store_barbero_update(app->store, id, &q);
+    if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "El usuario ya está vinculado a otro barbero");
+    free(email);
+    return rc;
 }
 
 br_err catalog_servicio_add(struct app *app, struct servicio *s)

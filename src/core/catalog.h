@@ -20,7 +20,13 @@
  * OUT: b->id, the new id. */
 br_err catalog_barbero_add(struct app *app, struct barbero *b) WARN_UNUSED;
 
-/* Changes what p names of barber id, in one transaction. */
+/* Changes what p names of barber id, in one transaction. The barber's
+ * notices (store/avisos.h): an email that is not an address mail can
+ * carry is BR_INVALID "Campo inválido: email"; a usuario_id that names no
+ * user with a profile BR_NOTFOUND "Usuario no encontrado", one whose rol is
+ * not barbero BR_INVALID "El usuario no tiene el rol barbero", one linked
+ * to another barber BR_CONFLICT "El usuario ya está vinculado a otro
+ * barbero"; nothing is written then. */
 br_err catalog_barbero_update(struct app *app, const char *id,
                               const struct barbero_patch *p) WARN_UNUSED;
 

@@ -34,7 +34,8 @@ void barbero_clear(struct barbero *b)
 {
     free(b->nombre);
     free(b->foto_url);
-    b->nombre = b->foto_url = NULL;
+    free(b->email);
+    b->nombre = b->foto_url = b->email = NULL;
 }
 
 void servicio_clear(struct servicio *s)
@@ -96,8 +97,9 @@ void cita_detail_clear(struct cita_detail *d)
 
 const char *outbox_kind(const char *s)
 {
-    static const char *const kinds[] = {"confirmacion", "cancelacion", "reprogramacion",
-                                        "recordatorio"};
+    static const char *const kinds[] = {"confirmacion",      "cancelacion", "reprogramacion",
+                                        "recordatorio",      "aviso_cita",  "aviso_cambio",
+                                        "aviso_cancelacion", "cierre"};
     for (size_t i = 0; s && i < ARRAY_LEN(kinds); i++)
         if (!strcmp(s, kinds[i])) return kinds[i];
     return kinds[0];

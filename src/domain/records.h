@@ -50,6 +50,10 @@ struct barbero {
     char *nombre;
     char *foto_url; /* nullable */
     bool activo;    /* offered to clients (read only: a new barber is active) */
+    /* what only the admin sees (store/avisos.h): where the barber's notices
+     * go (NULL: none) and the user of rol barbero linked ("": none) */
+    char *email;
+    br_id usuario_id;
 };
 
 struct servicio {
@@ -123,8 +127,15 @@ struct outbox_msg {
     /* what the message says, and when it became due (a reminder
      * is queued long before it is sent: its retry window starts then) */
     const char *kind; /* "confirmacion" | "cancelacion" | "reprogramacion" | "recordatorio";
-                       * static text (NULL in a record to write: confirmacion) */
+                       * static text (NULL in a record to write: confirmacion); the
+                       * barber's notices "aviso_cita" | "aviso_cambio" |
+                       * "aviso_cancelacion" (recipient: the barber); "cierre": a
+                       * cancellation because the shop or the barber is off, notas
+                       * holding the shop's message */
     br_ts due_at;     /* "": at created_at */
+    /* read only: for a barber's notice, how many notices of the cita were
+     * queued before it (the .ics SEQUENCE: one event updated in place) */
+    int64_t secuencia;
 };
 
 /* A write or removal of an object, recorded durably before the object is

@@ -30,6 +30,11 @@ bool rule_motivo_ok(const char *s)
     return !s || !*s || text_ok(s, RULE_MOTIVO_MAX);
 }
 
+bool rule_mensaje_ok(const char *s)
+{
+    return !s || !*s || text_ok(s, RULE_MENSAJE_MAX);
+}
+
 bool rule_duracion_ok(int64_t minutes)
 {
     return minutes >= 1 && minutes <= RULE_DURACION_MAX;

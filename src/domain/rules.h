@@ -36,6 +36,11 @@ bool rule_foto_url_ok(const char *s);
  * most RULE_MOTIVO_MAX bytes ("" included). */
 bool rule_motivo_ok(const char *s);
 
+#define RULE_MENSAJE_MAX 1000 /* bytes of the shop's message to the clients of a closure */
+/* That message: NULL or "" (none), or UTF-8 text of at most
+ * RULE_MENSAJE_MAX bytes. */
+bool rule_mensaje_ok(const char *s);
+
 /* --- services ---------------------------------------------------------------------- */
 
 #define RULE_DURACION_MAX 1440 /* minutes: a day */

@@ -383,25 +383,79 @@ br_err mail_ics_fold(struct buf *out, const char *line, size_t n)
     return rc ? rc : buf_append(out, "\r\n", 2);
 }
 
-/* One property "NAME:" + escaped text, folded. */
-static void ics_prop_text(struct wr *w, struct buf *line, const char *name, const char *text)
+/* One property "NAME:" + escaped text, folded (line: scratch). */
+static br_err prop_text(struct buf *out, struct buf *line, const char *name, const char *text)
 {
-    if (w->rc) return;
     buf_reset(line);
     br_err rc = buf_puts(line, name);
     if (!rc) rc = buf_append(line, ":", 1);
     if (!rc) rc = mail_ics_text(line, text);
-    if (!rc) rc = mail_ics_fold(&w->b, line->p, line->len);
-    w->rc = rc;
+    if (!rc) rc = mail_ics_fold(out, line->p, line->len);
+    return rc;
 }
 
 /* One property whose value needs no escaping (ids, dates, constants). */
+static br_err prop_raw(struct buf *out, const char *name, const char *value)
+{
+    char *l = xasprintf("%s:%s", name, value);
+    br_err rc = mail_ics_fold(out, l, strlen(l));
+    free(l);
+    return rc;
+}
+
 static void ics_prop_raw(struct wr *w, const char *name, const char *value)
 {
-    if (w->rc) return;
-    char *l = xasprintf("%s:%s", name, value);
-    w->rc = mail_ics_fold(&w->b, l, strlen(l));
-    free(l);
+    if (!w->rc) w->rc = prop_raw(&w->b, name, value);
+}
+
+/* A parameter value (CN) as RFC 5545 allows it: quoted, without the
+ * characters a quoted value cannot hold (DQUOTE, controls). */
+static char *param_value(const char *s)
+{
+    char *clean = clean_text(s, false);
+    char *q = xmalloc(strlen(clean) + 3), *o = q;
+    *o++ = '"';
+    for (const char *p = clean; *p; p++)
+        if (*p != '"') *o++ = *p;
+    *o++ = '"';
+    *o = '\0';
+    free(clean);
+    return q;
+}
+
+br_err mail_ics_event(struct buf *out, const struct mail_ics_event *e)
+{
+    struct buf line;
+    buf_init(&line, PART_MAX);
+    char seq[24];
+    snprintf(seq, sizeof seq, "%lld", (long long)e->sequence);
+    br_err rc = prop_raw(out, "BEGIN", "VEVENT");
+    if (!rc) rc = prop_raw(out, "UID", e->uid);
+    if (!rc) rc = prop_raw(out, "DTSTAMP", e->dtstamp);
+    if (!rc) rc = prop_raw(out, "DTSTART", e->start);
+    if (!rc) rc = prop_raw(out, "DTEND", e->end);
+    if (!rc) rc = prop_text(out, &line, "SUMMARY", e->summary);
+    if (!rc) rc = prop_text(out, &line, "DESCRIPTION", e->description);
+    if (!rc && e->organizer) {
+        char *org = xasprintf("mailto:%s", e->organizer);
+        rc = prop_raw(out, "ORGANIZER;CN=Barbería", org);
+        free(org);
+    }
+    if (!rc && e->attendee) {
+        char *cn = param_value(e->attendee_cn ? e->attendee_cn : "");
+        char *name = xasprintf("ATTENDEE;CN=%s;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED", cn);
+        char *to = xasprintf("mailto:%s", e->attendee);
+        rc = prop_raw(out, name, to);
+        free(cn);
+        free(name);
+        free(to);
+    }
+    if (!rc) rc = prop_raw(out, "STATUS", e->status);
+    if (!rc) rc = prop_raw(out, "SEQUENCE", seq);
+    if (!rc) rc = prop_raw(out, "TRANSP", "OPAQUE");
+    if (!rc) rc = prop_raw(out, "END", "VEVENT");
+    buf_free(&line);
+    return rc;
 }
 
 /* --- the message ------------------------------------------------------------------------ */
@@ -411,7 +465,7 @@ struct fields {
     char *cliente, *barbero, *servicio, *notas; /* notas "" when none */
     char inicio[96], fin[96];                   /* Spanish local dates */
     char ics_start[17], ics_end[17], ics_stamp[17];
-    char ics_sequence[24]; /* "0" for a confirmation; later changes count up */
+    int64_t ics_sequence; /* 0 for a confirmation; later changes count up */
     const char *tz;
 };
 
@@ -486,6 +540,8 @@ struct kind_text {
     const char *close_html; /* the HTML's paragraphs after the table, up to "<br>Barbería" */
     const char *method;     /* the .ics METHOD */
     const char *status;     /* the VEVENT STATUS */
+    bool aviso;             /* to the barber: greeted by name, the event's attendee */
+    const char *label;      /* the label of notas ("Notas" when NULL) */
 };
 
 static const struct kind_text kind_texts[] = {
@@ -525,6 +581,36 @@ static const struct kind_text kind_texts[] = {
      "Si no puedes venir, avísanos con tiempo.</p>\r\n"
      "<p>¡Te esperamos!",
      "PUBLISH", "CONFIRMED"},
+    {"aviso_cita", "Nueva cita", "Nueva cita", "Tienes una cita nueva en tu agenda:",
+     "El adjunto (cita.ics) la añade a tu calendario; los cambios llegarán igual.\r\n\r\n"
+     "Un saludo,\r\n",
+     "<p>El adjunto (cita.ics) la añade a tu calendario; los cambios llegarán igual.</p>\r\n"
+     "<p>Un saludo,",
+     "REQUEST", "CONFIRMED", true, NULL},
+    {"aviso_cambio", "Cita cambiada", "Cita cambiada",
+     "Una cita de tu agenda ha cambiado de hora. Estos son los nuevos detalles:",
+     "El adjunto (cita.ics) la actualiza en tu calendario.\r\n\r\n"
+     "Un saludo,\r\n",
+     "<p>El adjunto (cita.ics) la actualiza en tu calendario.</p>\r\n"
+     "<p>Un saludo,",
+     "REQUEST", "CONFIRMED", true, NULL},
+    {"aviso_cancelacion", "Cita cancelada", "Cita cancelada",
+     "Se ha cancelado una cita de tu agenda. Estos eran los detalles:",
+     "El adjunto (cita.ics) la quita de tu calendario.\r\n\r\n"
+     "Un saludo,\r\n",
+     "<p>El adjunto (cita.ics) la quita de tu calendario.</p>\r\n"
+     "<p>Un saludo,",
+     "CANCEL", "CANCELLED", true, NULL},
+    {"cierre", "Cita cancelada", "Cita cancelada",
+     "Lo sentimos: hemos tenido que cancelar tu cita, porque ese día no podremos atenderte. "
+     "Estos eran los detalles:",
+     "El adjunto (cita.ics) la quita de tu calendario.\r\n"
+     "Cuando quieras, puedes reservar otra; disculpa las molestias.\r\n\r\n"
+     "Un saludo,\r\n",
+     "<p>El adjunto (cita.ics) la quita de tu calendario.<br>\r\n"
+     "Cuando quieras, puedes reservar otra; disculpa las molestias.</p>\r\n"
+     "<p>Un saludo,",
+     "CANCEL", "CANCELLED", false, "Mensaje"},
 };
 
 static const struct kind_text *kind_text_of(const struct outbox_msg *m)
@@ -539,7 +625,7 @@ static void text_body(struct wr *w, const struct fields *f, const struct outbox_
 {
     const struct kind_text *k = kind_text_of(m);
     wr_puts(w, "Hola, ");
-    put_crlf(w, f->cliente);
+    put_crlf(w, k->aviso ? f->barbero : f->cliente);
     wr_puts(w, ":\r\n\r\n");
     wr_puts(w, k->intro);
     wr_puts(w, "\r\n\r\n"
@@ -553,7 +639,7 @@ static void text_body(struct wr *w, const struct fields *f, const struct outbox_
               f->tz);
     if (*f->notas) {
         /* notes keep their lines, indented under the label */
-        wr_puts(w, "  Notas:    ");
+        wr_puts(w, k->label ? "  Mensaje:  " : "  Notas:    ");
         for (const char *p = f->notas; *p && !w->rc; p++) {
             if (*p == '\n')
                 wr_puts(w, "\r\n            ");
@@ -584,7 +670,7 @@ static void html_body(struct wr *w, const struct fields *f, const struct outbox_
               "<title>%s</title>\r\n</head>\r\n"
               "<body style=\"font-family:sans-serif;color:#222\">\r\n<p>Hola, ",
               k->title);
-    put_html(w, f->cliente);
+    put_html(w, k->aviso ? f->barbero : f->cliente);
     wr_printf(w, ":</p>\r\n<p>%s</p>\r\n<table>\r\n", k->intro);
     html_row(w, "Servicio", f->servicio);
     html_row(w, "Barbero", f->barbero);
@@ -595,7 +681,7 @@ static void html_body(struct wr *w, const struct fields *f, const struct outbox_
     when = xasprintf("%s (%s)", f->fin, f->tz);
     html_row(w, "Fin", when);
     free(when);
-    if (*f->notas) html_row(w, "Notas", f->notas);
+    if (*f->notas) html_row(w, k->label ? k->label : "Notas", f->notas);
     html_row(w, "N.º de cita", m->cita_id);
     wr_puts(w, "</table>\r\n");
     wr_puts(w, k->close_html);
@@ -605,44 +691,53 @@ static void html_body(struct wr *w, const struct fields *f, const struct outbox_
 static void ics_body(struct wr *w, const struct fields *f, const struct outbox_msg *m,
                      const char *from)
 {
-    struct buf line;
-    buf_init(&line, PART_MAX);
+    const struct kind_text *k = kind_text_of(m);
     ics_prop_raw(w, "BEGIN", "VCALENDAR");
     ics_prop_raw(w, "VERSION", "2.0");
     ics_prop_raw(w, "PRODID", "-//Barberia//Citas " BARBERIA_VERSION "//ES");
     ics_prop_raw(w, "CALSCALE", "GREGORIAN");
-    const struct kind_text *k = kind_text_of(m);
     ics_prop_raw(w, "METHOD", k->method);
-    ics_prop_raw(w, "BEGIN", "VEVENT");
     char *uid = xasprintf("%s@barberia", m->cita_id);
-    ics_prop_raw(w, "UID", uid);
-    free(uid);
-    /* DTSTAMP is when the booking was made, so a retried message carries
-     * the very same calendar object */
-    ics_prop_raw(w, "DTSTAMP", f->ics_stamp);
-    ics_prop_raw(w, "DTSTART", f->ics_start);
-    ics_prop_raw(w, "DTEND", f->ics_end);
-    char *summary = xasprintf("%s con %s", f->servicio, f->barbero);
-    ics_prop_text(w, &line, "SUMMARY", summary);
-    free(summary);
-    char *desc = *f->notas ? xasprintf("Cliente: %s\nBarbero: %s\nServicio: %s\nCita: %s\n"
-                                       "Notas: %s",
-                                       f->cliente, f->barbero, f->servicio, m->cita_id, f->notas)
-                           : xasprintf("Cliente: %s\nBarbero: %s\nServicio: %s\nCita: %s",
-                                       f->cliente, f->barbero, f->servicio, m->cita_id);
-    ics_prop_text(w, &line, "DESCRIPTION", desc);
-    free(desc);
-    /* RFC 5546 wants an ORGANIZER on a published event; the sender is the
-     * only address the shop has */
-    char *org = xasprintf("mailto:%s", from);
-    ics_prop_raw(w, "ORGANIZER;CN=Barbería", org);
-    free(org);
-    ics_prop_raw(w, "STATUS", k->status);
-    ics_prop_raw(w, "SEQUENCE", f->ics_sequence);
-    ics_prop_raw(w, "TRANSP", "OPAQUE");
-    ics_prop_raw(w, "END", "VEVENT");
+    char *summary, *desc;
+    const char *label = k->label ? k->label : "Notas";
+    if (k->aviso) {
+        /* the barber's calendar: who comes, for what */
+        summary = xasprintf("%s \u2014 %s", f->servicio, f->cliente);
+        desc = *f->notas ? xasprintf("Cliente: %s\nServicio: %s\nCita: %s\nNotas: %s", f->cliente,
+                                     f->servicio, m->cita_id, f->notas)
+                         : xasprintf("Cliente: %s\nServicio: %s\nCita: %s", f->cliente, f->servicio,
+                                     m->cita_id);
+    } else {
+        summary = xasprintf("%s con %s", f->servicio, f->barbero);
+        desc = *f->notas
+                   ? xasprintf("Cliente: %s\nBarbero: %s\nServicio: %s\nCita: %s\n"
+                               "%s: %s",
+                               f->cliente, f->barbero, f->servicio, m->cita_id, label, f->notas)
+                   : xasprintf("Cliente: %s\nBarbero: %s\nServicio: %s\nCita: %s", f->cliente,
+                               f->barbero, f->servicio, m->cita_id);
+    }
+    /* DTSTAMP is when the message was queued, so a retried message carries
+     * the very same calendar object; RFC 5546 wants an ORGANIZER on a
+     * published event (the sender is the only address the shop has) and
+     * an ATTENDEE on a request */
+    struct mail_ics_event ev = {
+        .uid = uid,
+        .dtstamp = f->ics_stamp,
+        .start = f->ics_start,
+        .end = f->ics_end,
+        .summary = summary,
+        .description = desc,
+        .organizer = from,
+        .attendee = k->aviso ? m->recipient : NULL,
+        .attendee_cn = f->barbero,
+        .status = k->status,
+        .sequence = f->ics_sequence,
+    };
+    if (!w->rc) w->rc = mail_ics_event(&w->b, &ev);
     ics_prop_raw(w, "END", "VCALENDAR");
-    buf_free(&line);
+    free(uid);
+    free(summary);
+    free(desc);
 }
 
 /* A boundary no base64 line or encoded-word can contain ("=_" never
@@ -697,7 +792,8 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
     const struct kind_text *kt = kind_text_of(m);
     int64_t seq = 0;
     if (kt != &kind_texts[0] && stamp > 1577836800000LL) seq = (stamp - 1577836800000LL) / 60000;
-    snprintf(f.ics_sequence, sizeof f.ics_sequence, "%lld", (long long)seq);
+    /* the barber's notices count themselves: 0, 1, 2 ... across the cita's life */
+    f.ics_sequence = kt->aviso ? m->secuencia : seq;
 
     struct wr text, html, ics, msg;
     wr_init(&text, PART_MAX);
@@ -716,7 +812,7 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
 
     wr_printf(&msg, "Date: %s\r\n", date);
     header_address(&msg, "From", "Barbería", o->from);
-    header_address(&msg, "To", f.cliente, m->recipient);
+    header_address(&msg, "To", kt->aviso ? f.barbero : f.cliente, m->recipient);
     char *subject = xasprintf("%s: %s, %s", kt->subject, f.servicio, f.inicio);
     if (!msg.rc) msg.rc = mail_header_text(&msg.b, "Subject", subject);
     free(subject);
@@ -733,15 +829,12 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
     put_part(&msg, alt, "Content-Type: text/plain; charset=utf-8\r\n", &text);
     put_part(&msg, alt, "Content-Type: text/html; charset=utf-8\r\n", &html);
     wr_printf(&msg, "--%s--\r\n\r\n", alt);
-    put_part(
-        &msg, mixed,
-        kt->method[0] == 'C'
-            ? "Content-Type: text/calendar; charset=utf-8; method=CANCEL;\r\n name=\"cita.ics\"\r\n"
-              "Content-Disposition: attachment; filename=\"cita.ics\"\r\n"
-            : "Content-Type: text/calendar; charset=utf-8; method=PUBLISH;\r\n "
-              "name=\"cita.ics\"\r\n"
-              "Content-Disposition: attachment; filename=\"cita.ics\"\r\n",
-        &ics);
+    char *ics_headers = xasprintf("Content-Type: text/calendar; charset=utf-8; method=%s;\r\n "
+                                  "name=\"cita.ics\"\r\n"
+                                  "Content-Disposition: attachment; filename=\"cita.ics\"\r\n",
+                                  kt->method);
+    put_part(&msg, mixed, ics_headers, &ics);
+    free(ics_headers);
     wr_printf(&msg, "--%s--\r\n", mixed);
 
     br_err rc = msg.rc;

@@ -77,6 +77,20 @@ br_err mail_ics_text(struct buf *out, const char *text) WARN_UNUSED;
  * inside a UTF-8 character, each line ending in CRLF. */
 br_err mail_ics_fold(struct buf *out, const char *line, size_t n) WARN_UNUSED;
 
+/* One VEVENT (BEGIN to END), every property folded, text escaped; the
+ * mails' attachments and the barbers' calendar feed write their events
+ * with it. Strings are borrowed; optional ones NULL. */
+struct mail_ics_event {
+    const char *uid;                    /* "<cita id>@barberia": one event across its life */
+    const char *dtstamp, *start, *end;  /* iCalendar UTC date-times (mail_ics_utc) */
+    const char *summary, *description;  /* plain text */
+    const char *organizer;              /* the shop's address, or NULL */
+    const char *attendee, *attendee_cn; /* the barber's address and name, or NULL */
+    const char *status;                 /* CONFIRMED, CANCELLED */
+    int64_t sequence;
+};
+br_err mail_ics_event(struct buf *out, const struct mail_ics_event *e) WARN_UNUSED;
+
 /* ms (UTC) as the local time of the zone set by mail_tz_use(), in Spanish:
  * "sábado 21 de noviembre de 2026, 10:30". Truncated to n - 1 octets. */
 void mail_when(int64_t ms, char *out, size_t n);

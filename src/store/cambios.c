@@ -83,9 +83,15 @@ static const char sql_reminders_drop[] =
 /* The overlap check of a reschedule: the cita itself does not count. */
 static const char sql_overlap_but[] = MEETS_WINDOW("1", " AND id <> ?") " LIMIT 1";
 
+struct change_args {
+    struct cita_change *ch;
+    bool avisos; /* the barber's notice too (store/avisos.h) */
+};
+
 static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
 {
-    struct cita_change *ch = ud;
+    struct change_args *ca = ud;
+    struct cita_change *ch = ca->ch;
     ch->why = CAMBIO_OK; /* the adapter may run this again (a deadlock) */
     free(ch->event_id);
     ch->event_id = NULL;
@@ -144,6 +150,11 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     /* a pending reminder is for the old time or for nothing now */
     if (!rc) rc = EXEC(db, conn, sql_reminders_drop, pi, NULL, NULL, NULL);
     if (!rc && ch->mail) rc = outbox_insert(db, conn, ch->mail);
+    if (!rc && ca->avisos) {
+        br_ts now;
+        iso8601_format(clock_now_ms(), now);
+        rc = aviso_insert(db, conn, ch->id, ch->inicio ? "aviso_cambio" : "aviso_cancelacion", now);
+    }
     if (!rc) {
         ch->event_id = r.event_id;
         r.event_id = NULL;
@@ -156,7 +167,8 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
 br_err store_cita_change(struct store *st, struct cita_change *ch)
 {
     ch->event_id = NULL;
-    br_err rc = in_tx(st, change_tx, ch);
+    struct change_args ca = {ch, st->avisos};
+    br_err rc = in_tx(st, change_tx, &ca);
     if (rc) {
         free(ch->event_id);
         ch->event_id = NULL;

@@ -44,11 +44,15 @@ static br_err barbero_row(void *ud, const struct db_val *c, int n)
     b.nombre = (char *)text_or_empty(&c[1]);
     b.foto_url = (char *)text_or_null(&c[2]);
     b.activo = n > 3 ? as_int(&c[3]) != 0 : true;
+    b.email = n > 4 ? (char *)text_or_null(&c[4]) : NULL;
+    b.usuario_id[0] = '\0';
+    if (n > 5) COPY(b.usuario_id, &c[5]);
     if (!fits) return too_long();
     if (a->fn) return a->fn(a->ud, &b);
     *a->out = b;
     a->out->nombre = xstrdup(b.nombre);
     a->out->foto_url = xstrdup_or_null(b.foto_url);
+    a->out->email = xstrdup_or_null(b.email);
     a->found = true;
     return BR_OK;
 }
@@ -58,8 +62,11 @@ br_err store_barbero_get(struct store *st, const char *id, struct barbero *b)
     memset(b, 0, sizeof *b);
     struct barbero_cb a = {.out = b};
     struct db_val p[] = {db_text(id)};
-    br_err rc = run(st, "SELECT id, nombre, foto_url, activo FROM barberos WHERE id = ?", p, 1,
-                    barbero_row, &a, NULL);
+    br_err rc = run(st,
+                    "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id "
+                    "FROM barberos b LEFT JOIN barbero_contactos k ON k.barbero_id = b.id "
+                    "WHERE b.id = ?",
+                    p, 1, barbero_row, &a, NULL);
     if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such barber");
     return rc;
 }
@@ -154,8 +161,11 @@ br_err horario_default_insert(struct db *db, struct db_conn *c, const char *barb
 br_err store_barberos_all(struct store *st, store_barbero_fn fn, void *ud)
 {
     struct barbero_cb a = {.fn = fn, .ud = ud};
-    return run(st, "SELECT id, nombre, foto_url, activo FROM barberos ORDER BY nombre, id", NULL, 0,
-               barbero_row, &a, NULL);
+    return run(st,
+               "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id "
+               "FROM barberos b LEFT JOIN barbero_contactos k ON k.barbero_id = b.id "
+               "ORDER BY b.nombre, b.id",
+               NULL, 0, barbero_row, &a, NULL);
 }
 
 br_err store_servicios_all(struct store *st, store_servicio_fn fn, void *ud)
@@ -194,6 +204,7 @@ static br_err barbero_patch_tx(struct db *db, struct db_conn *c, void *ud)
         struct db_val v[] = {db_text(p->activo ? "1" : "0"), db_text(a->id)};
         rc = EXEC(db, c, "UPDATE barberos SET activo = ? WHERE id = ?", v, NULL, NULL, NULL);
     }
+    if (!rc && (p->set_email || p->set_usuario)) rc = contacto_patch(db, c, a->id, p);
     return rc;
 }
 

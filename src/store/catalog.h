@@ -34,8 +34,14 @@ struct barbero_patch {
     bool set_foto_url;
     const char *foto_url; /* with set_foto_url: NULL stores NULL */
     int activo;           /* 1, 0, or -1 */
+    /* the barber's notices (store/avisos.h); with set_*: NULL clears */
+    bool set_email;
+    const char *email;
+    bool set_usuario;
+    const char *usuario_id; /* a user of rol barbero */
 };
-/* In one transaction. BR_NOTFOUND when there is no such barber. */
+/* In one transaction. BR_NOTFOUND when there is no such barber;
+ * BR_CONFLICT when usuario_id is linked to another barber. */
 br_err store_barbero_update(struct store *st, const char *id,
                             const struct barbero_patch *p) STORE_WRITE WARN_UNUSED;
 

@@ -90,6 +90,7 @@ struct book_args {
     const struct outbox_msg *m;
     const char *now; /* with cap: what "upcoming" is counted from */
     int64_t cap;     /* upcoming appointments the client may hold; 0: any */
+    bool avisos;     /* the barber's notice too (store/avisos.h) */
 };
 
 /* On PostgreSQL, the bookings and moves of one barber whose times could
@@ -184,9 +185,9 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
                     "INSERT INTO historial_cortes (id, cliente_id, cita_id, barbero_id, "
                     "servicio_id, fecha, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     ph);
-    if (rc || !a->m) return rc;
-
-    return outbox_insert(db, conn, a->m);
+    if (!rc && a->m) rc = outbox_insert(db, conn, a->m);
+    if (!rc && a->avisos) rc = aviso_insert(db, conn, c->id, "aviso_cita", c->created_at);
+    return rc;
 }
 
 br_err store_cita_book(struct store *st, const struct cita *c, const struct outbox_msg *mail)
@@ -197,7 +198,7 @@ br_err store_cita_book(struct store *st, const struct cita *c, const struct outb
 br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
                               const char *now, int64_t cap)
 {
-    struct book_args a = {c, mail, now, now ? cap : 0};
+    struct book_args a = {c, mail, now, now ? cap : 0, st->avisos};
     /* of what the memos read, a booking changes its client's listing only */
     return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
 }

@@ -35,7 +35,18 @@ br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_ms
 
 #define OUTBOX_COLS                                                                                \
     "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, fecha_inicio, "      \
-    "fecha_fin, notas, created_at, status, attempts, next_attempt_at, last_error, kind, due_at"
+    "fecha_fin, notas, created_at, status, attempts, next_attempt_at, last_error, kind, "          \
+    "due_at, " OUTBOX_SECUENCIA
+
+/* A barber's notice's place among the cita's notices (the .ics SEQUENCE),
+ * counted from the rows themselves: the same on every retry, one more for
+ * each change, with no column to keep in step */
+#define OUTBOX_AVISOS "('aviso_cita', 'aviso_cambio', 'aviso_cancelacion')"
+#define OUTBOX_SECUENCIA                                                                           \
+    "CASE WHEN kind IN " OUTBOX_AVISOS " THEN (SELECT count(*) FROM mail_outbox x "                \
+    "WHERE x.cita_id = mail_outbox.cita_id AND x.kind IN " OUTBOX_AVISOS " AND "                   \
+    "(x.created_at < mail_outbox.created_at OR (x.created_at = mail_outbox.created_at AND "        \
+    "x.id < mail_outbox.id))) ELSE 0 END"
 
 static bool outbox_view(struct outbox_msg *m, const struct db_val *c)
 {
@@ -56,6 +67,7 @@ static bool outbox_view(struct outbox_msg *m, const struct db_val *c)
     m->last_error = (char *)text_or_null(&c[13]);
     m->kind = outbox_kind(text_or_null(&c[14]));
     COPY(m->due_at, &c[15]);
+    m->secuencia = as_int(&c[16]);
     return fits;
 }
 

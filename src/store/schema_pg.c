@@ -196,6 +196,14 @@ const char *const schema_pg[] = {
     /* as SQLite's: each photo's size, for the uploader's quota */
     ("ALTER TABLE fotos_cita ADD COLUMN bytes bigint NOT NULL DEFAULT 0;"
      "CREATE INDEX fotos_cita_cliente ON fotos_cita(cliente_id, bytes);"),
+    /* as SQLite's: a barber's address, linked user and calendar feed */
+    ("CREATE TABLE barbero_contactos ("
+     "  barbero_id uuid PRIMARY KEY REFERENCES barberos(id) ON DELETE CASCADE,"
+     "  email text,"
+     "  usuario_id uuid UNIQUE REFERENCES auth_users(id) ON DELETE SET NULL,"
+     "  feed_hash text UNIQUE,"
+     "  updated_at timestamptz NOT NULL"
+     ");"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

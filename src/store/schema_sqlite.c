@@ -229,6 +229,17 @@ const char *const schema_sqlite[] = {
      * migration cannot read (docs/decisions.md) */
     ("ALTER TABLE fotos_cita ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;"
      "CREATE INDEX fotos_cita_cliente ON fotos_cita(cliente_id, bytes);"),
+    /* what a barber is told (store/avisos.h): the address the booking,
+     * change and cancel notices go to, the user account of rol barbero
+     * that speaks for the barber, and the hash of the calendar feed's
+     * token (NULL: no feed); one row per barber that has any of them */
+    ("CREATE TABLE barbero_contactos ("
+     "  barbero_id TEXT PRIMARY KEY REFERENCES barberos(id) ON DELETE CASCADE,"
+     "  email TEXT,"
+     "  usuario_id TEXT UNIQUE REFERENCES auth_users(id) ON DELETE SET NULL,"
+     "  feed_hash TEXT UNIQUE,"
+     "  updated_at TEXT NOT NULL"
+     ");"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -40,6 +40,7 @@ struct store {
     bool names_loading;  /* a thread is reading them: the others join */
     int64_t names_retry; /* after a load failed (clock_mono_ms): join until then */
     struct names *names; /* NULL until read */
+    bool avisos;         /* queue the barber's notices (store/avisos.h) */
 };
 
 /* --- plumbing ---------------------------------------------------------------- */
@@ -322,6 +323,15 @@ br_err lock_slot_hours(struct db *db, struct db_conn *c, const char *barbero_id,
 
 /* outbox.c: queues m in the transaction on conn. */
 br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m);
+/* Queues the barber's notice of kind ("aviso_cita", "aviso_cambio",
+ * "aviso_cancelacion") about cita_id as it now stands, when its barber has
+ * an address (nothing otherwise), created at now (avisos.c). */
+br_err aviso_insert(struct db *db, struct db_conn *conn, const char *cita_id, const char *kind,
+                    const char *now);
+/* The barber's address and linked user from a PATCH, in its transaction:
+ * BR_CONFLICT when the user speaks for another barber (avisos.c). */
+br_err contacto_patch(struct db *db, struct db_conn *conn, const char *barbero_id,
+                      const struct barbero_patch *p);
 
 /* plans.c: hands fn the plan of each of the n statements of hot (their
  * text an EXPLAIN QUERY PLAN, each with nparams placeholders), or of one

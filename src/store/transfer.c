@@ -52,6 +52,9 @@ static const struct dump_table {
                    "barbero_id, dia, inicio, fin", 4, "?, ?, ?, ?"),
     DUMP_TABLE("ausencias", "id", "id, barbero_id, desde, hasta, motivo, created_at", 6,
                "?, ?, ?, ?, ?, ?"),
+    /* version 4: a barber's address, linked user and feed token's hash */
+    DUMP_TABLE("barbero_contactos", "barbero_id",
+               "barbero_id, email, usuario_id, feed_hash, updated_at", 5, "?, ?, ?, ?, ?"),
 };
 
 #define DUMP_PAGE 2000

@@ -1,0 +1,276 @@
+/*
+ * avisos.c - what a barber is told (see store/avisos.h): the barber's
+ * address and linked user, the notices queued with each change of an
+ * appointment, and the private calendar feed.
+ */
+#include "store_int.h"
+
+#include <stdio.h>
+
+/* --- the barber's address and linked user ---------------------------------------------- */
+
+void store_avisos_enable(struct store *st, bool on)
+{
+    st->avisos = on;
+}
+
+br_err contacto_patch(struct db *db, struct db_conn *conn, const char *barbero_id,
+                      const struct barbero_patch *p)
+{
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    struct db_val pk[] = {db_text(barbero_id), db_text(now)};
+    br_err rc = EXEC(db, conn,
+                     "INSERT INTO barbero_contactos (barbero_id, updated_at) VALUES (?, ?) "
+                     "ON CONFLICT (barbero_id) DO NOTHING",
+                     pk, NULL, NULL, NULL);
+    if (!rc && p->set_email) {
+        struct db_val v[] = {db_text(p->email), db_text(now), db_text(barbero_id)};
+        rc = EXEC(db, conn,
+                  "UPDATE barbero_contactos SET email = ?, updated_at = ? WHERE barbero_id = ?", v,
+                  NULL, NULL, NULL);
+    }
+    if (!rc && p->set_usuario && p->usuario_id) {
+        bool taken = false;
+        struct db_val v[] = {db_text(p->usuario_id), db_text(barbero_id)};
+        rc = EXEC(db, conn,
+                  "SELECT 1 FROM barbero_contactos WHERE usuario_id = ? AND barbero_id <> ?", v,
+                  one_flag, &taken, NULL);
+        if (!rc && taken) rc = err_set(BR_CONFLICT, "the user speaks for another barber");
+    }
+    if (!rc && p->set_usuario) {
+        struct db_val v[] = {db_text(p->usuario_id), db_text(now), db_text(barbero_id)};
+        rc = EXEC(db, conn,
+                  "UPDATE barbero_contactos SET usuario_id = ?, updated_at = ? "
+                  "WHERE barbero_id = ?",
+                  v, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+static br_err one_id(void *ud, const struct db_val *c, int n)
+{
+    bool fits = true;
+    char *out = ud;
+    if (n > 0 && c[0].type == DB_TEXT) fits = copy_fixed(out, sizeof(br_id), &c[0]);
+    return fits ? BR_OK : too_long();
+}
+
+br_err store_barbero_de_usuario(struct store *st, const char *user_id, br_id out)
+{
+    out[0] = '\0';
+    struct db_val p[] = {db_text(user_id)};
+    br_err rc = run(st, "SELECT barbero_id FROM barbero_contactos WHERE usuario_id = ?", p, 1,
+                    one_id, out, NULL);
+    if (!rc && !out[0]) rc = err_set(BR_NOTFOUND, "no barber for the user");
+    return rc;
+}
+
+/* --- the notices ------------------------------------------------------------------------- */
+
+struct aviso_row {
+    struct outbox_msg m;
+    char *email, *cliente, *barbero, *servicio, *notas;
+    bool found;
+};
+
+static br_err aviso_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct aviso_row *a = ud;
+    bool fits = true;
+    COPY(a->m.fecha_inicio, &c[5]);
+    COPY(a->m.fecha_fin, &c[6]);
+    if (!fits) return too_long();
+    a->email = dup_or_null(&c[0]);
+    a->cliente = dup_or_null(&c[1]);
+    a->barbero = dup_or_null(&c[2]);
+    a->servicio = dup_or_null(&c[3]);
+    a->notas = dup_or_null(&c[4]);
+    a->found = true;
+    return BR_OK;
+}
+
+br_err aviso_insert(struct db *db, struct db_conn *conn, const char *cita_id, const char *kind,
+                    const char *now)
+{
+    struct aviso_row a;
+    memset(&a, 0, sizeof a);
+    struct db_val p[] = {db_text(cita_id)};
+    br_err rc = EXEC(db, conn,
+                     "SELECT k.email, COALESCE(pf.nombre, ''), b.nombre, COALESCE(s.nombre, ''), "
+                     "c.notas, c.fecha_inicio, c.fecha_fin FROM citas c "
+                     "JOIN barbero_contactos k ON k.barbero_id = c.barbero_id "
+                     "JOIN barberos b ON b.id = c.barbero_id "
+                     "LEFT JOIN servicios s ON s.id = c.servicio_id "
+                     "LEFT JOIN perfiles pf ON pf.id = c.cliente_id "
+                     "WHERE c.id = ? AND k.email IS NOT NULL",
+                     p, aviso_row, &a, NULL);
+    if (!rc && a.found && a.email && *a.email) {
+        uuid_v4(a.m.id);
+        memcpy(a.m.cita_id, cita_id, sizeof a.m.cita_id);
+        a.m.recipient = a.email;
+        a.m.cliente_nombre = a.cliente && *a.cliente ? a.cliente : "Cliente";
+        a.m.barbero_nombre = a.barbero;
+        a.m.servicio_nombre = a.servicio;
+        a.m.notas = a.notas;
+        snprintf(a.m.created_at, sizeof a.m.created_at, "%s", now);
+        a.m.kind = outbox_kind(kind);
+        rc = outbox_insert(db, conn, &a.m);
+    }
+    free(a.email);
+    free(a.cliente);
+    free(a.barbero);
+    free(a.servicio);
+    free(a.notas);
+    return rc;
+}
+
+/* --- the calendar feed ----------------------------------------------------------------- */
+
+struct feed_set_args {
+    const char *barbero_id, *hash, *now;
+};
+
+static br_err feed_set_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct feed_set_args *a = ud;
+    int64_t n = 0;
+    struct db_val pk[] = {db_text(a->barbero_id)};
+    br_err rc = EXEC(db, c, "SELECT count(*) FROM barberos WHERE id = ?", pk, one_int, &n, NULL);
+    if (rc) return rc;
+    if (n == 0) return err_set(BR_NOTFOUND, "no such barber");
+    struct db_val pi[] = {db_text(a->barbero_id), db_text(a->now)};
+    rc = EXEC(db, c,
+              "INSERT INTO barbero_contactos (barbero_id, updated_at) VALUES (?, ?) "
+              "ON CONFLICT (barbero_id) DO NOTHING",
+              pi, NULL, NULL, NULL);
+    struct db_val pu[] = {db_text(a->hash), db_text(a->now), db_text(a->barbero_id)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "UPDATE barbero_contactos SET feed_hash = ?, updated_at = ? WHERE barbero_id = ?",
+                  pu, NULL, NULL, NULL);
+    return rc;
+}
+
+br_err store_feed_set(struct store *st, const char *barbero_id, const char *hash, const char *now)
+{
+    struct feed_set_args a = {barbero_id, hash, now};
+    return in_tx_as(st, DB_TOUCH_NONE, feed_set_tx, &a);
+}
+
+br_err store_feed_check(struct store *st, const char *barbero_id, const char *hash, bool *ok)
+{
+    *ok = false;
+    struct db_val p[] = {db_text(barbero_id), db_text(hash)};
+    return run(st, "SELECT 1 FROM barbero_contactos WHERE barbero_id = ? AND feed_hash = ?", p, 2,
+               one_flag, ok, NULL);
+}
+
+struct aviso_cb {
+    store_cita_aviso_fn fn;
+    void *ud;
+};
+
+#define AVISO_COLS                                                                                 \
+    "c.id, c.barbero_id, c.fecha_inicio, c.fecha_fin, c.created_at, COALESCE(pf.nombre, ''), "     \
+    "COALESCE(b.nombre, ''), COALESCE(s.nombre, ''), c.notas, "                                    \
+    "(SELECT count(*) FROM mail_outbox x WHERE x.cita_id = c.id AND x.kind IN "                    \
+    "('aviso_cita', 'aviso_cambio', 'aviso_cancelacion'))"
+#define AVISO_FROM                                                                                 \
+    " FROM citas c LEFT JOIN perfiles pf ON pf.id = c.cliente_id "                                 \
+    "LEFT JOIN barberos b ON b.id = c.barbero_id LEFT JOIN servicios s ON s.id = c.servicio_id "
+
+static br_err cita_aviso_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct aviso_cb *a = ud;
+    struct cita_aviso v;
+    bool fits = true;
+    COPY(v.id, &c[0]);
+    COPY(v.barbero_id, &c[1]);
+    COPY(v.fecha_inicio, &c[2]);
+    COPY(v.fecha_fin, &c[3]);
+    COPY(v.created_at, &c[4]);
+    if (!fits) return too_long();
+    v.cliente_nombre = text_or_empty(&c[5]);
+    v.barbero_nombre = text_or_empty(&c[6]);
+    v.servicio_nombre = text_or_empty(&c[7]);
+    v.notas = text_or_null(&c[8]);
+    v.secuencia = as_int(&c[9]);
+    return a->fn(a->ud, &v);
+}
+
+br_err store_feed_citas(struct store *st, const char *barbero_id, const char *desde,
+                        const char *hasta, int64_t limit, store_cita_aviso_fn fn, void *ud)
+{
+    struct aviso_cb a = {fn, ud};
+    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta), db_int(limit)};
+    return run(st,
+               "SELECT " AVISO_COLS AVISO_FROM
+               "WHERE c.barbero_id = ? AND c.fecha_inicio >= ? AND c.fecha_inicio < ? AND "
+               "c.estado <> 'cancelada' ORDER BY c.fecha_inicio, c.id LIMIT ?",
+               p, 4, cita_aviso_row, &a, NULL);
+}
+
+/* --- days off and closures that meet appointments ----------------------------------------- */
+
+struct ausencia_one {
+    struct ausencia *a;
+    bool found;
+};
+
+static br_err ausencia_one_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct ausencia_one *o = ud;
+    bool fits = true;
+    COPY(o->a->id, &c[0]);
+    COPY(o->a->barbero_id, &c[1]);
+    COPY(o->a->desde, &c[2]);
+    COPY(o->a->hasta, &c[3]);
+    COPY(o->a->created_at, &c[5]);
+    if (!fits) return too_long();
+    o->a->motivo = dup_or_null(&c[4]);
+    o->found = true;
+    return BR_OK;
+}
+
+br_err store_ausencia_get(struct store *st, const char *id, struct ausencia *a)
+{
+    memset(a, 0, sizeof *a);
+    struct ausencia_one o = {a, false};
+    struct db_val p[] = {db_text(id)};
+    br_err rc = run(st,
+                    "SELECT id, barbero_id, desde, hasta, motivo, created_at FROM ausencias "
+                    "WHERE id = ?",
+                    p, 1, ausencia_one_row, &o, NULL);
+    if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "no such absence");
+    if (rc) {
+        free(a->motivo);
+        memset(a, 0, sizeof *a);
+    }
+    return rc;
+}
+
+br_err store_citas_afectadas(struct store *st, const char *barbero_id, const char *desde,
+                             const char *hasta, const char *now, int64_t limit,
+                             store_cita_aviso_fn fn, void *ud)
+{
+    struct aviso_cb a = {fn, ud};
+    const char *from = strcmp(desde, now) > 0 ? desde : now;
+    if (barbero_id) {
+        struct db_val p[] = {db_text(barbero_id), db_text(from), db_text(hasta), db_int(limit)};
+        return run(st,
+                   "SELECT " AVISO_COLS AVISO_FROM
+                   "WHERE c.barbero_id = ? AND c.fecha_inicio >= ? AND c.fecha_inicio < ? AND "
+                   "c.estado = 'confirmada' ORDER BY c.fecha_inicio, c.id LIMIT ?",
+                   p, 4, cita_aviso_row, &a, NULL);
+    }
+    struct db_val p[] = {db_text(from), db_text(hasta), db_int(limit)};
+    return run(st,
+               "SELECT " AVISO_COLS AVISO_FROM
+               "WHERE c.fecha_inicio >= ? AND c.fecha_inicio < ? AND c.estado = 'confirmada' "
+               "ORDER BY c.fecha_inicio, c.id LIMIT ?",
+               p, 3, cita_aviso_row, &a, NULL);
+}
