@@ -196,6 +196,11 @@ const char *const schema_pg[] = {
     /* as SQLite's: each photo's size, for the uploader's quota */
     ("ALTER TABLE fotos_cita ADD COLUMN bytes bigint NOT NULL DEFAULT 0;"
      "CREATE INDEX fotos_cita_cliente ON fotos_cita(cliente_id, bytes);"),
+
+    /* as SQLite's: the front desk (margins, attendance marks) */
+    ("ALTER TABLE servicios ADD COLUMN margen_min bigint NOT NULL DEFAULT 0 "
+     "CHECK (margen_min BETWEEN 0 AND 120);"
+     "ALTER TABLE citas ADD COLUMN asistencia_en timestamptz;"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

@@ -229,6 +229,16 @@ const char *const schema_sqlite[] = {
      * migration cannot read (docs/decisions.md) */
     ("ALTER TABLE fotos_cita ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;"
      "CREATE INDEX fotos_cita_cliente ON fotos_cita(cliente_id, bytes);"),
+
+    /* the front desk: a service's clean-up margin after each appointment
+     * (minutes, 0..120), and when an appointment's attendance (completada,
+     * no_presentado) was marked, so that it can be undone the same day.
+     * Clients the desk creates have no password (password_hash '') and,
+     * without an e-mail, the placeholder 'sin-email:<id>' (no address has
+     * a ':'); docs/decisions.md */
+    ("ALTER TABLE servicios ADD COLUMN margen_min INTEGER NOT NULL DEFAULT 0 "
+     "CHECK (margen_min BETWEEN 0 AND 120);"
+     "ALTER TABLE citas ADD COLUMN asistencia_en TEXT;"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

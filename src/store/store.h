@@ -102,5 +102,6 @@ bool store_unchanged(struct store *st, const struct store_mark *m);
 #include "fotos.h"
 #include "outbox.h"
 #include "transfer.h"
+#include "clientes.h"
 
 #endif
