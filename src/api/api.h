@@ -237,4 +237,11 @@ bool api_citas_accion_path(const char *path);
 /* One element of GET /api/citas's listing (a store_cita_fn; ud: struct jw). */
 br_err api_w_cita_view(void *ud, const struct cita_view *v);
 
+/* --- the front desk (mostrador.c) --- */
+void api_clientes_get(struct http_req *r);
+void api_agenda_citas_post(struct http_req *r);
+/* POST /api/citas/{id}/asistencia, and whether a path is one. */
+void api_citas_asistencia(struct http_req *r);
+bool api_asistencia_path(const char *path);
+
 #endif

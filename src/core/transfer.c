@@ -19,8 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FORMAT     "barberia-export"
-#define VERSION    4  /* 2: activo, horarios and ausencias; 3: photo sizes; 4: barbero_contactos */
+#define FORMAT "barberia-export"
+#define VERSION                                                                                    \
+    4 /* 2: activo, horarios and ausencias; 3: photo sizes; 4: barbero_contactos and the front     \
+         desk's columns */
 #define TABLES_V3  11 /* the store's first tables, which versions 2 and 3 carry */
 #define MAX_TABLES 16
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
@@ -339,6 +341,9 @@ struct manifest {
     const char *name[MAX_TABLES];
     int into[MAX_TABLES];
     int add[MAX_TABLES]; /* enum old_add */
+    /* before version 4: the table lacks the front desk's column (desk_added) */
+    bool pre4[MAX_TABLES];
+    char *cols[MAX_TABLES]; /* the columns the export must have, when not the store's */
     /* the photos' objects by key (sorted), for the sizes older versions
      * did not record */
     struct obj_size *sizes;
@@ -382,6 +387,15 @@ static const struct {
      ADD_OUTBOX_KIND},
 };
 
+/* The front desk's column that version 4 added at the end of a table (a
+ * service's margen_min, an appointment's asistencia_en), or "". */
+static const char *desk_added(const char *table)
+{
+    if (!strcmp(table, "servicios")) return ", margen_min";
+    if (!strcmp(table, "citas")) return ", asistencia_en";
+    return "";
+}
+
 /* Fills m's tables for its version: the names and columns the export must
  * carry, and where each goes in this version's store. */
 static br_err plan_tables(struct manifest *m)
@@ -395,6 +409,11 @@ static br_err plan_tables(struct manifest *m)
             m->into[i] = i;
             if (m->version == 2 && !strcmp(tables[i].name, "fotos_cita"))
                 m->add[i] = ADD_FOTO_BYTES;
+            m->pre4[i] = m->version < 4 && *desk_added(tables[i].name);
+            if (m->pre4[i]) {
+                size_t full = strlen(tables[i].cols), extra = strlen(desk_added(tables[i].name));
+                m->cols[i] = xstrndup(tables[i].cols, full - extra);
+            }
         }
         /* versions 2 and 3: the tables before those added since (at the end) */
         if (m->version < 4) n = TABLES_V3 < n ? TABLES_V3 : n;
@@ -413,7 +432,9 @@ static br_err plan_tables(struct manifest *m)
         m->add[i] = v1_tables[i].add;
         /* the store's columns: version 1's, then those added since */
         static const char *const added[] = {"", ", activo", ", kind, due_at", ", bytes"};
-        char *want = xasprintf("%s%s", v1_tables[i].cols, added[v1_tables[i].add]);
+        m->pre4[i] = *desk_added(v1_tables[i].name) != '\0';
+        char *want = xasprintf("%s%s%s", v1_tables[i].cols, added[v1_tables[i].add],
+                               desk_added(v1_tables[i].name));
         bool fits = m->into[i] >= 0 && !strcmp(tables[m->into[i]].cols, want);
         free(want);
         if (!fits) return err_set(BR_INVALID, "version 1's %s does not fit this store", m->name[i]);
@@ -426,6 +447,7 @@ static const char *export_cols(const struct manifest *m, int i)
 {
     if (m->version == 1) return v1_tables[i].cols;
     if (m->add[i] == ADD_FOTO_BYTES) return FOTO_COLS_V2;
+    if (m->cols[i]) return m->cols[i];
     const struct store_table *tables;
     store_tables(&tables);
     return tables[i].cols;
@@ -607,9 +629,9 @@ static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
     }
     json_error_t e;
     l->row = json_loadb(l->line, strlen(l->line), 0, &e);
-    /* the store takes up to STORE_ROW_MAX values a row; version 1's get up
-     * to 2 more */
-    if (!json_is_array(l->row) || json_array_size(l->row) > STORE_ROW_MAX - 2)
+    /* the store takes up to STORE_ROW_MAX values a row; an older version's get
+     * up to 3 more */
+    if (!json_is_array(l->row) || json_array_size(l->row) > STORE_ROW_MAX - 3)
         return err_set(BR_INVALID, "a malformed row: %s", e.text);
     *table = l->m->into[l->table];
     *n = (int)json_array_size(l->row);
@@ -643,6 +665,10 @@ static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
         (*n)++;
         break;
     }
+    if (l->m->pre4[l->table]) /* no margin (servicios), no attendance mark (citas) */
+        cols[(*n)++] = strcmp(l->m->name[l->table], "servicios")
+                           ? (struct store_value){.type = STORE_NULL}
+                           : (struct store_value){.type = STORE_INT, .i = 0};
     return BR_OK;
 }
 
@@ -676,6 +702,8 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
         free(done.keys[i]);
     free(done.keys);
     json_decref(m.root);
+    for (int i = 0; i < MAX_TABLES; i++)
+        free(m.cols[i]);
     for (size_t i = 0; i < m.nsizes; i++)
         free(m.sizes[i].key);
     free(m.sizes);

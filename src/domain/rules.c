@@ -101,3 +101,22 @@ bool rule_password_short_enough(const char *pw)
 {
     return strlen(pw) <= RULE_PASSWORD_MAX;
 }
+
+bool rule_telefono_ok(const char *s)
+{
+    size_t n = s ? strlen(s) : 0, digits = 0;
+    if (n == 0 || n > RULE_TELEFONO_MAX) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c >= '0' && c <= '9')
+            digits++;
+        else if (c != '+' && c != ' ' && c != '-' && c != '(' && c != ')' && c != '.')
+            return false;
+    }
+    return digits >= 3;
+}
+
+bool rule_margen_ok(int64_t minutes)
+{
+    return minutes >= 0 && minutes <= RULE_MARGEN_MAX;
+}

@@ -26,6 +26,10 @@ static br_err detail_row(void *ud, const struct db_val *c, int n)
     r->d->cita.notas = xstrdup_or_null(ci.notas);
     r->d->cita.google_event_id = xstrdup_or_null(ci.google_event_id);
     r->d->cliente_email = dup_or_null(&c[10]);
+    if (r->d->cliente_email && !email_es_direccion(r->d->cliente_email)) {
+        free(r->d->cliente_email); /* a front-desk client without an e-mail */
+        r->d->cliente_email = NULL;
+    }
     r->d->has_perfil = c[11].type != DB_NULL;
     r->d->cliente_nombre = dup_or_null(&c[12]);
     r->d->barbero_nombre = xstrdup(text_or_empty(&c[13]));

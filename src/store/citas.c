@@ -88,9 +88,10 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
 struct book_args {
     const struct cita *c;
     const struct outbox_msg *m;
-    const char *now; /* with cap: what "upcoming" is counted from */
-    int64_t cap;     /* upcoming appointments the client may hold; 0: any */
-    bool avisos;     /* the barber's notice too (store/avisos.h) */
+    const char *now;              /* with cap: what "upcoming" is counted from */
+    int64_t cap;                  /* upcoming appointments the client may hold; 0: any */
+    bool avisos;                  /* the barber's notice too (store/avisos.h) */
+    const struct new_user *nuevo; /* created first, in the same transaction */
 };
 
 /* On PostgreSQL, the bookings and moves of one barber whose times could
@@ -135,6 +136,10 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
      * bookings of one barber in other hours never wait for each other.
      * The check here answers the common case without an error. */
     br_err rc = BR_OK;
+    if (a->nuevo) {
+        rc = user_insert(db, conn, a->nuevo);
+        if (rc) return rc;
+    }
     if (a->cap > 0) {
         /* one client's bookings take turns on PostgreSQL, before any hour
          * lock (always in this order: they never wait for each other) */
@@ -200,6 +205,13 @@ br_err store_cita_book_capped(struct store *st, const struct cita *c, const stru
 {
     struct book_args a = {c, mail, now, now ? cap : 0, st->avisos};
     /* of what the memos read, a booking changes its client's listing only */
+    return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
+}
+
+br_err store_cita_book_desk(struct store *st, const struct cita *c, const struct outbox_msg *mail,
+                            const struct new_user *nuevo)
+{
+    struct book_args a = {c, mail, NULL, 0, st->avisos, nuevo};
     return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
 }
 

@@ -36,6 +36,13 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
 br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
                               const char *now, int64_t cap) STORE_WRITE WARN_UNUSED;
 
+/* store_cita_book for a booking the staff make (the front desk): no cap;
+ * when nuevo is set, that user and profile are created in the same
+ * transaction first (BR_CONFLICT "email taken" when its e-mail is, nothing
+ * written). */
+br_err store_cita_book_desk(struct store *st, const struct cita *c, const struct outbox_msg *mail,
+                            const struct new_user *nuevo) STORE_WRITE WARN_UNUSED;
+
 br_err store_cita_exists(struct store *st, const char *id, bool *exists) WARN_UNUSED;
 
 typedef br_err (*store_cita_fn)(void *ud, const struct cita_view *c);

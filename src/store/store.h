@@ -103,5 +103,6 @@ bool store_unchanged(struct store *st, const struct store_mark *m);
 #include "outbox.h"
 #include "transfer.h"
 #include "avisos.h"
+#include "clientes.h"
 
 #endif

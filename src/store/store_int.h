@@ -265,6 +265,10 @@ struct principal_row {
 };
 br_err principal_row(void *ud, const struct db_val *c, int n);
 
+/* identity.c: inserts the user u and its profile (and its first session,
+ * when u->session_hash) in the transaction on c. BR_CONFLICT "email taken". */
+br_err user_insert(struct db *db, struct db_conn *c, const struct new_user *u);
+
 /* catalog.c: the default week of a new barber (and of every barber the
  * migration or an import of version 1 finds). */
 br_err horario_default_insert(struct db *db, struct db_conn *c, const char *barbero_id);

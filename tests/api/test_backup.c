@@ -166,7 +166,7 @@ static void a_backup_gives_back_the_same_service(void **state)
 
 /* The backup's database taken back to the schema before issue 9 (version
  * 6: no activo, no horarios, no ausencias, no outbox kinds, the overlap
- * index of then, no catalog version, no photo sizes), as a backup
+ * index of then, no catalog version, no photo sizes, no front desk), as a backup
  * of that version holds it. */
 static void as_before_the_hours(const char *dir)
 {
@@ -176,6 +176,8 @@ static void as_before_the_hours(const char *dir)
     assert_int_equal(db_exec(&old,
                              "DROP INDEX fotos_cita_cliente; "
                              "ALTER TABLE fotos_cita DROP COLUMN bytes; "
+                             "ALTER TABLE servicios DROP COLUMN margen_min; "
+                             "ALTER TABLE citas DROP COLUMN asistencia_en; "
                              "DROP TRIGGER barberos_alta; DROP TRIGGER barberos_cambio; "
                              "DROP TRIGGER barberos_baja; DROP TRIGGER servicios_alta; "
                              "DROP TRIGGER servicios_cambio; DROP TRIGGER servicios_baja; "

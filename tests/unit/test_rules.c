@@ -230,6 +230,39 @@ static void a_password_has_6_characters_and_at_most_1024_bytes(void **state)
     }
 }
 
+static void a_telefono_has_3_digits_and_phone_characters_only(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        bool ok;
+    } rows[] = {
+        {"600111222", true},
+        {"+34 611 22 33 44", true},
+        {"(91) 555-12.34", true},
+        {"123", true},
+        {"12", false},
+        {"", false},
+        {NULL, false},
+        {"llámame", false},
+        {"600111222 ext 3", false},
+        {"1234567890123456789012345678901234567890", true},
+        {"12345678901234567890123456789012345678901", false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rule_telefono_ok(rows[i].s) != rows[i].ok)
+            fail_msg("rule_telefono_ok(%s)", rows[i].s ? rows[i].s : "NULL");
+}
+
+static void a_margin_is_0_to_120_minutes(void **state)
+{
+    (void)state;
+    assert_true(rule_margen_ok(0));
+    assert_true(rule_margen_ok(120));
+    assert_false(rule_margen_ok(-1));
+    assert_false(rule_margen_ok(121));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +275,8 @@ int main(void)
         cmocka_unit_test(intervals_overlap_on_the_same_day_only),
         cmocka_unit_test(a_date_range_is_two_real_dates_in_order),
         cmocka_unit_test(a_password_has_6_characters_and_at_most_1024_bytes),
+        cmocka_unit_test(a_telefono_has_3_digits_and_phone_characters_only),
+        cmocka_unit_test(a_margin_is_0_to_120_minutes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
