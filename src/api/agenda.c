@@ -72,6 +72,8 @@ static void w_barbero(struct jw *w, const struct barbero *b)
     /* the admin's only: where the barber's notices go, who speaks for them */
     jw_kstr(w, "email", b->email);
     jw_kstr(w, "usuario_id", b->usuario_id[0] ? b->usuario_id : NULL);
+    jw_key(w, "feed"); /* a calendar feed link is live (avisos.c) */
+    jw_bool(w, b->feed);
     jw_obj_close(w);
 }
 

@@ -104,7 +104,8 @@ void api_auth_me(struct http_req *r)
     else
         jw_null(&w);
     /* the barber a user of rol barbero speaks for (store/avisos.h), so the
-     * web app opens that barber's own column; null for everyone else */
+     * web app opens that barber's own column; absent for everyone else, who
+     * get the contract's two members */
     br_id barbero;
     br_err rc = BR_NOTFOUND;
     if (p->has_perfil && p->perfil.rol && !strcmp(p->perfil.rol, "barbero"))
@@ -114,6 +115,6 @@ void api_auth_me(struct http_req *r)
         api_fail(r, rc, API_ERROR_INTERNAL);
         return;
     }
-    jw_kstr(&w, "barbero_id", rc ? NULL : barbero);
+    if (!rc) jw_kstr(&w, "barbero_id", barbero);
     api_reply(r, 200, &w);
 }

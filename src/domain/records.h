@@ -55,6 +55,7 @@ struct barbero {
      * go (NULL: none) and the user of rol barbero linked ("": none) */
     char *email;
     br_id usuario_id;
+    bool feed; /* a calendar feed link is live */
 };
 
 struct servicio {

@@ -201,16 +201,26 @@ static br_err cita_aviso_row(void *ud, const struct db_val *c, int n)
     return a->fn(a->ud, &v);
 }
 
+/* a barber's live appointments never share a start: by start alone, from the index */
+#define SQL_FEED                                                                                   \
+    "SELECT " AVISO_COLS AVISO_FROM                                                                \
+    "WHERE c.barbero_id = ? AND c.fecha_inicio >= ? AND c.fecha_inicio < ? AND "                   \
+    "c.estado <> 'cancelada' ORDER BY c.fecha_inicio LIMIT ?"
+#define SQL_AFECTADAS                                                                              \
+    "SELECT " AVISO_COLS AVISO_FROM                                                                \
+    "WHERE c.barbero_id = ? AND c.fecha_inicio >= ? AND c.fecha_inicio < ? AND "                   \
+    "c.estado = 'confirmada' ORDER BY c.fecha_inicio LIMIT ?"
+#define SQL_AFECTADAS_TIENDA                                                                       \
+    "SELECT " AVISO_COLS AVISO_FROM                                                                \
+    "WHERE c.fecha_inicio >= ? AND c.fecha_inicio < ? AND c.estado = 'confirmada' "                \
+    "ORDER BY c.fecha_inicio, c.id LIMIT ?"
+
 br_err store_feed_citas(struct store *st, const char *barbero_id, const char *desde,
                         const char *hasta, int64_t limit, store_cita_aviso_fn fn, void *ud)
 {
     struct aviso_cb a = {fn, ud};
     struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta), db_int(limit)};
-    return run(st,
-               "SELECT " AVISO_COLS AVISO_FROM
-               "WHERE c.barbero_id = ? AND c.fecha_inicio >= ? AND c.fecha_inicio < ? AND "
-               "c.estado <> 'cancelada' ORDER BY c.fecha_inicio, c.id LIMIT ?",
-               p, 4, cita_aviso_row, &a, NULL);
+    return run(st, SQL_FEED, p, 4, cita_aviso_row, &a, NULL);
 }
 
 /* --- days off and closures that meet appointments ----------------------------------------- */
@@ -261,16 +271,18 @@ br_err store_citas_afectadas(struct store *st, const char *barbero_id, const cha
     const char *from = strcmp(desde, now) > 0 ? desde : now;
     if (barbero_id) {
         struct db_val p[] = {db_text(barbero_id), db_text(from), db_text(hasta), db_int(limit)};
-        return run(st,
-                   "SELECT " AVISO_COLS AVISO_FROM
-                   "WHERE c.barbero_id = ? AND c.fecha_inicio >= ? AND c.fecha_inicio < ? AND "
-                   "c.estado = 'confirmada' ORDER BY c.fecha_inicio, c.id LIMIT ?",
-                   p, 4, cita_aviso_row, &a, NULL);
+        return run(st, SQL_AFECTADAS, p, 4, cita_aviso_row, &a, NULL);
     }
     struct db_val p[] = {db_text(from), db_text(hasta), db_int(limit)};
-    return run(st,
-               "SELECT " AVISO_COLS AVISO_FROM
-               "WHERE c.fecha_inicio >= ? AND c.fecha_inicio < ? AND c.estado = 'confirmada' "
-               "ORDER BY c.fecha_inicio, c.id LIMIT ?",
-               p, 3, cita_aviso_row, &a, NULL);
+    return run(st, SQL_AFECTADAS_TIENDA, p, 3, cita_aviso_row, &a, NULL);
+}
+
+br_err avisos_plans(struct store *st, store_plan_fn fn, void *ud)
+{
+    static const struct hot_stmt hot[] = {
+        {"feed", "EXPLAIN QUERY PLAN " SQL_FEED, 4},
+        {"afectadas", "EXPLAIN QUERY PLAN " SQL_AFECTADAS, 4},
+        {"afectadas_tienda", "EXPLAIN QUERY PLAN " SQL_AFECTADAS_TIENDA, 3},
+    };
+    return plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
 }

@@ -47,6 +47,7 @@ static br_err barbero_row(void *ud, const struct db_val *c, int n)
     b.email = n > 4 ? (char *)text_or_null(&c[4]) : NULL;
     b.usuario_id[0] = '\0';
     if (n > 5) COPY(b.usuario_id, &c[5]);
+    b.feed = n > 6 && c[6].type != DB_NULL;
     if (!fits) return too_long();
     if (a->fn) return a->fn(a->ud, &b);
     *a->out = b;
@@ -62,11 +63,12 @@ br_err store_barbero_get(struct store *st, const char *id, struct barbero *b)
     memset(b, 0, sizeof *b);
     struct barbero_cb a = {.out = b};
     struct db_val p[] = {db_text(id)};
-    br_err rc = run(st,
-                    "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id "
-                    "FROM barberos b LEFT JOIN barbero_contactos k ON k.barbero_id = b.id "
-                    "WHERE b.id = ?",
-                    p, 1, barbero_row, &a, NULL);
+    br_err rc =
+        run(st,
+            "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id, k.feed_hash "
+            "FROM barberos b LEFT JOIN barbero_contactos k ON k.barbero_id = b.id "
+            "WHERE b.id = ?",
+            p, 1, barbero_row, &a, NULL);
     if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such barber");
     return rc;
 }
@@ -162,7 +164,7 @@ br_err store_barberos_all(struct store *st, store_barbero_fn fn, void *ud)
 {
     struct barbero_cb a = {.fn = fn, .ud = ud};
     return run(st,
-               "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id "
+               "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id, k.feed_hash "
                "FROM barberos b LEFT JOIN barbero_contactos k ON k.barbero_id = b.id "
                "ORDER BY b.nombre, b.id",
                NULL, 0, barbero_row, &a, NULL);

@@ -52,5 +52,6 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
     br_err rc = citas_plans(st, fn, ud);
     if (!rc) rc = fotos_plans(st, fn, ud);
     if (!rc) rc = identity_plans(st, fn, ud);
+    if (!rc) rc = avisos_plans(st, fn, ud);
     return rc;
 }

@@ -351,5 +351,6 @@ br_err plans_of(struct store *st, const struct hot_stmt *hot, size_t n, store_pl
 br_err identity_plans(struct store *st, store_plan_fn fn, void *ud);
 br_err citas_plans(struct store *st, store_plan_fn fn, void *ud);
 br_err fotos_plans(struct store *st, store_plan_fn fn, void *ud);
+br_err avisos_plans(struct store *st, store_plan_fn fn, void *ud);
 
 #endif

@@ -253,11 +253,19 @@ static void only_the_admin_hands_links_out(void **state)
     http_json(&S, "DELETE", path, ADMIN.token, NULL, &r);
     expect_error(&r, 404, "Barbero no encontrado");
     resp_free(&r);
-    /* the admin's listing never shows a token or its hash */
+    /* the admin's listing tells whether a link is live, never a token or its hash */
+    char *link = new_link(OTRO);
     http_get(&S, "/api/admin/barberos", ADMIN.token, &r);
-    assert_null(strstr(r.body, "feed"));
     assert_null(strstr(r.body, "token"));
+    assert_null(strstr(r.body, strstr(link, "token=") + 6));
+    size_t i;
+    json_t *b;
+    json_array_foreach(json_object_get(r.json, "barberos"), i, b)
+    {
+        if (!strcmp(jstr(b, "id"), OTRO)) assert_true(json_is_true(json_object_get(b, "feed")));
+    }
     resp_free(&r);
+    free(link);
 }
 
 int main(void)

@@ -159,7 +159,7 @@ static void barbers_are_created_edited_and_taken_off_the_catalog(void **state)
          "{\"nombre\":\"Nuevo\",\"foto_url\":\"https://x.example/n.jpg\"}", &r);
     assert_int_equal(r.status, 201);
     json_t *b = json_object_get(r.json, "barbero");
-    expect_keys(b, "id", "nombre", "foto_url", "activo", NULL);
+    expect_keys(b, "id", "nombre", "foto_url", "activo", "email", "usuario_id", "feed", NULL);
     assert_true(is_lower_uuid(jstr(b, "id")));
     assert_string_equal(jstr(b, "nombre"), "Nuevo");
     assert_string_equal(jstr(b, "foto_url"), "https://x.example/n.jpg");

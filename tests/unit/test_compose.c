@@ -619,6 +619,57 @@ static void composed_message_has_everything_a_client_needs(void **state)
     assert_int_equal(mail_tz_use("UTC"), BR_OK);
 }
 
+/* The barber's notice: greeted by name, a REQUEST or a CANCEL of the
+ * client's event (same UID) with the barber as attendee and the SEQUENCE
+ * the outbox counted. */
+static void a_barbers_notice_requests_or_cancels_the_same_event(void **state)
+{
+    (void)state;
+    assert_int_equal(mail_tz_use("Europe/Madrid"), BR_OK);
+    struct outbox_msg m = sample();
+    m.recipient = "carlos@example.com";
+    m.barbero_nombre = "Carlos \"el Rápido\"; Méndez";
+    m.kind = "aviso_cambio";
+    m.secuencia = 3;
+    struct mail_compose_opts o = {
+        .from = "citas@barberia.example", .tz = "Europe/Madrid", .now_ms = 1795000000000};
+    char *msg = NULL;
+    size_t len = 0;
+    assert_int_equal(mail_compose(&o, &m, &msg, &len), BR_OK);
+    expect_lines(msg, len, 78);
+    assert_non_null(strstr(msg, " <carlos@example.com>\r\n"));
+    char *text = part_body(msg, "Content-Type: text/plain; charset=utf-8");
+    assert_non_null(strstr(text, "Hola, Carlos \"el Rápido\"; Méndez:"));
+    assert_non_null(strstr(text, "Ana María Pérez"));
+    char *ics = part_body(msg, "Content-Type: text/calendar; charset=utf-8; method=REQUEST");
+    static const char *const in_ics[] = {
+        "\r\nMETHOD:REQUEST\r\n",
+        "\r\nUID:6a1f0c3e-2b4d-4e8f-a1b2-c3d4e5f60718@barberia\r\n",
+        "\r\nSUMMARY:Corte clásico \u2014 Ana María Pérez\r\n",
+        "\r\nORGANIZER;CN=Barbería:mailto:citas@barberia.example\r\n",
+        /* 75 octets a line: the accented letters take two */
+        "\r\nATTENDEE;CN=\"Carlos el Rápido; Méndez\";ROLE=REQ-PARTICIPANT;PARTSTAT=ACCE\r\n "
+        "PTED:mailto:carlos@example.com\r\n",
+        "\r\nSTATUS:CONFIRMED\r\n",
+        "\r\nSEQUENCE:3\r\n",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(in_ics); i++)
+        if (!strstr(ics, in_ics[i])) fail_msg("ics lacks \"%s\":\n%s", in_ics[i], ics);
+    free(ics);
+    free(text);
+    free(msg);
+    m.kind = "aviso_cancelacion";
+    m.secuencia = 4;
+    assert_int_equal(mail_compose(&o, &m, &msg, &len), BR_OK);
+    ics = part_body(msg, "Content-Type: text/calendar; charset=utf-8; method=CANCEL");
+    assert_non_null(strstr(ics, "\r\nMETHOD:CANCEL\r\n"));
+    assert_non_null(strstr(ics, "\r\nSTATUS:CANCELLED\r\n"));
+    assert_non_null(strstr(ics, "\r\nSEQUENCE:4\r\n"));
+    free(ics);
+    free(msg);
+    assert_int_equal(mail_tz_use("UTC"), BR_OK);
+}
+
 static void user_text_cannot_inject_headers_or_parts(void **state)
 {
     (void)state;
@@ -730,6 +781,7 @@ int main(void)
         cmocka_unit_test(time_zone_names_are_checked),
         cmocka_unit_test(addresses_are_checked),
         cmocka_unit_test(composed_message_has_everything_a_client_needs),
+        cmocka_unit_test(a_barbers_notice_requests_or_cancels_the_same_event),
         cmocka_unit_test(user_text_cannot_inject_headers_or_parts),
         cmocka_unit_test(unusable_input_is_refused),
         cmocka_unit_test(huge_notes_hit_the_cap),

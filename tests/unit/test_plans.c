@@ -84,6 +84,18 @@ static const struct expect expected[] = {
      "SEARCH c USING INDEX citas_cliente_estado_inicio (cliente_id=? AND estado=? AND "
      "fecha_inicio<?)",
      false},
+    /* a barber's calendar feed, the appointments a day off or a closure meets */
+    {"feed",
+     "SEARCH c USING INDEX citas_barbero_inicio (barbero_id=? AND fecha_inicio>? AND "
+     "fecha_inicio<?)",
+     false},
+    {"afectadas",
+     "SEARCH c USING INDEX citas_barbero_inicio (barbero_id=? AND fecha_inicio>? AND "
+     "fecha_inicio<?)",
+     false},
+    {"afectadas_tienda",
+     "SEARCH c USING INDEX citas_estado_inicio (estado=? AND fecha_inicio>? AND fecha_inicio<?)",
+     false},
     {"citas_after_hasta",
      "SEARCH c USING INDEX citas_inicio ((fecha_inicio,id)>(?,?) AND fecha_inicio<?)", false},
     {"citas_cliente_after_hasta",
