@@ -156,6 +156,14 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
         rc = unexpected(rc, "overlap check");
         goto out;
     }
+    if (!taken && para->staff) {
+        /* the desk keeps the services' clean-up margins free too */
+        rc = store_cita_margin_taken(app->store, bar.id, start, end, srv.margen_min, &taken);
+        if (rc) {
+            rc = unexpected(rc, "margin check");
+            goto out;
+        }
+    }
     if (taken) {
         rc = err_set(BR_CONFLICT, "El horario ya no está disponible");
         goto out;
@@ -224,7 +232,8 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
         msg.notas = (char *)notas;
         memcpy(msg.created_at, out->created_at, sizeof msg.created_at);
     }
-    rc = para->staff ? store_cita_book_desk(app->store, out, queue_mail ? &msg : NULL, para->nuevo)
+    rc = para->staff ? store_cita_book_desk(app->store, out, queue_mail ? &msg : NULL, para->nuevo,
+                                            srv.margen_min)
                      : store_cita_book_capped(app->store, out, queue_mail ? &msg : NULL, now, cap);
     if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE) {
         /* nothing was stored: the event goes too */

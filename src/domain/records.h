@@ -63,7 +63,8 @@ struct servicio {
     char *nombre;
     int64_t duracion_min;
     double precio;
-    bool activo; /* offered to clients (read only: a new service is active) */
+    bool activo;        /* offered to clients (read only: a new service is active) */
+    int64_t margen_min; /* clean-up minutes kept free after each appointment (0..120) */
 };
 
 struct cita {

@@ -325,6 +325,12 @@ static inline void names_complete(const struct names *n, struct db_val row[18])
 br_err lock_slot_hours(struct db *db, struct db_conn *c, const char *barbero_id, const char *inicio,
                        const char *fin);
 
+/* citas.c: whether [inicio, fin) with margen_min minutes after it meets a
+ * live appointment of the barber (but but_id, nullable) with that one's
+ * service's margin after it. */
+br_err margin_taken(struct db *db, struct db_conn *conn, const char *barbero_id, const char *inicio,
+                    const char *fin, int64_t margen_min, const char *but_id, bool *taken);
+
 /* outbox.c: queues m in the transaction on conn. */
 br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m);
 /* Queues the barber's notice of kind ("aviso_cita", "aviso_cambio",

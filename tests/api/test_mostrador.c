@@ -33,7 +33,8 @@ static int group_setup(void **state)
     char url[64];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     /* the shop's zone UTC: the working hours below are UTC times */
-    const char *env[] = {url, "BARBERIA_MIN_NOTICE_MIN=0", "BARBERIA_TZ=UTC", NULL};
+    const char *env[] = {url, "BARBERIA_MIN_NOTICE_MIN=0", "BARBERIA_TZ=UTC",
+                         "BARBERIA_MAX_DAYS_AHEAD=3660", NULL};
     srv_start(&S, env, NULL);
     BARBERO = make_barbero(&S, "Carlos Méndez");
     SERVICIO = make_servicio(&S, "Corte clásico", SERV_MIN, 15.0);
@@ -683,6 +684,140 @@ static void clientes_are_paged(void **state)
     assert_int_equal(seen, all);
 }
 
+/* --- clean-up margins --------------------------------------------------------------- */
+
+/* The local starts ("HH:MM") GET /api/disponibilidad offers, comma-joined. */
+static char *offered(const char *servicio, const char *barbero, const char *fecha)
+{
+    char path[300];
+    snprintf(path, sizeof path, "/api/disponibilidad?servicio_id=%s&fecha=%s&barbero_id=%s",
+             servicio, fecha, barbero);
+    struct resp r;
+    http_get(&S, path, NULL, &r);
+    assert_int_equal(r.status, 200);
+    size_t cap = 4096, len = 0, i;
+    char *out = calloc(1, cap);
+    json_t *h;
+    json_array_foreach(json_object_get(r.json, "huecos"), i, h)
+    {
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? "," : "", jstr(h, "local"));
+        assert_true(len < cap);
+    }
+    resp_free(&r);
+    return out;
+}
+
+static void margin_is_set_by_the_admin_within_0_to_120(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_json(&S, "POST", "/api/admin/servicios", ADMIN.token,
+              "{\"nombre\":\"Afeitado\",\"duracion_min\":30,\"precio\":12,\"margen_min\":121}", &r);
+    expect_error(&r, 400, "Campo inválido: margen_min");
+    resp_free(&r);
+    http_json(&S, "POST", "/api/admin/servicios", ADMIN.token,
+              "{\"nombre\":\"Afeitado\",\"duracion_min\":30,\"precio\":12,\"margen_min\":10}", &r);
+    assert_int_equal(r.status, 201);
+    json_t *sv = json_object_get(r.json, "servicio");
+    if (!sv) sv = r.json;
+    assert_int_equal(json_integer_value(json_object_get(sv, "margen_min")), 10);
+    char *id = strdup(jstr(sv, "id"));
+    resp_free(&r);
+    char path[200];
+    snprintf(path, sizeof path, "/api/admin/servicios/%s", id);
+    http_json(&S, "PATCH", path, ADMIN.token, "{\"margen_min\":-1}", &r);
+    expect_error(&r, 400, "Campo inválido: margen_min");
+    resp_free(&r);
+    http_json(&S, "PATCH", path, ADMIN.token, "{\"margen_min\":\"5\"}", &r);
+    expect_error(&r, 400, "Campo inválido: margen_min");
+    resp_free(&r);
+    http_json(&S, "PATCH", path, ADMIN.token, "{\"margen_min\":120}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    assert_int_equal(db_count(&S, "SELECT margen_min FROM servicios WHERE id = '%s'", id), 120);
+    /* a client's catalog keeps the specification's fields */
+    http_get(&S, "/api/servicios", NULL, &r);
+    assert_int_equal(r.status, 200);
+    expect_keys(json_array_get(json_object_get(r.json, "servicios"), 0), "id", "nombre",
+                "duracion_min", "precio", NULL);
+    resp_free(&r);
+    free(id);
+}
+
+static void margins_stay_free_in_slots_desk_bookings_and_reschedules_only(void **state)
+{
+    (void)state;
+    char *barbero = make_barbero(&S, "Elena Vidal");
+    char *servicio = make_servicio(&S, "Tinte", 30, 30.0);
+    char path[200], body[400];
+    struct resp r;
+    snprintf(path, sizeof path, "/api/admin/servicios/%s", servicio);
+    http_json(&S, "PATCH", path, ADMIN.token, "{\"margen_min\":15}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    const char *fecha = "2032-04-05"; /* a Monday */
+    char *before = offered(servicio, barbero, fecha);
+    assert_non_null(strstr(before, "09:30,09:45,10:00,10:15,10:30,10:45"));
+    free(before);
+
+    /* the desk books 10:00-10:30: nothing from 09:30 (its margin would reach
+     * 10:00) to 10:30 (inside this one's) is offered */
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%sT10:00:00Z\","
+             "\"cliente_id\":\"%s\"}",
+             barbero, servicio, fecha, ANA.id);
+    char *c1 = desk_ok(&BARB, body, NULL);
+    char *after = offered(servicio, barbero, fecha);
+    assert_non_null(strstr(after, "09:00,09:15,10:45,11:00"));
+    assert_null(strstr(after, "09:30"));
+    assert_null(strstr(after, "10:30"));
+    free(after);
+    /* the desk cannot book inside the margin; right after it, it can */
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%sT10:35:00Z\","
+             "\"cliente_id\":\"%s\"}",
+             barbero, servicio, fecha, ANA.id);
+    desk(&BARB, body, &r);
+    expect_error(&r, 409, TAKEN);
+    resp_free(&r);
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%sT09:40:00Z\","
+             "\"cliente_id\":\"%s\"}",
+             barbero, servicio, fecha, ANA.id);
+    desk(&BARB, body, &r);
+    expect_error(&r, 409, TAKEN); /* 09:40-10:10 overlaps; its margin too */
+    resp_free(&r);
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%sT10:45:00Z\","
+             "\"cliente_id\":\"%s\"}",
+             barbero, servicio, fecha, ANA.id);
+    char *c2 = desk_ok(&BARB, body, NULL);
+    /* a client's POST /api/citas checks the specification's overlap only:
+     * 11:15, right at the end of 10:45-11:15, inside its margin, is hers */
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%sT11:15:00Z\"}",
+             barbero, servicio, fecha);
+    http_json(&S, "POST", "/api/citas", ANA.token, body, &r);
+    assert_int_equal(r.status, 201);
+    char *c3 = strdup(jstr(json_object_get(r.json, "cita"), "id"));
+    resp_free(&r);
+    /* a reschedule keeps the margins: c1 to 11:50 meets c3's (11:15-11:45 + 15) */
+    snprintf(path, sizeof path, "/api/citas/%s/reprogramar", c1);
+    snprintf(body, sizeof body, "{\"fecha_inicio\":\"%sT11:50:00Z\"}", fecha);
+    http_json(&S, "POST", path, ADMIN.token, body, &r);
+    expect_error(&r, 409, TAKEN);
+    resp_free(&r);
+    snprintf(body, sizeof body, "{\"fecha_inicio\":\"%sT12:00:00Z\"}", fecha);
+    http_json(&S, "POST", path, ADMIN.token, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    free(c1);
+    free(c2);
+    free(c3);
+    free(barbero);
+    free(servicio);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -697,6 +832,8 @@ int main(void)
         cmocka_unit_test(attendance_is_marked_listed_counted_and_undone_the_same_day),
         cmocka_unit_test(desk_and_clients_race_for_one_slot_and_one_wins),
         cmocka_unit_test(clientes_are_paged),
+        cmocka_unit_test(margin_is_set_by_the_admin_within_0_to_120),
+        cmocka_unit_test(margins_stay_free_in_slots_desk_bookings_and_reschedules_only),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
