@@ -249,15 +249,23 @@ async function servicios(t) {
       required: true,
       inputmode: 'decimal',
     });
+    const [l4, m] = inp('Margen de limpieza tras la cita (minutos)', {
+      type: 'number',
+      min: '0',
+      max: '120',
+      step: '5',
+      value: s ? String(s.margen_min || 0) : '0',
+    });
     const a = s ? check('Activo (se puede reservar)', s.activo) : [null, null];
     return {
-      els: [l1, n, l2, d, l3, p, a[0]],
+      els: [l1, n, l2, d, l3, p, l4, m, a[0]],
       body: () =>
         Object.assign(
           {
             nombre: n.value.trim(),
             duracion_min: parseInt(d.value, 10),
             precio: parseFloat(p.value),
+            margen_min: parseInt(m.value, 10) || 0,
           },
           a[1] ? { activo: a[1].checked } : {},
         ),

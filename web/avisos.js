@@ -255,11 +255,12 @@ export function barberFields(b, usuarios) {
 }
 
 // A barber's calendar feed: a new private link to subscribe to (the old
-// one stops working), or none.
+// one stops working), renewed or revoked.
 export function feedLink(b) {
   const out = h('div');
   const err = alertBox();
   const base = `/api/admin/barberos/${encodeURIComponent(b.id)}/feed`;
+  let live = !!b.feed; // a link works now (the admin's listing says; never the link itself)
   const draw = (url) => {
     const kids = [h('h4', {}, 'Calendario del barbero')];
     if (url) {
@@ -289,7 +290,9 @@ export function feedLink(b) {
         h(
           'p',
           { class: 'hint' },
-          'Un enlace privado con sus citas para su calendario. Crear uno nuevo anula el anterior.',
+          live
+            ? 'Tiene un enlace activo (no se puede volver a mostrar): renovarlo da uno nuevo y anula el anterior.'
+            : 'Un enlace privado con sus citas para su calendario.',
         ),
       );
     kids.push(
@@ -301,12 +304,13 @@ export function feedLink(b) {
           'button',
           {
             type: 'button',
-            'aria-label': url
+            'aria-label': live
               ? `Renovar enlace (calendario de ${b.nombre})`
               : `Crear enlace del calendario de ${b.nombre}`,
             onclick: async () => {
               try {
                 const r = await post(base);
+                live = true;
                 draw(r.url);
                 announce('Enlace del calendario creado; el anterior ya no funciona');
                 focus(out.querySelector('input'));
@@ -315,26 +319,28 @@ export function feedLink(b) {
               }
             },
           },
-          url ? 'Renovar enlace' : 'Crear enlace del calendario',
+          live ? 'Renovar enlace' : 'Crear enlace del calendario',
         ),
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'danger',
-            'aria-label': `Anular enlace (calendario de ${b.nombre})`,
-            onclick: async () => {
-              try {
-                await api('DELETE', base);
-                draw(null);
-                announce('Enlace del calendario anulado');
-              } catch (ex) {
-                showError(err, ex);
-              }
+        live &&
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              'aria-label': `Anular enlace (calendario de ${b.nombre})`,
+              onclick: async () => {
+                try {
+                  await api('DELETE', base);
+                  live = false;
+                  draw(null);
+                  announce('Enlace del calendario anulado');
+                } catch (ex) {
+                  showError(err, ex);
+                }
+              },
             },
-          },
-          'Anular enlace',
-        ),
+            'Anular enlace',
+          ),
       ),
     );
     out.replaceChildren(...kids);

@@ -8,6 +8,7 @@ closes a day over two bookings and cancels them with a message."""
 import datetime
 import os
 import sys
+import urllib.error
 import urllib.request
 import zoneinfo
 
@@ -164,7 +165,8 @@ def phone_desk(srv, br, b):
 
 def closure(srv, br, day, b, s):
     """The administrator closes a barber's day over two bookings and
-    cancels them with a message; the barber's calendar link."""
+    cancels them with a message; the barber's calendar link, renewed; a
+    service's clean-up margin."""
     t1, _ = srv.signup("luis@example.com", "Luis Prado", "633000111")
     t2, _ = srv.signup("marta@example.com", "Marta Vela", "633000222")
     ids = [srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": utc(day, hh)}, token=tok)["cita"]["id"] for tok, hh in ((t1, 11), (t2, 17))]
@@ -194,11 +196,37 @@ def closure(srv, br, day, b, s):
     br.click("Barberos")
     br.focused_heading("Barberos")
     br.click("Crear enlace del calendario", within=barber_card(br, b))
-    url = br.wait(lambda: next((e.get_attribute("value") for e in br.d.find_elements(By.CSS_SELECTOR, "input[readonly]") if e.is_displayed()), None), what="the feed link")
+    url = br.wait(lambda: feed_link(br), what="the feed link")
     assert "/api/barberos/%s/agenda.ics?token=" % b["id"] in url, url
     with urllib.request.urlopen(url, timeout=30) as r:
         assert r.status == 200 and r.headers["Content-Type"].startswith("text/calendar")
     br.check("Mostrador - enlace del calendario")
+    # renewed: a new link, the old one stops working
+    br.click("Renovar enlace", within=barber_card(br, b))
+    br.wait(lambda: feed_link(br) not in (None, url), what="the new link")
+    try:
+        urllib.request.urlopen(url, timeout=30)
+        raise AssertionError("the old link still works")
+    except urllib.error.HTTPError as e:
+        assert e.code == 404, e.code
+
+    # a service's clean-up margin
+    br.click("Servicios")
+    br.focused_heading("Servicios")
+    svc = br.wait(lambda: next((c for c in br.d.find_elements(By.CSS_SELECTOR, "li.card") if c.text.startswith(s["nombre"])), None), what="the service")
+    m = svc.find_element(By.CSS_SELECTOR, "input[type=number][max='120']")
+    m.clear()
+    m.send_keys("10")
+    br.click("Guardar", within=svc)
+    br.wait(lambda: next(x for x in srv.ok("GET", "/api/admin/servicios", token=srv.admin)["servicios"] if x["id"] == s["id"])["margen_min"] == 10, what="the margin stored")
+
+
+def feed_link(br):
+    """The calendar link shown (None while it is drawn)."""
+    try:
+        return next((e.get_attribute("value") for e in br.d.find_elements(By.CSS_SELECTOR, "input[readonly]") if e.is_displayed()), None)
+    except Exception:
+        return None
 
 
 def barber_card(br, b):
