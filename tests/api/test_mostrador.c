@@ -551,6 +551,21 @@ static void attendance_is_marked_listed_counted_and_undone_the_same_day(void **s
     assert_non_null(e);
     assert_int_equal(json_integer_value(json_object_get(e, "no_presentado")), 1);
     resp_free(&r);
+    /* and by id, as an agenda row names her */
+    char byid[120];
+    snprintf(byid, sizeof byid, "/api/clientes?id=%s", cliente);
+    e = find_in(byid, &BARB, "clientes", cliente, &r);
+    assert_non_null(e);
+    assert_int_equal(json_integer_value(json_object_get(e, "no_presentado")), 1);
+    assert_int_equal(json_array_size(json_object_get(r.json, "clientes")), 1);
+    resp_free(&r);
+    http_get(&S, "/api/clientes?id=" UNKNOWN_ID, BARB.token, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(r.json, "clientes")), 0);
+    resp_free(&r);
+    http_get(&S, "/api/clientes?id=nope", BARB.token, &r);
+    expect_error(&r, 400, "Parámetro inválido: id");
+    resp_free(&r);
     /* corrected and undone the same day */
     asistencia_expect(&ADMIN, id, "completada", 200, NULL);
     assert_string_equal(estado_of(id), "completada");
