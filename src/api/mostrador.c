@@ -147,6 +147,24 @@ void api_clientes_get(struct http_req *r)
         clientes_pager_free(&p->base);
         return;
     }
+    const char *one = http_req_query(r, "id");
+    if (one) {
+        /* one client by id (the agenda's rows name them): a list of one or none */
+        clientes_pager_free(&p->base);
+        br_id id;
+        if (!uuid_parse(one, strlen(one), id)) {
+            http_reply_error(r, 400, "Parámetro inválido: id");
+            return;
+        }
+        struct cliente_view c;
+        rc = store_cliente_get(api_app(r)->store, id, &c);
+        struct jw w;
+        api_list_begin(&w, "clientes");
+        if (!rc) w_cliente(&w, &c);
+        if (!rc) cliente_view_clear(&c);
+        api_list_reply(r, rc == BR_NOTFOUND ? BR_OK : rc, &w);
+        return;
+    }
     api_list_pages(r, "clientes", &p->base);
 }
 

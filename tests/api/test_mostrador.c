@@ -551,6 +551,21 @@ static void attendance_is_marked_listed_counted_and_undone_the_same_day(void **s
     assert_non_null(e);
     assert_int_equal(json_integer_value(json_object_get(e, "no_presentado")), 1);
     resp_free(&r);
+    /* and by id, as an agenda row names her */
+    char byid[120];
+    snprintf(byid, sizeof byid, "/api/clientes?id=%s", cliente);
+    e = find_in(byid, &BARB, "clientes", cliente, &r);
+    assert_non_null(e);
+    assert_int_equal(json_integer_value(json_object_get(e, "no_presentado")), 1);
+    assert_int_equal(json_array_size(json_object_get(r.json, "clientes")), 1);
+    resp_free(&r);
+    http_get(&S, "/api/clientes?id=" UNKNOWN_ID, BARB.token, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(r.json, "clientes")), 0);
+    resp_free(&r);
+    http_get(&S, "/api/clientes?id=nope", BARB.token, &r);
+    expect_error(&r, 400, "Parámetro inválido: id");
+    resp_free(&r);
     /* corrected and undone the same day */
     asistencia_expect(&ADMIN, id, "completada", 200, NULL);
     assert_string_equal(estado_of(id), "completada");
@@ -572,6 +587,28 @@ static void attendance_is_marked_listed_counted_and_undone_the_same_day(void **s
                       "La asistencia solo se puede cambiar el mismo día");
     asistencia_expect(&BARB, id, "completada", 200, NULL); /* the same again: nothing to do */
     assert_string_equal(estado_of(id), "completada");
+    /* the export carries the mark (format 4: the last column of citas) */
+    char dir[400], file[450];
+    snprintf(dir, sizeof dir, "%s/export-asistencia", S.dir);
+    char *eout = NULL, *eerr = NULL;
+    int st = srv_cli(&S, &eout, &eerr, "export", "--to", dir, NULL);
+    if (st != 0) fail_msg("export: %s", eerr ? eerr : "");
+    free(eout);
+    free(eerr);
+    snprintf(file, sizeof file, "%s/citas.jsonl", dir);
+    char *rows = read_file(file, NULL);
+    assert_non_null(rows);
+    char *line = strstr(rows, id);
+    assert_non_null(line);
+    while (line > rows && line[-1] != '\n')
+        line--;
+    char *end = strchr(line, '\n');
+    json_t *row = json_loadb(line, end ? (size_t)(end - line) : strlen(line), 0, NULL);
+    assert_non_null(row);
+    assert_string_equal(json_string_value(json_array_get(row, json_array_size(row) - 1)),
+                        "2020-01-01T10:00:00.000Z");
+    json_decref(row);
+    free(rows);
     /* a cancelled one */
     struct resp c;
     char path[160];
