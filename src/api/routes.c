@@ -35,9 +35,9 @@ const struct http_route api_routes[] = {
     /* a barber's calendar feed: its token, no session (avisos.c) */
     {"GET", "/api/barberos/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_barbero_feed_get,
      api_feed_path, .head = true},
-    {"POST", "/api/admin/barberos/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE,
+    {"POST", "/api/admin/barberos/", true, HTTP_AUTH_ADMIN, HTTP_BODY_JSON_OPT,
      api_admin_barbero_feed_post, api_feed_admin_path},
-    {"DELETE", "/api/admin/barberos/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE,
+    {"DELETE", "/api/admin/barberos/", true, HTTP_AUTH_ADMIN, HTTP_BODY_JSON_OPT,
      api_admin_barbero_feed_delete, api_feed_admin_path},
     {"GET", "/api/admin/ausencias/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE,
      api_admin_ausencia_citas_get, api_ausencia_citas_path},

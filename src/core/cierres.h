@@ -20,8 +20,9 @@ br_err cierres_afectadas(struct app *app, const struct ausencia *a, int64_t now_
 
 /* Cancels those of ausencia id (path text): each cancelled is given to fn
  * (its detail as listed before the cancel). mensaje: nullable, at most
- * RULE_MENSAJE_MAX bytes. An appointment cancelled or moved meanwhile is
- * left alone; calling again cancels nothing more (an empty list).
+ * RULE_MENSAJE_MAX bytes. An appointment cancelled meanwhile is left
+ * alone; calling again cancels only what was booked on those dates since
+ * (usually nothing: an empty list).
  * BR_INVALID "Campo inválido: mensaje"; BR_NOTFOUND "Ausencia no
  * encontrada"; BR_BUSY, BR_INTERNAL. */
 br_err cierres_cancelar(struct app *app, const char *id, const char *mensaje,
