@@ -2,6 +2,7 @@
 // barbers, services, working hours and closures (the catalog API).
 import { get, api, post, session, rol } from './api.js';
 import { h, page, focus, announce, alertBox, showError, euros } from './ui.js';
+import { cierres as closures, feedLink, barberFields } from './avisos.js';
 
 const DIAS = ['lunes', 'martes', 'miércoles', 'jueves', 'viernes', 'sábado', 'domingo'];
 let uid = 0;
@@ -172,7 +173,10 @@ function userCard(u) {
 }
 
 async function barberos(t) {
-  const { barberos: list } = await get('/api/admin/barberos');
+  const [{ barberos: list }, { usuarios }] = await Promise.all([
+    get('/api/admin/barberos'),
+    get('/api/admin/usuarios'),
+  ]);
   const [ln, nombre] = inp('Nombre', { required: true, autocomplete: 'off' });
   const [lf, foto] = inp('Foto (URL, opcional)', { type: 'url', autocomplete: 'off' });
   box.replaceChildren(
@@ -188,21 +192,24 @@ async function barberos(t) {
           autocomplete: 'off',
         });
         const [l3, a1] = check('Activo (se puede reservar)', b.activo);
+        const av = barberFields(b, usuarios);
         return h(
           'li',
           { class: 'card' + (b.activo ? '' : ' cancelled') },
           h('h3', {}, b.nombre + (b.activo ? '' : ' (inactivo)')),
           form(
-            [l1, n1, l2, f1, l3],
+            [l1, n1, l2, f1, l3, ...av.els],
             'Guardar',
             () =>
               api('PATCH', `/api/admin/barberos/${encodeURIComponent(b.id)}`, {
                 nombre: n1.value.trim(),
                 foto_url: f1.value.trim() || null,
                 activo: a1.checked,
+                ...av.body(),
               }),
             'Barbero guardado',
           ),
+          feedLink(b),
         );
       }),
     ),
@@ -243,15 +250,23 @@ async function servicios(t) {
       required: true,
       inputmode: 'decimal',
     });
+    const [l4, m] = inp('Margen de limpieza tras la cita (minutos)', {
+      type: 'number',
+      min: '0',
+      max: '120',
+      step: '5',
+      value: s ? String(s.margen_min || 0) : '0',
+    });
     const a = s ? check('Activo (se puede reservar)', s.activo) : [null, null];
     return {
-      els: [l1, n, l2, d, l3, p, a[0]],
+      els: [l1, n, l2, d, l3, p, l4, m, a[0]],
       body: () =>
         Object.assign(
           {
             nombre: n.value.trim(),
             duracion_min: parseInt(d.value, 10),
             precio: parseFloat(p.value),
+            margen_min: parseInt(m.value, 10) || 0,
           },
           a[1] ? { activo: a[1].checked } : {},
         ),
@@ -389,72 +404,6 @@ async function horarios(t) {
   );
 }
 
-async function cierres(t) {
-  const [{ ausencias }, { barberos: list }] = await Promise.all([
-    get('/api/admin/ausencias'),
-    get('/api/admin/barberos'),
-  ]);
-  const name = (id) =>
-    id ? (list.find((b) => b.id === id) || {}).nombre || id : 'Toda la barbería';
-  const [lb, sel] = inp('Quién', { tag: 'select' });
-  sel.append(
-    h('option', { value: '' }, 'Toda la barbería (cerrado)'),
-    ...list.map((b) => h('option', { value: b.id }, b.nombre)),
-  );
-  const [ld, desde] = inp('Desde (fecha)', { type: 'date', required: true });
-  const [lh, hasta] = inp('Hasta (fecha, incluida)', { type: 'date', required: true });
-  const [lm, motivo] = inp('Motivo (opcional)', { autocomplete: 'off' });
-  const err = alertBox();
-  box.replaceChildren(
-    t,
-    err,
-    ausencias.length
-      ? h(
-          'ul',
-          { class: 'cards' },
-          ausencias.map((a) =>
-            h(
-              'li',
-              { class: 'card' },
-              h(
-                'p',
-                {},
-                h('strong', {}, name(a.barbero_id)),
-                `: del ${a.desde} al ${a.hasta}${a.motivo ? ' · ' + a.motivo : ''}`,
-              ),
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'danger',
-                  onclick: async () => {
-                    try {
-                      await api('DELETE', `/api/admin/ausencias/${encodeURIComponent(a.id)}`);
-                      announce('Cierre borrado');
-                      render();
-                    } catch (ex) {
-                      showError(err, ex);
-                    }
-                  },
-                },
-                'Borrar',
-              ),
-            ),
-          ),
-        )
-      : h('p', {}, 'No hay cierres ni días libres.'),
-    h('h3', {}, 'Nuevo cierre o día libre'),
-    form(
-      [lb, sel, ld, desde, lh, hasta, lm, motivo],
-      'Añadir',
-      () =>
-        post('/api/admin/ausencias', {
-          barbero_id: sel.value || null,
-          desde: desde.value,
-          hasta: hasta.value,
-          motivo: motivo.value.trim() || undefined,
-        }),
-      'Cierre añadido',
-    ),
-  );
+function cierres(t) {
+  return closures(t, box, render);
 }

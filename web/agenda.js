@@ -1,10 +1,32 @@
-// agenda.js - the barbers' agenda (barbero, admin): a day or a week of
-// every barber's appointments, with the client's name, phone, notes and
-// photos, and the client's earlier cuts one tap away.
-import { get, qs, session, rol } from './api.js';
-import { h, page, focus, today, addDays, dateLabel, dayStart, hm, ymd, whenLabel } from './ui.js';
+// agenda.js - the barbers' agenda (barbero, admin), the shop's front desk:
+// a day or a week of the barbers' appointments with the client's name,
+// phone, notes, no-shows and photos, the client's earlier cuts one tap away,
+// attendance on past appointments, and "Nueva cita". On a wide screen the
+// day is a grid with a column per barber (grid.js) where a tap on free time
+// starts a booking there; on a phone it is a list.
+import { get, post, qs, session, rol, loadCatalog } from './api.js';
+import {
+  h,
+  page,
+  focus,
+  announce,
+  alertBox,
+  showError,
+  today,
+  addDays,
+  dateLabel,
+  dayStart,
+  hm,
+  ymd,
+  whenLabel,
+} from './ui.js';
 import { photos } from './citas.js';
 import { mensajes } from './mensajes.js';
+import { dayGrid } from './grid.js';
+import { noShows, nueva } from './mostrador.js';
+
+// The barber a barber's account is linked to (GET /api/auth/me).
+const linked = (me) => me.barbero_id || null;
 
 export async function agenda() {
   const me = await session();
@@ -20,26 +42,107 @@ export async function agenda() {
     );
     return;
   }
+  const { barberos } = await loadCatalog();
   const p = new URLSearchParams(location.search);
   let vista = p.get('vista') === 'semana' ? 'semana' : 'dia';
   let fecha = /^\d{4}-\d{2}-\d{2}$/.test(p.get('fecha') || '') ? p.get('fecha') : today();
+  // whose appointments: a barber's id, or '' for every barber
+  let ver = p.has('barbero') ? p.get('barbero') : linked(me) || '';
+  if (ver && !barberos.some((b) => b.id === ver)) ver = '';
   const h1 = page('Agenda');
   const body = h('div');
-  const btn = (label, fn, pressed) =>
+  const btn = (label, fn, pressed, cls) =>
     h(
       'button',
       {
         type: 'button',
+        class: cls,
         onclick: fn,
         'aria-pressed': pressed === undefined ? null : String(pressed),
       },
       label,
     );
   const bar = h('div', { class: 'toolbar' });
-  h1.after(bar, body);
+  const sel = h('select', { id: 'ver-barbero' });
+  sel.append(
+    h('option', { value: '' }, 'Todos los barberos'),
+    ...barberos.map((b) => h('option', { value: b.id, selected: b.id === ver }, b.nombre)),
+  );
+  sel.addEventListener('change', () => {
+    ver = sel.value;
+    show();
+  });
+  const filter = h(
+    'p',
+    { class: 'filtro' },
+    h('label', { for: 'ver-barbero' }, 'Ver'),
+    sel,
+    btn('Nueva cita', () => book({}), undefined, 'primary'),
+  );
+  h1.after(bar, filter, body);
+  const horarios = new Map(); // barber id -> Promise of the week
+
+  async function book(pre) {
+    filter.hidden = true;
+    bar.hidden = true;
+    const back = () => {
+      filter.hidden = false;
+      bar.hidden = false;
+    };
+    await nueva(body, {
+      barbero: pre.barbero || ver || null,
+      inicio: pre.inicio,
+      onDone: (cita) => {
+        back();
+        vista = 'dia';
+        fecha = ymd(new Date(cita.fecha_inicio));
+        show().then(focus);
+      },
+      onCancel: () => {
+        back();
+        show().then(focus);
+      },
+    });
+  }
+
+  // The day's working minutes of each barber: [[from, to]], none on a
+  // closure (the administrator's GET /api/admin/ausencias).
+  async function tramos(list) {
+    const dia = new Date(fecha + 'T12:00:00Z').getUTCDay() || 7;
+    const [weeks, cierres] = await Promise.all([
+      Promise.all(
+        list.map((b) => {
+          if (!horarios.has(b.id))
+            horarios.set(
+              b.id,
+              get(`/api/barberos/${encodeURIComponent(b.id)}/horario`).then((x) => x.horario),
+            );
+          return horarios.get(b.id);
+        }),
+      ),
+      rol(me) === 'admin'
+        ? get('/api/admin/ausencias').then((x) => x.ausencias)
+        : Promise.resolve([]),
+    ]);
+    const toMin = (s) => +s.slice(0, 2) * 60 + +s.slice(3, 5);
+    return new Map(
+      list.map((b, i) => [
+        b.id,
+        cierres.some(
+          (a) => (!a.barbero_id || a.barbero_id === b.id) && a.desde <= fecha && a.hasta >= fecha,
+        )
+          ? []
+          : weeks[i].filter((x) => x.dia === dia).map((x) => [toMin(x.inicio), toMin(x.fin)]),
+      ]),
+    );
+  }
 
   async function show() {
-    history.replaceState(null, '', '/agenda?' + qs({ vista, fecha }));
+    history.replaceState(
+      null,
+      '',
+      '/agenda?' + qs({ vista, fecha, barbero: ver === (linked(me) || '') ? null : ver }),
+    );
     const n = vista === 'semana' ? 7 : 1;
     bar.replaceChildren(
       btn(
@@ -77,41 +180,157 @@ export async function agenda() {
       n === 1 ? dateLabel(fecha) : `Semana del ${dateLabel(fecha)}`,
     );
     body.replaceChildren(title, h('p', { class: 'hint' }, 'Cargando…'));
-    const { citas } = await get(
-      '/api/citas?' +
-        qs({
-          desde: dayStart(fecha).toISOString(),
-          hasta: dayStart(addDays(fecha, n)).toISOString(),
-        }),
-    );
+    const cols = barberos.filter((b) => !ver || b.id === ver);
+    const [{ citas: all }, tr] = await Promise.all([
+      get(
+        '/api/citas?' +
+          qs({
+            desde: dayStart(fecha).toISOString(),
+            hasta: dayStart(addDays(fecha, n)).toISOString(),
+          }),
+      ),
+      n === 1 ? tramos(cols) : null,
+    ]);
+    const citas = all.filter((c) => !ver || c.barbero_id === ver);
+    await withNoShows(citas);
     const byDay = new Map();
     for (const c of citas) {
       const d = ymd(new Date(c.fecha_inicio));
       if (!byDay.has(d)) byDay.set(d, []);
       byDay.get(d).push(c);
     }
-    const out = [title];
-    if (!citas.length) out.push(h('p', {}, 'No hay citas.'));
-    for (const [d, list] of byDay) {
-      if (n > 1) out.push(h('h3', {}, dateLabel(d)));
-      out.push(
+    const list = [];
+    if (!citas.length) list.push(h('p', {}, 'No hay citas.'));
+    for (const [d, cs] of byDay) {
+      if (n > 1) list.push(h('h3', {}, dateLabel(d)));
+      list.push(
         h(
           'ul',
           { class: 'cards' },
-          list.map((c) => row(c, me)),
+          cs.map((c) => row(c, me, show)),
         ),
       );
     }
-    body.replaceChildren(...out);
+    if (n > 1) {
+      body.replaceChildren(title, ...list);
+      return title;
+    }
+    const detail = h('div', { class: 'detalle' });
+    const grid = dayGrid({
+      fecha,
+      barberos: cols,
+      tramos: tr,
+      citas,
+      badge: (c) => {
+        const t = noShows(c.perfil);
+        return t ? h('span', { class: 'aviso' }, t) : null;
+      },
+      onFree: (b, inicio) => book({ barbero: b.id, inicio }),
+      onCita: (c) => {
+        const close = h(
+          'button',
+          { type: 'button', class: 'link', onclick: () => detail.replaceChildren() },
+          'Cerrar',
+        );
+        const card = row(c, me, show);
+        detail.replaceChildren(h('ul', { class: 'cards' }, card), close);
+        focus(card.querySelector('h3'));
+      },
+    });
+    body.replaceChildren(
+      title,
+      h('div', { class: 'solo-ancho' }, h('div', { class: 'rejilla-marco' }, grid), detail),
+      h('div', { class: 'solo-estrecho' }, ...list),
+    );
     return title;
   }
-  const t = await show();
-  void t;
+  await show();
 }
 
-function row(c, me) {
+// The no-shows of the clients shown (perfil.no_presentado): the listing's
+// own count when it carries one, else counted from the shop's no-shows.
+async function withNoShows(citas) {
+  if (citas.every((c) => !c.perfil || typeof c.perfil.no_presentado === 'number')) return;
+  const { citas: ns } = await get('/api/citas?' + qs({ estado: 'no_presentado', limit: 1000 }));
+  const n = new Map();
+  for (const x of ns) n.set(x.cliente_id, (n.get(x.cliente_id) || 0) + 1);
+  for (const c of citas) if (c.perfil) c.perfil.no_presentado = n.get(c.cliente_id) || 0;
+}
+
+// Attendance of an appointment that has started: came (completada) or
+// not (no_presentado), undone the same day (back to confirmada).
+function attendance(c, redraw) {
+  const err = alertBox();
+  const set = async (estado, msg) => {
+    try {
+      await post(`/api/citas/${encodeURIComponent(c.id)}/asistencia`, { estado });
+      announce(msg);
+      redraw();
+    } catch (ex) {
+      showError(err, ex);
+    }
+  };
+  const who = (c.perfil && c.perfil.nombre) || 'el cliente';
+  if (c.estado === 'confirmada' && new Date(c.fecha_inicio) <= Date.now())
+    return h(
+      'div',
+      {},
+      h(
+        'p',
+        { class: 'actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            'aria-label': `${who} vino`,
+            onclick: () => set('completada', `Marcada: ${who} vino`),
+          },
+          'Vino',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'danger',
+            'aria-label': `${who} no vino`,
+            onclick: () => set('no_presentado', `Marcada: ${who} no vino`),
+          },
+          'No vino',
+        ),
+      ),
+      err,
+    );
+  if (
+    (c.estado === 'completada' || c.estado === 'no_presentado') &&
+    ymd(new Date(c.fecha_inicio)) === today()
+  )
+    return h(
+      'div',
+      {},
+      h(
+        'p',
+        { class: 'actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'link',
+            onclick: () => set('confirmada', 'Asistencia deshecha'),
+          },
+          'Deshacer',
+        ),
+      ),
+      err,
+    );
+  return null;
+}
+
+const ESTADOS = { cancelada: 'Cancelada', completada: 'Vino', no_presentado: 'No vino' };
+
+function row(c, me, redraw) {
   const cl = c.perfil || {};
   const more = h('div');
+  const warn = noShows(cl);
   const li = h(
     'li',
     { class: 'card cita' + (c.estado === 'cancelada' ? ' cancelled' : '') },
@@ -121,7 +340,8 @@ function row(c, me) {
       h('strong', {}, `${hm(c.fecha_inicio)}–${hm(c.fecha_fin)}`),
       ` · ${c.barbero ? c.barbero.nombre : ''}`,
     ),
-    h('h3', {}, cl.nombre || 'Cliente sin nombre'),
+    h('h3', { tabindex: '-1' }, cl.nombre || 'Cliente sin nombre'),
+    warn ? h('p', { class: 'aviso' }, warn) : null,
     cl.telefono
       ? h(
           'p',
@@ -133,9 +353,10 @@ function row(c, me) {
     h(
       'p',
       {},
-      `${c.servicio ? c.servicio.nombre : ''}${c.estado === 'cancelada' ? ' · Cancelada' : ''}`,
+      `${c.servicio ? c.servicio.nombre : ''}${ESTADOS[c.estado] ? ' · ' + ESTADOS[c.estado] : ''}`,
     ),
     c.notas ? h('p', { class: 'notes' }, 'Notas: ' + c.notas) : null,
+    attendance(c, redraw),
     h(
       'p',
       { class: 'actions' },

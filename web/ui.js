@@ -108,9 +108,10 @@ export const whenLabel = (iso) => `${dayLabel(iso)}, ${hm(iso)}`;
 // "martes 14 de octubre de 2031, 10:30 (hora de Madrid)"
 export const whenFull = (iso) => `${whenLabel(iso)} (hora de ${zoneName()})`;
 
-// The UTC instant at which a calendar date begins in the shop's zone.
-export function dayStart(s) {
-  const guess = Date.UTC(+s.slice(0, 4), +s.slice(5, 7) - 1, +s.slice(8, 10));
+// The UTC instant at which a calendar date begins in the shop's zone (or,
+// with min, that many minutes of local time after its midnight: 600 is 10:00).
+export function dayStart(s, min = 0) {
+  const guess = Date.UTC(+s.slice(0, 4), +s.slice(5, 7) - 1, +s.slice(8, 10), 0, min);
   let t = guess;
   for (let i = 0; i < 2; i++) {
     const p = parts(

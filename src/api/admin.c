@@ -22,6 +22,11 @@ static br_err add_usuario(void *ud, const struct usuario_view *u)
     jw_kstr(w, "ultimo_acceso", u->ultimo_acceso);
     jw_kstr(w, "creado_en", u->creado_en);
     jw_kint(w, "total_citas", u->total_citas);
+    /* the front desk's: attendance, and whether the user can sign in */
+    jw_kint(w, "completadas", u->completadas);
+    jw_kint(w, "no_presentado", u->no_presentado);
+    jw_key(w, "puede_entrar");
+    jw_bool(w, u->puede_entrar);
     jw_obj_close(w);
     return w->err;
 }

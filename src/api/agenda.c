@@ -86,6 +86,7 @@ static void w_servicio(struct jw *w, const struct servicio *s)
     jw_kreal(w, "precio", s->precio);
     jw_key(w, "activo");
     jw_bool(w, s->activo);
+    jw_kint(w, "margen_min", s->margen_min);
     jw_obj_close(w);
 }
 
@@ -221,6 +222,11 @@ void api_admin_servicios_post(struct http_req *r)
         bad_field(r, "precio");
         return;
     }
+    json_t *mar = json_object_get(body, "margen_min");
+    if (mar && !json_is_null(mar) && !int_ok(mar, rule_margen_ok, &s.margen_min)) {
+        bad_field(r, "margen_min");
+        return;
+    }
     br_err rc = catalog_servicio_add(api_app(r), &s);
     if (rc == BR_INVALID)
         api_reply_err(r, rc);
@@ -292,7 +298,7 @@ void api_admin_servicio_patch(struct http_req *r)
     br_id id;
     if (!api_path_id_or_404(r, "/api/admin/servicios/", "", "Servicio no encontrado", id)) return;
     json_t *body = http_req_json(r);
-    struct servicio_patch p = {.activo = -1};
+    struct servicio_patch p = {.activo = -1, .margen_min = -1};
     if (!opt_text(r, body, "nombre", rule_nombre_ok, &p.nombre) || !opt_activo(r, body, &p.activo))
         return;
     if (json_object_get(body, "nombre") && !p.nombre) {
@@ -310,6 +316,11 @@ void api_admin_servicio_patch(struct http_req *r)
             return;
         }
         p.set_precio = true;
+    }
+    json_t *mar = json_object_get(body, "margen_min");
+    if (mar && !int_ok(mar, rule_margen_ok, &p.margen_min)) {
+        bad_field(r, "margen_min");
+        return;
     }
     br_err rc = catalog_servicio_update(api_app(r), id, &p);
     if (rc == BR_INVALID)

@@ -273,4 +273,11 @@ void api_espera_post(struct http_req *r);
 void api_espera_get(struct http_req *r);
 void api_espera_delete(struct http_req *r);
 
+/* --- the front desk (mostrador.c) --- */
+void api_clientes_get(struct http_req *r);
+void api_agenda_citas_post(struct http_req *r);
+/* POST /api/citas/{id}/asistencia, and whether a path is one. */
+void api_citas_asistencia(struct http_req *r);
+bool api_asistencia_path(const char *path);
+
 #endif

@@ -116,6 +116,11 @@ const struct http_route api_routes[] = {
     {"POST", "/api/lista-espera", false, HTTP_AUTH_USER, HTTP_BODY_JSON, api_espera_post},
     {"GET", "/api/lista-espera", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_espera_get},
     {"DELETE", "/api/lista-espera/", true, HTTP_AUTH_USER, HTTP_BODY_NONE, api_espera_delete},
+    /* the front desk (mostrador.c) */
+    {"GET", "/api/clientes", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_clientes_get},
+    {"POST", "/api/agenda/citas", false, HTTP_AUTH_USER, HTTP_BODY_JSON, api_agenda_citas_post},
+    {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON, api_citas_asistencia,
+     api_asistencia_path},
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
 

@@ -132,7 +132,7 @@ br_err agenda_ausencia_delete(struct app *app, const char *id)
 /* --- free slots ------------------------------------------------------------------------ */
 
 struct busy {
-    int64_t ini, fin;
+    int64_t ini, fin; /* fin with its service's clean-up margin */
 };
 
 struct barber_day {
@@ -180,7 +180,7 @@ static br_err on_ausencia(void *ud, const struct ausencia *a)
     return BR_OK;
 }
 
-static br_err on_busy(void *ud, const char *inicio, const char *fin)
+static br_err on_busy(void *ud, const char *inicio, const char *fin, int64_t margen_min)
 {
     struct barber_day *b = ud;
     int64_t i, f;
@@ -190,7 +190,7 @@ static br_err on_busy(void *ud, const char *inicio, const char *fin)
         b->capbusy = b->capbusy ? 2 * b->capbusy : 16;
         b->busy = xrealloc(b->busy, (size_t)b->capbusy * sizeof *b->busy);
     }
-    b->busy[b->nbusy++] = (struct busy){i, f};
+    b->busy[b->nbusy++] = (struct busy){i, f + margen_min * 60000};
     return BR_OK;
 }
 
@@ -245,6 +245,7 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
         rc = store_servicio_get(app->store, sid, &srv);
     if (rc == BR_OK && !srv.activo) rc = BR_NOTFOUND;
     int64_t dur_ms = srv.duracion_min * 60000;
+    int64_t margen_ms = srv.margen_min * 60000; /* kept free after the new appointment */
     servicio_clear(&srv);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Servicio no encontrado");
     if (rc) return internal(rc, "service lookup");
@@ -286,9 +287,12 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
             !instant_from(&day, b->t[b->nt - 1].fin, &hi))
             continue;
         br_ts lo_s, hi_s;
-        iso8601_format(lo, lo_s);
-        iso8601_format(hi, hi_s);
-        rc = store_citas_busy(app->store, b->id, lo_s, hi_s, on_busy, b);
+        /* what may reach the day with its margin: what starts up to a day
+         * and the longest margin before it, and up to the longest margin
+         * after it */
+        iso8601_format(lo - (int64_t)(RULE_DURACION_MAX + RULE_MARGEN_MAX) * 60000, lo_s);
+        iso8601_format(hi + (int64_t)RULE_MARGEN_MAX * 60000, hi_s);
+        rc = store_citas_busy_margen(app->store, b->id, lo_s, hi_s, on_busy, b);
         for (int k = 0; !rc && k < b->nt; k++) {
             int64_t end_limit;
             if (!instant_from(&day, b->t[k].fin, &end_limit)) continue;
@@ -300,7 +304,7 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
                 if (s < earliest) continue;
                 bool taken = false;
                 for (int j = 0; j < b->nbusy && !taken; j++)
-                    taken = b->busy[j].ini < e && b->busy[j].fin > s;
+                    taken = b->busy[j].ini < e + margen_ms && b->busy[j].fin > s;
                 if (taken) continue;
                 if (ncand == capcand) {
                     capcand = capcand ? 2 * capcand : 64;

@@ -84,6 +84,21 @@ static br_err unexpected(br_err rc, const char *what)
 br_err booking_create(struct app *app, const struct principal *caller,
                       const struct booking_input *in, struct cita *out)
 {
+    const char *cliente = caller->has_perfil && caller->perfil.nombre && *caller->perfil.nombre
+                              ? caller->perfil.nombre
+                              : caller->email;
+    struct booking_para para = {
+        .cliente_id = caller->user_id,
+        .email = caller->email,
+        .nombre = cliente,
+        .has_perfil = caller->has_perfil,
+    };
+    return booking_create_para(app, &para, in, out);
+}
+
+br_err booking_create_para(struct app *app, const struct booking_para *para,
+                           const struct booking_input *in, struct cita *out)
+{
     memset(out, 0, sizeof *out);
     /* 2. required fields */
     if (missing(in->barbero_id) || missing(in->servicio_id) || missing(in->fecha_inicio))
@@ -128,12 +143,26 @@ br_err booking_create(struct app *app, const struct principal *caller,
         goto out;
     }
 
+    /* what the front desk checks besides (working hours, a walk-in's start) */
+    if (para->check) {
+        rc = para->check(para->check_ud, app, &srv, &bar, start_ms, end_ms);
+        if (rc) goto out;
+    }
+
     /* 6. overlap */
     bool taken = false;
     rc = store_cita_overlaps(app->store, bar.id, start, end, &taken);
     if (rc) {
         rc = unexpected(rc, "overlap check");
         goto out;
+    }
+    if (!taken && para->staff) {
+        /* the desk keeps the services' clean-up margins free too */
+        rc = store_cita_margin_taken(app->store, bar.id, start, end, srv.margen_min, &taken);
+        if (rc) {
+            rc = unexpected(rc, "margin check");
+            goto out;
+        }
     }
     if (taken) {
         rc = err_set(BR_CONFLICT, "El horario ya no está disponible");
@@ -142,12 +171,12 @@ br_err booking_create(struct app *app, const struct principal *caller,
 
     /* the client's cap on upcoming appointments, once the specification's
      * checks have passed and before the calendar is asked */
-    int64_t cap = app->cfg->max_upcoming;
+    int64_t cap = para->staff ? 0 : app->cfg->max_upcoming;
     br_ts now;
     iso8601_format(clock_now_ms(), now);
     if (cap > 0) {
         int64_t held = 0;
-        rc = store_citas_upcoming(app->store, caller->user_id, now, cap, &held);
+        rc = store_citas_upcoming(app->store, para->cliente_id, now, cap, &held);
         if (rc) {
             rc = unexpected(rc, "upcoming count");
             goto out;
@@ -160,11 +189,9 @@ br_err booking_create(struct app *app, const struct principal *caller,
 
     /* 7. calendar attempt */
     const char *notas = missing(in->notas) ? NULL : in->notas;
-    const char *cliente = caller->has_perfil && caller->perfil.nombre && *caller->perfil.nombre
-                              ? caller->perfil.nombre
-                              : caller->email;
+    const char *cliente = para->nombre ? para->nombre : "";
     booking_event_text(srv.nombre, cliente, bar.nombre, notas, &summary, &description);
-    struct cal_event ev = {summary, description, start, end, caller->email};
+    struct cal_event ev = {summary, description, start, end, para->email};
     uuid_v4(out->id);
     br_err crc = app->cal->ops->create_event(app->cal, &ev, &event_id);
     if (crc == BR_CONFIG) {
@@ -178,7 +205,7 @@ br_err booking_create(struct app *app, const struct principal *caller,
     }
 
     /* 8.-9. store the appointment and its history record (and queue 10.) */
-    memcpy(out->cliente_id, caller->user_id, sizeof out->cliente_id);
+    snprintf(out->cliente_id, sizeof out->cliente_id, "%s", para->cliente_id);
     memcpy(out->barbero_id, bar.id, sizeof out->barbero_id);
     memcpy(out->servicio_id, srv.id, sizeof out->servicio_id);
     memcpy(out->fecha_inicio, start, sizeof start);
@@ -189,17 +216,17 @@ br_err booking_create(struct app *app, const struct principal *caller,
     event_id = NULL;
     iso8601_format(clock_now_ms(), out->created_at);
 
-    bool wants_mail = caller->email && *caller->email && caller->has_perfil;
+    bool wants_mail = para->email && *para->email && para->has_perfil;
     bool queue_mail = wants_mail && mailer_enabled(app->mailer);
     /* and by WhatsApp when she consented (the store looks) */
-    bool queue_wa = caller->has_perfil && app->whatsapp;
+    bool queue_wa = para->has_perfil && app->whatsapp;
     struct outbox_msg msg;
     memset(&msg, 0, sizeof msg);
     if (queue_mail || queue_wa) {
         uuid_v4(msg.id);
         memcpy(msg.cita_id, out->id, sizeof msg.cita_id);
-        msg.recipient = queue_mail ? caller->email : NULL;
-        msg.wa_cliente_id = queue_wa ? caller->user_id : NULL;
+        msg.recipient = queue_mail ? (char *)para->email : NULL;
+        msg.wa_cliente_id = queue_wa ? para->cliente_id : NULL;
         msg.cliente_nombre = (char *)cliente;
         msg.barbero_nombre = bar.nombre;
         msg.servicio_nombre = srv.nombre;
@@ -208,15 +235,19 @@ br_err booking_create(struct app *app, const struct principal *caller,
         msg.notas = (char *)notas;
         memcpy(msg.created_at, out->created_at, sizeof msg.created_at);
     }
-    rc = store_cita_book_capped(app->store, out, queue_mail || queue_wa ? &msg : NULL, now, cap);
+    struct outbox_msg *queued = queue_mail || queue_wa ? &msg : NULL;
+    rc = para->staff ? store_cita_book_desk(app->store, out, queued, para->nuevo, srv.margen_min)
+                     : store_cita_book_capped(app->store, out, queued, now, cap);
     if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE) {
         /* nothing was stored: the event goes too */
         int retry = err_retry_after();
         if (out->google_event_id &&
             app->cal->ops->delete_event(app->cal, out->google_event_id) != BR_OK)
             log_warn("calendar: could not delete event of lost booking %s: %s", out->id, err_msg());
+        bool email_taken = rc == BR_CONFLICT && para->nuevo && !strcmp(err_msg(), "email taken");
         rc = rc == BR_BUSY       ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
              : rc == BR_TOOLARGE ? err_set(BR_INVALID, BOOKING_CAP_MSG)
+             : email_taken       ? err_set(BR_CONFLICT, "El email ya está registrado")
                                  : err_set(BR_CONFLICT, "El horario ya no está disponible");
         cita_clear(out);
         goto out;

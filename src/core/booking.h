@@ -35,6 +35,29 @@ struct booking_input {
 br_err booking_create(struct app *app, const struct principal *caller,
                       const struct booking_input *in, struct cita *out) WARN_UNUSED;
 
+/* Whom a booking is for, and what else it obeys: booking_create fills it
+ * from the caller; the front desk (core/mostrador.c) books for a client. */
+struct booking_para {
+    const char *cliente_id;
+    const char *email;  /* NULL: none (no confirmation, no attendee) */
+    const char *nombre; /* in the event's title and the e-mail */
+    bool has_perfil;
+    /* staff: no cap on upcoming appointments; the client nuevo (nullable)
+     * is created in the booking's own transaction (BR_CONFLICT "El email
+     * ya está registrado" when its e-mail is taken meanwhile) */
+    bool staff;
+    const struct new_user *nuevo;
+    /* nullable: called after the barber's lookup (step 5), before the
+     * overlap check; its error is the answer */
+    br_err (*check)(void *ud, struct app *app, const struct servicio *s, const struct barbero *b,
+                    int64_t start_ms, int64_t end_ms);
+    void *check_ud;
+};
+
+/* booking_create's walk for whom para names. */
+br_err booking_create_para(struct app *app, const struct booking_para *para,
+                           const struct booking_input *in, struct cita *out) WARN_UNUSED;
+
 /* Whose appointments caller may see: NULL for admin and barbero (all),
  * else the caller's own id (points into caller). */
 const char *booking_list_scope(const struct principal *caller);

@@ -91,8 +91,7 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
 enum actor { ACTOR_STAFF, ACTOR_CLIENT, ACTOR_LINK, ACTOR_SHOP };
 
 static br_err apply(struct app *app, enum actor who, const char *client_id, const char *id,
-                    bool reschedule, const char *fecha_inicio, const char *mensaje,
-                    br_id cita_id);
+                    bool reschedule, const char *fecha_inicio, const char *mensaje, br_id cita_id);
 
 br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
                      bool reschedule, const char *fecha_inicio, br_id cita_id)
@@ -113,8 +112,7 @@ br_err cambios_apply_link(struct app *app, const char *token, bool reschedule,
 }
 
 static br_err apply(struct app *app, enum actor who, const char *client, const char *id,
-                    bool reschedule, const char *fecha_inicio, const char *mensaje,
-                    br_id cita_id)
+                    bool reschedule, const char *fecha_inicio, const char *mensaje, br_id cita_id)
 {
     cita_id[0] = '\0';
     int64_t now = clock_now_ms();

@@ -78,6 +78,7 @@ br_err catalog_servicio_add(struct app *app, struct servicio *s)
     if (!s->nombre) return err_set(BR_INVALID, "Faltan campos requeridos");
     if (!rule_duracion_ok(s->duracion_min)) return bad_field("duracion_min");
     if (!rule_precio_ok(s->precio)) return bad_field("precio");
+    if (!rule_margen_ok(s->margen_min)) return bad_field("margen_min");
     uuid_v4(s->id);
     return store_servicio_add(app->store, s);
 }
@@ -88,5 +89,6 @@ br_err catalog_servicio_update(struct app *app, const char *id, const struct ser
     if (!activo_ok(p->activo)) return bad_field("activo");
     if (p->duracion_min && !rule_duracion_ok(p->duracion_min)) return bad_field("duracion_min");
     if (p->set_precio && !rule_precio_ok(p->precio)) return bad_field("precio");
+    if (p->margen_min != -1 && !rule_margen_ok(p->margen_min)) return bad_field("margen_min");
     return store_servicio_update(app->store, id, p);
 }

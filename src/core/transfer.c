@@ -22,7 +22,8 @@
 #define FORMAT "barberia-export"
 /* 2: activo, horarios and ausencias; 3: photo sizes; 4: the prices kept at booking, the
  * clients' consents, the links' key, the waiting list, WhatsApp (the outbox's channel
- * and delivery, the consents to it), the barbers' contacts */
+ * and delivery, the consents to it), the barbers' contacts, the
+ * services' margins and the attendance marks */
 #define VERSION    4
 #define TABLES_V3  11 /* the tables of versions 2 and 3: the store's first ones */
 #define MAX_TABLES 32
@@ -355,13 +356,17 @@ enum old_add {
     ADD_ACTIVO,      /* barberos, servicios (version 1): every row active */
     ADD_OUTBOX_KIND, /* mail_outbox (version 1): every message a confirmation, due when written */
     ADD_FOTO_BYTES,  /* fotos_cita (versions 1, 2): each photo's size, its object's in the export */
-    ADD_CITA_PRECIO, /* citas (versions 1 to 3): no price kept at booking (NULL) */
-    ADD_OUTBOX_CANAL, /* mail_outbox (versions 2, 3): every message an e-mail, no offset, no
-                       * WhatsApp id or status */
+    ADD_CITA_PRECIO, /* citas (versions 1 to 3): no price kept at booking, no attendance mark */
+    ADD_OUTBOX_CANAL,    /* mail_outbox (versions 2, 3): every message an e-mail, no offset, no
+                          * WhatsApp id or status */
+    ADD_SERVICIO_ACTIVO, /* servicios (version 1): every service active, no margin */
+    ADD_SERVICIO_MARGEN, /* servicios (versions 2, 3): no clean-up margin */
 };
 
 /* fotos_cita's columns before version 3 */
 #define FOTO_COLS_V2 "id, cita_id, cliente_id, tipo, url, storage_path, created_at"
+/* servicios' columns before version 4 */
+#define SERVICIO_COLS_V3 "id, nombre, duracion_min, precio, activo"
 /* citas' columns before version 4 */
 #define CITA_COLS_V3                                                                               \
     "id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, estado, notas, "            \
@@ -383,7 +388,7 @@ static const struct {
     {"perfiles", "id, rol, nombre, telefono, created_at", ADD_NONE},
     {"auth_sessions", "token_hash, user_id, created_at, expires_at", ADD_NONE},
     {"barberos", "id, nombre, foto_url", ADD_ACTIVO},
-    {"servicios", "id, nombre, duracion_min, precio", ADD_ACTIVO},
+    {"servicios", "id, nombre, duracion_min, precio", ADD_SERVICIO_ACTIVO},
     {"citas", CITA_COLS_V3, ADD_CITA_PRECIO},
     {"historial_cortes", "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at",
      ADD_NONE},
@@ -412,6 +417,8 @@ static br_err plan_tables(struct manifest *m)
             if (m->version == 2 && !strcmp(tables[i].name, "fotos_cita"))
                 m->add[i] = ADD_FOTO_BYTES;
             if (m->version < 4 && !strcmp(tables[i].name, "citas")) m->add[i] = ADD_CITA_PRECIO;
+            if (m->version < 4 && !strcmp(tables[i].name, "servicios"))
+                m->add[i] = ADD_SERVICIO_MARGEN;
             if (m->version < 4 && !strcmp(tables[i].name, "mail_outbox"))
                 m->add[i] = ADD_OUTBOX_CANAL;
         }
@@ -429,8 +436,14 @@ static br_err plan_tables(struct manifest *m)
             if (!strcmp(tables[k].name, v1_tables[i].name)) m->into[i] = k;
         m->add[i] = v1_tables[i].add;
         /* the store's columns: version 1's, then those added since */
-        static const char *const added[] = {"",        ", activo", ", kind, due_at" OUTBOX_ADDED_V4,
-                                            ", bytes", ", precio", OUTBOX_ADDED_V4};
+        static const char *const added[] = {"",
+                                            ", activo",
+                                            ", kind, due_at" OUTBOX_ADDED_V4,
+                                            ", bytes",
+                                            ", precio, asistencia_en",
+                                            OUTBOX_ADDED_V4,
+                                            ", activo, margen_min",
+                                            ", margen_min"};
         char *want = xasprintf("%s%s", v1_tables[i].cols, added[v1_tables[i].add]);
         bool fits = m->into[i] >= 0 && !strcmp(tables[m->into[i]].cols, want);
         free(want);
@@ -446,6 +459,7 @@ static const char *export_cols(const struct manifest *m, int i)
     if (m->add[i] == ADD_FOTO_BYTES) return FOTO_COLS_V2;
     if (m->add[i] == ADD_CITA_PRECIO) return CITA_COLS_V3;
     if (m->add[i] == ADD_OUTBOX_CANAL) return OUTBOX_COLS_V3;
+    if (m->add[i] == ADD_SERVICIO_MARGEN) return SERVICIO_COLS_V3;
     const struct store_table *tables;
     store_tables(&tables);
     return tables[i].cols;
@@ -628,8 +642,8 @@ static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
     json_error_t e;
     l->row = json_loadb(l->line, strlen(l->line), 0, &e);
     /* the store takes up to STORE_ROW_MAX values a row; an older
-     * version's get up to 7 more (version 1's outbox) */
-    if (!json_is_array(l->row) || json_array_size(l->row) > STORE_ROW_MAX - 7)
+     * version's get up to 8 more (version 1's outbox) */
+    if (!json_is_array(l->row) || json_array_size(l->row) > STORE_ROW_MAX - 8)
         return err_set(BR_INVALID, "a malformed row: %s", e.text);
     *table = l->m->into[l->table];
     *n = (int)json_array_size(l->row);
@@ -665,8 +679,15 @@ static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
         cols[(*n)++] = (struct store_value){.type = STORE_NULL};
         cols[(*n)++] = (struct store_value){.type = STORE_NULL};
         break;
-    case ADD_CITA_PRECIO:
+    case ADD_CITA_PRECIO: /* precio, asistencia_en */
         cols[(*n)++] = (struct store_value){.type = STORE_NULL};
+        cols[(*n)++] = (struct store_value){.type = STORE_NULL};
+        break;
+    case ADD_SERVICIO_ACTIVO:
+        cols[(*n)++] = (struct store_value){.type = STORE_INT, .i = 1};
+        /* fall through - and no margin */
+    case ADD_SERVICIO_MARGEN:
+        cols[(*n)++] = (struct store_value){.type = STORE_INT, .i = 0};
         break;
     case ADD_FOTO_BYTES: /* storage_path, the sixth column, names the object */
         cols[*n] =

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef char br_id[UUID_LEN + 1];
 typedef char br_ts[ISO8601_LEN + 1];
@@ -62,7 +63,8 @@ struct servicio {
     char *nombre;
     int64_t duracion_min;
     double precio;
-    bool activo; /* offered to clients (read only: a new service is active) */
+    bool activo;        /* offered to clients (read only: a new service is active) */
+    int64_t margen_min; /* clean-up minutes kept free after each appointment (0..120) */
 };
 
 struct cita {
@@ -106,7 +108,26 @@ struct usuario_view {
     const char *ultimo_acceso; /* NULL: never signed in */
     const char *creado_en;     /* the user's created_at, else the profile's */
     int64_t total_citas;
+    int64_t completadas, no_presentado; /* the user's appointments in those states */
+    bool puede_entrar;                  /* has a password (a desk client may not yet) */
 };
+
+/* A client as the front desk finds her (GET /api/clientes). A client the
+ * desk created has no password until she claims her account, and may have
+ * no e-mail: auth_users.email then holds EMAIL_NINGUNO_PREFIX and her id,
+ * which no address matches (an address has no ':'). */
+#define EMAIL_NINGUNO_PREFIX "sin-email:"
+struct cliente_view {
+    struct perfil perfil;
+    const char *email; /* NULL: none */
+    bool puede_entrar;
+    int64_t completadas, no_presentado;
+};
+/* Whether a stored auth_users.email is an address (not the placeholder). */
+static inline bool email_es_direccion(const char *s)
+{
+    return s && *s && strchr(s, '@') != NULL;
+}
 
 /* An e-mail waiting in the outbox: the booking's confirmation, or
  * a cancellation, a reschedule notice or a reminder, as kind says. */

@@ -114,3 +114,8 @@ bool rule_password_short_enough(const char *pw)
 {
     return strlen(pw) <= RULE_PASSWORD_MAX;
 }
+
+bool rule_margen_ok(int64_t minutes)
+{
+    return minutes >= 0 && minutes <= RULE_MARGEN_MAX;
+}

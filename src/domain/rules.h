@@ -102,4 +102,9 @@ bool rule_password_long_enough(const char *pw);
 /* Short enough to hash: at most RULE_PASSWORD_MAX bytes. */
 bool rule_password_short_enough(const char *pw);
 
+/* A service's margen_min, the clean-up time kept free after each of its
+ * appointments: whole minutes, 0 to RULE_MARGEN_MAX. */
+#define RULE_MARGEN_MAX 120
+bool rule_margen_ok(int64_t minutes);
+
 #endif

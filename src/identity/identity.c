@@ -263,6 +263,14 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
         .session_expires_at = open_session ? expires : NULL,
     };
     if (!rc) rc = store_user_create(id->st, &u);
+    if (rc == BR_CONFLICT) {
+        /* a client the front desk created, who never had a password,
+         * takes her account (docs/decisions.md): her bookings are hers */
+        bool claimed = false;
+        rc = store_user_claim(id->st, &u, &claimed, uid);
+        if (!rc && !claimed) rc = BR_CONFLICT;
+        if (claimed) log_info("auth: a front-desk client's account %s was claimed at sign-up", uid);
+    }
     if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "El email ya está registrado");
     if (rc) {
         free(email);
@@ -555,6 +563,12 @@ static br_err credentials_check(struct ident *id, const char *email_in, const ch
     }
     bool ok = false;
     if (rc == BR_NOTFOUND) {
+        rc = verify_password(id, dummy_hash(id), password, &ok);
+        ok = false;
+    } else if (rc == BR_OK && (!hash || !*hash)) {
+        /* no password (a client the front desk created): never signs in,
+         * and costs the time of a wrong password */
+        free(hash);
         rc = verify_password(id, dummy_hash(id), password, &ok);
         ok = false;
     } else if (rc == BR_OK) {

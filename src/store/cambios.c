@@ -26,6 +26,10 @@ static br_err detail_row(void *ud, const struct db_val *c, int n)
     r->d->cita.notas = xstrdup_or_null(ci.notas);
     r->d->cita.google_event_id = xstrdup_or_null(ci.google_event_id);
     r->d->cliente_email = dup_or_null(&c[10]);
+    if (r->d->cliente_email && !email_es_direccion(r->d->cliente_email)) {
+        free(r->d->cliente_email); /* a front-desk client without an e-mail */
+        r->d->cliente_email = NULL;
+    }
     r->d->has_perfil = c[11].type != DB_NULL;
     r->d->cliente_nombre = dup_or_null(&c[12]);
     r->d->barbero_nombre = xstrdup(text_or_empty(&c[13]));
@@ -122,9 +126,29 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
         struct db_val po[] = {db_text(r.barbero_id), db_text(ch->inicio),   db_text(ch->fin),
                               db_text(ch->id),       db_text(r.barbero_id), db_text(ch->inicio),
                               db_text(ch->id),       db_text(ch->inicio)};
-        rc = lock_slot_hours(db, conn, r.barbero_id, ch->inicio, ch->fin);
+        /* the hours the clean-up margins (at most 120 minutes) may reach too */
+        int64_t s0, e0;
+        br_ts lo, hi;
+        if (iso8601_parse(ch->inicio, strlen(ch->inicio), &s0) &&
+            iso8601_parse(ch->fin, strlen(ch->fin), &e0)) {
+            iso8601_format(s0 - (int64_t)120 * 60000, lo);
+            iso8601_format(e0 + (int64_t)120 * 60000, hi);
+            rc = lock_slot_hours(db, conn, r.barbero_id, lo, hi);
+        }
         if (!rc) rc = EXEC(db, conn, sql_overlap_but, po, one_flag, &taken, NULL);
         if (!rc && taken) rc = err_set(BR_CONFLICT, "slot taken");
+        if (!rc) {
+            /* and the clean-up margins: this service's after it, the others' before */
+            int64_t margen = 0;
+            rc = EXEC(db, conn,
+                      "SELECT coalesce(s.margen_min, 0) FROM citas c "
+                      "LEFT JOIN servicios s ON s.id = c.servicio_id WHERE c.id = ?",
+                      pi, one_int, &margen, NULL);
+            if (!rc)
+                rc = margin_taken(db, conn, r.barbero_id, ch->inicio, ch->fin, margen, ch->id,
+                                  &taken);
+            if (!rc && taken) rc = err_set(BR_CONFLICT, "margin taken");
+        }
         if (!rc) {
             struct db_val pu[] = {db_text(ch->inicio), db_text(ch->fin), db_text(ch->id)};
             rc = EXEC(db, conn, "UPDATE citas SET fecha_inicio = ?, fecha_fin = ? WHERE id = ?", pu,

@@ -85,10 +85,11 @@ br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud)
 br_err store_servicio_add(struct store *st, const struct servicio *s)
 {
     struct db_val p[] = {db_text(s->id), db_text(s->nombre), db_int(s->duracion_min),
-                         db_real(s->precio)};
+                         db_real(s->precio), db_int(s->margen_min)};
     return run_write(st,
-                     "INSERT INTO servicios (id, nombre, duracion_min, precio) VALUES (?, ?, ?, ?)",
-                     p, 4, NULL);
+                     "INSERT INTO servicios (id, nombre, duracion_min, precio, margen_min) "
+                     "VALUES (?, ?, ?, ?, ?)",
+                     p, 5, NULL);
 }
 
 struct servicio_cb {
@@ -109,6 +110,7 @@ static br_err servicio_row(void *ud, const struct db_val *c, int n)
     s.duracion_min = as_int(&c[2]);
     s.precio = as_real(&c[3]);
     s.activo = n > 4 ? as_int(&c[4]) != 0 : true;
+    s.margen_min = n > 5 ? as_int(&c[5]) : 0;
     if (!fits) return too_long();
     if (a->fn) return a->fn(a->ud, &s);
     *a->out = s;
@@ -122,9 +124,10 @@ br_err store_servicio_get(struct store *st, const char *id, struct servicio *s)
     memset(s, 0, sizeof *s);
     struct servicio_cb a = {.out = s};
     struct db_val p[] = {db_text(id)};
-    br_err rc =
-        run(st, "SELECT id, nombre, duracion_min, precio, activo FROM servicios WHERE id = ?", p, 1,
-            servicio_row, &a, NULL);
+    br_err rc = run(
+        st,
+        "SELECT id, nombre, duracion_min, precio, activo, margen_min FROM servicios WHERE id = ?",
+        p, 1, servicio_row, &a, NULL);
     if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such service");
     return rc;
 }
@@ -174,7 +177,8 @@ br_err store_servicios_all(struct store *st, store_servicio_fn fn, void *ud)
 {
     struct servicio_cb a = {.fn = fn, .ud = ud};
     return run(st,
-               "SELECT id, nombre, duracion_min, precio, activo FROM servicios ORDER BY nombre, id",
+               "SELECT id, nombre, duracion_min, precio, activo, margen_min FROM servicios "
+               "ORDER BY nombre, id",
                NULL, 0, servicio_row, &a, NULL);
 }
 
@@ -241,6 +245,10 @@ static br_err servicio_patch_tx(struct db *db, struct db_conn *c, void *ud)
     if (!rc && p->set_precio) {
         struct db_val v[] = {db_real(p->precio), db_text(a->id)};
         rc = EXEC(db, c, "UPDATE servicios SET precio = ? WHERE id = ?", v, NULL, NULL, NULL);
+    }
+    if (!rc && p->margen_min >= 0) {
+        struct db_val v[] = {db_int(p->margen_min), db_text(a->id)};
+        rc = EXEC(db, c, "UPDATE servicios SET margen_min = ? WHERE id = ?", v, NULL, NULL, NULL);
     }
     if (!rc && p->activo >= 0) {
         struct db_val v[] = {db_text(p->activo ? "1" : "0"), db_text(a->id)};

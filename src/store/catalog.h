@@ -50,7 +50,8 @@ struct servicio_patch {
     int64_t duracion_min; /* 0: unchanged */
     bool set_precio;
     double precio;
-    int activo; /* 1, 0, or -1 */
+    int activo;         /* 1, 0, or -1 */
+    int64_t margen_min; /* -1: unchanged */
 };
 br_err store_servicio_update(struct store *st, const char *id,
                              const struct servicio_patch *p) STORE_WRITE WARN_UNUSED;

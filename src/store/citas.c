@@ -46,6 +46,98 @@ br_err store_citas_busy(struct store *st, const char *barbero_id, const char *de
     return run(st, sql_busy, p, 6, busy_row, &a, NULL);
 }
 
+/* --- a barber's busy stretches with their clean-up margins ----------------------------- */
+
+/* The live appointments of a barber that start in [?, ?), but one (the nil
+ * UUID: none), with their service's margen_min: a bounded stretch of the
+ * index citas_barbero_inicio, each service by its key. */
+#define SQL_BUSY_MARGEN                                                                            \
+    "SELECT c.fecha_inicio, c.fecha_fin, coalesce(s.margen_min, 0) FROM citas c "                  \
+    "LEFT JOIN servicios s ON s.id = c.servicio_id WHERE c.barbero_id = ? AND "                    \
+    "c.fecha_inicio >= ? AND c.fecha_inicio < ? AND c.estado <> 'cancelada' AND c.id <> ?"
+static const char sql_busy_margen[] = SQL_BUSY_MARGEN;
+#define NIL_UUID "00000000-0000-0000-0000-000000000000"
+
+struct busy_margen_cb {
+    store_busy_margen_fn fn;
+    void *ud;
+};
+
+static br_err busy_margen_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct busy_margen_cb *a = ud;
+    br_ts ini, fin;
+    bool fits = true;
+    COPY(ini, &c[0]);
+    COPY(fin, &c[1]);
+    if (!fits) return too_long();
+    return a->fn(a->ud, ini, fin, as_int(&c[2]));
+}
+
+br_err store_citas_busy_margen(struct store *st, const char *barbero_id, const char *desde,
+                               const char *hasta, store_busy_margen_fn fn, void *ud)
+{
+    struct busy_margen_cb a = {fn, ud};
+    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta), db_text(NIL_UUID)};
+    return run(st, sql_busy_margen, p, 4, busy_margen_row, &a, NULL);
+}
+
+/* What may meet [inicio, fin + margen) with its own margin: anything that
+ * starts up to a day and the longest margin before it (an appointment lasts
+ * at most RULE_DURACION_MAX minutes) and before fin + margen. */
+#define MARGEN_BACK_MS ((int64_t)(1440 + 120) * 60000)
+
+struct margin_scan {
+    int64_t ini, fin, margen_ms;
+    bool taken;
+};
+
+static br_err margin_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct margin_scan *m = ud;
+    int64_t a, b;
+    if (c[0].type != DB_TEXT || c[1].type != DB_TEXT || !iso8601_parse(c[0].s, c[0].n, &a) ||
+        !iso8601_parse(c[1].s, c[1].n, &b))
+        return err_set(BR_STORE, "a stored appointment time does not parse");
+    if (a < m->fin + m->margen_ms && b + as_int(&c[2]) * 60000 > m->ini) m->taken = true;
+    return BR_OK;
+}
+
+br_err margin_taken(struct db *db, struct db_conn *conn, const char *barbero_id, const char *inicio,
+                    const char *fin, int64_t margen_min, const char *but_id, bool *taken)
+{
+    *taken = false;
+    struct margin_scan m = {0, 0, margen_min * 60000, false};
+    if (!iso8601_parse(inicio, strlen(inicio), &m.ini) || !iso8601_parse(fin, strlen(fin), &m.fin))
+        return BR_OK; /* the statements refuse such a row themselves */
+    br_ts desde, hasta;
+    iso8601_format(m.ini - MARGEN_BACK_MS, desde);
+    iso8601_format(m.fin + m.margen_ms, hasta);
+    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta),
+                         db_text(but_id ? but_id : NIL_UUID)};
+    br_err rc = EXEC(db, conn, sql_busy_margen, p, margin_row, &m, NULL);
+    *taken = m.taken;
+    return rc;
+}
+
+br_err store_cita_margin_taken(struct store *st, const char *barbero_id, const char *inicio,
+                               const char *fin, int64_t margen_min, bool *taken)
+{
+    *taken = false;
+    struct margin_scan m = {0, 0, margen_min * 60000, false};
+    if (!iso8601_parse(inicio, strlen(inicio), &m.ini) || !iso8601_parse(fin, strlen(fin), &m.fin))
+        return BR_OK;
+    br_ts desde, hasta;
+    iso8601_format(m.ini - MARGEN_BACK_MS, desde);
+    iso8601_format(m.fin + m.margen_ms, hasta);
+    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta), db_text(NIL_UUID)};
+    br_err rc = run(st, sql_busy_margen, p, 4, margin_row, &m, NULL);
+    *taken = m.taken;
+    return rc;
+}
+
 /* --- citas ------------------------------------------------------------------------ */
 
 /* The overlap check: whether anything meets the new slot (MEETS_WINDOW). */
@@ -88,9 +180,11 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
 struct book_args {
     const struct cita *c;
     const struct outbox_msg *m;
-    const char *now; /* with cap: what "upcoming" is counted from */
-    int64_t cap;     /* upcoming appointments the client may hold; 0: any */
-    bool avisos;     /* the barber's notice too (store/avisos.h) */
+    const char *now;              /* with cap: what "upcoming" is counted from */
+    int64_t cap;                  /* upcoming appointments the client may hold; 0: any */
+    bool avisos;                  /* the barber's notice too (store/avisos.h) */
+    const struct new_user *nuevo; /* created first, in the same transaction */
+    int64_t margen;               /* >= 0: the clean-up margins are kept (the desk's) */
 };
 
 /* On PostgreSQL, the bookings and moves of one barber whose times could
@@ -135,6 +229,10 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
      * bookings of one barber in other hours never wait for each other.
      * The check here answers the common case without an error. */
     br_err rc = BR_OK;
+    if (a->nuevo) {
+        rc = user_insert(db, conn, a->nuevo);
+        if (rc) return rc;
+    }
     if (a->cap > 0) {
         /* one client's bookings take turns on PostgreSQL, before any hour
          * lock (always in this order: they never wait for each other) */
@@ -148,7 +246,20 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
         if (rc) return rc;
         if (n >= a->cap) return err_set(BR_TOOLARGE, "upcoming cap");
     }
-    rc = lock_slot_hours(db, conn, c->barbero_id, c->fecha_inicio, c->fecha_fin);
+    if (a->margen >= 0) {
+        /* the margins too: every booking whose margin may reach this one, or
+         * this one's reach, shares an hour lock with it */
+        int64_t s, e;
+        br_ts lo, hi;
+        if (iso8601_parse(c->fecha_inicio, strlen(c->fecha_inicio), &s) &&
+            iso8601_parse(c->fecha_fin, strlen(c->fecha_fin), &e)) {
+            iso8601_format(s - (int64_t)120 * 60000, lo);
+            iso8601_format(e + a->margen * 60000, hi);
+            rc = lock_slot_hours(db, conn, c->barbero_id, lo, hi);
+        }
+    } else {
+        rc = lock_slot_hours(db, conn, c->barbero_id, c->fecha_inicio, c->fecha_fin);
+    }
     if (rc) return rc;
     bool taken = false;
     struct db_val po[] = {db_text(c->barbero_id),   db_text(c->fecha_inicio),
@@ -157,6 +268,12 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
     rc = EXEC(db, conn, sql_overlap, po, one_flag, &taken, NULL);
     if (rc) return rc;
     if (taken) return err_set(BR_CONFLICT, "slot taken");
+    if (a->margen >= 0) {
+        rc = margin_taken(db, conn, c->barbero_id, c->fecha_inicio, c->fecha_fin, a->margen, NULL,
+                          &taken);
+        if (rc) return rc;
+        if (taken) return err_set(BR_CONFLICT, "margin taken");
+    }
 
     struct db_val pc[] = {
         db_text(c->id),          db_text(c->cliente_id),   db_text(c->barbero_id),
@@ -202,8 +319,15 @@ br_err store_cita_book(struct store *st, const struct cita *c, const struct outb
 br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
                               const char *now, int64_t cap)
 {
-    struct book_args a = {c, mail, now, now ? cap : 0, st->avisos};
+    struct book_args a = {c, mail, now, now ? cap : 0, st->avisos, NULL, -1};
     /* of what the memos read, a booking changes its client's listing only */
+    return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
+}
+
+br_err store_cita_book_desk(struct store *st, const struct cita *c, const struct outbox_msg *mail,
+                            const struct new_user *nuevo, int64_t margen_min)
+{
+    struct book_args a = {c, mail, NULL, 0, st->avisos, nuevo, margen_min};
     return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
 }
 
@@ -495,6 +619,7 @@ br_err citas_plans(struct store *st, store_plan_fn fn, void *ud)
         {"overlap", "EXPLAIN QUERY PLAN " SQL_OVERLAP, 6},
         {"busy", "EXPLAIN QUERY PLAN " SQL_BUSY, 6},
         {"citas_upcoming", "EXPLAIN QUERY PLAN " SQL_CITAS_UPCOMING, 3},
+        {"busy_margen", "EXPLAIN QUERY PLAN " SQL_BUSY_MARGEN, 4},
     };
     br_err rc = plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
     /* every variant of the listing: citas[+_cliente][+_estado][+_after][+_hasta] */

@@ -37,6 +37,29 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
 br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
                               const char *now, int64_t cap) STORE_WRITE WARN_UNUSED;
 
+/* store_cita_book for a booking the staff make (the front desk): no cap;
+ * when nuevo is set, that user and profile are created in the same
+ * transaction first (BR_CONFLICT "email taken" when its e-mail is, nothing
+ * written). */
+br_err store_cita_book_desk(struct store *st, const struct cita *c, const struct outbox_msg *mail,
+                            const struct new_user *nuevo,
+                            int64_t margen_min) STORE_WRITE WARN_UNUSED;
+/* (and keeps the clean-up margins: BR_CONFLICT when the new appointment,
+ * with its service's margen_min after it, meets another live one with
+ * that one's margin after it; the plain overlap is checked first.) */
+
+/* The same margin check as a plain read, for the answer before the
+ * calendar is asked. OUT: *taken. */
+br_err store_cita_margin_taken(struct store *st, const char *barbero_id, const char *inicio,
+                               const char *fin, int64_t margen_min, bool *taken) WARN_UNUSED;
+
+/* The barber's live appointments that start in [desde, hasta), each with
+ * its service's margen_min, in no particular order. */
+typedef br_err (*store_busy_margen_fn)(void *ud, const char *inicio, const char *fin,
+                                       int64_t margen_min);
+br_err store_citas_busy_margen(struct store *st, const char *barbero_id, const char *desde,
+                               const char *hasta, store_busy_margen_fn fn, void *ud) WARN_UNUSED;
+
 br_err store_cita_exists(struct store *st, const char *id, bool *exists) WARN_UNUSED;
 
 typedef br_err (*store_cita_fn)(void *ud, const struct cita_view *c);

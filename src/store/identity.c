@@ -91,9 +91,8 @@ static void session_remember(struct store *st, const char *token_hash, const str
 
 /* --- identity ---------------------------------------------------------------------- */
 
-static br_err user_create_tx(struct db *db, struct db_conn *c, void *ud)
+br_err user_insert(struct db *db, struct db_conn *c, const struct new_user *u)
 {
-    const struct new_user *u = ud;
     struct db_val pu[] = {db_text(u->id), db_text(u->email), db_text(u->password_hash),
                           db_text(u->created_at), db_text(u->last_sign_in_at)};
     br_err rc = EXEC(db, c,
@@ -114,6 +113,11 @@ static br_err user_create_tx(struct db *db, struct db_conn *c, void *ud)
                 "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
                 "VALUES (?, ?, ?, ?)",
                 ps, NULL, NULL, NULL);
+}
+
+static br_err user_create_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    return user_insert(db, c, ud);
 }
 
 br_err store_user_create(struct store *st, const struct new_user *u)
@@ -477,13 +481,20 @@ static br_err usuarios_row(void *ud, const struct db_val *c, int n)
     v.ultimo_acceso = text_or_null(&c[6]);
     v.creado_en = c[7].type == DB_TEXT ? c[7].s : v.perfil.created_at;
     v.total_citas = as_int(&c[8]);
+    if (!email_es_direccion(v.email)) v.email = ""; /* a desk client without one */
+    v.completadas = as_int(&c[9]);
+    v.no_presentado = as_int(&c[10]);
+    v.puede_entrar = as_int(&c[11]) != 0;
     return a->fn(a->ud, &v);
 }
 
 #define SQL_USUARIOS                                                                               \
     "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, "                                     \
     "u.email, u.last_sign_in_at, u.created_at, "                                                   \
-    "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id) "                                    \
+    "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id), "                                   \
+    "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id AND c.estado = 'completada'), "       \
+    "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id AND c.estado = 'no_presentado'), "    \
+    "CASE WHEN u.password_hash <> '' THEN 1 ELSE 0 END "                                           \
     "FROM perfiles p LEFT JOIN auth_users u ON u.id = p.id "
 #define USUARIOS_ORDER     " ORDER BY p.created_at DESC, p.id DESC LIMIT ?"
 #define SQL_USUARIOS_FIRST SQL_USUARIOS USUARIOS_ORDER

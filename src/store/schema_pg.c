@@ -292,6 +292,11 @@ const char *const schema_pg[] = {
      "  feed_hash text UNIQUE,"
      "  updated_at timestamptz NOT NULL"
      ");"),
+
+    /* as SQLite's: the front desk (margins, attendance marks) */
+    ("ALTER TABLE servicios ADD COLUMN margen_min bigint NOT NULL DEFAULT 0 "
+     "CHECK (margen_min BETWEEN 0 AND 120);"
+     "ALTER TABLE citas ADD COLUMN asistencia_en timestamptz;"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

@@ -341,6 +341,16 @@ const char *const schema_sqlite[] = {
      "  feed_hash TEXT UNIQUE,"
      "  updated_at TEXT NOT NULL"
      ");"),
+
+    /* the front desk: a service's clean-up margin after each appointment
+     * (minutes, 0..120), and when an appointment's attendance (completada,
+     * no_presentado) was marked, so that it can be undone the same day.
+     * Clients the desk creates have no password (password_hash '') and,
+     * without an e-mail, the placeholder 'sin-email:<id>' (no address has
+     * a ':'); docs/decisions.md */
+    ("ALTER TABLE servicios ADD COLUMN margen_min INTEGER NOT NULL DEFAULT 0 "
+     "CHECK (margen_min BETWEEN 0 AND 120);"
+     "ALTER TABLE citas ADD COLUMN asistencia_en TEXT;"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -108,5 +108,6 @@ bool store_unchanged(struct store *st, const struct store_mark *m);
 #include "espera.h"
 #include "whatsapp.h"
 #include "avisos.h"
+#include "clientes.h"
 
 #endif

@@ -265,6 +265,10 @@ struct principal_row {
 };
 br_err principal_row(void *ud, const struct db_val *c, int n);
 
+/* identity.c: inserts the user u and its profile (and its first session,
+ * when u->session_hash) in the transaction on c. BR_CONFLICT "email taken". */
+br_err user_insert(struct db *db, struct db_conn *c, const struct new_user *u);
+
 /* catalog.c: the default week of a new barber (and of every barber the
  * migration or an import of version 1 finds). */
 br_err horario_default_insert(struct db *db, struct db_conn *c, const char *barbero_id);
@@ -320,6 +324,12 @@ static inline void names_complete(const struct names *n, struct db_val row[18])
 /* citas.c: the hour locks of a booking or a move (PostgreSQL). */
 br_err lock_slot_hours(struct db *db, struct db_conn *c, const char *barbero_id, const char *inicio,
                        const char *fin);
+
+/* citas.c: whether [inicio, fin) with margen_min minutes after it meets a
+ * live appointment of the barber (but but_id, nullable) with that one's
+ * service's margin after it. */
+br_err margin_taken(struct db *db, struct db_conn *conn, const char *barbero_id, const char *inicio,
+                    const char *fin, int64_t margen_min, const char *but_id, bool *taken);
 
 /* outbox.c: queues m in the transaction on conn. */
 br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m);

@@ -254,7 +254,8 @@ static void listing_has_every_profile_newest_first_with_exact_fields(void **stat
     json_array_foreach(l, i, e)
     {
         expect_keys(e, "id", "rol", "nombre", "telefono", "created_at", "citas", "email",
-                    "ultimo_acceso", "creado_en", "total_citas", NULL);
+                    "ultimo_acceso", "creado_en", "total_citas", "completadas", "no_presentado",
+                    "puede_entrar", NULL);
         const char *id = jstr(e, "id");
         assert_true(is_lower_uuid(id));
         const char *created = jstr(e, "created_at");
@@ -394,7 +395,8 @@ static void profile_without_identity_user_has_empty_email(void **state)
     json_t *e = usuario(id);
     assert_non_null(e);
     expect_keys(e, "id", "rol", "nombre", "telefono", "created_at", "citas", "email",
-                "ultimo_acceso", "creado_en", "total_citas", NULL);
+                "ultimo_acceso", "creado_en", "total_citas", "completadas", "no_presentado",
+                "puede_entrar", NULL);
     assert_string_equal(jstr(e, "email"), "");
     assert_true(json_is_null(json_object_get(e, "ultimo_acceso")));
     assert_string_equal(jstr(e, "creado_en"), "2001-01-01T00:00:00.000Z");

@@ -168,7 +168,7 @@ static void a_backup_gives_back_the_same_service(void **state)
  * 6: no activo, no horarios, no ausencias, no outbox kinds, the overlap
  * index of then, no catalog version, no photo sizes, no account links,
  * account mail or consents, no prices kept, no links' key, no waiting
- * list, no WhatsApp), as a backup
+ * list, no WhatsApp, no front desk), as a backup
  * of that version holds it. */
 static void as_before_the_hours(const char *dir)
 {
@@ -195,6 +195,8 @@ static void as_before_the_hours(const char *dir)
                              "ALTER TABLE fotos_cita DROP COLUMN bytes; "
                              "DROP TABLE claves; DROP TABLE lista_espera_avisos; "
                              "DROP TABLE lista_espera; ALTER TABLE mail_outbox DROP COLUMN enlace; "
+                             "ALTER TABLE servicios DROP COLUMN margen_min; "
+                             "ALTER TABLE citas DROP COLUMN asistencia_en; "
                              "DROP TRIGGER barberos_alta; DROP TRIGGER barberos_cambio; "
                              "DROP TRIGGER barberos_baja; DROP TRIGGER servicios_alta; "
                              "DROP TRIGGER servicios_cambio; DROP TRIGGER servicios_baja; "

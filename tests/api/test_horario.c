@@ -224,7 +224,7 @@ static void services_are_created_edited_and_taken_off_the_catalog(void **state)
          "{\"nombre\":\"Tinte\",\"duracion_min\":50,\"precio\":30.5}", &r);
     assert_int_equal(r.status, 201);
     json_t *s = json_object_get(r.json, "servicio");
-    expect_keys(s, "id", "nombre", "duracion_min", "precio", "activo", NULL);
+    expect_keys(s, "id", "nombre", "duracion_min", "precio", "activo", "margen_min", NULL);
     assert_int_equal(json_integer_value(json_object_get(s, "duracion_min")), 50);
     assert_true(json_real_value(json_object_get(s, "precio")) == 30.5);
     char *id = strdup(jstr(s, "id"));

@@ -57,6 +57,12 @@ static const struct expect expected[] = {
     {"overlap", MEETS_INSIDE, false, MEETS_BEFORE},
     /* the free slots of a day (issue 9): one barber's appointments from the same index */
     {"busy", MEETS_INSIDE, false, MEETS_BEFORE},
+    /* the same with the clean-up margins: a bounded stretch of the same index,
+     * each appointment's service by its key */
+    {"busy_margen",
+     "SEARCH c USING INDEX citas_barbero_inicio (barbero_id=? AND fecha_inicio>? AND "
+     "fecha_inicio<?)",
+     false},
     {"fotos_count",
      "SEARCH fotos_cita USING COVERING INDEX fotos_cita_cita_tipo (cita_id=? AND tipo=?)", false},
     {"fotos_each", "SEARCH fotos_cita USING INDEX fotos_cita_cita_creado (cita_id=?)", false},

@@ -254,6 +254,15 @@ static void a_telefono_has_6_to_15_digits_and_phone_punctuation(void **state)
     assert_false(rule_telefono_ok(NULL));
 }
 
+static void a_margin_is_0_to_120_minutes(void **state)
+{
+    (void)state;
+    assert_true(rule_margen_ok(0));
+    assert_true(rule_margen_ok(120));
+    assert_false(rule_margen_ok(-1));
+    assert_false(rule_margen_ok(121));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +276,7 @@ int main(void)
         cmocka_unit_test(a_date_range_is_two_real_dates_in_order),
         cmocka_unit_test(a_password_has_6_characters_and_at_most_1024_bytes),
         cmocka_unit_test(a_telefono_has_6_to_15_digits_and_phone_punctuation),
+        cmocka_unit_test(a_margin_is_0_to_120_minutes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,302 @@
+/*
+ * mostrador.c - the front desk: GET /api/clientes, POST /api/agenda/citas
+ * and POST /api/citas/{id}/asistencia (the rules are core/mostrador.h's).
+ */
+#include "api.h"
+#include "../core/mostrador.h"
+#include "../domain/roles.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- GET /api/clientes ---------------------------------------------------------------- */
+
+static void w_cliente(struct jw *w, const struct cliente_view *c)
+{
+    jw_obj_open(w);
+    jw_kstr(w, "id", c->perfil.id);
+    jw_kstr(w, "nombre", c->perfil.nombre);
+    jw_kstr(w, "telefono", c->perfil.telefono);
+    jw_kstr(w, "email", c->email);
+    jw_kstr(w, "rol", c->perfil.rol);
+    jw_kstr(w, "created_at", c->perfil.created_at);
+    jw_key(w, "puede_entrar");
+    jw_bool(w, c->puede_entrar);
+    jw_kint(w, "completadas", c->completadas);
+    jw_kint(w, "no_presentado", c->no_presentado);
+    jw_obj_close(w);
+}
+
+struct clientes_pager {
+    struct api_pager base;
+    struct app *app;
+    struct principal caller; /* a copy: later pages run after the handler */
+    char *q;
+    br_id last_id;
+    bool has_last;
+    int64_t remaining; /* -1: no limit */
+    bool has_next;
+    /* the page being read */
+    struct jw *w;
+    int64_t got;
+    bool full, extra;
+};
+
+static br_err page_cliente(void *ud, const struct cliente_view *c)
+{
+    struct clientes_pager *p = ud;
+    if (p->full || p->extra) return BR_OK;
+    if (p->remaining == 0) {
+        p->extra = true;
+        return BR_OK;
+    }
+    w_cliente(p->w, c);
+    if (p->w->err) return p->w->err;
+    memcpy(p->last_id, c->perfil.id, sizeof p->last_id);
+    p->has_last = true;
+    p->got++;
+    if (p->remaining > 0) p->remaining--;
+    if (api_page_full(p->w)) p->full = true;
+    return BR_OK;
+}
+
+static br_err clientes_page(struct api_pager *base, struct jw *w, bool *more)
+{
+    struct clientes_pager *p = (struct clientes_pager *)base;
+    int64_t n = API_PAGE_ROWS;
+    if (p->remaining >= 0 && p->remaining + 1 < n) n = p->remaining + 1;
+    p->w = w;
+    p->got = 0;
+    p->full = p->extra = false;
+    br_err rc = mostrador_clientes(p->app, &p->caller, p->q, p->has_last ? p->last_id : NULL, n,
+                                   page_cliente, p);
+    if (rc) return rc;
+    if (p->extra) p->has_next = true;
+    *more = !p->extra && (p->full || p->got == n);
+    return BR_OK;
+}
+
+static void clientes_tail(struct api_pager *base, struct jw *w)
+{
+    struct clientes_pager *p = (struct clientes_pager *)base;
+    if (p->remaining < 0) return;
+    jw_key(w, "siguiente");
+    jw_str(w, p->has_next ? p->last_id : NULL);
+}
+
+static void clientes_pager_free(struct api_pager *base)
+{
+    struct clientes_pager *p = (struct clientes_pager *)base;
+    principal_clear(&p->caller);
+    free(p->q);
+    free(p);
+}
+
+/* limit: 1 to 1000, digits only. */
+static bool param_limit(const char *s, int64_t *out)
+{
+    *out = -1;
+    if (!s || !*s) return true;
+    int64_t v = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c < '0' || *c > '9') return false;
+        v = v * 10 + (*c - '0');
+        if (v > 1000) return false;
+    }
+    if (v < 1) return false;
+    *out = v;
+    return true;
+}
+
+void api_clientes_get(struct http_req *r)
+{
+    const struct principal *caller = api_caller(r);
+    struct clientes_pager *p = xcalloc(1, sizeof *p);
+    p->base = (struct api_pager){clientes_page, clientes_tail, clientes_pager_free, NULL};
+    p->app = api_app(r);
+    memcpy(p->caller.user_id, caller->user_id, sizeof p->caller.user_id);
+    p->caller.has_perfil = caller->has_perfil;
+    if (caller->has_perfil) {
+        p->caller.perfil = caller->perfil;
+        p->caller.perfil.rol = xstrdup_or_null(caller->perfil.rol);
+        p->caller.perfil.nombre = NULL;
+        p->caller.perfil.telefono = NULL;
+    }
+    const char *q = http_req_query(r, "q");
+    const char *cursor = http_req_query(r, "cursor");
+    p->q = q ? xstrdup(q) : NULL;
+    const char *bad = NULL;
+    /* a client is refused before her parameters are judged */
+    br_err rc = principal_is_staff(caller) ? BR_OK : err_set(BR_FORBIDDEN, "Sin permisos");
+    if (!rc && !param_limit(http_req_query(r, "limit"), &p->remaining)) bad = "limit";
+    if (!rc && !bad && cursor && *cursor) {
+        if (!uuid_parse(cursor, strlen(cursor), p->last_id))
+            bad = "cursor";
+        else
+            p->has_last = true;
+    }
+    if (rc || bad) {
+        if (rc) {
+            api_reply_err(r, rc);
+        } else {
+            char msg[64];
+            snprintf(msg, sizeof msg, "Parámetro inválido: %s", bad);
+            http_reply_error(r, 400, msg);
+        }
+        clientes_pager_free(&p->base);
+        return;
+    }
+    const char *one = http_req_query(r, "id");
+    if (one) {
+        /* one client by id (the agenda's rows name them): a list of one or none */
+        clientes_pager_free(&p->base);
+        br_id id;
+        if (!uuid_parse(one, strlen(one), id)) {
+            http_reply_error(r, 400, "Parámetro inválido: id");
+            return;
+        }
+        struct cliente_view c;
+        rc = store_cliente_get(api_app(r)->store, id, &c);
+        struct jw w;
+        api_list_begin(&w, "clientes");
+        if (!rc) w_cliente(&w, &c);
+        if (!rc) cliente_view_clear(&c);
+        api_list_reply(r, rc == BR_NOTFOUND ? BR_OK : rc, &w);
+        return;
+    }
+    api_list_pages(r, "clientes", &p->base);
+}
+
+/* --- POST /api/agenda/citas ----------------------------------------------------------- */
+
+/* An optional boolean member: false when absent or null. False (after
+ * replying 400) when it holds another type. */
+static bool opt_bool(struct http_req *r, json_t *body, const char *key, bool *out)
+{
+    json_t *v = json_object_get(body, key);
+    *out = false;
+    if (!v || json_is_null(v)) return true;
+    if (!json_is_boolean(v)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "Campo inválido: %s", key);
+        http_reply_error(r, 400, msg);
+        return false;
+    }
+    *out = json_is_true(v);
+    return true;
+}
+
+/* A string member of the object o, as api_opt_string; the message names
+ * it as "cliente.<key>". */
+static bool opt_sub_string(struct http_req *r, json_t *o, const char *key, const char **out)
+{
+    json_t *v = json_object_get(o, key);
+    *out = NULL;
+    if (!v || json_is_null(v)) return true;
+    if (!json_is_string(v)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "Campo inválido: cliente.%s", key);
+        http_reply_error(r, 400, msg);
+        return false;
+    }
+    *out = json_string_value(v);
+    return true;
+}
+
+void api_agenda_citas_post(struct http_req *r)
+{
+    json_t *body = http_req_json(r);
+    char *s1 = NULL, *s2 = NULL, *s3 = NULL, *s4 = NULL;
+    struct mostrador_cliente nuevo = {0};
+    struct mostrador_reserva in = {
+        .cita =
+            {
+                .barbero_id = api_id_field(body, "barbero_id", &s1),
+                .servicio_id = api_id_field(body, "servicio_id", &s2),
+                .fecha_inicio = api_id_field(body, "fecha_inicio", &s3),
+            },
+        .cliente_id = api_id_field(body, "cliente_id", &s4),
+    };
+    json_t *cliente = json_object_get(body, "cliente");
+    bool ok = api_opt_string(r, body, "notas", &in.cita.notas) &&
+              opt_bool(r, body, "fuera_de_horario", &in.fuera_de_horario);
+    if (ok && cliente && !json_is_null(cliente)) {
+        if (!json_is_object(cliente)) {
+            http_reply_error(r, 400, "Campo inválido: cliente");
+            ok = false;
+        } else {
+            ok = opt_sub_string(r, cliente, "nombre", &nuevo.nombre) &&
+                 opt_sub_string(r, cliente, "telefono", &nuevo.telefono) &&
+                 opt_sub_string(r, cliente, "email", &nuevo.email);
+            in.nuevo = &nuevo;
+        }
+    }
+    if (ok) {
+        struct cita c;
+        br_err rc = mostrador_reservar(api_app(r), api_caller(r), &in, &c);
+        if (rc) {
+            api_reply_err(r, rc);
+        } else {
+            struct jw w;
+            api_begin(&w);
+            jw_key(&w, "cita");
+            api_w_cita(&w, &c);
+            cita_clear(&c);
+            api_reply(r, 201, &w);
+        }
+    }
+    free(s1);
+    free(s2);
+    free(s3);
+    free(s4);
+}
+
+/* --- POST /api/citas/{id}/asistencia -------------------------------------------------- */
+
+bool api_asistencia_path(const char *path)
+{
+    br_id id;
+    return api_path_id(path, API_CITAS_PREFIX, "/asistencia", id) != API_PATH_OTHER;
+}
+
+struct one_view {
+    struct jw *w;
+    bool found;
+};
+
+static br_err one_view(void *ud, const struct cita_view *v)
+{
+    struct one_view *o = ud;
+    o->found = true;
+    jw_key(o->w, "cita");
+    return api_w_cita_view(o->w, v);
+}
+
+void api_citas_asistencia(struct http_req *r)
+{
+    br_id id;
+    enum api_path k = api_path_id(http_req_path(r), API_CITAS_PREFIX, "/asistencia", id);
+    json_t *body = http_req_json(r);
+    const char *estado = NULL;
+    if (!api_opt_string(r, body, "estado", &estado)) return;
+    /* an id that is not a UUID is not found, once the caller is judged */
+    br_err rc = mostrador_asistencia(api_app(r), api_caller(r),
+                                     k == API_PATH_ID ? id : "00000000-0000-0000-0000-000000000000",
+                                     estado);
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
+    struct jw w;
+    api_begin(&w);
+    struct one_view o = {&w, false};
+    rc = store_cita_view(api_app(r)->store, id, one_view, &o);
+    if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
+    if (rc) {
+        jw_free(&w);
+        api_reply_err(r, rc);
+        return;
+    }
+    api_reply(r, 200, &w);
+}

@@ -1,0 +1,269 @@
+/*
+ * mostrador.c - the front desk (see mostrador.h). A booking goes through
+ * booking.c's walk (booking_create_para): the same overlap rule, transaction,
+ * history record, calendar event and confirmation as POST /api/citas.
+ */
+#include "mostrador.h"
+#include "../domain/roles.h"
+#include "../domain/rules.h"
+#include "../identity/identity.h"
+#include "../util/log.h"
+#include "../util/tz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static br_err staff_only(const struct principal *caller)
+{
+    if (!caller || !principal_is_staff(caller)) return err_set(BR_FORBIDDEN, "Sin permisos");
+    return BR_OK;
+}
+
+static bool missing(const char *s)
+{
+    return !s || !*s;
+}
+
+br_err mostrador_clientes(struct app *app, const struct principal *caller, const char *q,
+                          const char *after_id, int64_t limit, store_cliente_fn fn, void *ud)
+{
+    br_err rc = staff_only(caller);
+    if (rc) return rc;
+    size_t n = q ? strlen(q) : 0;
+    if (n > MOSTRADOR_Q_MAX || (n && !utf8_valid(q, n)))
+        return err_set(BR_INVALID, "Parámetro inválido: q");
+    /* trimmed, ASCII lowercased, LIKE's own characters escaped */
+    while (n && (*q == ' ' || *q == '\t'))
+        q++, n--;
+    while (n && (q[n - 1] == ' ' || q[n - 1] == '\t'))
+        n--;
+    char patron[2 * MOSTRADOR_Q_MAX + 3];
+    size_t k = 0;
+    patron[k++] = '%';
+    for (size_t i = 0; i < n; i++) {
+        char c = q[i];
+        if (c == '%' || c == '_' || c == '\\') patron[k++] = '\\';
+        patron[k++] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+    }
+    patron[k++] = '%';
+    patron[k] = '\0';
+    br_id after;
+    const char *a = NULL;
+    if (after_id && *after_id) {
+        if (!uuid_parse(after_id, strlen(after_id), after))
+            return err_set(BR_INVALID, "Parámetro inválido: cursor");
+        a = after;
+    }
+    return store_clientes_page(app->store, n ? patron : NULL, a, limit, fn, ud);
+}
+
+/* --- booking for a client ------------------------------------------------------------- */
+
+struct horas {
+    struct tz_date day;
+    int64_t start_ms, end_ms;
+    bool fits;        /* some interval of the barber's day holds the appointment */
+    bool any;         /* the barber works that weekday */
+    bool off, closed; /* a day off of the barber, a closure of the shop */
+    const char *barbero_id;
+};
+
+static br_err on_tramo(void *ud, const char *id, const char *nombre, const struct horario_tramo *t)
+{
+    (void)id;
+    (void)nombre;
+    struct horas *h = ud;
+    h->any = true;
+    int64_t lo, hi;
+    if (!tz_local_to_utc(&h->day, t->inicio, &lo)) return BR_OK;
+    if (t->fin >= 1440) {
+        struct tz_date next;
+        tz_civil_from_days(tz_days_from_civil(&h->day) + 1, &next);
+        if (!tz_local_to_utc(&next, 0, &hi)) return BR_OK;
+    } else if (!tz_local_to_utc(&h->day, t->fin, &hi)) {
+        return BR_OK;
+    }
+    if (lo <= h->start_ms && h->end_ms <= hi) h->fits = true;
+    return BR_OK;
+}
+
+static br_err on_ausencia(void *ud, const struct ausencia *a)
+{
+    struct horas *h = ud;
+    if (!a->barbero_id[0])
+        h->closed = true;
+    else if (!strcmp(a->barbero_id, h->barbero_id))
+        h->off = true;
+    return BR_OK;
+}
+
+struct desk_check {
+    bool fuera_de_horario;
+};
+
+/* Before the overlap check: a start not long past, and (unless asked
+ * otherwise) the barber's hours of that local day, as GET
+ * /api/disponibilidad reads them. */
+static br_err desk_check(void *ud, struct app *app, const struct servicio *s,
+                         const struct barbero *b, int64_t start_ms, int64_t end_ms)
+{
+    (void)s;
+    struct desk_check *dc = ud;
+    if (start_ms < clock_now_ms() - (int64_t)MOSTRADOR_WALKIN_MIN * 60000)
+        return err_set(BR_INVALID, "fecha_inicio en el pasado");
+    if (dc->fuera_de_horario) return BR_OK;
+    struct horas h = {.start_ms = start_ms, .end_ms = end_ms, .barbero_id = b->id};
+    int minute;
+    if (!tz_utc_to_local(start_ms, &h.day, &minute))
+        return err_set(BR_INVALID, "fecha_inicio inválida");
+    char fecha[16];
+    snprintf(fecha, sizeof fecha, "%04d-%02d-%02d", h.day.y, h.day.m, h.day.d);
+    br_err rc = store_horario_dia(app->store, tz_iso_weekday(&h.day), b->id, on_tramo, &h);
+    if (!rc) rc = store_ausencias_on(app->store, fecha, on_ausencia, &h);
+    if (rc) {
+        log_error("mostrador: hours of barber %s: %s", b->id, err_msg());
+        return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
+    }
+    if (h.closed) return err_set(BR_INVALID, "La barbería está cerrada ese día");
+    if (h.off || !h.any) return err_set(BR_INVALID, "El barbero no trabaja ese día");
+    if (!h.fits) return err_set(BR_INVALID, "Fuera del horario del barbero");
+    return BR_OK;
+}
+
+br_err mostrador_reservar(struct app *app, const struct principal *caller,
+                          const struct mostrador_reserva *in, struct cita *out)
+{
+    memset(out, 0, sizeof *out);
+    br_err rc = staff_only(caller);
+    if (rc) return rc;
+    const struct booking_input *ci = &in->cita;
+    bool has_id = !missing(in->cliente_id);
+    if (missing(ci->barbero_id) || missing(ci->servicio_id) || missing(ci->fecha_inicio) ||
+        (!has_id && !in->nuevo))
+        return err_set(BR_INVALID, "Faltan campos requeridos");
+    if (has_id && in->nuevo) return err_set(BR_INVALID, "Indique cliente_id o cliente, no ambos");
+
+    struct cliente_view cv;
+    memset(&cv, 0, sizeof cv);
+    char *email = NULL, *placeholder = NULL;
+    struct new_user nu;
+    memset(&nu, 0, sizeof nu);
+    br_id nuevo_id;
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    struct booking_para para = {.staff = true, .has_perfil = true};
+
+    if (in->nuevo) {
+        const struct mostrador_cliente *c = in->nuevo;
+        if (!rule_nombre_ok(c->nombre))
+            return err_set(BR_INVALID, "Campo inválido: cliente.nombre");
+        if (!missing(c->telefono) && !rule_telefono_ok(c->telefono))
+            return err_set(BR_INVALID, "Campo inválido: cliente.telefono");
+        if (!missing(c->email) && !ident_normalize_email(c->email, &email))
+            return err_set(BR_INVALID, "Email inválido");
+        if (missing(c->telefono) && !email)
+            return err_set(BR_INVALID, "Indique el teléfono o el email del cliente");
+        if (email) {
+            /* an address that has an account already: her booking */
+            struct user u;
+            char *hash = NULL;
+            rc = store_user_by_email(app->store, email, &u, &hash);
+            free(hash);
+            if (rc == BR_OK) {
+                has_id = true;
+                snprintf(nuevo_id, sizeof nuevo_id, "%s", u.id);
+                user_clear(&u);
+            } else if (rc != BR_NOTFOUND) {
+                goto fail;
+            }
+        }
+        if (!has_id) {
+            uuid_v4(nuevo_id);
+            if (!email) placeholder = xasprintf("%s%s", EMAIL_NINGUNO_PREFIX, nuevo_id);
+            nu = (struct new_user){
+                .id = nuevo_id,
+                .email = email ? email : placeholder,
+                .password_hash = "", /* none: she cannot sign in until she claims it */
+                .created_at = now,
+                .rol = "cliente",
+                .nombre = c->nombre,
+                .telefono = missing(c->telefono) ? NULL : c->telefono,
+            };
+            para.cliente_id = nuevo_id;
+            para.email = email;
+            para.nombre = c->nombre;
+            para.nuevo = &nu;
+        }
+    }
+    if (has_id) {
+        const char *id = in->nuevo ? nuevo_id : in->cliente_id;
+        br_id uid;
+        rc =
+            uuid_parse(id, strlen(id), uid) ? store_cliente_get(app->store, uid, &cv) : BR_NOTFOUND;
+        if (rc == BR_NOTFOUND) {
+            rc = err_set(BR_NOTFOUND, "Cliente no encontrado");
+            goto out;
+        }
+        if (rc) goto fail;
+        para.cliente_id = cv.perfil.id;
+        para.email = cv.email;
+        para.nombre = cv.perfil.nombre && *cv.perfil.nombre ? cv.perfil.nombre : cv.email;
+    }
+    struct desk_check dc = {in->fuera_de_horario};
+    para.check = desk_check;
+    para.check_ud = &dc;
+    rc = booking_create_para(app, &para, ci, out);
+    goto out;
+fail:
+    log_error("mostrador: client lookup: %s", err_msg());
+    if (rc != BR_BUSY) rc = err_set(BR_INTERNAL, "Error interno del servidor");
+out:
+    cliente_view_clear(&cv);
+    free(email);
+    free(placeholder);
+    return rc;
+}
+
+/* --- attendance ----------------------------------------------------------------------- */
+
+br_err mostrador_asistencia(struct app *app, const struct principal *caller, const char *id,
+                            const char *estado)
+{
+    br_err rc = staff_only(caller);
+    if (rc) return rc;
+    if (missing(estado)) return err_set(BR_INVALID, "Faltan campos requeridos");
+    if (strcmp(estado, "completada") && strcmp(estado, "no_presentado") &&
+        strcmp(estado, "confirmada"))
+        return err_set(BR_INVALID, "estado inválido");
+    int64_t now_ms = clock_now_ms();
+    struct tz_date today;
+    int minute;
+    int64_t desde_ms;
+    if (!tz_utc_to_local(now_ms, &today, &minute)) return err_set(BR_INTERNAL, "no local time");
+    /* the first instant of the shop's day (midnight may fall in a gap) */
+    desde_ms = now_ms - (int64_t)minute * 60000;
+    for (int m = 0; m < 1440; m++)
+        if (tz_local_to_utc(&today, m, &desde_ms)) break;
+    br_ts now, desde;
+    iso8601_format(now_ms, now);
+    iso8601_format(desde_ms, desde);
+    struct asistencia_cambio a = {.id = id, .estado = estado, .now = now, .hoy_desde = desde};
+    rc = store_cita_asistencia(app->store, &a);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Cita no encontrada");
+    if (rc == BR_CONFLICT) switch (a.why) {
+        case ASISTENCIA_CANCELADA:
+            return err_set(BR_CONFLICT, "La cita está cancelada");
+        case ASISTENCIA_ANTES:
+            return err_set(BR_INVALID, "La cita aún no ha empezado");
+        case ASISTENCIA_CERRADA:
+            return err_set(BR_CONFLICT, "La asistencia solo se puede cambiar el mismo día");
+        case ASISTENCIA_OK:
+            break;
+        }
+    if (rc && rc != BR_BUSY) {
+        log_error("mostrador: attendance of cita %s: %s", id, err_msg());
+        rc = err_set(BR_INTERNAL, "Error interno del servidor");
+    }
+    return rc;
+}

@@ -1,0 +1,68 @@
+/*
+ * mostrador.h - the front desk: staff (admin, barbero) find clients, book
+ * for one (an existing client, or a new one given a name and a phone, whose
+ * account has no password until she claims it at sign-up), take walk-ins,
+ * and mark whether a client came (attendance).
+ *
+ * Every function here is for staff: a client gets BR_FORBIDDEN "Sin
+ * permisos". Errors carry the API's Spanish message.
+ */
+#ifndef BR_MOSTRADOR_H
+#define BR_MOSTRADOR_H
+
+#include "app.h"
+#include "booking.h"
+
+/* How far in the past a walk-in's fecha_inicio may be: the desk types the
+ * booking while the client sits down. */
+#define MOSTRADOR_WALKIN_MIN 15
+
+/* At most this many bytes of search text (?q=). */
+#define MOSTRADOR_Q_MAX 100
+
+/* The clients whose nombre, telefono or e-mail contains q (any case for
+ * ASCII letters; NULL or "": all), by nombre, after the client after_id
+ * (NULL: from the first), up to limit (0: all). BR_INVALID "Parámetro
+ * inválido: q" for a q too long or not UTF-8. */
+br_err mostrador_clientes(struct app *app, const struct principal *caller, const char *q,
+                          const char *after_id, int64_t limit, store_cliente_fn fn,
+                          void *ud) WARN_UNUSED;
+
+/* A new client as the desk types her. */
+struct mostrador_cliente {
+    const char *nombre;   /* required */
+    const char *telefono; /* nullable */
+    const char *email;    /* nullable */
+};
+
+struct mostrador_reserva {
+    struct booking_input cita;
+    const char *cliente_id;                /* either this */
+    const struct mostrador_cliente *nuevo; /* or this */
+    bool fuera_de_horario;                 /* book outside working hours and closures */
+};
+
+/* Books for a client, checked in this order: staff (403), the required
+ * fields (400 "Faltan campos requeridos": barbero_id, servicio_id,
+ * fecha_inicio, and one of cliente_id and cliente), the new client's fields
+ * (400), the client (404 "Cliente no encontrado"), then POST /api/citas's
+ * walk (service, fecha_inicio, barber) with, before its overlap check, the
+ * start (400 "fecha_inicio en el pasado": more than MOSTRADOR_WALKIN_MIN
+ * minutes ago) and, unless fuera_de_horario, the barber's hours (400 "Fuera
+ * del horario del barbero", "El barbero no trabaja ese día", "La barbería
+ * está cerrada ese día"); the overlap (409), which keeps the service's
+ * margin free too; 409 "El email ya está registrado" when a new client's
+ * e-mail was taken meanwhile. A new client's e-mail that names an account
+ * already books for that account. OUT: *out (cita_clear). */
+br_err mostrador_reservar(struct app *app, const struct principal *caller,
+                          const struct mostrador_reserva *in, struct cita *out) WARN_UNUSED;
+
+/* Marks the attendance of the appointment id: estado "completada" or
+ * "no_presentado", or "confirmada" to take a mark back (only on the shop's
+ * local day the mark was made). 400 "estado inválido", 400 "La cita aún no
+ * ha empezado", 404 "Cita no encontrada", 409 "La cita está cancelada",
+ * 409 "La asistencia solo se puede cambiar el mismo día". */
+br_err mostrador_asistencia(struct app *app, const struct principal *caller, const char *id,
+                            const char *estado) WARN_UNUSED;
+
+#endif

@@ -1,0 +1,256 @@
+/*
+ * clientes.c - the front desk's clients and the attendance of
+ * appointments (see store/clientes.h).
+ */
+#include "store_int.h"
+#include "../domain/roles.h"
+
+#include <stdio.h>
+
+/* --- finding clients ------------------------------------------------------------------ */
+
+/* A client's counts, each from the index citas_cliente_estado_inicio. */
+#define CLIENTE_COUNTS                                                                             \
+    "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id AND c.estado = 'completada'), "       \
+    "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id AND c.estado = 'no_presentado')"
+#define CLIENTE_COLS                                                                               \
+    "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, u.email, "                            \
+    "CASE WHEN u.password_hash = '' THEN 0 ELSE 1 END, " CLIENTE_COUNTS " "                        \
+    "FROM perfiles p JOIN auth_users u ON u.id = p.id "
+#define CLIENTE_MATCH                                                                              \
+    "(lower(coalesce(p.nombre, '')) LIKE ? ESCAPE '\\' OR coalesce(p.telefono, '') LIKE ? "        \
+    "ESCAPE '\\' OR u.email LIKE ? ESCAPE '\\')"
+#define CLIENTE_AFTER                                                                              \
+    "(coalesce(p.nombre, ''), p.id) > ((SELECT coalesce(nombre, '') FROM perfiles WHERE id = ?), " \
+    "?)"
+#define CLIENTE_ORDER " ORDER BY coalesce(p.nombre, ''), p.id LIMIT ?"
+
+struct clientes_each {
+    store_cliente_fn fn;
+    void *ud;
+};
+
+static bool cliente_decode(struct cliente_view *v, const struct db_val *c)
+{
+    bool fits = true;
+    COPY(v->perfil.id, &c[0]);
+    v->perfil.rol = (char *)text_or_empty(&c[1]);
+    v->perfil.nombre = (char *)text_or_null(&c[2]);
+    v->perfil.telefono = (char *)text_or_null(&c[3]);
+    COPY(v->perfil.created_at, &c[4]);
+    const char *email = text_or_null(&c[5]);
+    v->email = email_es_direccion(email) ? email : NULL;
+    v->puede_entrar = as_int(&c[6]) != 0;
+    v->completadas = as_int(&c[7]);
+    v->no_presentado = as_int(&c[8]);
+    return fits;
+}
+
+static br_err clientes_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct clientes_each *a = ud;
+    struct cliente_view v;
+    if (!cliente_decode(&v, c)) return too_long();
+    return a->fn(a->ud, &v);
+}
+
+br_err store_clientes_page(struct store *st, const char *patron, const char *after_id,
+                           int64_t limit, store_cliente_fn fn, void *ud)
+{
+    struct clientes_each a = {fn, ud};
+    struct db_val p[6];
+    int n = 0;
+    if (patron) {
+        p[n++] = db_text(patron);
+        p[n++] = db_text(patron);
+        p[n++] = db_text(patron);
+    }
+    if (after_id) {
+        p[n++] = db_text(after_id);
+        p[n++] = db_text(after_id);
+    }
+    p[n++] = db_int(limit > 0 ? limit : INT64_MAX);
+    static const char *const sql[4] = {
+        CLIENTE_COLS CLIENTE_ORDER,
+        CLIENTE_COLS "WHERE " CLIENTE_MATCH CLIENTE_ORDER,
+        CLIENTE_COLS "WHERE " CLIENTE_AFTER CLIENTE_ORDER,
+        CLIENTE_COLS "WHERE " CLIENTE_MATCH " AND " CLIENTE_AFTER CLIENTE_ORDER,
+    };
+    return run(st, sql[(patron ? 1 : 0) + (after_id ? 2 : 0)], p, n, clientes_row, &a, NULL);
+}
+
+struct cliente_one {
+    struct cliente_view *v;
+    bool found;
+};
+
+static br_err cliente_one_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct cliente_one *r = ud;
+    if (!cliente_decode(r->v, c)) return too_long();
+    r->v->perfil.rol = xstrdup(r->v->perfil.rol);
+    r->v->perfil.nombre = xstrdup_or_null(r->v->perfil.nombre);
+    r->v->perfil.telefono = xstrdup_or_null(r->v->perfil.telefono);
+    r->v->email = xstrdup_or_null(r->v->email);
+    r->found = true;
+    return BR_OK;
+}
+
+br_err store_cliente_get(struct store *st, const char *id, struct cliente_view *c)
+{
+    memset(c, 0, sizeof *c);
+    struct cliente_one r = {c, false};
+    struct db_val p[] = {db_text(id)};
+    br_err rc = run(st, CLIENTE_COLS "WHERE p.id = ?", p, 1, cliente_one_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such client");
+    if (rc) cliente_view_clear(c);
+    return rc;
+}
+
+void cliente_view_clear(struct cliente_view *c)
+{
+    free((char *)c->email);
+    c->email = NULL;
+    perfil_clear(&c->perfil);
+}
+
+/* --- claiming a desk client's account at sign-up ----------------------------------------- */
+
+struct claim {
+    const struct new_user *u;
+    bool claimed;
+    br_id id;
+};
+
+static br_err id_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    if (!copy_fixed(ud, sizeof(br_id), &c[0])) return too_long();
+    return BR_OK;
+}
+
+static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct claim *a = ud;
+    const struct new_user *u = a->u;
+    a->claimed = false;
+    a->id[0] = '\0';
+    struct db_val pe[] = {db_text(u->email)};
+    struct {
+        br_id id;
+    } who = {""};
+    br_err rc = EXEC(db, c,
+                     "SELECT u.id FROM auth_users u JOIN perfiles p ON p.id = u.id "
+                     "WHERE u.email = ? AND u.password_hash = '' AND p.rol NOT IN " ROL_STAFF_SQL,
+                     pe, id_row, who.id, NULL);
+    if (rc) return rc;
+    if (!who.id[0]) return BR_OK;
+    int64_t changes = 0;
+    struct db_val pu[] = {db_text(u->password_hash), db_text(u->last_sign_in_at), db_text(who.id)};
+    rc = EXEC(db, c,
+              "UPDATE auth_users SET password_hash = ?, last_sign_in_at = ? "
+              "WHERE id = ? AND password_hash = ''",
+              pu, NULL, NULL, &changes);
+    if (rc || changes != 1) return rc;
+    struct db_val pp[] = {db_text(u->nombre), db_text(u->telefono), db_text(who.id)};
+    rc = EXEC(db, c,
+              "UPDATE perfiles SET nombre = coalesce(nombre, ?), telefono = coalesce(telefono, ?) "
+              "WHERE id = ?",
+              pp, NULL, NULL, NULL);
+    if (!rc && u->session_hash) {
+        struct db_val ps[] = {db_text(u->session_hash), db_text(who.id), db_text(u->created_at),
+                              db_text(u->session_expires_at)};
+        rc = EXEC(db, c,
+                  "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
+                  "VALUES (?, ?, ?, ?)",
+                  ps, NULL, NULL, NULL);
+    }
+    if (rc) return rc;
+    a->claimed = true;
+    memcpy(a->id, who.id, sizeof a->id);
+    return BR_OK;
+}
+
+br_err store_user_claim(struct store *st, const struct new_user *u, bool *claimed, br_id claimed_id)
+{
+    struct claim a = {u, false, ""};
+    br_err rc = in_tx(st, claim_tx, &a);
+    *claimed = !rc && a.claimed;
+    if (*claimed) memcpy(claimed_id, a.id, sizeof a.id);
+    return rc;
+}
+
+/* --- attendance ------------------------------------------------------------------------ */
+
+struct asis_row {
+    br_id cliente_id;
+    br_ts fecha_inicio;
+    char *estado;
+    br_ts marcada; /* "" when no mark */
+    bool found;
+};
+
+static br_err asis_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct asis_row *r = ud;
+    bool fits = true;
+    COPY(r->cliente_id, &c[0]);
+    COPY(r->fecha_inicio, &c[1]);
+    COPY(r->marcada, &c[3]);
+    if (!fits) return too_long();
+    free(r->estado);
+    r->estado = dup_or_null(&c[2]);
+    r->found = true;
+    return BR_OK;
+}
+
+static br_err asistencia_tx(struct db *db, struct db_conn *conn, void *ud)
+{
+    struct asistencia_cambio *a = ud;
+    a->why = ASISTENCIA_OK;
+    char key[64];
+    snprintf(key, sizeof key, "cita:%s", a->id);
+    br_err rc = db->ops->lock(conn, key);
+    if (rc) return rc;
+    struct asis_row r = {.found = false};
+    struct db_val pi[] = {db_text(a->id)};
+    rc = EXEC(db, conn,
+              "SELECT cliente_id, fecha_inicio, estado, asistencia_en FROM citas WHERE id = ?", pi,
+              asis_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such cita");
+    bool marked =
+        r.estado && (!strcmp(r.estado, "completada") || !strcmp(r.estado, "no_presentado"));
+    if (!rc && r.estado && !strcmp(r.estado, "cancelada")) {
+        a->why = ASISTENCIA_CANCELADA;
+        rc = err_set(BR_CONFLICT, "cancelled");
+    }
+    if (!rc && strcmp(r.fecha_inicio, a->now) > 0) {
+        a->why = ASISTENCIA_ANTES;
+        rc = err_set(BR_CONFLICT, "not started");
+    }
+    if (!rc && marked && strcmp(r.estado, a->estado) != 0 &&
+        (!r.marcada[0] || strcmp(r.marcada, a->hoy_desde) < 0)) {
+        a->why = ASISTENCIA_CERRADA;
+        rc = err_set(BR_CONFLICT, "marked on another day");
+    }
+    if (!rc) memcpy(a->cliente_id, r.cliente_id, sizeof a->cliente_id);
+    bool same = r.estado && !strcmp(r.estado, a->estado);
+    if (!rc && !same) {
+        bool mark = strcmp(a->estado, "confirmada") != 0;
+        struct db_val pu[] = {db_text(a->estado), mark ? db_text(a->now) : db_null(),
+                              db_text(a->id)};
+        rc = EXEC(db, conn, "UPDATE citas SET estado = ?, asistencia_en = ? WHERE id = ?", pu, NULL,
+                  NULL, NULL);
+    }
+    free(r.estado);
+    return rc;
+}
+
+br_err store_cita_asistencia(struct store *st, struct asistencia_cambio *a)
+{
+    a->cliente_id[0] = '\0';
+    return in_tx(st, asistencia_tx, a);
+}

@@ -1,0 +1,50 @@
+/*
+ * store/clientes.h - part of the store (include store.h): the front desk's
+ * clients - finding them, creating one with a booking, her account claimed
+ * at sign-up - and the attendance of appointments (src/store/clientes.c).
+ */
+#ifndef BR_STORE_CLIENTES_H
+#define BR_STORE_CLIENTES_H
+
+#include "store.h"
+
+typedef br_err (*store_cliente_fn)(void *ud, const struct cliente_view *c);
+
+/* Profiles whose nombre, telefono or e-mail contains patron (a LIKE
+ * pattern with '\' as its escape, lowercase; NULL: every profile), by
+ * nombre then id, from after the profile after_id (NULL: the first) on, up
+ * to limit (0: all). Each with its counts of completed and missed
+ * appointments. */
+br_err store_clientes_page(struct store *st, const char *patron, const char *after_id,
+                           int64_t limit, store_cliente_fn fn, void *ud) WARN_UNUSED;
+
+/* One user as a booking names its client. OUT: *c (its strings owned: free
+ * c->email, perfil_clear). BR_NOTFOUND when there is no such user. */
+br_err store_cliente_get(struct store *st, const char *id, struct cliente_view *c) WARN_UNUSED;
+void cliente_view_clear(struct cliente_view *c);
+
+/* Sign-up over a client the desk created: when the user with u->email has
+ * no password and a client's rol, sets u->password_hash, opens the
+ * session of u (session_hash, created_at as the sign-in), fills her
+ * profile's empty nombre and telefono from u, all in one transaction.
+ * OUT: *claimed, and her id in claimed_id (u->id is not used). Nothing is
+ * written when there is no such account. */
+br_err store_user_claim(struct store *st, const struct new_user *u, bool *claimed,
+                        br_id claimed_id) STORE_WRITE WARN_UNUSED;
+
+/* Marks an appointment's attendance (estado completada or no_presentado)
+ * or takes the mark back (confirmada), in one write transaction that reads
+ * the cita first. Refused (BR_CONFLICT, why set, nothing written) when the
+ * cita is cancelled, has not started by now, or carries a mark made before
+ * hoy_desde (the start of the shop's day today). BR_NOTFOUND: no such cita. */
+enum asistencia_why { ASISTENCIA_OK, ASISTENCIA_CANCELADA, ASISTENCIA_ANTES, ASISTENCIA_CERRADA };
+struct asistencia_cambio {
+    const char *id;
+    const char *estado; /* completada | no_presentado | confirmada */
+    const char *now, *hoy_desde;
+    enum asistencia_why why; /* OUT */
+    br_id cliente_id;        /* OUT: the cita's client */
+};
+br_err store_cita_asistencia(struct store *st, struct asistencia_cambio *a) STORE_WRITE WARN_UNUSED;
+
+#endif

@@ -1,0 +1,256 @@
+#!/usr/bin/python3
+"""web/mostrador - the shop's front desk: on a phone a barber books a new
+client ("Nueva cita": a client who has no account, the slot picker) and a
+walk-in ("Ahora"), marks a no-show and sees it counted on the client's
+cards; on a tablet the day is a grid with a column per barber, and a tap on
+free time opens the booking with that barber and hour; the administrator
+closes a day over two bookings and cancels them with a message."""
+import datetime
+import os
+import sys
+import urllib.error
+import urllib.request
+import zoneinfo
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webtest  # noqa: E402
+from webtest import By  # noqa: E402
+
+try:
+    from selenium.webdriver.support.ui import Select
+except ImportError:  # webtest.main skips the test
+    Select = None
+
+MADRID = zoneinfo.ZoneInfo("Europe/Madrid")
+
+
+def utc(day, hour, minute=0):
+    """The instant of a local time in the shop's zone (Europe/Madrid)."""
+    local = datetime.datetime(day.year, day.month, day.day, hour, minute, tzinfo=MADRID)
+    return local.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def working_day(after):
+    """The first day after `after` that the default week works (not Sunday)."""
+    day = after + datetime.timedelta(days=1)
+    while day.isoweekday() == 7:
+        day += datetime.timedelta(days=1)
+    return day
+
+
+def sign_in(br, email, password, volver):
+    br.open("/entrar?volver=" + volver)
+    br.fill("Correo electrónico", email)
+    br.fill("Contraseña", password)
+    br.click("Entrar")
+
+
+def control(br, label):
+    """The form control its visible <label> names."""
+    lab = next(e for e in br.d.find_elements(By.TAG_NAME, "label") if e.text.strip() == label and e.is_displayed())
+    return br.d.find_element(By.ID, lab.get_attribute("for"))
+
+
+def grid_at_tablet(srv, br, day, b):
+    """1024x768: the day's grid opens on the barber's own column; with every
+    barber, a column each; booked and free time; a tap on free time."""
+    br.d.set_window_size(1024, 768)
+    br.open("/agenda?fecha=" + day.isoformat())
+    br.focused_heading("Agenda")
+    def shown():
+        return next((g for g in br.d.find_elements(By.CSS_SELECTOR, ".rejilla") if g.is_displayed()), None)
+
+    def heads():
+        try:
+            return [e.text for e in shown().find_elements(By.CSS_SELECTOR, "section.col h3")]
+        except Exception:  # not drawn yet, or drawn again meanwhile
+            return None
+    br.wait(lambda: shown() and heads() == [b["nombre"]], what=lambda: "the barber's own column, not %s" % heads())
+    assert control(br, "Ver").get_attribute("value") == b["id"]
+    Select(control(br, "Ver")).select_by_visible_text("Todos los barberos")
+    _, barberos = srv.catalog()
+    br.wait(lambda: heads() == [x["nombre"] for x in barberos], what=lambda: "a column per barber, not %s" % heads())
+    col = next(c for c in shown().find_elements(By.CSS_SELECTOR, "section.col") if c.find_element(By.TAG_NAME, "h3").text == b["nombre"])
+    booked = col.find_element(By.CSS_SELECTOR, ".bloque")
+    assert "10:00" in booked.text and "Carla Gómez" in booked.text, booked.text
+    # the 10:00 booking takes its rows; the lunch break is not free
+    labels = [e.get_attribute("aria-label") for e in col.find_elements(By.CSS_SELECTOR, ".libre")]
+    assert "Nueva cita con %s a las 09:45" % b["nombre"] in labels, labels
+    assert "Nueva cita con %s a las 10:00" % b["nombre"] not in labels
+    assert "Nueva cita con %s a las 14:00" % b["nombre"] not in labels
+    br.check("Mostrador - rejilla tablet")
+    booked.click()
+    br.focused_heading("Carla Gómez")
+    br.click("Cerrar")
+    free = col.find_element(By.CSS_SELECTOR, ".libre[aria-label='Nueva cita con %s a las 11:30']" % b["nombre"])
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", free)
+    free.click()
+    br.focused_heading("Nueva cita")
+    assert control(br, "Barbero").get_attribute("value") == b["id"]
+    br.see("11:30")
+    br.check("Mostrador - nueva cita desde la rejilla")
+    br.click("Volver a la agenda")
+    br.wait(lambda: shown(), what="the grid again")
+    br.d.set_window_size(390, 844)
+
+
+def card(br, needle):
+    """The visible agenda card that names needle."""
+    return br.wait(lambda: next((c for c in br.d.find_elements(By.CSS_SELECTOR, "li.card") if c.is_displayed() and needle in c.text), None), what="the card of " + needle)
+
+
+def card_text(br, needle):
+    """The text of the visible card that names needle ('' while it is drawn again)."""
+    try:
+        return next((c.text for c in br.d.find_elements(By.CSS_SELECTOR, "li.card") if c.is_displayed() and needle in c.text), "")
+    except Exception:
+        return ""
+
+
+def phone_desk(srv, br, b):
+    """390x844: a new client by phone, a walk-in, a no-show."""
+    br.open("/agenda")
+    br.focused_heading("Agenda")
+    br.click("Nueva cita")
+    br.focused_heading("Nueva cita")
+    br.check("Mostrador - nueva cita")
+    br.click("Cliente nuevo")
+    br.fill("Nombre", "Rosa Díaz")
+    br.fill("Teléfono", "622 333 444")
+    assert control(br, "Barbero").get_attribute("value") == b["id"]
+    slot = br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, "button.slot") if e.is_displayed()), None), what="a free slot")
+    when = slot.get_attribute("aria-label")
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
+    slot.click()
+    br.see(when)
+    br.check("Mostrador - nueva cita cliente nuevo")
+    br.click("Reservar cita")
+    br.focused_heading(when.split(",")[0])
+    rosa = card(br, "Rosa Díaz")
+    assert "622 333 444" in rosa.text
+    found = srv.ok("GET", "/api/clientes?q=rosa", token=srv.admin)["clientes"]
+    assert [(c["nombre"], c["telefono"], c["puede_entrar"]) for c in found] == [("Rosa Díaz", "622 333 444", False)], found
+    mine = [c for c in srv.ok("GET", "/api/citas?cliente_id=" + found[0]["id"], token=srv.admin)["citas"]]
+    assert len(mine) == 1 and mine[0]["barbero_id"] == b["id"] and mine[0]["estado"] == "confirmada", mine
+
+    # a walk-in: Carla is already a client; she sits down now
+    br.click("Nueva cita")
+    br.fill("Buscar cliente (nombre, teléfono o correo)", "611222")
+    br.click("Carla Gómez · 611222333 · carla@example.com")
+    br.see("Cliente: Carla Gómez")
+    br.click("Ahora (sin cita, ya está aquí)")
+    br.see("Hora: ahora")
+    # the test runs at any hour: outside the barber's hours too
+    box = control(br, "Fuera de horario (aunque el barbero no trabaje a esa hora)")
+    box.click()
+    br.check("Mostrador - sin cita ahora")
+    br.click("Reservar cita")
+    carla = card(br, "Carla Gómez")
+    br.check("Mostrador - dia con asistencia")
+    # she did not come after all
+    br.click("No vino", within=carla)
+    br.wait(lambda: "No vino" in card_text(br, "Carla Gómez") and "Deshacer" in card_text(br, "Carla Gómez"), what="the no-show")
+    br.see("1 vez no vino")
+    cid = next(c for c in srv.ok("GET", "/api/clientes?q=carla", token=srv.admin)["clientes"])
+    assert cid["no_presentado"] == 1, cid
+    br.check("Mostrador - no vino")
+    # a mistake: taken back the same day, then she did come
+    br.click("Deshacer", within=card(br, "Carla Gómez"))
+    br.wait(lambda: "Deshacer" not in card_text(br, "Carla Gómez"), what="the mark taken back")
+    br.click("Vino", within=card(br, "Carla Gómez"))
+    br.wait(lambda: "Deshacer" in card_text(br, "Carla Gómez") and "1 vez no vino" not in br.text(), what="came")
+    estados = [c["estado"] for c in srv.ok("GET", "/api/citas?cliente_id=" + cid["id"], token=srv.admin)["citas"]]
+    assert sorted(estados) == ["completada", "confirmada"], estados
+
+
+def closure(srv, br, day, b, s):
+    """The administrator closes a barber's day over two bookings and
+    cancels them with a message; the barber's calendar link, renewed; a
+    service's clean-up margin."""
+    t1, _ = srv.signup("luis@example.com", "Luis Prado", "633000111")
+    t2, _ = srv.signup("marta@example.com", "Marta Vela", "633000222")
+    ids = [srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": utc(day, hh)}, token=tok)["cita"]["id"] for tok, hh in ((t1, 11), (t2, 17))]
+    br.click("Salir")
+    br.button("Entrar")  # signed out (the app forgot the session) before leaving the page
+    sign_in(br, "admin@barberia.local", srv.admin_password, "/admin")
+    br.focused_heading("Administración")
+    br.click("Cierres y días libres")
+    br.focused_heading("Cierres y días libres")
+    Select(control(br, "Quién")).select_by_visible_text(b["nombre"])
+    for label in ("Desde (fecha)", "Hasta (fecha, incluida)"):
+        br.d.execute_script("arguments[0].value = arguments[1]", control(br, label), day.isoformat())
+    br.fill("Motivo (opcional)", "Formación")
+    br.click("Añadir")
+    br.focused_heading("Este cierre coincide con 2 citas")
+    br.see("Luis Prado")
+    br.see("Marta Vela")
+    br.fill("Mensaje para los clientes (opcional)", "Carlos está de formación ese día. Te esperamos otro día.")
+    br.check("Mostrador - cierre con citas")
+    br.click("Cancelar las 2 citas y avisar")
+    br.focused_heading("Cierres y días libres")
+    citas = srv.ok("GET", "/api/citas?desde=%s&hasta=%s" % (day.isoformat(), (day + datetime.timedelta(days=1)).isoformat()), token=srv.admin)["citas"]
+    assert sorted(c["estado"] for c in citas if c["id"] in ids) == ["cancelada", "cancelada"], citas
+    br.click("Citas afectadas")
+    br.focused_heading("Este cierre no coincide con ninguna cita")
+
+    br.click("Barberos")
+    br.focused_heading("Barberos")
+    br.click("Crear enlace del calendario", within=barber_card(br, b))
+    url = br.wait(lambda: feed_link(br), what="the feed link")
+    assert "/api/barberos/%s/agenda.ics?token=" % b["id"] in url, url
+    with urllib.request.urlopen(url, timeout=30) as r:
+        assert r.status == 200 and r.headers["Content-Type"].startswith("text/calendar")
+    br.check("Mostrador - enlace del calendario")
+    # renewed: a new link, the old one stops working
+    br.click("Renovar enlace", within=barber_card(br, b))
+    br.wait(lambda: feed_link(br) not in (None, url), what="the new link")
+    try:
+        urllib.request.urlopen(url, timeout=30)
+        raise AssertionError("the old link still works")
+    except urllib.error.HTTPError as e:
+        assert e.code == 404, e.code
+
+    # a service's clean-up margin
+    br.click("Servicios")
+    br.focused_heading("Servicios")
+    svc = br.wait(lambda: next((c for c in br.d.find_elements(By.CSS_SELECTOR, "li.card") if c.text.startswith(s["nombre"])), None), what="the service")
+    m = svc.find_element(By.CSS_SELECTOR, "input[type=number][max='120']")
+    m.clear()
+    m.send_keys("10")
+    br.click("Guardar", within=svc)
+    br.wait(lambda: next(x for x in srv.ok("GET", "/api/admin/servicios", token=srv.admin)["servicios"] if x["id"] == s["id"])["margen_min"] == 10, what="the margin stored")
+
+
+def feed_link(br):
+    """The calendar link shown (None while it is drawn)."""
+    try:
+        return next((e.get_attribute("value") for e in br.d.find_elements(By.CSS_SELECTOR, "input[readonly]") if e.is_displayed()), None)
+    except Exception:
+        return None
+
+
+def barber_card(br, b):
+    return br.wait(lambda: next((c for c in br.d.find_elements(By.CSS_SELECTOR, "li.card") if c.find_element(By.TAG_NAME, "h3").text == b["nombre"]), None), what="the barber's card")
+
+
+def test(srv, br):
+    servicios, barberos = srv.catalog()
+    s, b = servicios[0], barberos[0]
+    client, _ = srv.signup("carla@example.com", "Carla Gómez", "611222333")
+    _, barber_user = srv.signup("barbero@example.com", "Pepe Barbero")
+    srv.ok("PATCH", "/api/admin/usuarios", {"userId": barber_user, "rol": "barbero"}, token=srv.admin)
+    # the barber's account speaks for barber b: the agenda opens on b
+    srv.ok("PATCH", "/api/admin/barberos/" + b["id"], {"usuario_id": barber_user}, token=srv.admin)
+    today = datetime.datetime.now(MADRID).date()
+    day = working_day(today)
+    srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": utc(day, 10)}, token=client)
+
+    sign_in(br, "barbero@example.com", "secreto1", "/agenda")
+    br.focused_heading("Agenda")
+    grid_at_tablet(srv, br, day, b)
+    phone_desk(srv, br, b)
+    closure(srv, br, working_day(day), b, s)
+
+
+if __name__ == "__main__":
+    webtest.main(test)

@@ -1,0 +1,310 @@
+// mostrador.js - "Nueva cita" at the front desk (barbero, admin): the
+// client (found with GET /api/clientes?q=, or a new one: nombre, teléfono,
+// correo), the service and the barber, the hour (the booking's slot picker,
+// the hour tapped on the agenda's grid, or "Ahora" for a walk-in) and notes;
+// POST /api/agenda/citas.
+import { get, post, qs, loadCatalog } from './api.js';
+import { h, focus, announce, alertBox, showError, whenFull, hm, euros } from './ui.js';
+import { picker } from './slots.js';
+
+let uid = 0;
+// a labelled control: [label, control]
+function field(label, attrs) {
+  const id = 'm' + ++uid;
+  return [
+    h('label', { for: id }, label),
+    h(attrs.tag || 'input', Object.assign({ id }, attrs, { tag: null })),
+  ];
+}
+
+// "Ana Pérez · 600111222 · 2 veces no vino": how a client is named in a list.
+export function clientLine(c) {
+  return [c.nombre || 'Sin nombre', c.telefono, c.email, noShows(c)].filter(Boolean).join(' · ');
+}
+// The count of no-shows, when there is any (the API's no_presentado).
+export function noShows(c) {
+  const n = c && c.no_presentado;
+  return n ? `${n} ${n === 1 ? 'vez' : 'veces'} no vino` : '';
+}
+
+// Shows the form in box. barbero: the barber's id to preselect; inicio: an
+// ISO instant already chosen (the grid); onDone(cita), onCancel().
+export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
+  const { servicios, barberos } = await loadCatalog();
+  const st = { cliente: null, nuevo: false, inicio: inicio || null, ahora: false };
+  const t = h('h2', { tabindex: '-1' }, 'Nueva cita');
+  const err = alertBox();
+
+  // --- the client ------------------------------------------------------------
+  const who = h('div');
+  const [ls, search] = field('Buscar cliente (nombre, teléfono o correo)', {
+    type: 'search',
+    autocomplete: 'off',
+  });
+  const found = h('p', { class: 'hint', role: 'status' });
+  const results = h('div', { class: 'choices' });
+  let timer = 0;
+  let asked = '';
+  search.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(find, 250);
+  });
+  async function find() {
+    const q = search.value.trim();
+    if (q.length < 2) {
+      results.replaceChildren();
+      found.textContent = '';
+      return;
+    }
+    asked = q;
+    let list;
+    try {
+      ({ clientes: list } = await get('/api/clientes?' + qs({ q })));
+    } catch (ex) {
+      found.textContent = ex.message;
+      return;
+    }
+    if (asked !== q) return;
+    found.textContent = list.length
+      ? `${list.length} ${list.length === 1 ? 'cliente' : 'clientes'}`
+      : 'Ningún cliente con esos datos.';
+    results.replaceChildren(
+      ...list.slice(0, 20).map((c) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'choice',
+            onclick: () => {
+              st.cliente = c;
+              drawWho();
+              focus(who.querySelector('p'));
+            },
+          },
+          clientLine(c),
+        ),
+      ),
+    );
+  }
+  const fresh = {};
+  function drawWho() {
+    if (st.cliente) {
+      who.replaceChildren(
+        h('p', {}, 'Cliente: ', h('strong', {}, clientLine(st.cliente))),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'link',
+            onclick: () => {
+              st.cliente = null;
+              drawWho();
+              search.focus();
+            },
+          },
+          'Cambiar cliente',
+        ),
+      );
+    } else if (st.nuevo) {
+      const [ln, nombre] = field('Nombre', { required: true, autocomplete: 'off', maxlength: 200 });
+      const [lt, tel] = field('Teléfono', {
+        type: 'tel',
+        required: true,
+        autocomplete: 'off',
+        maxlength: 40,
+      });
+      const [le, email] = field('Correo electrónico (opcional)', {
+        type: 'email',
+        autocomplete: 'off',
+        maxlength: 320,
+      });
+      Object.assign(fresh, { nombre, tel, email });
+      nombre.value = /\d/.test(search.value) ? '' : search.value.trim();
+      tel.value = /\d/.test(search.value) ? search.value.trim() : '';
+      who.replaceChildren(
+        ln,
+        nombre,
+        lt,
+        tel,
+        le,
+        email,
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'link',
+            onclick: () => {
+              st.nuevo = false;
+              drawWho();
+              search.focus();
+            },
+          },
+          'Buscar un cliente existente',
+        ),
+      );
+    } else {
+      who.replaceChildren(
+        ls,
+        search,
+        found,
+        results,
+        h(
+          'p',
+          {},
+          h(
+            'button',
+            {
+              type: 'button',
+              onclick: () => {
+                st.nuevo = true;
+                drawWho();
+                focus(fresh.nombre.value ? fresh.tel : fresh.nombre);
+              },
+            },
+            'Cliente nuevo',
+          ),
+        ),
+      );
+    }
+  }
+  drawWho();
+
+  // --- service and barber -------------------------------------------------------
+  const [lsv, servicio] = field('Servicio', { tag: 'select' });
+  servicio.append(
+    ...servicios.map((s) =>
+      h('option', { value: s.id }, `${s.nombre} · ${s.duracion_min} min · ${euros(s.precio)}`),
+    ),
+  );
+  const [lb, barber] = field('Barbero', { tag: 'select' });
+  barber.append(
+    ...barberos.map((b) => h('option', { value: b.id, selected: b.id === barbero }, b.nombre)),
+  );
+
+  // --- the hour -------------------------------------------------------------------
+  const when = h('div');
+  function drawWhen(openPicker) {
+    const ahora = h(
+      'button',
+      {
+        type: 'button',
+        onclick: () => {
+          st.ahora = true;
+          st.inicio = null;
+          drawWhen();
+          focus(when.querySelector('p'));
+        },
+      },
+      'Ahora (sin cita, ya está aquí)',
+    );
+    if ((st.inicio || st.ahora) && !openPicker) {
+      when.replaceChildren(
+        h(
+          'p',
+          {},
+          'Hora: ',
+          h('strong', {}, st.ahora ? `ahora (${hm(new Date())})` : whenFull(st.inicio)),
+        ),
+        h(
+          'p',
+          { class: 'actions' },
+          h('button', { type: 'button', onclick: () => drawWhen(true) }, 'Elegir otra hora'),
+          st.ahora ? null : ahora,
+        ),
+      );
+      return;
+    }
+    const pk = picker({
+      servicio: servicio.value,
+      barbero: barber.value,
+      heading: 'Elige día y hora',
+      onPick: (hu) => {
+        st.inicio = hu.inicio;
+        st.ahora = false;
+        drawWhen();
+        focus(when.querySelector('p'));
+      },
+    });
+    when.replaceChildren(h('p', { class: 'actions' }, ahora), pk.el);
+    pk.open();
+    return pk;
+  }
+  drawWhen();
+  const again = () => {
+    if (!st.inicio && !st.ahora) drawWhen();
+  };
+  servicio.addEventListener('change', again);
+  barber.addEventListener('change', again);
+
+  const [lnt, notas] = field('Notas para el barbero (opcional)', {
+    tag: 'textarea',
+    rows: '2',
+    maxlength: '500',
+  });
+  const [lfh, fuera] = field('Fuera de horario (aunque el barbero no trabaje a esa hora)', {
+    type: 'checkbox',
+  });
+  lfh.className = 'check';
+  lfh.prepend(fuera, ' ');
+
+  const btn = h('button', { type: 'submit', class: 'primary' }, 'Reservar cita');
+  const form = h(
+    'form',
+    {
+      class: 'form',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        err.hidden = true;
+        const body = {
+          barbero_id: barber.value,
+          servicio_id: servicio.value,
+          fecha_inicio: st.ahora ? new Date().toISOString() : st.inicio,
+          notas: notas.value.trim() || undefined,
+          fuera_de_horario: fuera.checked || undefined,
+        };
+        if (st.cliente) body.cliente_id = st.cliente.id;
+        else if (st.nuevo)
+          body.cliente = {
+            nombre: fresh.nombre.value.trim(),
+            telefono: fresh.tel.value.trim(),
+            email: fresh.email.value.trim() || undefined,
+          };
+        if (!body.cliente_id && !body.cliente) {
+          showError(err, 'Elige un cliente o añade uno nuevo.');
+          return search.focus();
+        }
+        if (!body.fecha_inicio) return showError(err, 'Elige la hora, o «Ahora».');
+        btn.disabled = true;
+        try {
+          const { cita } = await post('/api/agenda/citas', body);
+          const name = st.cliente ? st.cliente.nombre : body.cliente.nombre;
+          announce(`Cita reservada: ${name}, ${whenFull(cita.fecha_inicio)}`);
+          onDone(cita);
+        } catch (ex) {
+          btn.disabled = false;
+          showError(err, ex);
+          focus(err);
+        }
+      },
+    },
+    h('fieldset', {}, h('legend', {}, 'Cliente'), who),
+    lsv,
+    servicio,
+    lb,
+    barber,
+    h('fieldset', {}, h('legend', {}, 'Hora'), when),
+    lnt,
+    notas,
+    lfh,
+    err,
+    h(
+      'p',
+      { class: 'actions sticky' },
+      btn,
+      h('button', { type: 'button', class: 'ghost', onclick: onCancel }, 'Volver a la agenda'),
+    ),
+  );
+  box.replaceChildren(t, form);
+  focus(t);
+  return t;
+}
