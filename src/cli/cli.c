@@ -550,10 +550,11 @@ int cli_export(int argc, char **argv)
 {
     return transfer("export", "to", transfer_export, "exported", argc, argv,
                     "Usage: barberia export --to DIR [--data DIR]\n"
-                    "Writes the shop's data (users, profiles, sessions, barbers, services,\n"
-                    "appointments, history, photos' records, the outbox, schedules, days off\n"
-                    "and closures) and its photos to DIR, a new folder, from one snapshot of\n"
-                    "the database, with a manifest (format version 2) of row counts and\n"
+                    "Writes the shop's data (users, profiles, sessions, barbers and their\n"
+                    "contacts, services, appointments, history, photos' records, the outbox,\n"
+                    "schedules, days off and closures, consents, the waiting list and the\n"
+                    "links' key) and its photos to DIR, a new folder, from one snapshot of\n"
+                    "the database, with a manifest (format version 4) of row counts and\n"
                     "SHA-256 checksums. Reads the data store the settings name (SQLite,\n"
                     "PostgreSQL; folder or S3); may run beside `serve`.\n");
 }

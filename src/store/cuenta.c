@@ -578,6 +578,11 @@ static br_err anonimizar_tx(struct db *db, struct db_conn *c, void *ud)
         "DELETE FROM cuenta_correo WHERE user_id = ?",
         "DELETE FROM cuenta_tokens WHERE user_id = ?",
         "DELETE FROM consentimientos WHERE cliente_id = ?",
+        "DELETE FROM whatsapp_consentimientos WHERE cliente_id = ?",
+        "DELETE FROM lista_espera WHERE cliente_id = ?",
+        /* the WhatsApp messages sent to her number (the e-mails went by address) */
+        "DELETE FROM mail_outbox WHERE canal = 'whatsapp' AND status <> 'pending' AND cita_id IN "
+        "(SELECT id FROM citas WHERE cliente_id = ?)",
         "DELETE FROM auth_sessions WHERE user_id = ?",
         "UPDATE citas SET notas = NULL WHERE cliente_id = ?",
     };
