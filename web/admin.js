@@ -158,7 +158,20 @@ function userCard(u) {
     'li',
     { class: 'card' },
     h('h3', {}, u.nombre || '(sin nombre)'),
-    h('p', {}, [u.email, u.telefono, u.rol, `${u.total_citas} citas`].filter(Boolean).join(' · ')),
+    h(
+      'p',
+      {},
+      [
+        u.email,
+        u.telefono,
+        u.rol,
+        `${u.total_citas} citas`,
+        u.completadas ? `${u.completadas} cortes` : '',
+        u.no_presentado ? `${u.no_presentado} sin venir` : '',
+      ]
+        .filter(Boolean)
+        .join(' · '),
+    ),
     h(
       'p',
       { class: 'actions' },
