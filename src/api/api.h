@@ -260,6 +260,13 @@ void api_admin_informes_get(struct http_req *r);
 
 /* One element of GET /api/citas's listing (a store_cita_fn; ud: struct jw). */
 br_err api_w_cita_view(void *ud, const struct cita_view *v);
+/* A store_cita_fn for one appointment: writes "cita": <its view> into w
+ * and sets found (the answer of a cancel, reschedule or attendance mark). */
+struct api_one_cita {
+    struct jw *w;
+    bool found;
+};
+br_err api_w_one_cita(void *ud, const struct cita_view *v);
 
 /* /api/gestion/{token}[/cancelar|/reprogramar] (gestion.c): an
  * appointment behind its personal link */

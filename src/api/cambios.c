@@ -8,19 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct one_view {
-    struct jw *w;
-    bool found;
-};
-
-static br_err one_view(void *ud, const struct cita_view *v)
-{
-    struct one_view *o = ud;
-    o->found = true;
-    jw_key(o->w, "cita");
-    return api_w_cita_view(o->w, v);
-}
-
 /* The id in /api/citas/<id>/cancelar or /reprogramar; *move: which. */
 static enum api_path accion_id(const char *path, br_id id, bool *move)
 {
@@ -61,8 +48,8 @@ void api_citas_accion(struct http_req *r)
     }
     struct jw w;
     api_begin(&w);
-    struct one_view o = {&w, false};
-    rc = store_cita_view(api_app(r)->store, cita_id, one_view, &o);
+    struct api_one_cita o = {&w, false};
+    rc = store_cita_view(api_app(r)->store, cita_id, api_w_one_cita, &o);
     if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
     if (rc) {
         jw_free(&w);

@@ -52,6 +52,14 @@ br_err api_w_cita_view(void *ud, const struct cita_view *v)
     return add_cita(ud, v);
 }
 
+br_err api_w_one_cita(void *ud, const struct cita_view *v)
+{
+    struct api_one_cita *o = ud;
+    o->found = true;
+    jw_key(o->w, "cita");
+    return add_cita(o->w, v);
+}
+
 /* --- the listing, page by page ------------------------------------------------------ */
 
 /* Reads the listing API_PAGE_ROWS rows (or API_PAGE_BYTES) at a time, each

@@ -48,19 +48,6 @@ bool api_gestion_accion_path(const char *path)
     return a == CANCELAR || a == REPROGRAMAR;
 }
 
-struct one_view {
-    struct jw *w;
-    bool found;
-};
-
-static br_err one_view(void *ud, const struct cita_view *v)
-{
-    struct one_view *o = ud;
-    o->found = true;
-    jw_key(o->w, "cita");
-    return api_w_cita_view(o->w, v);
-}
-
 /* Replies with the cita and what its page offers. */
 static void reply_cita(struct http_req *r, const char *tok, unsigned status)
 {
@@ -73,8 +60,8 @@ static void reply_cita(struct http_req *r, const char *tok, unsigned status)
     }
     struct jw w;
     api_begin(&w);
-    struct one_view o = {&w, false};
-    rc = store_cita_view(app->store, g.cita_id, one_view, &o);
+    struct api_one_cita o = {&w, false};
+    rc = store_cita_view(app->store, g.cita_id, api_w_one_cita, &o);
     if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
     if (rc) {
         jw_free(&w);

@@ -260,19 +260,6 @@ bool api_asistencia_path(const char *path)
     return api_path_id(path, API_CITAS_PREFIX, "/asistencia", id) != API_PATH_OTHER;
 }
 
-struct one_view {
-    struct jw *w;
-    bool found;
-};
-
-static br_err one_view(void *ud, const struct cita_view *v)
-{
-    struct one_view *o = ud;
-    o->found = true;
-    jw_key(o->w, "cita");
-    return api_w_cita_view(o->w, v);
-}
-
 void api_citas_asistencia(struct http_req *r)
 {
     br_id id;
@@ -290,8 +277,8 @@ void api_citas_asistencia(struct http_req *r)
     }
     struct jw w;
     api_begin(&w);
-    struct one_view o = {&w, false};
-    rc = store_cita_view(api_app(r)->store, id, one_view, &o);
+    struct api_one_cita o = {&w, false};
+    rc = store_cita_view(api_app(r)->store, id, api_w_one_cita, &o);
     if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
     if (rc) {
         jw_free(&w);
