@@ -153,6 +153,8 @@ enum rule {
     PUBLIC, /* anyone */
     USER,   /* a valid session, else 401 No autenticado */
     ADMIN_, /* an administrator's session, else 403 Sin permisos */
+    STAFF,  /* a barber's or an administrator's session: else 401 without a valid
+             * one, 403 Sin permisos for a client */
 };
 
 /* One request as prepared for a caller: path, body. */
@@ -286,6 +288,18 @@ static void prep_informes_get(enum who w, struct call *c)
     prep_path(c, "/api/admin/informes?desde=2026-01-01&hasta=2026-01-31&agrupar=barbero");
 }
 
+static void prep_clientes_get(enum who w, struct call *c)
+{
+    (void)w;
+    prep_path(c, "/api/clientes?q=a");
+}
+
+static void prep_whatsapp_get(enum who w, struct call *c)
+{
+    (void)w;
+    prep_path(c, "/api/auth/me/whatsapp");
+}
+
 static void prep_signup(enum who w, struct call *c)
 {
     (void)w;
@@ -415,6 +429,8 @@ static const struct endpoint endpoints[] = {
     {"GET", "/api/admin/usuarios", ADMIN_, 200, prep_usuarios_get, NULL},
     {"PATCH", "/api/admin/usuarios", ADMIN_, 200, prep_usuarios_patch, NULL},
     {"GET", "/api/admin/informes", ADMIN_, 200, prep_informes_get, NULL},
+    {"GET", "/api/clientes", STAFF, 200, prep_clientes_get, NULL},
+    {"GET", "/api/auth/me/whatsapp", USER, 200, prep_whatsapp_get, NULL},
     {"POST", "/api/auth/signup", PUBLIC, 201, prep_signup, NULL},
     {"POST", "/api/auth/login", PUBLIC, 200, prep_login, NULL},
     {"POST", "/api/auth/logout", USER, 200, prep_logout, NULL},
@@ -497,9 +513,12 @@ static void run_row(const struct endpoint *e, enum who w, bool cookie, bool head
 
     long want = e->ok_status;
     const char *msg = NULL;
-    if (e->rule == USER && !valid(w)) {
+    if ((e->rule == USER || e->rule == STAFF) && !valid(w)) {
         want = 401;
         msg = "No autenticado";
+    } else if (e->rule == STAFF && (w == CLIENT || w == OTHER)) {
+        want = 403;
+        msg = "Sin permisos";
     } else if (e->rule == ADMIN_ && w != ADMIN) {
         want = 403;
         msg = "Sin permisos";
