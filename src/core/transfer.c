@@ -438,7 +438,7 @@ static br_err plan_tables(struct manifest *m)
         /* the store's columns: version 1's, then those added since */
         static const char *const added[] = {"",
                                             ", activo",
-                                            ", kind, due_at" OUTBOX_ADDED_V4,
+                                            (", kind, due_at" OUTBOX_ADDED_V4),
                                             ", bytes",
                                             ", precio, asistencia_en",
                                             OUTBOX_ADDED_V4,

@@ -69,7 +69,7 @@ void memo_free(struct memo *m)
 
 bool memo_remembers(const struct memo *m)
 {
-    return m->listings != NULL;
+    return m && m->listings != NULL; /* NULL: no memo (a command, a fuzz target) */
 }
 
 /* Where an answer's key goes in a direct-mapped table (FNV-1a). */

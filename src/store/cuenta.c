@@ -581,8 +581,8 @@ static br_err anonimizar_tx(struct db *db, struct db_conn *c, void *ud)
         "DELETE FROM whatsapp_consentimientos WHERE cliente_id = ?",
         "DELETE FROM lista_espera WHERE cliente_id = ?",
         /* the WhatsApp messages sent to her number (the e-mails went by address) */
-        "DELETE FROM mail_outbox WHERE canal = 'whatsapp' AND status <> 'pending' AND cita_id IN "
-        "(SELECT id FROM citas WHERE cliente_id = ?)",
+        ("DELETE FROM mail_outbox WHERE canal = 'whatsapp' AND status <> 'pending' AND cita_id IN "
+         "(SELECT id FROM citas WHERE cliente_id = ?)"),
         "DELETE FROM auth_sessions WHERE user_id = ?",
         "UPDATE citas SET notas = NULL WHERE cliente_id = ?",
     };

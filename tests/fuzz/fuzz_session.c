@@ -29,11 +29,12 @@
  * the Prometheus exposition, text (test_metrics). */
 static bool web_path(const char *target)
 {
-    static const char *const pages[] = {"/",          "/entrar", "/registro", "/reservar",
-                                        "/mis-citas", "/agenda", "/admin",    "/metrics"};
+    static const char *const pages[] = {
+        "/",      "/entrar",  "/registro", "/reservar",  "/mis-citas",   "/agenda",
+        "/admin", "/metrics", "/cuenta",   "/recuperar", "/restablecer", "/confirmar-email"};
     size_t n;
     char *path = fz_unescape(target, strcspn(target, "?"), false, &n);
-    bool web = !strncmp(path, "/app/", 5);
+    bool web = !strncmp(path, "/app/", 5) || !strncmp(path, "/c/", 3);
     for (size_t i = 0; i < sizeof pages / sizeof pages[0] && !web; i++)
         web = !strcmp(path, pages[i]);
     free(path);

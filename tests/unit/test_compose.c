@@ -648,8 +648,8 @@ static void a_barbers_notice_requests_or_cancels_the_same_event(void **state)
         "\r\nSUMMARY:Corte clásico \u2014 Ana María Pérez\r\n",
         "\r\nORGANIZER;CN=Barbería:mailto:citas@barberia.example\r\n",
         /* 75 octets a line: the accented letters take two */
-        "\r\nATTENDEE;CN=\"Carlos el Rápido; Méndez\";ROLE=REQ-PARTICIPANT;PARTSTAT=ACCE\r\n "
-        "PTED:mailto:carlos@example.com\r\n",
+        ("\r\nATTENDEE;CN=\"Carlos el Rápido; Méndez\";ROLE=REQ-PARTICIPANT;PARTSTAT=ACCE\r\n "
+         "PTED:mailto:carlos@example.com\r\n"),
         "\r\nSTATUS:CONFIRMED\r\n",
         "\r\nSEQUENCE:3\r\n",
     };
