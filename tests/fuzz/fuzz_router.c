@@ -7,8 +7,8 @@
  * space, tab, CR, LF and NUL - libmicrohttpd takes control characters
  * there too -, "GET" when none; target: any bytes, percent-encoded where
  * HTTP needs it, so any byte reaches the server's decoding). The
- * expected answer comes from the specification's endpoint table, written
- * here again independently of src/api/routes.c:
+ * expected answer comes from the endpoint tables of the specification and
+ * of docs/api.md, written here again independently of src/api/routes.c:
  * - a path no endpoint has: 404 "No encontrado";
  * - a path with endpoints, another method: 405 "Método no permitido" with
  *   an Allow header listing exactly that path's methods;
@@ -24,45 +24,126 @@
 
 enum who { PUBLIC, USER, ADMIN, WEB /* public, and not JSON when it serves */ };
 
-/* /api/citas/<one segment>/cancelar or /reprogramar: the only paths under
- * the cancel/reschedule prefix */
-static bool cita_action(const char *path)
+/* Whether path is prefix + one non-empty segment + suffix exactly (the
+ * shape of /api/citas/{id}/cancelar and its kin). */
+static bool one_segment(const char *path, const char *prefix, const char *suffix)
 {
-    const char *rest = path + strlen("/api/citas/");
-    const char *slash = strchr(rest, '/');
-    return slash && slash != rest &&
-           (!strcmp(slash + 1, "cancelar") || !strcmp(slash + 1, "reprogramar"));
+    size_t np = strlen(prefix);
+    if (strncmp(path, prefix, np) != 0) return false;
+    const char *seg = path + np;
+    size_t n = strcspn(seg, "/");
+    return n > 0 && !strcmp(seg + n, suffix);
 }
 
+static bool ends_with(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), k = strlen(suffix);
+    return n >= k && !strcmp(path + n - k, suffix);
+}
+
+static bool cita_action(const char *path)
+{
+    return one_segment(path, "/api/citas/", "/cancelar") ||
+           one_segment(path, "/api/citas/", "/reprogramar");
+}
+
+static bool cita_attendance(const char *path)
+{
+    return one_segment(path, "/api/citas/", "/asistencia");
+}
+
+static bool barber_feed(const char *path)
+{
+    return ends_with(path, "/agenda.ics");
+}
+
+static bool barber_feed_admin(const char *path)
+{
+    return ends_with(path, "/feed");
+}
+
+static bool closure_bookings(const char *path)
+{
+    return ends_with(path, "/citas");
+}
+
+static bool closure_cancel(const char *path)
+{
+    return ends_with(path, "/cancelar-citas");
+}
+
+static bool cita_messages(const char *path)
+{
+    return one_segment(path, "/api/admin/citas/", "/mensajes");
+}
+
+static bool link_view(const char *path)
+{
+    return one_segment(path, "/api/gestion/", "");
+}
+
+static bool link_action(const char *path)
+{
+    return one_segment(path, "/api/gestion/", "/cancelar") ||
+           one_segment(path, "/api/gestion/", "/reprogramar");
+}
+
+#define NMETHODS 4
+
+/* In the order of docs/api.md's sections; where two entries meet one path
+ * with one method, the first answers (as in the server's table). */
 static const struct {
     const char *path;
     bool prefix;
-    const char *methods[3];
+    const char *methods[NMETHODS];
     enum who who;
     bool (*serves)(const char *path); /* a prefix's paths, when not all */
 } table[] = {
     {"/api/citas", false, {"GET", "POST"}, USER, NULL},
     {"/api/citas/", true, {"POST"}, USER, cita_action},
+    {"/api/citas/", true, {"POST"}, USER, cita_attendance},
     {"/api/fotos", false, {"GET", "POST", "DELETE"}, USER, NULL},
     {"/api/admin/usuarios", false, {"GET", "PATCH"}, ADMIN, NULL},
     {"/api/auth/signup", false, {"POST"}, PUBLIC, NULL},
     {"/api/auth/login", false, {"POST"}, PUBLIC, NULL},
     {"/api/auth/logout", false, {"POST"}, USER, NULL},
-    {"/api/auth/me", false, {"GET"}, USER, NULL},
+    {"/api/auth/me", false, {"GET", "PATCH", "DELETE"}, USER, NULL},
+    {"/api/auth/me/datos", false, {"GET"}, USER, NULL},
+    {"/api/auth/me/consentimientos", false, {"GET", "POST"}, USER, NULL},
+    {"/api/auth/me/whatsapp", false, {"GET", "PUT"}, USER, NULL},
+    {"/api/auth/recuperar", false, {"POST"}, PUBLIC, NULL},
+    {"/api/auth/restablecer", false, {"POST"}, PUBLIC, NULL},
+    {"/api/auth/confirmar-email", false, {"POST"}, PUBLIC, NULL},
     {"/api/barberos", false, {"GET"}, PUBLIC, NULL},
     {"/api/servicios", false, {"GET"}, PUBLIC, NULL},
     {"/healthz", false, {"GET"}, PUBLIC, NULL},
     {"/storage/v1/object/public/", true, {"GET", "HEAD"}, PUBLIC, NULL},
-    /* issue 9 */
     {"/api/config", false, {"GET"}, PUBLIC, NULL},
     {"/api/disponibilidad", false, {"GET"}, PUBLIC, NULL},
+    /* a barber's calendar feed (its token, no session) before his hours */
+    {"/api/barberos/", true, {"GET", "HEAD"}, PUBLIC, barber_feed},
     {"/api/barberos/", true, {"GET"}, PUBLIC, NULL},
     {"/api/admin/barberos", false, {"GET", "POST"}, ADMIN, NULL},
+    {"/api/admin/barberos/", true, {"POST", "DELETE"}, ADMIN, barber_feed_admin},
     {"/api/admin/barberos/", true, {"PATCH", "PUT"}, ADMIN, NULL},
     {"/api/admin/servicios", false, {"GET", "POST"}, ADMIN, NULL},
     {"/api/admin/servicios/", true, {"PATCH"}, ADMIN, NULL},
     {"/api/admin/ausencias", false, {"GET", "POST"}, ADMIN, NULL},
+    {"/api/admin/ausencias/", true, {"GET"}, ADMIN, closure_bookings},
+    {"/api/admin/ausencias/", true, {"POST"}, ADMIN, closure_cancel},
     {"/api/admin/ausencias/", true, {"DELETE"}, ADMIN, NULL},
+    {"/api/admin/informes", false, {"GET"}, ADMIN, NULL},
+    {"/api/admin/citas/", true, {"GET"}, ADMIN, cita_messages},
+    /* the front desk: staff, told apart from clients after the session */
+    {"/api/clientes", false, {"GET"}, USER, NULL},
+    {"/api/agenda/citas", false, {"POST"}, USER, NULL},
+    /* an appointment behind its personal link: the token is the key */
+    {"/api/gestion/", true, {"GET"}, PUBLIC, link_view},
+    {"/api/gestion/", true, {"POST"}, PUBLIC, link_action},
+    {"/api/lista-espera", false, {"GET", "POST"}, USER, NULL},
+    {"/api/lista-espera/", true, {"DELETE"}, USER, NULL},
+    /* WhatsApp's webhook: its own signature, no session */
+    {"/api/whatsapp/webhook", false, {"GET", "POST"}, PUBLIC, NULL},
     /* the Prometheus exposition: text, public to loopback clients (the fuzzer's) */
     {"/metrics", false, {"GET"}, WEB, NULL},
     /* the web app: its pages and assets */
@@ -73,20 +154,46 @@ static const struct {
     {"/mis-citas", false, {"GET", "HEAD"}, WEB, NULL},
     {"/agenda", false, {"GET", "HEAD"}, WEB, NULL},
     {"/admin", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/cuenta", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/recuperar", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/restablecer", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/confirmar-email", false, {"GET", "HEAD"}, WEB, NULL},
+    {"/c/", true, {"GET", "HEAD"}, WEB, NULL},
     {"/app/", true, {"GET", "HEAD"}, WEB, NULL},
 };
+
+#define NTABLE (sizeof table / sizeof table[0])
 
 static bool method_byte(unsigned char c)
 {
     return c && c != ' ' && c != '\t' && c != '\r' && c != '\n';
 }
 
-/* Whether the Allow value lists exactly the methods of table entry i. */
-static bool allow_matches(const char *allow, size_t i)
+static bool entry_matches(size_t i, const char *path)
+{
+    bool match = table[i].prefix ? !strncmp(path, table[i].path, strlen(table[i].path))
+                                 : !strcmp(path, table[i].path);
+    return match && (!table[i].serves || table[i].serves(path));
+}
+
+/* Whether the Allow value lists exactly the methods of every entry that
+ * meets path, each once. */
+static bool allow_matches(const char *allow, const char *path)
 {
     size_t want = 0, seen = 0;
-    for (; want < 3 && table[i].methods[want]; want++) {
-        const char *m = table[i].methods[want];
+    const char *distinct[NTABLE * NMETHODS];
+    for (size_t i = 0; i < NTABLE; i++) {
+        if (!entry_matches(i, path)) continue;
+        for (size_t m = 0; m < NMETHODS && table[i].methods[m]; m++) {
+            const char *name = table[i].methods[m];
+            bool dup = false;
+            for (size_t d = 0; d < want && !dup; d++)
+                dup = !strcmp(distinct[d], name);
+            if (!dup) distinct[want++] = name;
+        }
+    }
+    for (size_t d = 0; d < want; d++) {
+        const char *m = distinct[d];
         size_t k = strlen(m);
         for (const char *p = allow; (p = strstr(p, m)); p += k)
             if ((p == allow || p[-1] == ' ' || p[-1] == ',') && (!p[k] || p[k] == ',')) {
@@ -124,13 +231,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *path = fz_unescape(target, strcspn(target, "?"), false, &plen);
 
     size_t route = SIZE_MAX, any = SIZE_MAX;
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        bool match = table[i].prefix ? !strncmp(path, table[i].path, strlen(table[i].path))
-                                     : !strcmp(path, table[i].path);
-        if (match && table[i].serves) match = table[i].serves(path);
-        if (!match) continue;
+    for (size_t i = 0; i < NTABLE; i++) {
+        if (!entry_matches(i, path)) continue;
         if (any == SIZE_MAX) any = i;
-        for (size_t m = 0; m < 3 && table[i].methods[m]; m++)
+        for (size_t m = 0; m < NMETHODS && table[i].methods[m]; m++)
             if (!strcmp(method, table[i].methods[m]) && route == SIZE_MAX) route = i;
     }
 
@@ -147,10 +251,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (route == SIZE_MAX) {
         if (r.status != 405 || (!head && strcmp(err, "Método no permitido")))
             fz_fail("%s %s: %d %s, expected 405", method, target, r.status, r.body);
-        if (!fz_resp_header(&r, "Allow", allow, sizeof allow) || !allow_matches(allow, any))
+        if (!fz_resp_header(&r, "Allow", allow, sizeof allow) || !allow_matches(allow, path))
             fz_fail("%s %s: 405 with Allow '%s', expected the methods of %s", method, target,
-                    fz_resp_header(&r, "Allow", allow, sizeof allow) ? allow : "(none)",
-                    table[any].path);
+                    fz_resp_header(&r, "Allow", allow, sizeof allow) ? allow : "(none)", path);
     } else if (table[route].who == USER) {
         if (r.status != 401 || strcmp(err, "No autenticado"))
             fz_fail("%s %s: %d %s, expected 401", method, target, r.status, r.body);
