@@ -19,7 +19,10 @@ export async function mine() {
     );
     return;
   }
-  const { citas } = await get('/api/citas');
+  const [{ citas }, { consentimientos }] = await Promise.all([
+    get('/api/citas'),
+    get('/api/auth/me/consentimientos'),
+  ]);
   const now = Date.now();
   const upcoming = citas.filter((c) => c.estado !== 'cancelada' && new Date(c.fecha_fin) > now);
   const past = citas.filter((c) => !upcoming.includes(c)).reverse();
@@ -31,7 +34,7 @@ export async function mine() {
       ? h(
           'ul',
           { class: 'cards' },
-          upcoming.map((c) => card(c, me, true)),
+          upcoming.map((c) => card(c, me, true, consentimientos)),
         )
       : h('p', {}, 'No tienes citas próximas.'),
     h('h2', {}, 'Anteriores'),
@@ -39,7 +42,7 @@ export async function mine() {
       ? h(
           'ul',
           { class: 'cards' },
-          past.slice(0, 20).map((c) => card(c, me, false)),
+          past.slice(0, 20).map((c) => card(c, me, false, consentimientos)),
         )
       : h('p', {}, 'Aún no hay citas anteriores.'),
     waitList(),
@@ -50,7 +53,7 @@ const changeable = (c) =>
   c.estado !== 'cancelada' &&
   new Date(c.fecha_inicio).getTime() - cfg().limite_cancelacion_min * 60000 > Date.now();
 
-function card(c, me, upcoming) {
+function card(c, me, upcoming, consent) {
   const li = h('li', { class: 'card cita' + (c.estado === 'cancelada' ? ' cancelled' : '') });
   const title = h(
     'h3',
@@ -122,7 +125,7 @@ function card(c, me, upcoming) {
     );
   }
   li.append(actions, area);
-  if (c.estado !== 'cancelada') li.append(photos(c, me));
+  if (c.estado !== 'cancelada') li.append(photos(c, me, false, consent));
   return li;
 }
 
@@ -218,12 +221,51 @@ function reschedule(c, area, err) {
   pk.open();
 }
 
-// The photos of a cita: view, add (the phone's camera), delete own.
-export function photos(c, me, readOnly) {
+// Her "yes" to photos of her cuts, asked before her first upload and
+// recorded; every photo box of the page opens once it is given.
+function askConsent(c, consent, err) {
+  const id = `permiso-fotos-${c.id}`;
+  const box = h('input', {
+    type: 'checkbox',
+    id,
+    onchange: async () => {
+      box.disabled = true;
+      try {
+        await post('/api/auth/me/consentimientos', { fotos: true });
+        consent.fotos = true;
+        for (const q of document.querySelectorAll('.photos .consent')) q.remove();
+        for (const i of document.querySelectorAll('.photos .upload input')) i.disabled = false;
+        announce('Permiso para fotos dado');
+      } catch (ex) {
+        box.checked = false;
+        box.disabled = false;
+        showError(err, ex);
+      }
+    },
+  });
+  return h(
+    'div',
+    { class: 'consent' },
+    h(
+      'p',
+      { class: 'check' },
+      box,
+      h('label', { for: id }, ' Acepto que la barbería guarde fotos de mis cortes'),
+    ),
+    h('p', { class: 'hint' }, 'Puedes retirarlo en Mi cuenta: entonces las borramos.'),
+  );
+}
+
+// The photos of a cita: view, add (the phone's camera), delete own. On her
+// own appointment (consent given: her answer from /api/auth/me/consentimientos)
+// adding waits for her permission.
+export function photos(c, me, readOnly, consent) {
   const box = h('div', { class: 'photos' });
   const list = h('div', { class: 'thumbs' });
   const err = alertBox();
   box.append(h('h4', {}, 'Fotos'), list, err);
+  const ask = !readOnly && consent && me && c.cliente_id === me.user.id && consent.fotos !== true;
+  if (ask) box.append(askConsent(c, consent, err));
   const load = async () => {
     try {
       const { fotos } = await get('/api/fotos?' + qs({ cita_id: c.id }));
@@ -288,6 +330,7 @@ export function photos(c, me, readOnly) {
         id,
         accept: 'image/*',
         capture: 'environment',
+        disabled: ask,
         onchange: async () => {
           const file = input.files[0];
           if (!file) return;

@@ -100,6 +100,17 @@ def test(srv, br):
     png = os.path.join(tempfile.mkdtemp(), "antes.png")
     with open(png, "wb") as f:
         f.write(webtest.png_bytes())
+    # her permission first: asked on the card, recorded, then the upload opens
+    inp = br.d.find_element(By.ID, "foto-antes-" + cita["id"])
+    assert not inp.is_enabled()
+    client = srv.ok("GET", "/api/auth/me/consentimientos", token=srv.login("ana@example.com", "secreto1"))
+    assert client["consentimientos"]["fotos"] is None, client
+    br.d.find_element(By.ID, "permiso-fotos-" + cita["id"]).click()
+    br.wait(lambda: br.d.find_element(By.ID, "foto-antes-" + cita["id"]).is_enabled(),
+            what="the upload opened")
+    assert not br.d.find_elements(By.ID, "permiso-fotos-" + cita["id"])
+    client = srv.ok("GET", "/api/auth/me/consentimientos", token=srv.login("ana@example.com", "secreto1"))
+    assert client["consentimientos"]["fotos"] is True, client
     br.d.find_element(By.ID, "foto-antes-" + cita["id"]).send_keys(png)
     br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, "img[alt='Foto de antes']"), what="the photo")
     br.wait(lambda: br.d.execute_script("const i = document.querySelector(\"img[alt='Foto de antes']\"); return i.complete && i.naturalWidth === 64"), what="the photo loaded")
