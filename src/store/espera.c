@@ -275,8 +275,16 @@ static br_err take_tx(struct db *db, struct db_conn *c, void *ud)
 br_err store_espera_liberacion_take(struct store *st, const char *now, const char *lease_until,
                                     struct espera_liberacion *l)
 {
+    /* read first: with nothing waiting (nearly always) nothing is written */
+    bool waiting = false;
+    struct db_val p[] = {db_text(now)};
+    br_err rc = run(st,
+                    "SELECT 1 FROM espera_liberaciones WHERE locked_until IS NULL OR "
+                    "locked_until <= ? LIMIT 1",
+                    p, 1, one_flag, &waiting, NULL);
+    if (!rc && !waiting) rc = err_set(BR_NOTFOUND, "no freed slot waits");
     struct take_args a = {now, lease_until, l};
-    br_err rc = in_tx_as(st, DB_TOUCH_NONE, take_tx, &a);
+    if (!rc) rc = in_tx_as(st, DB_TOUCH_NONE, take_tx, &a);
     if (rc) memset(l, 0, sizeof *l);
     return rc;
 }
