@@ -8,7 +8,8 @@
  * slot, the first to book getting it, the notice by WhatsApp too when she
  * consented (and only by WhatsApp without an e-mail address), the notice
  * still sent exactly once when the server is killed after the change
- * answered and before the notices were queued, and past entries neither
+ * answered and before the notices were queued, the WhatsApp notice held
+ * back by the quiet hours while the e-mail goes, and past entries neither
  * listed nor kept.
  */
 #define _GNU_SOURCE
@@ -660,6 +661,61 @@ static void a_crash_before_the_notices_were_queued_loses_none(void **state)
     free(barbero);
 }
 
+struct deferred {
+    const char *entrada_id;
+};
+
+static bool wa_notice_deferred(void *ud)
+{
+    const struct deferred *q = ud;
+    return db_count(&S,
+                    "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                    "canal = 'whatsapp' AND cita_id = '%s' AND status = 'pending' AND "
+                    "attempts = 0 AND due_at IS NOT NULL",
+                    q->entrada_id) == 1;
+}
+
+static void in_the_quiet_hours_the_whatsapp_notice_waits(void **state)
+{
+    (void)state;
+    /* the quiet hours from an hour ago to an hour ahead (the shop's zone is UTC) */
+    int64_t now_min = clock_now_ms() / 60000 % 1440;
+    int from = (int)((now_min + 1440 - 60) % 1440), to = (int)((now_min + 60) % 1440);
+    static char quiet[64];
+    snprintf(quiet, sizeof quiet, "BARBERIA_WHATSAPP_QUIET_HOURS=%02d:%02d-%02d:%02d", from / 60,
+             from % 60, to / 60, to % 60);
+    const char *env[32];
+    size_t n = 0;
+    for (size_t i = 0; ENV[i]; i++)
+        if (strncmp(ENV[i], "BARBERIA_WHATSAPP_QUIET_HOURS=", 30) != 0) env[n++] = ENV[i];
+    env[n++] = quiet;
+    env[n] = NULL;
+    assert_int_equal(srv_stop(&S), 0);
+    srv_start(&S, env, NULL);
+    struct user ana, bea;
+    signup_user(&S, &ana, "Ana Pérez");
+    signup_user(&S, &bea, "Bea Ruiz");
+    char *barbero = make_barbero(&S, "Hugo Mar");
+    char d[11], half[32];
+    weekday(7, d);
+    at(d, "10:30", half);
+    char *cita = book(&S, &ana, barbero, SERVICIO, half, NULL);
+    consents(&bea, "+34 611 000 004");
+    char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
+    cancel_ok(&ana, cita);
+    /* the e-mail goes; the WhatsApp notice waits for the end of the quiet hours */
+    char ib[ISO8601_LEN + 1];
+    notice_link(&bea, barbero, d, ib);
+    assert_string_equal(ib, half);
+    struct deferred q = {eb};
+    if (!wait_until(wa_notice_deferred, &q, WAIT_MAIL_MS))
+        fail_msg("the WhatsApp notice was not put off");
+    assert_int_equal(wa_count("34611000004"), 0);
+    free(eb);
+    free(cita);
+    free(barbero);
+}
+
 static bool entry_gone(void *ud)
 {
     return db_count(&S, "SELECT count(*) FROM lista_espera WHERE id = '%s'", (const char *)ud) == 0;
@@ -696,6 +752,8 @@ int main(void)
         cmocka_unit_test(the_notice_goes_by_whatsapp_to_whoever_consented),
         cmocka_unit_test(a_crash_before_the_notices_were_queued_loses_none),
         cmocka_unit_test(past_entries_are_neither_listed_nor_kept),
+        /* last: it restarts the server with quiet hours */
+        cmocka_unit_test(in_the_quiet_hours_the_whatsapp_notice_waits),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
