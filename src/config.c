@@ -180,6 +180,8 @@ static const struct setting settings[] = {
       "barberia_reprogramacion", "template of a change of time"),
     S("WHATSAPP_TEMPLATE_RECORDATORIO", CONFIG_SERVE, whatsapp_tpl_recordatorio,
       "barberia_recordatorio", "template of a reminder"),
+    S("WHATSAPP_TEMPLATE_ESPERA", CONFIG_SERVE, whatsapp_tpl_espera, "barberia_hueco_libre",
+      "template of a waiting-list notice (a slot freed)"),
     S("WHATSAPP_QUIET_HOURS", CONFIG_SERVE, whatsapp_quiet_hours, "21:00-09:00",
       "shop hours in which no WhatsApp message leaves but a cancellation; others wait for the end "
       "(\"no\": none)"),

@@ -93,6 +93,7 @@ struct config {
     char *whatsapp_tpl_cancelacion;
     char *whatsapp_tpl_reprogramacion;
     char *whatsapp_tpl_recordatorio;
+    char *whatsapp_tpl_espera;
     char *whatsapp_quiet_hours; /* "21:00-09:00" shop time */
     int whatsapp_timeout_ms;
 };

@@ -56,9 +56,11 @@ br_err agenda_horario_check(struct horario_tramo *t, int n)
 br_err agenda_horario_set(struct app *app, const char *barbero_id, struct horario_tramo *t, int n)
 {
     br_err rc = agenda_horario_check(t, n);
-    if (!rc) rc = store_horario_set(app->store, barbero_id, t, n);
     /* hours widened may free slots someone waits for */
-    if (!rc) espera_liberado_dias(app, barbero_id, "0000-01-01", "9999-12-31");
+    struct espera_liberacion libera;
+    bool frees = espera_liberacion_dias(app, &libera, barbero_id, "0000-01-01", "9999-12-31");
+    if (!rc) rc = store_horario_set(app->store, barbero_id, t, n, frees ? &libera : NULL);
+    if (!rc && frees) espera_liberado(app);
     return rc;
 }
 
@@ -122,10 +124,13 @@ br_err agenda_ausencia_delete(struct app *app, const char *id)
 {
     struct ausencia_find f = {.id = id};
     if (store_ausencias_each(app->store, find_ausencia, &f) != BR_OK) f.found = false;
-    br_err rc = store_ausencia_delete(app->store, id);
     /* the days it closed may have slots someone waits for */
-    if (!rc && f.found)
-        espera_liberado_dias(app, f.barbero_id[0] ? f.barbero_id : NULL, f.desde, f.hasta);
+    struct espera_liberacion libera;
+    bool frees =
+        f.found && espera_liberacion_dias(app, &libera, f.barbero_id[0] ? f.barbero_id : NULL,
+                                          f.desde, f.hasta);
+    br_err rc = store_ausencia_delete(app->store, id, frees ? &libera : NULL);
+    if (!rc && frees) espera_liberado(app);
     return rc;
 }
 

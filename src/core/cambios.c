@@ -180,6 +180,10 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
         }
     }
 
+    /* the stretch it held frees with it: whoever waits for that day hears of it */
+    struct espera_liberacion libera;
+    bool frees =
+        espera_liberacion_tramo(&libera, d.cita.barbero_id, d.cita.fecha_inicio, d.cita.fecha_fin);
     struct cita_change ch = {
         .id = d.cita.id,
         .cliente_id = client,
@@ -187,6 +191,7 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
         .inicio = reschedule ? start : NULL,
         .fin = reschedule ? end : NULL,
         .mail = queue_mail || queue_wa ? &msg : NULL,
+        .libera = frees ? &libera : NULL,
     };
     rc = store_cita_change(app->store, &ch);
     if (rc == BR_NOTFOUND) {
@@ -208,8 +213,7 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
     }
     log_info("citas: cita %s %s%s", d.cita.id, reschedule ? "rescheduled" : "cancelled",
              who == ACTOR_LINK ? " by its link" : "");
-    /* the stretch it held is free now: whoever waits for that day hears of it */
-    espera_liberado(app, d.cita.barbero_id, d.cita.fecha_inicio, d.cita.fecha_fin);
+    if (frees) espera_liberado(app);
     if (queue_mail || queue_wa) outbox_wake(app->outbox);
     if (!queue_mail && wants_mail)
         log_info("mail: no %s notice for cita %s: no mail transport configured",

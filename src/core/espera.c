@@ -123,11 +123,59 @@ br_err espera_sweep(struct app *app)
 
 /* --- telling the waiting clients ------------------------------------------------- */
 
+#define LEASE_MS       60000 /* a freed slot held by one worker while it tells */
+#define RETRY_PAUSE_MS 5000  /* a freed slot whose telling failed: taken again after */
+#define PASS_MAX       100   /* freed slots told in one pass, at most */
+
+bool espera_liberacion_tramo(struct espera_liberacion *l, const char *barbero_id,
+                             const char *inicio, const char *fin)
+{
+    memset(l, 0, sizeof *l);
+    int64_t ini, end;
+    if (!barbero_id || !inicio || !fin || !iso8601_parse(inicio, strlen(inicio), &ini) ||
+        !iso8601_parse(fin, strlen(fin), &end) || end <= ini)
+        return false;
+    int64_t now = clock_now_ms();
+    if (end <= now) return false; /* over already */
+    uuid_v4(l->id);
+    snprintf(l->barbero_id, sizeof l->barbero_id, "%s", barbero_id);
+    iso8601_format(ini, l->inicio);
+    iso8601_format(end, l->fin);
+    iso8601_format(now, l->created_at);
+    return true;
+}
+
+/* desde..hasta clipped to today and the horizon; false when nothing is left. */
+static bool clip_days(const struct app *app, const char *desde, const char *hasta, char lo[11],
+                      char hi[11])
+{
+    char today[11], last[11];
+    int64_t today_days;
+    if (!local_date(clock_now_ms(), today, &today_days)) return false;
+    date_of_days(today_days + app->cfg->max_days_ahead, last);
+    snprintf(lo, 11, "%s", strcmp(desde, today) < 0 ? today : desde);
+    snprintf(hi, 11, "%s", strcmp(hasta, last) > 0 ? last : hasta);
+    return strcmp(lo, hi) <= 0;
+}
+
+bool espera_liberacion_dias(const struct app *app, struct espera_liberacion *l,
+                            const char *barbero_id, const char *desde, const char *hasta)
+{
+    memset(l, 0, sizeof *l);
+    struct tz_date d;
+    if (!desde || !hasta || !tz_date_parse(desde, &d) || !tz_date_parse(hasta, &d) ||
+        !clip_days(app, desde, hasta, l->desde, l->hasta))
+        return false;
+    uuid_v4(l->id);
+    if (barbero_id) snprintf(l->barbero_id, sizeof l->barbero_id, "%s", barbero_id);
+    iso8601_format(clock_now_ms(), l->created_at);
+    return true;
+}
+
 struct freed {
     struct app *app;
     const char *barbero_id; /* NULL: any */
     int64_t ini, fin;       /* the freed stretch (whole days for a day's change) */
-    int told;
 };
 
 /* The first free slot of e's day that meets the freed stretch, with a
@@ -167,65 +215,24 @@ static bool fitting_slot(struct freed *f, const struct espera *e, int64_t *ini, 
     return found;
 }
 
-static br_err tell_one(void *ud, const struct espera *e)
-{
-    struct freed *f = ud;
-    if (!e->email || !*e->email) return BR_OK;
-    int64_t ini, fin;
-    br_id barbero;
-    if (!fitting_slot(f, e, &ini, &fin, barbero)) return BR_OK;
-    struct servicio srv;
-    struct barbero bar;
-    memset(&srv, 0, sizeof srv);
-    memset(&bar, 0, sizeof bar);
-    if (store_servicio_get(f->app->store, e->servicio_id, &srv) != BR_OK ||
-        store_barbero_get(f->app->store, barbero, &bar) != BR_OK) {
-        log_warn("lista de espera: names for a notice: %s", err_msg());
-        servicio_clear(&srv);
-        barbero_clear(&bar);
-        return BR_OK;
-    }
-    struct outbox_msg m;
-    memset(&m, 0, sizeof m);
-    uuid_v4(m.id);
-    memcpy(m.cita_id, e->id, sizeof m.cita_id);
-    m.recipient = (char *)e->email;
-    m.cliente_nombre = (char *)(e->nombre && *e->nombre ? e->nombre : e->email);
-    m.barbero_nombre = bar.nombre;
-    m.servicio_nombre = srv.nombre;
-    iso8601_format(ini, m.fecha_inicio);
-    iso8601_format(fin, m.fecha_fin);
-    iso8601_format(clock_now_ms(), m.created_at);
-    m.kind = "aviso_espera";
-    m.enlace = xasprintf("%s/reservar?servicio=%s&barbero=%s&fecha=%s&inicio=%s",
-                         f->app->public_url ? f->app->public_url : "", e->servicio_id, barbero,
-                         e->fecha, m.fecha_inicio);
-    bool queued = false;
-    if (store_espera_avisar(f->app->store, e->id, barbero, m.fecha_inicio, &m, &queued) != BR_OK)
-        log_warn("lista de espera: queuing a notice for entry %s: %s", e->id, err_msg());
-    else if (queued)
-        f->told++;
-    free(m.enlace);
-    servicio_clear(&srv);
-    barbero_clear(&bar);
-    return BR_OK;
-}
-
 /* The candidates, copied out of the listing before anyone is told (no
- * connection is held while the slots are read and the notices written). */
+ * connection is held while the slots are read), and their notices. */
 struct cand_list {
     struct espera e[ESPERA_FANOUT];
     char email[ESPERA_FANOUT][256];
     char nombre[ESPERA_FANOUT][256];
     int n;
+    struct espera_aviso v[ESPERA_FANOUT];
+    br_id barbero[ESPERA_FANOUT];
+    int nv;
 };
 
 static br_err collect(void *ud, const struct espera *e)
 {
     struct cand_list *l = ud;
-    if (l->n >= ESPERA_FANOUT || !e->email) return BR_OK;
+    if (l->n >= ESPERA_FANOUT) return BR_OK;
     l->e[l->n] = *e;
-    snprintf(l->email[l->n], sizeof l->email[0], "%s", e->email);
+    snprintf(l->email[l->n], sizeof l->email[0], "%s", e->email ? e->email : "");
     snprintf(l->nombre[l->n], sizeof l->nombre[0], "%s", e->nombre ? e->nombre : "");
     l->e[l->n].email = l->email[l->n];
     l->e[l->n].nombre = l->nombre[l->n];
@@ -233,46 +240,160 @@ static br_err collect(void *ud, const struct espera *e)
     return BR_OK;
 }
 
-static void tell(struct freed *f, const char *desde, const char *hasta)
+/* An address to write to: not empty, not a front-desk client's placeholder. */
+static bool has_email(const char *email)
 {
+    return email && *email && strncmp(email, EMAIL_NINGUNO_PREFIX, strlen(EMAIL_NINGUNO_PREFIX));
+}
+
+/* Writes the notice of the slot that fits entry i, when one does: by
+ * e-mail when she has an address, by WhatsApp when it is configured (the
+ * store queues it when her consent holds). False when a name could not be
+ * read (the freed slot is then tried again). */
+static bool notice_of(struct freed *f, struct cand_list *l, int i)
+{
+    const struct espera *e = &l->e[i];
+    bool mail = has_email(e->email), wa = f->app->whatsapp != NULL;
+    if (!mail && !wa) return true;
+    int64_t ini, fin;
+    br_id barbero;
+    if (!fitting_slot(f, e, &ini, &fin, barbero)) return true;
+    struct servicio srv;
+    struct barbero bar;
+    memset(&srv, 0, sizeof srv);
+    memset(&bar, 0, sizeof bar);
+    br_err rc = store_servicio_get(f->app->store, e->servicio_id, &srv);
+    if (!rc) rc = store_barbero_get(f->app->store, barbero, &bar);
+    if (rc) {
+        log_warn("lista de espera: names for a notice: %s", err_msg());
+        servicio_clear(&srv);
+        barbero_clear(&bar);
+        return rc == BR_NOTFOUND; /* gone meanwhile: nothing to tell */
+    }
+    struct espera_aviso *v = &l->v[l->nv];
+    memcpy(l->barbero[l->nv], barbero, sizeof(br_id));
+    l->nv++;
+    struct outbox_msg *m = &v->m;
+    memset(m, 0, sizeof *m);
+    uuid_v4(m->id);
+    memcpy(m->cita_id, e->id, sizeof m->cita_id);
+    m->recipient = mail ? xstrdup(e->email) : NULL;
+    m->wa_cliente_id = wa ? e->cliente_id : NULL;
+    m->cliente_nombre = xstrdup(*e->nombre ? e->nombre : mail ? e->email : "");
+    m->barbero_nombre = bar.nombre;
+    m->servicio_nombre = srv.nombre;
+    bar.nombre = NULL;
+    srv.nombre = NULL;
+    iso8601_format(ini, m->fecha_inicio);
+    iso8601_format(fin, m->fecha_fin);
+    iso8601_format(clock_now_ms(), m->created_at);
+    m->kind = "aviso_espera";
+    m->enlace = xasprintf("%s/reservar?servicio=%s&barbero=%s&fecha=%s&inicio=%s",
+                          f->app->public_url ? f->app->public_url : "", e->servicio_id, barbero,
+                          e->fecha, m->fecha_inicio);
+    v->entrada_id = e->id;
+    v->barbero_id = l->barbero[l->nv - 1];
+    v->inicio = m->fecha_inicio;
+    servicio_clear(&srv);
+    barbero_clear(&bar);
+    return true;
+}
+
+static void notices_clear(struct cand_list *l)
+{
+    for (int i = 0; i < l->nv; i++) {
+        struct outbox_msg *m = &l->v[i].m;
+        free(m->recipient);
+        free(m->cliente_nombre);
+        free(m->barbero_nombre);
+        free(m->servicio_nombre);
+        free(m->enlace);
+    }
+    l->nv = 0;
+}
+
+/* Tells the entries the freed slot l may suit and deletes it, or puts it
+ * back on a failure. OUT: *queued. */
+static br_err tell(struct app *app, const struct espera_liberacion *lib, int *queued)
+{
+    *queued = 0;
+    struct freed f = {app, lib->barbero_id[0] ? lib->barbero_id : NULL, INT64_MIN, INT64_MAX};
+    char desde[11] = "", hasta[11] = "";
+    bool any = true;
+    if (lib->inicio[0]) { /* a stretch of one day */
+        any = iso8601_parse(lib->inicio, strlen(lib->inicio), &f.ini) &&
+              iso8601_parse(lib->fin, strlen(lib->fin), &f.fin) && f.fin > clock_now_ms() &&
+              local_date(f.ini, desde, NULL);
+        snprintf(hasta, sizeof hasta, "%s", desde);
+    } else {
+        any = clip_days(app, lib->desde, lib->hasta, desde, hasta);
+    }
     struct cand_list *l = xcalloc(1, sizeof *l);
-    if (store_espera_candidatas(f->app->store, desde, hasta, f->barbero_id, ESPERA_FANOUT, collect,
-                                l) != BR_OK) {
-        log_warn("lista de espera: reading the entries of %s..%s: %s", desde, hasta, err_msg());
-        free(l);
-        return;
+    br_err rc = BR_OK;
+    if (any) {
+        rc = store_espera_candidatas(app->store, desde, hasta, f.barbero_id, ESPERA_FANOUT, collect,
+                                     l);
+        if (rc)
+            log_warn("lista de espera: reading the entries of %s..%s: %s", desde, hasta, err_msg());
     }
-    for (int i = 0; i < l->n; i++)
-        (void)tell_one(f, &l->e[i]);
+    for (int i = 0; !rc && i < l->n; i++)
+        if (!notice_of(&f, l, i)) rc = err_set(BR_STORE, "a notice's names could not be read");
+    /* the notices and the end of the freed slot, together */
+    if (!rc) rc = store_espera_avisar(app->store, lib->id, l->v, l->nv, queued);
+    if (rc) log_warn("lista de espera: telling of freed slot %s: %s", lib->id, err_msg());
+    notices_clear(l);
     free(l);
-    if (f->told) {
-        log_info("lista de espera: %d notice(s) of a freed slot queued", f->told);
-        outbox_wake(f->app->outbox);
+    return rc;
+}
+
+br_err espera_avisar_pendientes(struct app *app, int *queued)
+{
+    int total = 0;
+    br_err first = BR_OK;
+    for (int pass = 0; pass < PASS_MAX; pass++) {
+        int64_t now = clock_now_ms();
+        br_ts now_ts, lease;
+        iso8601_format(now, now_ts);
+        iso8601_format(now + LEASE_MS, lease);
+        struct espera_liberacion lib;
+        br_err rc = store_espera_liberacion_take(app->store, now_ts, lease, &lib);
+        if (rc == BR_NOTFOUND) break;
+        if (rc) {
+            log_error("lista de espera: taking a freed slot: %s", err_msg());
+            first = rc;
+            break;
+        }
+        int n = 0;
+        rc = tell(app, &lib, &n);
+        if (rc) {
+            if (!first) first = rc;
+            br_ts later;
+            iso8601_format(clock_now_ms() + RETRY_PAUSE_MS, later);
+            if (store_espera_liberacion_release(app->store, lib.id, later) != BR_OK)
+                log_error("lista de espera: putting back freed slot %s: %s", lib.id, err_msg());
+            break; /* the others wait for the next pass */
+        }
+        total += n;
+    }
+    if (total) {
+        log_info("lista de espera: %d notice(s) of a freed slot queued", total);
+        outbox_wake(app->outbox);
+    }
+    if (queued) *queued = total;
+    return first;
+}
+
+static void avisar_task(void *ud)
+{
+    if (espera_avisar_pendientes(ud, NULL) != BR_OK) {
+        /* logged; the freed slot is taken again on a later pass */
     }
 }
 
-void espera_liberado(struct app *app, const char *barbero_id, const char *inicio, const char *fin)
+void espera_liberado(struct app *app)
 {
-    int64_t ini, end;
-    if (!iso8601_parse(inicio, strlen(inicio), &ini) || !iso8601_parse(fin, strlen(fin), &end))
-        return;
-    if (end <= clock_now_ms()) return; /* over already */
-    char dia[11];
-    if (!local_date(ini, dia, NULL)) return;
-    struct freed f = {app, barbero_id, ini, end, 0};
-    tell(&f, dia, dia);
-}
-
-void espera_liberado_dias(struct app *app, const char *barbero_id, const char *desde,
-                          const char *hasta)
-{
-    char today[11], last[11];
-    int64_t today_days;
-    if (!local_date(clock_now_ms(), today, &today_days)) return;
-    date_of_days(today_days + app->cfg->max_days_ahead, last);
-    const char *lo = strcmp(desde, today) < 0 ? today : desde;
-    const char *hi = strcmp(hasta, last) > 0 ? last : hasta;
-    if (strcmp(lo, hi) > 0) return;
-    struct freed f = {app, barbero_id, INT64_MIN, INT64_MAX, 0};
-    tell(&f, lo, hi);
+    if (app->outbox)
+        outbox_wake_task(app->outbox, avisar_task, app);
+    else
+        avisar_task(app);
 }

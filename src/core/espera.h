@@ -1,15 +1,17 @@
 /*
  * espera.h - the waiting list: a client asks to be told when a slot frees
- * on a day (for a service, with one barber or any), and is told, by
- * e-mail through the outbox, when a cancel, a reschedule, a closure or day
- * off removed or wider hours free one that fits.
+ * on a day (for a service, with one barber or any), and is told, by the
+ * channels she accepted through the outbox, when a cancel, a reschedule,
+ * a closure or day off removed or wider hours free one that fits.
  *
- * A notice is queued right after the change that freed the slot commits
- * (each in one transaction with the record that the entry was told of
- * that slot, so an entry never hears twice of one slot), at most
- * ESPERA_FANOUT entries per change, oldest first. It carries a link that
- * opens the booking on that slot; the first to book it gets it (the
- * booking's own overlap rule decides). Entries last until their day has
+ * The change that frees a slot records it (espera_liberaciones) in its own
+ * transaction; a worker then queues the notices - by e-mail and, when her
+ * consent holds, by WhatsApp - in one transaction with the record that
+ * each entry was told of that slot (so an entry never hears twice of one
+ * slot) and the freed slot's deletion, at most ESPERA_FANOUT entries per
+ * freed slot, oldest first. A notice carries a link that opens the booking
+ * on that slot; the first to book it gets it (the booking's own overlap
+ * rule decides). Entries last until their day has
  * passed: not listed after, removed by the sweeper.
  */
 #ifndef BR_ESPERA_H
@@ -48,15 +50,31 @@ br_err espera_delete(struct app *app, const struct principal *caller, const char
 /* Removes the entries whose day has passed (the sweeper's pass). */
 br_err espera_sweep(struct app *app) WARN_UNUSED;
 
-/* barbero_id's stretch [inicio, fin) (API timestamps) is free now: tells
- * the entries of its day a slot of which it opens. Best-effort: failures
- * are logged, never returned (the change itself is done). */
-void espera_liberado(struct app *app, const char *barbero_id, const char *inicio, const char *fin);
+/* The freed slot to record, in the change's own transaction, for
+ * barbero_id's stretch [inicio, fin) (API timestamps) given up by a cancel
+ * or a reschedule. False when there is nothing to record (over already,
+ * unreadable times). OUT: *l. */
+bool espera_liberacion_tramo(struct espera_liberacion *l, const char *barbero_id,
+                             const char *inicio, const char *fin);
 
-/* The dates desde..hasta (YYYY-MM-DD, both included; clipped to today and
- * the horizon) may have more free time for barbero_id (NULL: every
- * barber): wider hours, a day off or a closure removed. */
-void espera_liberado_dias(struct app *app, const char *barbero_id, const char *desde,
-                          const char *hasta);
+/* The same for the dates desde..hasta (YYYY-MM-DD, both included; clipped
+ * to today and the horizon) that may have more free time for barbero_id
+ * (NULL: every barber): wider hours, a day off or a closure removed. */
+bool espera_liberacion_dias(const struct app *app, struct espera_liberacion *l,
+                            const char *barbero_id, const char *desde, const char *hasta);
+
+/* After a change that recorded a freed slot committed: the outbox worker
+ * is woken to tell the waiting at once (espera_avisar_pendientes on its
+ * thread); without one (no mail, no WhatsApp) it is done here. */
+void espera_liberado(struct app *app);
+
+/* Tells the waiting of every freed slot recorded and not held by another
+ * worker: takes each (a lease: one worker or node at a time), finds for
+ * each entry of its day(s) the first free slot that meets it, and queues
+ * the notices (e-mail, and WhatsApp when her consent holds) and deletes
+ * the record in one transaction. A record that fails is put back for a
+ * later pass (the outbox worker's next wake-up, the sweeper's; a crash
+ * leaves it for the next start's). OUT: *queued (may be NULL). */
+br_err espera_avisar_pendientes(struct app *app, int *queued) WARN_UNUSED;
 
 #endif

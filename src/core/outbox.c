@@ -34,6 +34,8 @@ struct outbox {
     pthread_cond_t cv;
     bool stop;
     bool woken;
+    void (*task)(void *ud); /* to run on the worker's thread (outbox_wake_task) */
+    void *task_ud;
     /* reminders, queued as they fall due */
     int64_t offsets_ms[RULE_OFFSETS_MAX]; /* how long before the start, largest first */
     int noffsets;                         /* 0: none */
@@ -252,10 +254,22 @@ static void reminders(struct outbox *o, int64_t now)
     }
 }
 
+/* Runs the task asked for, if any. */
+static void run_task(struct outbox *o)
+{
+    pthread_mutex_lock(&o->mu);
+    void (*task)(void *) = o->task;
+    void *ud = o->task_ud;
+    o->task = NULL;
+    pthread_mutex_unlock(&o->mu);
+    if (task) task(ud);
+}
+
 static void *run(void *arg)
 {
     struct outbox *o = arg;
     while (!stopping(o)) {
+        run_task(o);
         int64_t now = clock_now_ms();
         reminders(o, now);
         br_ts now_ts, lease;
@@ -351,6 +365,17 @@ void outbox_wake(struct outbox *o)
     pthread_mutex_lock(&o->mu);
     o->woken = true;
     o->rescan = true;
+    pthread_cond_signal(&o->cv);
+    pthread_mutex_unlock(&o->mu);
+}
+
+void outbox_wake_task(struct outbox *o, void (*task)(void *ud), void *ud)
+{
+    if (!o) return;
+    pthread_mutex_lock(&o->mu);
+    o->task = task;
+    o->task_ud = ud;
+    o->woken = true;
     pthread_cond_signal(&o->cv);
     pthread_mutex_unlock(&o->mu);
 }

@@ -50,6 +50,12 @@ br_err outbox_check(const struct config *cfg) WARN_UNUSED;
 /* Tells the worker a message was queued (NULL: does nothing). */
 void outbox_wake(struct outbox *o);
 
+/* Wakes the worker, which runs task(ud) on its thread before it looks at
+ * the queue (the waiting list queues its notices so, core/espera.h). One
+ * task at a time: asked again before it ran, it runs once (task is the
+ * same; a different one replaces it). ud must outlive the worker. */
+void outbox_wake_task(struct outbox *o, void (*task)(void *ud), void *ud);
+
 /* Stops the worker; a delivery in progress is cancelled and its message
  * stays queued, due at once, for the next start - never dropped because of
  * the stop, even past its retry window (NULL: nothing). */

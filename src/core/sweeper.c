@@ -163,6 +163,9 @@ br_err sweep_once(struct app *app, const char *spool_dir, int64_t lease_ms,
     rc = espera_sweep(app);
     if (rc) log_error("sweep: cannot remove past waiting-list entries: %s", err_msg());
     if (rc && !first) first = rc;
+    /* freed slots whose notices a crash or a failure left unqueued */
+    rc = espera_avisar_pendientes(app, NULL);
+    if (rc && !first) first = rc;
     metric_inc(M_SWEEPS);
     metric_add(M_SWEEP_FAILURES, p.st.failures);
     metric_add(M_PHOTOS_REMOVED, p.st.objects);

@@ -24,7 +24,8 @@ struct whatsapp {
     char *url;  /* {api}/{phone-number-id}/messages */
     char *auth; /* "Authorization: Bearer <token>"; wiped on close */
     char *language;
-    char *tpl[4]; /* by kind: confirmacion, cancelacion, reprogramacion, recordatorio */
+    char *tpl[5]; /* by kind: confirmacion, cancelacion, reprogramacion, recordatorio,
+                   * aviso_espera */
     char *tz;
     char *where; /* the shop's name and address */
     long timeout_ms;
@@ -91,9 +92,10 @@ br_err whatsapp_open(const struct config *cfg, struct whatsapp **out)
     const char *lang = cfg->whatsapp_language ? cfg->whatsapp_language : "";
     if (!*lang || strlen(lang) > 15 || !token_char_ok(lang))
         return err_set(BR_CONFIG, "BARBERIA_WHATSAPP_LANGUAGE: expected a language code");
-    const char *tpl[4] = {cfg->whatsapp_tpl_confirmacion, cfg->whatsapp_tpl_cancelacion,
-                          cfg->whatsapp_tpl_reprogramacion, cfg->whatsapp_tpl_recordatorio};
-    for (int i = 0; i < 4; i++)
+    const char *tpl[5] = {cfg->whatsapp_tpl_confirmacion, cfg->whatsapp_tpl_cancelacion,
+                          cfg->whatsapp_tpl_reprogramacion, cfg->whatsapp_tpl_recordatorio,
+                          cfg->whatsapp_tpl_espera};
+    for (int i = 0; i < 5; i++)
         if (!tpl[i] || !*tpl[i] || strlen(tpl[i]) > 512 || !token_char_ok(tpl[i]))
             return err_set(BR_CONFIG, "BARBERIA_WHATSAPP_TEMPLATE_*: expected a template name");
     struct whatsapp *w = xcalloc(1, sizeof *w);
@@ -107,7 +109,7 @@ br_err whatsapp_open(const struct config *cfg, struct whatsapp **out)
     w->auth = xmalloc(nt);
     snprintf(w->auth, nt, "Authorization: Bearer %s", tok);
     w->language = xstrdup(lang);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         w->tpl[i] = xstrdup(tpl[i]);
     w->tz = xstrdup(cfg->tz ? cfg->tz : "UTC");
     char where[600];
@@ -130,7 +132,7 @@ void whatsapp_close(struct whatsapp *w)
     free(w->auth);
     free(w->url);
     free(w->language);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         free(w->tpl[i]);
     free(w->tz);
     free(w->where);
@@ -148,6 +150,7 @@ static const char *template_of(const struct whatsapp *w, const char *kind)
     if (!strcmp(k, "cancelacion")) return w->tpl[1];
     if (!strcmp(k, "reprogramacion")) return w->tpl[2];
     if (!strcmp(k, "recordatorio")) return w->tpl[3];
+    if (!strcmp(k, "aviso_espera")) return w->tpl[4];
     return w->tpl[0];
 }
 

@@ -10,7 +10,8 @@
  *   {{4}} day and hour in the shop's zone ("sábado 21 de noviembre de
  *         2026, 10:30 (Europe/Madrid)")
  *   {{5}} where: the shop's name and address   {{6}} the link to manage
- *         or cancel the appointment
+ *         or cancel the appointment (a waiting-list notice's: the link
+ *         that opens the booking on the freed slot)
  * (docs/operations.md: the templates an operator creates in Meta's manager).
  *
  * The access token is held here only, sent in the Authorization header and

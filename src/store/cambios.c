@@ -174,6 +174,7 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     /* a pending reminder is for the old time or for nothing now */
     if (!rc) rc = EXEC(db, conn, sql_reminders_drop, pi, NULL, NULL, NULL);
     if (!rc && ch->mail) rc = outbox_insert(db, conn, ch->mail);
+    if (!rc && ch->libera) rc = espera_liberacion_insert(db, conn, ch->libera);
     if (!rc && ca->avisos) {
         br_ts now;
         iso8601_format(clock_now_ms(), now);

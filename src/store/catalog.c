@@ -317,6 +317,7 @@ struct horario_set_args {
     const char *barbero_id;
     const struct horario_tramo *t;
     int n;
+    const struct espera_liberacion *libera;
 };
 
 static br_err horario_set_tx(struct db *db, struct db_conn *c, void *ud)
@@ -334,13 +335,14 @@ static br_err horario_set_tx(struct db *db, struct db_conn *c, void *ud)
         rc = EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
                   p, NULL, NULL, NULL);
     }
+    if (!rc && a->libera) rc = espera_liberacion_insert(db, c, a->libera);
     return rc;
 }
 
 br_err store_horario_set(struct store *st, const char *barbero_id, const struct horario_tramo *t,
-                         int n)
+                         int n, const struct espera_liberacion *libera)
 {
-    struct horario_set_args a = {barbero_id, t, n};
+    struct horario_set_args a = {barbero_id, t, n, libera};
     return in_tx(st, horario_set_tx, &a);
 }
 
@@ -395,13 +397,27 @@ br_err store_ausencias_on(struct store *st, const char *fecha, store_ausencia_fn
                p, 2, ausencia_row, &a, NULL);
 }
 
-br_err store_ausencia_delete(struct store *st, const char *id)
+struct ausencia_delete_args {
+    const char *id;
+    const struct espera_liberacion *libera;
+};
+
+static br_err ausencia_delete_tx(struct db *db, struct db_conn *c, void *ud)
 {
+    struct ausencia_delete_args *a = ud;
     int64_t changes = 0;
-    struct db_val p[] = {db_text(id)};
-    br_err rc = run_write(st, "DELETE FROM ausencias WHERE id = ?", p, 1, &changes);
+    struct db_val p[] = {db_text(a->id)};
+    br_err rc = EXEC(db, c, "DELETE FROM ausencias WHERE id = ?", p, NULL, NULL, &changes);
     if (!rc && changes == 0) rc = err_set(BR_NOTFOUND, "no such absence");
+    if (!rc && a->libera) rc = espera_liberacion_insert(db, c, a->libera);
     return rc;
+}
+
+br_err store_ausencia_delete(struct store *st, const char *id,
+                             const struct espera_liberacion *libera)
+{
+    struct ausencia_delete_args a = {id, libera};
+    return in_tx(st, ausencia_delete_tx, &a);
 }
 
 /* --- the catalog's names, as of its version (names.h) ---------------------------------- */

@@ -70,10 +70,13 @@ br_err store_horario_each(struct store *st, const char *barbero_id, store_tramo_
  * when not NULL), by barber nombre, id, then inicio. */
 br_err store_horario_dia(struct store *st, int dia, const char *barbero_id, store_tramo_fn fn,
                          void *ud) WARN_UNUSED;
-/* Replaces a barber's week with the n intervals, in one transaction.
- * BR_NOTFOUND when there is no such barber (nothing written). */
+/* Replaces a barber's week with the n intervals, in one transaction that
+ * also records the days it may free for the waiting list (libera, store/
+ * espera.h; nullable). BR_NOTFOUND when there is no such barber (nothing
+ * written). */
+struct espera_liberacion;
 br_err store_horario_set(struct store *st, const char *barbero_id, const struct horario_tramo *t,
-                         int n) STORE_WRITE WARN_UNUSED;
+                         int n, const struct espera_liberacion *libera) STORE_WRITE WARN_UNUSED;
 
 /* A day off of one barber, or (barbero_id "") a closure of the whole shop,
  * for the local dates desde to hasta, both included. */
@@ -91,7 +94,10 @@ br_err store_ausencias_each(struct store *st, store_ausencia_fn fn, void *ud) WA
 /* Those that cover the date fecha (YYYY-MM-DD). */
 br_err store_ausencias_on(struct store *st, const char *fecha, store_ausencia_fn fn,
                           void *ud) WARN_UNUSED;
-/* BR_NOTFOUND when there is no such one. */
-br_err store_ausencia_delete(struct store *st, const char *id) STORE_WRITE WARN_UNUSED;
+/* Removes it, in one transaction that also records the days it frees
+ * for the waiting list (libera, nullable). BR_NOTFOUND when there is no
+ * such one (nothing written). */
+br_err store_ausencia_delete(struct store *st, const char *id,
+                             const struct espera_liberacion *libera) STORE_WRITE WARN_UNUSED;
 
 #endif

@@ -119,8 +119,8 @@ enum cambio_why { CAMBIO_OK, CAMBIO_CANCELADA, CAMBIO_PLAZO, CAMBIO_SOLAPE };
  * barber's other live citas (on PostgreSQL the exclusion constraint backs
  * it). A cancel marks the cita cancelada and deletes its historial_cortes
  * record; a reschedule moves the cita and its record's fecha. Either drops
- * the cita's pending reminder (it is for a time that no longer holds) and
- * queues mail when given.
+ * the cita's pending reminder (it is for a time that no longer holds),
+ * queues mail and records the freed stretch (libera) when given.
  * BR_CONFLICT with why set when refused; nothing is written on any error. */
 struct cita_change {
     const char *id;
@@ -128,8 +128,10 @@ struct cita_change {
     const char *plazo;      /* with cliente_id: the earliest start still changeable */
     const char *inicio, *fin;
     const struct outbox_msg *mail; /* nullable */
-    enum cambio_why why;           /* OUT */
-    char *event_id;                /* OUT on success: the cita's Google event (caller frees) */
+    /* the stretch it frees, recorded for the waiting list (nullable) */
+    const struct espera_liberacion *libera;
+    enum cambio_why why; /* OUT */
+    char *event_id;      /* OUT on success: the cita's Google event (caller frees) */
 };
 br_err store_cita_change(struct store *st, struct cita_change *ch) STORE_WRITE WARN_UNUSED;
 

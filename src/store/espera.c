@@ -215,35 +215,126 @@ br_err store_espera_candidatas(struct store *st, const char *desde, const char *
 #undef CAND_SQL
 }
 
+/* --- freed slots ------------------------------------------------------------------ */
+
+br_err espera_liberacion_insert(struct db *db, struct db_conn *conn,
+                                const struct espera_liberacion *l)
+{
+    struct db_val p[] = {db_text(l->id),
+                         db_text(l->barbero_id[0] ? l->barbero_id : NULL),
+                         db_text(l->inicio[0] ? l->inicio : NULL),
+                         db_text(l->fin[0] ? l->fin : NULL),
+                         db_text(l->desde[0] ? l->desde : NULL),
+                         db_text(l->hasta[0] ? l->hasta : NULL),
+                         db_text(l->created_at)};
+    return EXEC(db, conn,
+                "INSERT INTO espera_liberaciones (id, barbero_id, inicio, fin, desde, hasta, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                p, NULL, NULL, NULL);
+}
+
+static br_err liberacion_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct espera_liberacion *l = ud;
+    bool fits = true;
+    COPY(l->id, &c[0]);
+    COPY(l->barbero_id, &c[1]);
+    COPY(l->inicio, &c[2]);
+    COPY(l->fin, &c[3]);
+    COPY(l->desde, &c[4]);
+    COPY(l->hasta, &c[5]);
+    COPY(l->created_at, &c[6]);
+    return fits ? BR_OK : too_long();
+}
+
+struct take_args {
+    const char *now, *lease;
+    struct espera_liberacion *l;
+};
+
+static br_err take_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    struct take_args *a = ud;
+    memset(a->l, 0, sizeof *a->l);
+    br_err rc = db->ops->lock(c, "espera_liberaciones");
+    if (rc) return rc;
+    struct db_val p[] = {db_text(a->now)};
+    rc = EXEC(db, c,
+              "SELECT id, barbero_id, inicio, fin, desde, hasta, created_at "
+              "FROM espera_liberaciones WHERE locked_until IS NULL OR locked_until <= ? "
+              "ORDER BY created_at, id LIMIT 1",
+              p, liberacion_row, a->l, NULL);
+    if (rc) return rc;
+    if (!a->l->id[0]) return err_set(BR_NOTFOUND, "no freed slot waits");
+    struct db_val u[] = {db_text(a->lease), db_text(a->l->id)};
+    return EXEC(db, c, "UPDATE espera_liberaciones SET locked_until = ? WHERE id = ?", u, NULL,
+                NULL, NULL);
+}
+
+br_err store_espera_liberacion_take(struct store *st, const char *now, const char *lease_until,
+                                    struct espera_liberacion *l)
+{
+    /* read first: with nothing waiting (nearly always) nothing is written */
+    bool waiting = false;
+    struct db_val p[] = {db_text(now)};
+    br_err rc = run(st,
+                    "SELECT 1 FROM espera_liberaciones WHERE locked_until IS NULL OR "
+                    "locked_until <= ? LIMIT 1",
+                    p, 1, one_flag, &waiting, NULL);
+    if (!rc && !waiting) rc = err_set(BR_NOTFOUND, "no freed slot waits");
+    struct take_args a = {now, lease_until, l};
+    if (!rc) rc = in_tx_as(st, DB_TOUCH_NONE, take_tx, &a);
+    if (rc) memset(l, 0, sizeof *l);
+    return rc;
+}
+
+br_err store_espera_liberacion_release(struct store *st, const char *id, const char *at)
+{
+    struct db_val p[] = {db_text(at), db_text(id)};
+    return run_write_aside(st, "UPDATE espera_liberaciones SET locked_until = ? WHERE id = ?", p, 2,
+                           NULL);
+}
+
 struct avisar_args {
-    const char *entrada_id, *barbero_id, *inicio;
-    const struct outbox_msg *m;
-    bool *queued;
+    const char *liberacion_id;
+    const struct espera_aviso *v;
+    int n;
+    int *queued;
 };
 
 static br_err avisar_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct avisar_args *a = ud;
-    *a->queued = false;
-    bool live = false;
-    struct db_val pe[] = {db_text(a->entrada_id)};
-    br_err rc = EXEC(db, c, "SELECT 1 FROM lista_espera WHERE id = ?", pe, one_flag, &live, NULL);
-    if (rc || !live) return rc; /* removed meanwhile: nobody to tell */
-    int64_t changes = 0;
-    struct db_val p[] = {db_text(a->entrada_id), db_text(a->barbero_id), db_text(a->inicio),
-                         db_text(a->m->created_at)};
-    rc = EXEC(db, c,
-              "INSERT INTO lista_espera_avisos (entrada_id, barbero_id, inicio, created_at) "
-              "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-              p, NULL, NULL, &changes);
-    if (rc || changes == 0) return rc;
-    *a->queued = true;
-    return outbox_insert(db, c, a->m);
+    *a->queued = 0; /* the adapter may run this again (a deadlock) */
+    br_err rc = BR_OK;
+    for (int i = 0; !rc && i < a->n; i++) {
+        const struct espera_aviso *v = &a->v[i];
+        bool live = false;
+        struct db_val pe[] = {db_text(v->entrada_id)};
+        rc = EXEC(db, c, "SELECT 1 FROM lista_espera WHERE id = ?", pe, one_flag, &live, NULL);
+        if (rc || !live) continue; /* removed meanwhile: nobody to tell */
+        int64_t changes = 0;
+        struct db_val p[] = {db_text(v->entrada_id), db_text(v->barbero_id), db_text(v->inicio),
+                             db_text(v->m.created_at)};
+        rc = EXEC(db, c,
+                  "INSERT INTO lista_espera_avisos (entrada_id, barbero_id, inicio, created_at) "
+                  "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                  p, NULL, NULL, &changes);
+        if (rc || changes == 0) continue; /* told of it before */
+        rc = outbox_insert(db, c, &v->m);
+        if (!rc) (*a->queued)++;
+    }
+    struct db_val pd[] = {db_text(a->liberacion_id)};
+    if (!rc) rc = EXEC(db, c, "DELETE FROM espera_liberaciones WHERE id = ?", pd, NULL, NULL, NULL);
+    return rc;
 }
 
-br_err store_espera_avisar(struct store *st, const char *entrada_id, const char *barbero_id,
-                           const char *inicio, const struct outbox_msg *m, bool *queued)
+br_err store_espera_avisar(struct store *st, const char *liberacion_id,
+                           const struct espera_aviso *v, int n, int *queued)
 {
-    struct avisar_args a = {entrada_id, barbero_id, inicio, m, queued};
-    return in_tx_as(st, DB_TOUCH_NONE, avisar_tx, &a);
+    struct avisar_args a = {liberacion_id, v, n, queued};
+    br_err rc = in_tx_as(st, DB_TOUCH_NONE, avisar_tx, &a);
+    if (rc) *queued = 0;
+    return rc;
 }

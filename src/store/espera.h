@@ -58,17 +58,53 @@ br_err store_espera_sweep(struct store *st, const char *today,
 
 /* The entries of the dates desde..hasta (both included) a freed stretch of
  * barbero_id may suit (those for that barber or any; NULL: every entry),
- * oldest first, at most limit; each with its client's e-mail and name
- * (entries of clients without an e-mail are left out). */
+ * oldest first, at most limit; each with its client's e-mail (a front-desk
+ * client without one: EMAIL_NINGUNO_PREFIX and her id) and name. */
 br_err store_espera_candidatas(struct store *st, const char *desde, const char *hasta,
                                const char *barbero_id, int limit, store_espera_fn fn,
                                void *ud) WARN_UNUSED;
 
-/* Records that entry entrada_id was told of the slot of barbero_id at
- * inicio and queues m, in one transaction - unless it was told of it
- * before (then nothing is written). OUT: *queued. */
-br_err store_espera_avisar(struct store *st, const char *entrada_id, const char *barbero_id,
-                           const char *inicio, const struct outbox_msg *m,
-                           bool *queued) STORE_WRITE WARN_UNUSED;
+/* --- freed slots, the waiting list's work queue ---------------------------- */
+
+/* A slot freed: barbero_id's stretch [inicio, fin) (API timestamps), or
+ * the dates desde..hasta (YYYY-MM-DD; inicio and fin "") for barbero_id
+ * or, "", every barber. Written with the change that freed it (the
+ * cita_change's, store_horario_set's and store_ausencia_delete's
+ * transaction: espera_liberacion_insert), taken by a worker that queues
+ * its notices and deletes it in one transaction. */
+struct espera_liberacion {
+    br_id id;
+    br_id barbero_id; /* "": any */
+    br_ts inicio, fin;
+    char desde[11], hasta[11];
+    br_ts created_at;
+};
+
+/* Takes the oldest freed slot no worker holds at now, holding it until
+ * lease_until (another worker or node takes it only once that passed).
+ * OUT: *l. BR_NOTFOUND when there is none. */
+br_err store_espera_liberacion_take(struct store *st, const char *now, const char *lease_until,
+                                    struct espera_liberacion *l) STORE_WRITE WARN_UNUSED;
+/* Puts a taken freed slot back, to be taken again from `at` on (after a
+ * failure). */
+br_err store_espera_liberacion_release(struct store *st, const char *id,
+                                       const char *at) STORE_WRITE WARN_UNUSED;
+
+/* One notice: entry entrada_id told of the slot of barbero_id at inicio
+ * by m (its e-mail when m.recipient is set, its WhatsApp copy when
+ * m.wa_cliente_id's consent holds). */
+struct espera_aviso {
+    const char *entrada_id, *barbero_id, *inicio;
+    struct outbox_msg m;
+};
+
+/* In one transaction: queues each notice of v whose entry still exists
+ * and was never told of that slot (lista_espera_avisos records it), then
+ * deletes the freed slot liberacion_id (gone already: another worker
+ * finished it; the notices it queued are not queued twice). OUT: *queued,
+ * how many notices were queued. */
+br_err store_espera_avisar(struct store *st, const char *liberacion_id,
+                           const struct espera_aviso *v, int n,
+                           int *queued) STORE_WRITE WARN_UNUSED;
 
 #endif

@@ -297,6 +297,18 @@ const char *const schema_pg[] = {
     ("ALTER TABLE servicios ADD COLUMN margen_min bigint NOT NULL DEFAULT 0 "
      "CHECK (margen_min BETWEEN 0 AND 120);"
      "ALTER TABLE citas ADD COLUMN asistencia_en timestamptz;"),
+
+    /* as SQLite's: the waiting list's work queue of freed slots */
+    ("CREATE TABLE espera_liberaciones ("
+     "  id uuid PRIMARY KEY,"
+     "  barbero_id uuid,"
+     "  inicio timestamptz,"
+     "  fin timestamptz,"
+     "  desde date,"
+     "  hasta date,"
+     "  created_at timestamptz NOT NULL,"
+     "  locked_until timestamptz"
+     ");"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

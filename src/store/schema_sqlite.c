@@ -351,6 +351,22 @@ const char *const schema_sqlite[] = {
     ("ALTER TABLE servicios ADD COLUMN margen_min INTEGER NOT NULL DEFAULT 0 "
      "CHECK (margen_min BETWEEN 0 AND 120);"
      "ALTER TABLE citas ADD COLUMN asistencia_en TEXT;"),
+
+    /* the waiting list's work queue: a slot freed (a barber's stretch
+     * inicio..fin, or the days desde..hasta for one barber or, NULL, any),
+     * written in the transaction of the change that freed it and deleted
+     * in the one that queues its notices; locked_until: a worker holds it.
+     * Short-lived, never exported (docs/decisions.md) */
+    ("CREATE TABLE espera_liberaciones ("
+     "  id TEXT PRIMARY KEY,"
+     "  barbero_id TEXT,"
+     "  inicio TEXT,"
+     "  fin TEXT,"
+     "  desde TEXT,"
+     "  hasta TEXT,"
+     "  created_at TEXT NOT NULL,"
+     "  locked_until TEXT"
+     ");"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -331,6 +331,10 @@ br_err lock_slot_hours(struct db *db, struct db_conn *c, const char *barbero_id,
 br_err margin_taken(struct db *db, struct db_conn *conn, const char *barbero_id, const char *inicio,
                     const char *fin, int64_t margen_min, const char *but_id, bool *taken);
 
+/* espera.c: records the freed slot l in the transaction on conn. */
+struct espera_liberacion;
+br_err espera_liberacion_insert(struct db *db, struct db_conn *conn,
+                                const struct espera_liberacion *l);
 /* outbox.c: queues m in the transaction on conn. */
 br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m);
 /* Queues the barber's notice of kind ("aviso_cita", "aviso_cambio",

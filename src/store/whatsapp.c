@@ -87,6 +87,20 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
     *why = NULL;
     struct sendable_row r = {false, false, false};
     struct db_val p[] = {db_text(cita_id)};
+    if (!strcmp(outbox_kind(kind), "aviso_espera")) {
+        /* a waiting-list notice: cita_id is the entry's */
+        br_err rc = run(st,
+                        "SELECT 'pendiente', (SELECT count(*) FROM whatsapp_consentimientos w "
+                        "WHERE w.cliente_id = e.cliente_id AND w.retirado_en IS NULL) "
+                        "FROM lista_espera e WHERE e.id = ?",
+                        p, 1, sendable_row, &r, NULL);
+        if (rc) return rc;
+        if (!r.found)
+            *why = "el aviso de la lista de espera ya no existe";
+        else if (!r.consent)
+            *why = "el cliente retiró su consentimiento a WhatsApp";
+        return BR_OK;
+    }
     br_err rc = run(st,
                     "SELECT c.estado, (SELECT count(*) FROM whatsapp_consentimientos w WHERE "
                     "w.cliente_id = c.cliente_id AND w.retirado_en IS NULL) FROM citas c "

@@ -28,7 +28,9 @@ br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id,
 
 /* Whether a WhatsApp message of kind for cita may still leave: its
  * client's consent holds and the cita is not cancelled (a cancellation
- * itself always may). OUT: *why, static text, when it may not. */
+ * itself always may); for a waiting-list notice ("aviso_espera", cita_id
+ * the entry's), the entry is still there and her consent holds. OUT:
+ * *why, static text, when it may not. */
 br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char *kind,
                                const char **why) WARN_UNUSED;
 

@@ -1,42 +1,175 @@
 /*
- * test_lista_espera.c - the waiting list over HTTP against the real server
- * and the real SMTP sink: POST, GET and DELETE /api/lista-espera with every
- * error and bound, a client's entries reachable by her alone, the notice
- * when a cancel, a reschedule or a closure removed frees a fitting slot
- * (once per entry and slot), its link opening the booking on that slot,
- * the first to book getting it, and past entries neither listed nor kept.
+ * test_lista_espera.c - the waiting list over HTTP against the real server,
+ * the real SMTP sink and the strict double of WhatsApp's Graph API
+ * (tests/doubles/wa_double.c): POST, GET and DELETE /api/lista-espera with
+ * every error and bound, a client's entries reachable by her alone, the
+ * notice when a cancel, a reschedule or a closure removed frees a fitting
+ * slot (once per entry and slot), its link opening the booking on that
+ * slot, the first to book getting it, the notice by WhatsApp too when she
+ * consented (and only by WhatsApp without an e-mail address), the notice
+ * still sent exactly once when the server is killed after the change
+ * answered and before the notices were queued, the WhatsApp notice held
+ * back by the quiet hours while the e-mail goes, and past entries neither
+ * listed nor kept.
  */
 #define _GNU_SOURCE
 #include "harness.h"
 #include "util/iso8601.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define WAIT_MAIL_MS 60000
 #define AVISO        "Se ha liberado una hora"
+#define TPL_ESPERA   "barberia_hueco_libre"
+#define WA_TOKEN     "EAAJtestTOKENespera0123456789abcdef"
+#define WA_PHONE_ID  "106540352242922"
 
 static struct srv S;
 static struct smtp_sink K;
 static char *SERVICIO;
 static struct user ADMIN;
 
+/* --- the Graph API double ---------------------------------------------------------------- */
+
+static struct {
+    pid_t pid;
+    char base[64];
+    char log[320], out[320];
+} D;
+
+static void dbl_start(const char *root)
+{
+    snprintf(D.log, sizeof D.log, "%s/wa.jsonl", root);
+    snprintf(D.out, sizeof D.out, "%s/wa.out", root);
+    int outfd = open(D.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(outfd >= 0);
+    /* the five templates the service sends, six parameters each */
+    const char *argv[] = {"wa_double",
+                          "--token",
+                          WA_TOKEN,
+                          "--phone-id",
+                          WA_PHONE_ID,
+                          "--app-secret",
+                          "no-se-usa",
+                          "--log",
+                          D.log,
+                          "--template",
+                          TPL_ESPERA ":6",
+                          "--template",
+                          "barberia_confirmacion:6",
+                          "--template",
+                          "barberia_cancelacion:6",
+                          "--template",
+                          "barberia_reprogramacion:6",
+                          "--template",
+                          "barberia_recordatorio:6",
+                          NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(outfd, 1);
+        execv(BARBERIA_DOUBLES_DIR "/wa_double", (char *const *)argv);
+        _exit(127);
+    }
+    close(outfd);
+    assert_true(pid > 0);
+    D.pid = pid;
+    int port = 0;
+    for (int waited = 0; waited < 60000 && !port; waited += 20) {
+        char *out = read_file(D.out, NULL);
+        const char *p = out ? strstr(out, "port ") : NULL;
+        if (p && strchr(p, '\n')) port = (int)strtol(p + 5, NULL, 10);
+        free(out);
+        if (!port) sleep_ms(20);
+    }
+    if (!port) fail_msg("wa_double did not print its port");
+    snprintf(D.base, sizeof D.base, "http://127.0.0.1:%d", port);
+}
+
+static void dbl_stop(void)
+{
+    if (D.pid <= 0) return;
+    kill(D.pid, SIGTERM);
+    int st = 0;
+    waitpid(D.pid, &st, 0);
+    D.pid = 0;
+}
+
+/* The template messages the double accepted (200) for the number to, as
+ * JSON bodies (caller decrefs), in the order they came. */
+static json_t *wa_accepted(const char *to)
+{
+    char *text = read_file(D.log, NULL);
+    json_t *all = json_array();
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (!nl) break;
+        json_t *e = json_loadb(line, (size_t)(nl - line), 0, NULL);
+        if (!e) fail_msg("double log line is not JSON");
+        json_t *m = json_loads(jstr(e, "body"), 0, NULL);
+        if (m && json_integer_value(json_object_get(e, "status")) == 200 &&
+            !strcmp(jstr(m, "to"), to))
+            json_array_append(all, m);
+        json_decref(m);
+        json_decref(e);
+        line = nl + 1;
+    }
+    free(text);
+    return all;
+}
+
+static size_t wa_count(const char *to)
+{
+    json_t *all = wa_accepted(to);
+    size_t n = json_array_size(all);
+    json_decref(all);
+    return n;
+}
+
+static bool wa_arrived(void *ud)
+{
+    return wa_count(ud) > 0;
+}
+
+/* Parameter i (0-based) of a template message. */
+static const char *wa_param(const json_t *m, size_t i)
+{
+    const json_t *comp =
+        json_array_get(json_object_get(json_object_get(m, "template"), "components"), 0);
+    return jstr(json_array_get(json_object_get(comp, "parameters"), i), "text");
+}
+
+/* --- the server -------------------------------------------------------------------------- */
+
+static char ENV_SMTP[64], ENV_API[128];
+static const char *const ENV[] = {ENV_SMTP,
+                                  ENV_API,
+                                  "BARBERIA_TZ=UTC",
+                                  "BARBERIA_SMTP_FROM=citas@barberia.test",
+                                  "BARBERIA_MIN_NOTICE_MIN=0",
+                                  "BARBERIA_MAX_DAYS_AHEAD=30",
+                                  "BARBERIA_SWEEP_INTERVAL_MS=300",
+                                  "BARBERIA_SHOP_NAME=Barbería Central",
+                                  "BARBERIA_WHATSAPP_TOKEN=" WA_TOKEN,
+                                  "BARBERIA_WHATSAPP_PHONE_NUMBER_ID=" WA_PHONE_ID,
+                                  "BARBERIA_WHATSAPP_QUIET_HOURS=no",
+                                  "BARBERIA_REMINDER_OFFSETS=no",
+                                  NULL};
+
 static int group_setup(void **state)
 {
     (void)state;
     srv_init(&S);
     smtp_sink_start(&K, S.dir, 0, NULL);
-    char url[64];
-    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
-    const char *env[] = {url,
-                         "BARBERIA_TZ=UTC",
-                         "BARBERIA_SMTP_FROM=citas@barberia.test",
-                         "BARBERIA_MIN_NOTICE_MIN=0",
-                         "BARBERIA_MAX_DAYS_AHEAD=30",
-                         "BARBERIA_SWEEP_INTERVAL_MS=300",
-                         NULL};
-    srv_start(&S, env, NULL);
+    dbl_start(S.dir);
+    snprintf(ENV_SMTP, sizeof ENV_SMTP, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    snprintf(ENV_API, sizeof ENV_API, "BARBERIA_WHATSAPP_API_URL=%s/v21.0", D.base);
+    srv_start(&S, ENV, NULL);
     SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
     make_user(&S, &ADMIN, "Admin Uno", "admin");
     return 0;
@@ -47,6 +180,7 @@ static int group_teardown(void **state)
     (void)state;
     srv_cleanup(&S);
     smtp_sink_stop(&K);
+    dbl_stop();
     free(SERVICIO);
     return 0;
 }
@@ -385,6 +519,203 @@ static void a_removed_closure_and_a_reschedule_tell_the_waiting(void **state)
     free(barbero);
 }
 
+/* u gives her consent to WhatsApp messages for telefono. */
+static void consents(const struct user *u, const char *telefono)
+{
+    char body[160];
+    snprintf(body, sizeof body, "{\"acepta\": true, \"telefono\": \"%s\"}", telefono);
+    struct resp r;
+    http_json(&S, "PUT", "/api/auth/me/whatsapp", u->token, body, &r);
+    if (r.status != 200) fail_msg("consent: %ld %s", r.status, r.body);
+    resp_free(&r);
+}
+
+static void cancel_ok(const struct user *u, const char *cita)
+{
+    char path[120];
+    snprintf(path, sizeof path, "/api/citas/%s/cancelar", cita);
+    struct resp r;
+    http_json(&S, "POST", path, u->token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+}
+
+/* The one WhatsApp notice to the number to (waited for): the approved
+ * template with its six parameters, the link opening the booking on the
+ * slot inicio of barbero on fecha. */
+static void wa_notice(const char *to, const char *nombre, const char *barbero_nombre,
+                      const char *barbero, const char *fecha, const char *inicio)
+{
+    if (!wait_until(wa_arrived, (void *)to, WAIT_MAIL_MS)) {
+        char *log = srv_log(&S);
+        fail_msg("no WhatsApp notice to %s; server log:\n%s", to, log);
+    }
+    json_t *all = wa_accepted(to);
+    assert_int_equal(json_array_size(all), 1);
+    const json_t *m = json_array_get(all, 0);
+    assert_string_equal(jstr(json_object_get(m, "template"), "name"), TPL_ESPERA);
+    assert_string_equal(wa_param(m, 0), nombre);
+    assert_string_equal(wa_param(m, 1), "Corte clásico");
+    assert_string_equal(wa_param(m, 2), barbero_nombre);
+    if (!strstr(wa_param(m, 3), "(UTC)")) fail_msg("day and hour: %s", wa_param(m, 3));
+    assert_string_equal(wa_param(m, 4), "Barbería Central");
+    char link[400];
+    snprintf(link, sizeof link, "%s/reservar?servicio=%s&barbero=%s&fecha=%s&inicio=%s", S.base,
+             SERVICIO, barbero, fecha, inicio);
+    assert_string_equal(wa_param(m, 5), link);
+    json_decref(all);
+}
+
+static void the_notice_goes_by_whatsapp_to_whoever_consented(void **state)
+{
+    (void)state;
+    struct user ana, bea, cris, dani;
+    signup_user(&S, &ana, "Ana Pérez");
+    signup_user(&S, &bea, "Bea Ruiz");
+    signup_user(&S, &cris, "Cris Gil");
+    signup_user(&S, &dani, "Dani Sol");
+    char *barbero = make_barbero(&S, "Fran Paz");
+    char d[11], eleven[32];
+    weekday(5, d);
+    at(d, "11:00", eleven);
+    char *cita = book(&S, &ana, barbero, SERVICIO, eleven, NULL);
+    /* Bea and Dani accept WhatsApp, Cris does not; Dani is a front-desk
+     * client without an e-mail address (as the desk writes her) */
+    consents(&bea, "+34 611 000 001");
+    consents(&dani, "+34 611 000 002");
+    free(pedir_ok(&bea, SERVICIO, d, barbero));
+    free(pedir_ok(&cris, SERVICIO, d, NULL));
+    char *ed = pedir_ok(&dani, SERVICIO, d, NULL);
+    char sql[300];
+    snprintf(sql, sizeof sql, "UPDATE auth_users SET email = 'sin-email:%s' WHERE id = '%s'",
+             dani.id, dani.id);
+    assert_int_equal(db_exec(&S, sql, NULL), 0);
+    cancel_ok(&ana, cita);
+    /* Bea by both channels, Cris by e-mail, Dani by WhatsApp only */
+    char ib[ISO8601_LEN + 1], ic[ISO8601_LEN + 1];
+    notice_link(&bea, barbero, d, ib);
+    assert_string_equal(ib, eleven);
+    notice_link(&cris, barbero, d, ic);
+    assert_string_equal(ic, eleven);
+    wa_notice("34611000001", "Bea Ruiz", "Fran Paz", barbero, d, eleven);
+    wa_notice("34611000002", "Dani Sol", "Fran Paz", barbero, d, eleven);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                              "cita_id = '%s' AND canal = 'email'",
+                              ed),
+                     0);
+    /* Cris gave no consent: nothing by WhatsApp to her */
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                              "canal = 'whatsapp' AND cita_id IN (SELECT id FROM lista_espera "
+                              "WHERE cliente_id = '%s')",
+                              cris.id),
+                     0);
+    assert_int_equal(notices_to(&bea), 1);
+    assert_int_equal(notices_to(&cris), 1);
+    free(ed);
+    free(cita);
+    free(barbero);
+}
+
+static void a_crash_before_the_notices_were_queued_loses_none(void **state)
+{
+    (void)state;
+    struct user ana, bea;
+    signup_user(&S, &ana, "Ana Pérez");
+    signup_user(&S, &bea, "Bea Ruiz");
+    char *barbero = make_barbero(&S, "Gael Ríos");
+    char d[11], noon[32];
+    weekday(6, d);
+    at(d, "12:00", noon);
+    char *cita = book(&S, &ana, barbero, SERVICIO, noon, NULL);
+    consents(&bea, "+34 611 000 003");
+    char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
+    /* the notices cannot be written for now: the window between the
+     * change's answer and the notices stays open */
+    assert_int_equal(db_forced_failure(&S, "lista_espera_avisos", true), 0);
+    cancel_ok(&ana, cita);
+    /* the server dies in that window */
+    kill(S.pid, SIGKILL);
+    srv_wait_exit(&S, 30000);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                              "cita_id = '%s'",
+                              eb),
+                     0);
+    assert_int_equal(db_forced_failure(&S, "lista_espera_avisos", false), 0);
+    srv_start(&S, ENV, NULL);
+    /* once started again, Bea is told, by each channel once */
+    char ib[ISO8601_LEN + 1];
+    notice_link(&bea, barbero, d, ib);
+    assert_string_equal(ib, noon);
+    wa_notice("34611000003", "Bea Ruiz", "Gael Ríos", barbero, d, noon);
+    assert_int_equal(notices_to(&bea), 1);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                              "cita_id = '%s'",
+                              eb),
+                     2);
+    free(eb);
+    free(cita);
+    free(barbero);
+}
+
+struct deferred {
+    const char *entrada_id;
+};
+
+static bool wa_notice_deferred(void *ud)
+{
+    const struct deferred *q = ud;
+    return db_count(&S,
+                    "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                    "canal = 'whatsapp' AND cita_id = '%s' AND status = 'pending' AND "
+                    "attempts = 0 AND due_at IS NOT NULL",
+                    q->entrada_id) == 1;
+}
+
+static void in_the_quiet_hours_the_whatsapp_notice_waits(void **state)
+{
+    (void)state;
+    /* the quiet hours from an hour ago to an hour ahead (the shop's zone is UTC) */
+    int64_t now_min = clock_now_ms() / 60000 % 1440;
+    int from = (int)((now_min + 1440 - 60) % 1440), to = (int)((now_min + 60) % 1440);
+    static char quiet[64];
+    snprintf(quiet, sizeof quiet, "BARBERIA_WHATSAPP_QUIET_HOURS=%02d:%02d-%02d:%02d", from / 60,
+             from % 60, to / 60, to % 60);
+    const char *env[32];
+    size_t n = 0;
+    for (size_t i = 0; ENV[i]; i++)
+        if (strncmp(ENV[i], "BARBERIA_WHATSAPP_QUIET_HOURS=", 30) != 0) env[n++] = ENV[i];
+    env[n++] = quiet;
+    env[n] = NULL;
+    assert_int_equal(srv_stop(&S), 0);
+    srv_start(&S, env, NULL);
+    struct user ana, bea;
+    signup_user(&S, &ana, "Ana Pérez");
+    signup_user(&S, &bea, "Bea Ruiz");
+    char *barbero = make_barbero(&S, "Hugo Mar");
+    char d[11], half[32];
+    weekday(7, d);
+    at(d, "10:30", half);
+    char *cita = book(&S, &ana, barbero, SERVICIO, half, NULL);
+    consents(&bea, "+34 611 000 004");
+    char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
+    cancel_ok(&ana, cita);
+    /* the e-mail goes; the WhatsApp notice waits for the end of the quiet hours */
+    char ib[ISO8601_LEN + 1];
+    notice_link(&bea, barbero, d, ib);
+    assert_string_equal(ib, half);
+    struct deferred q = {eb};
+    if (!wait_until(wa_notice_deferred, &q, WAIT_MAIL_MS))
+        fail_msg("the WhatsApp notice was not put off");
+    assert_int_equal(wa_count("34611000004"), 0);
+    free(eb);
+    free(cita);
+    free(barbero);
+}
+
 static bool entry_gone(void *ud)
 {
     return db_count(&S, "SELECT count(*) FROM lista_espera WHERE id = '%s'", (const char *)ud) == 0;
@@ -418,7 +749,11 @@ int main(void)
         cmocka_unit_test(a_client_reaches_only_her_own_entries),
         cmocka_unit_test(a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot),
         cmocka_unit_test(a_removed_closure_and_a_reschedule_tell_the_waiting),
+        cmocka_unit_test(the_notice_goes_by_whatsapp_to_whoever_consented),
+        cmocka_unit_test(a_crash_before_the_notices_were_queued_loses_none),
         cmocka_unit_test(past_entries_are_neither_listed_nor_kept),
+        /* last: it restarts the server with quiet hours */
+        cmocka_unit_test(in_the_quiet_hours_the_whatsapp_notice_waits),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
