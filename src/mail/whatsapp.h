@@ -49,7 +49,7 @@ br_err whatsapp_send(struct whatsapp *w, const struct outbox_msg *msg, const cha
 void whatsapp_cancel(struct whatsapp *w);
 
 /* The parameter text the Graph API accepts: control characters become
- * spaces, runs of spaces one, trimmed, at most 200 bytes (whole UTF-8
+ * spaces, runs of spaces one, trimmed, at most n - 1 bytes (whole UTF-8
  * characters), "-" when nothing is left. OUT: out (n bytes). */
 void whatsapp_param_text(const char *in, char *out, size_t n);
 
