@@ -79,10 +79,24 @@ bool api_path_id_or_404(struct http_req *r, const char *prefix, const char *suff
 
 /* --- reading JSON bodies ------------------------------------------------------- */
 
+/* Replies 400 "Campo inválido: <name>". */
+void api_bad_field(struct http_req *r, const char *name);
+
 /* An optional text field: OUT *out the string, or NULL when absent or null.
  * Returns false (after replying 400 "Campo inválido: <key>") when the field
  * holds another JSON type. */
 bool api_opt_string(struct http_req *r, json_t *body, const char *key, const char **out);
+/* api_opt_string for the member key of the object o, which the message
+ * calls name ("cliente.nombre"). */
+bool api_opt_member(struct http_req *r, json_t *o, const char *key, const char *name,
+                    const char **out);
+
+/* The booking fields of a body (barbero_id, servicio_id, fecha_inicio) as
+ * api_id_field reads them, into in; scratch receives their allocations
+ * (free them with api_booking_fields_free). */
+struct booking_input;
+void api_booking_fields(json_t *body, struct booking_input *in, char *scratch[3]);
+void api_booking_fields_free(char *scratch[3]);
 
 /* An identifier field: a string as it is; another JSON type as its JSON
  * text (so that it is simply not found); NULL when absent or null.
@@ -103,6 +117,8 @@ void api_w_perfil_members(struct jw *w, const struct perfil *p);
 void api_w_cita(struct jw *w, const struct cita *c);
 void api_w_cita_members(struct jw *w, const struct cita *c);
 void api_w_foto(struct jw *w, const struct foto *f);
+/* Replies status {"cita": <c>} and clears c. */
+void api_reply_cita(struct http_req *r, unsigned status, struct cita *c);
 
 /* Starts an answer (jw_init and the opening '{'). */
 void api_begin(struct jw *w);
@@ -172,6 +188,11 @@ void api_fail(struct http_req *r, br_err rc, const char *generic);
  * BR_THROTTLED 429, with Retry-After when the error was set with
  * err_set_retry(); anything else is a failure, api_fail(r, rc, NULL). */
 void api_reply_err(struct http_req *r, br_err rc);
+/* Answers a read or a step that failed, where only "not found" is the
+ * caller's: BR_NOTFOUND 404 with not_found (NULL: the error's own message,
+ * as api_reply_err), anything else api_fail with API_ERROR_INTERNAL. True
+ * after replying; false (nothing replied) when rc is BR_OK. */
+bool api_reply_if_failed(struct http_req *r, br_err rc, const char *not_found);
 /* Replies 200 {"ok": true}. */
 void api_reply_ok(struct http_req *r);
 
@@ -260,13 +281,11 @@ void api_admin_informes_get(struct http_req *r);
 
 /* One element of GET /api/citas's listing (a store_cita_fn; ud: struct jw). */
 br_err api_w_cita_view(void *ud, const struct cita_view *v);
-/* A store_cita_fn for one appointment: writes "cita": <its view> into w
- * and sets found (the answer of a cancel, reschedule or attendance mark). */
-struct api_one_cita {
-    struct jw *w;
-    bool found;
-};
-br_err api_w_one_cita(void *ud, const struct cita_view *v);
+/* Begins an answer with "cita": the view of the appointment id (the
+ * answer of a cancel, a reschedule, a link's page or an attendance mark).
+ * BR_NOTFOUND "Cita no encontrada" when there is none; on any error w is
+ * freed and nothing is replied. */
+br_err api_begin_one_cita(struct http_req *r, const char *id, struct jw *w);
 
 /* /api/gestion/{token}[/cancelar|/reprogramar] (gestion.c): an
  * appointment behind its personal link */

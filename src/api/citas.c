@@ -52,12 +52,28 @@ br_err api_w_cita_view(void *ud, const struct cita_view *v)
     return add_cita(ud, v);
 }
 
-br_err api_w_one_cita(void *ud, const struct cita_view *v)
+/* A store_cita_fn for one appointment: writes "cita": <its view>. */
+struct one_cita {
+    struct jw *w;
+    bool found;
+};
+
+static br_err add_one_cita(void *ud, const struct cita_view *v)
 {
-    struct api_one_cita *o = ud;
+    struct one_cita *o = ud;
     o->found = true;
     jw_key(o->w, "cita");
     return add_cita(o->w, v);
+}
+
+br_err api_begin_one_cita(struct http_req *r, const char *id, struct jw *w)
+{
+    api_begin(w);
+    struct one_cita o = {w, false};
+    br_err rc = store_cita_view(api_app(r)->store, id, add_one_cita, &o);
+    if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
+    if (rc) jw_free(w);
+    return rc;
 }
 
 /* --- the listing, page by page ------------------------------------------------------ */
@@ -325,30 +341,19 @@ void api_citas_get(struct http_req *r)
 void api_citas_post(struct http_req *r)
 {
     json_t *body = http_req_json(r);
-    char *s1 = NULL, *s2 = NULL, *s3 = NULL;
-    struct booking_input in = {
-        .barbero_id = api_id_field(body, "barbero_id", &s1),
-        .servicio_id = api_id_field(body, "servicio_id", &s2),
-        .fecha_inicio = api_id_field(body, "fecha_inicio", &s3),
-    };
+    char *scratch[3];
+    struct booking_input in = {0};
+    api_booking_fields(body, &in, scratch);
     bool missing = !in.barbero_id || !*in.barbero_id || !in.servicio_id || !*in.servicio_id ||
                    !in.fecha_inicio || !*in.fecha_inicio;
     /* a wrongly typed notas is refused after the required fields (step 2) */
     if (missing || api_opt_string(r, body, "notas", &in.notas)) {
         struct cita c;
         br_err rc = booking_create(api_app(r), api_caller(r), &in, &c);
-        if (rc) {
+        if (rc)
             api_reply_err(r, rc);
-        } else {
-            struct jw w;
-            api_begin(&w);
-            jw_key(&w, "cita");
-            api_w_cita(&w, &c);
-            cita_clear(&c);
-            api_reply(r, 201, &w);
-        }
+        else
+            api_reply_cita(r, 201, &c);
     }
-    free(s1);
-    free(s2);
-    free(s3);
+    api_booking_fields_free(scratch);
 }

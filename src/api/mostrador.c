@@ -178,9 +178,7 @@ static bool opt_bool(struct http_req *r, json_t *body, const char *key, bool *ou
     *out = false;
     if (!v || json_is_null(v)) return true;
     if (!json_is_boolean(v)) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "Campo inválido: %s", key);
-        http_reply_error(r, 400, msg);
+        api_bad_field(r, key);
         return false;
     }
     *out = json_is_true(v);
@@ -191,33 +189,19 @@ static bool opt_bool(struct http_req *r, json_t *body, const char *key, bool *ou
  * it as "cliente.<key>". */
 static bool opt_sub_string(struct http_req *r, json_t *o, const char *key, const char **out)
 {
-    json_t *v = json_object_get(o, key);
-    *out = NULL;
-    if (!v || json_is_null(v)) return true;
-    if (!json_is_string(v)) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "Campo inválido: cliente.%s", key);
-        http_reply_error(r, 400, msg);
-        return false;
-    }
-    *out = json_string_value(v);
-    return true;
+    char name[64];
+    snprintf(name, sizeof name, "cliente.%s", key);
+    return api_opt_member(r, o, key, name, out);
 }
 
 void api_agenda_citas_post(struct http_req *r)
 {
     json_t *body = http_req_json(r);
-    char *s1 = NULL, *s2 = NULL, *s3 = NULL, *s4 = NULL;
+    char *scratch[3], *s4 = NULL;
     struct mostrador_cliente nuevo = {0};
-    struct mostrador_reserva in = {
-        .cita =
-            {
-                .barbero_id = api_id_field(body, "barbero_id", &s1),
-                .servicio_id = api_id_field(body, "servicio_id", &s2),
-                .fecha_inicio = api_id_field(body, "fecha_inicio", &s3),
-            },
-        .cliente_id = api_id_field(body, "cliente_id", &s4),
-    };
+    struct mostrador_reserva in = {0};
+    api_booking_fields(body, &in.cita, scratch);
+    in.cliente_id = api_id_field(body, "cliente_id", &s4);
     json_t *cliente = json_object_get(body, "cliente");
     bool ok = api_opt_string(r, body, "notas", &in.cita.notas) &&
               opt_bool(r, body, "fuera_de_horario", &in.fuera_de_horario);
@@ -235,20 +219,12 @@ void api_agenda_citas_post(struct http_req *r)
     if (ok) {
         struct cita c;
         br_err rc = mostrador_reservar(api_app(r), api_caller(r), &in, &c);
-        if (rc) {
+        if (rc)
             api_reply_err(r, rc);
-        } else {
-            struct jw w;
-            api_begin(&w);
-            jw_key(&w, "cita");
-            api_w_cita(&w, &c);
-            cita_clear(&c);
-            api_reply(r, 201, &w);
-        }
+        else
+            api_reply_cita(r, 201, &c);
     }
-    free(s1);
-    free(s2);
-    free(s3);
+    api_booking_fields_free(scratch);
     free(s4);
 }
 
@@ -276,14 +252,9 @@ void api_citas_asistencia(struct http_req *r)
         return;
     }
     struct jw w;
-    api_begin(&w);
-    struct api_one_cita o = {&w, false};
-    rc = store_cita_view(api_app(r)->store, id, api_w_one_cita, &o);
-    if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
-    if (rc) {
-        jw_free(&w);
+    rc = api_begin_one_cita(r, id, &w);
+    if (rc)
         api_reply_err(r, rc);
-        return;
-    }
-    api_reply(r, 200, &w);
+    else
+        api_reply(r, 200, &w);
 }

@@ -3,6 +3,7 @@
  * JSON writer, and reading request fields (see api.h).
  */
 #include "api.h"
+#include "../core/booking.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,16 @@ void api_w_foto(struct jw *w, const struct foto *f)
     jw_kstr(w, "storage_path", f->storage_path);
     jw_kstr(w, "created_at", f->created_at);
     jw_obj_close(w);
+}
+
+void api_reply_cita(struct http_req *r, unsigned status, struct cita *c)
+{
+    struct jw w;
+    api_begin(&w);
+    jw_key(&w, "cita");
+    api_w_cita(&w, c);
+    cita_clear(c);
+    api_reply(r, status, &w);
 }
 
 void api_begin(struct jw *w)
@@ -183,6 +194,18 @@ void api_reply_err(struct http_req *r, br_err rc)
     reply_error(r, status, err_msg());
 }
 
+bool api_reply_if_failed(struct http_req *r, br_err rc, const char *not_found)
+{
+    if (!rc) return false;
+    if (rc == BR_NOTFOUND && not_found)
+        http_reply_error(r, 404, not_found);
+    else if (rc == BR_NOTFOUND)
+        api_reply_err(r, rc);
+    else
+        api_fail(r, rc, API_ERROR_INTERNAL);
+    return true;
+}
+
 void api_reply_ok(struct http_req *r)
 {
     struct jw w;
@@ -192,19 +215,30 @@ void api_reply_ok(struct http_req *r)
     api_reply(r, 200, &w);
 }
 
-bool api_opt_string(struct http_req *r, json_t *body, const char *key, const char **out)
+void api_bad_field(struct http_req *r, const char *name)
 {
-    json_t *v = json_object_get(body, key);
+    char msg[96];
+    snprintf(msg, sizeof msg, "Campo inválido: %s", name);
+    http_reply_error(r, 400, msg);
+}
+
+bool api_opt_member(struct http_req *r, json_t *o, const char *key, const char *name,
+                    const char **out)
+{
+    json_t *v = json_object_get(o, key);
     *out = NULL;
     if (!v || json_is_null(v)) return true;
     if (json_is_string(v)) {
         *out = json_string_value(v);
         return true;
     }
-    char msg[96];
-    snprintf(msg, sizeof msg, "Campo inválido: %s", key);
-    http_reply_error(r, 400, msg);
+    api_bad_field(r, name);
     return false;
+}
+
+bool api_opt_string(struct http_req *r, json_t *body, const char *key, const char **out)
+{
+    return api_opt_member(r, body, key, key, out);
 }
 
 const char *api_id_field(json_t *body, const char *key, char **scratch)
@@ -214,6 +248,20 @@ const char *api_id_field(json_t *body, const char *key, char **scratch)
     if (json_is_string(v)) return json_string_value(v);
     *scratch = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     return *scratch;
+}
+
+void api_booking_fields(json_t *body, struct booking_input *in, char *scratch[3])
+{
+    scratch[0] = scratch[1] = scratch[2] = NULL;
+    in->barbero_id = api_id_field(body, "barbero_id", &scratch[0]);
+    in->servicio_id = api_id_field(body, "servicio_id", &scratch[1]);
+    in->fecha_inicio = api_id_field(body, "fecha_inicio", &scratch[2]);
+}
+
+void api_booking_fields_free(char *scratch[3])
+{
+    for (int i = 0; i < 3; i++)
+        free(scratch[i]);
 }
 
 /* --- listings page by page --------------------------------------------------------- */
