@@ -114,7 +114,6 @@ const char *api_id_field(json_t *body, const char *key, char **scratch);
  * (to add more). */
 void api_w_perfil(struct jw *w, const struct perfil *p);
 void api_w_perfil_members(struct jw *w, const struct perfil *p);
-void api_w_cita(struct jw *w, const struct cita *c);
 void api_w_cita_members(struct jw *w, const struct cita *c);
 void api_w_foto(struct jw *w, const struct foto *f);
 /* Replies status {"cita": <c>} and clears c. */
@@ -164,6 +163,32 @@ static inline bool api_page_full(const struct jw *w)
 {
     return w->b.len >= API_PAGE_BYTES;
 }
+/* Where a pager stands in a listing with an optional ?limit= (1 to
+ * API_LIMIT_MAX; its tail then says "siguiente"), kept by its row callback.
+ * Each page reads api_page_start's count of rows, one more than the limit
+ * leaves, which tells whether another page exists. */
+struct api_page_rows {
+    int64_t remaining; /* rows still to give; -1: no limit */
+    bool has_next;     /* the limit stopped the listing before its end */
+    /* the page being read */
+    struct jw *w;
+    int64_t got;
+    bool full, extra;
+};
+#define API_LIMIT_MAX 1000
+/* ?limit= (absent or empty: -1, no limit) into pg->remaining; false when
+ * it is not 1 to API_LIMIT_MAX, digits only. */
+bool api_page_limit(struct api_page_rows *pg, const char *limit);
+/* Starts a page written into w; returns how many rows to read. */
+int64_t api_page_start(struct api_page_rows *pg, struct jw *w);
+/* Whether the row just read goes on the page: false once the page is over
+ * (the rest is read again next) or for the row past the limit (a next page
+ * exists). The callback then writes it and calls api_page_took. */
+bool api_page_takes(struct api_page_rows *pg);
+void api_page_took(struct api_page_rows *pg);
+/* Ends the page read with n rows asked for: OUT *more. */
+void api_page_end(struct api_page_rows *pg, int64_t n, bool *more);
+
 /* Replies 200 {"<key>": [...]<tail>} (takes p): whole, with its length,
  * when the first page holds every row; else streamed page by page, so that
  * memory stays bounded whatever the row count. An error on the first page
@@ -209,9 +234,10 @@ void api_auth_signup(struct http_req *r);
 void api_auth_login(struct http_req *r);
 void api_auth_logout(struct http_req *r);
 void api_auth_me(struct http_req *r);
-/* Answers a sign-in: 200/201 {"user":{id,email},"token"} and the session
- * cookie (takes s). */
-void api_auth_reply_session(struct http_req *r, unsigned status, struct ident_session *s);
+/* Answers a sign-in that returned rc: its error (api_reply_err), or
+ * 200/201 {"user":{id,email},"token"} and the session cookie (takes s). */
+void api_auth_reply_session(struct http_req *r, br_err rc, unsigned status,
+                            struct ident_session *s);
 void api_auth_clear_cookie(struct http_req *r);
 /* the client's own account (cuenta.c) */
 void api_auth_recuperar(struct http_req *r);

@@ -35,54 +35,38 @@ struct clientes_pager {
     char *q;
     br_id last_id;
     bool has_last;
-    int64_t remaining; /* -1: no limit */
-    bool has_next;
-    /* the page being read */
-    struct jw *w;
-    int64_t got;
-    bool full, extra;
+    struct api_page_rows rows;
 };
 
 static br_err page_cliente(void *ud, const struct cliente_view *c)
 {
     struct clientes_pager *p = ud;
-    if (p->full || p->extra) return BR_OK;
-    if (p->remaining == 0) {
-        p->extra = true;
-        return BR_OK;
-    }
-    w_cliente(p->w, c);
-    if (p->w->err) return p->w->err;
+    if (!api_page_takes(&p->rows)) return BR_OK;
+    w_cliente(p->rows.w, c);
+    if (p->rows.w->err) return p->rows.w->err;
     memcpy(p->last_id, c->perfil.id, sizeof p->last_id);
     p->has_last = true;
-    p->got++;
-    if (p->remaining > 0) p->remaining--;
-    if (api_page_full(p->w)) p->full = true;
+    api_page_took(&p->rows);
     return BR_OK;
 }
 
 static br_err clientes_page(struct api_pager *base, struct jw *w, bool *more)
 {
     struct clientes_pager *p = (struct clientes_pager *)base;
-    int64_t n = API_PAGE_ROWS;
-    if (p->remaining >= 0 && p->remaining + 1 < n) n = p->remaining + 1;
-    p->w = w;
-    p->got = 0;
-    p->full = p->extra = false;
+    int64_t n = api_page_start(&p->rows, w);
     br_err rc = mostrador_clientes(p->app, &p->caller, p->q, p->has_last ? p->last_id : NULL, n,
                                    page_cliente, p);
     if (rc) return rc;
-    if (p->extra) p->has_next = true;
-    *more = !p->extra && (p->full || p->got == n);
+    api_page_end(&p->rows, n, more);
     return BR_OK;
 }
 
 static void clientes_tail(struct api_pager *base, struct jw *w)
 {
     struct clientes_pager *p = (struct clientes_pager *)base;
-    if (p->remaining < 0) return;
+    if (p->rows.remaining < 0) return;
     jw_key(w, "siguiente");
-    jw_str(w, p->has_next ? p->last_id : NULL);
+    jw_str(w, p->rows.has_next ? p->last_id : NULL);
 }
 
 static void clientes_pager_free(struct api_pager *base)
@@ -91,22 +75,6 @@ static void clientes_pager_free(struct api_pager *base)
     principal_clear(&p->caller);
     free(p->q);
     free(p);
-}
-
-/* limit: 1 to 1000, digits only. */
-static bool param_limit(const char *s, int64_t *out)
-{
-    *out = -1;
-    if (!s || !*s) return true;
-    int64_t v = 0;
-    for (const char *c = s; *c; c++) {
-        if (*c < '0' || *c > '9') return false;
-        v = v * 10 + (*c - '0');
-        if (v > 1000) return false;
-    }
-    if (v < 1) return false;
-    *out = v;
-    return true;
 }
 
 void api_clientes_get(struct http_req *r)
@@ -129,7 +97,7 @@ void api_clientes_get(struct http_req *r)
     const char *bad = NULL;
     /* a client is refused before her parameters are judged */
     br_err rc = principal_is_staff(caller) ? BR_OK : err_set(BR_FORBIDDEN, "Sin permisos");
-    if (!rc && !param_limit(http_req_query(r, "limit"), &p->remaining)) bad = "limit";
+    if (!rc && !api_page_limit(&p->rows, http_req_query(r, "limit"))) bad = "limit";
     if (!rc && !bad && cursor && *cursor) {
         if (!uuid_parse(cursor, strlen(cursor), p->last_id))
             bad = "cursor";

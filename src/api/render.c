@@ -38,13 +38,6 @@ void api_w_cita_members(struct jw *w, const struct cita *c)
     jw_kstr(w, "google_event_id", c->google_event_id);
 }
 
-void api_w_cita(struct jw *w, const struct cita *c)
-{
-    jw_obj_open(w);
-    api_w_cita_members(w, c);
-    jw_obj_close(w);
-}
-
 void api_w_foto(struct jw *w, const struct foto *f)
 {
     jw_obj_open(w);
@@ -63,7 +56,9 @@ void api_reply_cita(struct http_req *r, unsigned status, struct cita *c)
     struct jw w;
     api_begin(&w);
     jw_key(&w, "cita");
-    api_w_cita(&w, c);
+    jw_obj_open(&w);
+    api_w_cita_members(&w, c);
+    jw_obj_close(&w);
     cita_clear(c);
     api_reply(r, status, &w);
 }
@@ -265,6 +260,54 @@ void api_booking_fields_free(char *scratch[3])
 }
 
 /* --- listings page by page --------------------------------------------------------- */
+
+bool api_page_limit(struct api_page_rows *pg, const char *s)
+{
+    pg->remaining = -1;
+    if (!s || !*s) return true;
+    int64_t v = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c < '0' || *c > '9') return false;
+        v = v * 10 + (*c - '0');
+        if (v > API_LIMIT_MAX) return false;
+    }
+    if (v < 1) return false;
+    pg->remaining = v;
+    return true;
+}
+
+int64_t api_page_start(struct api_page_rows *pg, struct jw *w)
+{
+    int64_t n = API_PAGE_ROWS;
+    if (pg->remaining >= 0 && pg->remaining + 1 < n) n = pg->remaining + 1;
+    pg->w = w;
+    pg->got = 0;
+    pg->full = pg->extra = false;
+    return n;
+}
+
+bool api_page_takes(struct api_page_rows *pg)
+{
+    if (pg->full || pg->extra) return false;
+    if (pg->remaining == 0) {
+        pg->extra = true;
+        return false;
+    }
+    return true;
+}
+
+void api_page_took(struct api_page_rows *pg)
+{
+    pg->got++;
+    if (pg->remaining > 0) pg->remaining--;
+    if (api_page_full(pg->w)) pg->full = true;
+}
+
+void api_page_end(struct api_page_rows *pg, int64_t n, bool *more)
+{
+    if (pg->extra) pg->has_next = true;
+    *more = !pg->extra && (pg->full || pg->got == n);
+}
 
 struct list_stream {
     struct jw w;
