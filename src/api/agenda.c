@@ -39,13 +39,6 @@ static void store_fail(struct http_req *r, br_err rc)
     api_fail(r, rc, API_ERROR_INTERNAL);
 }
 
-static void bad_field(struct http_req *r, const char *key)
-{
-    char msg[96];
-    snprintf(msg, sizeof msg, "Campo inválido: %s", key);
-    http_reply_error(r, 400, msg);
-}
-
 /* A text field that, when present, must be a string the rule ok accepts.
  * false after replying 400. */
 static bool opt_text(struct http_req *r, json_t *body, const char *key, bool (*ok)(const char *),
@@ -53,7 +46,7 @@ static bool opt_text(struct http_req *r, json_t *body, const char *key, bool (*o
 {
     if (!api_opt_string(r, body, key, out)) return false;
     if (*out && !ok(*out)) {
-        bad_field(r, key);
+        api_bad_field(r, key);
         return false;
     }
     return true;
@@ -61,8 +54,9 @@ static bool opt_text(struct http_req *r, json_t *body, const char *key, bool (*o
 
 /* --- the catalog's administration -------------------------------------------------------- */
 
-static void w_barbero(struct jw *w, const struct barbero *b)
+static void w_barbero(struct jw *w, const void *row)
 {
+    const struct barbero *b = row;
     jw_obj_open(w);
     jw_kstr(w, "id", b->id);
     jw_kstr(w, "nombre", b->nombre);
@@ -77,8 +71,9 @@ static void w_barbero(struct jw *w, const struct barbero *b)
     jw_obj_close(w);
 }
 
-static void w_servicio(struct jw *w, const struct servicio *s)
+static void w_servicio(struct jw *w, const void *row)
 {
+    const struct servicio *s = row;
     jw_obj_open(w);
     jw_kstr(w, "id", s->id);
     jw_kstr(w, "nombre", s->nombre);
@@ -129,22 +124,25 @@ void api_admin_servicios_get(struct http_req *r)
     list_reply(r, rc, &w);
 }
 
+/* Replies status {"<key>": <row>}, written by write, when the row was read
+ * (rc BR_OK); else 404 not_found, or a store failure. */
+static void reply_row(struct http_req *r, unsigned status, br_err rc, const char *not_found,
+                      const char *key, void (*write)(struct jw *, const void *), const void *row)
+{
+    if (api_reply_if_failed(r, rc, not_found)) return;
+    struct jw w;
+    api_begin(&w);
+    jw_key(&w, key);
+    write(&w, row);
+    api_reply(r, status, &w);
+}
+
 /* Replies status {"barbero": <the stored row>}. */
 static void reply_barbero(struct http_req *r, unsigned status, const char *id)
 {
     struct barbero b;
     br_err rc = store_barbero_get(api_app(r)->store, id, &b);
-    if (rc == BR_NOTFOUND) {
-        http_reply_error(r, 404, "Barbero no encontrado");
-    } else if (rc) {
-        store_fail(r, rc);
-    } else {
-        struct jw w;
-        api_begin(&w);
-        jw_key(&w, "barbero");
-        w_barbero(&w, &b);
-        api_reply(r, status, &w);
-    }
+    reply_row(r, status, rc, "Barbero no encontrado", "barbero", w_barbero, &b);
     barbero_clear(&b);
 }
 
@@ -152,17 +150,7 @@ static void reply_servicio(struct http_req *r, unsigned status, const char *id)
 {
     struct servicio s;
     br_err rc = store_servicio_get(api_app(r)->store, id, &s);
-    if (rc == BR_NOTFOUND) {
-        http_reply_error(r, 404, "Servicio no encontrado");
-    } else if (rc) {
-        store_fail(r, rc);
-    } else {
-        struct jw w;
-        api_begin(&w);
-        jw_key(&w, "servicio");
-        w_servicio(&w, &s);
-        api_reply(r, status, &w);
-    }
+    reply_row(r, status, rc, "Servicio no encontrado", "servicio", w_servicio, &s);
     servicio_clear(&s);
 }
 
@@ -215,16 +203,16 @@ void api_admin_servicios_post(struct http_req *r)
     }
     struct servicio s = {.nombre = (char *)nombre};
     if (!int_ok(dur, rule_duracion_ok, &s.duracion_min)) {
-        bad_field(r, "duracion_min");
+        api_bad_field(r, "duracion_min");
         return;
     }
     if (!precio_ok(pre, &s.precio)) {
-        bad_field(r, "precio");
+        api_bad_field(r, "precio");
         return;
     }
     json_t *mar = json_object_get(body, "margen_min");
     if (mar && !json_is_null(mar) && !int_ok(mar, rule_margen_ok, &s.margen_min)) {
-        bad_field(r, "margen_min");
+        api_bad_field(r, "margen_min");
         return;
     }
     br_err rc = catalog_servicio_add(api_app(r), &s);
@@ -243,7 +231,7 @@ static bool opt_activo(struct http_req *r, json_t *body, int *out)
     *out = -1;
     if (!v) return true;
     if (!json_is_boolean(v)) {
-        bad_field(r, "activo");
+        api_bad_field(r, "activo");
         return false;
     }
     *out = json_is_true(v) ? 1 : 0;
@@ -269,7 +257,7 @@ void api_admin_barbero_patch(struct http_req *r)
     p.set_email = json_object_get(body, "email") != NULL;
     p.set_usuario = json_object_get(body, "usuario_id") != NULL;
     if (json_object_get(body, "nombre") && !p.nombre) { /* null: a name is required */
-        bad_field(r, "nombre");
+        api_bad_field(r, "nombre");
         return;
     }
     br_err rc = catalog_barbero_update(api_app(r), id, &p);
@@ -302,24 +290,24 @@ void api_admin_servicio_patch(struct http_req *r)
     if (!opt_text(r, body, "nombre", rule_nombre_ok, &p.nombre) || !opt_activo(r, body, &p.activo))
         return;
     if (json_object_get(body, "nombre") && !p.nombre) {
-        bad_field(r, "nombre");
+        api_bad_field(r, "nombre");
         return;
     }
     json_t *dur = json_object_get(body, "duracion_min"), *pre = json_object_get(body, "precio");
     if (dur && !int_ok(dur, rule_duracion_ok, &p.duracion_min)) {
-        bad_field(r, "duracion_min");
+        api_bad_field(r, "duracion_min");
         return;
     }
     if (pre) {
         if (!precio_ok(pre, &p.precio)) {
-            bad_field(r, "precio");
+            api_bad_field(r, "precio");
             return;
         }
         p.set_precio = true;
     }
     json_t *mar = json_object_get(body, "margen_min");
     if (mar && !int_ok(mar, rule_margen_ok, &p.margen_min)) {
-        bad_field(r, "margen_min");
+        api_bad_field(r, "margen_min");
         return;
     }
     br_err rc = catalog_servicio_update(api_app(r), id, &p);
@@ -366,14 +354,7 @@ void api_barbero_horario_get(struct http_req *r)
     if (!api_path_id_or_404(r, "/api/barberos/", "/horario", "Barbero no encontrado", id)) return;
     struct barbero b;
     br_err rc = store_barbero_get(api_app(r)->store, id, &b);
-    if (rc == BR_NOTFOUND) {
-        http_reply_error(r, 404, "Barbero no encontrado");
-        return;
-    }
-    if (rc) {
-        store_fail(r, rc);
-        return;
-    }
+    if (api_reply_if_failed(r, rc, "Barbero no encontrado")) return;
     barbero_clear(&b);
     reply_horario(r, id);
 }
@@ -386,7 +367,7 @@ static void barbero_horario_put(struct http_req *r, const char *id)
         return;
     }
     if (!json_is_array(arr)) {
-        bad_field(r, "horario");
+        api_bad_field(r, "horario");
         return;
     }
     size_t n = json_array_size(arr);
@@ -462,7 +443,7 @@ void api_admin_ausencias_post(struct http_req *r)
     }
     json_t *bv = json_object_get(body, "barbero_id");
     if (bv && !json_is_null(bv) && !json_is_string(bv)) {
-        bad_field(r, "barbero_id");
+        api_bad_field(r, "barbero_id");
         return;
     }
     in.barbero_id = json_string_value(bv); /* NULL unless a string */
@@ -498,12 +479,7 @@ void api_admin_ausencia_delete(struct http_req *r)
     br_id id;
     if (!api_path_id_or_404(r, "/api/admin/ausencias/", "", "Ausencia no encontrada", id)) return;
     br_err rc = agenda_ausencia_delete(api_app(r), id);
-    if (rc == BR_NOTFOUND)
-        http_reply_error(r, 404, "Ausencia no encontrada");
-    else if (rc)
-        store_fail(r, rc);
-    else
-        api_reply_ok(r);
+    if (!api_reply_if_failed(r, rc, "Ausencia no encontrada")) api_reply_ok(r);
 }
 
 /* --- GET /api/disponibilidad ------------------------------------------------------------------ */

@@ -79,10 +79,24 @@ bool api_path_id_or_404(struct http_req *r, const char *prefix, const char *suff
 
 /* --- reading JSON bodies ------------------------------------------------------- */
 
+/* Replies 400 "Campo inválido: <name>". */
+void api_bad_field(struct http_req *r, const char *name);
+
 /* An optional text field: OUT *out the string, or NULL when absent or null.
  * Returns false (after replying 400 "Campo inválido: <key>") when the field
  * holds another JSON type. */
 bool api_opt_string(struct http_req *r, json_t *body, const char *key, const char **out);
+/* api_opt_string for the member key of the object o, which the message
+ * calls name ("cliente.nombre"). */
+bool api_opt_member(struct http_req *r, json_t *o, const char *key, const char *name,
+                    const char **out);
+
+/* The booking fields of a body (barbero_id, servicio_id, fecha_inicio) as
+ * api_id_field reads them, into in; scratch receives their allocations
+ * (free them with api_booking_fields_free). */
+struct booking_input;
+void api_booking_fields(json_t *body, struct booking_input *in, char *scratch[3]);
+void api_booking_fields_free(char *scratch[3]);
 
 /* An identifier field: a string as it is; another JSON type as its JSON
  * text (so that it is simply not found); NULL when absent or null.
@@ -100,9 +114,10 @@ const char *api_id_field(json_t *body, const char *key, char **scratch);
  * (to add more). */
 void api_w_perfil(struct jw *w, const struct perfil *p);
 void api_w_perfil_members(struct jw *w, const struct perfil *p);
-void api_w_cita(struct jw *w, const struct cita *c);
 void api_w_cita_members(struct jw *w, const struct cita *c);
 void api_w_foto(struct jw *w, const struct foto *f);
+/* Replies status {"cita": <c>} and clears c. */
+void api_reply_cita(struct http_req *r, unsigned status, struct cita *c);
 
 /* Starts an answer (jw_init and the opening '{'). */
 void api_begin(struct jw *w);
@@ -148,6 +163,32 @@ static inline bool api_page_full(const struct jw *w)
 {
     return w->b.len >= API_PAGE_BYTES;
 }
+/* Where a pager stands in a listing with an optional ?limit= (1 to
+ * API_LIMIT_MAX; its tail then says "siguiente"), kept by its row callback.
+ * Each page reads api_page_start's count of rows, one more than the limit
+ * leaves, which tells whether another page exists. */
+struct api_page_rows {
+    int64_t remaining; /* rows still to give; -1: no limit */
+    bool has_next;     /* the limit stopped the listing before its end */
+    /* the page being read */
+    struct jw *w;
+    int64_t got;
+    bool full, extra;
+};
+#define API_LIMIT_MAX 1000
+/* ?limit= (absent or empty: -1, no limit) into pg->remaining; false when
+ * it is not 1 to API_LIMIT_MAX, digits only. */
+bool api_page_limit(struct api_page_rows *pg, const char *limit);
+/* Starts a page written into w; returns how many rows to read. */
+int64_t api_page_start(struct api_page_rows *pg, struct jw *w);
+/* Whether the row just read goes on the page: false once the page is over
+ * (the rest is read again next) or for the row past the limit (a next page
+ * exists). The callback then writes it and calls api_page_took. */
+bool api_page_takes(struct api_page_rows *pg);
+void api_page_took(struct api_page_rows *pg);
+/* Ends the page read with n rows asked for: OUT *more. */
+void api_page_end(struct api_page_rows *pg, int64_t n, bool *more);
+
 /* Replies 200 {"<key>": [...]<tail>} (takes p): whole, with its length,
  * when the first page holds every row; else streamed page by page, so that
  * memory stays bounded whatever the row count. An error on the first page
@@ -172,6 +213,11 @@ void api_fail(struct http_req *r, br_err rc, const char *generic);
  * BR_THROTTLED 429, with Retry-After when the error was set with
  * err_set_retry(); anything else is a failure, api_fail(r, rc, NULL). */
 void api_reply_err(struct http_req *r, br_err rc);
+/* Answers a read or a step that failed, where only "not found" is the
+ * caller's: BR_NOTFOUND 404 with not_found (NULL: the error's own message,
+ * as api_reply_err), anything else api_fail with API_ERROR_INTERNAL. True
+ * after replying; false (nothing replied) when rc is BR_OK. */
+bool api_reply_if_failed(struct http_req *r, br_err rc, const char *not_found);
 /* Replies 200 {"ok": true}. */
 void api_reply_ok(struct http_req *r);
 
@@ -188,9 +234,10 @@ void api_auth_signup(struct http_req *r);
 void api_auth_login(struct http_req *r);
 void api_auth_logout(struct http_req *r);
 void api_auth_me(struct http_req *r);
-/* Answers a sign-in: 200/201 {"user":{id,email},"token"} and the session
- * cookie (takes s). */
-void api_auth_reply_session(struct http_req *r, unsigned status, struct ident_session *s);
+/* Answers a sign-in that returned rc: its error (api_reply_err), or
+ * 200/201 {"user":{id,email},"token"} and the session cookie (takes s). */
+void api_auth_reply_session(struct http_req *r, br_err rc, unsigned status,
+                            struct ident_session *s);
 void api_auth_clear_cookie(struct http_req *r);
 /* the client's own account (cuenta.c) */
 void api_auth_recuperar(struct http_req *r);
@@ -260,13 +307,11 @@ void api_admin_informes_get(struct http_req *r);
 
 /* One element of GET /api/citas's listing (a store_cita_fn; ud: struct jw). */
 br_err api_w_cita_view(void *ud, const struct cita_view *v);
-/* A store_cita_fn for one appointment: writes "cita": <its view> into w
- * and sets found (the answer of a cancel, reschedule or attendance mark). */
-struct api_one_cita {
-    struct jw *w;
-    bool found;
-};
-br_err api_w_one_cita(void *ud, const struct cita_view *v);
+/* Begins an answer with "cita": the view of the appointment id (the
+ * answer of a cancel, a reschedule, a link's page or an attendance mark).
+ * BR_NOTFOUND "Cita no encontrada" when there is none; on any error w is
+ * freed and nothing is replied. */
+br_err api_begin_one_cita(struct http_req *r, const char *id, struct jw *w);
 
 /* /api/gestion/{token}[/cancelar|/reprogramar] (gestion.c): an
  * appointment behind its personal link */

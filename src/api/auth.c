@@ -20,16 +20,26 @@ static void set_cookie(struct http_req *r, const char *token, long max_age)
     http_add_header(r, "Set-Cookie", v);
 }
 
-static void reply_session(struct http_req *r, unsigned status, struct ident_session *s)
+/* "user": {"id", "email"} */
+static void w_user(struct jw *w, const char *id, const char *email)
 {
+    jw_key(w, "user");
+    jw_obj_open(w);
+    jw_kstr(w, "id", id);
+    jw_kstr(w, "email", email);
+    jw_obj_close(w);
+}
+
+void api_auth_reply_session(struct http_req *r, br_err rc, unsigned status, struct ident_session *s)
+{
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
     set_cookie(r, s->token, (long)IDENT_SESSION_DAYS * 86400);
     struct jw w;
     api_begin(&w);
-    jw_key(&w, "user");
-    jw_obj_open(&w);
-    jw_kstr(&w, "id", s->user_id);
-    jw_kstr(&w, "email", s->email);
-    jw_obj_close(&w);
+    w_user(&w, s->user_id, s->email);
     jw_kstr(&w, "token", s->token);
     ident_session_clear(s);
     api_reply(r, status, &w);
@@ -54,11 +64,7 @@ void api_auth_signup(struct http_req *r)
     if (in.telefono && !*in.telefono) in.telefono = NULL;
     struct ident_session s;
     br_err rc = ident_signup(api_app(r)->ident, &in, true, &s);
-    if (rc) {
-        api_reply_err(r, rc);
-        return;
-    }
-    reply_session(r, 201, &s);
+    api_auth_reply_session(r, rc, 201, &s);
 }
 
 void api_auth_login(struct http_req *r)
@@ -68,11 +74,7 @@ void api_auth_login(struct http_req *r)
     if (!credentials(r, body, &email, &pw)) return;
     struct ident_session s;
     br_err rc = ident_login(api_app(r)->ident, email, pw, http_req_remote(r), &s);
-    if (rc) {
-        api_reply_err(r, rc);
-        return;
-    }
-    reply_session(r, 200, &s);
+    api_auth_reply_session(r, rc, 200, &s);
 }
 
 void api_auth_logout(struct http_req *r)
@@ -93,11 +95,7 @@ void api_auth_me(struct http_req *r)
     const struct principal *p = api_caller(r);
     struct jw w;
     api_begin(&w);
-    jw_key(&w, "user");
-    jw_obj_open(&w);
-    jw_kstr(&w, "id", p->user_id);
-    jw_kstr(&w, "email", p->email);
-    jw_obj_close(&w);
+    w_user(&w, p->user_id, p->email);
     jw_key(&w, "perfil");
     if (p->has_perfil)
         api_w_perfil(&w, &p->perfil);
@@ -117,11 +115,6 @@ void api_auth_me(struct http_req *r)
     }
     if (!rc) jw_kstr(&w, "barbero_id", barbero);
     api_reply(r, 200, &w);
-}
-
-void api_auth_reply_session(struct http_req *r, unsigned status, struct ident_session *s)
-{
-    reply_session(r, status, s);
 }
 
 void api_auth_clear_cookie(struct http_req *r)

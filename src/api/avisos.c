@@ -59,14 +59,7 @@ void api_barbero_feed_get(struct http_req *r)
     size_t len = 0;
     br_err rc =
         avisos_feed(api_app(r), id, http_req_query(r, "token"), clock_now_ms(), &text, &len);
-    if (rc == BR_NOTFOUND) {
-        http_reply_error(r, 404, "No encontrado");
-        return;
-    }
-    if (rc) {
-        api_fail(r, rc, API_ERROR_INTERNAL);
-        return;
-    }
+    if (api_reply_if_failed(r, rc, "No encontrado")) return;
     http_reply_text(r, 200, text, len, "text/calendar; charset=utf-8");
 }
 
@@ -77,25 +70,11 @@ static void feed_admin(struct http_req *r, bool renew)
         return;
     struct app *app = api_app(r);
     if (!renew) {
-        br_err rc = avisos_feed_revocar(app, id);
-        if (rc == BR_NOTFOUND)
-            api_reply_err(r, rc);
-        else if (rc)
-            api_fail(r, rc, API_ERROR_INTERNAL);
-        else
-            api_reply_ok(r);
+        if (!api_reply_if_failed(r, avisos_feed_revocar(app, id), NULL)) api_reply_ok(r);
         return;
     }
     char *url = NULL;
-    br_err rc = avisos_feed_renovar(app, id, &url);
-    if (rc == BR_NOTFOUND) {
-        api_reply_err(r, rc);
-        return;
-    }
-    if (rc) {
-        api_fail(r, rc, API_ERROR_INTERNAL);
-        return;
-    }
+    if (api_reply_if_failed(r, avisos_feed_renovar(app, id, &url), NULL)) return;
     struct jw w;
     api_begin(&w);
     jw_kstr(&w, "url", url);
@@ -147,14 +126,7 @@ void api_admin_ausencia_citas_get(struct http_req *r)
     struct app *app = api_app(r);
     struct ausencia a;
     br_err rc = store_ausencia_get(app->store, id, &a);
-    if (rc == BR_NOTFOUND) {
-        http_reply_error(r, 404, "Ausencia no encontrada");
-        return;
-    }
-    if (rc) {
-        api_fail(r, rc, API_ERROR_INTERNAL);
-        return;
-    }
+    if (api_reply_if_failed(r, rc, "Ausencia no encontrada")) return;
     struct jw w;
     api_begin(&w);
     rc = api_w_afectadas(&w, app, &a);

@@ -47,17 +47,5 @@ void api_citas_accion(struct http_req *r)
         return;
     }
     struct jw w;
-    api_begin(&w);
-    struct api_one_cita o = {&w, false};
-    rc = store_cita_view(api_app(r)->store, cita_id, api_w_one_cita, &o);
-    if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
-    if (rc) {
-        jw_free(&w);
-        if (rc == BR_NOTFOUND)
-            api_reply_err(r, rc);
-        else
-            api_fail(r, rc, API_ERROR_INTERNAL);
-        return;
-    }
-    api_reply(r, 200, &w);
+    if (!api_reply_if_failed(r, api_begin_one_cita(r, cita_id, &w), NULL)) api_reply(r, 200, &w);
 }

@@ -52,12 +52,28 @@ br_err api_w_cita_view(void *ud, const struct cita_view *v)
     return add_cita(ud, v);
 }
 
-br_err api_w_one_cita(void *ud, const struct cita_view *v)
+/* A store_cita_fn for one appointment: writes "cita": <its view>. */
+struct one_cita {
+    struct jw *w;
+    bool found;
+};
+
+static br_err add_one_cita(void *ud, const struct cita_view *v)
 {
-    struct api_one_cita *o = ud;
+    struct one_cita *o = ud;
     o->found = true;
     jw_key(o->w, "cita");
     return add_cita(o->w, v);
+}
+
+br_err api_begin_one_cita(struct http_req *r, const char *id, struct jw *w)
+{
+    api_begin(w);
+    struct one_cita o = {w, false};
+    br_err rc = store_cita_view(api_app(r)->store, id, add_one_cita, &o);
+    if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
+    if (rc) jw_free(w);
+    return rc;
 }
 
 /* --- the listing, page by page ------------------------------------------------------ */
@@ -80,12 +96,7 @@ struct citas_pager {
     br_ts last_inicio; /* the last row given (or the request's cursor) */
     br_id last_id;
     bool has_last;
-    int64_t remaining; /* rows still to give; -1: no limit */
-    bool has_next;     /* the limit stopped the listing before its end */
-    /* the page being read */
-    struct jw *w;
-    int64_t got;
-    bool full, extra;
+    struct api_page_rows rows;
     /* a client's own listing, to be remembered when one page holds it */
     bool memo;
     struct memo_ticket ticket;
@@ -96,28 +107,20 @@ static void set_scope(struct citas_pager *p, const char *scope);
 static br_err page_row(void *ud, const struct cita_view *v)
 {
     struct citas_pager *p = ud;
-    if (p->full || p->extra) return BR_OK; /* the page is over: the rest is read again next */
-    if (p->remaining == 0) {
-        p->extra = true; /* a row past the limit: a next page exists */
-        return BR_OK;
-    }
-    br_err rc = add_cita(p->w, v);
+    if (!api_page_takes(&p->rows)) return BR_OK;
+    br_err rc = add_cita(p->rows.w, v);
     if (rc) return rc;
     memcpy(p->last_inicio, v->cita.fecha_inicio, sizeof p->last_inicio);
     memcpy(p->last_id, v->cita.id, sizeof p->last_id);
     p->has_last = true;
-    p->got++;
-    if (p->remaining > 0) p->remaining--;
-    if (api_page_full(p->w)) p->full = true;
+    api_page_took(&p->rows);
     return BR_OK;
 }
 
 static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
 {
     struct citas_pager *p = (struct citas_pager *)base;
-    /* one row more than the limit leaves tells whether another page exists */
-    int64_t n = API_PAGE_ROWS;
-    if (p->remaining >= 0 && p->remaining + 1 < n) n = p->remaining + 1;
+    int64_t n = api_page_start(&p->rows, w);
     struct cita_range q = {
         .cliente_id = p->scope,
         .estado = p->estado,
@@ -127,9 +130,6 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
         .after_id = p->has_last ? p->last_id : NULL,
         .limit = n,
     };
-    p->w = w;
-    p->got = 0;
-    p->full = p->extra = false;
     br_err rc = BR_OK;
     bool listed = false;
     if (p->req && api_caller(p->req)) {
@@ -155,8 +155,7 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
     }
     if (!listed) rc = booking_list(p->app, &q, page_row, p);
     if (rc) return rc;
-    if (p->extra) p->has_next = true;
-    *more = !p->extra && (p->full || p->got == n);
+    api_page_end(&p->rows, n, more);
     return BR_OK;
 }
 
@@ -165,9 +164,9 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
 static void citas_tail(struct api_pager *base, struct jw *w)
 {
     struct citas_pager *p = (struct citas_pager *)base;
-    if (p->remaining < 0) return;
+    if (p->rows.remaining < 0) return;
     jw_key(w, "siguiente");
-    if (p->has_next) {
+    if (p->rows.has_next) {
         char cursor[ISO8601_LEN + 1 + UUID_LEN + 1];
         snprintf(cursor, sizeof cursor, "%s_%s", p->last_inicio, p->last_id);
         jw_str(w, cursor);
@@ -202,7 +201,7 @@ static void citas_whole(struct api_pager *base, const char *text, size_t len)
 static bool memo_query(const struct citas_pager *p, char *out, size_t n)
 {
     int k = snprintf(out, n, "%s|%s|%lld|%s_%s|%s", p->has_desde ? p->desde : "",
-                     p->has_hasta ? p->hasta : "", (long long)p->remaining,
+                     p->has_hasta ? p->hasta : "", (long long)p->rows.remaining,
                      p->has_last ? p->last_inicio : "", p->has_last ? p->last_id : "",
                      p->estado ? p->estado : "");
     return k >= 0 && (size_t)k < n;
@@ -251,23 +250,6 @@ static bool param_ts(const char *s, br_ts out, bool *has)
     return true;
 }
 
-/* limit: 1 to API_LIMIT_MAX, digits only. */
-#define API_LIMIT_MAX 1000
-static bool param_limit(const char *s, int64_t *out)
-{
-    *out = -1;
-    if (!s || !*s) return true;
-    int64_t v = 0;
-    for (const char *c = s; *c; c++) {
-        if (*c < '0' || *c > '9') return false;
-        v = v * 10 + (*c - '0');
-        if (v > API_LIMIT_MAX) return false;
-    }
-    if (v < 1) return false;
-    *out = v;
-    return true;
-}
-
 /* cursor: "<fecha_inicio>_<id>" exactly as a "siguiente" gives it. */
 static bool param_cursor(const char *s, struct citas_pager *p)
 {
@@ -295,7 +277,7 @@ void api_citas_get(struct http_req *r)
         bad = "desde";
     else if (!param_ts(http_req_query(r, "hasta"), p->hasta, &p->has_hasta))
         bad = "hasta";
-    else if (!param_limit(http_req_query(r, "limit"), &p->remaining))
+    else if (!api_page_limit(&p->rows, http_req_query(r, "limit")))
         bad = "limit";
     else if (!param_cursor(http_req_query(r, "cursor"), p))
         bad = "cursor";
@@ -325,30 +307,19 @@ void api_citas_get(struct http_req *r)
 void api_citas_post(struct http_req *r)
 {
     json_t *body = http_req_json(r);
-    char *s1 = NULL, *s2 = NULL, *s3 = NULL;
-    struct booking_input in = {
-        .barbero_id = api_id_field(body, "barbero_id", &s1),
-        .servicio_id = api_id_field(body, "servicio_id", &s2),
-        .fecha_inicio = api_id_field(body, "fecha_inicio", &s3),
-    };
+    char *scratch[3];
+    struct booking_input in = {0};
+    api_booking_fields(body, &in, scratch);
     bool missing = !in.barbero_id || !*in.barbero_id || !in.servicio_id || !*in.servicio_id ||
                    !in.fecha_inicio || !*in.fecha_inicio;
     /* a wrongly typed notas is refused after the required fields (step 2) */
     if (missing || api_opt_string(r, body, "notas", &in.notas)) {
         struct cita c;
         br_err rc = booking_create(api_app(r), api_caller(r), &in, &c);
-        if (rc) {
+        if (rc)
             api_reply_err(r, rc);
-        } else {
-            struct jw w;
-            api_begin(&w);
-            jw_key(&w, "cita");
-            api_w_cita(&w, &c);
-            cita_clear(&c);
-            api_reply(r, 201, &w);
-        }
+        else
+            api_reply_cita(r, 201, &c);
     }
-    free(s1);
-    free(s2);
-    free(s3);
+    api_booking_fields_free(scratch);
 }

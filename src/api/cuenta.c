@@ -31,11 +31,7 @@ void api_auth_restablecer(struct http_req *r)
         return;
     struct ident_session s;
     br_err rc = ident_reset_apply(api_app(r)->ident, token, pw, &s);
-    if (rc) {
-        api_reply_err(r, rc);
-        return;
-    }
-    api_auth_reply_session(r, 200, &s);
+    api_auth_reply_session(r, rc, 200, &s);
 }
 
 void api_auth_confirmar_email(struct http_req *r)

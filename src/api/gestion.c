@@ -59,18 +59,7 @@ static void reply_cita(struct http_req *r, const char *tok, unsigned status)
         return;
     }
     struct jw w;
-    api_begin(&w);
-    struct api_one_cita o = {&w, false};
-    rc = store_cita_view(app->store, g.cita_id, api_w_one_cita, &o);
-    if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
-    if (rc) {
-        jw_free(&w);
-        if (rc == BR_NOTFOUND)
-            api_reply_err(r, rc);
-        else
-            api_fail(r, rc, API_ERROR_INTERNAL);
-        return;
-    }
+    if (api_reply_if_failed(r, api_begin_one_cita(r, g.cita_id, &w), NULL)) return;
     jw_key(&w, "puede_cambiar");
     jw_bool(&w, g.puede_cambiar);
     jw_kstr(&w, "limite_cambio", g.limite);

@@ -35,54 +35,38 @@ struct clientes_pager {
     char *q;
     br_id last_id;
     bool has_last;
-    int64_t remaining; /* -1: no limit */
-    bool has_next;
-    /* the page being read */
-    struct jw *w;
-    int64_t got;
-    bool full, extra;
+    struct api_page_rows rows;
 };
 
 static br_err page_cliente(void *ud, const struct cliente_view *c)
 {
     struct clientes_pager *p = ud;
-    if (p->full || p->extra) return BR_OK;
-    if (p->remaining == 0) {
-        p->extra = true;
-        return BR_OK;
-    }
-    w_cliente(p->w, c);
-    if (p->w->err) return p->w->err;
+    if (!api_page_takes(&p->rows)) return BR_OK;
+    w_cliente(p->rows.w, c);
+    if (p->rows.w->err) return p->rows.w->err;
     memcpy(p->last_id, c->perfil.id, sizeof p->last_id);
     p->has_last = true;
-    p->got++;
-    if (p->remaining > 0) p->remaining--;
-    if (api_page_full(p->w)) p->full = true;
+    api_page_took(&p->rows);
     return BR_OK;
 }
 
 static br_err clientes_page(struct api_pager *base, struct jw *w, bool *more)
 {
     struct clientes_pager *p = (struct clientes_pager *)base;
-    int64_t n = API_PAGE_ROWS;
-    if (p->remaining >= 0 && p->remaining + 1 < n) n = p->remaining + 1;
-    p->w = w;
-    p->got = 0;
-    p->full = p->extra = false;
+    int64_t n = api_page_start(&p->rows, w);
     br_err rc = mostrador_clientes(p->app, &p->caller, p->q, p->has_last ? p->last_id : NULL, n,
                                    page_cliente, p);
     if (rc) return rc;
-    if (p->extra) p->has_next = true;
-    *more = !p->extra && (p->full || p->got == n);
+    api_page_end(&p->rows, n, more);
     return BR_OK;
 }
 
 static void clientes_tail(struct api_pager *base, struct jw *w)
 {
     struct clientes_pager *p = (struct clientes_pager *)base;
-    if (p->remaining < 0) return;
+    if (p->rows.remaining < 0) return;
     jw_key(w, "siguiente");
-    jw_str(w, p->has_next ? p->last_id : NULL);
+    jw_str(w, p->rows.has_next ? p->last_id : NULL);
 }
 
 static void clientes_pager_free(struct api_pager *base)
@@ -91,22 +75,6 @@ static void clientes_pager_free(struct api_pager *base)
     principal_clear(&p->caller);
     free(p->q);
     free(p);
-}
-
-/* limit: 1 to 1000, digits only. */
-static bool param_limit(const char *s, int64_t *out)
-{
-    *out = -1;
-    if (!s || !*s) return true;
-    int64_t v = 0;
-    for (const char *c = s; *c; c++) {
-        if (*c < '0' || *c > '9') return false;
-        v = v * 10 + (*c - '0');
-        if (v > 1000) return false;
-    }
-    if (v < 1) return false;
-    *out = v;
-    return true;
 }
 
 void api_clientes_get(struct http_req *r)
@@ -129,7 +97,7 @@ void api_clientes_get(struct http_req *r)
     const char *bad = NULL;
     /* a client is refused before her parameters are judged */
     br_err rc = principal_is_staff(caller) ? BR_OK : err_set(BR_FORBIDDEN, "Sin permisos");
-    if (!rc && !param_limit(http_req_query(r, "limit"), &p->remaining)) bad = "limit";
+    if (!rc && !api_page_limit(&p->rows, http_req_query(r, "limit"))) bad = "limit";
     if (!rc && !bad && cursor && *cursor) {
         if (!uuid_parse(cursor, strlen(cursor), p->last_id))
             bad = "cursor";
@@ -178,9 +146,7 @@ static bool opt_bool(struct http_req *r, json_t *body, const char *key, bool *ou
     *out = false;
     if (!v || json_is_null(v)) return true;
     if (!json_is_boolean(v)) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "Campo inválido: %s", key);
-        http_reply_error(r, 400, msg);
+        api_bad_field(r, key);
         return false;
     }
     *out = json_is_true(v);
@@ -191,33 +157,19 @@ static bool opt_bool(struct http_req *r, json_t *body, const char *key, bool *ou
  * it as "cliente.<key>". */
 static bool opt_sub_string(struct http_req *r, json_t *o, const char *key, const char **out)
 {
-    json_t *v = json_object_get(o, key);
-    *out = NULL;
-    if (!v || json_is_null(v)) return true;
-    if (!json_is_string(v)) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "Campo inválido: cliente.%s", key);
-        http_reply_error(r, 400, msg);
-        return false;
-    }
-    *out = json_string_value(v);
-    return true;
+    char name[64];
+    snprintf(name, sizeof name, "cliente.%s", key);
+    return api_opt_member(r, o, key, name, out);
 }
 
 void api_agenda_citas_post(struct http_req *r)
 {
     json_t *body = http_req_json(r);
-    char *s1 = NULL, *s2 = NULL, *s3 = NULL, *s4 = NULL;
+    char *scratch[3], *s4 = NULL;
     struct mostrador_cliente nuevo = {0};
-    struct mostrador_reserva in = {
-        .cita =
-            {
-                .barbero_id = api_id_field(body, "barbero_id", &s1),
-                .servicio_id = api_id_field(body, "servicio_id", &s2),
-                .fecha_inicio = api_id_field(body, "fecha_inicio", &s3),
-            },
-        .cliente_id = api_id_field(body, "cliente_id", &s4),
-    };
+    struct mostrador_reserva in = {0};
+    api_booking_fields(body, &in.cita, scratch);
+    in.cliente_id = api_id_field(body, "cliente_id", &s4);
     json_t *cliente = json_object_get(body, "cliente");
     bool ok = api_opt_string(r, body, "notas", &in.cita.notas) &&
               opt_bool(r, body, "fuera_de_horario", &in.fuera_de_horario);
@@ -235,20 +187,12 @@ void api_agenda_citas_post(struct http_req *r)
     if (ok) {
         struct cita c;
         br_err rc = mostrador_reservar(api_app(r), api_caller(r), &in, &c);
-        if (rc) {
+        if (rc)
             api_reply_err(r, rc);
-        } else {
-            struct jw w;
-            api_begin(&w);
-            jw_key(&w, "cita");
-            api_w_cita(&w, &c);
-            cita_clear(&c);
-            api_reply(r, 201, &w);
-        }
+        else
+            api_reply_cita(r, 201, &c);
     }
-    free(s1);
-    free(s2);
-    free(s3);
+    api_booking_fields_free(scratch);
     free(s4);
 }
 
@@ -276,14 +220,9 @@ void api_citas_asistencia(struct http_req *r)
         return;
     }
     struct jw w;
-    api_begin(&w);
-    struct api_one_cita o = {&w, false};
-    rc = store_cita_view(api_app(r)->store, id, api_w_one_cita, &o);
-    if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "Cita no encontrada");
-    if (rc) {
-        jw_free(&w);
+    rc = api_begin_one_cita(r, id, &w);
+    if (rc)
         api_reply_err(r, rc);
-        return;
-    }
-    api_reply(r, 200, &w);
+    else
+        api_reply(r, 200, &w);
 }

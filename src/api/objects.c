@@ -37,14 +37,7 @@ void api_object_get(struct http_req *r)
     br_err rc = BR_NOTFOUND;
     if (blen == strlen(PHOTO_BUCKET) && !memcmp(rest, PHOTO_BUCKET, blen))
         rc = obj_get(api_app(r)->obj, PHOTO_BUCKET, slash + 1, &info);
-    if (rc == BR_NOTFOUND) {
-        http_reply_error(r, 404, "No encontrado");
-        return;
-    }
-    if (rc) {
-        api_fail(r, rc, API_ERROR_INTERNAL);
-        return;
-    }
+    if (api_reply_if_failed(r, rc, "No encontrado")) return;
     char type[MEDIATYPE_MAX + 1];
     mediatype_stored(info.content_type, type);
     free(info.content_type);

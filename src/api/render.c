@@ -3,6 +3,7 @@
  * JSON writer, and reading request fields (see api.h).
  */
 #include "api.h"
+#include "../core/booking.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,13 +38,6 @@ void api_w_cita_members(struct jw *w, const struct cita *c)
     jw_kstr(w, "google_event_id", c->google_event_id);
 }
 
-void api_w_cita(struct jw *w, const struct cita *c)
-{
-    jw_obj_open(w);
-    api_w_cita_members(w, c);
-    jw_obj_close(w);
-}
-
 void api_w_foto(struct jw *w, const struct foto *f)
 {
     jw_obj_open(w);
@@ -55,6 +49,18 @@ void api_w_foto(struct jw *w, const struct foto *f)
     jw_kstr(w, "storage_path", f->storage_path);
     jw_kstr(w, "created_at", f->created_at);
     jw_obj_close(w);
+}
+
+void api_reply_cita(struct http_req *r, unsigned status, struct cita *c)
+{
+    struct jw w;
+    api_begin(&w);
+    jw_key(&w, "cita");
+    jw_obj_open(&w);
+    api_w_cita_members(&w, c);
+    jw_obj_close(&w);
+    cita_clear(c);
+    api_reply(r, status, &w);
 }
 
 void api_begin(struct jw *w)
@@ -183,6 +189,18 @@ void api_reply_err(struct http_req *r, br_err rc)
     reply_error(r, status, err_msg());
 }
 
+bool api_reply_if_failed(struct http_req *r, br_err rc, const char *not_found)
+{
+    if (!rc) return false;
+    if (rc == BR_NOTFOUND && not_found)
+        http_reply_error(r, 404, not_found);
+    else if (rc == BR_NOTFOUND)
+        api_reply_err(r, rc);
+    else
+        api_fail(r, rc, API_ERROR_INTERNAL);
+    return true;
+}
+
 void api_reply_ok(struct http_req *r)
 {
     struct jw w;
@@ -192,19 +210,30 @@ void api_reply_ok(struct http_req *r)
     api_reply(r, 200, &w);
 }
 
-bool api_opt_string(struct http_req *r, json_t *body, const char *key, const char **out)
+void api_bad_field(struct http_req *r, const char *name)
 {
-    json_t *v = json_object_get(body, key);
+    char msg[96];
+    snprintf(msg, sizeof msg, "Campo inválido: %s", name);
+    http_reply_error(r, 400, msg);
+}
+
+bool api_opt_member(struct http_req *r, json_t *o, const char *key, const char *name,
+                    const char **out)
+{
+    json_t *v = json_object_get(o, key);
     *out = NULL;
     if (!v || json_is_null(v)) return true;
     if (json_is_string(v)) {
         *out = json_string_value(v);
         return true;
     }
-    char msg[96];
-    snprintf(msg, sizeof msg, "Campo inválido: %s", key);
-    http_reply_error(r, 400, msg);
+    api_bad_field(r, name);
     return false;
+}
+
+bool api_opt_string(struct http_req *r, json_t *body, const char *key, const char **out)
+{
+    return api_opt_member(r, body, key, key, out);
 }
 
 const char *api_id_field(json_t *body, const char *key, char **scratch)
@@ -216,7 +245,69 @@ const char *api_id_field(json_t *body, const char *key, char **scratch)
     return *scratch;
 }
 
+void api_booking_fields(json_t *body, struct booking_input *in, char *scratch[3])
+{
+    scratch[0] = scratch[1] = scratch[2] = NULL;
+    in->barbero_id = api_id_field(body, "barbero_id", &scratch[0]);
+    in->servicio_id = api_id_field(body, "servicio_id", &scratch[1]);
+    in->fecha_inicio = api_id_field(body, "fecha_inicio", &scratch[2]);
+}
+
+void api_booking_fields_free(char *scratch[3])
+{
+    for (int i = 0; i < 3; i++)
+        free(scratch[i]);
+}
+
 /* --- listings page by page --------------------------------------------------------- */
+
+bool api_page_limit(struct api_page_rows *pg, const char *s)
+{
+    pg->remaining = -1;
+    if (!s || !*s) return true;
+    int64_t v = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c < '0' || *c > '9') return false;
+        v = v * 10 + (*c - '0');
+        if (v > API_LIMIT_MAX) return false;
+    }
+    if (v < 1) return false;
+    pg->remaining = v;
+    return true;
+}
+
+int64_t api_page_start(struct api_page_rows *pg, struct jw *w)
+{
+    int64_t n = API_PAGE_ROWS;
+    if (pg->remaining >= 0 && pg->remaining + 1 < n) n = pg->remaining + 1;
+    pg->w = w;
+    pg->got = 0;
+    pg->full = pg->extra = false;
+    return n;
+}
+
+bool api_page_takes(struct api_page_rows *pg)
+{
+    if (pg->full || pg->extra) return false;
+    if (pg->remaining == 0) {
+        pg->extra = true;
+        return false;
+    }
+    return true;
+}
+
+void api_page_took(struct api_page_rows *pg)
+{
+    pg->got++;
+    if (pg->remaining > 0) pg->remaining--;
+    if (api_page_full(pg->w)) pg->full = true;
+}
+
+void api_page_end(struct api_page_rows *pg, int64_t n, bool *more)
+{
+    if (pg->extra) pg->has_next = true;
+    *more = !pg->extra && (pg->full || pg->got == n);
+}
 
 struct list_stream {
     struct jw w;

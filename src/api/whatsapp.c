@@ -155,14 +155,7 @@ void api_admin_cita_mensajes(struct http_req *r)
     struct app *app = api_app(r);
     struct cita_detail d;
     br_err rc = store_cita_detail(app->store, id, &d);
-    if (rc == BR_NOTFOUND) {
-        http_reply_error(r, 404, "Cita no encontrada");
-        return;
-    }
-    if (rc) {
-        api_fail(r, rc, API_ERROR_INTERNAL);
-        return;
-    }
+    if (api_reply_if_failed(r, rc, "Cita no encontrada")) return;
     cita_detail_clear(&d);
     struct jw w;
     api_list_begin(&w, "mensajes");

@@ -20,13 +20,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void error_line(const char *fmt, va_list ap)
+{
+    fputs("barberia: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("barberia: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    error_line(fmt, ap);
     va_end(ap);
 }
 
@@ -109,6 +114,68 @@ static int open_app(struct app *app, const struct config *cfg)
     return 0;
 }
 
+/* One data command ("user add", "export"...): its flags are parsed with the
+ * data settings, its arguments checked before anything is opened, then it
+ * acts on the opened app. check and run return 0 or an exit status, after
+ * printing their one-line error. */
+struct data_command {
+    const char *name; /* as its messages name it */
+    const char *help;
+    const struct cli_flag *flags;            /* NULL: none of its own */
+    int (*check)(void *args);                /* NULL: nothing to check */
+    int (*run)(struct app *app, void *args); /* NULL: opening is all (migrate) */
+    void *args;                              /* where the flags' values land */
+};
+
+static int data_command_run(const struct data_command *c, int argc, char **argv)
+{
+    struct config cfg;
+    bool done;
+    int rc = cli_parse(c->name, argc, argv, CONFIG_DATA, &cfg, c->flags, c->help, &done);
+    if (!rc && !done && c->check) rc = c->check(c->args);
+    if (!rc && !done) {
+        struct app app;
+        rc = open_app(&app, &cfg);
+        if (!rc) {
+            if (c->run) rc = c->run(&app, c->args);
+            app_close(&app);
+        }
+    }
+    config_free(&cfg);
+    return rc;
+}
+
+/* A bad argument: one line, and the usage exit status. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_line(fmt, ap);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+/* cmd failed with the error at hand: one line, and status. */
+static int failed(const char *cmd, int status)
+{
+    cli_error("%s: %s", cmd, err_msg());
+    return status;
+}
+
+/* 0 when e is BR_OK, else EXIT_REFUSED after printing cmd's error. */
+static int refused_unless_ok(const char *cmd, br_err e)
+{
+    return e != BR_OK ? failed(cmd, EXIT_REFUSED) : 0;
+}
+
+/* What an add that failed with e exits with: its arguments were refused,
+ * or the store refused it. */
+static int add_status(br_err e)
+{
+    return e == BR_INVALID ? EXIT_USAGE : EXIT_REFUSED;
+}
+
 /* Prints a value for a tab-separated row: tabs, newlines and backslashes
  * escaped, NULL as an empty field. */
 static void field(const char *s, bool last)
@@ -154,23 +221,26 @@ static int subcommand(const char *cmd, int argc, char **argv, const char *const 
     return -1;
 }
 
-static const char *const add_or_list[] = {"add", "list", NULL};
+/* `barberia <cmd> add|list ...`: one of the two commands, by the first
+ * argument; --help there prints add's help (the command's). */
+static int add_or_list(const char *cmd, int argc, char **argv, const struct data_command *add,
+                       const struct data_command *list)
+{
+    static const char *const subs[] = {"add", "list", NULL};
+    int status;
+    int which = subcommand(cmd, argc, argv, subs, add->help, &status);
+    if (which < 0) return status;
+    return data_command_run(which == 0 ? add : list, argc - 1, argv + 1);
+}
 
 int cli_migrate(int argc, char **argv)
 {
-    struct config cfg;
-    bool done;
-    int rc = cli_parse("migrate", argc, argv, CONFIG_DATA, &cfg, NULL,
-                       "Usage: barberia migrate [--data DIR]\n"
-                       "Creates or upgrades the schema of the data store.\n",
-                       &done);
-    if (rc || done) goto out;
-    struct app app;
-    rc = open_app(&app, &cfg);
-    if (!rc) app_close(&app);
-out:
-    config_free(&cfg);
-    return rc;
+    const struct data_command migrate = {
+        .name = "migrate",
+        .help = "Usage: barberia migrate [--data DIR]\n"
+                "Creates or upgrades the schema of the data store.\n",
+    };
+    return data_command_run(&migrate, argc, argv);
 }
 
 static br_err print_user(void *ud, const struct user *u, const struct perfil *p)
@@ -186,6 +256,40 @@ static br_err print_user(void *ud, const struct user *u, const struct perfil *p)
     return BR_OK;
 }
 
+struct user_args {
+    const char *email, *password, *nombre, *telefono, *rol;
+};
+
+/* Bad arguments are refused before anything is opened or written. */
+static int user_add_check(void *args)
+{
+    const struct user_args *a = args;
+    if (!a->email || !*a->email || !a->password || !*a->password)
+        return usage_error("user add: --email and --password are required");
+    struct ident_signup check = {a->email, a->password, NULL, NULL, NULL};
+    if (ident_signup_check(&check) != BR_OK) return failed("user add", EXIT_USAGE);
+    return 0;
+}
+
+static int user_add(struct app *app, void *args)
+{
+    const struct user_args *a = args;
+    struct ident_signup in = {a->email, a->password, a->nombre, a->telefono,
+                              a->rol && *a->rol ? a->rol : NULL};
+    struct ident_session s;
+    br_err e = ident_signup(app->ident, &in, false, &s);
+    if (e) return failed("user add", add_status(e));
+    printf("%s\n", s.user_id);
+    ident_session_clear(&s);
+    return 0;
+}
+
+static int user_list(struct app *app, void *args)
+{
+    (void)args;
+    return refused_unless_ok("user list", store_users_each(app->store, print_user, NULL));
+}
+
 int cli_user(int argc, char **argv)
 {
     static const char help[] =
@@ -195,55 +299,13 @@ int cli_user(int argc, char **argv)
         "     the new user id.\n"
         "list: one tab-separated row per user: id, email, rol, nombre, telefono,\n"
         "      created_at, last sign-in.\n";
-    int status;
-    int which = subcommand("user", argc, argv, add_or_list, help, &status);
-    if (which < 0) return status;
-    bool is_add = which == 0;
-    const char *email = NULL, *password = NULL, *nombre = NULL, *telefono = NULL, *rol = NULL;
-    struct cli_flag add_flags[] = {{"email", &email, NULL},   {"password", &password, NULL},
-                                   {"nombre", &nombre, NULL}, {"telefono", &telefono, NULL},
-                                   {"rol", &rol, NULL},       {NULL, NULL, NULL}};
-    struct config cfg;
-    bool done;
-    int rc = cli_parse(is_add ? "user add" : "user list", argc - 1, argv + 1, CONFIG_DATA, &cfg,
-                       is_add ? add_flags : NULL, help, &done);
-    if (rc || done) goto out;
-    if (is_add && (!email || !*email || !password || !*password)) {
-        cli_error("user add: --email and --password are required");
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    if (is_add) {
-        /* bad arguments are refused before anything is opened or written */
-        struct ident_signup check = {email, password, NULL, NULL, NULL};
-        if (ident_signup_check(&check) != BR_OK) {
-            cli_error("user add: %s", err_msg());
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    }
-    struct app app;
-    rc = open_app(&app, &cfg);
-    if (rc) goto out;
-    if (is_add) {
-        struct ident_signup in = {email, password, nombre, telefono, rol && *rol ? rol : NULL};
-        struct ident_session s;
-        br_err e = ident_signup(app.ident, &in, false, &s);
-        if (e) {
-            cli_error("user add: %s", err_msg());
-            rc = e == BR_INVALID ? EXIT_USAGE : EXIT_REFUSED;
-        } else {
-            printf("%s\n", s.user_id);
-            ident_session_clear(&s);
-        }
-    } else if (store_users_each(app.store, print_user, NULL) != BR_OK) {
-        cli_error("user list: %s", err_msg());
-        rc = EXIT_REFUSED;
-    }
-    app_close(&app);
-out:
-    config_free(&cfg);
-    return rc;
+    struct user_args a = {0};
+    const struct cli_flag flags[] = {{"email", &a.email, NULL},   {"password", &a.password, NULL},
+                                     {"nombre", &a.nombre, NULL}, {"telefono", &a.telefono, NULL},
+                                     {"rol", &a.rol, NULL},       {NULL, NULL, NULL}};
+    const struct data_command add = {"user add", help, flags, user_add_check, user_add, &a};
+    const struct data_command list = {"user list", help, NULL, NULL, user_list, NULL};
+    return add_or_list("user", argc, argv, &add, &list);
 }
 
 /* What rule_nombre_ok asks of --nombre, as the CLI says it. */
@@ -258,6 +320,40 @@ static br_err print_barbero(void *ud, const struct barbero *b)
     return BR_OK;
 }
 
+struct barbero_args {
+    const char *nombre, *foto;
+};
+
+/* The rules POST /api/admin/barberos applies, before anything is opened. */
+static int barbero_add_check(void *args)
+{
+    const struct barbero_args *a = args;
+    if (!a->nombre || !*a->nombre) return usage_error("barbero add: --nombre is required");
+    if (!rule_nombre_ok(a->nombre))
+        return usage_error("barbero add: " NOMBRE_RULE, RULE_NOMBRE_MAX);
+    if (a->foto && *a->foto && !rule_foto_url_ok(a->foto))
+        return usage_error("barbero add: --foto-url must be UTF-8 text of at most %d bytes",
+                           RULE_URL_MAX);
+    return 0;
+}
+
+static int barbero_add(struct app *app, void *args)
+{
+    const struct barbero_args *a = args;
+    struct barbero b = {.nombre = (char *)a->nombre,
+                        .foto_url = (char *)(a->foto && *a->foto ? a->foto : NULL)};
+    br_err e = catalog_barbero_add(app, &b);
+    if (e) return failed("barbero add", add_status(e));
+    printf("%s\n", b.id);
+    return 0;
+}
+
+static int barbero_list(struct app *app, void *args)
+{
+    (void)args;
+    return refused_unless_ok("barbero list", store_barberos_each(app->store, print_barbero, NULL));
+}
+
 int cli_barbero(int argc, char **argv)
 {
     static const char help[] =
@@ -266,58 +362,13 @@ int cli_barbero(int argc, char **argv)
         "add: adds a barber and prints the new id (N: at most 200 bytes, U: at most\n"
         "     2048, as the API's POST /api/admin/barberos accepts).\n"
         "list: one tab-separated row per barber: id, nombre, foto_url.\n";
-    int status;
-    int which = subcommand("barbero", argc, argv, add_or_list, help, &status);
-    if (which < 0) return status;
-    bool is_add = which == 0;
-    const char *nombre = NULL, *foto = NULL;
-    struct cli_flag add_flags[] = {
-        {"nombre", &nombre, NULL}, {"foto-url", &foto, NULL}, {NULL, NULL, NULL}};
-    struct config cfg;
-    bool done;
-    int rc = cli_parse(is_add ? "barbero add" : "barbero list", argc - 1, argv + 1, CONFIG_DATA,
-                       &cfg, is_add ? add_flags : NULL, help, &done);
-    if (rc || done) goto out;
-    if (is_add) {
-        /* the rules POST /api/admin/barberos applies, before anything is opened */
-        if (!nombre || !*nombre) {
-            cli_error("barbero add: --nombre is required");
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        if (!rule_nombre_ok(nombre)) {
-            cli_error("barbero add: " NOMBRE_RULE, RULE_NOMBRE_MAX);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        if (foto && *foto && !rule_foto_url_ok(foto)) {
-            cli_error("barbero add: --foto-url must be UTF-8 text of at most %d bytes",
-                      RULE_URL_MAX);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-    }
-    struct app app;
-    rc = open_app(&app, &cfg);
-    if (rc) goto out;
-    if (is_add) {
-        struct barbero b = {.nombre = (char *)nombre,
-                            .foto_url = (char *)(foto && *foto ? foto : NULL)};
-        br_err e = catalog_barbero_add(&app, &b);
-        if (e) {
-            cli_error("barbero add: %s", err_msg());
-            rc = e == BR_INVALID ? EXIT_USAGE : EXIT_REFUSED;
-        } else {
-            printf("%s\n", b.id);
-        }
-    } else if (store_barberos_each(app.store, print_barbero, NULL) != BR_OK) {
-        cli_error("barbero list: %s", err_msg());
-        rc = EXIT_REFUSED;
-    }
-    app_close(&app);
-out:
-    config_free(&cfg);
-    return rc;
+    struct barbero_args a = {0};
+    const struct cli_flag flags[] = {
+        {"nombre", &a.nombre, NULL}, {"foto-url", &a.foto, NULL}, {NULL, NULL, NULL}};
+    const struct data_command add = {"barbero add",     help,        flags,
+                                     barbero_add_check, barbero_add, &a};
+    const struct data_command list = {"barbero list", help, NULL, NULL, barbero_list, NULL};
+    return add_or_list("barbero", argc, argv, &add, &list);
 }
 
 static br_err print_servicio(void *ud, const struct servicio *s)
@@ -333,6 +384,51 @@ static br_err print_servicio(void *ud, const struct servicio *s)
     return BR_OK;
 }
 
+struct servicio_args {
+    const char *nombre, *dur, *precio;
+    struct servicio s; /* what they say, once checked */
+};
+
+/* The rules POST /api/admin/servicios applies, before anything is opened. */
+static int servicio_add_check(void *args)
+{
+    struct servicio_args *a = args;
+    char *end;
+    if (!a->nombre || !*a->nombre || !a->dur || !a->precio)
+        return usage_error("servicio add: --nombre, --duracion-min and --precio are required");
+    if (!rule_nombre_ok(a->nombre))
+        return usage_error("servicio add: " NOMBRE_RULE, RULE_NOMBRE_MAX);
+    errno = 0;
+    long d = strtol(a->dur, &end, 10);
+    if (errno || end == a->dur || *end || !rule_duracion_ok(d))
+        return usage_error("servicio add: --duracion-min must be a whole number of minutes, 1-%d",
+                           RULE_DURACION_MAX);
+    errno = 0;
+    double p = strtod(a->precio, &end);
+    if (errno || end == a->precio || *end || !rule_precio_ok(p))
+        return usage_error("servicio add: --precio must be a number >= 0");
+    a->s.nombre = (char *)a->nombre;
+    a->s.duracion_min = d;
+    a->s.precio = p;
+    return 0;
+}
+
+static int servicio_add(struct app *app, void *args)
+{
+    struct servicio_args *a = args;
+    br_err e = catalog_servicio_add(app, &a->s);
+    if (e) return failed("servicio add", add_status(e));
+    printf("%s\n", a->s.id);
+    return 0;
+}
+
+static int servicio_list(struct app *app, void *args)
+{
+    (void)args;
+    return refused_unless_ok("servicio list",
+                             store_servicios_each(app->store, print_servicio, NULL));
+}
+
 int cli_servicio(int argc, char **argv)
 {
     static const char help[] =
@@ -341,71 +437,15 @@ int cli_servicio(int argc, char **argv)
         "add: adds a service (N: at most 200 bytes; M: whole minutes, 1-1440; P: a price\n"
         "     from 0 to 1e9, as the API's POST /api/admin/servicios accepts) and prints the id.\n"
         "list: one tab-separated row per service: id, nombre, duracion_min, precio.\n";
-    int status;
-    int which = subcommand("servicio", argc, argv, add_or_list, help, &status);
-    if (which < 0) return status;
-    bool is_add = which == 0;
-    const char *nombre = NULL, *dur = NULL, *precio = NULL;
-    struct cli_flag add_flags[] = {{"nombre", &nombre, NULL},
-                                   {"duracion-min", &dur, NULL},
-                                   {"precio", &precio, NULL},
-                                   {NULL, NULL, NULL}};
-    struct config cfg;
-    bool done;
-    int rc = cli_parse(is_add ? "servicio add" : "servicio list", argc - 1, argv + 1, CONFIG_DATA,
-                       &cfg, is_add ? add_flags : NULL, help, &done);
-    if (rc || done) goto out;
-    struct servicio s = {.nombre = (char *)nombre};
-    if (is_add) {
-        char *end;
-        if (!nombre || !*nombre || !dur || !precio) {
-            cli_error("servicio add: --nombre, --duracion-min and --precio are required");
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        /* the rules POST /api/admin/servicios applies, before anything is opened */
-        if (!rule_nombre_ok(nombre)) {
-            cli_error("servicio add: " NOMBRE_RULE, RULE_NOMBRE_MAX);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        errno = 0;
-        long d = strtol(dur, &end, 10);
-        if (errno || end == dur || *end || !rule_duracion_ok(d)) {
-            cli_error("servicio add: --duracion-min must be a whole number of minutes, 1-%d",
-                      RULE_DURACION_MAX);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        errno = 0;
-        double p = strtod(precio, &end);
-        if (errno || end == precio || *end || !rule_precio_ok(p)) {
-            cli_error("servicio add: --precio must be a number >= 0");
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        s.duracion_min = d;
-        s.precio = p;
-    }
-    struct app app;
-    rc = open_app(&app, &cfg);
-    if (rc) goto out;
-    if (is_add) {
-        br_err e = catalog_servicio_add(&app, &s);
-        if (e) {
-            cli_error("servicio add: %s", err_msg());
-            rc = e == BR_INVALID ? EXIT_USAGE : EXIT_REFUSED;
-        } else {
-            printf("%s\n", s.id);
-        }
-    } else if (store_servicios_each(app.store, print_servicio, NULL) != BR_OK) {
-        cli_error("servicio list: %s", err_msg());
-        rc = EXIT_REFUSED;
-    }
-    app_close(&app);
-out:
-    config_free(&cfg);
-    return rc;
+    struct servicio_args a = {0};
+    const struct cli_flag flags[] = {{"nombre", &a.nombre, NULL},
+                                     {"duracion-min", &a.dur, NULL},
+                                     {"precio", &a.precio, NULL},
+                                     {NULL, NULL, NULL}};
+    const struct data_command add = {"servicio add",     help,         flags,
+                                     servicio_add_check, servicio_add, &a};
+    const struct data_command list = {"servicio list", help, NULL, NULL, servicio_list, NULL};
+    return add_or_list("servicio", argc, argv, &add, &list);
 }
 
 static br_err print_outbox(void *ud, const struct outbox_msg *m)
@@ -426,6 +466,21 @@ static br_err print_outbox(void *ud, const struct outbox_msg *m)
     return BR_OK;
 }
 
+static int outbox_check(void *args)
+{
+    const char *status = *(const char **)args;
+    if (status && strcmp(status, "pending") && strcmp(status, "sent") && strcmp(status, "dropped"))
+        return usage_error("outbox list: --status must be pending, sent or dropped");
+    return 0;
+}
+
+static int outbox_list(struct app *app, void *args)
+{
+    const char *status = *(const char **)args;
+    return refused_unless_ok("outbox list",
+                             store_outbox_each(app->store, status, print_outbox, NULL));
+}
+
 int cli_outbox(int argc, char **argv)
 {
     static const char help[] =
@@ -438,28 +493,10 @@ int cli_outbox(int argc, char **argv)
     int exit_status;
     if (subcommand("outbox", argc, argv, list_only, help, &exit_status) < 0) return exit_status;
     const char *status = NULL;
-    struct cli_flag flags[] = {{"status", &status, NULL}, {NULL, NULL, NULL}};
-    struct config cfg;
-    bool done;
-    int rc = cli_parse("outbox list", argc - 1, argv + 1, CONFIG_DATA, &cfg, flags, help, &done);
-    if (rc || done) goto out;
-    if (status && strcmp(status, "pending") && strcmp(status, "sent") &&
-        strcmp(status, "dropped")) {
-        cli_error("outbox list: --status must be pending, sent or dropped");
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    struct app app;
-    rc = open_app(&app, &cfg);
-    if (rc) goto out;
-    if (store_outbox_each(app.store, status, print_outbox, NULL) != BR_OK) {
-        cli_error("outbox list: %s", err_msg());
-        rc = EXIT_REFUSED;
-    }
-    app_close(&app);
-out:
-    config_free(&cfg);
-    return rc;
+    const struct cli_flag flags[] = {{"status", &status, NULL}, {NULL, NULL, NULL}};
+    const struct data_command list = {"outbox list", help,        flags,
+                                      outbox_check,  outbox_list, &status};
+    return data_command_run(&list, argc - 1, argv + 1);
 }
 
 static void print_retyped(void *ud, const char *key)
@@ -467,6 +504,24 @@ static void print_retyped(void *ud, const char *key)
     (void)ud;
     fputs("retyped\t", stdout);
     field(key, true);
+}
+
+static int fotos_retype(struct app *app, void *args)
+{
+    (void)args;
+    bool applies = false;
+    struct photos_retype_stats st;
+    if (photos_retype(app, print_retyped, NULL, &applies, &st) != BR_OK)
+        return failed("fotos retype", EXIT_REFUSED);
+    if (!applies)
+        printf("the folder store's photos are served only by the service, which decides their "
+               "type: nothing to do\n");
+    else
+        printf("checked %lld photos: %lld retyped, %lld removed (deleted meanwhile), %lld objects "
+               "without a photo record left alone\n",
+               (long long)st.checked, (long long)st.fixed, (long long)st.removed,
+               (long long)st.skipped);
+    return 0;
 }
 
 int cli_fotos(int argc, char **argv)
@@ -485,65 +540,43 @@ int cli_fotos(int argc, char **argv)
     static const char *const retype_only[] = {"retype", NULL};
     int exit_status;
     if (subcommand("fotos", argc, argv, retype_only, help, &exit_status) < 0) return exit_status;
-    struct config cfg;
-    bool done;
-    int rc = cli_parse("fotos retype", argc - 1, argv + 1, CONFIG_DATA, &cfg, NULL, help, &done);
-    if (rc || done) goto out;
-    struct app app;
-    rc = open_app(&app, &cfg);
-    if (rc) goto out;
-    bool applies = false;
-    struct photos_retype_stats st;
-    if (photos_retype(&app, print_retyped, NULL, &applies, &st) != BR_OK) {
-        cli_error("fotos retype: %s", err_msg());
-        rc = EXIT_REFUSED;
-    } else if (!applies) {
-        printf("the folder store's photos are served only by the service, which decides their "
-               "type: nothing to do\n");
-    } else {
-        printf("checked %lld photos: %lld retyped, %lld removed (deleted meanwhile), %lld objects "
-               "without a photo record left alone\n",
-               (long long)st.checked, (long long)st.fixed, (long long)st.removed,
-               (long long)st.skipped);
-    }
-    app_close(&app);
-out:
-    config_free(&cfg);
-    return rc;
+    const struct data_command retype = {"fotos retype", help, NULL, NULL, fotos_retype, NULL};
+    return data_command_run(&retype, argc - 1, argv + 1);
 }
 
 typedef br_err (*transfer_fn)(struct app *app, const char *dir, struct transfer_stats *st);
+
+struct transfer_args {
+    const char *cmd, *flag, *done_word;
+    transfer_fn fn;
+    const char *dir;
+};
+
+static int transfer_check(void *args)
+{
+    const struct transfer_args *a = args;
+    if (!a->dir || !*a->dir) return usage_error("%s: --%s DIR is required", a->cmd, a->flag);
+    return 0;
+}
+
+static int transfer_run(struct app *app, void *args)
+{
+    const struct transfer_args *a = args;
+    struct transfer_stats st = {0};
+    if (a->fn(app, a->dir, &st) != BR_OK) return failed(a->cmd, EXIT_REFUSED);
+    printf("%s: %lld rows, %lld photos (%lld bytes)\n", a->done_word, (long long)st.rows,
+           (long long)st.objects, (long long)st.bytes);
+    return 0;
+}
 
 /* export, import, backup, restore: one folder argument each */
 static int transfer(const char *cmd, const char *flag, transfer_fn fn, const char *done_word,
                     int argc, char **argv, const char *help)
 {
-    const char *dir = NULL;
-    struct cli_flag flags[] = {{flag, &dir, NULL}, {NULL, NULL, NULL}};
-    struct config cfg;
-    bool done;
-    int rc = cli_parse(cmd, argc, argv, CONFIG_DATA, &cfg, flags, help, &done);
-    if (rc || done) goto out;
-    if (!dir || !*dir) {
-        cli_error("%s: --%s DIR is required", cmd, flag);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    struct app app;
-    rc = open_app(&app, &cfg);
-    if (rc) goto out;
-    struct transfer_stats st = {0};
-    if (fn(&app, dir, &st) != BR_OK) {
-        cli_error("%s: %s", cmd, err_msg());
-        rc = EXIT_REFUSED;
-    } else {
-        printf("%s: %lld rows, %lld photos (%lld bytes)\n", done_word, (long long)st.rows,
-               (long long)st.objects, (long long)st.bytes);
-    }
-    app_close(&app);
-out:
-    config_free(&cfg);
-    return rc;
+    struct transfer_args a = {.cmd = cmd, .flag = flag, .done_word = done_word, .fn = fn};
+    const struct cli_flag flags[] = {{flag, &a.dir, NULL}, {NULL, NULL, NULL}};
+    const struct data_command c = {cmd, help, flags, transfer_check, transfer_run, &a};
+    return data_command_run(&c, argc, argv);
 }
 
 int cli_export(int argc, char **argv)

@@ -90,41 +90,43 @@ static bool permanent_reply(long code)
 /* Sends the composed message data (len bytes) to recipient; frees data. */
 static br_err smtp_send(struct smtp *s, const char *recipient, char *data, size_t len);
 
+/* BR_INVALID when recipient cannot be used over SMTP. */
+static br_err recipient_check(const char *recipient)
+{
+    if (mail_address_ok(recipient)) return BR_OK;
+    return err_set(BR_INVALID, "the recipient address cannot be used over SMTP");
+}
+
+/* The composer's failure as the delivery's: as, with its detail. */
+static br_err compose_failed(br_err as)
+{
+    char why[256]; /* copied: err_set must not read the detail it overwrites */
+    snprintf(why, sizeof why, "%s", err_msg());
+    return err_set(as, "cannot compose the message: %s", why);
+}
+
 static br_err smtp_deliver(struct mailer *base, const struct outbox_msg *msg)
 {
     struct smtp *s = (struct smtp *)base;
-    if (!mail_address_ok(msg->recipient))
-        return err_set(BR_INVALID, "the recipient address cannot be used over SMTP");
+    if (recipient_check(msg->recipient)) return BR_INVALID;
     struct mail_compose_opts o = {.from = s->from, .tz = s->tz};
     char *data = NULL;
     size_t len = 0;
-    br_err rc = mail_compose(&o, msg, &data, &len);
-    if (rc) {
-        char why[256]; /* copied: err_set must not read the detail it overwrites */
-        snprintf(why, sizeof why, "%s", err_msg());
-        return err_set(BR_UPSTREAM, "cannot compose the message: %s", why);
-    }
+    if (mail_compose(&o, msg, &data, &len)) return compose_failed(BR_UPSTREAM);
     return smtp_send(s, msg->recipient, data, len);
 }
 
 static br_err smtp_deliver_cuenta(struct mailer *base, const struct cuenta_mail *msg)
 {
     struct smtp *s = (struct smtp *)base;
-    if (!mail_address_ok(msg->recipient))
-        return err_set(BR_INVALID, "the recipient address cannot be used over SMTP");
+    if (recipient_check(msg->recipient)) return BR_INVALID;
     struct mail_compose_opts o = {.from = s->from, .tz = s->tz};
     char *data = NULL;
     size_t len = 0;
     br_err rc = mail_compose_cuenta(&o, msg, &data, &len);
-    if (rc) {
-        char why[256];
-        snprintf(why, sizeof why, "%s", err_msg());
-        return err_set(rc == BR_INVALID ? BR_INVALID : BR_UPSTREAM,
-                       "cannot compose the message: %s", why);
-    }
+    if (rc) return compose_failed(rc == BR_INVALID ? BR_INVALID : BR_UPSTREAM);
     /* the message holds a single-use link: wiped once sent */
-    rc = smtp_send(s, msg->recipient, data, len);
-    return rc;
+    return smtp_send(s, msg->recipient, data, len);
 }
 
 static br_err smtp_send(struct smtp *s, const char *recipient, char *data, size_t len)

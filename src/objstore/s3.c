@@ -5,7 +5,8 @@
  *
  * Every operation is one or two plain HTTP calls made with libcurl and
  * signed with AWS Signature Version 4 by libcurl itself (CURLOPT_AWS_SIGV4,
- * service "s3"); payloads are streamed, never held whole in memory:
+ * service "s3"; see s3_call.c); payloads are streamed, never held whole in
+ * memory:
  * - put reads the upload with pread(2) from offset 0 as curl asks for it,
  *   after a HEAD that refuses an existing key; the PUT carries
  *   `If-None-Match: *` too, so a store that honours it refuses a racing
@@ -28,18 +29,15 @@
  * of bucket limits has its own mutex. Each call uses its own curl handle.
  */
 #define _GNU_SOURCE
-#include "objstore.h"
+#include "s3_int.h"
 #include "../config.h"
-#include "../util/buf.h"
 #include "../util/log.h"
 #include "../util/mediatype.h"
 #include "../util/objkey.h"
 #include "../util/procid.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,75 +46,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ERROR_BODY_MAX (16 * 1024) /* what is kept of an error answer */
-#define REASON_MAX     160         /* the store's code and message, in a detail */
-#define REGION_MAX     64
-#define BUCKETS_MAX    8 /* buckets whose limit one process remembers */
-#define UNSIGNED       "UNSIGNED-PAYLOAD"
-#define LIST_PAGE      1000              /* keys per listing answer (S3's most) */
-#define LIST_BODY_MAX  (4 * 1024 * 1024) /* what one such answer may take */
-
-struct bucket_limit {
-    char name[64];
-    uint64_t limit; /* 0: none */
-    bool public_read;
-};
-
-struct s3_store {
-    struct objstore base; /* first: the port hands &base back to us */
-    char *origin_head;    /* "https://" */
-    char *host;           /* "minio.example.com", "[::1]" */
-    char *origin_tail;    /* ":9000/prefix" (port and path prefix; may be "") */
-    bool path_style;      /* <host>/<bucket>/<key>, else <bucket>.<host>/<key> */
-    char *sigv4;          /* "aws:amz:<region>:s3" */
-    char *region;
-    char *access_key;
-    char *secret_key;  /* wiped when closed */
-    char *public_base; /* NULL: objects are served by the service */
-    char *scratch;     /* local folder of the temporary files of get */
-    char *ca_file;     /* NULL: the system's CA store */
-    long timeout_ms;
-    pthread_mutex_t lock; /* guards buckets */
-    struct bucket_limit buckets[BUCKETS_MAX];
-    size_t nbuckets;
-    /* what every call shares: open connections (kept alive between calls),
-     * DNS answers and TLS sessions, each guarded by its own lock */
-    CURLSH *share;
-    pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
-    bool share_locks_made;
-};
-
-/* One HTTP exchange with the store. */
-struct s3_call {
-    const char *method; /* "GET", "HEAD", "PUT", "DELETE" */
-    const char *bucket;
-    const char *key;          /* NULL: the bucket itself */
-    const char *query;        /* NULL, or a sub-resource such as "policy=" */
-    const char *content_type; /* NULL: none sent */
-    const char *disposition;  /* Content-Disposition to store (NULL: none sent) */
-    const char *copy_source;  /* a copy of this "/<bucket>/<encoded key>" onto the key, its
-                                 metadata replaced by what this call sends (NULL: none) */
-    bool if_none_match;       /* `If-None-Match: *` */
-    const char *body;         /* a small body held in memory, or NULL */
-    size_t body_len;          /* its length */
-    int src_fd;               /* or a body read from this file (-1: none) */
-    uint64_t src_size;        /* its length */
-    int dst_fd;               /* a 2xx answer's body goes here (-1: kept in resp) */
-    uint64_t dst_max;         /* the most dst_fd may receive (0: no cap) */
-    size_t resp_max;          /* the most resp keeps (0: ERROR_BODY_MAX) */
-    /* OUT */
-    long status;
-    struct buf resp;        /* an error answer's body (or a 2xx one without dst_fd), capped */
-    uint64_t received;      /* bytes written to dst_fd */
-    char *content_type_out; /* the answer's Content-Type (caller frees) */
-    char *disposition_out;  /* the answer's Content-Disposition (caller frees) */
-    bool resp_truncated;    /* resp reached its cap: the rest was dropped */
-    /* what went wrong in a callback */
-    CURL *h;
-    uint64_t src_off;
-    int io_errno;
-    bool src_short, dst_failed, dst_too_large;
-};
+#define REGION_MAX    64
+#define LIST_PAGE     1000              /* keys per listing answer (S3's most) */
+#define LIST_BODY_MAX (4 * 1024 * 1024) /* what one such answer may take */
 
 /* --- small helpers -------------------------------------------------------------- */
 
@@ -134,327 +66,6 @@ static bool visible_ascii(const char *s)
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         if (*p <= 0x20 || *p >= 0x7f) return false;
     return true;
-}
-
-/* The text between <tag> and </tag> in an XML answer, reduced to
- * printable ASCII and capped; "" when absent. */
-static void xml_field(const struct buf *b, const char *tag, char *out, size_t n)
-{
-    out[0] = '\0';
-    if (!b->p || n == 0) return;
-    char open[32], close[32];
-    snprintf(open, sizeof open, "<%s>", tag);
-    snprintf(close, sizeof close, "</%s>", tag);
-    const char *start = strstr(b->p, open);
-    if (!start) return;
-    start += strlen(open);
-    const char *end = strstr(start, close);
-    if (!end) return;
-    size_t o = 0;
-    for (const char *p = start; p < end && o + 1 < n; p++)
-        out[o++] = (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f ? *p : '?';
-    out[o] = '\0';
-}
-
-/* "HTTP 403 SignatureDoesNotMatch: The request signature ..." for a call
- * answered with an error status. */
-static void status_reason(const struct s3_call *c, char *out, size_t n)
-{
-    char code[64], msg[REASON_MAX];
-    xml_field(&c->resp, "Code", code, sizeof code);
-    xml_field(&c->resp, "Message", msg, sizeof msg);
-    snprintf(out, n, "HTTP %ld%s%s%s%s", c->status, code[0] ? " " : "", code, msg[0] ? ": " : "",
-             msg);
-}
-
-/* The store's error code of an error answer ("" when none). */
-static bool has_code(const struct s3_call *c, const char *code)
-{
-    char got[64];
-    xml_field(&c->resp, "Code", got, sizeof got);
-    return !strcmp(got, code);
-}
-
-/* The URL of bucket/key (key NULL: of the bucket), with query appended. */
-static char *call_url(const struct s3_store *s, const char *bucket, const char *key,
-                      const char *query)
-{
-    char *enc = key ? objkey_url_encode(key) : xstrdup("");
-    const char *q = query ? "?" : "", *qs = query ? query : "";
-    char *url;
-    if (s->path_style)
-        url = xasprintf("%s%s%s/%s%s%s%s%s", s->origin_head, s->host, s->origin_tail, bucket,
-                        key ? "/" : "", enc, q, qs);
-    else
-        url = xasprintf("%s%s.%s%s/%s%s%s", s->origin_head, bucket, s->host, s->origin_tail, enc, q,
-                        qs);
-    free(enc);
-    return url;
-}
-
-/* --- HTTP ------------------------------------------------------------------------- */
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
-{
-    struct s3_call *c = ud;
-    size_t n = size * nmemb;
-    long status = 0;
-    curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
-    if (c->dst_fd < 0 || status < 200 || status > 299) {
-        /* an error answer: what fits under the cap is kept for its <Code> */
-        if (buf_append(&c->resp, data, n) != BR_OK) c->resp_truncated = true; /* dropped */
-        return n;
-    }
-    if (c->dst_max && c->received + n > c->dst_max) {
-        c->dst_too_large = true;
-        return 0;
-    }
-    for (size_t off = 0; off < n;) {
-        ssize_t w = write(c->dst_fd, data + off, n - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            c->io_errno = w < 0 ? errno : ENOSPC;
-            c->dst_failed = true;
-            return 0;
-        }
-        off += (size_t)w;
-    }
-    c->received += n;
-    return n;
-}
-
-/* Keeps the answer's Content-Disposition (curl_easy_header is newer than
- * the libcurl we support). A status line starts a new answer (after a 100
- * Continue, say): only the final one's header counts. */
-static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
-{
-    struct s3_call *c = ud;
-    size_t n = size * nmemb;
-    static const char name[] = "Content-Disposition:";
-    if (n >= 5 && !strncmp(data, "HTTP/", 5)) {
-        free(c->disposition_out);
-        c->disposition_out = NULL;
-    } else if (n > sizeof name - 1 && !strncasecmp(data, name, sizeof name - 1)) {
-        size_t i = sizeof name - 1, end = n;
-        while (i < end && (data[i] == ' ' || data[i] == '\t'))
-            i++;
-        while (end > i && (data[end - 1] == '\r' || data[end - 1] == '\n' || data[end - 1] == ' ' ||
-                           data[end - 1] == '\t'))
-            end--;
-        free(c->disposition_out);
-        c->disposition_out = xstrndup(data + i, end - i);
-    }
-    return n;
-}
-
-/* Feeds an upload from c->src_fd (pread from where the last call stopped). */
-static size_t on_read(char *dest, size_t size, size_t nmemb, void *ud)
-{
-    struct s3_call *c = ud;
-    size_t room = size * nmemb;
-    uint64_t left = c->src_size - c->src_off;
-    if (left == 0) return 0;
-    size_t want = left < room ? (size_t)left : room;
-    for (;;) {
-        ssize_t n = pread(c->src_fd, dest, want, (off_t)c->src_off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            /* a file shorter than announced must not become a short object */
-            c->io_errno = n < 0 ? errno : 0;
-            c->src_short = true;
-            return CURL_READFUNC_ABORT;
-        }
-        c->src_off += (uint64_t)n;
-        return (size_t)n;
-    }
-}
-
-/* Rewinds the upload when curl must send it again (a redirect or an
- * authentication round: neither is expected, but the answer must be right). */
-static int on_seek(void *ud, curl_off_t offset, int origin)
-{
-    struct s3_call *c = ud;
-    if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > c->src_size)
-        return CURL_SEEKFUNC_CANTSEEK;
-    c->src_off = (uint64_t)offset;
-    return CURL_SEEKFUNC_OK;
-}
-
-#define SETOPT(opt, val)                                                                           \
-    do {                                                                                           \
-        if (cc == CURLE_OK) cc = curl_easy_setopt(h, opt, val);                                    \
-    } while (0)
-
-static struct curl_slist *add_header(struct curl_slist *list, const char *line, bool *oom)
-{
-    struct curl_slist *l = curl_slist_append(list, line);
-    if (!l) *oom = true;
-    return l ? l : list;
-}
-
-/* The headers of c; NULL with *oom set when curl could not allocate. */
-static struct curl_slist *call_headers(const struct s3_call *c, bool *oom)
-{
-    struct curl_slist *hs = NULL;
-    char line[320];
-    /* curl 7.88 signs what this header says; a body in memory is hashed,
-     * a streamed one is sent unsigned (over TLS in production) */
-    if (c->body) {
-        unsigned char h[crypto_hash_sha256_BYTES];
-        char hex[2 * sizeof h + 1];
-        crypto_hash_sha256(h, (const unsigned char *)c->body, c->body_len);
-        sodium_bin2hex(hex, sizeof hex, h, sizeof h);
-        snprintf(line, sizeof line, "x-amz-content-sha256: %s", hex);
-    } else {
-        snprintf(line, sizeof line, "x-amz-content-sha256: " UNSIGNED);
-    }
-    hs = add_header(hs, line, oom);
-    if (c->content_type) {
-        snprintf(line, sizeof line, "Content-Type: %s", c->content_type);
-        hs = add_header(hs, line, oom);
-    }
-    if (c->disposition) {
-        snprintf(line, sizeof line, "Content-Disposition: %s", c->disposition);
-        hs = add_header(hs, line, oom);
-    }
-    if (c->copy_source) {
-        char *copy = xasprintf("x-amz-copy-source: %s", c->copy_source);
-        hs = add_header(hs, copy, oom);
-        free(copy);
-        hs = add_header(hs, "x-amz-metadata-directive: REPLACE", oom);
-    }
-    if (c->if_none_match) hs = add_header(hs, "If-None-Match: *", oom);
-    return hs;
-}
-
-/* Performs c against the store, bounded by the store's timeout. A transport
- * failure is BR_OBJSTORE with a detail (and one warn line); any HTTP status
- * is BR_OK, for the caller to judge (see call_failed). c->resp is
- * initialised here; the caller frees it with call_done(). */
-static br_err s3_perform(struct s3_store *s, struct s3_call *c)
-{
-    buf_init(&c->resp, c->resp_max ? c->resp_max : ERROR_BODY_MAX);
-    c->resp_truncated = false;
-    c->disposition_out = NULL;
-    c->status = 0;
-    c->received = 0;
-    c->src_off = 0;
-    c->content_type_out = NULL;
-    int64_t t0 = clock_mono_ms();
-    CURL *h = curl_easy_init();
-    if (!h) return err_set(BR_OBJSTORE, "S3 %s: cannot create a curl handle", c->method);
-    c->h = h;
-    char *url = call_url(s, c->bucket, c->key, c->query);
-    bool oom = false;
-    struct curl_slist *headers = call_headers(c, &oom);
-    char errbuf[CURL_ERROR_SIZE];
-    errbuf[0] = '\0';
-    CURLcode cc = oom ? CURLE_OUT_OF_MEMORY : CURLE_OK;
-    SETOPT(CURLOPT_URL, url);
-    SETOPT(CURLOPT_ERRORBUFFER, errbuf);
-    /* request threads must never get SIGALRM from curl's resolver */
-    SETOPT(CURLOPT_NOSIGNAL, 1L);
-    SETOPT(CURLOPT_TIMEOUT_MS, s->timeout_ms);
-    SETOPT(CURLOPT_CONNECTTIMEOUT_MS, s->timeout_ms);
-#if LIBCURL_VERSION_NUM >= 0x075500
-    SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-    SETOPT(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-    SETOPT(CURLOPT_USERAGENT, "barberia/" BARBERIA_VERSION);
-    /* certificates are always verified (curl's default): against this
-     * file when set, for a store with a private certificate authority */
-    if (s->ca_file) SETOPT(CURLOPT_CAINFO, s->ca_file);
-    if (s->share) SETOPT(CURLOPT_SHARE, s->share);
-    SETOPT(CURLOPT_AWS_SIGV4, s->sigv4);
-    SETOPT(CURLOPT_USERNAME, s->access_key);
-    SETOPT(CURLOPT_PASSWORD, s->secret_key);
-    SETOPT(CURLOPT_HTTPHEADER, headers);
-    SETOPT(CURLOPT_WRITEFUNCTION, on_body);
-    SETOPT(CURLOPT_WRITEDATA, c);
-    SETOPT(CURLOPT_HEADERFUNCTION, on_header);
-    SETOPT(CURLOPT_HEADERDATA, c);
-    if (!strcmp(c->method, "HEAD")) {
-        SETOPT(CURLOPT_NOBODY, 1L);
-    } else if (c->src_fd >= 0) {
-        SETOPT(CURLOPT_UPLOAD, 1L); /* PUT */
-        SETOPT(CURLOPT_READFUNCTION, on_read);
-        SETOPT(CURLOPT_READDATA, c);
-        SETOPT(CURLOPT_SEEKFUNCTION, on_seek);
-        SETOPT(CURLOPT_SEEKDATA, c);
-        SETOPT(CURLOPT_INFILESIZE_LARGE, (curl_off_t)c->src_size);
-    } else if (c->body) {
-        SETOPT(CURLOPT_POSTFIELDS, c->body);
-        SETOPT(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
-        SETOPT(CURLOPT_CUSTOMREQUEST, c->method);
-    } else if (strcmp(c->method, "GET") != 0) {
-        SETOPT(CURLOPT_CUSTOMREQUEST, c->method);
-    }
-    const char *slash = c->key ? "/" : "", *what_key = c->key ? c->key : "";
-    br_err rc = BR_OK;
-    if (cc != CURLE_OK) {
-        rc = err_set(BR_OBJSTORE, "S3 %s: %s", c->method, curl_easy_strerror(cc));
-    } else {
-        cc = curl_easy_perform(h);
-        errbuf[strcspn(errbuf, "\r\n")] = '\0'; /* the log line must stay one line */
-        if (cc != CURLE_OK) {
-            char cause[128];
-            if (c->src_short)
-                snprintf(cause, sizeof cause, "the upload is shorter than announced%s%s",
-                         c->io_errno ? ": " : "", c->io_errno ? strerror(c->io_errno) : "");
-            else if (c->dst_too_large)
-                snprintf(cause, sizeof cause, "the object is larger than %llu bytes",
-                         (unsigned long long)c->dst_max);
-            else if (c->dst_failed)
-                snprintf(cause, sizeof cause, "cannot write the local copy: %s",
-                         strerror(c->io_errno));
-            else if (cc == CURLE_OPERATION_TIMEDOUT)
-                snprintf(cause, sizeof cause, "no answer within %ld ms", s->timeout_ms);
-            else
-                snprintf(cause, sizeof cause, "%s", curl_easy_strerror(cc));
-            rc = err_set(BR_OBJSTORE, "S3 %s: %s", c->method, cause);
-            log_warn("storage: %s %s%s%s failed after %lld ms: %s (%s)", c->method, c->bucket,
-                     slash, what_key, (long long)(clock_mono_ms() - t0), cause,
-                     errbuf[0] ? errbuf : curl_easy_strerror(cc));
-        } else if (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &c->status) != CURLE_OK) {
-            rc = err_set(BR_OBJSTORE, "S3 %s: no HTTP status", c->method);
-            log_warn("storage: %s %s%s%s: no HTTP status", c->method, c->bucket, slash, what_key);
-        }
-        char *ct = NULL;
-        if (!rc && curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
-            c->content_type_out = xstrdup(ct);
-    }
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(h);
-    c->h = NULL;
-    free(url);
-    return rc;
-}
-
-static void call_done(struct s3_call *c)
-{
-    buf_free(&c->resp);
-    free(c->content_type_out);
-    c->content_type_out = NULL;
-    free(c->disposition_out);
-    c->disposition_out = NULL;
-}
-
-/* An answer with an unexpected status: BR_OBJSTORE with the status and the
- * store's own code and message, and one warn line. */
-static br_err call_failed(const struct s3_call *c)
-{
-    char why[REASON_MAX + 96];
-    status_reason(c, why, sizeof why);
-    log_warn("storage: %s %s%s%s%s%s: %s", c->method, c->bucket, c->key ? "/" : "",
-             c->key ? c->key : "", c->query ? "?" : "", c->query ? c->query : "", why);
-    return err_set(BR_OBJSTORE, "S3 %s: %s", c->method, why);
-}
-
-static struct s3_call new_call(const char *method, const char *bucket, const char *key)
-{
-    return (struct s3_call){
-        .method = method, .bucket = bucket, .key = key, .src_fd = -1, .dst_fd = -1};
 }
 
 /* --- buckets -------------------------------------------------------------------- */
@@ -508,18 +119,18 @@ static void set_public_policy(struct s3_store *s, const char *bucket)
                   "\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":[\"s3:GetObject\"],"
                   "\"Resource\":[\"arn:aws:s3:::%s/*\"]}]}",
                   bucket);
-    struct s3_call c = new_call("PUT", bucket, NULL);
+    struct s3_call c = s3_call_new("PUT", bucket, NULL);
     c.query = "policy=";
     c.body = policy;
     c.body_len = strlen(policy);
     c.content_type = "application/json";
-    br_err rc = s3_perform(s, &c);
+    br_err rc = s3_call_perform(s, &c);
     char why[REASON_MAX + 96];
-    if (!rc) status_reason(&c, why, sizeof why);
+    if (!rc) s3_call_reason(&c, why, sizeof why);
     const char *after = s->public_base ? "BARBERIA_STORAGE_PUBLIC_URL must serve its objects to "
                                          "anyone: make the bucket readable there by hand"
                                        : "photos are served through the service";
-    if (!rc && (c.status == 501 || c.status == 405 || has_code(&c, "NotImplemented"))) {
+    if (!rc && (c.status == 501 || c.status == 405 || s3_call_has_code(&c, "NotImplemented"))) {
         log_warn("storage: the store does not support bucket policies (%s): bucket %s stays as "
                  "the store makes it; %s",
                  why, bucket, after);
@@ -531,7 +142,7 @@ static void set_public_policy(struct s3_store *s, const char *bucket)
             log_warn("storage: bucket %s could not be made public (%s); %s", bucket, why, after);
         err_clear();
     }
-    call_done(&c);
+    s3_call_done(&c);
     free(policy);
 }
 
@@ -540,11 +151,11 @@ static br_err s3_ensure_bucket(struct objstore *o, const char *bucket, bool publ
 {
     struct s3_store *s = (struct s3_store *)o;
     if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
-    struct s3_call c = new_call("HEAD", bucket, NULL);
-    br_err rc = s3_perform(s, &c);
+    struct s3_call c = s3_call_new("HEAD", bucket, NULL);
+    br_err rc = s3_call_perform(s, &c);
     bool exists = !rc && c.status == 200;
-    if (!rc && !exists && c.status != 404) rc = call_failed(&c);
-    call_done(&c);
+    if (!rc && !exists && c.status != 404) rc = s3_call_failed(&c);
+    s3_call_done(&c);
     bool created = false;
     if (!rc && !exists) {
         /* outside us-east-1 the region must be named in the body */
@@ -554,17 +165,17 @@ static br_err s3_ensure_bucket(struct objstore *o, const char *bucket, bool publ
                                      "</CreateBucketConfiguration>",
                                      s->region)
                          : NULL;
-        c = new_call("PUT", bucket, NULL);
+        c = s3_call_new("PUT", bucket, NULL);
         /* an empty body still says Content-Length: 0 */
         c.body = conf ? conf : "";
         c.body_len = strlen(c.body);
         c.content_type = "application/xml";
-        rc = s3_perform(s, &c);
+        rc = s3_call_perform(s, &c);
         created = !rc && c.status >= 200 && c.status <= 299;
         /* a racing start made it first: as good */
-        bool ours = !rc && c.status == 409 && has_code(&c, "BucketAlreadyOwnedByYou");
-        if (!rc && !created && !ours) rc = call_failed(&c);
-        call_done(&c);
+        bool ours = !rc && c.status == 409 && s3_call_has_code(&c, "BucketAlreadyOwnedByYou");
+        if (!rc && !created && !ours) rc = s3_call_failed(&c);
+        s3_call_done(&c);
         free(conf);
     }
     if (!rc && created) {
@@ -600,14 +211,14 @@ static br_err s3_put(struct objstore *o, const char *bucket, const char *key,
     if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size < size)
         return err_set(BR_OBJSTORE, "the upload is shorter than announced");
     /* a store that ignores If-None-Match would overwrite: look first */
-    struct s3_call c = new_call("HEAD", bucket, key);
-    br_err rc = s3_perform(s, &c);
+    struct s3_call c = s3_call_new("HEAD", bucket, key);
+    br_err rc = s3_call_perform(s, &c);
     if (!rc && c.status == 200) rc = err_set(BR_CONFLICT, "el objeto ya existe");
     /* 403: a key without s3:ListBucket cannot tell a missing object from a
      * forbidden one; If-None-Match still guards the write */
     else if (!rc && c.status != 404 && c.status != 403)
-        rc = call_failed(&c);
-    call_done(&c);
+        rc = s3_call_failed(&c);
+    s3_call_done(&c);
     if (rc) return rc;
 
     /* the store serves the object itself, with what it stored, to anyone
@@ -616,20 +227,21 @@ static br_err s3_put(struct objstore *o, const char *bucket, const char *key,
      * a raster image as an attachment */
     char type[MEDIATYPE_MAX + 1];
     mediatype_stored(content_type, type);
-    c = new_call("PUT", bucket, key);
+    c = s3_call_new("PUT", bucket, key);
     c.content_type = type;
     c.disposition = mediatype_raster(type) ? NULL : "attachment";
     c.if_none_match = true;
     c.src_fd = fd;
     c.src_size = size;
-    rc = s3_perform(s, &c);
+    rc = s3_call_perform(s, &c);
     /* 412: the key exists; 409 ConditionalRequestConflict: a racing
      * conditional write to it */
-    if (!rc && (c.status == 412 || (c.status == 409 && has_code(&c, "ConditionalRequestConflict"))))
+    if (!rc && (c.status == 412 ||
+                (c.status == 409 && s3_call_has_code(&c, "ConditionalRequestConflict"))))
         rc = err_set(BR_CONFLICT, "el objeto ya existe");
     else if (!rc && (c.status < 200 || c.status > 299))
-        rc = call_failed(&c);
-    call_done(&c);
+        rc = s3_call_failed(&c);
+    s3_call_done(&c);
     return rc;
 }
 
@@ -659,15 +271,15 @@ static br_err s3_get(struct objstore *o, const char *bucket, const char *key, st
         return err_set(BR_OBJSTORE, "cannot create a temporary file in %s: %s", s->scratch,
                        strerror(errno));
     struct bucket_limit b;
-    struct s3_call c = new_call("GET", bucket, key);
+    struct s3_call c = s3_call_new("GET", bucket, key);
     c.dst_fd = fd;
     /* never more than the bucket lets in */
     c.dst_max = bucket_known(s, bucket, &b) ? b.limit : 0;
-    br_err rc = s3_perform(s, &c);
+    br_err rc = s3_call_perform(s, &c);
     if (!rc && c.status == 404)
         rc = err_set(BR_NOTFOUND, "no such object");
     else if (!rc && c.status != 200)
-        rc = call_failed(&c);
+        rc = s3_call_failed(&c);
     if (!rc && lseek(fd, 0, SEEK_SET) != 0)
         rc = err_set(BR_OBJSTORE, "cannot rewind the local copy: %s", strerror(errno));
     if (!rc) {
@@ -678,7 +290,7 @@ static br_err s3_get(struct objstore *o, const char *bucket, const char *key, st
     } else {
         close(fd);
     }
-    call_done(&c);
+    s3_call_done(&c);
     return rc;
 }
 
@@ -686,11 +298,11 @@ static br_err s3_remove(struct objstore *o, const char *bucket, const char *key)
 {
     struct s3_store *s = (struct s3_store *)o;
     if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key))) return BR_OK;
-    struct s3_call c = new_call("DELETE", bucket, key);
-    br_err rc = s3_perform(s, &c);
+    struct s3_call c = s3_call_new("DELETE", bucket, key);
+    br_err rc = s3_call_perform(s, &c);
     /* S3 answers 204 whether or not the key existed; some stores say 404 */
-    if (!rc && (c.status < 200 || c.status > 299) && c.status != 404) rc = call_failed(&c);
-    call_done(&c);
+    if (!rc && (c.status < 200 || c.status > 299) && c.status != 404) rc = s3_call_failed(&c);
+    s3_call_done(&c);
     return rc;
 }
 
@@ -776,12 +388,12 @@ static br_err list_page(struct s3_store *s, const char *bucket, const char *mark
     char *query = enc ? xasprintf("marker=%s&max-keys=%d", enc, LIST_PAGE)
                       : xasprintf("max-keys=%d", LIST_PAGE);
     free(enc);
-    struct s3_call c = new_call("GET", bucket, NULL);
+    struct s3_call c = s3_call_new("GET", bucket, NULL);
     c.query = query;
     c.resp_max = LIST_BODY_MAX;
-    br_err rc = s3_perform(s, &c);
-    bool no_bucket = !rc && c.status == 404 && has_code(&c, "NoSuchBucket");
-    if (!rc && c.status != 200 && !no_bucket) rc = call_failed(&c);
+    br_err rc = s3_call_perform(s, &c);
+    bool no_bucket = !rc && c.status == 404 && s3_call_has_code(&c, "NoSuchBucket");
+    if (!rc && c.status != 200 && !no_bucket) rc = s3_call_failed(&c);
     if (!rc && c.resp_truncated)
         rc = err_set(BR_OBJSTORE, "S3 GET: a listing of %s over %d bytes", bucket, LIST_BODY_MAX);
     const char *at = !rc && !no_bucket && c.resp.p ? c.resp.p : "";
@@ -813,7 +425,7 @@ static br_err list_page(struct s3_store *s, const char *bucket, const char *mark
         free(truncated);
     }
     free(last);
-    call_done(&c);
+    s3_call_done(&c);
     free(query);
     return rc;
 }
@@ -844,12 +456,12 @@ static br_err s3_retype(struct objstore *o, const char *bucket, const char *key,
     *changed = false;
     if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key)))
         return err_set(BR_NOTFOUND, "no such object");
-    struct s3_call c = new_call("HEAD", bucket, key);
-    br_err rc = s3_perform(s, &c);
+    struct s3_call c = s3_call_new("HEAD", bucket, key);
+    br_err rc = s3_call_perform(s, &c);
     if (!rc && c.status == 404)
         rc = err_set(BR_NOTFOUND, "no such object");
     else if (!rc && c.status != 200)
-        rc = call_failed(&c);
+        rc = s3_call_failed(&c);
     char type[MEDIATYPE_MAX + 1];
     const char *disposition = NULL;
     bool right = false;
@@ -860,26 +472,26 @@ static br_err s3_retype(struct objstore *o, const char *bucket, const char *key,
                 (disposition ? c.disposition_out && !strcmp(c.disposition_out, disposition)
                              : !c.disposition_out);
     }
-    call_done(&c);
+    s3_call_done(&c);
     if (rc || right) return rc;
 
     char *enc = objkey_url_encode(key);
     char *source = xasprintf("/%s/%s", bucket, enc);
     free(enc);
-    c = new_call("PUT", bucket, key);
+    c = s3_call_new("PUT", bucket, key);
     c.copy_source = source;
     c.content_type = type;
     c.disposition = disposition;
     c.body = ""; /* no body, but a Content-Length: 0 */
     c.body_len = 0;
-    rc = s3_perform(s, &c);
+    rc = s3_call_perform(s, &c);
     /* a copy may fail after its 200 has been sent: the body then says so */
     if (!rc && c.status == 404)
         rc = err_set(BR_NOTFOUND, "no such object");
     else if (!rc && (c.status != 200 || (c.resp.p && strstr(c.resp.p, "<Error>"))))
-        rc = call_failed(&c);
+        rc = s3_call_failed(&c);
     if (!rc) *changed = true;
-    call_done(&c);
+    s3_call_done(&c);
     free(source);
     return rc;
 }

@@ -140,41 +140,22 @@ static void quoted(struct jw *w, const char *str)
         put(w, (const char *)s + run, i - run);
         char esc[6] = {'\\', 0, 0, 0, 0, 0};
         size_t elen = 2;
-        switch (c) {
-        case '"':
-            esc[1] = '"';
-            break;
-        case '\\':
-            esc[1] = '\\';
-            break;
-        case '\n':
-            esc[1] = 'n';
-            break;
-        case '\r':
-            esc[1] = 'r';
-            break;
-        case '\t':
-            esc[1] = 't';
-            break;
-        case '\b':
-            esc[1] = 'b';
-            break;
-        case '\f':
-            esc[1] = 'f';
-            break;
-        default:
-            if (c < 0x20) {
-                esc[1] = 'u';
-                esc[2] = '0';
-                esc[3] = '0';
-                esc[4] = hex[c >> 4];
-                esc[5] = hex[c & 15];
-                elen = 6;
-            } else {
-                /* a byte that is not UTF-8: the replacement character */
-                put(w, "\xEF\xBF\xBD", 3);
-                elen = 0;
-            }
+        /* the escapes JSON names, by the byte they stand for */
+        static const char named[] = "\"\\\n\r\t\b\f", letter[] = "\"\\nrtbf";
+        const char *at = memchr(named, c, sizeof named - 1);
+        if (at) {
+            esc[1] = letter[at - named];
+        } else if (c < 0x20) {
+            esc[1] = 'u';
+            esc[2] = '0';
+            esc[3] = '0';
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            elen = 6;
+        } else {
+            /* a byte that is not UTF-8: the replacement character */
+            put(w, "\xEF\xBF\xBD", 3);
+            elen = 0;
         }
         if (elen) put(w, esc, elen);
         i++;
