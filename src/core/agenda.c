@@ -66,19 +66,22 @@ br_err agenda_horario_set(struct app *app, const char *barbero_id, struct horari
 
 /* --- days off and closures -------------------------------------------------------------- */
 
+br_err agenda_range_check(const char *desde, const char *hasta)
+{
+    static const char *const why[] = {
+        [RULE_RANGE_DESDE] = "desde inválida",
+        [RULE_RANGE_HASTA] = "hasta inválida",
+        [RULE_RANGE_REVERSED] = "hasta es anterior a desde",
+    };
+    enum rule_range r = rule_date_range(desde, hasta);
+    return r == RULE_RANGE_OK ? BR_OK : err_set(BR_INVALID, "%s", why[r]);
+}
+
 br_err agenda_ausencia_add(struct app *app, const struct ausencia_nueva *in, struct ausencia *out)
 {
     memset(out, 0, sizeof *out);
-    switch (rule_date_range(in->desde, in->hasta)) {
-    case RULE_RANGE_DESDE:
-        return err_set(BR_INVALID, "desde inválida");
-    case RULE_RANGE_HASTA:
-        return err_set(BR_INVALID, "hasta inválida");
-    case RULE_RANGE_REVERSED:
-        return err_set(BR_INVALID, "hasta es anterior a desde");
-    case RULE_RANGE_OK:
-        break;
-    }
+    br_err bad = agenda_range_check(in->desde, in->hasta);
+    if (bad) return bad;
     if (!rule_motivo_ok(in->motivo)) return err_set(BR_INVALID, "Campo inválido: motivo");
     if (in->barbero_id) {
         struct barbero b;

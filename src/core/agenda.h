@@ -32,6 +32,11 @@ struct ausencia_nueva {
     const char *motivo;        /* nullable */
 };
 
+/* A period a request gives (desde, hasta: "YYYY-MM-DD", both days
+ * included): BR_INVALID with the API's message when a date is not one or
+ * hasta comes before desde. */
+br_err agenda_range_check(const char *desde, const char *hasta) WARN_UNUSED;
+
 /* Records a day off or a closure, checked in this order: the dates
  * (BR_INVALID "desde inválida", "hasta inválida", "hasta es anterior a
  * desde"), the motivo ("Campo inválido: motivo"), the barber (BR_NOTFOUND

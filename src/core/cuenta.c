@@ -7,14 +7,12 @@
 #include "photos.h"
 #include "../domain/roles.h"
 #include "../domain/rules.h"
-#include "../util/cond.h"
 #include "../util/log.h"
+#include "../util/worker.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static bool given(const char *s)
 {
@@ -168,32 +166,8 @@ struct cuenta_correo {
     struct store *st;
     struct mailer *m;
     int64_t retry_for_ms, lease_ms;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop, woken;
+    struct worker *wk;
 };
-
-static bool stopping(struct cuenta_correo *w)
-{
-    pthread_mutex_lock(&w->mu);
-    bool s = w->stop;
-    pthread_mutex_unlock(&w->mu);
-    return s;
-}
-
-static void nap(struct cuenta_correo *w, int64_t until_ms)
-{
-    pthread_mutex_lock(&w->mu);
-    while (!w->stop && !w->woken) {
-        int64_t now = clock_now_ms();
-        if (now >= until_ms) break;
-        struct timespec ts = deadline_in(CLOCK_REALTIME, until_ms - now);
-        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-    }
-    w->woken = false;
-    pthread_mutex_unlock(&w->mu);
-}
 
 /* Sends one message and records the outcome; the log names its id and
  * kind, never its link. */
@@ -213,7 +187,7 @@ static void deliver(struct cuenta_correo *w, const struct cuenta_mail *m)
     }
     char why[512];
     snprintf(why, sizeof why, "%s", err_msg()[0] ? err_msg() : err_name(rc));
-    if (stopping(w)) {
+    if (worker_stopping(w->wk)) {
         if (store_cuenta_correo_retry(w->st, m->id, why, now_ts) != BR_OK)
             log_error("mail: could not release %s for the next start: %s", m->id, err_msg());
         return;
@@ -241,10 +215,10 @@ static void deliver(struct cuenta_correo *w, const struct cuenta_mail *m)
         log_error("mail: could not schedule a retry of %s: %s", m->id, err_msg());
 }
 
-static void *run(void *arg)
+static void run(struct worker *wk, void *ud)
 {
-    struct cuenta_correo *w = arg;
-    while (!stopping(w)) {
+    struct cuenta_correo *w = ud;
+    while (!worker_stopping(wk)) {
         int64_t now = clock_now_ms();
         br_ts now_ts, lease;
         iso8601_format(now, now_ts);
@@ -258,7 +232,7 @@ static void *run(void *arg)
         }
         if (rc != BR_NOTFOUND) {
             log_error("mail: reading the account's outbox failed: %s", err_msg());
-            nap(w, now + ERROR_PAUSE_MS);
+            worker_nap(wk, ERROR_PAUSE_MS);
             continue;
         }
         br_ts next;
@@ -266,9 +240,8 @@ static void *run(void *arg)
         if (store_cuenta_correo_next_due(w->st, next) == BR_OK && next[0] &&
             iso8601_parse(next, strlen(next), &due) && due < until)
             until = due;
-        nap(w, until);
+        worker_nap(wk, until - clock_now_ms());
     }
-    return NULL;
 }
 
 br_err cuenta_correo_start(struct store *st, struct mailer *m, const struct config *cfg,
@@ -279,11 +252,7 @@ br_err cuenta_correo_start(struct store *st, struct mailer *m, const struct conf
     w->m = m;
     w->retry_for_ms = (int64_t)cfg->smtp_retry_for_s * 1000;
     w->lease_ms = (int64_t)cfg->smtp_timeout_ms + 30000;
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
-    if (pthread_create(&w->thread, NULL, run, w) != 0) {
-        pthread_mutex_destroy(&w->mu);
-        pthread_cond_destroy(&w->cv);
+    if (!worker_start(run, w, &w->wk)) {
         free(w);
         return err_set(BR_INTERNAL, "cannot start the account mail worker thread");
     }
@@ -293,24 +262,19 @@ br_err cuenta_correo_start(struct store *st, struct mailer *m, const struct conf
 
 void cuenta_correo_wake(struct cuenta_correo *w)
 {
-    if (!w) return;
-    pthread_mutex_lock(&w->mu);
-    w->woken = true;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    if (w) worker_wake(w->wk);
+}
+
+/* the other worker's stop cancels the mailer's transfers too */
+static void cancel_transfer(void *ud)
+{
+    struct cuenta_correo *w = ud;
+    if (w->m->ops->cancel) w->m->ops->cancel(w->m);
 }
 
 void cuenta_correo_stop(struct cuenta_correo *w)
 {
     if (!w) return;
-    pthread_mutex_lock(&w->mu);
-    w->stop = true;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    /* the other worker's stop cancels the mailer's transfers too */
-    if (w->m->ops->cancel) w->m->ops->cancel(w->m);
-    pthread_join(w->thread, NULL);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
+    worker_stop(w->wk, cancel_transfer);
     free(w);
 }

@@ -10,6 +10,7 @@
  * barber's days off.
  */
 #include "informes.h"
+#include "agenda.h"
 #include "../domain/rules.h"
 #include "../util/log.h"
 #include "../util/tz.h"
@@ -284,16 +285,8 @@ br_err informe_calcular(struct app *app, const struct informe_pedido *p, struct 
     memset(out, 0, sizeof *out);
     if (!p->desde || !*p->desde || !p->hasta || !*p->hasta)
         return err_set(BR_INVALID, "Faltan campos requeridos");
-    switch (rule_date_range(p->desde, p->hasta)) {
-    case RULE_RANGE_DESDE:
-        return err_set(BR_INVALID, "desde inválida");
-    case RULE_RANGE_HASTA:
-        return err_set(BR_INVALID, "hasta inválida");
-    case RULE_RANGE_REVERSED:
-        return err_set(BR_INVALID, "hasta es anterior a desde");
-    case RULE_RANGE_OK:
-        break;
-    }
+    br_err bad = agenda_range_check(p->desde, p->hasta);
+    if (bad) return bad;
     /* dates whose local midnights are instants the API can write (years
      * 1971 to 9998: a zone's day may start in the year before or end in
      * the one after) */

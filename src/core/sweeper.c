@@ -8,26 +8,21 @@
  */
 #include "sweeper.h"
 #include "espera.h"
-#include "../util/cond.h"
 #include "photos.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
 #include "../util/procid.h"
+#include "../util/worker.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct sweeper {
     struct app *app;
     const char *spool_dir;
     int interval_ms;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop;
+    struct worker *wk;
 };
 
 struct pass {
@@ -178,23 +173,17 @@ static int64_t lease_of(int interval_ms)
     return 3 * (int64_t)interval_ms;
 }
 
-static void *run(void *arg)
+/* A pass every interval_ms until stopped. */
+static void run(struct worker *wk, void *ud)
 {
-    struct sweeper *sw = arg;
-    pthread_mutex_lock(&sw->mu);
-    while (!sw->stop) {
-        struct timespec ts = deadline_in(CLOCK_MONOTONIC, sw->interval_ms);
-        while (!sw->stop && pthread_cond_timedwait(&sw->cv, &sw->mu, &ts) == 0) {
-        }
-        if (sw->stop) break;
-        pthread_mutex_unlock(&sw->mu);
+    struct sweeper *sw = ud;
+    for (;;) {
+        worker_nap(wk, sw->interval_ms);
+        if (worker_stopping(wk)) break;
         if (sweep_once(sw->app, sw->spool_dir, lease_of(sw->interval_ms), NULL) != BR_OK) {
             /* logged by the pass; the next one tries again */
         }
-        pthread_mutex_lock(&sw->mu);
     }
-    pthread_mutex_unlock(&sw->mu);
-    return NULL;
 }
 
 br_err sweep_start(struct app *app, const char *spool_dir, int interval_ms, struct sweeper **out)
@@ -209,11 +198,7 @@ br_err sweep_start(struct app *app, const char *spool_dir, int interval_ms, stru
     sw->app = app;
     sw->spool_dir = spool_dir;
     sw->interval_ms = interval_ms;
-    pthread_mutex_init(&sw->mu, NULL);
-    cond_init_mono(&sw->cv);
-    if (pthread_create(&sw->thread, NULL, run, sw) != 0) {
-        pthread_cond_destroy(&sw->cv);
-        pthread_mutex_destroy(&sw->mu);
+    if (!worker_start(run, sw, &sw->wk)) {
         free(sw);
         return err_set(BR_IO, "cannot start the sweeper thread");
     }
@@ -224,15 +209,9 @@ br_err sweep_start(struct app *app, const char *spool_dir, int interval_ms, stru
 void sweep_stop(struct sweeper *sw)
 {
     if (!sw) return;
-    pthread_mutex_lock(&sw->mu);
-    sw->stop = true;
-    pthread_cond_signal(&sw->cv);
-    pthread_mutex_unlock(&sw->mu);
-    pthread_join(sw->thread, NULL);
+    worker_stop(sw->wk, NULL);
     const struct procid *me = procid_self();
     if (store_lease_end(sw->app->store, me->instance) != BR_OK)
         log_warn("sweep: cannot end this process's lease: %s", err_msg());
-    pthread_cond_destroy(&sw->cv);
-    pthread_mutex_destroy(&sw->mu);
     free(sw);
 }

@@ -7,19 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Frees each of the n texts *f[i] and leaves it NULL. */
+static void texts_free(char **const f[], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(*f[i]);
+        *f[i] = NULL;
+    }
+}
+#define TEXTS_FREE(...)                                                                            \
+    texts_free((char **const[]){__VA_ARGS__}, ARRAY_LEN(((char **const[]){__VA_ARGS__})))
+
 void user_clear(struct user *u)
 {
-    free(u->email);
-    free(u->last_sign_in_at);
-    u->email = u->last_sign_in_at = NULL;
+    TEXTS_FREE(&u->email, &u->last_sign_in_at);
 }
 
 void perfil_clear(struct perfil *p)
 {
-    free(p->rol);
-    free(p->nombre);
-    free(p->telefono);
-    p->rol = p->nombre = p->telefono = NULL;
+    TEXTS_FREE(&p->rol, &p->nombre, &p->telefono);
 }
 
 void principal_clear(struct principal *p)
@@ -32,57 +38,33 @@ void principal_clear(struct principal *p)
 
 void barbero_clear(struct barbero *b)
 {
-    free(b->nombre);
-    free(b->foto_url);
-    free(b->email);
-    b->nombre = b->foto_url = b->email = NULL;
+    TEXTS_FREE(&b->nombre, &b->foto_url, &b->email);
 }
 
 void servicio_clear(struct servicio *s)
 {
-    free(s->nombre);
-    s->nombre = NULL;
+    TEXTS_FREE(&s->nombre);
 }
 
 void cita_clear(struct cita *c)
 {
-    free(c->estado);
-    free(c->notas);
-    free(c->google_event_id);
-    c->estado = c->notas = c->google_event_id = NULL;
+    TEXTS_FREE(&c->estado, &c->notas, &c->google_event_id);
 }
 
 void foto_clear(struct foto *f)
 {
-    free(f->tipo);
-    free(f->url);
-    free(f->storage_path);
-    f->tipo = f->url = f->storage_path = NULL;
+    TEXTS_FREE(&f->tipo, &f->url, &f->storage_path);
 }
 
 void obj_intent_clear(struct obj_intent *in)
 {
-    free(in->bucket);
-    free(in->key);
-    free(in->op);
-    free(in->node);
-    free(in->instance);
-    in->bucket = in->key = in->op = in->node = in->instance = NULL;
+    TEXTS_FREE(&in->bucket, &in->key, &in->op, &in->node, &in->instance);
 }
 
 void outbox_clear(struct outbox_msg *m)
 {
-    free(m->recipient);
-    free(m->cliente_nombre);
-    free(m->barbero_nombre);
-    free(m->servicio_nombre);
-    free(m->notas);
-    free(m->status);
-    free(m->last_error);
-    free(m->enlace);
-    m->enlace = NULL;
-    m->recipient = m->cliente_nombre = m->barbero_nombre = m->servicio_nombre = NULL;
-    m->notas = m->status = m->last_error = NULL;
+    TEXTS_FREE(&m->recipient, &m->cliente_nombre, &m->barbero_nombre, &m->servicio_nombre,
+               &m->notas, &m->status, &m->last_error, &m->enlace);
 }
 
 /* --- cancel and reschedule ---------------------------------------------- */
@@ -90,11 +72,7 @@ void outbox_clear(struct outbox_msg *m)
 void cita_detail_clear(struct cita_detail *d)
 {
     cita_clear(&d->cita);
-    free(d->cliente_email);
-    free(d->cliente_nombre);
-    free(d->barbero_nombre);
-    free(d->servicio_nombre);
-    d->cliente_email = d->cliente_nombre = d->barbero_nombre = d->servicio_nombre = NULL;
+    TEXTS_FREE(&d->cliente_email, &d->cliente_nombre, &d->barbero_nombre, &d->servicio_nombre);
 }
 
 const char *outbox_kind(const char *s)
@@ -109,17 +87,13 @@ const char *outbox_kind(const char *s)
 
 void cuenta_mail_clear(struct cuenta_mail *m)
 {
-    free(m->kind);
-    free(m->recipient);
-    free(m->nombre);
     if (m->enlace) {
         /* the link holds a live token */
         volatile char *p = m->enlace;
         while (*p)
             *p++ = 0;
     }
-    free(m->enlace);
-    m->kind = m->recipient = m->nombre = m->enlace = NULL;
+    TEXTS_FREE(&m->kind, &m->recipient, &m->nombre, &m->enlace);
 }
 
 const char *outbox_canal(const char *s)

@@ -135,11 +135,8 @@ struct feed_set_args {
 static br_err feed_set_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct feed_set_args *a = ud;
-    int64_t n = 0;
-    struct db_val pk[] = {db_text(a->barbero_id)};
-    br_err rc = EXEC(db, c, "SELECT count(*) FROM barberos WHERE id = ?", pk, one_int, &n, NULL);
+    br_err rc = barbero_exists(db, c, a->barbero_id);
     if (rc) return rc;
-    if (n == 0) return err_set(BR_NOTFOUND, "no such barber");
     struct db_val pi[] = {db_text(a->barbero_id), db_text(a->now)};
     rc = EXEC(db, c,
               "INSERT INTO barbero_contactos (barbero_id, updated_at) VALUES (?, ?) "
@@ -167,11 +164,6 @@ br_err store_feed_check(struct store *st, const char *barbero_id, const char *ha
                one_flag, ok, NULL);
 }
 
-struct aviso_cb {
-    store_cita_aviso_fn fn;
-    void *ud;
-};
-
 #define AVISO_COLS                                                                                 \
     "c.id, c.barbero_id, c.fecha_inicio, c.fecha_fin, c.created_at, COALESCE(pf.nombre, ''), "     \
     "COALESCE(b.nombre, ''), COALESCE(s.nombre, ''), c.notas, "                                    \
@@ -181,25 +173,25 @@ struct aviso_cb {
     " FROM citas c LEFT JOIN perfiles pf ON pf.id = c.cliente_id "                                 \
     "LEFT JOIN barberos b ON b.id = c.barbero_id LEFT JOIN servicios s ON s.id = c.servicio_id "
 
-static br_err cita_aviso_row(void *ud, const struct db_val *c, int n)
+/* An appointment of a feed or a notice from AVISO_COLS (borrowed). */
+static bool cita_aviso_view(struct cita_aviso *v, const struct db_val *c, int n)
 {
     (void)n;
-    struct aviso_cb *a = ud;
-    struct cita_aviso v;
     bool fits = true;
-    COPY(v.id, &c[0]);
-    COPY(v.barbero_id, &c[1]);
-    COPY(v.fecha_inicio, &c[2]);
-    COPY(v.fecha_fin, &c[3]);
-    COPY(v.created_at, &c[4]);
-    if (!fits) return too_long();
-    v.cliente_nombre = text_or_empty(&c[5]);
-    v.barbero_nombre = text_or_empty(&c[6]);
-    v.servicio_nombre = text_or_empty(&c[7]);
-    v.notas = text_or_null(&c[8]);
-    v.secuencia = as_int(&c[9]);
-    return a->fn(a->ud, &v);
+    COPY(v->id, &c[0]);
+    COPY(v->barbero_id, &c[1]);
+    COPY(v->fecha_inicio, &c[2]);
+    COPY(v->fecha_fin, &c[3]);
+    COPY(v->created_at, &c[4]);
+    v->cliente_nombre = text_or_empty(&c[5]);
+    v->barbero_nombre = text_or_empty(&c[6]);
+    v->servicio_nombre = text_or_empty(&c[7]);
+    v->notas = text_or_null(&c[8]);
+    v->secuencia = as_int(&c[9]);
+    return fits;
 }
+
+LISTING(cita_aviso, struct cita_aviso, store_cita_aviso_fn, cita_aviso_view)
 
 /* a barber's live appointments never share a start: by start alone, from the index */
 #define SQL_FEED                                                                                   \
@@ -218,44 +210,25 @@ static br_err cita_aviso_row(void *ud, const struct db_val *c, int n)
 br_err store_feed_citas(struct store *st, const char *barbero_id, const char *desde,
                         const char *hasta, int64_t limit, store_cita_aviso_fn fn, void *ud)
 {
-    struct aviso_cb a = {fn, ud};
     struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta), db_int(limit)};
-    return run(st, SQL_FEED, p, 4, cita_aviso_row, &a, NULL);
+    return cita_aviso_list(st, SQL_FEED, p, 4, fn, ud);
 }
 
 /* --- days off and closures that meet appointments ----------------------------------------- */
 
-struct ausencia_one {
-    struct ausencia *a;
-    bool found;
-};
-
-static br_err ausencia_one_row(void *ud, const struct db_val *c, int n)
+static void ausencia_own(struct ausencia *x)
 {
-    (void)n;
-    struct ausencia_one *o = ud;
-    bool fits = true;
-    COPY(o->a->id, &c[0]);
-    COPY(o->a->barbero_id, &c[1]);
-    COPY(o->a->desde, &c[2]);
-    COPY(o->a->hasta, &c[3]);
-    COPY(o->a->created_at, &c[5]);
-    if (!fits) return too_long();
-    o->a->motivo = dup_or_null(&c[4]);
-    o->found = true;
-    return BR_OK;
+    x->motivo = xstrdup_or_null(x->motivo);
 }
+
+OWNED_ROW(ausencia_decode, struct ausencia, ausencia_view, ausencia_own)
 
 br_err store_ausencia_get(struct store *st, const char *id, struct ausencia *a)
 {
     memset(a, 0, sizeof *a);
-    struct ausencia_one o = {a, false};
     struct db_val p[] = {db_text(id)};
-    br_err rc = run(st,
-                    "SELECT id, barbero_id, desde, hasta, motivo, created_at FROM ausencias "
-                    "WHERE id = ?",
-                    p, 1, ausencia_one_row, &o, NULL);
-    if (!rc && !o.found) rc = err_set(BR_NOTFOUND, "no such absence");
+    br_err rc = run_one(st, "SELECT " AUSENCIA_COLS " FROM ausencias WHERE id = ?", p, 1,
+                        ausencia_decode, a, "no such absence");
     if (rc) {
         free(a->motivo);
         memset(a, 0, sizeof *a);
@@ -267,14 +240,13 @@ br_err store_citas_afectadas(struct store *st, const char *barbero_id, const cha
                              const char *hasta, const char *now, int64_t limit,
                              store_cita_aviso_fn fn, void *ud)
 {
-    struct aviso_cb a = {fn, ud};
     const char *from = strcmp(desde, now) > 0 ? desde : now;
     if (barbero_id) {
         struct db_val p[] = {db_text(barbero_id), db_text(from), db_text(hasta), db_int(limit)};
-        return run(st, SQL_AFECTADAS, p, 4, cita_aviso_row, &a, NULL);
+        return cita_aviso_list(st, SQL_AFECTADAS, p, 4, fn, ud);
     }
     struct db_val p[] = {db_text(from), db_text(hasta), db_int(limit)};
-    return run(st, SQL_AFECTADAS_TIENDA, p, 3, cita_aviso_row, &a, NULL);
+    return cita_aviso_list(st, SQL_AFECTADAS_TIENDA, p, 3, fn, ud);
 }
 
 br_err avisos_plans(struct store *st, store_plan_fn fn, void *ud)

@@ -6,53 +6,44 @@
  */
 #include "store_int.h"
 
-#include <stdio.h>
-
 /* --- an appointment's detail, cancel, reschedule ------------------------------------ */
 
-struct detail_row {
-    struct cita_detail *d;
-    bool found;
-};
-
-static br_err detail_row(void *ud, const struct db_val *c, int n)
+/* row_decode_fn: an appointment's detail the caller owns. */
+static bool detail_decode(void *out, const struct db_val *c, int n)
 {
     (void)n;
-    struct detail_row *r = ud;
+    struct cita_detail *d = out;
     struct cita ci;
-    if (!cita_view(&ci, c)) return too_long();
-    r->d->cita = ci;
-    r->d->cita.estado = xstrdup(ci.estado);
-    r->d->cita.notas = xstrdup_or_null(ci.notas);
-    r->d->cita.google_event_id = xstrdup_or_null(ci.google_event_id);
-    r->d->cliente_email = dup_or_null(&c[10]);
-    if (r->d->cliente_email && !email_es_direccion(r->d->cliente_email)) {
-        free(r->d->cliente_email); /* a front-desk client without an e-mail */
-        r->d->cliente_email = NULL;
+    if (!cita_view(&ci, c)) return false;
+    d->cita = ci;
+    d->cita.estado = xstrdup(ci.estado);
+    d->cita.notas = xstrdup_or_null(ci.notas);
+    d->cita.google_event_id = xstrdup_or_null(ci.google_event_id);
+    d->cliente_email = dup_or_null(&c[10]);
+    if (d->cliente_email && !email_es_direccion(d->cliente_email)) {
+        free(d->cliente_email); /* a front-desk client without an e-mail */
+        d->cliente_email = NULL;
     }
-    r->d->has_perfil = c[11].type != DB_NULL;
-    r->d->cliente_nombre = dup_or_null(&c[12]);
-    r->d->barbero_nombre = xstrdup(text_or_empty(&c[13]));
-    r->d->servicio_nombre = xstrdup(text_or_empty(&c[14]));
-    r->d->duracion_min = as_int(&c[15]);
-    r->found = true;
-    return BR_OK;
+    d->has_perfil = c[11].type != DB_NULL;
+    d->cliente_nombre = dup_or_null(&c[12]);
+    d->barbero_nombre = xstrdup(text_or_empty(&c[13]));
+    d->servicio_nombre = xstrdup(text_or_empty(&c[14]));
+    d->duracion_min = as_int(&c[15]);
+    return true;
 }
 
 br_err store_cita_detail(struct store *st, const char *id, struct cita_detail *d)
 {
     memset(d, 0, sizeof *d);
-    struct detail_row r = {d, false};
     struct db_val p[] = {db_text(id)};
-    br_err rc = run(st,
-                    "SELECT " CITA_COLS ", u.email, p.id, p.nombre, b.nombre, s.nombre, "
-                    "s.duracion_min FROM citas c "
-                    "LEFT JOIN auth_users u ON u.id = c.cliente_id "
-                    "LEFT JOIN perfiles p ON p.id = c.cliente_id "
-                    "LEFT JOIN barberos b ON b.id = c.barbero_id "
-                    "LEFT JOIN servicios s ON s.id = c.servicio_id WHERE c.id = ?",
-                    p, 1, detail_row, &r, NULL);
-    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such cita");
+    br_err rc = run_one(st,
+                        "SELECT " CITA_COLS ", u.email, p.id, p.nombre, b.nombre, s.nombre, "
+                        "s.duracion_min FROM citas c "
+                        "LEFT JOIN auth_users u ON u.id = c.cliente_id "
+                        "LEFT JOIN perfiles p ON p.id = c.cliente_id "
+                        "LEFT JOIN barberos b ON b.id = c.barbero_id "
+                        "LEFT JOIN servicios s ON s.id = c.servicio_id WHERE c.id = ?",
+                        p, 1, detail_decode, d, "no such cita");
     if (rc) cita_detail_clear(d);
     return rc;
 }
@@ -99,9 +90,7 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     ch->why = CAMBIO_OK; /* the adapter may run this again (a deadlock) */
     free(ch->event_id);
     ch->event_id = NULL;
-    char key[64];
-    snprintf(key, sizeof key, "cita:%s", ch->id);
-    br_err rc = db->ops->lock(conn, key);
+    br_err rc = lock_on(db, conn, "cita", ch->id);
     if (rc) return rc;
     struct change_row r = {.found = false};
     struct db_val pi[] = {db_text(ch->id)};
@@ -285,9 +274,7 @@ static br_err reminder_insert_tx(struct db *db, struct db_conn *conn, void *ud)
         struct reminder_cand *k = &a->scan->c[i];
         /* the lock a cancel or a reschedule of this cita takes: the cita is
          * still live at this start, or nothing is queued */
-        char key[64];
-        snprintf(key, sizeof key, "cita:%s", k->cita_id);
-        br_err rc = db->ops->lock(conn, key);
+        br_err rc = lock_on(db, conn, "cita", k->cita_id);
         bool live = false;
         struct db_val pc[] = {db_text(k->cita_id), db_text(k->inicio)};
         if (!rc)

@@ -27,59 +27,50 @@ br_err store_barbero_add(struct store *st, const struct barbero *b)
     return in_tx(st, barbero_add_tx, (void *)b);
 }
 
-struct barbero_cb {
-    store_barbero_fn fn;
-    void *ud;
-    struct barbero *out;
-    bool found;
-};
-
-static br_err barbero_row(void *ud, const struct db_val *c, int n)
+/* A barber from its columns: id, nombre, foto_url and, where the
+ * statement reads them, activo and the contact's email, usuario_id and
+ * feed (borrowed). */
+static bool barbero_view(struct barbero *b, const struct db_val *c, int n)
 {
     bool fits = true;
-    (void)n;
-    struct barbero_cb *a = ud;
-    struct barbero b;
-    COPY(b.id, &c[0]);
-    b.nombre = (char *)text_or_empty(&c[1]);
-    b.foto_url = (char *)text_or_null(&c[2]);
-    b.activo = n > 3 ? as_int(&c[3]) != 0 : true;
-    b.email = n > 4 ? (char *)text_or_null(&c[4]) : NULL;
-    b.usuario_id[0] = '\0';
-    if (n > 5) COPY(b.usuario_id, &c[5]);
-    b.feed = n > 6 && c[6].type != DB_NULL;
-    if (!fits) return too_long();
-    if (a->fn) return a->fn(a->ud, &b);
-    *a->out = b;
-    a->out->nombre = xstrdup(b.nombre);
-    a->out->foto_url = xstrdup_or_null(b.foto_url);
-    a->out->email = xstrdup_or_null(b.email);
-    a->found = true;
-    return BR_OK;
+    COPY(b->id, &c[0]);
+    b->nombre = (char *)text_or_empty(&c[1]);
+    b->foto_url = (char *)text_or_null(&c[2]);
+    b->activo = n > 3 ? as_int(&c[3]) != 0 : true;
+    b->email = n > 4 ? (char *)text_or_null(&c[4]) : NULL;
+    b->usuario_id[0] = '\0';
+    if (n > 5) COPY(b->usuario_id, &c[5]);
+    b->feed = n > 6 && c[6].type != DB_NULL;
+    return fits;
 }
+
+static void barbero_own(struct barbero *b)
+{
+    b->nombre = xstrdup(b->nombre);
+    b->foto_url = xstrdup_or_null(b->foto_url);
+    b->email = xstrdup_or_null(b->email);
+}
+
+OWNED_ROW(barbero_decode, struct barbero, barbero_view, barbero_own)
+LISTING(barbero, struct barbero, store_barbero_fn, barbero_view)
 
 br_err store_barbero_get(struct store *st, const char *id, struct barbero *b)
 {
     memset(b, 0, sizeof *b);
-    struct barbero_cb a = {.out = b};
     struct db_val p[] = {db_text(id)};
-    br_err rc =
-        run(st,
-            "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id, k.feed_hash "
-            "FROM barberos b LEFT JOIN barbero_contactos k ON k.barbero_id = b.id "
-            "WHERE b.id = ?",
-            p, 1, barbero_row, &a, NULL);
-    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such barber");
-    return rc;
+    return run_one(st,
+                   "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id, "
+                   "k.feed_hash FROM barberos b "
+                   "LEFT JOIN barbero_contactos k ON k.barbero_id = b.id WHERE b.id = ?",
+                   p, 1, barbero_decode, b, "no such barber");
 }
 
 br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud)
 {
-    struct barbero_cb a = {.fn = fn, .ud = ud};
-    return run(st,
-               "SELECT id, nombre, foto_url, activo FROM barberos WHERE activo "
-               "ORDER BY nombre, id",
-               NULL, 0, barbero_row, &a, NULL);
+    return barbero_list(st,
+                        "SELECT id, nombre, foto_url, activo FROM barberos WHERE activo "
+                        "ORDER BY nombre, id",
+                        NULL, 0, fn, ud);
 }
 
 br_err store_servicio_add(struct store *st, const struct servicio *s)
@@ -92,53 +83,45 @@ br_err store_servicio_add(struct store *st, const struct servicio *s)
                      p, 5, NULL);
 }
 
-struct servicio_cb {
-    store_servicio_fn fn;
-    void *ud;
-    struct servicio *out;
-    bool found;
-};
-
-static br_err servicio_row(void *ud, const struct db_val *c, int n)
+/* A service from its columns: id, nombre, duracion_min, precio and, where
+ * the statement reads them, activo and margen_min (borrowed). */
+static bool servicio_view(struct servicio *s, const struct db_val *c, int n)
 {
     bool fits = true;
-    (void)n;
-    struct servicio_cb *a = ud;
-    struct servicio s;
-    COPY(s.id, &c[0]);
-    s.nombre = (char *)text_or_empty(&c[1]);
-    s.duracion_min = as_int(&c[2]);
-    s.precio = as_real(&c[3]);
-    s.activo = n > 4 ? as_int(&c[4]) != 0 : true;
-    s.margen_min = n > 5 ? as_int(&c[5]) : 0;
-    if (!fits) return too_long();
-    if (a->fn) return a->fn(a->ud, &s);
-    *a->out = s;
-    a->out->nombre = xstrdup(s.nombre);
-    a->found = true;
-    return BR_OK;
+    COPY(s->id, &c[0]);
+    s->nombre = (char *)text_or_empty(&c[1]);
+    s->duracion_min = as_int(&c[2]);
+    s->precio = as_real(&c[3]);
+    s->activo = n > 4 ? as_int(&c[4]) != 0 : true;
+    s->margen_min = n > 5 ? as_int(&c[5]) : 0;
+    return fits;
 }
+
+static void servicio_own(struct servicio *s)
+{
+    s->nombre = xstrdup(s->nombre);
+}
+
+OWNED_ROW(servicio_decode, struct servicio, servicio_view, servicio_own)
+LISTING(servicio, struct servicio, store_servicio_fn, servicio_view)
 
 br_err store_servicio_get(struct store *st, const char *id, struct servicio *s)
 {
     memset(s, 0, sizeof *s);
-    struct servicio_cb a = {.out = s};
     struct db_val p[] = {db_text(id)};
-    br_err rc = run(
+    return run_one(
         st,
         "SELECT id, nombre, duracion_min, precio, activo, margen_min FROM servicios WHERE id = ?",
-        p, 1, servicio_row, &a, NULL);
-    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such service");
-    return rc;
+        p, 1, servicio_decode, s, "no such service");
 }
 
 br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud)
 {
-    struct servicio_cb a = {.fn = fn, .ud = ud};
-    return run(st,
-               "SELECT id, nombre, duracion_min, precio, activo FROM servicios WHERE activo "
-               "ORDER BY nombre, id",
-               NULL, 0, servicio_row, &a, NULL);
+    return servicio_list(
+        st,
+        "SELECT id, nombre, duracion_min, precio, activo FROM servicios WHERE activo "
+        "ORDER BY nombre, id",
+        NULL, 0, fn, ud);
 }
 
 /* --- catalog administration, schedules, days off ------------------------------------ */
@@ -165,101 +148,77 @@ br_err horario_default_insert(struct db *db, struct db_conn *c, const char *barb
 
 br_err store_barberos_all(struct store *st, store_barbero_fn fn, void *ud)
 {
-    struct barbero_cb a = {.fn = fn, .ud = ud};
-    return run(st,
-               "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id, k.feed_hash "
-               "FROM barberos b LEFT JOIN barbero_contactos k ON k.barbero_id = b.id "
-               "ORDER BY b.nombre, b.id",
-               NULL, 0, barbero_row, &a, NULL);
+    return barbero_list(
+        st,
+        "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id, k.feed_hash "
+        "FROM barberos b LEFT JOIN barbero_contactos k ON k.barbero_id = b.id "
+        "ORDER BY b.nombre, b.id",
+        NULL, 0, fn, ud);
 }
 
 br_err store_servicios_all(struct store *st, store_servicio_fn fn, void *ud)
 {
-    struct servicio_cb a = {.fn = fn, .ud = ud};
-    return run(st,
-               "SELECT id, nombre, duracion_min, precio, activo, margen_min FROM servicios "
-               "ORDER BY nombre, id",
-               NULL, 0, servicio_row, &a, NULL);
+    return servicio_list(
+        st,
+        "SELECT id, nombre, duracion_min, precio, activo, margen_min FROM servicios "
+        "ORDER BY nombre, id",
+        NULL, 0, fn, ud);
 }
 
-/* A patch is applied field by field in one transaction: each statement is
- * constant text, and a missing row is told by the first one's count. */
-struct barbero_patch_args {
-    const char *id;
-    const struct barbero_patch *p;
-};
+/* See store_int.h. */
+br_err barbero_exists(struct db *db, struct db_conn *c, const char *barbero_id)
+{
+    return row_exists(db, c, "SELECT count(*) FROM barberos WHERE id = ?", barbero_id,
+                      "no such barber");
+}
 
+/* A patch is applied field by field in one transaction (patch_fields): a
+ * missing row is told first. */
 static br_err barbero_patch_tx(struct db *db, struct db_conn *c, void *ud)
 {
-    struct barbero_patch_args *a = ud;
-    const struct barbero_patch *p = a->p;
-    int64_t n = 0;
-    struct db_val pk[] = {db_text(a->id)};
-    br_err rc = EXEC(db, c, "SELECT count(*) FROM barberos WHERE id = ?", pk, one_int, &n, NULL);
-    if (rc) return rc;
-    if (n == 0) return err_set(BR_NOTFOUND, "no such barber");
-    if (p->nombre) {
-        struct db_val v[] = {db_text(p->nombre), db_text(a->id)};
-        rc = EXEC(db, c, "UPDATE barberos SET nombre = ? WHERE id = ?", v, NULL, NULL, NULL);
-    }
-    if (!rc && p->set_foto_url) {
-        struct db_val v[] = {db_text(p->foto_url), db_text(a->id)};
-        rc = EXEC(db, c, "UPDATE barberos SET foto_url = ? WHERE id = ?", v, NULL, NULL, NULL);
-    }
-    if (!rc && p->activo >= 0) {
-        struct db_val v[] = {db_text(p->activo ? "1" : "0"), db_text(a->id)};
-        rc = EXEC(db, c, "UPDATE barberos SET activo = ? WHERE id = ?", v, NULL, NULL, NULL);
-    }
+    const struct row_args *a = ud;
+    const struct barbero_patch *p = a->arg;
+    const struct patch_field f[] = {
+        {p->nombre != NULL, "UPDATE barberos SET nombre = ? WHERE id = ?", db_text(p->nombre)},
+        {p->set_foto_url, "UPDATE barberos SET foto_url = ? WHERE id = ?", db_text(p->foto_url)},
+        {p->activo >= 0, "UPDATE barberos SET activo = ? WHERE id = ?",
+         db_text(p->activo ? "1" : "0")},
+    };
+    br_err rc = barbero_exists(db, c, a->id);
+    if (!rc) rc = patch_fields(db, c, a->id, f, ARRAY_LEN(f));
     if (!rc && (p->set_email || p->set_usuario)) rc = contacto_patch(db, c, a->id, p);
     return rc;
 }
 
 br_err store_barbero_update(struct store *st, const char *id, const struct barbero_patch *p)
 {
-    struct barbero_patch_args a = {id, p};
+    struct row_args a = {id, p};
     return in_tx(st, barbero_patch_tx, &a);
 }
 
-struct servicio_patch_args {
-    const char *id;
-    const struct servicio_patch *p;
-};
-
 static br_err servicio_patch_tx(struct db *db, struct db_conn *c, void *ud)
 {
-    struct servicio_patch_args *a = ud;
-    const struct servicio_patch *p = a->p;
-    int64_t n = 0;
-    struct db_val pk[] = {db_text(a->id)};
-    br_err rc = EXEC(db, c, "SELECT count(*) FROM servicios WHERE id = ?", pk, one_int, &n, NULL);
-    if (rc) return rc;
-    if (n == 0) return err_set(BR_NOTFOUND, "no such service");
-    if (p->nombre) {
-        struct db_val v[] = {db_text(p->nombre), db_text(a->id)};
-        rc = EXEC(db, c, "UPDATE servicios SET nombre = ? WHERE id = ?", v, NULL, NULL, NULL);
-    }
-    if (!rc && p->duracion_min > 0) {
-        struct db_val v[] = {db_int(p->duracion_min), db_text(a->id)};
-        rc = EXEC(db, c, "UPDATE servicios SET duracion_min = ? WHERE id = ?", v, NULL, NULL, NULL);
-    }
-    if (!rc && p->set_precio) {
-        struct db_val v[] = {db_real(p->precio), db_text(a->id)};
-        rc = EXEC(db, c, "UPDATE servicios SET precio = ? WHERE id = ?", v, NULL, NULL, NULL);
-    }
-    if (!rc && p->margen_min >= 0) {
-        struct db_val v[] = {db_int(p->margen_min), db_text(a->id)};
-        rc = EXEC(db, c, "UPDATE servicios SET margen_min = ? WHERE id = ?", v, NULL, NULL, NULL);
-    }
-    if (!rc && p->activo >= 0) {
-        struct db_val v[] = {db_text(p->activo ? "1" : "0"), db_text(a->id)};
-        rc = EXEC(db, c, "UPDATE servicios SET activo = ? WHERE id = ?", v, NULL, NULL, NULL);
-    }
+    const struct row_args *a = ud;
+    const struct servicio_patch *p = a->arg;
+    const struct patch_field f[] = {
+        {p->nombre != NULL, "UPDATE servicios SET nombre = ? WHERE id = ?", db_text(p->nombre)},
+        {p->duracion_min > 0, "UPDATE servicios SET duracion_min = ? WHERE id = ?",
+         db_int(p->duracion_min)},
+        {p->set_precio, "UPDATE servicios SET precio = ? WHERE id = ?", db_real(p->precio)},
+        {p->margen_min >= 0, "UPDATE servicios SET margen_min = ? WHERE id = ?",
+         db_int(p->margen_min)},
+        {p->activo >= 0, "UPDATE servicios SET activo = ? WHERE id = ?",
+         db_text(p->activo ? "1" : "0")},
+    };
+    br_err rc =
+        row_exists(db, c, "SELECT count(*) FROM servicios WHERE id = ?", a->id, "no such service");
+    if (!rc) rc = patch_fields(db, c, a->id, f, ARRAY_LEN(f));
     return rc;
 }
 
 br_err store_servicio_update(struct store *st, const char *id, const struct servicio_patch *p)
 {
-    struct servicio_patch_args a = {id, p};
+    struct row_args a = {id, p};
     return in_tx(st, servicio_patch_tx, &a);
 }
 
@@ -323,11 +282,9 @@ struct horario_set_args {
 static br_err horario_set_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct horario_set_args *a = ud;
-    int64_t n = 0;
-    struct db_val pk[] = {db_text(a->barbero_id)};
-    br_err rc = EXEC(db, c, "SELECT count(*) FROM barberos WHERE id = ?", pk, one_int, &n, NULL);
+    br_err rc = barbero_exists(db, c, a->barbero_id);
     if (rc) return rc;
-    if (n == 0) return err_set(BR_NOTFOUND, "no such barber");
+    struct db_val pk[] = {db_text(a->barbero_id)};
     rc = EXEC(db, c, "DELETE FROM horarios WHERE barbero_id = ?", pk, NULL, NULL, NULL);
     for (int i = 0; !rc && i < a->n; i++) {
         struct db_val p[] = {db_text(a->barbero_id), db_int(a->t[i].dia), db_int(a->t[i].inicio),
@@ -348,28 +305,7 @@ br_err store_horario_set(struct store *st, const char *barbero_id, const struct 
 
 /* days off and closures */
 
-#define AUSENCIA_COLS "id, barbero_id, desde, hasta, motivo, created_at"
-
-struct ausencia_cb {
-    store_ausencia_fn fn;
-    void *ud;
-};
-
-static br_err ausencia_row(void *ud, const struct db_val *c, int n)
-{
-    (void)n;
-    struct ausencia_cb *a = ud;
-    struct ausencia x;
-    bool fits = true;
-    COPY(x.id, &c[0]);
-    COPY(x.barbero_id, &c[1]);
-    COPY(x.desde, &c[2]);
-    COPY(x.hasta, &c[3]);
-    COPY(x.created_at, &c[5]);
-    x.motivo = (char *)text_or_null(&c[4]);
-    if (!fits) return too_long();
-    return a->fn(a->ud, &x);
-}
+LISTING(ausencia, struct ausencia, store_ausencia_fn, ausencia_view)
 
 br_err store_ausencia_add(struct store *st, const struct ausencia *x)
 {
@@ -382,19 +318,17 @@ br_err store_ausencia_add(struct store *st, const struct ausencia *x)
 
 br_err store_ausencias_each(struct store *st, store_ausencia_fn fn, void *ud)
 {
-    struct ausencia_cb a = {fn, ud};
-    return run(st, "SELECT " AUSENCIA_COLS " FROM ausencias ORDER BY desde, id", NULL, 0,
-               ausencia_row, &a, NULL);
+    return ausencia_list(st, "SELECT " AUSENCIA_COLS " FROM ausencias ORDER BY desde, id", NULL, 0,
+                         fn, ud);
 }
 
 br_err store_ausencias_on(struct store *st, const char *fecha, store_ausencia_fn fn, void *ud)
 {
-    struct ausencia_cb a = {fn, ud};
     struct db_val p[] = {db_text(fecha), db_text(fecha)};
-    return run(st,
-               "SELECT " AUSENCIA_COLS " FROM ausencias WHERE hasta >= ? AND desde <= ? "
-               "ORDER BY desde, id",
-               p, 2, ausencia_row, &a, NULL);
+    return ausencia_list(st,
+                         "SELECT " AUSENCIA_COLS " FROM ausencias WHERE hasta >= ? AND desde <= ? "
+                         "ORDER BY desde, id",
+                         p, 2, fn, ud);
 }
 
 struct ausencia_delete_args {

@@ -20,8 +20,11 @@
 
 static const char sql_busy[] = SQL_BUSY;
 
+/* A busy stretch (inicio, fin and, where the statement reads it, the
+ * service's margin) handed to fn, or with its margin to margen_fn. */
 struct busy_cb {
     store_busy_fn fn;
+    store_busy_margen_fn margen_fn;
     void *ud;
 };
 
@@ -34,13 +37,13 @@ static br_err busy_row(void *ud, const struct db_val *c, int n)
     COPY(ini, &c[0]);
     COPY(fin, &c[1]);
     if (!fits) return too_long();
-    return a->fn(a->ud, ini, fin);
+    return a->fn ? a->fn(a->ud, ini, fin) : a->margen_fn(a->ud, ini, fin, as_int(&c[2]));
 }
 
 br_err store_citas_busy(struct store *st, const char *barbero_id, const char *desde,
                         const char *hasta, store_busy_fn fn, void *ud)
 {
-    struct busy_cb a = {fn, ud};
+    struct busy_cb a = {.fn = fn, .ud = ud};
     struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta),
                          db_text(barbero_id), db_text(desde), db_text(desde)};
     return run(st, sql_busy, p, 6, busy_row, &a, NULL);
@@ -58,29 +61,12 @@ br_err store_citas_busy(struct store *st, const char *barbero_id, const char *de
 static const char sql_busy_margen[] = SQL_BUSY_MARGEN;
 #define NIL_UUID "00000000-0000-0000-0000-000000000000"
 
-struct busy_margen_cb {
-    store_busy_margen_fn fn;
-    void *ud;
-};
-
-static br_err busy_margen_row(void *ud, const struct db_val *c, int n)
-{
-    (void)n;
-    struct busy_margen_cb *a = ud;
-    br_ts ini, fin;
-    bool fits = true;
-    COPY(ini, &c[0]);
-    COPY(fin, &c[1]);
-    if (!fits) return too_long();
-    return a->fn(a->ud, ini, fin, as_int(&c[2]));
-}
-
 br_err store_citas_busy_margen(struct store *st, const char *barbero_id, const char *desde,
                                const char *hasta, store_busy_margen_fn fn, void *ud)
 {
-    struct busy_margen_cb a = {fn, ud};
+    struct busy_cb a = {.margen_fn = fn, .ud = ud};
     struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta), db_text(NIL_UUID)};
-    return run(st, sql_busy_margen, p, 4, busy_margen_row, &a, NULL);
+    return run(st, sql_busy_margen, p, 4, busy_row, &a, NULL);
 }
 
 /* What may meet [inicio, fin + margen) with its own margin: anything that
@@ -236,9 +222,7 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
     if (a->cap > 0) {
         /* one client's bookings take turns on PostgreSQL, before any hour
          * lock (always in this order: they never wait for each other) */
-        char who[64];
-        snprintf(who, sizeof who, "citas-cliente:%s", c->cliente_id);
-        rc = db->ops->lock(conn, who);
+        rc = lock_on(db, conn, "citas-cliente", c->cliente_id);
         if (rc) return rc;
         int64_t n = 0;
         struct db_val pn[] = {db_text(c->cliente_id), db_text(a->now), db_int(a->cap)};
@@ -338,27 +322,24 @@ br_err store_cita_exists(struct store *st, const char *id, bool *exists)
     return run(st, "SELECT 1 FROM citas WHERE id = ?", p, 1, one_flag, exists, NULL);
 }
 
-struct citas_each {
-    store_cita_fn fn;
-    void *ud;
-};
-
-static br_err citas_row(void *ud, const struct db_val *c, int n)
+/* An appointment of a listing with its client's, barber's and service's
+ * columns (18, CITAS_SELECT's; borrowed). */
+static bool listed_cita_view(struct cita_view *v, const struct db_val *c, int n)
 {
     (void)n;
-    struct citas_each *a = ud;
-    struct cita_view v;
-    if (!cita_view(&v.cita, c)) return too_long();
-    v.has_perfil = c[10].type != DB_NULL;
-    v.perfil_nombre = text_or_null(&c[11]);
-    v.perfil_telefono = text_or_null(&c[12]);
-    v.barbero_nombre = text_or_null(&c[13]);
-    v.barbero_foto_url = text_or_null(&c[14]);
-    v.servicio_nombre = text_or_null(&c[15]);
-    v.servicio_duracion_min = as_int(&c[16]);
-    v.servicio_precio = as_real(&c[17]);
-    return a->fn(a->ud, &v);
+    if (!cita_view(&v->cita, c)) return false;
+    v->has_perfil = c[10].type != DB_NULL;
+    v->perfil_nombre = text_or_null(&c[11]);
+    v->perfil_telefono = text_or_null(&c[12]);
+    v->barbero_nombre = text_or_null(&c[13]);
+    v->barbero_foto_url = text_or_null(&c[14]);
+    v->servicio_nombre = text_or_null(&c[15]);
+    v->servicio_duracion_min = as_int(&c[16]);
+    v->servicio_precio = as_real(&c[17]);
+    return true;
 }
+
+LISTING(citas, struct cita_view, store_cita_fn, listed_cita_view)
 
 #define CITAS_SELECT                                                                               \
     "SELECT " CITA_COLS ", p.id, p.nombre, p.telefono, b.nombre, b.foto_url, "                     \
@@ -522,9 +503,8 @@ static int range_params(const struct cita_range *q, struct db_val *p, unsigned *
 
 br_err store_cita_view(struct store *st, const char *id, store_cita_fn fn, void *ud)
 {
-    struct citas_each a = {fn, ud};
     struct db_val p[] = {db_text(id)};
-    return run(st, CITAS_SELECT "WHERE c.id = ?", p, 1, citas_row, &a, NULL);
+    return citas_list(st, CITAS_SELECT "WHERE c.id = ?", p, 1, fn, ud);
 }
 
 /* --- a client's listing with her session ------------------------------------------------ */

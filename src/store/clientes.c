@@ -5,8 +5,6 @@
 #include "store_int.h"
 #include "../domain/roles.h"
 
-#include <stdio.h>
-
 /* --- finding clients ------------------------------------------------------------------ */
 
 /* A client's counts, each from the index citas_cliente_estado_inicio. */
@@ -25,13 +23,9 @@
     "?)"
 #define CLIENTE_ORDER " ORDER BY coalesce(p.nombre, ''), p.id LIMIT ?"
 
-struct clientes_each {
-    store_cliente_fn fn;
-    void *ud;
-};
-
-static bool cliente_decode(struct cliente_view *v, const struct db_val *c)
+static bool cliente_decode(struct cliente_view *v, const struct db_val *c, int n)
 {
+    (void)n;
     bool fits = true;
     COPY(v->perfil.id, &c[0]);
     v->perfil.rol = (char *)text_or_empty(&c[1]);
@@ -46,19 +40,11 @@ static bool cliente_decode(struct cliente_view *v, const struct db_val *c)
     return fits;
 }
 
-static br_err clientes_row(void *ud, const struct db_val *c, int n)
-{
-    (void)n;
-    struct clientes_each *a = ud;
-    struct cliente_view v;
-    if (!cliente_decode(&v, c)) return too_long();
-    return a->fn(a->ud, &v);
-}
+LISTING(clientes, struct cliente_view, store_cliente_fn, cliente_decode)
 
 br_err store_clientes_page(struct store *st, const char *patron, const char *after_id,
                            int64_t limit, store_cliente_fn fn, void *ud)
 {
-    struct clientes_each a = {fn, ud};
     struct db_val p[6];
     int n = 0;
     if (patron) {
@@ -77,34 +63,24 @@ br_err store_clientes_page(struct store *st, const char *patron, const char *aft
         CLIENTE_COLS "WHERE " CLIENTE_AFTER CLIENTE_ORDER,
         CLIENTE_COLS "WHERE " CLIENTE_MATCH " AND " CLIENTE_AFTER CLIENTE_ORDER,
     };
-    return run(st, sql[(patron ? 1 : 0) + (after_id ? 2 : 0)], p, n, clientes_row, &a, NULL);
+    return clientes_list(st, sql[(patron ? 1 : 0) + (after_id ? 2 : 0)], p, n, fn, ud);
 }
 
-struct cliente_one {
-    struct cliente_view *v;
-    bool found;
-};
-
-static br_err cliente_one_row(void *ud, const struct db_val *c, int n)
+static void cliente_own(struct cliente_view *v)
 {
-    (void)n;
-    struct cliente_one *r = ud;
-    if (!cliente_decode(r->v, c)) return too_long();
-    r->v->perfil.rol = xstrdup(r->v->perfil.rol);
-    r->v->perfil.nombre = xstrdup_or_null(r->v->perfil.nombre);
-    r->v->perfil.telefono = xstrdup_or_null(r->v->perfil.telefono);
-    r->v->email = xstrdup_or_null(r->v->email);
-    r->found = true;
-    return BR_OK;
+    v->perfil.rol = xstrdup(v->perfil.rol);
+    v->perfil.nombre = xstrdup_or_null(v->perfil.nombre);
+    v->perfil.telefono = xstrdup_or_null(v->perfil.telefono);
+    v->email = xstrdup_or_null(v->email);
 }
+
+OWNED_ROW(cliente_one, struct cliente_view, cliente_decode, cliente_own)
 
 br_err store_cliente_get(struct store *st, const char *id, struct cliente_view *c)
 {
     memset(c, 0, sizeof *c);
-    struct cliente_one r = {c, false};
     struct db_val p[] = {db_text(id)};
-    br_err rc = run(st, CLIENTE_COLS "WHERE p.id = ?", p, 1, cliente_one_row, &r, NULL);
-    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such client");
+    br_err rc = run_one(st, CLIENTE_COLS "WHERE p.id = ?", p, 1, cliente_one, c, "no such client");
     if (rc) cliente_view_clear(c);
     return rc;
 }
@@ -159,14 +135,8 @@ static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
               "UPDATE perfiles SET nombre = coalesce(nombre, ?), telefono = coalesce(telefono, ?) "
               "WHERE id = ?",
               pp, NULL, NULL, NULL);
-    if (!rc && u->session_hash) {
-        struct db_val ps[] = {db_text(u->session_hash), db_text(who.id), db_text(u->created_at),
-                              db_text(u->session_expires_at)};
-        rc = EXEC(db, c,
-                  "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
-                  "VALUES (?, ?, ?, ?)",
-                  ps, NULL, NULL, NULL);
-    }
+    if (!rc && u->session_hash)
+        rc = session_insert(db, c, u->session_hash, who.id, u->created_at, u->session_expires_at);
     if (rc) return rc;
     a->claimed = true;
     memcpy(a->id, who.id, sizeof a->id);
@@ -211,9 +181,7 @@ static br_err asistencia_tx(struct db *db, struct db_conn *conn, void *ud)
 {
     struct asistencia_cambio *a = ud;
     a->why = ASISTENCIA_OK;
-    char key[64];
-    snprintf(key, sizeof key, "cita:%s", a->id);
-    br_err rc = db->ops->lock(conn, key);
+    br_err rc = lock_on(db, conn, "cita", a->id);
     if (rc) return rc;
     struct asis_row r = {.found = false};
     struct db_val pi[] = {db_text(a->id)};

@@ -124,13 +124,7 @@ static br_err reset_apply_tx(struct db *db, struct db_conn *c, void *ud)
                  pp, NULL, NULL, NULL);
     struct db_val pd[] = {db_text(uid)};
     if (!rc) rc = EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ?", pd, NULL, NULL, NULL);
-    struct db_val ps[] = {db_text(a->session_hash), db_text(uid), db_text(a->now),
-                          db_text(a->session_expires_at)};
-    if (!rc)
-        rc = EXEC(db, c,
-                  "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
-                  "VALUES (?, ?, ?, ?)",
-                  ps, NULL, NULL, NULL);
+    if (!rc) rc = session_insert(db, c, a->session_hash, uid, a->now, a->session_expires_at);
     if (!rc)
         rc = EXEC(db, c, "SELECT id, email, created_at FROM auth_users WHERE id = ?", pd, user_row,
                   t->u, NULL);
@@ -154,12 +148,8 @@ struct pw_change {
 static br_err password_change_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct pw_change *a = ud;
-    int64_t changes = 0;
-    struct db_val p[] = {db_text(a->hash), db_text(a->user_id)};
-    br_err rc = EXEC(db, c, "UPDATE auth_users SET password_hash = ? WHERE id = ?", p, NULL, NULL,
-                     &changes);
+    br_err rc = password_set(db, c, a->user_id, a->hash);
     if (rc) return rc;
-    if (changes == 0) return err_set(BR_NOTFOUND, "Usuario no encontrado");
     struct db_val q[] = {db_text(a->user_id), db_text(a->keep ? a->keep : "")};
     return EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ? AND token_hash <> ?", q, NULL,
                 NULL, NULL);
@@ -351,20 +341,14 @@ br_err store_cuenta_correo_next_due(struct store *st, br_ts next)
 br_err store_consent_set(struct store *st, const char *cliente_id, const char *tipo, bool granted,
                          const char *now)
 {
-    if (granted) {
-        struct db_val p[] = {db_text(cliente_id), db_text(tipo), db_text(now), db_text(now)};
-        return run_write_aside(st,
-                               "INSERT INTO consentimientos (cliente_id, tipo, otorgado_en) "
-                               "VALUES (?, ?, ?) ON CONFLICT (cliente_id, tipo) DO UPDATE SET "
-                               "otorgado_en = ?, retirado_en = NULL",
-                               p, 4, NULL);
-    }
+    static const char *const sql[] = {
+        "INSERT INTO consentimientos (cliente_id, tipo, retirado_en) VALUES (?, ?, ?) "
+        "ON CONFLICT (cliente_id, tipo) DO UPDATE SET retirado_en = ?",
+        "INSERT INTO consentimientos (cliente_id, tipo, otorgado_en) VALUES (?, ?, ?) "
+        "ON CONFLICT (cliente_id, tipo) DO UPDATE SET otorgado_en = ?, retirado_en = NULL",
+    };
     struct db_val p[] = {db_text(cliente_id), db_text(tipo), db_text(now), db_text(now)};
-    return run_write_aside(st,
-                           "INSERT INTO consentimientos (cliente_id, tipo, retirado_en) "
-                           "VALUES (?, ?, ?) ON CONFLICT (cliente_id, tipo) DO UPDATE SET "
-                           "retirado_en = ?",
-                           p, 4, NULL);
+    return run_write_aside(st, sql[granted], p, 4, NULL);
 }
 
 static br_err consent_row(void *ud, const struct db_val *c, int n)
@@ -520,38 +504,18 @@ br_err store_citas_futuras_each(struct store *st, const char *cliente_id, const 
                p, 2, each_id_row, &a, NULL);
 }
 
-struct fotos_cb {
-    store_foto_fn fn;
-    void *ud;
-};
-
-static br_err foto_cliente_row(void *ud, const struct db_val *c, int n)
-{
-    (void)n;
-    struct fotos_cb *a = ud;
-    struct foto f;
-    bool fits = true;
-    COPY(f.id, &c[0]);
-    COPY(f.cita_id, &c[1]);
-    COPY(f.cliente_id, &c[2]);
-    f.tipo = (char *)text_or_empty(&c[3]);
-    f.url = (char *)text_or_empty(&c[4]);
-    f.storage_path = (char *)text_or_empty(&c[5]);
-    COPY(f.created_at, &c[6]);
-    if (!fits) return too_long();
-    return a->fn(a->ud, &f);
-}
+LISTING(foto_cliente, struct foto, store_foto_fn, foto_view)
 
 br_err store_fotos_de_cliente_each(struct store *st, const char *cliente_id, store_foto_fn fn,
                                    void *ud)
 {
-    struct fotos_cb a = {fn, ud};
     struct db_val p[] = {db_text(cliente_id), db_text(cliente_id)};
-    return run(st,
-               "SELECT id, cita_id, cliente_id, tipo, url, storage_path, created_at FROM "
-               "fotos_cita WHERE cliente_id = ? OR cita_id IN (SELECT id FROM citas WHERE "
-               "cliente_id = ?) ORDER BY created_at, id",
-               p, 2, foto_cliente_row, &a, NULL);
+    return foto_cliente_list(
+        st,
+        "SELECT id, cita_id, cliente_id, tipo, url, storage_path, created_at FROM "
+        "fotos_cita WHERE cliente_id = ? OR cita_id IN (SELECT id FROM citas WHERE "
+        "cliente_id = ?) ORDER BY created_at, id",
+        p, 2, fn, ud);
 }
 
 struct anon {

@@ -6,24 +6,7 @@
  */
 #include "store_int.h"
 
-#include <stdio.h>
-
 /* --- fotos ------------------------------------------------------------------------ */
-
-#define FOTO_COLS "id, cita_id, cliente_id, tipo, url, storage_path, created_at"
-
-static bool foto_view(struct foto *f, const struct db_val *c)
-{
-    bool fits = true;
-    COPY(f->id, &c[0]);
-    COPY(f->cita_id, &c[1]);
-    COPY(f->cliente_id, &c[2]);
-    f->tipo = (char *)text_or_empty(&c[3]);
-    f->url = (char *)text_or_empty(&c[4]);
-    f->storage_path = (char *)text_or_empty(&c[5]);
-    COPY(f->created_at, &c[6]);
-    return fits;
-}
 
 #define SQL_FOTOS_COUNT "SELECT count(*) FROM fotos_cita WHERE cita_id = ? AND tipo = ?"
 static const char sql_fotos_count[] = SQL_FOTOS_COUNT;
@@ -67,9 +50,7 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct foto_insert *a = ud;
     const struct foto *f = a->f;
-    char key[64];
-    snprintf(key, sizeof key, "fotos:%s", f->cita_id);
-    br_err rc = db->ops->lock(c, key);
+    br_err rc = lock_on(db, c, "fotos", f->cita_id);
     if (rc) return rc;
     if (a->put) {
         /* the intent must still be ours: a sweeper that took it over may
@@ -89,9 +70,7 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
         /* the uploader's uploads take turns too (on PostgreSQL; SQLite's
          * writers always do), always after the cita's lock: never the
          * other way round, so two locks never wait for each other */
-        char who[64];
-        snprintf(who, sizeof who, "fotos-cliente:%s", f->cliente_id);
-        rc = db->ops->lock(c, who);
+        rc = lock_on(db, c, "fotos-cliente", f->cliente_id);
         if (rc) return rc;
         int64_t blocks = 0;
         struct db_val pq[] = {db_text(f->cliente_id)};
@@ -124,38 +103,24 @@ br_err store_foto_insert_put(struct store *st, const struct foto *f, int64_t byt
     return in_tx_as(st, DB_TOUCH_NONE, foto_insert_tx, &a);
 }
 
-struct foto_cb {
-    store_foto_fn fn;
-    void *ud;
-    struct foto *out;
-    bool found;
-};
+LISTING(foto, struct foto, store_foto_fn, foto_view)
 
-static br_err foto_row(void *ud, const struct db_val *c, int n)
+static void foto_own(struct foto *f)
 {
-    (void)n;
-    struct foto_cb *a = ud;
-    struct foto f;
-    if (!foto_view(&f, c)) return too_long();
-    if (a->fn) return a->fn(a->ud, &f);
-    *a->out = f;
-    a->out->tipo = xstrdup(f.tipo);
-    a->out->url = xstrdup(f.url);
-    a->out->storage_path = xstrdup(f.storage_path);
-    a->found = true;
-    return BR_OK;
+    f->tipo = xstrdup(f->tipo);
+    f->url = xstrdup(f->url);
+    f->storage_path = xstrdup(f->storage_path);
 }
+
+OWNED_ROW(foto_decode, struct foto, foto_view, foto_own)
 
 br_err store_foto_get_owned(struct store *st, const char *id, const char *cliente_id,
                             struct foto *f)
 {
     memset(f, 0, sizeof *f);
-    struct foto_cb a = {.out = f};
     struct db_val p[] = {db_text(id), db_text(cliente_id)};
-    br_err rc = run(st, "SELECT " FOTO_COLS " FROM fotos_cita WHERE id = ? AND cliente_id = ?", p,
-                    2, foto_row, &a, NULL);
-    if (!rc && !a.found) rc = err_set(BR_NOTFOUND, "no such photo");
-    return rc;
+    return run_one(st, "SELECT " FOTO_COLS " FROM fotos_cita WHERE id = ? AND cliente_id = ?", p, 2,
+                   foto_decode, f, "no such photo");
 }
 
 static const char sql_intent_add[] =
@@ -204,9 +169,8 @@ br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *
 
 br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn, void *ud)
 {
-    struct foto_cb a = {.fn = fn, .ud = ud};
     struct db_val p[] = {db_text(cita_id)};
-    return run(st, SQL_FOTOS_EACH, p, 1, foto_row, &a, NULL);
+    return foto_list(st, SQL_FOTOS_EACH, p, 1, fn, ud);
 }
 
 /* --- object intents and process leases ------------------------------------------------ */
@@ -249,36 +213,31 @@ br_err store_intent_take(struct store *st, const char *id, const char *old_insta
     return rc;
 }
 
-struct intent_cb {
-    store_intent_fn fn;
-    void *ud;
-};
-
-static br_err intent_row(void *ud, const struct db_val *c, int n)
+/* An object intent from its 8 columns (borrowed). */
+static bool intent_view(struct obj_intent *in, const struct db_val *c, int n)
 {
-    bool fits = true;
     (void)n;
-    struct intent_cb *a = ud;
-    struct obj_intent in;
-    COPY(in.id, &c[0]);
-    in.bucket = (char *)text_or_empty(&c[1]);
-    in.key = (char *)text_or_empty(&c[2]);
-    in.op = (char *)text_or_empty(&c[3]);
-    in.node = (char *)text_or_empty(&c[4]);
-    in.pid = as_int(&c[5]);
-    in.instance = (char *)text_or_empty(&c[6]);
-    COPY(in.created_at, &c[7]);
-    if (!fits) return too_long();
-    return a->fn(a->ud, &in);
+    bool fits = true;
+    COPY(in->id, &c[0]);
+    in->bucket = (char *)text_or_empty(&c[1]);
+    in->key = (char *)text_or_empty(&c[2]);
+    in->op = (char *)text_or_empty(&c[3]);
+    in->node = (char *)text_or_empty(&c[4]);
+    in->pid = as_int(&c[5]);
+    in->instance = (char *)text_or_empty(&c[6]);
+    COPY(in->created_at, &c[7]);
+    return fits;
 }
+
+LISTING(intent, struct obj_intent, store_intent_fn, intent_view)
 
 br_err store_intents_each(struct store *st, store_intent_fn fn, void *ud)
 {
-    struct intent_cb a = {fn, ud};
-    return run(st,
-               "SELECT id, bucket, key, op, node, pid, instance, created_at FROM obj_intents "
-               "ORDER BY created_at, id",
-               NULL, 0, intent_row, &a, NULL);
+    return intent_list(
+        st,
+        "SELECT id, bucket, key, op, node, pid, instance, created_at FROM obj_intents "
+        "ORDER BY created_at, id",
+        NULL, 0, fn, ud);
 }
 
 br_err store_lease_renew(struct store *st, const char *instance, const char *node, int64_t pid,

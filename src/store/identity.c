@@ -12,8 +12,9 @@
 /* --- row decoders ---------------------------------------------------------------- */
 
 /* perfil from 5 columns: id, rol, nombre, telefono, created_at (borrowed). */
-static bool perfil_view(struct perfil *p, const struct db_val *c)
+static bool perfil_view(struct perfil *p, const struct db_val *c, int n)
 {
+    (void)n;
     bool fits = true;
     COPY(p->id, &c[0]);
     p->rol = (char *)text_or_empty(&c[1]);
@@ -107,12 +108,18 @@ br_err user_insert(struct db *db, struct db_conn *c, const struct new_user *u)
               "INSERT INTO perfiles (id, rol, nombre, telefono, created_at) VALUES (?, ?, ?, ?, ?)",
               pp, NULL, NULL, NULL);
     if (rc || !u->session_hash) return rc;
-    struct db_val ps[] = {db_text(u->session_hash), db_text(u->id), db_text(u->created_at),
-                          db_text(u->session_expires_at)};
+    return session_insert(db, c, u->session_hash, u->id, u->created_at, u->session_expires_at);
+}
+
+/* See store_int.h. */
+br_err session_insert(struct db *db, struct db_conn *c, const char *token_hash, const char *user_id,
+                      const char *now, const char *expires_at)
+{
+    struct db_val p[] = {db_text(token_hash), db_text(user_id), db_text(now), db_text(expires_at)};
     return EXEC(db, c,
                 "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
                 "VALUES (?, ?, ?, ?)",
-                ps, NULL, NULL, NULL);
+                p, NULL, NULL, NULL);
 }
 
 static br_err user_create_tx(struct db *db, struct db_conn *c, void *ud)
@@ -166,26 +173,30 @@ br_err store_user_by_email(struct store *st, const char *email, struct user *u,
     return rc;
 }
 
-struct set_pw {
-    const char *id, *hash;
-};
-
-static br_err set_password_tx(struct db *db, struct db_conn *c, void *ud)
+/* See store_int.h. */
+br_err password_set(struct db *db, struct db_conn *c, const char *user_id, const char *hash)
 {
-    struct set_pw *a = ud;
     int64_t changes = 0;
-    struct db_val p[] = {db_text(a->hash), db_text(a->id)};
+    struct db_val p[] = {db_text(hash), db_text(user_id)};
     br_err rc = EXEC(db, c, "UPDATE auth_users SET password_hash = ? WHERE id = ?", p, NULL, NULL,
                      &changes);
-    if (rc) return rc;
-    if (changes == 0) return err_set(BR_NOTFOUND, "Usuario no encontrado");
+    if (!rc && changes == 0) rc = err_set(BR_NOTFOUND, "Usuario no encontrado");
+    return rc;
+}
+
+/* A new password signs every session out. */
+static br_err set_password_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    const struct row_args *a = ud;
+    br_err rc = password_set(db, c, a->id, a->arg);
     struct db_val q[] = {db_text(a->id)};
-    return EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ?", q, NULL, NULL, NULL);
+    if (!rc) rc = EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ?", q, NULL, NULL, NULL);
+    return rc;
 }
 
 br_err store_user_set_password(struct store *st, const char *user_id, const char *password_hash)
 {
-    struct set_pw a = {user_id, password_hash};
+    struct row_args a = {user_id, password_hash};
     return in_tx(st, set_password_tx, &a);
 }
 
@@ -199,13 +210,7 @@ static br_err session_open_tx(struct db *db, struct db_conn *c, void *ud)
     struct db_val pd[] = {db_text(a->user_id), db_text(a->now)};
     br_err rc = EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ? AND expires_at <= ?", pd,
                      NULL, NULL, NULL);
-    struct db_val ps[] = {db_text(a->hash), db_text(a->user_id), db_text(a->now),
-                          db_text(a->expires)};
-    if (!rc)
-        rc = EXEC(db, c,
-                  "INSERT INTO auth_sessions (token_hash, user_id, created_at, expires_at) "
-                  "VALUES (?, ?, ?, ?)",
-                  ps, NULL, NULL, NULL);
+    if (!rc) rc = session_insert(db, c, a->hash, a->user_id, a->now, a->expires);
     struct db_val pu[] = {db_text(a->now), db_text(a->user_id)};
     if (!rc)
         rc = EXEC(db, c, "UPDATE auth_users SET last_sign_in_at = ? WHERE id = ?", pu, NULL, NULL,
@@ -229,7 +234,7 @@ br_err principal_row(void *ud, const struct db_val *c, int n)
     if (!fits) return too_long();
     r->p->email = dup_or_null(&c[1]);
     if (c[2].type != DB_NULL) {
-        if (!perfil_view(&r->p->perfil, &c[2])) return too_long();
+        if (!perfil_view(&r->p->perfil, &c[2], 5)) return too_long();
         perfil_own(&r->p->perfil);
         r->p->has_perfil = true;
     }
@@ -292,7 +297,7 @@ static br_err users_row(void *ud, const struct db_val *c, int n)
     if (!fits) return too_long();
     struct perfil p;
     bool has = c[4].type != DB_NULL;
-    if (has && !perfil_view(&p, &c[4])) return too_long();
+    if (has && !perfil_view(&p, &c[4], 5)) return too_long();
     return a->fn(a->ud, &u, has ? &p : NULL);
 }
 
@@ -420,30 +425,14 @@ br_err store_throttle_update(struct store *st, struct throttle_key *keys, int n,
 
 /* --- perfiles --------------------------------------------------------------------- */
 
-struct perfil_row {
-    struct perfil *p;
-    bool found;
-};
-
-static br_err perfil_row(void *ud, const struct db_val *c, int n)
-{
-    (void)n;
-    struct perfil_row *r = ud;
-    if (!perfil_view(r->p, c)) return too_long();
-    perfil_own(r->p);
-    r->found = true;
-    return BR_OK;
-}
+OWNED_ROW(perfil_decode, struct perfil, perfil_view, perfil_own)
 
 br_err store_perfil_get(struct store *st, const char *id, struct perfil *p)
 {
     memset(p, 0, sizeof *p);
-    struct perfil_row r = {p, false};
     struct db_val params[] = {db_text(id)};
-    br_err rc = run(st, "SELECT id, rol, nombre, telefono, created_at FROM perfiles WHERE id = ?",
-                    params, 1, perfil_row, &r, NULL);
-    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such profile");
-    return rc;
+    return run_one(st, "SELECT id, rol, nombre, telefono, created_at FROM perfiles WHERE id = ?",
+                   params, 1, perfil_decode, p, "no such profile");
 }
 
 br_err store_perfil_update(struct store *st, const char *id, const struct perfil_patch *patch)
@@ -466,27 +455,23 @@ br_err store_perfil_update(struct store *st, const char *id, const struct perfil
                      p, (int)ARRAY_LEN(p), NULL);
 }
 
-struct usuarios_each {
-    store_usuario_fn fn;
-    void *ud;
-};
-
-static br_err usuarios_row(void *ud, const struct db_val *c, int n)
+/* A user of the admin's page from its 12 columns (borrowed). */
+static bool usuario_view(struct usuario_view *v, const struct db_val *c, int n)
 {
     (void)n;
-    struct usuarios_each *a = ud;
-    struct usuario_view v;
-    if (!perfil_view(&v.perfil, c)) return too_long();
-    v.email = text_or_empty(&c[5]);
-    v.ultimo_acceso = text_or_null(&c[6]);
-    v.creado_en = c[7].type == DB_TEXT ? c[7].s : v.perfil.created_at;
-    v.total_citas = as_int(&c[8]);
-    if (!email_es_direccion(v.email)) v.email = ""; /* a desk client without one */
-    v.completadas = as_int(&c[9]);
-    v.no_presentado = as_int(&c[10]);
-    v.puede_entrar = as_int(&c[11]) != 0;
-    return a->fn(a->ud, &v);
+    if (!perfil_view(&v->perfil, c, n)) return false;
+    v->email = text_or_empty(&c[5]);
+    v->ultimo_acceso = text_or_null(&c[6]);
+    v->creado_en = c[7].type == DB_TEXT ? c[7].s : v->perfil.created_at;
+    v->total_citas = as_int(&c[8]);
+    if (!email_es_direccion(v->email)) v->email = ""; /* a desk client without one */
+    v->completadas = as_int(&c[9]);
+    v->no_presentado = as_int(&c[10]);
+    v->puede_entrar = as_int(&c[11]) != 0;
+    return true;
 }
+
+LISTING(usuarios, struct usuario_view, store_usuario_fn, usuario_view)
 
 #define SQL_USUARIOS                                                                               \
     "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, "                                     \
@@ -503,11 +488,10 @@ static br_err usuarios_row(void *ud, const struct db_val *c, int n)
 br_err store_usuarios_page(struct store *st, const char *before_created, const char *before_id,
                            int64_t limit, store_usuario_fn fn, void *ud)
 {
-    struct usuarios_each a = {fn, ud};
     struct db_val lim = db_int(limit > 0 ? limit : INT64_MAX);
-    if (!before_created) return run(st, SQL_USUARIOS_FIRST, &lim, 1, usuarios_row, &a, NULL);
+    if (!before_created) return usuarios_list(st, SQL_USUARIOS_FIRST, &lim, 1, fn, ud);
     struct db_val p[] = {db_text(before_created), db_text(before_id), lim};
-    return run(st, SQL_USUARIOS_AFTER, p, 3, usuarios_row, &a, NULL);
+    return usuarios_list(st, SQL_USUARIOS_AFTER, p, 3, fn, ud);
 }
 
 br_err identity_plans(struct store *st, store_plan_fn fn, void *ud)

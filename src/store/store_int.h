@@ -18,6 +18,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,6 +218,127 @@ static inline bool unchanged(struct store *st, const struct db_mark *m)
     return st->db->ops->unchanged(st->db, m);
 }
 
+/* --- what many statements repeat --------------------------------------------------- */
+
+/* Serialises the transaction on c with every other that locks kind:id
+ * until it ends (db_ops.lock): "cita:<id>", "fotos:<cita_id>"... */
+static inline br_err lock_on(struct db *db, struct db_conn *c, const char *kind, const char *id)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s:%s", kind, id);
+    return db->ops->lock(c, key);
+}
+
+/* In a transaction: BR_OK when count_sql (constant text counting the rows
+ * of one key, its one parameter) counts some, else BR_NOTFOUND with the
+ * message missing. */
+static inline br_err row_exists(struct db *db, struct db_conn *c, const char *count_sql,
+                                const char *key, const char *missing)
+{
+    int64_t n = 0;
+    struct db_val p[] = {db_text(key)};
+    br_err rc = EXEC(db, c, count_sql, p, one_int, &n, NULL);
+    if (!rc && n == 0) rc = err_set(BR_NOTFOUND, "%s", missing);
+    return rc;
+}
+
+/* One field of a patch: whether the patch sets it, its statement (constant
+ * text "UPDATE t SET col = ? WHERE id = ?", never built from input) and its
+ * value. */
+struct patch_field {
+    bool set;
+    const char *sql;
+    struct db_val v;
+};
+
+/* In a transaction: runs the statement of each field the patch sets, on
+ * the row id, in order, until one fails. */
+static inline br_err patch_fields(struct db *db, struct db_conn *c, const char *id,
+                                  const struct patch_field *f, size_t n)
+{
+    br_err rc = BR_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!f[i].set) continue;
+        struct db_val p[] = {f[i].v, db_text(id)};
+        rc = EXEC(db, c, f[i].sql, p, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+/* What a transaction on one row is given: the row's id and its argument
+ * (a patch, a list of values). */
+struct row_args {
+    const char *id;
+    const void *arg;
+};
+
+/* Copies the one row a lookup reads into out, owning what it copies; false,
+ * copying nothing it would own, when a value does not fit its field. */
+typedef bool (*row_decode_fn)(void *out, const struct db_val *c, int n);
+
+/* A row_decode_fn named name for records of type T: view decodes the row
+ * (borrowed; false when a value does not fit its field), own then makes
+ * the record's text its own (owned by whoever owns the record). */
+#define OWNED_ROW(name, T, view, own)                                                              \
+    static bool name(void *out, const struct db_val *c, int n)                                     \
+    {                                                                                              \
+        T v;                                                                                       \
+        if (!view(&v, c, n)) return false;                                                         \
+        own(&v);                                                                                   \
+        *(T *)out = v;                                                                             \
+        return true;                                                                               \
+    }
+
+struct one_row {
+    row_decode_fn decode;
+    void *out;
+    bool found;
+};
+
+static inline br_err one_row(void *ud, const struct db_val *c, int n)
+{
+    struct one_row *r = ud;
+    if (!r->decode(r->out, c, n)) return too_long();
+    r->found = true;
+    return BR_OK;
+}
+
+/* Reads the row sql finds (with its n parameters p) into out with decode:
+ * BR_NOTFOUND with the message missing when there is none. On an error
+ * out may hold what decode copied: the caller clears it. */
+static inline br_err run_one(struct store *st, const char *sql, const struct db_val *p, int n,
+                             row_decode_fn decode, void *out, const char *missing)
+{
+    struct one_row r = {decode, out, false};
+    br_err rc = run(st, sql, p, n, one_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "%s", missing);
+    return rc;
+}
+
+/* A listing of records of type T: name_row is its row callback, which
+ * decodes each row with view (bool view(T *, const struct db_val *c, int
+ * n), false when a value does not fit its field) and hands the record,
+ * borrowed, to the caller's fn (of type fn_t) with its ud, both held in a
+ * struct name_each; name_list runs the statement sql with its n parameters
+ * p over it. */
+#define LISTING(name, T, fn_t, view)                                                               \
+    struct name##_each {                                                                           \
+        fn_t fn;                                                                                   \
+        void *ud;                                                                                  \
+    };                                                                                             \
+    static br_err name##_row(void *ud, const struct db_val *c, int n)                              \
+    {                                                                                              \
+        struct name##_each *a = ud;                                                                \
+        T v;                                                                                       \
+        return view(&v, c, n) ? a->fn(a->ud, &v) : too_long();                                     \
+    }                                                                                              \
+    static inline br_err name##_list(struct store *st, const char *sql, const struct db_val *p,    \
+                                     int n, fn_t fn, void *ud)                                     \
+    {                                                                                              \
+        struct name##_each a = {fn, ud};                                                           \
+        return run(st, sql, p, n, name##_row, &a, NULL);                                           \
+    }
+
 /* --- columns several aggregates read ------------------------------------------------- */
 
 #define CITA_COLS                                                                                  \
@@ -236,6 +358,39 @@ static inline bool cita_view(struct cita *ci, const struct db_val *c)
     ci->notas = (char *)text_or_null(&c[7]);
     ci->google_event_id = (char *)text_or_null(&c[8]);
     COPY(ci->created_at, &c[9]);
+    return fits;
+}
+
+#define FOTO_COLS "id, cita_id, cliente_id, tipo, url, storage_path, created_at"
+
+/* A photo's record from FOTO_COLS (borrowed). */
+static inline bool foto_view(struct foto *f, const struct db_val *c, int n)
+{
+    (void)n;
+    bool fits = true;
+    COPY(f->id, &c[0]);
+    COPY(f->cita_id, &c[1]);
+    COPY(f->cliente_id, &c[2]);
+    f->tipo = (char *)text_or_empty(&c[3]);
+    f->url = (char *)text_or_empty(&c[4]);
+    f->storage_path = (char *)text_or_empty(&c[5]);
+    COPY(f->created_at, &c[6]);
+    return fits;
+}
+
+#define AUSENCIA_COLS "id, barbero_id, desde, hasta, motivo, created_at"
+
+/* A day off or a closure from AUSENCIA_COLS (motivo borrowed). */
+static inline bool ausencia_view(struct ausencia *x, const struct db_val *c, int n)
+{
+    (void)n;
+    bool fits = true;
+    COPY(x->id, &c[0]);
+    COPY(x->barbero_id, &c[1]);
+    COPY(x->desde, &c[2]);
+    COPY(x->hasta, &c[3]);
+    COPY(x->created_at, &c[5]);
+    x->motivo = (char *)text_or_null(&c[4]);
     return fits;
 }
 
@@ -268,6 +423,21 @@ br_err principal_row(void *ud, const struct db_val *c, int n);
 /* identity.c: inserts the user u and its profile (and its first session,
  * when u->session_hash) in the transaction on c. BR_CONFLICT "email taken". */
 br_err user_insert(struct db *db, struct db_conn *c, const struct new_user *u);
+
+/* identity.c: sets the password hash of the user user_id in the
+ * transaction on c; BR_NOTFOUND "Usuario no encontrado" when there is no
+ * such user. */
+br_err password_set(struct db *db, struct db_conn *c, const char *user_id, const char *hash);
+
+/* identity.c: opens the session token_hash (a hash, never the token) of
+ * user_id, created at now and lasting until expires_at, in the
+ * transaction on c. */
+br_err session_insert(struct db *db, struct db_conn *c, const char *token_hash, const char *user_id,
+                      const char *now, const char *expires_at);
+
+/* catalog.c: BR_NOTFOUND "no such barber" unless the barber barbero_id
+ * exists, in the transaction on c. */
+br_err barbero_exists(struct db *db, struct db_conn *c, const char *barbero_id);
 
 /* catalog.c: the default week of a new barber (and of every barber the
  * migration or an import of version 1 finds). */
