@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void error_line(const char *fmt, va_list ap) PRINTF_LIKE(1, 0);
+
 static void error_line(const char *fmt, va_list ap)
 {
     fputs("barberia: ", stderr);
