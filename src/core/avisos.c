@@ -113,14 +113,6 @@ static br_err feed_event(void *ud, const struct cita_aviso *c)
     return rc;
 }
 
-static br_err put_line(struct buf *b, const char *name, const char *value)
-{
-    char *l = xasprintf("%s:%s", name, value);
-    br_err rc = mail_ics_fold(b, l, strlen(l));
-    free(l);
-    return rc;
-}
-
 br_err avisos_feed(struct app *app, const char *barbero_id, const char *token, int64_t now_ms,
                    char **text, size_t *len)
 {
@@ -147,11 +139,11 @@ br_err avisos_feed(struct app *app, const char *barbero_id, const char *token, i
     br_ts desde, hasta;
     iso8601_format(now_ms - (int64_t)AVISOS_FEED_DIAS_ATRAS * 86400000, desde);
     iso8601_format(now_ms + (int64_t)AVISOS_FEED_DIAS_ADELANTE * 86400000, hasta);
-    rc = put_line(&f.b, "BEGIN", "VCALENDAR");
-    if (!rc) rc = put_line(&f.b, "VERSION", "2.0");
-    if (!rc) rc = put_line(&f.b, "PRODID", "-//Barberia//Agenda " BARBERIA_VERSION "//ES");
-    if (!rc) rc = put_line(&f.b, "CALSCALE", "GREGORIAN");
-    if (!rc) rc = put_line(&f.b, "METHOD", "PUBLISH");
+    rc = mail_ics_prop(&f.b, "BEGIN", "VCALENDAR");
+    if (!rc) rc = mail_ics_prop(&f.b, "VERSION", "2.0");
+    if (!rc) rc = mail_ics_prop(&f.b, "PRODID", "-//Barberia//Agenda " BARBERIA_VERSION "//ES");
+    if (!rc) rc = mail_ics_prop(&f.b, "CALSCALE", "GREGORIAN");
+    if (!rc) rc = mail_ics_prop(&f.b, "METHOD", "PUBLISH");
     if (!rc) {
         /* the calendar's name as apps show it (escaped text) */
         struct buf line;
@@ -164,10 +156,10 @@ br_err avisos_feed(struct app *app, const char *barbero_id, const char *token, i
         free(name);
         buf_free(&line);
     }
-    if (!rc) rc = put_line(&f.b, "X-PUBLISHED-TTL", "PT15M");
-    if (!rc) rc = put_line(&f.b, "REFRESH-INTERVAL;VALUE=DURATION", "PT15M");
+    if (!rc) rc = mail_ics_prop(&f.b, "X-PUBLISHED-TTL", "PT15M");
+    if (!rc) rc = mail_ics_prop(&f.b, "REFRESH-INTERVAL;VALUE=DURATION", "PT15M");
     if (!rc) rc = store_feed_citas(app->store, id, desde, hasta, AVISOS_FEED_MAX, feed_event, &f);
-    if (!rc) rc = put_line(&f.b, "END", "VCALENDAR");
+    if (!rc) rc = mail_ics_prop(&f.b, "END", "VCALENDAR");
     barbero_clear(&bar);
     if (rc) {
         buf_free(&f.b);

@@ -394,8 +394,7 @@ static br_err prop_text(struct buf *out, struct buf *line, const char *name, con
     return rc;
 }
 
-/* One property whose value needs no escaping (ids, dates, constants). */
-static br_err prop_raw(struct buf *out, const char *name, const char *value)
+br_err mail_ics_prop(struct buf *out, const char *name, const char *value)
 {
     char *l = xasprintf("%s:%s", name, value);
     br_err rc = mail_ics_fold(out, l, strlen(l));
@@ -405,7 +404,7 @@ static br_err prop_raw(struct buf *out, const char *name, const char *value)
 
 static void ics_prop_raw(struct wr *w, const char *name, const char *value)
 {
-    if (!w->rc) w->rc = prop_raw(&w->b, name, value);
+    if (!w->rc) w->rc = mail_ics_prop(&w->b, name, value);
 }
 
 /* A parameter value (CN) as RFC 5545 allows it: quoted, without the
@@ -429,31 +428,31 @@ br_err mail_ics_event(struct buf *out, const struct mail_ics_event *e)
     buf_init(&line, PART_MAX);
     char seq[24];
     snprintf(seq, sizeof seq, "%lld", (long long)e->sequence);
-    br_err rc = prop_raw(out, "BEGIN", "VEVENT");
-    if (!rc) rc = prop_raw(out, "UID", e->uid);
-    if (!rc) rc = prop_raw(out, "DTSTAMP", e->dtstamp);
-    if (!rc) rc = prop_raw(out, "DTSTART", e->start);
-    if (!rc) rc = prop_raw(out, "DTEND", e->end);
+    br_err rc = mail_ics_prop(out, "BEGIN", "VEVENT");
+    if (!rc) rc = mail_ics_prop(out, "UID", e->uid);
+    if (!rc) rc = mail_ics_prop(out, "DTSTAMP", e->dtstamp);
+    if (!rc) rc = mail_ics_prop(out, "DTSTART", e->start);
+    if (!rc) rc = mail_ics_prop(out, "DTEND", e->end);
     if (!rc) rc = prop_text(out, &line, "SUMMARY", e->summary);
     if (!rc) rc = prop_text(out, &line, "DESCRIPTION", e->description);
     if (!rc && e->organizer) {
         char *org = xasprintf("mailto:%s", e->organizer);
-        rc = prop_raw(out, "ORGANIZER;CN=Barbería", org);
+        rc = mail_ics_prop(out, "ORGANIZER;CN=Barbería", org);
         free(org);
     }
     if (!rc && e->attendee) {
         char *cn = param_value(e->attendee_cn ? e->attendee_cn : "");
         char *name = xasprintf("ATTENDEE;CN=%s;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED", cn);
         char *to = xasprintf("mailto:%s", e->attendee);
-        rc = prop_raw(out, name, to);
+        rc = mail_ics_prop(out, name, to);
         free(cn);
         free(name);
         free(to);
     }
-    if (!rc) rc = prop_raw(out, "STATUS", e->status);
-    if (!rc) rc = prop_raw(out, "SEQUENCE", seq);
-    if (!rc) rc = prop_raw(out, "TRANSP", "OPAQUE");
-    if (!rc) rc = prop_raw(out, "END", "VEVENT");
+    if (!rc) rc = mail_ics_prop(out, "STATUS", e->status);
+    if (!rc) rc = mail_ics_prop(out, "SEQUENCE", seq);
+    if (!rc) rc = mail_ics_prop(out, "TRANSP", "OPAQUE");
+    if (!rc) rc = mail_ics_prop(out, "END", "VEVENT");
     buf_free(&line);
     return rc;
 }

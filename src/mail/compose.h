@@ -77,6 +77,10 @@ br_err mail_ics_text(struct buf *out, const char *text) WARN_UNUSED;
  * inside a UTF-8 character, each line ending in CRLF. */
 br_err mail_ics_fold(struct buf *out, const char *line, size_t n) WARN_UNUSED;
 
+/* Appends the content line "name:value", folded, for a value that needs no
+ * escaping (ids, dates, constants). */
+br_err mail_ics_prop(struct buf *out, const char *name, const char *value) WARN_UNUSED;
+
 /* One VEVENT (BEGIN to END), every property folded, text escaped; the
  * mails' attachments and the barbers' calendar feed write their events
  * with it. Strings are borrowed; optional ones NULL. */
