@@ -10,9 +10,9 @@
  * Bucket names cannot start with a dot, so the dotted folders never clash
  * with a bucket. A new object is written to .tmp, fsynced, and linked into
  * place with link(2), which fails when the name exists: an object is never
- * overwritten, even by two writers racing for one key. Keys are validated
- * (objkey_valid) before any path is built, so no key reaches outside its
- * bucket's folder.
+ * overwritten, even by two writers racing for one key. Bucket names and
+ * keys are validated (objkey.h, by the obj_* calls of objstore.c) before
+ * any path is built, so no key reaches outside its bucket's folder.
  * A crash can leave files in .tmp; they carry their writer's pid and
  * instance id (util/procid.h), so a sweep removes exactly the files of
  * writers that are gone and never one a live writer still needs.
@@ -157,7 +157,6 @@ static br_err fs_ensure_bucket(struct objstore *o, const char *bucket, bool publ
                                uint64_t size_limit)
 {
     struct fs_store *s = (struct fs_store *)o;
-    if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
     char *conf = xasprintf("%s/.buckets/%s", s->root, bucket);
     char *dir = xasprintf("%s/%s", s->root, bucket);
     br_err rc = BR_OK;
@@ -184,7 +183,6 @@ static br_err fs_ensure_bucket(struct objstore *o, const char *bucket, bool publ
 
 static br_err bucket_limit(struct fs_store *s, const char *bucket, uint64_t *limit)
 {
-    if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
     char *conf = xasprintf("%s/.buckets/%s", s->root, bucket);
     char line[128];
     br_err rc = read_small(conf, line, sizeof line);
@@ -202,9 +200,6 @@ static br_err fs_put(struct objstore *o, const char *bucket, const char *key,
                      const char *content_type, int fd, uint64_t size)
 {
     struct fs_store *s = (struct fs_store *)o;
-    if (!objkey_valid(key, strlen(key))) return err_set(BR_OBJSTORE, "clave de objeto inválida");
-    if (!obj_content_type_valid(content_type))
-        return err_set(BR_OBJSTORE, "tipo de contenido inválido");
     uint64_t limit = 0;
     br_err rc = bucket_limit(s, bucket, &limit);
     if (rc) return rc;
@@ -244,8 +239,6 @@ static br_err fs_put(struct objstore *o, const char *bucket, const char *key,
 static br_err fs_get(struct objstore *o, const char *bucket, const char *key, struct obj_info *out)
 {
     struct fs_store *s = (struct fs_store *)o;
-    if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key)))
-        return err_set(BR_NOTFOUND, "no such object");
     char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     free(path);
@@ -273,7 +266,6 @@ static br_err fs_get(struct objstore *o, const char *bucket, const char *key, st
 static br_err fs_remove(struct objstore *o, const char *bucket, const char *key)
 {
     struct fs_store *s = (struct fs_store *)o;
-    if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key))) return BR_OK;
     char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
     char *meta = xasprintf("%s/.meta/%s/%s", s->root, bucket, key);
     br_err rc = BR_OK;

@@ -4,6 +4,7 @@
  */
 #include "objstore.h"
 #include "../config.h"
+#include "../util/objkey.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,4 +40,59 @@ br_err objstore_open(const struct config *cfg, struct objstore **out)
     }
     return err_set(BR_CONFIG, "BARBERIA_STORAGE_URL: unknown scheme; expected s3://, http:// or "
                               "https:// (an S3-compatible store), or unset for the folder store");
+}
+
+/* --- the calls, each name checked here once for every adapter --------------- */
+
+static br_err bucket_invalid(void)
+{
+    return err_set(BR_OBJSTORE, "nombre de bucket inválido");
+}
+
+/* Whether bucket/key could name an object in any store. */
+static bool object_name_valid(const char *bucket, const char *key)
+{
+    return obj_bucket_valid(bucket) && objkey_valid(key, strlen(key));
+}
+
+br_err obj_ensure_bucket(struct objstore *o, const char *bucket, bool public_read,
+                         uint64_t size_limit)
+{
+    if (!obj_bucket_valid(bucket)) return bucket_invalid();
+    return o->ops->ensure_bucket(o, bucket, public_read, size_limit);
+}
+
+br_err obj_put(struct objstore *o, const char *bucket, const char *key, const char *content_type,
+               int fd, uint64_t size)
+{
+    if (!objkey_valid(key, strlen(key))) return err_set(BR_OBJSTORE, "clave de objeto inválida");
+    if (!obj_content_type_valid(content_type))
+        return err_set(BR_OBJSTORE, "tipo de contenido inválido");
+    if (!obj_bucket_valid(bucket)) return bucket_invalid();
+    return o->ops->put(o, bucket, key, content_type, fd, size);
+}
+
+br_err obj_get(struct objstore *o, const char *bucket, const char *key, struct obj_info *out)
+{
+    if (!object_name_valid(bucket, key)) return err_set(BR_NOTFOUND, "no such object");
+    return o->ops->get(o, bucket, key, out);
+}
+
+br_err obj_remove(struct objstore *o, const char *bucket, const char *key)
+{
+    if (!object_name_valid(bucket, key)) return BR_OK;
+    return o->ops->remove(o, bucket, key);
+}
+
+br_err obj_each(struct objstore *o, const char *bucket, obj_key_fn fn, void *ud)
+{
+    if (!obj_bucket_valid(bucket)) return bucket_invalid();
+    return o->ops->each(o, bucket, fn, ud);
+}
+
+br_err obj_retype(struct objstore *o, const char *bucket, const char *key, bool *changed)
+{
+    *changed = false;
+    if (!object_name_valid(bucket, key)) return err_set(BR_NOTFOUND, "no such object");
+    return o->ops->retype(o, bucket, key, changed);
 }

@@ -6,8 +6,8 @@
  * S3-compatible store (s3.c); objstore.c picks one by the scheme of
  * BARBERIA_STORAGE_URL. An object is never
  * overwritten: put() of an existing key fails with BR_CONFLICT. Keys are
- * validated by every adapter before anything else happens; an invalid key
- * fails with BR_OBJSTORE and a detail, and touches nothing.
+ * validated once, by the obj_* calls below, before any adapter sees them;
+ * an invalid key fails with BR_OBJSTORE and a detail, and touches nothing.
  *
  * Thread-safety: one struct objstore may be used by any number of threads.
  */
@@ -110,24 +110,21 @@ br_err obj_spool_sweep(const char *dir, obj_removed_fn removed, void *ud) WARN_U
 br_err obj_tmp_sweep(const char *dir, obj_writer_gone_fn gone, obj_removed_fn removed,
                      void *ud) WARN_UNUSED;
 
-/* Convenience wrappers over the ops table. */
-static inline br_err obj_ensure_bucket(struct objstore *o, const char *b, bool pub, uint64_t lim)
-{
-    return o->ops->ensure_bucket(o, b, pub, lim);
-}
-static inline br_err obj_put(struct objstore *o, const char *b, const char *k, const char *ct,
-                             int fd, uint64_t size)
-{
-    return o->ops->put(o, b, k, ct, fd, size);
-}
-static inline br_err obj_get(struct objstore *o, const char *b, const char *k, struct obj_info *i)
-{
-    return o->ops->get(o, b, k, i);
-}
-static inline br_err obj_remove(struct objstore *o, const char *b, const char *k)
-{
-    return o->ops->remove(o, b, k);
-}
+/* The calls into the store. An adapter is reached only through them, and
+ * they check what every adapter relies on before it is called: a bucket
+ * name (BR_OBJSTORE "nombre de bucket inválido"), and for put a key ("clave
+ * de objeto inválida") and a content type ("tipo de contenido inválido");
+ * get and retype of an invalid name answer BR_NOTFOUND, remove of one
+ * succeeds, as for a missing object. Otherwise as the ops above. */
+br_err obj_ensure_bucket(struct objstore *o, const char *bucket, bool public_read,
+                         uint64_t size_limit);
+br_err obj_put(struct objstore *o, const char *bucket, const char *key, const char *content_type,
+               int fd, uint64_t size);
+br_err obj_get(struct objstore *o, const char *bucket, const char *key, struct obj_info *out);
+br_err obj_remove(struct objstore *o, const char *bucket, const char *key);
+br_err obj_each(struct objstore *o, const char *bucket, obj_key_fn fn, void *ud);
+br_err obj_retype(struct objstore *o, const char *bucket, const char *key, bool *changed);
+
 static inline br_err obj_sweep_tmp(struct objstore *o, obj_writer_gone_fn gone,
                                    obj_removed_fn removed, void *ud)
 {
@@ -142,14 +139,6 @@ static inline char *obj_public_url(struct objstore *o, const char *b, const char
 static inline bool obj_retypes(const struct objstore *o)
 {
     return o->ops->each && o->ops->retype;
-}
-static inline br_err obj_each(struct objstore *o, const char *b, obj_key_fn fn, void *ud)
-{
-    return o->ops->each(o, b, fn, ud);
-}
-static inline br_err obj_retype(struct objstore *o, const char *b, const char *k, bool *changed)
-{
-    return o->ops->retype(o, b, k, changed);
 }
 static inline void obj_close(struct objstore *o)
 {

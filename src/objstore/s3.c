@@ -150,7 +150,6 @@ static br_err s3_ensure_bucket(struct objstore *o, const char *bucket, bool publ
                                uint64_t size_limit)
 {
     struct s3_store *s = (struct s3_store *)o;
-    if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
     struct s3_call c = s3_call_new("HEAD", bucket, NULL);
     br_err rc = s3_call_perform(s, &c);
     bool exists = !rc && c.status == 200;
@@ -193,10 +192,6 @@ static br_err s3_put(struct objstore *o, const char *bucket, const char *key,
                      const char *content_type, int fd, uint64_t size)
 {
     struct s3_store *s = (struct s3_store *)o;
-    if (!objkey_valid(key, strlen(key))) return err_set(BR_OBJSTORE, "clave de objeto inválida");
-    if (!obj_content_type_valid(content_type))
-        return err_set(BR_OBJSTORE, "tipo de contenido inválido");
-    if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
     struct bucket_limit b;
     if (bucket_known(s, bucket, &b) && b.limit && size > b.limit)
         return err_set(BR_OBJSTORE, "el objeto supera el límite de %llu bytes del bucket",
@@ -264,8 +259,6 @@ static int scratch_file(const struct s3_store *s)
 static br_err s3_get(struct objstore *o, const char *bucket, const char *key, struct obj_info *out)
 {
     struct s3_store *s = (struct s3_store *)o;
-    if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key)))
-        return err_set(BR_NOTFOUND, "no such object");
     int fd = scratch_file(s);
     if (fd < 0)
         return err_set(BR_OBJSTORE, "cannot create a temporary file in %s: %s", s->scratch,
@@ -297,7 +290,6 @@ static br_err s3_get(struct objstore *o, const char *bucket, const char *key, st
 static br_err s3_remove(struct objstore *o, const char *bucket, const char *key)
 {
     struct s3_store *s = (struct s3_store *)o;
-    if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key))) return BR_OK;
     struct s3_call c = s3_call_new("DELETE", bucket, key);
     br_err rc = s3_call_perform(s, &c);
     /* S3 answers 204 whether or not the key existed; some stores say 404 */
@@ -433,7 +425,6 @@ static br_err list_page(struct s3_store *s, const char *bucket, const char *mark
 static br_err s3_each(struct objstore *o, const char *bucket, obj_key_fn fn, void *ud)
 {
     struct s3_store *s = (struct s3_store *)o;
-    if (!obj_bucket_valid(bucket)) return err_set(BR_OBJSTORE, "nombre de bucket inválido");
     char *marker = NULL;
     br_err rc;
     do {
@@ -453,9 +444,6 @@ static br_err s3_each(struct objstore *o, const char *bucket, obj_key_fn fn, voi
 static br_err s3_retype(struct objstore *o, const char *bucket, const char *key, bool *changed)
 {
     struct s3_store *s = (struct s3_store *)o;
-    *changed = false;
-    if (!obj_bucket_valid(bucket) || !objkey_valid(key, strlen(key)))
-        return err_set(BR_NOTFOUND, "no such object");
     struct s3_call c = s3_call_new("HEAD", bucket, key);
     br_err rc = s3_call_perform(s, &c);
     if (!rc && c.status == 404)
