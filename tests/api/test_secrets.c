@@ -41,7 +41,7 @@ static void tokens_and_passwords_never_appear_in_logs(void **state)
 {
     (void)state;
     struct srv s = {0};
-    const char *env[] = {"BARBERIA_LOGIN_MAX_FAILURES=2", "BARBERIA_LOGIN_LOCK_S=1", NULL};
+    const char *env[] = {"BARBERIA_LOGIN_MAX_FAILURES=2", "BARBERIA_LOGIN_LOCK_S=3", NULL};
     srv_start(&s, env, NULL);
     struct user admin;
     make_user(&s, &admin, "Admin", "admin");
