@@ -17,6 +17,7 @@
  * (agenda_disponibilidad_clave): GET /api/disponibilidad remembers it so.
  */
 #include "agenda.h"
+#include "catalog.h"
 #include "espera.h"
 #include "../domain/rules.h"
 #include "../util/log.h"
@@ -245,25 +246,18 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
     if (!tz_date_parse(q->fecha, &day)) return err_set(BR_INVALID, "fecha inválida");
     memcpy(out->fecha, q->fecha, 11);
 
-    br_id sid, bid;
     struct servicio srv;
-    memset(&srv, 0, sizeof srv);
-    br_err rc = BR_NOTFOUND;
-    if (uuid_parse(q->servicio_id, strlen(q->servicio_id), sid))
-        rc = store_servicio_get(app->store, sid, &srv);
-    if (rc == BR_OK && !srv.activo) rc = BR_NOTFOUND;
+    br_err rc = catalog_servicio_activo(app, q->servicio_id, &srv);
     int64_t dur_ms = srv.duracion_min * 60000;
     int64_t margen_ms = srv.margen_min * 60000; /* kept free after the new appointment */
     servicio_clear(&srv);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Servicio no encontrado");
     if (rc) return internal(rc, "service lookup");
+    br_id bid;
     if (q->barbero_id) {
         struct barbero bar;
-        memset(&bar, 0, sizeof bar);
-        rc = BR_NOTFOUND;
-        if (uuid_parse(q->barbero_id, strlen(q->barbero_id), bid))
-            rc = store_barbero_get(app->store, bid, &bar);
-        if (rc == BR_OK && !bar.activo) rc = BR_NOTFOUND;
+        rc = catalog_barbero_activo(app, q->barbero_id, &bar);
+        memcpy(bid, bar.id, sizeof bid);
         barbero_clear(&bar);
         if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Barbero no encontrado");
         if (rc) return internal(rc, "barber lookup");
