@@ -22,6 +22,7 @@
 #include "../domain/rules.h"
 #include "../util/log.h"
 #include "../util/tz.h"
+#include "../util/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,10 +165,7 @@ static br_err on_tramo(void *ud, const char *id, const char *nombre, const struc
     (void)nombre;
     struct collect *c = ud;
     if (c->nb == 0 || strcmp(c->b[c->nb - 1].id, id) != 0) {
-        if (c->nb == c->cap) {
-            c->cap = c->cap ? 2 * c->cap : 8;
-            c->b = xrealloc(c->b, (size_t)c->cap * sizeof *c->b);
-        }
+        VEC_RESERVE(c->b, c->nb, c->cap, 8);
         struct barber_day *b = &c->b[c->nb++];
         memset(b, 0, sizeof *b);
         memcpy(b->id, id, sizeof b->id);
@@ -195,10 +193,7 @@ static br_err on_busy(void *ud, const char *inicio, const char *fin, int64_t mar
     int64_t i, f;
     if (!iso8601_parse(inicio, strlen(inicio), &i) || !iso8601_parse(fin, strlen(fin), &f))
         return err_set(BR_STORE, "a stored appointment time does not parse");
-    if (b->nbusy == b->capbusy) {
-        b->capbusy = b->capbusy ? 2 * b->capbusy : 16;
-        b->busy = xrealloc(b->busy, (size_t)b->capbusy * sizeof *b->busy);
-    }
+    VEC_RESERVE(b->busy, b->nbusy, b->capbusy, 16);
     b->busy[b->nbusy++] = (struct busy){i, f + margen_min * 60000};
     return BR_OK;
 }
@@ -308,10 +303,7 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
                 for (int j = 0; j < b->nbusy && !taken; j++)
                     taken = b->busy[j].ini < e + margen_ms && b->busy[j].fin > s;
                 if (taken) continue;
-                if (ncand == capcand) {
-                    capcand = capcand ? 2 * capcand : 64;
-                    cand = xrealloc(cand, (size_t)capcand * sizeof *cand);
-                }
+                VEC_RESERVE(cand, ncand, capcand, 64);
                 cand[ncand++] = (struct cand){s, m, i};
             }
         }

@@ -9,6 +9,7 @@
 #include "../domain/rules.h"
 #include "../util/log.h"
 #include "../util/worker.h"
+#include "../util/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,10 +71,7 @@ struct fotos_lista {
 static br_err foto_collect(void *ud, const struct foto *f)
 {
     struct fotos_lista *l = ud;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
-    }
+    VEC_RESERVE(l->v, l->n, l->cap, 16);
     struct foto *c = &l->v[l->n++];
     *c = *f;
     c->tipo = xstrdup(f->tipo);
@@ -118,10 +116,7 @@ struct ids {
 static br_err id_collect(void *ud, const char *id)
 {
     struct ids *l = ud;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
-    }
+    VEC_RESERVE(l->v, l->n, l->cap, 8);
     snprintf(l->v[l->n++], sizeof(br_id), "%s", id);
     return BR_OK;
 }
