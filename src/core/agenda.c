@@ -17,10 +17,12 @@
  * (agenda_disponibilidad_clave): GET /api/disponibilidad remembers it so.
  */
 #include "agenda.h"
+#include "catalog.h"
 #include "espera.h"
 #include "../domain/rules.h"
 #include "../util/log.h"
 #include "../util/tz.h"
+#include "../util/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,10 +165,7 @@ static br_err on_tramo(void *ud, const char *id, const char *nombre, const struc
     (void)nombre;
     struct collect *c = ud;
     if (c->nb == 0 || strcmp(c->b[c->nb - 1].id, id) != 0) {
-        if (c->nb == c->cap) {
-            c->cap = c->cap ? 2 * c->cap : 8;
-            c->b = xrealloc(c->b, (size_t)c->cap * sizeof *c->b);
-        }
+        VEC_RESERVE(c->b, c->nb, c->cap, 8);
         struct barber_day *b = &c->b[c->nb++];
         memset(b, 0, sizeof *b);
         memcpy(b->id, id, sizeof b->id);
@@ -194,10 +193,7 @@ static br_err on_busy(void *ud, const char *inicio, const char *fin, int64_t mar
     int64_t i, f;
     if (!iso8601_parse(inicio, strlen(inicio), &i) || !iso8601_parse(fin, strlen(fin), &f))
         return err_set(BR_STORE, "a stored appointment time does not parse");
-    if (b->nbusy == b->capbusy) {
-        b->capbusy = b->capbusy ? 2 * b->capbusy : 16;
-        b->busy = xrealloc(b->busy, (size_t)b->capbusy * sizeof *b->busy);
-    }
+    VEC_RESERVE(b->busy, b->nbusy, b->capbusy, 16);
     b->busy[b->nbusy++] = (struct busy){i, f + margen_min * 60000};
     return BR_OK;
 }
@@ -245,25 +241,18 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
     if (!tz_date_parse(q->fecha, &day)) return err_set(BR_INVALID, "fecha inválida");
     memcpy(out->fecha, q->fecha, 11);
 
-    br_id sid, bid;
     struct servicio srv;
-    memset(&srv, 0, sizeof srv);
-    br_err rc = BR_NOTFOUND;
-    if (uuid_parse(q->servicio_id, strlen(q->servicio_id), sid))
-        rc = store_servicio_get(app->store, sid, &srv);
-    if (rc == BR_OK && !srv.activo) rc = BR_NOTFOUND;
+    br_err rc = catalog_servicio_activo(app, q->servicio_id, &srv);
     int64_t dur_ms = srv.duracion_min * 60000;
     int64_t margen_ms = srv.margen_min * 60000; /* kept free after the new appointment */
     servicio_clear(&srv);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Servicio no encontrado");
     if (rc) return internal(rc, "service lookup");
+    br_id bid;
     if (q->barbero_id) {
         struct barbero bar;
-        memset(&bar, 0, sizeof bar);
-        rc = BR_NOTFOUND;
-        if (uuid_parse(q->barbero_id, strlen(q->barbero_id), bid))
-            rc = store_barbero_get(app->store, bid, &bar);
-        if (rc == BR_OK && !bar.activo) rc = BR_NOTFOUND;
+        rc = catalog_barbero_activo(app, q->barbero_id, &bar);
+        memcpy(bid, bar.id, sizeof bid);
         barbero_clear(&bar);
         if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Barbero no encontrado");
         if (rc) return internal(rc, "barber lookup");
@@ -314,10 +303,7 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
                 for (int j = 0; j < b->nbusy && !taken; j++)
                     taken = b->busy[j].ini < e + margen_ms && b->busy[j].fin > s;
                 if (taken) continue;
-                if (ncand == capcand) {
-                    capcand = capcand ? 2 * capcand : 64;
-                    cand = xrealloc(cand, (size_t)capcand * sizeof *cand);
-                }
+                VEC_RESERVE(cand, ncand, capcand, 64);
                 cand[ncand++] = (struct cand){s, m, i};
             }
         }

@@ -3,6 +3,7 @@
  */
 #include "backup.h"
 #include "photos.h"
+#include "../util/vec.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -81,10 +82,7 @@ static br_err copy_row(void *ud, int table, const struct store_value *cols, int 
         free(key);
         return rc;
     }
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 64;
-        p->done = xrealloc(p->done, p->cap * sizeof *p->done);
-    }
+    VEC_RESERVE(p->done, p->n, p->cap, 64);
     p->done[p->n++] = key;
     return BR_OK;
 }

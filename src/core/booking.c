@@ -19,6 +19,7 @@
  * bookings of one client never pass it together.
  */
 #include "booking.h"
+#include "catalog.h"
 #include "../domain/roles.h"
 #include "outbox.h"
 #include "../util/log.h"
@@ -43,33 +44,6 @@ void booking_event_text(const char *servicio, const char *cliente, const char *b
     else
         *description =
             xasprintf("Cliente: %s\nBarbero: %s\nServicio: %s", cliente, barbero, servicio);
-}
-
-/* Looks up by id text; anything that is not a UUID is simply not found. */
-static br_err find_servicio(struct app *app, const char *id, struct servicio *s)
-{
-    br_id uid;
-    memset(s, 0, sizeof *s);
-    if (!uuid_parse(id, strlen(id), uid)) return BR_NOTFOUND;
-    br_err rc = store_servicio_get(app->store, uid, s);
-    if (!rc && !s->activo) { /* taken off the catalog: no longer offered */
-        servicio_clear(s);
-        rc = BR_NOTFOUND;
-    }
-    return rc;
-}
-
-static br_err find_barbero(struct app *app, const char *id, struct barbero *b)
-{
-    br_id uid;
-    memset(b, 0, sizeof *b);
-    if (!uuid_parse(id, strlen(id), uid)) return BR_NOTFOUND;
-    br_err rc = store_barbero_get(app->store, uid, b);
-    if (!rc && !b->activo) { /* taken off the catalog */
-        barbero_clear(b);
-        rc = BR_NOTFOUND;
-    }
-    return rc;
 }
 
 /* A store failure in a lookup: the generic 500, except a full pool or a
@@ -111,7 +85,7 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
     br_err rc;
 
     /* 3. the service */
-    rc = find_servicio(app, in->servicio_id, &srv);
+    rc = catalog_servicio_activo(app, in->servicio_id, &srv);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Servicio no encontrado");
     if (rc) return unexpected(rc, "service lookup");
 
@@ -133,7 +107,7 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
     }
 
     /* 5. the barber (the caller's profile came with the session) */
-    rc = find_barbero(app, in->barbero_id, &bar);
+    rc = catalog_barbero_activo(app, in->barbero_id, &bar);
     if (rc == BR_NOTFOUND) {
         rc = err_set(BR_NOTFOUND, "Barbero no encontrado");
         goto out;

@@ -16,6 +16,33 @@ static br_err bad_field(const char *key)
     return err_set(BR_INVALID, "Campo inválido: %s", key);
 }
 
+/* Looks up by id text; anything that is not a UUID is simply not found. */
+br_err catalog_servicio_activo(struct app *app, const char *id, struct servicio *s)
+{
+    br_id uid;
+    memset(s, 0, sizeof *s);
+    if (!uuid_parse(id, strlen(id), uid)) return BR_NOTFOUND;
+    br_err rc = store_servicio_get(app->store, uid, s);
+    if (!rc && !s->activo) { /* taken off the catalog: no longer offered */
+        servicio_clear(s);
+        rc = BR_NOTFOUND;
+    }
+    return rc;
+}
+
+br_err catalog_barbero_activo(struct app *app, const char *id, struct barbero *b)
+{
+    br_id uid;
+    memset(b, 0, sizeof *b);
+    if (!uuid_parse(id, strlen(id), uid)) return BR_NOTFOUND;
+    br_err rc = store_barbero_get(app->store, uid, b);
+    if (!rc && !b->activo) { /* taken off the catalog */
+        barbero_clear(b);
+        rc = BR_NOTFOUND;
+    }
+    return rc;
+}
+
 static bool activo_ok(int activo)
 {
     return activo >= -1 && activo <= 1;

@@ -38,4 +38,11 @@ br_err catalog_servicio_add(struct app *app, struct servicio *s) WARN_UNUSED;
 br_err catalog_servicio_update(struct app *app, const char *id,
                                const struct servicio_patch *p) WARN_UNUSED;
 
+/* The service (barber) whose id text is id, when it is offered: BR_NOTFOUND
+ * when id is not a UUID or names none, or one taken off the catalog (then
+ * *s, *b hold nothing); the store's errors. OUT: *s, *b, freed with
+ * servicio_clear, barbero_clear. */
+br_err catalog_servicio_activo(struct app *app, const char *id, struct servicio *s) WARN_UNUSED;
+br_err catalog_barbero_activo(struct app *app, const char *id, struct barbero *b) WARN_UNUSED;
+
 #endif

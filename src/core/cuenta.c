@@ -9,6 +9,7 @@
 #include "../domain/rules.h"
 #include "../util/log.h"
 #include "../util/worker.h"
+#include "../util/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,10 +71,7 @@ struct fotos_lista {
 static br_err foto_collect(void *ud, const struct foto *f)
 {
     struct fotos_lista *l = ud;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
-    }
+    VEC_RESERVE(l->v, l->n, l->cap, 16);
     struct foto *c = &l->v[l->n++];
     *c = *f;
     c->tipo = xstrdup(f->tipo);
@@ -118,10 +116,7 @@ struct ids {
 static br_err id_collect(void *ud, const char *id)
 {
     struct ids *l = ud;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 8;
-        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
-    }
+    VEC_RESERVE(l->v, l->n, l->cap, 8);
     snprintf(l->v[l->n++], sizeof(br_id), "%s", id);
     return BR_OK;
 }
@@ -159,8 +154,7 @@ br_err cuenta_eliminar(struct app *app, const struct principal *caller, const ch
 
 /* --- the account's mail worker ------------------------------------------------------ */
 
-#define IDLE_POLL_MS   60000
-#define ERROR_PAUSE_MS 5000
+#define IDLE_POLL_MS 60000
 
 struct cuenta_correo {
     struct store *st;
@@ -215,32 +209,29 @@ static void deliver(struct cuenta_correo *w, const struct cuenta_mail *m)
         log_error("mail: could not schedule a retry of %s: %s", m->id, err_msg());
 }
 
+static br_err deliver_next(void *ud, const char *now_ts, const char *lease)
+{
+    struct cuenta_correo *w = ud;
+    struct cuenta_mail m;
+    br_err rc = store_cuenta_correo_claim(w->st, now_ts, lease, &m);
+    if (rc) return rc;
+    deliver(w, &m);
+    cuenta_mail_clear(&m);
+    return BR_OK;
+}
+
 static void run(struct worker *wk, void *ud)
 {
     struct cuenta_correo *w = ud;
+    const struct outbox_queue q = {.name = "the account's outbox",
+                                   .st = w->st,
+                                   .lease_ms = w->lease_ms,
+                                   .deliver_next = deliver_next,
+                                   .next_due = store_cuenta_correo_next_due,
+                                   .ud = w};
     while (!worker_stopping(wk)) {
         int64_t now = clock_now_ms();
-        br_ts now_ts, lease;
-        iso8601_format(now, now_ts);
-        iso8601_format(now + w->lease_ms, lease);
-        struct cuenta_mail m;
-        br_err rc = store_cuenta_correo_claim(w->st, now_ts, lease, &m);
-        if (rc == BR_OK) {
-            deliver(w, &m);
-            cuenta_mail_clear(&m);
-            continue;
-        }
-        if (rc != BR_NOTFOUND) {
-            log_error("mail: reading the account's outbox failed: %s", err_msg());
-            worker_nap(wk, ERROR_PAUSE_MS);
-            continue;
-        }
-        br_ts next;
-        int64_t until = now + IDLE_POLL_MS, due;
-        if (store_cuenta_correo_next_due(w->st, next) == BR_OK && next[0] &&
-            iso8601_parse(next, strlen(next), &due) && due < until)
-            until = due;
-        worker_nap(wk, until - clock_now_ms());
+        outbox_queue_turn(wk, &q, now, now + IDLE_POLL_MS);
     }
 }
 

@@ -3,6 +3,7 @@
  */
 #include "espera.h"
 #include "agenda.h"
+#include "catalog.h"
 #include "outbox.h"
 #include "../util/log.h"
 #include "../util/tz.h"
@@ -61,21 +62,15 @@ br_err espera_add(struct app *app, const struct principal *caller, const struct 
         return err_set(BR_INVALID, "Fecha fuera del plazo de reserva");
 
     struct servicio srv;
-    memset(&srv, 0, sizeof srv);
-    br_err rc = BR_NOTFOUND;
-    if (uuid_parse(in->servicio_id, strlen(in->servicio_id), out->servicio_id))
-        rc = store_servicio_get(app->store, out->servicio_id, &srv);
-    if (!rc && !srv.activo) rc = BR_NOTFOUND;
+    br_err rc = catalog_servicio_activo(app, in->servicio_id, &srv);
+    memcpy(out->servicio_id, srv.id, sizeof out->servicio_id);
     servicio_clear(&srv);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Servicio no encontrado");
     if (rc) return unexpected(rc, "service lookup");
     if (!missing(in->barbero_id)) {
         struct barbero bar;
-        memset(&bar, 0, sizeof bar);
-        rc = BR_NOTFOUND;
-        if (uuid_parse(in->barbero_id, strlen(in->barbero_id), out->barbero_id))
-            rc = store_barbero_get(app->store, out->barbero_id, &bar);
-        if (!rc && !bar.activo) rc = BR_NOTFOUND;
+        rc = catalog_barbero_activo(app, in->barbero_id, &bar);
+        memcpy(out->barbero_id, bar.id, sizeof out->barbero_id);
         barbero_clear(&bar);
         if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Barbero no encontrado");
         if (rc) return unexpected(rc, "barber lookup");

@@ -14,6 +14,7 @@
 #include "../domain/rules.h"
 #include "../util/log.h"
 #include "../util/tz.h"
+#include "../util/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,10 +105,7 @@ struct items {
 
 static void items_add(struct items *l, const char *id, const char *nombre, bool activo)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 16;
-        l->v = xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
-    }
+    VEC_RESERVE(l->v, l->n, l->cap, 16);
     struct item *it = &l->v[l->n++];
     snprintf(it->id, sizeof it->id, "%s", id);
     it->nombre = xstrdup(nombre ? nombre : "");
@@ -160,10 +158,7 @@ static br_err on_tramo(void *ud, const char *id, const char *nombre, const struc
     int b = items_find(s->barberos, id);
     if (b < 0 || s->dia < 1 || s->dia > 7) return BR_OK; /* added meanwhile: not in this report */
     int d = s->dia;
-    if (s->n[d] == s->cap[d]) {
-        s->cap[d] = s->cap[d] ? 2 * s->cap[d] : 16;
-        s->t[d] = xrealloc(s->t[d], (size_t)s->cap[d] * sizeof *s->t[d]);
-    }
+    VEC_RESERVE(s->t[d], s->n[d], s->cap[d], 16);
     s->t[d][s->n[d]++] = (struct tramo){b, t->inicio, t->fin};
     return BR_OK;
 }
@@ -178,10 +173,7 @@ static br_err on_ausencia(void *ud, const struct ausencia *a)
 {
     struct ausencias *l = ud;
     if (strcmp(a->hasta, l->desde) < 0 || strcmp(a->desde, l->hasta) > 0) return BR_OK;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 16;
-        l->v = xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
-    }
+    VEC_RESERVE(l->v, l->n, l->cap, 16);
     l->v[l->n] = *a;
     l->v[l->n++].motivo = NULL;
     return BR_OK;

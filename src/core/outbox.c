@@ -6,16 +6,15 @@
 #include "../config.h"
 #include "../domain/avisos.h"
 #include "../util/tz.h"
-#include "../util/cond.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
+#include "../util/worker.h"
 
 #include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define IDLE_POLL_MS   60000 /* re-check the table at least this often (other nodes queue too) */
 #define ERROR_PAUSE_MS 5000
@@ -29,11 +28,8 @@ struct outbox {
     int quiet_from, quiet_to; /* WhatsApp's quiet hours, minutes of the shop's day */
     int64_t retry_for_ms;
     int64_t lease_ms;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop;
-    bool woken;
+    struct worker *wk;
+    pthread_mutex_t mu;     /* guards task, task_ud and rescan */
     void (*task)(void *ud); /* to run on the worker's thread (outbox_wake_task) */
     void *task_ud;
     /* reminders, queued as they fall due */
@@ -53,28 +49,6 @@ int64_t outbox_backoff_ms(int64_t attempts)
     if (attempts > 20) return BACKOFF_MAX_MS;
     int64_t d = 1000LL << (attempts - 1);
     return d > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d;
-}
-
-/* Sleeps until `until_ms` (wall clock), a wake-up or a stop. */
-static void nap(struct outbox *o, int64_t until_ms)
-{
-    pthread_mutex_lock(&o->mu);
-    while (!o->stop && !o->woken) {
-        int64_t now = clock_now_ms();
-        if (now >= until_ms) break;
-        struct timespec ts = deadline_in(CLOCK_REALTIME, until_ms - now);
-        pthread_cond_timedwait(&o->cv, &o->mu, &ts);
-    }
-    o->woken = false;
-    pthread_mutex_unlock(&o->mu);
-}
-
-static bool stopping(struct outbox *o)
-{
-    pthread_mutex_lock(&o->mu);
-    bool s = o->stop;
-    pthread_mutex_unlock(&o->mu);
-    return s;
 }
 
 /* The message's kind as the log lines name it ("confirmation" as before). */
@@ -178,7 +152,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     }
     char why[512];
     snprintf(why, sizeof why, "%s", err_msg()[0] ? err_msg() : err_name(rc));
-    if (stopping(o)) {
+    if (worker_stopping(o->wk)) {
         /* cancelled by the stop (or failed as it came): not the mail
          * server's verdict, so never a drop; due again at the next start */
         log_warn("%s: delivery of %s %s for cita %s cancelled by the stop: %s; "
@@ -265,37 +239,55 @@ static void run_task(struct outbox *o)
     if (task) task(ud);
 }
 
-static void *run(void *arg)
+void outbox_queue_turn(struct worker *wk, const struct outbox_queue *q, int64_t now,
+                       int64_t idle_until)
 {
-    struct outbox *o = arg;
-    while (!stopping(o)) {
+    br_ts now_ts, lease;
+    iso8601_format(now, now_ts);
+    iso8601_format(now + q->lease_ms, lease);
+    br_err rc = q->deliver_next(q->ud, now_ts, lease);
+    if (rc == BR_OK) return;
+    if (rc != BR_NOTFOUND) {
+        log_error("mail: reading %s failed: %s", q->name, err_msg());
+        worker_nap(wk, ERROR_PAUSE_MS);
+        return;
+    }
+    br_ts next;
+    int64_t until = idle_until, due;
+    if (q->next_due(q->st, next) == BR_OK && next[0] && iso8601_parse(next, strlen(next), &due) &&
+        due < until)
+        until = due;
+    worker_nap(wk, until - clock_now_ms());
+}
+
+static br_err deliver_next(void *ud, const char *now_ts, const char *lease)
+{
+    struct outbox *o = ud;
+    struct outbox_msg msg;
+    br_err rc = store_outbox_claim(o->st, now_ts, lease, &msg);
+    if (rc) return rc;
+    deliver(o, &msg);
+    outbox_clear(&msg);
+    return BR_OK;
+}
+
+static void run(struct worker *wk, void *ud)
+{
+    struct outbox *o = ud;
+    const struct outbox_queue q = {.name = "the outbox",
+                                   .st = o->st,
+                                   .lease_ms = o->lease_ms,
+                                   .deliver_next = deliver_next,
+                                   .next_due = store_outbox_next_due,
+                                   .ud = o};
+    while (!worker_stopping(wk)) {
         run_task(o);
         int64_t now = clock_now_ms();
         reminders(o, now);
-        br_ts now_ts, lease;
-        iso8601_format(now, now_ts);
-        iso8601_format(now + o->lease_ms, lease);
-        struct outbox_msg msg;
-        br_err rc = store_outbox_claim(o->st, now_ts, lease, &msg);
-        if (rc == BR_OK) {
-            deliver(o, &msg);
-            outbox_clear(&msg);
-            continue;
-        }
-        if (rc != BR_NOTFOUND) {
-            log_error("mail: reading the outbox failed: %s", err_msg());
-            nap(o, now + ERROR_PAUSE_MS);
-            continue;
-        }
-        br_ts next;
-        int64_t until = now + IDLE_POLL_MS, due;
+        int64_t until = now + IDLE_POLL_MS;
         if (o->noffsets > 0 && o->next_scan_ms < until) until = o->next_scan_ms;
-        if (store_outbox_next_due(o->st, next) == BR_OK && next[0] &&
-            iso8601_parse(next, strlen(next), &due) && due < until)
-            until = due;
-        nap(o, until);
+        outbox_queue_turn(wk, &q, now, until);
     }
-    return NULL;
 }
 
 /* The reminder offsets the configuration asks for, largest first. */
@@ -347,10 +339,8 @@ br_err outbox_start(struct store *st, struct mailer *m, struct whatsapp *wa,
     for (int i = 0; i < o->noffsets; i++)
         o->offsets_ms[i] = off[i] * 60000;
     pthread_mutex_init(&o->mu, NULL);
-    pthread_cond_init(&o->cv, NULL);
-    if (pthread_create(&o->thread, NULL, run, o) != 0) {
+    if (!worker_start(run, o, &o->wk)) {
         pthread_mutex_destroy(&o->mu);
-        pthread_cond_destroy(&o->cv);
         free(o->link_base);
         free(o);
         return err_set(BR_INTERNAL, "cannot start the mail worker thread");
@@ -363,10 +353,9 @@ void outbox_wake(struct outbox *o)
 {
     if (!o) return;
     pthread_mutex_lock(&o->mu);
-    o->woken = true;
     o->rescan = true;
-    pthread_cond_signal(&o->cv);
     pthread_mutex_unlock(&o->mu);
+    worker_wake(o->wk);
 }
 
 void outbox_wake_task(struct outbox *o, void (*task)(void *ud), void *ud)
@@ -375,24 +364,23 @@ void outbox_wake_task(struct outbox *o, void (*task)(void *ud), void *ud)
     pthread_mutex_lock(&o->mu);
     o->task = task;
     o->task_ud = ud;
-    o->woken = true;
-    pthread_cond_signal(&o->cv);
     pthread_mutex_unlock(&o->mu);
+    worker_wake(o->wk);
+}
+
+/* A delivery in progress gives up now; its message stays queued. */
+static void cancel_transfers(void *ud)
+{
+    struct outbox *o = ud;
+    if (mailer_enabled(o->m) && o->m->ops->cancel) o->m->ops->cancel(o->m);
+    whatsapp_cancel(o->wa);
 }
 
 void outbox_stop(struct outbox *o)
 {
     if (!o) return;
-    pthread_mutex_lock(&o->mu);
-    o->stop = true;
-    pthread_cond_signal(&o->cv);
-    pthread_mutex_unlock(&o->mu);
-    /* a delivery in progress gives up now; its message stays queued */
-    if (mailer_enabled(o->m) && o->m->ops->cancel) o->m->ops->cancel(o->m);
-    whatsapp_cancel(o->wa);
-    pthread_join(o->thread, NULL);
+    worker_stop(o->wk, cancel_transfers);
     pthread_mutex_destroy(&o->mu);
-    pthread_cond_destroy(&o->cv);
     free(o->link_base);
     sodium_memzero(o->link_key, sizeof o->link_key);
     free(o);

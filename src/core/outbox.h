@@ -64,4 +64,27 @@ void outbox_stop(struct outbox *o);
 /* The delay before retry number `attempts` + 1 (attempts >= 1), in ms. */
 int64_t outbox_backoff_ms(int64_t attempts);
 
+/* --- the queues a worker thread delivers (this one, the account's: cuenta.h) --- */
+
+struct worker;
+
+struct outbox_queue {
+    const char *name; /* as the log names it: "the outbox" */
+    struct store *st; /* where next_due reads */
+    int64_t lease_ms; /* how long a claim keeps the message from the other nodes */
+    /* Claims the message due at now_ts, leased until lease, and delivers
+     * it, recording the outcome; BR_NOTFOUND when none is due. */
+    br_err (*deliver_next)(void *ud, const char *now_ts, const char *lease);
+    /* When the next queued message falls due; "" when none is queued. */
+    br_err (*next_due)(struct store *st, br_ts next);
+    void *ud; /* deliver_next's */
+};
+
+/* One turn of q's worker wk at now (wall clock, ms): delivers the message
+ * due, or else naps until the next one falls due, idle_until at the latest
+ * (wall clock), or for a pause of 5 s when the queue cannot be read (logged
+ * as "mail: reading <name> failed: ..."). A wake-up ends the nap. */
+void outbox_queue_turn(struct worker *wk, const struct outbox_queue *q, int64_t now,
+                       int64_t idle_until);
+
 #endif

@@ -12,6 +12,7 @@
 #include "../util/log.h"
 #include "../util/metrics.h"
 #include "../util/procid.h"
+#include "../util/vec.h"
 #include "../util/worker.h"
 
 #include <stdio.h>
@@ -37,10 +38,7 @@ struct pass {
 static br_err collect(void *ud, const struct obj_intent *in)
 {
     struct pass *p = ud;
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 16;
-        p->v = xrealloc(p->v, p->cap * sizeof *p->v);
-    }
+    VEC_RESERVE(p->v, p->n, p->cap, 16);
     struct obj_intent *c = &p->v[p->n++];
     *c = *in;
     c->bucket = xstrdup(in->bucket);

@@ -7,6 +7,7 @@
 #include "photos.h"
 #include "../util/iso8601.h"
 #include "../util/objkey.h"
+#include "../util/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -545,10 +546,7 @@ static br_err check_export(const char *dir, struct manifest *m, struct transfer_
             if (!rc && (strcmp(sum, osum) || got != (uint64_t)size))
                 rc = err_set(BR_INVALID, "object %s/%s: checksum mismatch", bucket, key);
             if (!rc && !strcmp(bucket, PHOTO_BUCKET)) {
-                if (m->nsizes == m->sizes_cap) {
-                    m->sizes_cap = m->sizes_cap ? 2 * m->sizes_cap : 64;
-                    m->sizes = xrealloc(m->sizes, m->sizes_cap * sizeof *m->sizes);
-                }
+                VEC_RESERVE(m->sizes, m->nsizes, m->sizes_cap, 64);
                 m->sizes[m->nsizes++] = (struct obj_size){xstrdup(key), (int64_t)got};
             }
             st->objects++;
@@ -592,10 +590,7 @@ static br_err put_objects(struct app *app, const char *dir, struct put_list *don
         if (rc == BR_CONFLICT)
             rc = err_set(BR_CONFLICT, "the store already has %s/%s", bucket, key);
         if (!rc) {
-            if (done->n == done->cap) {
-                done->cap = done->cap ? done->cap * 2 : 64;
-                done->keys = xrealloc(done->keys, done->cap * sizeof *done->keys);
-            }
+            VEC_RESERVE(done->keys, done->n, done->cap, 64);
             done->keys[done->n++] = xstrdup(key);
         }
         if (fd >= 0) close(fd);

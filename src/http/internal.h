@@ -67,11 +67,7 @@ struct http_server {
     pthread_mutex_t conns_mu; /* guards conns and every conn's fd */
     struct conn *conns;
     atomic_long reaped; /* connections shut down past their deadline, ever */
-    pthread_t reaper;
-    bool reaper_started;
-    pthread_mutex_t reaper_mu;
-    pthread_cond_t reaper_cv;
-    bool reaper_stop;
+    struct worker *reaper;
     char **route_names; /* "METHOD path" of each metrics slot */
     size_t nslots;
     int *route_slot; /* each route's metrics slot (its HEAD, when it has one: the next) */

@@ -49,9 +49,9 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include "../util/cond.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
+#include "../util/worker.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -204,15 +204,12 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 }
 
 /* Shuts down every connection past its deadline, a few times a second. */
-static void *reaper(void *arg)
+static void reaper(struct worker *wk, void *ud)
 {
-    struct http_server *s = arg;
-    pthread_mutex_lock(&s->reaper_mu);
-    while (!s->reaper_stop) {
-        struct timespec ts = deadline_in(CLOCK_MONOTONIC, REAP_EVERY_MS);
-        pthread_cond_timedwait(&s->reaper_cv, &s->reaper_mu, &ts);
-        if (s->reaper_stop) break;
-        pthread_mutex_unlock(&s->reaper_mu);
+    struct http_server *s = ud;
+    for (;;) {
+        worker_nap(wk, REAP_EVERY_MS);
+        if (worker_stopping(wk)) break;
 
         int64_t now = clock_mono_ms();
         long n = 0;
@@ -229,10 +226,7 @@ static void *reaper(void *arg)
             atomic_fetch_add(&s->reaped, n);
             log_warn("http: closed %ld connection(s) past their header or body deadline", n);
         }
-        pthread_mutex_lock(&s->reaper_mu);
     }
-    pthread_mutex_unlock(&s->reaper_mu);
-    return NULL;
 }
 
 /* --- lifecycle ---------------------------------------------------------------------- */
@@ -622,11 +616,8 @@ br_err http_serve(struct http_server *s)
     br_err rc = readers ? wpool_start("read", readers, o->queue_max, &s->reads) : BR_OK;
     if (!rc) rc = wpool_start("write", o->workers, o->queue_max, &s->writes);
     if (rc) return rc;
-    pthread_mutex_init(&s->reaper_mu, NULL);
-    cond_init_mono(&s->reaper_cv); /* its deadlines are monotonic */
-    if (pthread_create(&s->reaper, NULL, reaper, s) != 0)
+    if (!worker_start(reaper, s, &s->reaper))
         return err_set(BR_INTERNAL, "cannot start the HTTP deadline thread");
-    s->reaper_started = true;
 
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG;
@@ -656,19 +647,6 @@ const char *http_bound_url(const struct http_server *s)
 const char *http_capacity(const struct http_server *s)
 {
     return s->capacity;
-}
-
-static void stop_reaper(struct http_server *s)
-{
-    if (!s->reaper_started) return;
-    pthread_mutex_lock(&s->reaper_mu);
-    s->reaper_stop = true;
-    pthread_cond_signal(&s->reaper_cv);
-    pthread_mutex_unlock(&s->reaper_mu);
-    pthread_join(s->reaper, NULL);
-    s->reaper_started = false;
-    pthread_mutex_destroy(&s->reaper_mu);
-    pthread_cond_destroy(&s->reaper_cv);
 }
 
 void http_stop(struct http_server *s)
@@ -710,7 +688,7 @@ void http_stop(struct http_server *s)
     wpool_stop(s->writes);
     if (s->d) MHD_stop_daemon(s->d);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
-    stop_reaper(s);
+    worker_stop(s->reaper, NULL);
     wpool_free(s->reads);
     wpool_free(s->writes);
     pthread_mutex_destroy(&s->conns_mu);

@@ -705,15 +705,24 @@ br_err ident_set_password(struct ident *id, const char *user_id, const char *pas
 
 #define LINK_INVALID "El enlace no es válido o ha caducado"
 
-static void link_times(int64_t t, br_ts now, br_ts expires)
-{
-    iso8601_format(t, now);
-    iso8601_format(t + (int64_t)IDENT_LINK_MINUTES * 60000, expires);
-}
+/* A new link: its token's hash (all the store keeps), when it was made and
+ * when it expires, and the link itself, <base>/<page>#token=... (NULL
+ * without a base; freed with link_free). */
+struct new_link {
+    char th[65];
+    br_ts now, expires;
+    char *link;
+};
 
-static char *link_make(const char *base, const char *page, const char *token)
+static void link_new(struct new_link *l, const char *base, const char *page)
 {
-    return xasprintf("%s/%s#token=%s", base, page, token);
+    char token[IDENT_TOKEN_LEN + 1];
+    new_token(token, l->th);
+    int64_t t = clock_now_ms();
+    iso8601_format(t, l->now);
+    iso8601_format(t + (int64_t)IDENT_LINK_MINUTES * 60000, l->expires);
+    l->link = base ? xasprintf("%s/%s#token=%s", base, page, token) : NULL;
+    sodium_memzero(token, sizeof token);
 }
 
 static void link_free(char *link)
@@ -753,21 +762,17 @@ br_err ident_reset_request(struct ident *id, const char *email_in, const char *r
         free(email);
         return rc;
     }
-    char token[IDENT_TOKEN_LEN + 1], th[65];
-    new_token(token, th);
-    br_ts now, expires;
-    link_times(clock_now_ms(), now, expires);
+    struct new_link l;
+    link_new(&l, link_base, "restablecer");
     struct cuenta_mail m = {0};
-    char *link = link_base ? link_make(link_base, "restablecer", token) : NULL;
-    if (link) {
+    if (l.link) {
         uuid_v4(m.id);
-        m.enlace = link;
-        memcpy(m.created_at, now, sizeof now);
+        m.enlace = l.link;
+        memcpy(m.created_at, l.now, sizeof l.now);
     }
-    struct reset_request r = {email, th, now, expires, link ? &m : NULL};
+    struct reset_request r = {email, l.th, l.now, l.expires, l.link ? &m : NULL};
     rc = store_reset_request(id->st, &r, queued);
-    link_free(link);
-    sodium_memzero(token, sizeof token);
+    link_free(l.link);
     free(email);
     return rc;
 }
@@ -864,25 +869,21 @@ br_err ident_email_change_request(struct ident *id, const struct principal *p, c
         free(email);
         return rc;
     }
-    char token[IDENT_TOKEN_LEN + 1], th[65];
-    new_token(token, th);
-    br_ts now, expires;
-    link_times(clock_now_ms(), now, expires);
+    struct new_link l;
+    link_new(&l, link_base, "confirmar-email");
     const char *nombre = p->has_perfil ? p->perfil.nombre : NULL;
-    char *link = link_make(link_base, "confirmar-email", token);
     struct cuenta_mail confirm = {
-        .kind = "email_confirmar", .recipient = email, .nombre = (char *)nombre, .enlace = link};
+        .kind = "email_confirmar", .recipient = email, .nombre = (char *)nombre, .enlace = l.link};
     struct cuenta_mail notice = {
         .kind = "email_aviso", .recipient = p->email, .nombre = (char *)nombre};
     uuid_v4(confirm.id);
     uuid_v4(notice.id);
-    memcpy(confirm.created_at, now, sizeof now);
-    memcpy(notice.created_at, now, sizeof now);
-    struct email_request r = {p->user_id, email, th, now, expires, &confirm, &notice};
+    memcpy(confirm.created_at, l.now, sizeof l.now);
+    memcpy(notice.created_at, l.now, sizeof l.now);
+    struct email_request r = {p->user_id, email, l.th, l.now, l.expires, &confirm, &notice};
     rc = store_email_request(id->st, &r);
     if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "El email ya está registrado");
-    link_free(link);
-    sodium_memzero(token, sizeof token);
+    link_free(l.link);
     free(email);
     return rc;
 }
