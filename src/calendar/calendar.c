@@ -1,48 +1,14 @@
 /*
- * calendar.c - choosing the calendar adapter, and the "none" adapter used
- * when no calendar is configured (see calendar.h).
+ * calendar.c - choosing the calendar adapter, the "none" adapter used when
+ * no calendar is configured, and the calls that answer for it (see
+ * calendar.h).
  */
 #include "calendar.h"
 #include "google.h"
 #include "../config.h"
 
-static br_err none_create(struct calendar *c, const struct cal_event *ev, char **event_id)
-{
-    (void)c;
-    (void)ev;
-    *event_id = NULL;
-    return err_set(BR_CONFIG, "no calendar configured (BARBERIA_GOOGLE_CREDENTIALS unset)");
-}
-
-static br_err none_delete(struct calendar *c, const char *event_id)
-{
-    (void)c;
-    (void)event_id;
-    return err_set(BR_CONFIG, "no calendar configured");
-}
-
-static br_err none_move(struct calendar *c, const char *event_id, const char *start,
-                        const char *end)
-{
-    (void)c;
-    (void)event_id;
-    (void)start;
-    (void)end;
-    return err_set(BR_CONFIG, "no calendar configured");
-}
-
-static void none_close(struct calendar *c)
-{
-    (void)c;
-}
-
-static const struct cal_ops none_ops = {
-    .name = "none",
-    .create_event = none_create,
-    .delete_event = none_delete,
-    .move_event = none_move,
-    .close = none_close,
-};
+/* The "none" adapter: no ops; the calls below answer for it. */
+static const struct cal_ops none_ops = {.name = "none"};
 
 static struct calendar none_calendar = {&none_ops};
 
@@ -54,4 +20,25 @@ br_err calendar_open(const struct config *cfg, struct calendar **out)
                                   "BARBERIA_GOOGLE_CREDENTIALS is not: no calendar to act on");
     *out = &none_calendar;
     return BR_OK;
+}
+
+br_err calendar_create_event(struct calendar *c, const struct cal_event *ev, char **event_id)
+{
+    *event_id = NULL;
+    if (!c->ops->create_event)
+        return err_set(BR_CONFIG, "no calendar configured (BARBERIA_GOOGLE_CREDENTIALS unset)");
+    return c->ops->create_event(c, ev, event_id);
+}
+
+br_err calendar_delete_event(struct calendar *c, const char *event_id)
+{
+    if (!c->ops->delete_event) return err_set(BR_CONFIG, "no calendar configured");
+    return c->ops->delete_event(c, event_id);
+}
+
+br_err calendar_move_event(struct calendar *c, const char *event_id, const char *start,
+                           const char *end)
+{
+    if (!c->ops->move_event) return err_set(BR_CONFIG, "no calendar configured");
+    return c->ops->move_event(c, event_id, start, end);
 }

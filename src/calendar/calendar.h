@@ -2,9 +2,10 @@
  * calendar.h - the calendar port: where a booking's event is created (and
  * deleted when it is cancelled and moved when rescheduled).
  *
- * Adapters: "none" (nothing configured: every attempt fails quietly with
- * BR_CONFIG) and "google" (Google Calendar, calendar/google.c). The core
- * never asks which one it has.
+ * Adapters: "none" (nothing configured: an adapter without ops, every
+ * attempt fails quietly with BR_CONFIG) and "google" (Google Calendar,
+ * calendar/google.c). The core calls calendar_create_event() and the like,
+ * never the ops, and never asks which adapter it has.
  *
  * Thread-safety: one struct calendar serves every thread; an adapter shares
  * what must be shared (Google's access token) behind its own lock.
@@ -28,6 +29,7 @@ struct calendar {
     const struct cal_ops *ops;
 };
 
+/* Every member but name is NULL for the "none" adapter. */
 struct cal_ops {
     const char *name;
     /* Creates the event, within the adapter's time bound. OUT: *event_id
@@ -50,9 +52,17 @@ struct cal_ops {
  * cannot be used. */
 br_err calendar_open(const struct config *cfg, struct calendar **out) WARN_UNUSED;
 
+/* The calls into the calendar: the ops above, or BR_CONFIG ("no calendar
+ * configured") when none is configured. */
+br_err calendar_create_event(struct calendar *c, const struct cal_event *ev,
+                             char **event_id) WARN_UNUSED;
+br_err calendar_delete_event(struct calendar *c, const char *event_id) WARN_UNUSED;
+br_err calendar_move_event(struct calendar *c, const char *event_id, const char *start,
+                           const char *end) WARN_UNUSED;
+
 static inline void calendar_close(struct calendar *c)
 {
-    if (c) c->ops->close(c);
+    if (c && c->ops->close) c->ops->close(c);
 }
 
 #endif

@@ -167,7 +167,7 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
     booking_event_text(srv.nombre, cliente, bar.nombre, notas, &summary, &description);
     struct cal_event ev = {summary, description, start, end, para->email};
     uuid_v4(out->id);
-    br_err crc = app->cal->ops->create_event(app->cal, &ev, &event_id);
+    br_err crc = calendar_create_event(app->cal, &ev, &event_id);
     if (crc == BR_CONFIG) {
         log_info("calendar: no event for cita %s: %s", out->id, err_msg());
         event_id = NULL;
@@ -215,8 +215,7 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
     if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE) {
         /* nothing was stored: the event goes too */
         int retry = err_retry_after();
-        if (out->google_event_id &&
-            app->cal->ops->delete_event(app->cal, out->google_event_id) != BR_OK)
+        if (out->google_event_id && calendar_delete_event(app->cal, out->google_event_id) != BR_OK)
             log_warn("calendar: could not delete event of lost booking %s: %s", out->id, err_msg());
         bool email_taken = rc == BR_CONFLICT && para->nuevo && !strcmp(err_msg(), "email taken");
         rc = rc == BR_BUSY       ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
@@ -233,8 +232,7 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
         snprintf(why, sizeof why, "%s", err_msg());
         log_error("citas: storing cita %s failed: %s", out->id, why);
         /* no booking, so no event either */
-        if (out->google_event_id &&
-            app->cal->ops->delete_event(app->cal, out->google_event_id) != BR_OK)
+        if (out->google_event_id && calendar_delete_event(app->cal, out->google_event_id) != BR_OK)
             log_warn("calendar: could not delete event of unstored booking %s: %s", out->id,
                      err_msg());
         rc = err_set(BR_STORE, "%s", why);

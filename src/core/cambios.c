@@ -38,7 +38,7 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
     const char *id = d->cita.id;
     if (!reschedule) {
         if (!event_id) return;
-        br_err rc = cal->ops->delete_event(cal, event_id);
+        br_err rc = calendar_delete_event(cal, event_id);
         if (rc && rc != BR_CONFIG) {
             metric_inc(M_CAL_FAILURES);
             log_warn("calendar: could not delete the event of cancelled cita %s (%s): %s", id,
@@ -47,7 +47,7 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
         return;
     }
     if (event_id) {
-        br_err rc = cal->ops->move_event(cal, event_id, start, end);
+        br_err rc = calendar_move_event(cal, event_id, start, end);
         if (rc && rc != BR_CONFIG) {
             metric_inc(M_CAL_FAILURES);
             log_warn("calendar: could not move the event of rescheduled cita %s (%s): %s", id,
@@ -63,7 +63,7 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
     booking_event_text(d->servicio_nombre, cliente, d->barbero_nombre, d->cita.notas, &summary,
                        &description);
     struct cal_event ev = {summary, description, start, end, d->cliente_email};
-    br_err rc = cal->ops->create_event(cal, &ev, &made);
+    br_err rc = calendar_create_event(cal, &ev, &made);
     if (rc == BR_CONFIG) {
         /* nothing configured: nothing to say */
     } else if (rc) {
@@ -74,7 +74,7 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
         bool stored = false;
         if (store_cita_set_event(app->store, id, made, &stored) != BR_OK || !stored) {
             /* cancelled or given an event meanwhile: this one goes again */
-            if (cal->ops->delete_event(cal, made) != BR_OK)
+            if (calendar_delete_event(cal, made) != BR_OK)
                 log_warn("calendar: could not delete the unrecorded event of cita %s: %s", id,
                          err_msg());
         }

@@ -168,7 +168,7 @@ struct cuenta_correo {
 static void deliver(struct cuenta_correo *w, const struct cuenta_mail *m)
 {
     err_clear();
-    br_err rc = w->m->ops->deliver_cuenta(w->m, m);
+    br_err rc = mailer_deliver_cuenta(w->m, m);
     int64_t now = clock_now_ms();
     br_ts now_ts;
     iso8601_format(now, now_ts);
@@ -260,7 +260,7 @@ void cuenta_correo_wake(struct cuenta_correo *w)
 static void cancel_transfer(void *ud)
 {
     struct cuenta_correo *w = ud;
-    if (w->m->ops->cancel) w->m->ops->cancel(w->m);
+    mailer_cancel(w->m);
 }
 
 void cuenta_correo_stop(struct cuenta_correo *w)

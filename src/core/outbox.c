@@ -136,7 +136,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     } else if (!mailer_enabled(o->m)) {
         rc = err_set(BR_UPSTREAM, "no mail transport configured");
     } else {
-        rc = o->m->ops->deliver(o->m, msg);
+        rc = mailer_deliver(o->m, msg);
     }
     int64_t now = clock_now_ms();
     br_ts now_ts;
@@ -372,7 +372,7 @@ void outbox_wake_task(struct outbox *o, void (*task)(void *ud), void *ud)
 static void cancel_transfers(void *ud)
 {
     struct outbox *o = ud;
-    if (mailer_enabled(o->m) && o->m->ops->cancel) o->m->ops->cancel(o->m);
+    mailer_cancel(o->m);
     whatsapp_cancel(o->wa);
 }
 

@@ -22,10 +22,9 @@ struct mailer {
     const struct mail_ops *ops;
 };
 
+/* Every member but name is NULL for the "none" adapter: nothing is queued. */
 struct mail_ops {
     const char *name;
-    /* False for the "none" adapter: nothing is queued. */
-    bool enabled;
     /* Delivers one confirmation, within the adapter's time bound. On
      * failure a one-line detail and: BR_UPSTREAM / BR_TIMEOUT for a failure
      * worth retrying; BR_INVALID for a permanent refusal (the server
@@ -45,14 +44,25 @@ struct mail_ops {
  * else "none"). BR_CONFIG for an unusable configuration. */
 br_err mailer_open(const struct config *cfg, struct mailer **out) WARN_UNUSED;
 
+/* False for the "none" adapter. */
 static inline bool mailer_enabled(const struct mailer *m)
 {
-    return m && m->ops->enabled;
+    return m && m->ops->deliver != NULL;
+}
+
+/* The calls into the mailer: the ops above, or BR_CONFIG ("no mail
+ * transport configured") when no transport is configured. */
+br_err mailer_deliver(struct mailer *m, const struct outbox_msg *msg) WARN_UNUSED;
+br_err mailer_deliver_cuenta(struct mailer *m, const struct cuenta_mail *msg) WARN_UNUSED;
+
+static inline void mailer_cancel(struct mailer *m)
+{
+    if (m && m->ops->cancel) m->ops->cancel(m);
 }
 
 static inline void mailer_close(struct mailer *m)
 {
-    if (m) m->ops->close(m);
+    if (m && m->ops->close) m->ops->close(m);
 }
 
 #endif

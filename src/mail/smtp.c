@@ -208,7 +208,6 @@ static void smtp_cancel(struct mailer *base)
 
 static const struct mail_ops smtp_ops = {
     .name = "smtp",
-    .enabled = true,
     .deliver = smtp_deliver,
     .deliver_cuenta = smtp_deliver_cuenta,
     .cancel = smtp_cancel,
