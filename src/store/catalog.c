@@ -57,12 +57,11 @@ LISTING(barbero, struct barbero, store_barbero_fn, barbero_view)
 br_err store_barbero_get(struct store *st, const char *id, struct barbero *b)
 {
     memset(b, 0, sizeof *b);
-    struct db_val p[] = {db_text(id)};
     return run_one(st,
                    "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id, "
                    "k.feed_hash FROM barberos b "
                    "LEFT JOIN barbero_contactos k ON k.barbero_id = b.id WHERE b.id = ?",
-                   p, 1, barbero_decode, b, "no such barber");
+                   DB_ARGS(db_text(id)), barbero_decode, b, "no such barber");
 }
 
 br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud)
@@ -75,12 +74,12 @@ br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud)
 
 br_err store_servicio_add(struct store *st, const struct servicio *s)
 {
-    struct db_val p[] = {db_text(s->id), db_text(s->nombre), db_int(s->duracion_min),
-                         db_real(s->precio), db_int(s->margen_min)};
     return run_write(st,
                      "INSERT INTO servicios (id, nombre, duracion_min, precio, margen_min) "
                      "VALUES (?, ?, ?, ?, ?)",
-                     p, 5, NULL);
+                     DB_ARGS(db_text(s->id), db_text(s->nombre), db_int(s->duracion_min),
+                             db_real(s->precio), db_int(s->margen_min)),
+                     NULL);
 }
 
 /* A service from its columns: id, nombre, duracion_min, precio and, where
@@ -108,11 +107,10 @@ LISTING(servicio, struct servicio, store_servicio_fn, servicio_view)
 br_err store_servicio_get(struct store *st, const char *id, struct servicio *s)
 {
     memset(s, 0, sizeof *s);
-    struct db_val p[] = {db_text(id)};
     return run_one(
         st,
         "SELECT id, nombre, duracion_min, precio, activo, margen_min FROM servicios WHERE id = ?",
-        p, 1, servicio_decode, s, "no such service");
+        DB_ARGS(db_text(id)), servicio_decode, s, "no such service");
 }
 
 br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud)
@@ -244,12 +242,11 @@ static br_err tramo_row(void *ud, const struct db_val *c, int n)
 br_err store_horario_each(struct store *st, const char *barbero_id, store_tramo_fn fn, void *ud)
 {
     struct tramo_cb a = {fn, ud};
-    struct db_val p[] = {db_text(barbero_id)};
     return run(st,
                "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
                "JOIN barberos b ON b.id = h.barbero_id WHERE h.barbero_id = ? "
                "ORDER BY h.dia, h.inicio",
-               p, 1, tramo_row, &a, NULL);
+               DB_ARGS(db_text(barbero_id)), tramo_row, &a, NULL);
 }
 
 br_err store_horario_dia(struct store *st, int dia, const char *barbero_id, store_tramo_fn fn,
@@ -257,19 +254,17 @@ br_err store_horario_dia(struct store *st, int dia, const char *barbero_id, stor
 {
     struct tramo_cb a = {fn, ud};
     if (barbero_id) {
-        struct db_val p[] = {db_int(dia), db_text(barbero_id)};
         return run(st,
                    "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
                    "JOIN barberos b ON b.id = h.barbero_id "
                    "WHERE h.dia = ? AND h.barbero_id = ? AND b.activo ORDER BY h.inicio",
-                   p, 2, tramo_row, &a, NULL);
+                   DB_ARGS(db_int(dia), db_text(barbero_id)), tramo_row, &a, NULL);
     }
-    struct db_val p[] = {db_int(dia)};
     return run(st,
                "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
                "JOIN barberos b ON b.id = h.barbero_id WHERE h.dia = ? AND b.activo "
                "ORDER BY b.nombre, b.id, h.inicio",
-               p, 1, tramo_row, &a, NULL);
+               DB_ARGS(db_int(dia)), tramo_row, &a, NULL);
 }
 
 struct horario_set_args {
@@ -309,11 +304,11 @@ LISTING(ausencia, struct ausencia, store_ausencia_fn, ausencia_view)
 
 br_err store_ausencia_add(struct store *st, const struct ausencia *x)
 {
-    struct db_val p[] = {db_text(x->id),     db_text(x->barbero_id[0] ? x->barbero_id : NULL),
-                         db_text(x->desde),  db_text(x->hasta),
-                         db_text(x->motivo), db_text(x->created_at)};
-    return run_write(st, "INSERT INTO ausencias (" AUSENCIA_COLS ") VALUES (?, ?, ?, ?, ?, ?)", p,
-                     6, NULL);
+    return run_write(st, "INSERT INTO ausencias (" AUSENCIA_COLS ") VALUES (?, ?, ?, ?, ?, ?)",
+                     DB_ARGS(db_text(x->id), db_text(x->barbero_id[0] ? x->barbero_id : NULL),
+                             db_text(x->desde), db_text(x->hasta), db_text(x->motivo),
+                             db_text(x->created_at)),
+                     NULL);
 }
 
 br_err store_ausencias_each(struct store *st, store_ausencia_fn fn, void *ud)
@@ -324,11 +319,10 @@ br_err store_ausencias_each(struct store *st, store_ausencia_fn fn, void *ud)
 
 br_err store_ausencias_on(struct store *st, const char *fecha, store_ausencia_fn fn, void *ud)
 {
-    struct db_val p[] = {db_text(fecha), db_text(fecha)};
     return ausencia_list(st,
                          "SELECT " AUSENCIA_COLS " FROM ausencias WHERE hasta >= ? AND desde <= ? "
                          "ORDER BY desde, id",
-                         p, 2, fn, ud);
+                         DB_ARGS(db_text(fecha), db_text(fecha)), fn, ud);
 }
 
 struct ausencia_delete_args {

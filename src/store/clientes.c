@@ -79,8 +79,8 @@ OWNED_ROW(cliente_one, struct cliente_view, cliente_decode, cliente_own)
 br_err store_cliente_get(struct store *st, const char *id, struct cliente_view *c)
 {
     memset(c, 0, sizeof *c);
-    struct db_val p[] = {db_text(id)};
-    br_err rc = run_one(st, CLIENTE_COLS "WHERE p.id = ?", p, 1, cliente_one, c, "no such client");
+    br_err rc = run_one(st, CLIENTE_COLS "WHERE p.id = ?", DB_ARGS(db_text(id)), cliente_one, c,
+                        "no such client");
     if (rc) cliente_view_clear(c);
     return rc;
 }

@@ -47,8 +47,8 @@ br_err store_clave(struct store *st, const char *nombre, const char *candidate, 
 {
     struct clave_args a = {nombre, candidate, out, n, false};
     /* read first: once made, starting writes nothing */
-    struct db_val ps[] = {db_text(nombre)};
-    br_err rc = run(st, "SELECT valor FROM claves WHERE nombre = ?", ps, 1, clave_row, &a, NULL);
+    br_err rc = run(st, "SELECT valor FROM claves WHERE nombre = ?", DB_ARGS(db_text(nombre)),
+                    clave_row, &a, NULL);
     if (rc || a.found) return rc;
     return in_tx_as(st, DB_TOUCH_NONE, clave_tx, &a);
 }
@@ -141,7 +141,6 @@ br_err store_espera_list(struct store *st, const char *cliente_id, const char *t
                          store_espera_fn fn, void *ud)
 {
     struct espera_cb a = {fn, ud};
-    struct db_val p[] = {db_text(cliente_id), db_text(today), db_int(limit)};
     return run(st,
                "SELECT e.id, e.cliente_id, e.servicio_id, e.barbero_id, e.fecha, e.created_at, "
                "s.nombre, b.nombre FROM lista_espera e "
@@ -149,7 +148,7 @@ br_err store_espera_list(struct store *st, const char *cliente_id, const char *t
                "LEFT JOIN barberos b ON b.id = e.barbero_id "
                "WHERE e.cliente_id = ? AND e.fecha >= ? ORDER BY e.fecha, e.created_at, e.id "
                "LIMIT ?",
-               p, 3, espera_row, &a, NULL);
+               DB_ARGS(db_text(cliente_id), db_text(today), db_int(limit)), espera_row, &a, NULL);
 }
 
 /* An entry's notices go with it (also where foreign keys are not enforced). */
@@ -204,14 +203,14 @@ br_err store_espera_candidatas(struct store *st, const char *desde, const char *
     "p.nombre, 1 FROM lista_espera e JOIN auth_users u ON u.id = e.cliente_id "                    \
     "LEFT JOIN perfiles p ON p.id = e.cliente_id WHERE e.fecha >= ? AND e.fecha <= ? "
     if (barbero_id) {
-        struct db_val p[] = {db_text(desde), db_text(hasta), db_text(barbero_id), db_int(limit)};
         return run(st,
                    CAND_SQL "AND (e.barbero_id IS NULL OR e.barbero_id = ?) "
                             "ORDER BY e.created_at, e.id LIMIT ?",
-                   p, 4, espera_row, &a, NULL);
+                   DB_ARGS(db_text(desde), db_text(hasta), db_text(barbero_id), db_int(limit)),
+                   espera_row, &a, NULL);
     }
-    struct db_val p[] = {db_text(desde), db_text(hasta), db_int(limit)};
-    return run(st, CAND_SQL "ORDER BY e.created_at, e.id LIMIT ?", p, 3, espera_row, &a, NULL);
+    return run(st, CAND_SQL "ORDER BY e.created_at, e.id LIMIT ?",
+               DB_ARGS(db_text(desde), db_text(hasta), db_int(limit)), espera_row, &a, NULL);
 #undef CAND_SQL
 }
 
@@ -277,11 +276,10 @@ br_err store_espera_liberacion_take(struct store *st, const char *now, const cha
 {
     /* read first: with nothing waiting (nearly always) nothing is written */
     bool waiting = false;
-    struct db_val p[] = {db_text(now)};
     br_err rc = run(st,
                     "SELECT 1 FROM espera_liberaciones WHERE locked_until IS NULL OR "
                     "locked_until <= ? LIMIT 1",
-                    p, 1, one_flag, &waiting, NULL);
+                    DB_ARGS(db_text(now)), one_flag, &waiting, NULL);
     if (!rc && !waiting) rc = err_set(BR_NOTFOUND, "no freed slot waits");
     struct take_args a = {now, lease_until, l};
     if (!rc) rc = in_tx_as(st, DB_TOUCH_NONE, take_tx, &a);
@@ -291,9 +289,8 @@ br_err store_espera_liberacion_take(struct store *st, const char *now, const cha
 
 br_err store_espera_liberacion_release(struct store *st, const char *id, const char *at)
 {
-    struct db_val p[] = {db_text(at), db_text(id)};
-    return run_write_aside(st, "UPDATE espera_liberaciones SET locked_until = ? WHERE id = ?", p, 2,
-                           NULL);
+    return run_write_aside(st, "UPDATE espera_liberaciones SET locked_until = ? WHERE id = ?",
+                           DB_ARGS(db_text(at), db_text(id)), NULL);
 }
 
 struct avisar_args {

@@ -46,6 +46,14 @@ struct store {
 
 /* --- plumbing ---------------------------------------------------------------- */
 
+/* A statement's parameters written where it runs: the array and its count,
+ * the two arguments run and its kin take, so no count is kept in step by
+ * hand: run_write(st, SQL, DB_ARGS(db_text(id), db_int(n)), NULL). Each
+ * value is evaluated once (sizeof does not evaluate its operand). */
+#define DB_ARGS(...)                                                                               \
+    (const struct db_val[]){__VA_ARGS__},                                                          \
+        (int)(sizeof((const struct db_val[]){__VA_ARGS__}) / sizeof(struct db_val))
+
 static inline br_err run(struct store *st, const char *sql, const struct db_val *p, int n,
                          db_row_fn fn, void *ud, int64_t *changes)
 {

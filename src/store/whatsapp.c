@@ -20,11 +20,10 @@ static br_err consent_row(void *ud, const struct db_val *c, int n)
 br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id, struct wa_consent *c)
 {
     memset(c, 0, sizeof *c);
-    struct db_val p[] = {db_text(cliente_id)};
     return run(st,
                "SELECT telefono, otorgado_en, retirado_en FROM whatsapp_consentimientos "
                "WHERE cliente_id = ?",
-               p, 1, consent_row, c, NULL);
+               DB_ARGS(db_text(cliente_id)), consent_row, c, NULL);
 }
 
 struct consent_set {
@@ -118,31 +117,28 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
 
 br_err store_outbox_skip(struct store *st, const char *id, const char *why, const char *now)
 {
-    struct db_val p[] = {db_text(why), db_text(now), db_text(id)};
     return run_write_aside(
         st,
         "UPDATE mail_outbox SET status = 'skipped', last_error = ?, done_at = ?, "
         "locked_until = NULL WHERE id = ?",
-        p, 3, NULL);
+        DB_ARGS(db_text(why), db_text(now), db_text(id)), NULL);
 }
 
 br_err store_outbox_defer(struct store *st, const char *id, const char *until)
 {
-    struct db_val p[] = {db_text(until), db_text(until), db_text(id)};
     return run_write_aside(st,
                            "UPDATE mail_outbox SET next_attempt_at = ?, due_at = ?, "
                            "locked_until = NULL, attempts = attempts - 1 WHERE id = ?",
-                           p, 3, NULL);
+                           DB_ARGS(db_text(until), db_text(until), db_text(id)), NULL);
 }
 
 br_err store_whatsapp_sent(struct store *st, const char *id, const char *proveedor_id,
                            const char *now)
 {
-    struct db_val p[] = {db_text(now), db_text(proveedor_id), db_text(id)};
     return run_write_aside(st,
                            "UPDATE mail_outbox SET status = 'sent', done_at = ?, proveedor_id = ?, "
                            "locked_until = NULL, last_error = NULL WHERE id = ?",
-                           p, 3, NULL);
+                           DB_ARGS(db_text(now), db_text(proveedor_id), db_text(id)), NULL);
 }
 
 /* The order of the delivery statuses: a status never goes back. */
@@ -161,19 +157,17 @@ br_err store_whatsapp_status(struct store *st, const char *proveedor_id, const c
     *matched = false;
     if (!rank) return err_set(BR_INVALID, "unknown delivery status");
     int64_t n = 0;
-    struct db_val p[] = {db_text(status), db_text(at), db_text(error), db_text(proveedor_id),
-                         db_int(rank)};
     br_err rc = run_write_aside(
         st,
         "UPDATE mail_outbox SET entrega = ?, entrega_at = ?, last_error = COALESCE(?, last_error) "
         "WHERE proveedor_id = ? AND canal = 'whatsapp' AND " ENTREGA_RANK("entrega") " < ?",
-        p, 5, &n);
+        DB_ARGS(db_text(status), db_text(at), db_text(error), db_text(proveedor_id), db_int(rank)),
+        &n);
     if (!rc && !n) {
         /* known but already further along: still its message */
         bool known = false;
-        struct db_val pk[] = {db_text(proveedor_id)};
-        rc = run(st, "SELECT 1 FROM mail_outbox WHERE proveedor_id = ? AND canal = 'whatsapp'", pk,
-                 1, one_flag, &known, NULL);
+        rc = run(st, "SELECT 1 FROM mail_outbox WHERE proveedor_id = ? AND canal = 'whatsapp'",
+                 DB_ARGS(db_text(proveedor_id)), one_flag, &known, NULL);
         *matched = known;
     } else {
         *matched = n > 0;
@@ -211,10 +205,9 @@ static br_err mensaje_row(void *ud, const struct db_val *c, int n)
 br_err store_cita_mensajes(struct store *st, const char *cita_id, store_mensaje_fn fn, void *ud)
 {
     struct mensajes_cb a = {fn, ud};
-    struct db_val p[] = {db_text(cita_id)};
     return run(st,
                "SELECT id, canal, kind, recipient, status, attempts, antelacion_min, created_at, "
                "done_at, next_attempt_at, last_error, entrega, entrega_at FROM mail_outbox "
                "WHERE cita_id = ? ORDER BY created_at, id LIMIT 500",
-               p, 1, mensaje_row, &a, NULL);
+               DB_ARGS(db_text(cita_id)), mensaje_row, &a, NULL);
 }
