@@ -176,13 +176,20 @@ br_err store_outbox_claim(struct store *st, const char *now, const char *lease_u
     return rc;
 }
 
+/* See store_int.h. */
+br_err outbox_done(struct store *st, const char *id, const char *status, const char *error,
+                   const char *now)
+{
+    return run_write_aside(st,
+                           "UPDATE mail_outbox SET status = ?, last_error = ?, done_at = ?, "
+                           "locked_until = NULL WHERE id = ?",
+                           DB_ARGS(db_text(status), db_text(error), db_text(now), db_text(id)),
+                           NULL);
+}
+
 br_err store_outbox_sent(struct store *st, const char *id, const char *now)
 {
-    return run_write_aside(
-        st,
-        "UPDATE mail_outbox SET status = 'sent', done_at = ?, locked_until = NULL, "
-        "last_error = NULL WHERE id = ?",
-        DB_ARGS(db_text(now), db_text(id)), NULL);
+    return outbox_done(st, id, "sent", NULL, now);
 }
 
 br_err store_outbox_retry(struct store *st, const char *id, const char *error,
@@ -197,11 +204,7 @@ br_err store_outbox_retry(struct store *st, const char *id, const char *error,
 
 br_err store_outbox_drop(struct store *st, const char *id, const char *error, const char *now)
 {
-    return run_write_aside(
-        st,
-        "UPDATE mail_outbox SET status = 'dropped', last_error = ?, done_at = ?, "
-        "locked_until = NULL WHERE id = ?",
-        DB_ARGS(db_text(error), db_text(now), db_text(id)), NULL);
+    return outbox_done(st, id, "dropped", error, now);
 }
 
 static br_err two_ints(void *ud, const struct db_val *cols, int n)

@@ -515,6 +515,11 @@ br_err espera_liberacion_insert(struct db *db, struct db_conn *conn,
                                 const struct espera_liberacion *l);
 /* outbox.c: queues m in the transaction on conn. */
 br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m);
+/* outbox.c: the message id is done with status ("sent", "dropped",
+ * "skipped"), the error that ended it (NULL: none), at now; its lease
+ * ends. */
+br_err outbox_done(struct store *st, const char *id, const char *status, const char *error,
+                   const char *now);
 /* Queues the barber's notice of kind ("aviso_cita", "aviso_cambio",
  * "aviso_cancelacion") about cita_id as it now stands, when its barber has
  * an address (nothing otherwise), created at now (avisos.c). */

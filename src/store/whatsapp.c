@@ -80,34 +80,36 @@ static br_err sendable_row(void *ud, const struct db_val *c, int n)
     return BR_OK;
 }
 
+/* What a message is about, read with its client's consent (sendable_row),
+ * and what to say when it is gone. */
+struct sendable_of {
+    const char *sql, *gone;
+};
+
+static const struct sendable_of sendable_cita = {
+    "SELECT c.estado, (SELECT count(*) FROM whatsapp_consentimientos w WHERE "
+    "w.cliente_id = c.cliente_id AND w.retirado_en IS NULL) FROM citas c "
+    "WHERE c.id = ?",
+    "la cita ya no existe"};
+
+/* a waiting-list notice: cita_id is the entry's, which is never cancelled */
+static const struct sendable_of sendable_espera = {
+    "SELECT 'pendiente', (SELECT count(*) FROM whatsapp_consentimientos w "
+    "WHERE w.cliente_id = e.cliente_id AND w.retirado_en IS NULL) "
+    "FROM lista_espera e WHERE e.id = ?",
+    "el aviso de la lista de espera ya no existe"};
+
 br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char *kind,
                                const char **why)
 {
     *why = NULL;
+    const struct sendable_of *of =
+        !strcmp(outbox_kind(kind), "aviso_espera") ? &sendable_espera : &sendable_cita;
     struct sendable_row r = {false, false, false};
-    struct db_val p[] = {db_text(cita_id)};
-    if (!strcmp(outbox_kind(kind), "aviso_espera")) {
-        /* a waiting-list notice: cita_id is the entry's */
-        br_err rc = run(st,
-                        "SELECT 'pendiente', (SELECT count(*) FROM whatsapp_consentimientos w "
-                        "WHERE w.cliente_id = e.cliente_id AND w.retirado_en IS NULL) "
-                        "FROM lista_espera e WHERE e.id = ?",
-                        p, 1, sendable_row, &r, NULL);
-        if (rc) return rc;
-        if (!r.found)
-            *why = "el aviso de la lista de espera ya no existe";
-        else if (!r.consent)
-            *why = "el cliente retiró su consentimiento a WhatsApp";
-        return BR_OK;
-    }
-    br_err rc = run(st,
-                    "SELECT c.estado, (SELECT count(*) FROM whatsapp_consentimientos w WHERE "
-                    "w.cliente_id = c.cliente_id AND w.retirado_en IS NULL) FROM citas c "
-                    "WHERE c.id = ?",
-                    p, 1, sendable_row, &r, NULL);
+    br_err rc = run(st, of->sql, DB_ARGS(db_text(cita_id)), sendable_row, &r, NULL);
     if (rc) return rc;
     if (!r.found)
-        *why = "la cita ya no existe";
+        *why = of->gone;
     else if (!r.consent)
         *why = "el cliente retiró su consentimiento a WhatsApp";
     else if (r.cancelada && strcmp(outbox_kind(kind), "cancelacion") != 0)
@@ -117,11 +119,7 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
 
 br_err store_outbox_skip(struct store *st, const char *id, const char *why, const char *now)
 {
-    return run_write_aside(
-        st,
-        "UPDATE mail_outbox SET status = 'skipped', last_error = ?, done_at = ?, "
-        "locked_until = NULL WHERE id = ?",
-        DB_ARGS(db_text(why), db_text(now), db_text(id)), NULL);
+    return outbox_done(st, id, "skipped", why, now);
 }
 
 br_err store_outbox_defer(struct store *st, const char *id, const char *until)
