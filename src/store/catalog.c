@@ -325,26 +325,19 @@ br_err store_ausencias_on(struct store *st, const char *fecha, store_ausencia_fn
                          DB_ARGS(db_text(fecha), db_text(fecha)), fn, ud);
 }
 
-struct ausencia_delete_args {
-    const char *id;
-    const struct espera_liberacion *libera;
-};
-
+/* The freed slot (a->arg, nullable) is recorded with the deletion. */
 static br_err ausencia_delete_tx(struct db *db, struct db_conn *c, void *ud)
 {
-    struct ausencia_delete_args *a = ud;
-    int64_t changes = 0;
-    struct db_val p[] = {db_text(a->id)};
-    br_err rc = EXEC(db, c, "DELETE FROM ausencias WHERE id = ?", p, NULL, NULL, &changes);
-    if (!rc && changes == 0) rc = err_set(BR_NOTFOUND, "no such absence");
-    if (!rc && a->libera) rc = espera_liberacion_insert(db, c, a->libera);
+    const struct row_args *a = ud;
+    br_err rc = row_delete(db, c, "DELETE FROM ausencias WHERE id = ?", a->id, "no such absence");
+    if (!rc && a->arg) rc = espera_liberacion_insert(db, c, a->arg);
     return rc;
 }
 
 br_err store_ausencia_delete(struct store *st, const char *id,
                              const struct espera_liberacion *libera)
 {
-    struct ausencia_delete_args a = {id, libera};
+    struct row_args a = {id, libera};
     return in_tx(st, ausencia_delete_tx, &a);
 }
 

@@ -132,25 +132,18 @@ static br_err intent_insert(struct db *db, struct db_conn *c, const struct obj_i
     return EXEC(db, c, sql_intent_add, p, NULL, NULL, NULL);
 }
 
-struct foto_delete {
-    const char *id;
-    const struct obj_intent *del;
-};
-
+/* The intent to remove its object (a->arg) is recorded with the deletion. */
 static br_err foto_delete_tx(struct db *db, struct db_conn *c, void *ud)
 {
-    struct foto_delete *a = ud;
-    int64_t n = 0;
-    struct db_val p[] = {db_text(a->id)};
-    br_err rc = EXEC(db, c, "DELETE FROM fotos_cita WHERE id = ?", p, NULL, NULL, &n);
-    if (!rc && n != 1) rc = err_set(BR_NOTFOUND, "no such photo");
-    if (!rc) rc = intent_insert(db, c, a->del);
+    const struct row_args *a = ud;
+    br_err rc = row_delete(db, c, "DELETE FROM fotos_cita WHERE id = ?", a->id, "no such photo");
+    if (!rc) rc = intent_insert(db, c, a->arg);
     return rc;
 }
 
 br_err store_foto_delete(struct store *st, const char *id, const struct obj_intent *del)
 {
-    struct foto_delete a = {id, del};
+    struct row_args a = {id, del};
     return in_tx_as(st, DB_TOUCH_NONE, foto_delete_tx, &a);
 }
 

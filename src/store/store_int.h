@@ -250,6 +250,19 @@ static inline br_err row_exists(struct db *db, struct db_conn *c, const char *co
     return rc;
 }
 
+/* In a transaction: deletes the row delete_sql (constant text deleting
+ * the row of one key, its one parameter) finds, else BR_NOTFOUND with the
+ * message missing. */
+static inline br_err row_delete(struct db *db, struct db_conn *c, const char *delete_sql,
+                                const char *key, const char *missing)
+{
+    int64_t n = 0;
+    struct db_val p[] = {db_text(key)};
+    br_err rc = EXEC(db, c, delete_sql, p, NULL, NULL, &n);
+    if (!rc && n == 0) rc = err_set(BR_NOTFOUND, "%s", missing);
+    return rc;
+}
+
 /* One field of a patch: whether the patch sets it, its statement (constant
  * text "UPDATE t SET col = ? WHERE id = ?", never built from input) and its
  * value. */
