@@ -124,6 +124,20 @@ br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud)
 
 /* --- catalog administration, schedules, days off ------------------------------------ */
 
+/* In a transaction: adds the n stretches t to the barber's week. */
+static br_err tramos_insert(struct db *db, struct db_conn *c, const char *barbero_id,
+                            const struct horario_tramo *t, size_t n)
+{
+    br_err rc = BR_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        struct db_val p[] = {db_text(barbero_id), db_int(t[i].dia), db_int(t[i].inicio),
+                             db_int(t[i].fin)};
+        rc = EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
+                  p, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
 /* The default week of a new barber (and of every barber the migration
  * found): Monday to Friday 09:00-14:00 and 16:00-20:00, Saturday
  * 09:00-14:00. */
@@ -133,15 +147,7 @@ br_err horario_default_insert(struct db *db, struct db_conn *c, const char *barb
         {1, 540, 840}, {1, 960, 1200}, {2, 540, 840}, {2, 960, 1200}, {3, 540, 840}, {3, 960, 1200},
         {4, 540, 840}, {4, 960, 1200}, {5, 540, 840}, {5, 960, 1200}, {6, 540, 840},
     };
-    for (size_t i = 0; i < ARRAY_LEN(def); i++) {
-        struct db_val p[] = {db_text(barbero_id), db_int(def[i].dia), db_int(def[i].inicio),
-                             db_int(def[i].fin)};
-        br_err rc =
-            EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
-                 p, NULL, NULL, NULL);
-        if (rc) return rc;
-    }
-    return BR_OK;
+    return tramos_insert(db, c, barbero_id, def, ARRAY_LEN(def));
 }
 
 br_err store_barberos_all(struct store *st, store_barbero_fn fn, void *ud)
@@ -281,12 +287,7 @@ static br_err horario_set_tx(struct db *db, struct db_conn *c, void *ud)
     if (rc) return rc;
     struct db_val pk[] = {db_text(a->barbero_id)};
     rc = EXEC(db, c, "DELETE FROM horarios WHERE barbero_id = ?", pk, NULL, NULL, NULL);
-    for (int i = 0; !rc && i < a->n; i++) {
-        struct db_val p[] = {db_text(a->barbero_id), db_int(a->t[i].dia), db_int(a->t[i].inicio),
-                             db_int(a->t[i].fin)};
-        rc = EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
-                  p, NULL, NULL, NULL);
-    }
+    if (!rc && a->n > 0) rc = tramos_insert(db, c, a->barbero_id, a->t, (size_t)a->n);
     if (!rc && a->libera) rc = espera_liberacion_insert(db, c, a->libera);
     return rc;
 }
