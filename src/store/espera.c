@@ -107,48 +107,42 @@ br_err store_espera_add(struct store *st, const struct espera *e, const char *to
     return in_tx_as(st, DB_TOUCH_NONE, add_tx, &a);
 }
 
-struct espera_cb {
-    store_espera_fn fn;
-    void *ud;
-};
-
-/* id, cliente_id, servicio_id, barbero_id, fecha, created_at, then two
- * texts (names, or e-mail and name) */
-static br_err espera_row(void *ud, const struct db_val *c, int n)
+/* An entry from id, cliente_id, servicio_id, barbero_id, fecha,
+ * created_at, then two texts (names, or e-mail and name) (borrowed). */
+static bool espera_view(struct espera *e, const struct db_val *c, int n)
 {
-    struct espera_cb *a = ud;
-    struct espera e;
-    memset(&e, 0, sizeof e);
+    memset(e, 0, sizeof *e);
     bool fits = true;
-    COPY(e.id, &c[0]);
-    COPY(e.cliente_id, &c[1]);
-    COPY(e.servicio_id, &c[2]);
-    COPY(e.barbero_id, &c[3]);
-    COPY(e.fecha, &c[4]);
-    COPY(e.created_at, &c[5]);
-    if (!fits) return too_long();
+    COPY(e->id, &c[0]);
+    COPY(e->cliente_id, &c[1]);
+    COPY(e->servicio_id, &c[2]);
+    COPY(e->barbero_id, &c[3]);
+    COPY(e->fecha, &c[4]);
+    COPY(e->created_at, &c[5]);
     if (n > 8) { /* a candidate: e-mail, name */
-        e.email = text_or_null(&c[6]);
-        e.nombre = text_or_null(&c[7]);
+        e->email = text_or_null(&c[6]);
+        e->nombre = text_or_null(&c[7]);
     } else {
-        e.servicio_nombre = text_or_empty(&c[6]);
-        e.barbero_nombre = text_or_null(&c[7]);
+        e->servicio_nombre = text_or_empty(&c[6]);
+        e->barbero_nombre = text_or_null(&c[7]);
     }
-    return a->fn(a->ud, &e);
+    return fits;
 }
+
+LISTING(espera, struct espera, store_espera_fn, espera_view)
 
 br_err store_espera_list(struct store *st, const char *cliente_id, const char *today, int limit,
                          store_espera_fn fn, void *ud)
 {
-    struct espera_cb a = {fn, ud};
-    return run(st,
-               "SELECT e.id, e.cliente_id, e.servicio_id, e.barbero_id, e.fecha, e.created_at, "
-               "s.nombre, b.nombre FROM lista_espera e "
-               "LEFT JOIN servicios s ON s.id = e.servicio_id "
-               "LEFT JOIN barberos b ON b.id = e.barbero_id "
-               "WHERE e.cliente_id = ? AND e.fecha >= ? ORDER BY e.fecha, e.created_at, e.id "
-               "LIMIT ?",
-               DB_ARGS(db_text(cliente_id), db_text(today), db_int(limit)), espera_row, &a, NULL);
+    return espera_list(
+        st,
+        "SELECT e.id, e.cliente_id, e.servicio_id, e.barbero_id, e.fecha, e.created_at, "
+        "s.nombre, b.nombre FROM lista_espera e "
+        "LEFT JOIN servicios s ON s.id = e.servicio_id "
+        "LEFT JOIN barberos b ON b.id = e.barbero_id "
+        "WHERE e.cliente_id = ? AND e.fecha >= ? ORDER BY e.fecha, e.created_at, e.id "
+        "LIMIT ?",
+        DB_ARGS(db_text(cliente_id), db_text(today), db_int(limit)), fn, ud);
 }
 
 /* An entry's notices go with it (also where foreign keys are not enforced). */
@@ -197,20 +191,19 @@ br_err store_espera_sweep(struct store *st, const char *today, int64_t *removed)
 br_err store_espera_candidatas(struct store *st, const char *desde, const char *hasta,
                                const char *barbero_id, int limit, store_espera_fn fn, void *ud)
 {
-    struct espera_cb a = {fn, ud};
 #define CAND_SQL                                                                                   \
     "SELECT e.id, e.cliente_id, e.servicio_id, e.barbero_id, e.fecha, e.created_at, u.email, "     \
     "p.nombre, 1 FROM lista_espera e JOIN auth_users u ON u.id = e.cliente_id "                    \
     "LEFT JOIN perfiles p ON p.id = e.cliente_id WHERE e.fecha >= ? AND e.fecha <= ? "
     if (barbero_id) {
-        return run(st,
-                   CAND_SQL "AND (e.barbero_id IS NULL OR e.barbero_id = ?) "
-                            "ORDER BY e.created_at, e.id LIMIT ?",
-                   DB_ARGS(db_text(desde), db_text(hasta), db_text(barbero_id), db_int(limit)),
-                   espera_row, &a, NULL);
+        return espera_list(
+            st,
+            CAND_SQL "AND (e.barbero_id IS NULL OR e.barbero_id = ?) "
+                     "ORDER BY e.created_at, e.id LIMIT ?",
+            DB_ARGS(db_text(desde), db_text(hasta), db_text(barbero_id), db_int(limit)), fn, ud);
     }
-    return run(st, CAND_SQL "ORDER BY e.created_at, e.id LIMIT ?",
-               DB_ARGS(db_text(desde), db_text(hasta), db_int(limit)), espera_row, &a, NULL);
+    return espera_list(st, CAND_SQL "ORDER BY e.created_at, e.id LIMIT ?",
+                       DB_ARGS(db_text(desde), db_text(hasta), db_int(limit)), fn, ud);
 #undef CAND_SQL
 }
 

@@ -173,16 +173,11 @@ br_err store_whatsapp_status(struct store *st, const char *proveedor_id, const c
     return rc;
 }
 
-struct mensajes_cb {
-    store_mensaje_fn fn;
-    void *ud;
-};
-
-static br_err mensaje_row(void *ud, const struct db_val *c, int n)
+/* A message of an appointment from its 13 columns (borrowed). */
+static bool mensaje_view(struct mensaje_view *m, const struct db_val *c, int n)
 {
     (void)n;
-    struct mensajes_cb *a = ud;
-    struct mensaje_view m = {
+    *m = (struct mensaje_view){
         .id = text_or_empty(&c[0]),
         .canal = outbox_canal(text_or_null(&c[1])),
         .tipo = outbox_kind(text_or_null(&c[2])),
@@ -197,15 +192,17 @@ static br_err mensaje_row(void *ud, const struct db_val *c, int n)
         .entrega = text_or_null(&c[11]),
         .entrega_en = text_or_null(&c[12]),
     };
-    return a->fn(a->ud, &m);
+    return true;
 }
+
+LISTING(mensaje, struct mensaje_view, store_mensaje_fn, mensaje_view)
 
 br_err store_cita_mensajes(struct store *st, const char *cita_id, store_mensaje_fn fn, void *ud)
 {
-    struct mensajes_cb a = {fn, ud};
-    return run(st,
-               "SELECT id, canal, kind, recipient, status, attempts, antelacion_min, created_at, "
-               "done_at, next_attempt_at, last_error, entrega, entrega_at FROM mail_outbox "
-               "WHERE cita_id = ? ORDER BY created_at, id LIMIT 500",
-               DB_ARGS(db_text(cita_id)), mensaje_row, &a, NULL);
+    return mensaje_list(
+        st,
+        "SELECT id, canal, kind, recipient, status, attempts, antelacion_min, created_at, "
+        "done_at, next_attempt_at, last_error, entrega, entrega_at FROM mail_outbox "
+        "WHERE cita_id = ? ORDER BY created_at, id LIMIT 500",
+        DB_ARGS(db_text(cita_id)), fn, ud);
 }
