@@ -248,12 +248,9 @@ br_err store_citas_afectadas(struct store *st, const char *barbero_id, const cha
                            DB_ARGS(db_text(from), db_text(hasta), db_int(limit)), fn, ud);
 }
 
-br_err avisos_plans(struct store *st, store_plan_fn fn, void *ud)
-{
-    static const struct hot_stmt hot[] = {
-        {"feed", "EXPLAIN QUERY PLAN " SQL_FEED, 4},
-        {"afectadas", "EXPLAIN QUERY PLAN " SQL_AFECTADAS, 4},
-        {"afectadas_tienda", "EXPLAIN QUERY PLAN " SQL_AFECTADAS_TIENDA, 3},
-    };
-    return plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
-}
+const struct hot_stmt avisos_hot[] = {
+    {"feed", "EXPLAIN QUERY PLAN " SQL_FEED, 4},
+    {"afectadas", "EXPLAIN QUERY PLAN " SQL_AFECTADAS, 4},
+    {"afectadas_tienda", "EXPLAIN QUERY PLAN " SQL_AFECTADAS_TIENDA, 3},
+    {NULL, NULL, 0},
+};

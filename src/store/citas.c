@@ -603,8 +603,9 @@ br_err citas_plans(struct store *st, store_plan_fn fn, void *ud)
         {"busy", "EXPLAIN QUERY PLAN " SQL_BUSY, 6},
         {"citas_upcoming", "EXPLAIN QUERY PLAN " SQL_CITAS_UPCOMING, 3},
         {"busy_margen", "EXPLAIN QUERY PLAN " SQL_BUSY_MARGEN, 4},
+        {NULL, NULL, 0},
     };
-    br_err rc = plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
+    br_err rc = plans_of(st, hot, fn, ud);
     /* every variant of the listing: citas[+_cliente][+_estado][+_after][+_hasta] */
     pthread_once(&citas_sql_once, citas_sql_build);
     for (unsigned v = 0; !rc && v < CQ_VARIANTS; v++) {

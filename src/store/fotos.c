@@ -257,12 +257,9 @@ br_err store_leases_expire(struct store *st, const char *before)
                            DB_ARGS(db_text(before)), NULL);
 }
 
-br_err fotos_plans(struct store *st, store_plan_fn fn, void *ud)
-{
-    static const struct hot_stmt hot[] = {
-        {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
-        {"fotos_quota", "EXPLAIN QUERY PLAN " SQL_FOTOS_QUOTA, 1},
-        {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
-    };
-    return plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
-}
+const struct hot_stmt fotos_hot[] = {
+    {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
+    {"fotos_quota", "EXPLAIN QUERY PLAN " SQL_FOTOS_QUOTA, 1},
+    {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
+    {NULL, NULL, 0},
+};

@@ -485,11 +485,8 @@ br_err store_usuarios_page(struct store *st, const char *before_created, const c
                          DB_ARGS(db_text(before_created), db_text(before_id), lim), fn, ud);
 }
 
-br_err identity_plans(struct store *st, store_plan_fn fn, void *ud)
-{
-    static const struct hot_stmt hot[] = {
-        {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},
-        {"usuarios_after", "EXPLAIN QUERY PLAN " SQL_USUARIOS_AFTER, 3},
-    };
-    return plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
-}
+const struct hot_stmt identity_hot[] = {
+    {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},
+    {"usuarios_after", "EXPLAIN QUERY PLAN " SQL_USUARIOS_AFTER, 3},
+    {NULL, NULL, 0},
+};

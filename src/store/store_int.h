@@ -543,21 +543,20 @@ br_err aviso_insert(struct db *db, struct db_conn *conn, const char *cita_id, co
 br_err contacto_patch(struct db *db, struct db_conn *conn, const char *barbero_id,
                       const struct barbero_patch *p);
 
-/* plans.c: hands fn the plan of each of the n statements of hot (their
- * text an EXPLAIN QUERY PLAN, each with nparams placeholders), or of one
- * statement (plan_of). Each aggregate names its own hot statements
- * (identity_plans, citas_plans, fotos_plans). */
+/* plans.c: hands fn the plan of each statement of hot (their text an
+ * EXPLAIN QUERY PLAN, each with nparams placeholders; the list ends with
+ * a NULL name), or of one statement (plan_of). Each aggregate names its
+ * own hot statements (identity_hot, fotos_hot, avisos_hot), or reads
+ * their plans itself where it builds them (citas_plans, informes_plans). */
 struct hot_stmt {
     const char *name, *sql;
     int nparams;
 };
 br_err plan_of(struct store *st, const char *name, const char *sql, const struct db_val *p, int n,
                store_plan_fn fn, void *ud);
-br_err plans_of(struct store *st, const struct hot_stmt *hot, size_t n, store_plan_fn fn, void *ud);
-br_err identity_plans(struct store *st, store_plan_fn fn, void *ud);
+br_err plans_of(struct store *st, const struct hot_stmt *hot, store_plan_fn fn, void *ud);
+extern const struct hot_stmt identity_hot[], fotos_hot[], avisos_hot[];
 br_err citas_plans(struct store *st, store_plan_fn fn, void *ud);
-br_err fotos_plans(struct store *st, store_plan_fn fn, void *ud);
 br_err informes_plans(struct store *st, store_plan_fn fn, void *ud);
-br_err avisos_plans(struct store *st, store_plan_fn fn, void *ud);
 
 #endif
