@@ -53,22 +53,21 @@ struct change_row {
     br_ts fecha_inicio;
     br_id barbero_id;
     char *estado, *event_id;
-    bool found;
 };
 
-static br_err change_row(void *ud, const struct db_val *c, int n)
+/* row_decode_fn: the row a change starts from (its texts owned). */
+static bool change_decode(void *out, const struct db_val *c, int n)
 {
     (void)n;
-    struct change_row *r = ud;
+    struct change_row *r = out;
     bool fits = true;
     COPY(r->cliente_id, &c[0]);
     COPY(r->fecha_inicio, &c[1]);
     COPY(r->barbero_id, &c[2]);
-    if (!fits) return too_long();
+    if (!fits) return false;
     r->estado = dup_or_null(&c[3]);
     r->event_id = dup_or_null(&c[4]);
-    r->found = true;
-    return BR_OK;
+    return true;
 }
 
 static const char sql_reminders_drop[] =
@@ -91,13 +90,13 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     ch->event_id = NULL;
     br_err rc = lock_on(db, conn, "cita", ch->id);
     if (rc) return rc;
-    struct change_row r = {.found = false};
+    struct change_row r = {.estado = NULL};
     struct db_val pi[] = {db_text(ch->id)};
-    rc = EXEC(db, conn,
-              "SELECT cliente_id, fecha_inicio, barbero_id, estado, google_event_id FROM citas "
-              "WHERE id = ?",
-              pi, change_row, &r, NULL);
-    if (!rc && (!r.found || (ch->cliente_id && strcmp(r.cliente_id, ch->cliente_id) != 0)))
+    rc = EXEC_ONE(db, conn,
+                  "SELECT cliente_id, fecha_inicio, barbero_id, estado, google_event_id FROM citas "
+                  "WHERE id = ?",
+                  pi, change_decode, &r, "no such cita");
+    if (!rc && ch->cliente_id && strcmp(r.cliente_id, ch->cliente_id) != 0)
         rc = err_set(BR_NOTFOUND, "no such cita");
     if (!rc && r.estado && !strcmp(r.estado, "cancelada")) {
         ch->why = CAMBIO_CANCELADA;

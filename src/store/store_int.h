@@ -336,6 +336,21 @@ static inline br_err run_one(struct store *st, const char *sql, const struct db_
     return rc;
 }
 
+/* The same in the transaction on c (the statement's params counted as
+ * EXEC counts them). */
+#define EXEC_ONE(db, c, sql, params, decode, out, missing)                                         \
+    exec_one(db, c, sql, params, (int)ARRAY_LEN(params), decode, out, missing)
+
+static inline br_err exec_one(struct db *db, struct db_conn *c, const char *sql,
+                              const struct db_val *p, int n, row_decode_fn decode, void *out,
+                              const char *missing)
+{
+    struct one_row r = {decode, out, false};
+    br_err rc = db->ops->exec(c, sql, p, n, one_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "%s", missing);
+    return rc;
+}
+
 /* A listing of records of type T: name_row is its row callback, which
  * decodes each row with view (bool view(T *, const struct db_val *c, int
  * n), false when a value does not fit its field) and hands the record,
