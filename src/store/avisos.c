@@ -59,9 +59,8 @@ static br_err one_id(void *ud, const struct db_val *c, int n)
 br_err store_barbero_de_usuario(struct store *st, const char *user_id, br_id out)
 {
     out[0] = '\0';
-    struct db_val p[] = {db_text(user_id)};
-    br_err rc = run(st, "SELECT barbero_id FROM barbero_contactos WHERE usuario_id = ?", p, 1,
-                    one_id, out, NULL);
+    br_err rc = run(st, "SELECT barbero_id FROM barbero_contactos WHERE usuario_id = ?",
+                    DB_ARGS(db_text(user_id)), one_id, out, NULL);
     if (!rc && !out[0]) rc = err_set(BR_NOTFOUND, "no barber for the user");
     return rc;
 }
@@ -159,9 +158,8 @@ br_err store_feed_set(struct store *st, const char *barbero_id, const char *hash
 br_err store_feed_check(struct store *st, const char *barbero_id, const char *hash, bool *ok)
 {
     *ok = false;
-    struct db_val p[] = {db_text(barbero_id), db_text(hash)};
-    return run(st, "SELECT 1 FROM barbero_contactos WHERE barbero_id = ? AND feed_hash = ?", p, 2,
-               one_flag, ok, NULL);
+    return run(st, "SELECT 1 FROM barbero_contactos WHERE barbero_id = ? AND feed_hash = ?",
+               DB_ARGS(db_text(barbero_id), db_text(hash)), one_flag, ok, NULL);
 }
 
 #define AVISO_COLS                                                                                 \
@@ -210,8 +208,9 @@ LISTING(cita_aviso, struct cita_aviso, store_cita_aviso_fn, cita_aviso_view)
 br_err store_feed_citas(struct store *st, const char *barbero_id, const char *desde,
                         const char *hasta, int64_t limit, store_cita_aviso_fn fn, void *ud)
 {
-    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta), db_int(limit)};
-    return cita_aviso_list(st, SQL_FEED, p, 4, fn, ud);
+    return cita_aviso_list(
+        st, SQL_FEED, DB_ARGS(db_text(barbero_id), db_text(desde), db_text(hasta), db_int(limit)),
+        fn, ud);
 }
 
 /* --- days off and closures that meet appointments ----------------------------------------- */
@@ -226,9 +225,8 @@ OWNED_ROW(ausencia_decode, struct ausencia, ausencia_view, ausencia_own)
 br_err store_ausencia_get(struct store *st, const char *id, struct ausencia *a)
 {
     memset(a, 0, sizeof *a);
-    struct db_val p[] = {db_text(id)};
-    br_err rc = run_one(st, "SELECT " AUSENCIA_COLS " FROM ausencias WHERE id = ?", p, 1,
-                        ausencia_decode, a, "no such absence");
+    br_err rc = run_one(st, "SELECT " AUSENCIA_COLS " FROM ausencias WHERE id = ?",
+                        DB_ARGS(db_text(id)), ausencia_decode, a, "no such absence");
     if (rc) {
         free(a->motivo);
         memset(a, 0, sizeof *a);
@@ -242,19 +240,17 @@ br_err store_citas_afectadas(struct store *st, const char *barbero_id, const cha
 {
     const char *from = strcmp(desde, now) > 0 ? desde : now;
     if (barbero_id) {
-        struct db_val p[] = {db_text(barbero_id), db_text(from), db_text(hasta), db_int(limit)};
-        return cita_aviso_list(st, SQL_AFECTADAS, p, 4, fn, ud);
+        return cita_aviso_list(
+            st, SQL_AFECTADAS,
+            DB_ARGS(db_text(barbero_id), db_text(from), db_text(hasta), db_int(limit)), fn, ud);
     }
-    struct db_val p[] = {db_text(from), db_text(hasta), db_int(limit)};
-    return cita_aviso_list(st, SQL_AFECTADAS_TIENDA, p, 3, fn, ud);
+    return cita_aviso_list(st, SQL_AFECTADAS_TIENDA,
+                           DB_ARGS(db_text(from), db_text(hasta), db_int(limit)), fn, ud);
 }
 
-br_err avisos_plans(struct store *st, store_plan_fn fn, void *ud)
-{
-    static const struct hot_stmt hot[] = {
-        {"feed", "EXPLAIN QUERY PLAN " SQL_FEED, 4},
-        {"afectadas", "EXPLAIN QUERY PLAN " SQL_AFECTADAS, 4},
-        {"afectadas_tienda", "EXPLAIN QUERY PLAN " SQL_AFECTADAS_TIENDA, 3},
-    };
-    return plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
-}
+const struct hot_stmt avisos_hot[] = {
+    {"feed", "EXPLAIN QUERY PLAN " SQL_FEED, 4},
+    {"afectadas", "EXPLAIN QUERY PLAN " SQL_AFECTADAS, 4},
+    {"afectadas_tienda", "EXPLAIN QUERY PLAN " SQL_AFECTADAS_TIENDA, 3},
+    {NULL, NULL, 0},
+};

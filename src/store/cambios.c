@@ -35,7 +35,6 @@ static bool detail_decode(void *out, const struct db_val *c, int n)
 br_err store_cita_detail(struct store *st, const char *id, struct cita_detail *d)
 {
     memset(d, 0, sizeof *d);
-    struct db_val p[] = {db_text(id)};
     br_err rc = run_one(st,
                         "SELECT " CITA_COLS ", u.email, p.id, p.nombre, b.nombre, s.nombre, "
                         "s.duracion_min FROM citas c "
@@ -43,7 +42,7 @@ br_err store_cita_detail(struct store *st, const char *id, struct cita_detail *d
                         "LEFT JOIN perfiles p ON p.id = c.cliente_id "
                         "LEFT JOIN barberos b ON b.id = c.barbero_id "
                         "LEFT JOIN servicios s ON s.id = c.servicio_id WHERE c.id = ?",
-                        p, 1, detail_decode, d, "no such cita");
+                        DB_ARGS(db_text(id)), detail_decode, d, "no such cita");
     if (rc) cita_detail_clear(d);
     return rc;
 }
@@ -54,22 +53,21 @@ struct change_row {
     br_ts fecha_inicio;
     br_id barbero_id;
     char *estado, *event_id;
-    bool found;
 };
 
-static br_err change_row(void *ud, const struct db_val *c, int n)
+/* row_decode_fn: the row a change starts from (its texts owned). */
+static bool change_decode(void *out, const struct db_val *c, int n)
 {
     (void)n;
-    struct change_row *r = ud;
+    struct change_row *r = out;
     bool fits = true;
     COPY(r->cliente_id, &c[0]);
     COPY(r->fecha_inicio, &c[1]);
     COPY(r->barbero_id, &c[2]);
-    if (!fits) return too_long();
+    if (!fits) return false;
     r->estado = dup_or_null(&c[3]);
     r->event_id = dup_or_null(&c[4]);
-    r->found = true;
-    return BR_OK;
+    return true;
 }
 
 static const char sql_reminders_drop[] =
@@ -92,13 +90,13 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     ch->event_id = NULL;
     br_err rc = lock_on(db, conn, "cita", ch->id);
     if (rc) return rc;
-    struct change_row r = {.found = false};
+    struct change_row r = {.estado = NULL};
     struct db_val pi[] = {db_text(ch->id)};
-    rc = EXEC(db, conn,
-              "SELECT cliente_id, fecha_inicio, barbero_id, estado, google_event_id FROM citas "
-              "WHERE id = ?",
-              pi, change_row, &r, NULL);
-    if (!rc && (!r.found || (ch->cliente_id && strcmp(r.cliente_id, ch->cliente_id) != 0)))
+    rc = EXEC_ONE(db, conn,
+                  "SELECT cliente_id, fecha_inicio, barbero_id, estado, google_event_id FROM citas "
+                  "WHERE id = ?",
+                  pi, change_decode, &r, "no such cita");
+    if (!rc && ch->cliente_id && strcmp(r.cliente_id, ch->cliente_id) != 0)
         rc = err_set(BR_NOTFOUND, "no such cita");
     if (!rc && r.estado && !strcmp(r.estado, "cancelada")) {
         ch->why = CAMBIO_CANCELADA;
@@ -193,11 +191,10 @@ br_err store_cita_change(struct store *st, struct cita_change *ch)
 br_err store_cita_set_event(struct store *st, const char *id, const char *event_id, bool *stored)
 {
     int64_t n = 0;
-    struct db_val p[] = {db_text(event_id), db_text(id)};
     br_err rc = run_write(st,
                           "UPDATE citas SET google_event_id = ? WHERE id = ? AND "
                           "google_event_id IS NULL AND estado <> 'cancelada'",
-                          p, 2, &n);
+                          DB_ARGS(db_text(event_id), db_text(id)), &n);
     *stored = !rc && n == 1;
     return rc;
 }
@@ -323,8 +320,6 @@ br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms
     iso8601_format(now_ms + floor_ms, floor);
     struct reminder_scan scan = {xcalloc(REMINDER_BATCH, sizeof *scan.c), 0, REMINDER_BATCH,
                                  window_ms};
-    struct db_val p[] = {db_text(floor), db_text(horizon), db_int(window_ms / 60000),
-                         db_int(REMINDER_BATCH)};
     /* live citas starting within the window (and not yet within the next
      * smaller one), with the message of each channel that announced their
      * current time (its names and address), that have no reminder by that
@@ -341,7 +336,9 @@ br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms
                     "r.fecha_inicio = c.fecha_inicio AND r.canal = o.canal AND "
                     "r.antelacion_min = ?) "
                     "ORDER BY c.fecha_inicio, c.id LIMIT ?",
-                    p, 4, reminder_row, &scan, NULL);
+                    DB_ARGS(db_text(floor), db_text(horizon), db_int(window_ms / 60000),
+                            db_int(REMINDER_BATCH)),
+                    reminder_row, &scan, NULL);
     if (!rc && scan.n > 0) {
         struct reminder_insert a = {&scan, now, window_ms, 0};
         rc = in_tx_as(st, DB_TOUCH_NONE, reminder_insert_tx, &a);
@@ -354,9 +351,8 @@ br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms
 br_err store_reminder_next(struct store *st, const char *after, br_ts next)
 {
     next[0] = '\0';
-    struct db_val p[] = {db_text(after)};
     return run(st,
                "SELECT min(fecha_inicio) FROM citas WHERE fecha_inicio > ? AND "
                "estado <> 'cancelada'",
-               p, 1, one_ts, next, NULL);
+               DB_ARGS(db_text(after)), one_ts, next, NULL);
 }

@@ -57,12 +57,11 @@ LISTING(barbero, struct barbero, store_barbero_fn, barbero_view)
 br_err store_barbero_get(struct store *st, const char *id, struct barbero *b)
 {
     memset(b, 0, sizeof *b);
-    struct db_val p[] = {db_text(id)};
     return run_one(st,
                    "SELECT b.id, b.nombre, b.foto_url, b.activo, k.email, k.usuario_id, "
                    "k.feed_hash FROM barberos b "
                    "LEFT JOIN barbero_contactos k ON k.barbero_id = b.id WHERE b.id = ?",
-                   p, 1, barbero_decode, b, "no such barber");
+                   DB_ARGS(db_text(id)), barbero_decode, b, "no such barber");
 }
 
 br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud)
@@ -75,12 +74,12 @@ br_err store_barberos_each(struct store *st, store_barbero_fn fn, void *ud)
 
 br_err store_servicio_add(struct store *st, const struct servicio *s)
 {
-    struct db_val p[] = {db_text(s->id), db_text(s->nombre), db_int(s->duracion_min),
-                         db_real(s->precio), db_int(s->margen_min)};
     return run_write(st,
                      "INSERT INTO servicios (id, nombre, duracion_min, precio, margen_min) "
                      "VALUES (?, ?, ?, ?, ?)",
-                     p, 5, NULL);
+                     DB_ARGS(db_text(s->id), db_text(s->nombre), db_int(s->duracion_min),
+                             db_real(s->precio), db_int(s->margen_min)),
+                     NULL);
 }
 
 /* A service from its columns: id, nombre, duracion_min, precio and, where
@@ -108,11 +107,10 @@ LISTING(servicio, struct servicio, store_servicio_fn, servicio_view)
 br_err store_servicio_get(struct store *st, const char *id, struct servicio *s)
 {
     memset(s, 0, sizeof *s);
-    struct db_val p[] = {db_text(id)};
     return run_one(
         st,
         "SELECT id, nombre, duracion_min, precio, activo, margen_min FROM servicios WHERE id = ?",
-        p, 1, servicio_decode, s, "no such service");
+        DB_ARGS(db_text(id)), servicio_decode, s, "no such service");
 }
 
 br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud)
@@ -126,6 +124,20 @@ br_err store_servicios_each(struct store *st, store_servicio_fn fn, void *ud)
 
 /* --- catalog administration, schedules, days off ------------------------------------ */
 
+/* In a transaction: adds the n stretches t to the barber's week. */
+static br_err tramos_insert(struct db *db, struct db_conn *c, const char *barbero_id,
+                            const struct horario_tramo *t, size_t n)
+{
+    br_err rc = BR_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        struct db_val p[] = {db_text(barbero_id), db_int(t[i].dia), db_int(t[i].inicio),
+                             db_int(t[i].fin)};
+        rc = EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
+                  p, NULL, NULL, NULL);
+    }
+    return rc;
+}
+
 /* The default week of a new barber (and of every barber the migration
  * found): Monday to Friday 09:00-14:00 and 16:00-20:00, Saturday
  * 09:00-14:00. */
@@ -135,15 +147,7 @@ br_err horario_default_insert(struct db *db, struct db_conn *c, const char *barb
         {1, 540, 840}, {1, 960, 1200}, {2, 540, 840}, {2, 960, 1200}, {3, 540, 840}, {3, 960, 1200},
         {4, 540, 840}, {4, 960, 1200}, {5, 540, 840}, {5, 960, 1200}, {6, 540, 840},
     };
-    for (size_t i = 0; i < ARRAY_LEN(def); i++) {
-        struct db_val p[] = {db_text(barbero_id), db_int(def[i].dia), db_int(def[i].inicio),
-                             db_int(def[i].fin)};
-        br_err rc =
-            EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
-                 p, NULL, NULL, NULL);
-        if (rc) return rc;
-    }
-    return BR_OK;
+    return tramos_insert(db, c, barbero_id, def, ARRAY_LEN(def));
 }
 
 br_err store_barberos_all(struct store *st, store_barbero_fn fn, void *ud)
@@ -244,12 +248,11 @@ static br_err tramo_row(void *ud, const struct db_val *c, int n)
 br_err store_horario_each(struct store *st, const char *barbero_id, store_tramo_fn fn, void *ud)
 {
     struct tramo_cb a = {fn, ud};
-    struct db_val p[] = {db_text(barbero_id)};
     return run(st,
                "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
                "JOIN barberos b ON b.id = h.barbero_id WHERE h.barbero_id = ? "
                "ORDER BY h.dia, h.inicio",
-               p, 1, tramo_row, &a, NULL);
+               DB_ARGS(db_text(barbero_id)), tramo_row, &a, NULL);
 }
 
 br_err store_horario_dia(struct store *st, int dia, const char *barbero_id, store_tramo_fn fn,
@@ -257,19 +260,17 @@ br_err store_horario_dia(struct store *st, int dia, const char *barbero_id, stor
 {
     struct tramo_cb a = {fn, ud};
     if (barbero_id) {
-        struct db_val p[] = {db_int(dia), db_text(barbero_id)};
         return run(st,
                    "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
                    "JOIN barberos b ON b.id = h.barbero_id "
                    "WHERE h.dia = ? AND h.barbero_id = ? AND b.activo ORDER BY h.inicio",
-                   p, 2, tramo_row, &a, NULL);
+                   DB_ARGS(db_int(dia), db_text(barbero_id)), tramo_row, &a, NULL);
     }
-    struct db_val p[] = {db_int(dia)};
     return run(st,
                "SELECT h.barbero_id, h.dia, h.inicio, h.fin, b.nombre FROM horarios h "
                "JOIN barberos b ON b.id = h.barbero_id WHERE h.dia = ? AND b.activo "
                "ORDER BY b.nombre, b.id, h.inicio",
-               p, 1, tramo_row, &a, NULL);
+               DB_ARGS(db_int(dia)), tramo_row, &a, NULL);
 }
 
 struct horario_set_args {
@@ -286,12 +287,7 @@ static br_err horario_set_tx(struct db *db, struct db_conn *c, void *ud)
     if (rc) return rc;
     struct db_val pk[] = {db_text(a->barbero_id)};
     rc = EXEC(db, c, "DELETE FROM horarios WHERE barbero_id = ?", pk, NULL, NULL, NULL);
-    for (int i = 0; !rc && i < a->n; i++) {
-        struct db_val p[] = {db_text(a->barbero_id), db_int(a->t[i].dia), db_int(a->t[i].inicio),
-                             db_int(a->t[i].fin)};
-        rc = EXEC(db, c, "INSERT INTO horarios (barbero_id, dia, inicio, fin) VALUES (?, ?, ?, ?)",
-                  p, NULL, NULL, NULL);
-    }
+    if (!rc && a->n > 0) rc = tramos_insert(db, c, a->barbero_id, a->t, (size_t)a->n);
     if (!rc && a->libera) rc = espera_liberacion_insert(db, c, a->libera);
     return rc;
 }
@@ -309,11 +305,11 @@ LISTING(ausencia, struct ausencia, store_ausencia_fn, ausencia_view)
 
 br_err store_ausencia_add(struct store *st, const struct ausencia *x)
 {
-    struct db_val p[] = {db_text(x->id),     db_text(x->barbero_id[0] ? x->barbero_id : NULL),
-                         db_text(x->desde),  db_text(x->hasta),
-                         db_text(x->motivo), db_text(x->created_at)};
-    return run_write(st, "INSERT INTO ausencias (" AUSENCIA_COLS ") VALUES (?, ?, ?, ?, ?, ?)", p,
-                     6, NULL);
+    return run_write(st, "INSERT INTO ausencias (" AUSENCIA_COLS ") VALUES (?, ?, ?, ?, ?, ?)",
+                     DB_ARGS(db_text(x->id), db_text(x->barbero_id[0] ? x->barbero_id : NULL),
+                             db_text(x->desde), db_text(x->hasta), db_text(x->motivo),
+                             db_text(x->created_at)),
+                     NULL);
 }
 
 br_err store_ausencias_each(struct store *st, store_ausencia_fn fn, void *ud)
@@ -324,33 +320,25 @@ br_err store_ausencias_each(struct store *st, store_ausencia_fn fn, void *ud)
 
 br_err store_ausencias_on(struct store *st, const char *fecha, store_ausencia_fn fn, void *ud)
 {
-    struct db_val p[] = {db_text(fecha), db_text(fecha)};
     return ausencia_list(st,
                          "SELECT " AUSENCIA_COLS " FROM ausencias WHERE hasta >= ? AND desde <= ? "
                          "ORDER BY desde, id",
-                         p, 2, fn, ud);
+                         DB_ARGS(db_text(fecha), db_text(fecha)), fn, ud);
 }
 
-struct ausencia_delete_args {
-    const char *id;
-    const struct espera_liberacion *libera;
-};
-
+/* The freed slot (a->arg, nullable) is recorded with the deletion. */
 static br_err ausencia_delete_tx(struct db *db, struct db_conn *c, void *ud)
 {
-    struct ausencia_delete_args *a = ud;
-    int64_t changes = 0;
-    struct db_val p[] = {db_text(a->id)};
-    br_err rc = EXEC(db, c, "DELETE FROM ausencias WHERE id = ?", p, NULL, NULL, &changes);
-    if (!rc && changes == 0) rc = err_set(BR_NOTFOUND, "no such absence");
-    if (!rc && a->libera) rc = espera_liberacion_insert(db, c, a->libera);
+    const struct row_args *a = ud;
+    br_err rc = row_delete(db, c, "DELETE FROM ausencias WHERE id = ?", a->id, "no such absence");
+    if (!rc && a->arg) rc = espera_liberacion_insert(db, c, a->arg);
     return rc;
 }
 
 br_err store_ausencia_delete(struct store *st, const char *id,
                              const struct espera_liberacion *libera)
 {
-    struct ausencia_delete_args a = {id, libera};
+    struct row_args a = {id, libera};
     return in_tx(st, ausencia_delete_tx, &a);
 }
 

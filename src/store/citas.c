@@ -44,9 +44,10 @@ br_err store_citas_busy(struct store *st, const char *barbero_id, const char *de
                         const char *hasta, store_busy_fn fn, void *ud)
 {
     struct busy_cb a = {.fn = fn, .ud = ud};
-    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta),
-                         db_text(barbero_id), db_text(desde), db_text(desde)};
-    return run(st, sql_busy, p, 6, busy_row, &a, NULL);
+    return run(st, sql_busy,
+               DB_ARGS(db_text(barbero_id), db_text(desde), db_text(hasta), db_text(barbero_id),
+                       db_text(desde), db_text(desde)),
+               busy_row, &a, NULL);
 }
 
 /* --- a barber's busy stretches with their clean-up margins ----------------------------- */
@@ -65,8 +66,9 @@ br_err store_citas_busy_margen(struct store *st, const char *barbero_id, const c
                                const char *hasta, store_busy_margen_fn fn, void *ud)
 {
     struct busy_cb a = {.margen_fn = fn, .ud = ud};
-    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta), db_text(NIL_UUID)};
-    return run(st, sql_busy_margen, p, 4, busy_row, &a, NULL);
+    return run(st, sql_busy_margen,
+               DB_ARGS(db_text(barbero_id), db_text(desde), db_text(hasta), db_text(NIL_UUID)),
+               busy_row, &a, NULL);
 }
 
 /* What may meet [inicio, fin + margen) with its own margin: anything that
@@ -118,8 +120,9 @@ br_err store_cita_margin_taken(struct store *st, const char *barbero_id, const c
     br_ts desde, hasta;
     iso8601_format(m.ini - MARGEN_BACK_MS, desde);
     iso8601_format(m.fin + m.margen_ms, hasta);
-    struct db_val p[] = {db_text(barbero_id), db_text(desde), db_text(hasta), db_text(NIL_UUID)};
-    br_err rc = run(st, sql_busy_margen, p, 4, margin_row, &m, NULL);
+    br_err rc = run(st, sql_busy_margen,
+                    DB_ARGS(db_text(barbero_id), db_text(desde), db_text(hasta), db_text(NIL_UUID)),
+                    margin_row, &m, NULL);
     *taken = m.taken;
     return rc;
 }
@@ -134,9 +137,10 @@ br_err store_cita_overlaps(struct store *st, const char *barbero_id, const char 
                            const char *fin, bool *overlaps)
 {
     *overlaps = false;
-    struct db_val p[] = {db_text(barbero_id), db_text(inicio), db_text(fin),
-                         db_text(barbero_id), db_text(inicio), db_text(inicio)};
-    return run(st, sql_overlap, p, 6, one_flag, overlaps, NULL);
+    return run(st, sql_overlap,
+               DB_ARGS(db_text(barbero_id), db_text(inicio), db_text(fin), db_text(barbero_id),
+                       db_text(inicio), db_text(inicio)),
+               one_flag, overlaps, NULL);
 }
 
 /* A client's appointments that are not cancelled and start after now, one
@@ -159,8 +163,8 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
                             int64_t bound, int64_t *n)
 {
     *n = 0;
-    struct db_val p[] = {db_text(cliente_id), db_text(now), db_int(bound)};
-    return run(st, sql_citas_upcoming, p, 3, count_row, n, NULL);
+    return run(st, sql_citas_upcoming, DB_ARGS(db_text(cliente_id), db_text(now), db_int(bound)),
+               count_row, n, NULL);
 }
 
 struct book_args {
@@ -318,8 +322,8 @@ br_err store_cita_book_desk(struct store *st, const struct cita *c, const struct
 br_err store_cita_exists(struct store *st, const char *id, bool *exists)
 {
     *exists = false;
-    struct db_val p[] = {db_text(id)};
-    return run(st, "SELECT 1 FROM citas WHERE id = ?", p, 1, one_flag, exists, NULL);
+    return run(st, "SELECT 1 FROM citas WHERE id = ?", DB_ARGS(db_text(id)), one_flag, exists,
+               NULL);
 }
 
 /* An appointment of a listing with its client's, barber's and service's
@@ -503,8 +507,7 @@ static int range_params(const struct cita_range *q, struct db_val *p, unsigned *
 
 br_err store_cita_view(struct store *st, const char *id, store_cita_fn fn, void *ud)
 {
-    struct db_val p[] = {db_text(id)};
-    return citas_list(st, CITAS_SELECT "WHERE c.id = ?", p, 1, fn, ud);
+    return citas_list(st, CITAS_SELECT "WHERE c.id = ?", DB_ARGS(db_text(id)), fn, ud);
 }
 
 /* --- a client's listing with her session ------------------------------------------------ */
@@ -600,8 +603,9 @@ br_err citas_plans(struct store *st, store_plan_fn fn, void *ud)
         {"busy", "EXPLAIN QUERY PLAN " SQL_BUSY, 6},
         {"citas_upcoming", "EXPLAIN QUERY PLAN " SQL_CITAS_UPCOMING, 3},
         {"busy_margen", "EXPLAIN QUERY PLAN " SQL_BUSY_MARGEN, 4},
+        {NULL, NULL, 0},
     };
-    br_err rc = plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
+    br_err rc = plans_of(st, hot, fn, ud);
     /* every variant of the listing: citas[+_cliente][+_estado][+_after][+_hasta] */
     pthread_once(&citas_sql_once, citas_sql_build);
     for (unsigned v = 0; !rc && v < CQ_VARIANTS; v++) {

@@ -79,8 +79,8 @@ OWNED_ROW(cliente_one, struct cliente_view, cliente_decode, cliente_own)
 br_err store_cliente_get(struct store *st, const char *id, struct cliente_view *c)
 {
     memset(c, 0, sizeof *c);
-    struct db_val p[] = {db_text(id)};
-    br_err rc = run_one(st, CLIENTE_COLS "WHERE p.id = ?", p, 1, cliente_one, c, "no such client");
+    br_err rc = run_one(st, CLIENTE_COLS "WHERE p.id = ?", DB_ARGS(db_text(id)), cliente_one, c,
+                        "no such client");
     if (rc) cliente_view_clear(c);
     return rc;
 }
@@ -159,22 +159,21 @@ struct asis_row {
     br_ts fecha_inicio;
     char *estado;
     br_ts marcada; /* "" when no mark */
-    bool found;
 };
 
-static br_err asis_row(void *ud, const struct db_val *c, int n)
+/* row_decode_fn: what an attendance mark starts from (estado owned). */
+static bool asis_decode(void *out, const struct db_val *c, int n)
 {
     (void)n;
-    struct asis_row *r = ud;
+    struct asis_row *r = out;
     bool fits = true;
     COPY(r->cliente_id, &c[0]);
     COPY(r->fecha_inicio, &c[1]);
     COPY(r->marcada, &c[3]);
-    if (!fits) return too_long();
+    if (!fits) return false;
     free(r->estado);
     r->estado = dup_or_null(&c[2]);
-    r->found = true;
-    return BR_OK;
+    return true;
 }
 
 static br_err asistencia_tx(struct db *db, struct db_conn *conn, void *ud)
@@ -183,12 +182,11 @@ static br_err asistencia_tx(struct db *db, struct db_conn *conn, void *ud)
     a->why = ASISTENCIA_OK;
     br_err rc = lock_on(db, conn, "cita", a->id);
     if (rc) return rc;
-    struct asis_row r = {.found = false};
+    struct asis_row r = {.estado = NULL};
     struct db_val pi[] = {db_text(a->id)};
-    rc = EXEC(db, conn,
-              "SELECT cliente_id, fecha_inicio, estado, asistencia_en FROM citas WHERE id = ?", pi,
-              asis_row, &r, NULL);
-    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such cita");
+    rc = EXEC_ONE(db, conn,
+                  "SELECT cliente_id, fecha_inicio, estado, asistencia_en FROM citas WHERE id = ?",
+                  pi, asis_decode, &r, "no such cita");
     bool marked =
         r.estado && (!strcmp(r.estado, "completada") || !strcmp(r.estado, "no_presentado"));
     if (!rc && r.estado && !strcmp(r.estado, "cancelada")) {

@@ -63,8 +63,9 @@ br_err store_token_check(struct store *st, const char *token_hash, const char *p
                          const char *now, br_id user_id)
 {
     user_id[0] = '\0';
-    struct db_val p[] = {db_text(token_hash), db_text(proposito), db_text(now)};
-    br_err rc = run(st, TOKEN_USABLE, p, 3, id_row, user_id, NULL);
+    br_err rc =
+        run(st, TOKEN_USABLE, DB_ARGS(db_text(token_hash), db_text(proposito), db_text(now)),
+            id_row, user_id, NULL);
     if (!rc && !user_id[0]) rc = err_set(BR_NOTFOUND, "no such link");
     return rc;
 }
@@ -311,22 +312,21 @@ br_err store_cuenta_correo_claim(struct store *st, const char *now, const char *
 br_err store_cuenta_correo_done(struct store *st, const char *id, const char *error,
                                 const char *now)
 {
-    struct db_val p[] = {db_text(error ? "dropped" : "sent"), db_text(error), db_text(now),
-                         db_text(id)};
-    return run_write_aside(st,
-                           "UPDATE cuenta_correo SET status = ?, last_error = ?, done_at = ?, "
-                           "enlace = NULL, locked_until = NULL WHERE id = ?",
-                           p, 4, NULL);
+    return run_write_aside(
+        st,
+        "UPDATE cuenta_correo SET status = ?, last_error = ?, done_at = ?, "
+        "enlace = NULL, locked_until = NULL WHERE id = ?",
+        DB_ARGS(db_text(error ? "dropped" : "sent"), db_text(error), db_text(now), db_text(id)),
+        NULL);
 }
 
 br_err store_cuenta_correo_retry(struct store *st, const char *id, const char *error,
                                  const char *next_attempt_at)
 {
-    struct db_val p[] = {db_text(error), db_text(next_attempt_at), db_text(id)};
     return run_write_aside(st,
                            "UPDATE cuenta_correo SET last_error = ?, next_attempt_at = ?, "
                            "locked_until = NULL WHERE id = ?",
-                           p, 3, NULL);
+                           DB_ARGS(db_text(error), db_text(next_attempt_at), db_text(id)), NULL);
 }
 
 br_err store_cuenta_correo_next_due(struct store *st, br_ts next)
@@ -347,8 +347,9 @@ br_err store_consent_set(struct store *st, const char *cliente_id, const char *t
         "INSERT INTO consentimientos (cliente_id, tipo, otorgado_en) VALUES (?, ?, ?) "
         "ON CONFLICT (cliente_id, tipo) DO UPDATE SET otorgado_en = ?, retirado_en = NULL",
     };
-    struct db_val p[] = {db_text(cliente_id), db_text(tipo), db_text(now), db_text(now)};
-    return run_write_aside(st, sql[granted], p, 4, NULL);
+    return run_write_aside(st, sql[granted],
+                           DB_ARGS(db_text(cliente_id), db_text(tipo), db_text(now), db_text(now)),
+                           NULL);
 }
 
 static br_err consent_row(void *ud, const struct db_val *c, int n)
@@ -362,21 +363,19 @@ static br_err consent_row(void *ud, const struct db_val *c, int n)
 br_err store_consent_get(struct store *st, const char *cliente_id, const char *tipo, int *state)
 {
     *state = 0;
-    struct db_val p[] = {db_text(cliente_id), db_text(tipo)};
     return run(st,
                "SELECT otorgado_en, retirado_en FROM consentimientos WHERE cliente_id = ? AND "
                "tipo = ?",
-               p, 2, consent_row, state, NULL);
+               DB_ARGS(db_text(cliente_id), db_text(tipo)), consent_row, state, NULL);
 }
 
 br_err store_fotos_refused(struct store *st, const char *cita_id, bool *refused)
 {
     *refused = false;
-    struct db_val p[] = {db_text(cita_id)};
     return run(st,
                "SELECT 1 FROM citas c JOIN consentimientos k ON k.cliente_id = c.cliente_id AND "
                "k.tipo = 'fotos' WHERE c.id = ? AND k.retirado_en IS NOT NULL",
-               p, 1, one_flag, refused, NULL);
+               DB_ARGS(db_text(cita_id)), one_flag, refused, NULL);
 }
 
 /* --- what the shop holds about a client ------------------------------------------- */
@@ -497,11 +496,10 @@ br_err store_citas_futuras_each(struct store *st, const char *cliente_id, const 
                                 store_id_fn fn, void *ud)
 {
     struct ids_cb a = {fn, ud};
-    struct db_val p[] = {db_text(cliente_id), db_text(now)};
     return run(st,
                "SELECT id FROM citas WHERE cliente_id = ? AND fecha_inicio > ? AND estado <> "
                "'cancelada' ORDER BY fecha_inicio, id",
-               p, 2, each_id_row, &a, NULL);
+               DB_ARGS(db_text(cliente_id), db_text(now)), each_id_row, &a, NULL);
 }
 
 LISTING(foto_cliente, struct foto, store_foto_fn, foto_view)
@@ -509,13 +507,12 @@ LISTING(foto_cliente, struct foto, store_foto_fn, foto_view)
 br_err store_fotos_de_cliente_each(struct store *st, const char *cliente_id, store_foto_fn fn,
                                    void *ud)
 {
-    struct db_val p[] = {db_text(cliente_id), db_text(cliente_id)};
     return foto_cliente_list(
         st,
         "SELECT id, cita_id, cliente_id, tipo, url, storage_path, created_at FROM "
         "fotos_cita WHERE cliente_id = ? OR cita_id IN (SELECT id FROM citas WHERE "
         "cliente_id = ?) ORDER BY created_at, id",
-        p, 2, fn, ud);
+        DB_ARGS(db_text(cliente_id), db_text(cliente_id)), fn, ud);
 }
 
 struct anon {

@@ -47,8 +47,8 @@ br_err store_clave(struct store *st, const char *nombre, const char *candidate, 
 {
     struct clave_args a = {nombre, candidate, out, n, false};
     /* read first: once made, starting writes nothing */
-    struct db_val ps[] = {db_text(nombre)};
-    br_err rc = run(st, "SELECT valor FROM claves WHERE nombre = ?", ps, 1, clave_row, &a, NULL);
+    br_err rc = run(st, "SELECT valor FROM claves WHERE nombre = ?", DB_ARGS(db_text(nombre)),
+                    clave_row, &a, NULL);
     if (rc || a.found) return rc;
     return in_tx_as(st, DB_TOUCH_NONE, clave_tx, &a);
 }
@@ -107,49 +107,42 @@ br_err store_espera_add(struct store *st, const struct espera *e, const char *to
     return in_tx_as(st, DB_TOUCH_NONE, add_tx, &a);
 }
 
-struct espera_cb {
-    store_espera_fn fn;
-    void *ud;
-};
-
-/* id, cliente_id, servicio_id, barbero_id, fecha, created_at, then two
- * texts (names, or e-mail and name) */
-static br_err espera_row(void *ud, const struct db_val *c, int n)
+/* An entry from id, cliente_id, servicio_id, barbero_id, fecha,
+ * created_at, then two texts (names, or e-mail and name) (borrowed). */
+static bool espera_view(struct espera *e, const struct db_val *c, int n)
 {
-    struct espera_cb *a = ud;
-    struct espera e;
-    memset(&e, 0, sizeof e);
+    memset(e, 0, sizeof *e);
     bool fits = true;
-    COPY(e.id, &c[0]);
-    COPY(e.cliente_id, &c[1]);
-    COPY(e.servicio_id, &c[2]);
-    COPY(e.barbero_id, &c[3]);
-    COPY(e.fecha, &c[4]);
-    COPY(e.created_at, &c[5]);
-    if (!fits) return too_long();
+    COPY(e->id, &c[0]);
+    COPY(e->cliente_id, &c[1]);
+    COPY(e->servicio_id, &c[2]);
+    COPY(e->barbero_id, &c[3]);
+    COPY(e->fecha, &c[4]);
+    COPY(e->created_at, &c[5]);
     if (n > 8) { /* a candidate: e-mail, name */
-        e.email = text_or_null(&c[6]);
-        e.nombre = text_or_null(&c[7]);
+        e->email = text_or_null(&c[6]);
+        e->nombre = text_or_null(&c[7]);
     } else {
-        e.servicio_nombre = text_or_empty(&c[6]);
-        e.barbero_nombre = text_or_null(&c[7]);
+        e->servicio_nombre = text_or_empty(&c[6]);
+        e->barbero_nombre = text_or_null(&c[7]);
     }
-    return a->fn(a->ud, &e);
+    return fits;
 }
+
+LISTING(espera, struct espera, store_espera_fn, espera_view)
 
 br_err store_espera_list(struct store *st, const char *cliente_id, const char *today, int limit,
                          store_espera_fn fn, void *ud)
 {
-    struct espera_cb a = {fn, ud};
-    struct db_val p[] = {db_text(cliente_id), db_text(today), db_int(limit)};
-    return run(st,
-               "SELECT e.id, e.cliente_id, e.servicio_id, e.barbero_id, e.fecha, e.created_at, "
-               "s.nombre, b.nombre FROM lista_espera e "
-               "LEFT JOIN servicios s ON s.id = e.servicio_id "
-               "LEFT JOIN barberos b ON b.id = e.barbero_id "
-               "WHERE e.cliente_id = ? AND e.fecha >= ? ORDER BY e.fecha, e.created_at, e.id "
-               "LIMIT ?",
-               p, 3, espera_row, &a, NULL);
+    return espera_list(
+        st,
+        "SELECT e.id, e.cliente_id, e.servicio_id, e.barbero_id, e.fecha, e.created_at, "
+        "s.nombre, b.nombre FROM lista_espera e "
+        "LEFT JOIN servicios s ON s.id = e.servicio_id "
+        "LEFT JOIN barberos b ON b.id = e.barbero_id "
+        "WHERE e.cliente_id = ? AND e.fecha >= ? ORDER BY e.fecha, e.created_at, e.id "
+        "LIMIT ?",
+        DB_ARGS(db_text(cliente_id), db_text(today), db_int(limit)), fn, ud);
 }
 
 /* An entry's notices go with it (also where foreign keys are not enforced). */
@@ -198,20 +191,19 @@ br_err store_espera_sweep(struct store *st, const char *today, int64_t *removed)
 br_err store_espera_candidatas(struct store *st, const char *desde, const char *hasta,
                                const char *barbero_id, int limit, store_espera_fn fn, void *ud)
 {
-    struct espera_cb a = {fn, ud};
 #define CAND_SQL                                                                                   \
     "SELECT e.id, e.cliente_id, e.servicio_id, e.barbero_id, e.fecha, e.created_at, u.email, "     \
     "p.nombre, 1 FROM lista_espera e JOIN auth_users u ON u.id = e.cliente_id "                    \
     "LEFT JOIN perfiles p ON p.id = e.cliente_id WHERE e.fecha >= ? AND e.fecha <= ? "
     if (barbero_id) {
-        struct db_val p[] = {db_text(desde), db_text(hasta), db_text(barbero_id), db_int(limit)};
-        return run(st,
-                   CAND_SQL "AND (e.barbero_id IS NULL OR e.barbero_id = ?) "
-                            "ORDER BY e.created_at, e.id LIMIT ?",
-                   p, 4, espera_row, &a, NULL);
+        return espera_list(
+            st,
+            CAND_SQL "AND (e.barbero_id IS NULL OR e.barbero_id = ?) "
+                     "ORDER BY e.created_at, e.id LIMIT ?",
+            DB_ARGS(db_text(desde), db_text(hasta), db_text(barbero_id), db_int(limit)), fn, ud);
     }
-    struct db_val p[] = {db_text(desde), db_text(hasta), db_int(limit)};
-    return run(st, CAND_SQL "ORDER BY e.created_at, e.id LIMIT ?", p, 3, espera_row, &a, NULL);
+    return espera_list(st, CAND_SQL "ORDER BY e.created_at, e.id LIMIT ?",
+                       DB_ARGS(db_text(desde), db_text(hasta), db_int(limit)), fn, ud);
 #undef CAND_SQL
 }
 
@@ -277,11 +269,10 @@ br_err store_espera_liberacion_take(struct store *st, const char *now, const cha
 {
     /* read first: with nothing waiting (nearly always) nothing is written */
     bool waiting = false;
-    struct db_val p[] = {db_text(now)};
     br_err rc = run(st,
                     "SELECT 1 FROM espera_liberaciones WHERE locked_until IS NULL OR "
                     "locked_until <= ? LIMIT 1",
-                    p, 1, one_flag, &waiting, NULL);
+                    DB_ARGS(db_text(now)), one_flag, &waiting, NULL);
     if (!rc && !waiting) rc = err_set(BR_NOTFOUND, "no freed slot waits");
     struct take_args a = {now, lease_until, l};
     if (!rc) rc = in_tx_as(st, DB_TOUCH_NONE, take_tx, &a);
@@ -291,9 +282,8 @@ br_err store_espera_liberacion_take(struct store *st, const char *now, const cha
 
 br_err store_espera_liberacion_release(struct store *st, const char *id, const char *at)
 {
-    struct db_val p[] = {db_text(at), db_text(id)};
-    return run_write_aside(st, "UPDATE espera_liberaciones SET locked_until = ? WHERE id = ?", p, 2,
-                           NULL);
+    return run_write_aside(st, "UPDATE espera_liberaciones SET locked_until = ? WHERE id = ?",
+                           DB_ARGS(db_text(at), db_text(id)), NULL);
 }
 
 struct avisar_args {

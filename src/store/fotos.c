@@ -14,8 +14,7 @@ static const char sql_fotos_count[] = SQL_FOTOS_COUNT;
 br_err store_fotos_count(struct store *st, const char *cita_id, const char *tipo, int64_t *count)
 {
     *count = 0;
-    struct db_val p[] = {db_text(cita_id), db_text(tipo)};
-    return run(st, sql_fotos_count, p, 2, one_int, count, NULL);
+    return run(st, sql_fotos_count, DB_ARGS(db_text(cita_id), db_text(tipo)), one_int, count, NULL);
 }
 
 /* One uploader's photos, each counted in whole blocks (STORE_FOTO_BLOCK),
@@ -30,8 +29,7 @@ br_err store_fotos_quota_used(struct store *st, const char *cliente_id, int64_t 
 {
     *bytes = 0;
     int64_t blocks = 0;
-    struct db_val p[] = {db_text(cliente_id)};
-    br_err rc = run(st, sql_fotos_quota, p, 1, one_int, &blocks, NULL);
+    br_err rc = run(st, sql_fotos_quota, DB_ARGS(db_text(cliente_id)), one_int, &blocks, NULL);
     if (!rc) *bytes = blocks * STORE_FOTO_BLOCK;
     return rc;
 }
@@ -118,9 +116,8 @@ br_err store_foto_get_owned(struct store *st, const char *id, const char *client
                             struct foto *f)
 {
     memset(f, 0, sizeof *f);
-    struct db_val p[] = {db_text(id), db_text(cliente_id)};
-    return run_one(st, "SELECT " FOTO_COLS " FROM fotos_cita WHERE id = ? AND cliente_id = ?", p, 2,
-                   foto_decode, f, "no such photo");
+    return run_one(st, "SELECT " FOTO_COLS " FROM fotos_cita WHERE id = ? AND cliente_id = ?",
+                   DB_ARGS(db_text(id), db_text(cliente_id)), foto_decode, f, "no such photo");
 }
 
 static const char sql_intent_add[] =
@@ -135,33 +132,26 @@ static br_err intent_insert(struct db *db, struct db_conn *c, const struct obj_i
     return EXEC(db, c, sql_intent_add, p, NULL, NULL, NULL);
 }
 
-struct foto_delete {
-    const char *id;
-    const struct obj_intent *del;
-};
-
+/* The intent to remove its object (a->arg) is recorded with the deletion. */
 static br_err foto_delete_tx(struct db *db, struct db_conn *c, void *ud)
 {
-    struct foto_delete *a = ud;
-    int64_t n = 0;
-    struct db_val p[] = {db_text(a->id)};
-    br_err rc = EXEC(db, c, "DELETE FROM fotos_cita WHERE id = ?", p, NULL, NULL, &n);
-    if (!rc && n != 1) rc = err_set(BR_NOTFOUND, "no such photo");
-    if (!rc) rc = intent_insert(db, c, a->del);
+    const struct row_args *a = ud;
+    br_err rc = row_delete(db, c, "DELETE FROM fotos_cita WHERE id = ?", a->id, "no such photo");
+    if (!rc) rc = intent_insert(db, c, a->arg);
     return rc;
 }
 
 br_err store_foto_delete(struct store *st, const char *id, const struct obj_intent *del)
 {
-    struct foto_delete a = {id, del};
+    struct row_args a = {id, del};
     return in_tx_as(st, DB_TOUCH_NONE, foto_delete_tx, &a);
 }
 
 br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *exists)
 {
     *exists = false;
-    struct db_val p[] = {db_text(storage_path)};
-    return run(st, "SELECT 1 FROM fotos_cita WHERE storage_path = ?", p, 1, one_flag, exists, NULL);
+    return run(st, "SELECT 1 FROM fotos_cita WHERE storage_path = ?",
+               DB_ARGS(db_text(storage_path)), one_flag, exists, NULL);
 }
 
 #define SQL_FOTOS_EACH                                                                             \
@@ -169,8 +159,7 @@ br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *
 
 br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn, void *ud)
 {
-    struct db_val p[] = {db_text(cita_id)};
-    return foto_list(st, SQL_FOTOS_EACH, p, 1, fn, ud);
+    return foto_list(st, SQL_FOTOS_EACH, DB_ARGS(db_text(cita_id)), fn, ud);
 }
 
 /* --- object intents and process leases ------------------------------------------------ */
@@ -187,28 +176,26 @@ br_err store_intent_add(struct store *st, const struct obj_intent *in)
 
 br_err store_intent_clear(struct store *st, const char *id, const char *instance)
 {
-    struct db_val p[] = {db_text(id), db_text(instance)};
-    return run_write_aside(st, sql_intent_clear, p, 2, NULL);
+    return run_write_aside(st, sql_intent_clear, DB_ARGS(db_text(id), db_text(instance)), NULL);
 }
 
 br_err store_intent_disown(struct store *st, const char *id, const char *instance)
 {
-    struct db_val p[] = {db_text(id), db_text(instance)};
     return run_write_aside(
-        st, "UPDATE obj_intents SET instance = '', pid = 0 WHERE id = ? AND instance = ?", p, 2,
-        NULL);
+        st, "UPDATE obj_intents SET instance = '', pid = 0 WHERE id = ? AND instance = ?",
+        DB_ARGS(db_text(id), db_text(instance)), NULL);
 }
 
 br_err store_intent_take(struct store *st, const char *id, const char *old_instance,
                          const struct obj_intent *to)
 {
     int64_t n = 0;
-    struct db_val p[] = {db_text(to->node), db_int(to->pid), db_text(to->instance), db_text(id),
-                         db_text(old_instance)};
     br_err rc = run_write_aside(st,
                                 "UPDATE obj_intents SET node = ?, pid = ?, instance = ? "
                                 "WHERE id = ? AND instance = ?",
-                                p, 5, &n);
+                                DB_ARGS(db_text(to->node), db_int(to->pid), db_text(to->instance),
+                                        db_text(id), db_text(old_instance)),
+                                &n);
     if (!rc && n != 1) rc = err_set(BR_NOTFOUND, "the intent is no longer there");
     return rc;
 }
@@ -243,41 +230,36 @@ br_err store_intents_each(struct store *st, store_intent_fn fn, void *ud)
 br_err store_lease_renew(struct store *st, const char *instance, const char *node, int64_t pid,
                          const char *now)
 {
-    struct db_val p[] = {db_text(instance), db_text(node), db_int(pid), db_text(now), db_text(now)};
     return run_write_aside(
         st,
         "INSERT INTO proc_leases (instance, node, pid, started_at, heartbeat_at) "
         "VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (instance) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
-        p, 5, NULL);
+        DB_ARGS(db_text(instance), db_text(node), db_int(pid), db_text(now), db_text(now)), NULL);
 }
 
 br_err store_lease_live(struct store *st, const char *instance, const char *since, bool *live)
 {
     *live = false;
-    struct db_val p[] = {db_text(instance), db_text(since)};
-    return run(st, "SELECT 1 FROM proc_leases WHERE instance = ? AND heartbeat_at >= ?", p, 2,
-               one_flag, live, NULL);
+    return run(st, "SELECT 1 FROM proc_leases WHERE instance = ? AND heartbeat_at >= ?",
+               DB_ARGS(db_text(instance), db_text(since)), one_flag, live, NULL);
 }
 
 br_err store_lease_end(struct store *st, const char *instance)
 {
-    struct db_val p[] = {db_text(instance)};
-    return run_write_aside(st, "DELETE FROM proc_leases WHERE instance = ?", p, 1, NULL);
+    return run_write_aside(st, "DELETE FROM proc_leases WHERE instance = ?",
+                           DB_ARGS(db_text(instance)), NULL);
 }
 
 br_err store_leases_expire(struct store *st, const char *before)
 {
-    struct db_val p[] = {db_text(before)};
-    return run_write_aside(st, "DELETE FROM proc_leases WHERE heartbeat_at < ?", p, 1, NULL);
+    return run_write_aside(st, "DELETE FROM proc_leases WHERE heartbeat_at < ?",
+                           DB_ARGS(db_text(before)), NULL);
 }
 
-br_err fotos_plans(struct store *st, store_plan_fn fn, void *ud)
-{
-    static const struct hot_stmt hot[] = {
-        {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
-        {"fotos_quota", "EXPLAIN QUERY PLAN " SQL_FOTOS_QUOTA, 1},
-        {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
-    };
-    return plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
-}
+const struct hot_stmt fotos_hot[] = {
+    {"fotos_count", "EXPLAIN QUERY PLAN " SQL_FOTOS_COUNT, 2},
+    {"fotos_quota", "EXPLAIN QUERY PLAN " SQL_FOTOS_QUOTA, 1},
+    {"fotos_each", "EXPLAIN QUERY PLAN " SQL_FOTOS_EACH, 1},
+    {NULL, NULL, 0},
+};

@@ -159,11 +159,10 @@ br_err store_user_by_email(struct store *st, const char *email, struct user *u,
     memset(u, 0, sizeof *u);
     *password_hash = NULL;
     struct user_pw r = {u, password_hash, false};
-    struct db_val p[] = {db_text(email)};
     br_err rc = run(st,
                     "SELECT id, email, created_at, last_sign_in_at, password_hash "
                     "FROM auth_users WHERE email = ?",
-                    p, 1, user_pw_row, &r, NULL);
+                    DB_ARGS(db_text(email)), user_pw_row, &r, NULL);
     if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such user");
     if (rc) {
         user_clear(u);
@@ -259,14 +258,13 @@ br_err store_session_principal(struct store *st, const char *token_hash, const c
     struct db_mark mark;
     bool marked = st->sessions && mark_now(st, DB_TOUCH_NONE, &mark);
     struct principal_row r = {p, false, ""};
-    struct db_val params[] = {db_text(token_hash), db_text(now)};
     br_err rc = run(st,
                     "SELECT u.id, u.email, p.id, p.rol, p.nombre, p.telefono, p.created_at, "
                     "s.expires_at "
                     "FROM auth_sessions s JOIN auth_users u ON u.id = s.user_id "
                     "LEFT JOIN perfiles p ON p.id = u.id "
                     "WHERE s.token_hash = ? AND s.expires_at > ?",
-                    params, 2, principal_row, &r, NULL);
+                    DB_ARGS(db_text(token_hash), db_text(now)), principal_row, &r, NULL);
     if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "no such session");
     if (rc) principal_clear(p);
     if (!rc && marked) session_remember(st, token_hash, &mark, r.expires_at, p);
@@ -275,8 +273,8 @@ br_err store_session_principal(struct store *st, const char *token_hash, const c
 
 br_err store_session_close(struct store *st, const char *token_hash)
 {
-    struct db_val p[] = {db_text(token_hash)};
-    return run_write(st, "DELETE FROM auth_sessions WHERE token_hash = ?", p, 1, NULL);
+    return run_write(st, "DELETE FROM auth_sessions WHERE token_hash = ?",
+                     DB_ARGS(db_text(token_hash)), NULL);
 }
 
 struct users_each {
@@ -349,8 +347,8 @@ br_err store_throttle_get(struct store *st, const char *key, int64_t now_ms,
     br_ts now;
     iso8601_format(now_ms, now);
     struct throttle_row r = {s, false};
-    struct db_val p[] = {db_text(key), db_text(now)};
-    br_err rc = run(st, sql_throttle_get, p, 2, throttle_row, &r, NULL);
+    br_err rc =
+        run(st, sql_throttle_get, DB_ARGS(db_text(key), db_text(now)), throttle_row, &r, NULL);
     if (rc || !r.found) memset(s, 0, sizeof *s);
     *found = !rc && r.found;
     return rc;
@@ -430,29 +428,22 @@ OWNED_ROW(perfil_decode, struct perfil, perfil_view, perfil_own)
 br_err store_perfil_get(struct store *st, const char *id, struct perfil *p)
 {
     memset(p, 0, sizeof *p);
-    struct db_val params[] = {db_text(id)};
     return run_one(st, "SELECT id, rol, nombre, telefono, created_at FROM perfiles WHERE id = ?",
-                   params, 1, perfil_decode, p, "no such profile");
+                   DB_ARGS(db_text(id)), perfil_decode, p, "no such profile");
 }
 
 br_err store_perfil_update(struct store *st, const char *id, const struct perfil_patch *patch)
 {
-    struct db_val p[] = {
-        db_int(patch->rol != NULL),
-        db_text(patch->rol),
-        db_int(patch->nombre != NULL),
-        db_text(patch->nombre),
-        db_int(patch->set_telefono),
-        db_text(patch->telefono),
-        db_text(id),
-    };
     return run_write(st,
                      "UPDATE perfiles SET "
                      "rol = CASE WHEN ? = 1 THEN ? ELSE rol END, "
                      "nombre = CASE WHEN ? = 1 THEN ? ELSE nombre END, "
                      "telefono = CASE WHEN ? = 1 THEN ? ELSE telefono END "
                      "WHERE id = ?",
-                     p, (int)ARRAY_LEN(p), NULL);
+                     DB_ARGS(db_int(patch->rol != NULL), db_text(patch->rol),
+                             db_int(patch->nombre != NULL), db_text(patch->nombre),
+                             db_int(patch->set_telefono), db_text(patch->telefono), db_text(id)),
+                     NULL);
 }
 
 /* A user of the admin's page from its 12 columns (borrowed). */
@@ -490,15 +481,12 @@ br_err store_usuarios_page(struct store *st, const char *before_created, const c
 {
     struct db_val lim = db_int(limit > 0 ? limit : INT64_MAX);
     if (!before_created) return usuarios_list(st, SQL_USUARIOS_FIRST, &lim, 1, fn, ud);
-    struct db_val p[] = {db_text(before_created), db_text(before_id), lim};
-    return usuarios_list(st, SQL_USUARIOS_AFTER, p, 3, fn, ud);
+    return usuarios_list(st, SQL_USUARIOS_AFTER,
+                         DB_ARGS(db_text(before_created), db_text(before_id), lim), fn, ud);
 }
 
-br_err identity_plans(struct store *st, store_plan_fn fn, void *ud)
-{
-    static const struct hot_stmt hot[] = {
-        {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},
-        {"usuarios_after", "EXPLAIN QUERY PLAN " SQL_USUARIOS_AFTER, 3},
-    };
-    return plans_of(st, hot, ARRAY_LEN(hot), fn, ud);
-}
+const struct hot_stmt identity_hot[] = {
+    {"usuarios", "EXPLAIN QUERY PLAN " SQL_USUARIOS_FIRST, 1},
+    {"usuarios_after", "EXPLAIN QUERY PLAN " SQL_USUARIOS_AFTER, 3},
+    {NULL, NULL, 0},
+};

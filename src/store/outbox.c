@@ -176,35 +176,35 @@ br_err store_outbox_claim(struct store *st, const char *now, const char *lease_u
     return rc;
 }
 
+/* See store_int.h. */
+br_err outbox_done(struct store *st, const char *id, const char *status, const char *error,
+                   const char *now)
+{
+    return run_write_aside(st,
+                           "UPDATE mail_outbox SET status = ?, last_error = ?, done_at = ?, "
+                           "locked_until = NULL WHERE id = ?",
+                           DB_ARGS(db_text(status), db_text(error), db_text(now), db_text(id)),
+                           NULL);
+}
+
 br_err store_outbox_sent(struct store *st, const char *id, const char *now)
 {
-    struct db_val p[] = {db_text(now), db_text(id)};
-    return run_write_aside(
-        st,
-        "UPDATE mail_outbox SET status = 'sent', done_at = ?, locked_until = NULL, "
-        "last_error = NULL WHERE id = ?",
-        p, 2, NULL);
+    return outbox_done(st, id, "sent", NULL, now);
 }
 
 br_err store_outbox_retry(struct store *st, const char *id, const char *error,
                           const char *next_attempt_at)
 {
-    struct db_val p[] = {db_text(error), db_text(next_attempt_at), db_text(id)};
     return run_write_aside(
         st,
         "UPDATE mail_outbox SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
         "WHERE id = ?",
-        p, 3, NULL);
+        DB_ARGS(db_text(error), db_text(next_attempt_at), db_text(id)), NULL);
 }
 
 br_err store_outbox_drop(struct store *st, const char *id, const char *error, const char *now)
 {
-    struct db_val p[] = {db_text(error), db_text(now), db_text(id)};
-    return run_write_aside(
-        st,
-        "UPDATE mail_outbox SET status = 'dropped', last_error = ?, done_at = ?, "
-        "locked_until = NULL WHERE id = ?",
-        p, 3, NULL);
+    return outbox_done(st, id, "dropped", error, now);
 }
 
 static br_err two_ints(void *ud, const struct db_val *cols, int n)
@@ -245,8 +245,7 @@ br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn f
                    "SELECT " OUTBOX_COLS " FROM mail_outbox WHERE status <> 'sent' "
                    "ORDER BY created_at, id",
                    NULL, 0, outbox_row, &a, NULL);
-    struct db_val p[] = {db_text(status)};
     return run(st,
                "SELECT " OUTBOX_COLS " FROM mail_outbox WHERE status = ? ORDER BY created_at, id",
-               p, 1, outbox_row, &a, NULL);
+               DB_ARGS(db_text(status)), outbox_row, &a, NULL);
 }

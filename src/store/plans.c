@@ -2,7 +2,7 @@
  * plans.c - the plans the database chose for the statements the API runs
  * per request over growing tables (store_query_plans, for
  * tests/unit/test_plans.c). Each aggregate names its own
- * (identity_plans, citas_plans, fotos_plans).
+ * (identity_hot, fotos_hot, avisos_hot, citas_plans, informes_plans).
  */
 #include "store_int.h"
 #include "../util/buf.h"
@@ -34,11 +34,11 @@ br_err plan_of(struct store *st, const char *name, const char *sql, const struct
     return rc;
 }
 
-br_err plans_of(struct store *st, const struct hot_stmt *hot, size_t n, store_plan_fn fn, void *ud)
+br_err plans_of(struct store *st, const struct hot_stmt *hot, store_plan_fn fn, void *ud)
 {
     struct db_val p[] = {db_text("x"), db_text("y"), db_text("z"), db_text("w"),
                          db_text("v"), db_text("u"), db_int(10)};
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; hot[i].name; i++) {
         br_err rc = plan_of(st, hot[i].name, hot[i].sql, p, hot[i].nparams, fn, ud);
         if (rc) return rc;
     }
@@ -50,9 +50,9 @@ br_err store_query_plans(struct store *st, store_plan_fn fn, void *ud)
     /* the statements whose cost must not grow with the tables: every one
      * the API runs per request over data that grows */
     br_err rc = citas_plans(st, fn, ud);
-    if (!rc) rc = fotos_plans(st, fn, ud);
-    if (!rc) rc = identity_plans(st, fn, ud);
+    if (!rc) rc = plans_of(st, fotos_hot, fn, ud);
+    if (!rc) rc = plans_of(st, identity_hot, fn, ud);
     if (!rc) rc = informes_plans(st, fn, ud);
-    if (!rc) rc = avisos_plans(st, fn, ud);
+    if (!rc) rc = plans_of(st, avisos_hot, fn, ud);
     return rc;
 }

@@ -46,6 +46,14 @@ struct store {
 
 /* --- plumbing ---------------------------------------------------------------- */
 
+/* A statement's parameters written where it runs: the array and its count,
+ * the two arguments run and its kin take, so no count is kept in step by
+ * hand: run_write(st, SQL, DB_ARGS(db_text(id), db_int(n)), NULL). Each
+ * value is evaluated once (sizeof does not evaluate its operand). */
+#define DB_ARGS(...)                                                                               \
+    (const struct db_val[]){__VA_ARGS__},                                                          \
+        (int)(sizeof((const struct db_val[]){__VA_ARGS__}) / sizeof(struct db_val))
+
 static inline br_err run(struct store *st, const char *sql, const struct db_val *p, int n,
                          db_row_fn fn, void *ud, int64_t *changes)
 {
@@ -242,6 +250,19 @@ static inline br_err row_exists(struct db *db, struct db_conn *c, const char *co
     return rc;
 }
 
+/* In a transaction: deletes the row delete_sql (constant text deleting
+ * the row of one key, its one parameter) finds, else BR_NOTFOUND with the
+ * message missing. */
+static inline br_err row_delete(struct db *db, struct db_conn *c, const char *delete_sql,
+                                const char *key, const char *missing)
+{
+    int64_t n = 0;
+    struct db_val p[] = {db_text(key)};
+    br_err rc = EXEC(db, c, delete_sql, p, NULL, NULL, &n);
+    if (!rc && n == 0) rc = err_set(BR_NOTFOUND, "%s", missing);
+    return rc;
+}
+
 /* One field of a patch: whether the patch sets it, its statement (constant
  * text "UPDATE t SET col = ? WHERE id = ?", never built from input) and its
  * value. */
@@ -311,6 +332,21 @@ static inline br_err run_one(struct store *st, const char *sql, const struct db_
 {
     struct one_row r = {decode, out, false};
     br_err rc = run(st, sql, p, n, one_row, &r, NULL);
+    if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "%s", missing);
+    return rc;
+}
+
+/* The same in the transaction on c (the statement's params counted as
+ * EXEC counts them). */
+#define EXEC_ONE(db, c, sql, params, decode, out, missing)                                         \
+    exec_one(db, c, sql, params, (int)ARRAY_LEN(params), decode, out, missing)
+
+static inline br_err exec_one(struct db *db, struct db_conn *c, const char *sql,
+                              const struct db_val *p, int n, row_decode_fn decode, void *out,
+                              const char *missing)
+{
+    struct one_row r = {decode, out, false};
+    br_err rc = db->ops->exec(c, sql, p, n, one_row, &r, NULL);
     if (!rc && !r.found) rc = err_set(BR_NOTFOUND, "%s", missing);
     return rc;
 }
@@ -507,6 +543,11 @@ br_err espera_liberacion_insert(struct db *db, struct db_conn *conn,
                                 const struct espera_liberacion *l);
 /* outbox.c: queues m in the transaction on conn. */
 br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m);
+/* outbox.c: the message id is done with status ("sent", "dropped",
+ * "skipped"), the error that ended it (NULL: none), at now; its lease
+ * ends. */
+br_err outbox_done(struct store *st, const char *id, const char *status, const char *error,
+                   const char *now);
 /* Queues the barber's notice of kind ("aviso_cita", "aviso_cambio",
  * "aviso_cancelacion") about cita_id as it now stands, when its barber has
  * an address (nothing otherwise), created at now (avisos.c). */
@@ -517,21 +558,20 @@ br_err aviso_insert(struct db *db, struct db_conn *conn, const char *cita_id, co
 br_err contacto_patch(struct db *db, struct db_conn *conn, const char *barbero_id,
                       const struct barbero_patch *p);
 
-/* plans.c: hands fn the plan of each of the n statements of hot (their
- * text an EXPLAIN QUERY PLAN, each with nparams placeholders), or of one
- * statement (plan_of). Each aggregate names its own hot statements
- * (identity_plans, citas_plans, fotos_plans). */
+/* plans.c: hands fn the plan of each statement of hot (their text an
+ * EXPLAIN QUERY PLAN, each with nparams placeholders; the list ends with
+ * a NULL name), or of one statement (plan_of). Each aggregate names its
+ * own hot statements (identity_hot, fotos_hot, avisos_hot), or reads
+ * their plans itself where it builds them (citas_plans, informes_plans). */
 struct hot_stmt {
     const char *name, *sql;
     int nparams;
 };
 br_err plan_of(struct store *st, const char *name, const char *sql, const struct db_val *p, int n,
                store_plan_fn fn, void *ud);
-br_err plans_of(struct store *st, const struct hot_stmt *hot, size_t n, store_plan_fn fn, void *ud);
-br_err identity_plans(struct store *st, store_plan_fn fn, void *ud);
+br_err plans_of(struct store *st, const struct hot_stmt *hot, store_plan_fn fn, void *ud);
+extern const struct hot_stmt identity_hot[], fotos_hot[], avisos_hot[];
 br_err citas_plans(struct store *st, store_plan_fn fn, void *ud);
-br_err fotos_plans(struct store *st, store_plan_fn fn, void *ud);
 br_err informes_plans(struct store *st, store_plan_fn fn, void *ud);
-br_err avisos_plans(struct store *st, store_plan_fn fn, void *ud);
 
 #endif

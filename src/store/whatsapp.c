@@ -20,11 +20,10 @@ static br_err consent_row(void *ud, const struct db_val *c, int n)
 br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id, struct wa_consent *c)
 {
     memset(c, 0, sizeof *c);
-    struct db_val p[] = {db_text(cliente_id)};
     return run(st,
                "SELECT telefono, otorgado_en, retirado_en FROM whatsapp_consentimientos "
                "WHERE cliente_id = ?",
-               p, 1, consent_row, c, NULL);
+               DB_ARGS(db_text(cliente_id)), consent_row, c, NULL);
 }
 
 struct consent_set {
@@ -81,34 +80,36 @@ static br_err sendable_row(void *ud, const struct db_val *c, int n)
     return BR_OK;
 }
 
+/* What a message is about, read with its client's consent (sendable_row),
+ * and what to say when it is gone. */
+struct sendable_of {
+    const char *sql, *gone;
+};
+
+static const struct sendable_of sendable_cita = {
+    "SELECT c.estado, (SELECT count(*) FROM whatsapp_consentimientos w WHERE "
+    "w.cliente_id = c.cliente_id AND w.retirado_en IS NULL) FROM citas c "
+    "WHERE c.id = ?",
+    "la cita ya no existe"};
+
+/* a waiting-list notice: cita_id is the entry's, which is never cancelled */
+static const struct sendable_of sendable_espera = {
+    "SELECT 'pendiente', (SELECT count(*) FROM whatsapp_consentimientos w "
+    "WHERE w.cliente_id = e.cliente_id AND w.retirado_en IS NULL) "
+    "FROM lista_espera e WHERE e.id = ?",
+    "el aviso de la lista de espera ya no existe"};
+
 br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char *kind,
                                const char **why)
 {
     *why = NULL;
+    const struct sendable_of *of =
+        !strcmp(outbox_kind(kind), "aviso_espera") ? &sendable_espera : &sendable_cita;
     struct sendable_row r = {false, false, false};
-    struct db_val p[] = {db_text(cita_id)};
-    if (!strcmp(outbox_kind(kind), "aviso_espera")) {
-        /* a waiting-list notice: cita_id is the entry's */
-        br_err rc = run(st,
-                        "SELECT 'pendiente', (SELECT count(*) FROM whatsapp_consentimientos w "
-                        "WHERE w.cliente_id = e.cliente_id AND w.retirado_en IS NULL) "
-                        "FROM lista_espera e WHERE e.id = ?",
-                        p, 1, sendable_row, &r, NULL);
-        if (rc) return rc;
-        if (!r.found)
-            *why = "el aviso de la lista de espera ya no existe";
-        else if (!r.consent)
-            *why = "el cliente retiró su consentimiento a WhatsApp";
-        return BR_OK;
-    }
-    br_err rc = run(st,
-                    "SELECT c.estado, (SELECT count(*) FROM whatsapp_consentimientos w WHERE "
-                    "w.cliente_id = c.cliente_id AND w.retirado_en IS NULL) FROM citas c "
-                    "WHERE c.id = ?",
-                    p, 1, sendable_row, &r, NULL);
+    br_err rc = run(st, of->sql, DB_ARGS(db_text(cita_id)), sendable_row, &r, NULL);
     if (rc) return rc;
     if (!r.found)
-        *why = "la cita ya no existe";
+        *why = of->gone;
     else if (!r.consent)
         *why = "el cliente retiró su consentimiento a WhatsApp";
     else if (r.cancelada && strcmp(outbox_kind(kind), "cancelacion") != 0)
@@ -118,31 +119,24 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
 
 br_err store_outbox_skip(struct store *st, const char *id, const char *why, const char *now)
 {
-    struct db_val p[] = {db_text(why), db_text(now), db_text(id)};
-    return run_write_aside(
-        st,
-        "UPDATE mail_outbox SET status = 'skipped', last_error = ?, done_at = ?, "
-        "locked_until = NULL WHERE id = ?",
-        p, 3, NULL);
+    return outbox_done(st, id, "skipped", why, now);
 }
 
 br_err store_outbox_defer(struct store *st, const char *id, const char *until)
 {
-    struct db_val p[] = {db_text(until), db_text(until), db_text(id)};
     return run_write_aside(st,
                            "UPDATE mail_outbox SET next_attempt_at = ?, due_at = ?, "
                            "locked_until = NULL, attempts = attempts - 1 WHERE id = ?",
-                           p, 3, NULL);
+                           DB_ARGS(db_text(until), db_text(until), db_text(id)), NULL);
 }
 
 br_err store_whatsapp_sent(struct store *st, const char *id, const char *proveedor_id,
                            const char *now)
 {
-    struct db_val p[] = {db_text(now), db_text(proveedor_id), db_text(id)};
     return run_write_aside(st,
                            "UPDATE mail_outbox SET status = 'sent', done_at = ?, proveedor_id = ?, "
                            "locked_until = NULL, last_error = NULL WHERE id = ?",
-                           p, 3, NULL);
+                           DB_ARGS(db_text(now), db_text(proveedor_id), db_text(id)), NULL);
 }
 
 /* The order of the delivery statuses: a status never goes back. */
@@ -161,19 +155,17 @@ br_err store_whatsapp_status(struct store *st, const char *proveedor_id, const c
     *matched = false;
     if (!rank) return err_set(BR_INVALID, "unknown delivery status");
     int64_t n = 0;
-    struct db_val p[] = {db_text(status), db_text(at), db_text(error), db_text(proveedor_id),
-                         db_int(rank)};
     br_err rc = run_write_aside(
         st,
         "UPDATE mail_outbox SET entrega = ?, entrega_at = ?, last_error = COALESCE(?, last_error) "
         "WHERE proveedor_id = ? AND canal = 'whatsapp' AND " ENTREGA_RANK("entrega") " < ?",
-        p, 5, &n);
+        DB_ARGS(db_text(status), db_text(at), db_text(error), db_text(proveedor_id), db_int(rank)),
+        &n);
     if (!rc && !n) {
         /* known but already further along: still its message */
         bool known = false;
-        struct db_val pk[] = {db_text(proveedor_id)};
-        rc = run(st, "SELECT 1 FROM mail_outbox WHERE proveedor_id = ? AND canal = 'whatsapp'", pk,
-                 1, one_flag, &known, NULL);
+        rc = run(st, "SELECT 1 FROM mail_outbox WHERE proveedor_id = ? AND canal = 'whatsapp'",
+                 DB_ARGS(db_text(proveedor_id)), one_flag, &known, NULL);
         *matched = known;
     } else {
         *matched = n > 0;
@@ -181,16 +173,11 @@ br_err store_whatsapp_status(struct store *st, const char *proveedor_id, const c
     return rc;
 }
 
-struct mensajes_cb {
-    store_mensaje_fn fn;
-    void *ud;
-};
-
-static br_err mensaje_row(void *ud, const struct db_val *c, int n)
+/* A message of an appointment from its 13 columns (borrowed). */
+static bool mensaje_view(struct mensaje_view *m, const struct db_val *c, int n)
 {
     (void)n;
-    struct mensajes_cb *a = ud;
-    struct mensaje_view m = {
+    *m = (struct mensaje_view){
         .id = text_or_empty(&c[0]),
         .canal = outbox_canal(text_or_null(&c[1])),
         .tipo = outbox_kind(text_or_null(&c[2])),
@@ -205,16 +192,17 @@ static br_err mensaje_row(void *ud, const struct db_val *c, int n)
         .entrega = text_or_null(&c[11]),
         .entrega_en = text_or_null(&c[12]),
     };
-    return a->fn(a->ud, &m);
+    return true;
 }
+
+LISTING(mensaje, struct mensaje_view, store_mensaje_fn, mensaje_view)
 
 br_err store_cita_mensajes(struct store *st, const char *cita_id, store_mensaje_fn fn, void *ud)
 {
-    struct mensajes_cb a = {fn, ud};
-    struct db_val p[] = {db_text(cita_id)};
-    return run(st,
-               "SELECT id, canal, kind, recipient, status, attempts, antelacion_min, created_at, "
-               "done_at, next_attempt_at, last_error, entrega, entrega_at FROM mail_outbox "
-               "WHERE cita_id = ? ORDER BY created_at, id LIMIT 500",
-               p, 1, mensaje_row, &a, NULL);
+    return mensaje_list(
+        st,
+        "SELECT id, canal, kind, recipient, status, attempts, antelacion_min, created_at, "
+        "done_at, next_attempt_at, last_error, entrega, entrega_at FROM mail_outbox "
+        "WHERE cita_id = ? ORDER BY created_at, id LIMIT 500",
+        DB_ARGS(db_text(cita_id)), fn, ud);
 }
