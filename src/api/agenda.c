@@ -85,17 +85,6 @@ static void w_servicio(struct jw *w, const void *row)
     jw_obj_close(w);
 }
 
-/* Ends a listing; a store failure is store_fail's. */
-static void list_reply(struct http_req *r, br_err rc, struct jw *w)
-{
-    if (rc) {
-        jw_free(w);
-        store_fail(r, rc);
-        return;
-    }
-    api_list_reply(r, rc, w);
-}
-
 static br_err add_barbero(void *ud, const struct barbero *b)
 {
     w_barbero(ud, b);
@@ -113,7 +102,7 @@ void api_admin_barberos_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "barberos");
     br_err rc = store_barberos_all(api_app(r)->store, add_barbero, &w);
-    list_reply(r, rc, &w);
+    api_list_reply_fail(r, rc, &w);
 }
 
 void api_admin_servicios_get(struct http_req *r)
@@ -121,7 +110,7 @@ void api_admin_servicios_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "servicios");
     br_err rc = store_servicios_all(api_app(r)->store, add_servicio, &w);
-    list_reply(r, rc, &w);
+    api_list_reply_fail(r, rc, &w);
 }
 
 /* Replies status {"<key>": <row>}, written by write, when the row was read
@@ -131,8 +120,7 @@ static void reply_row(struct http_req *r, unsigned status, br_err rc, const char
 {
     if (api_reply_if_failed(r, rc, not_found)) return;
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, key);
+    api_begin_member(&w, key);
     write(&w, row);
     api_reply(r, status, &w);
 }
@@ -345,7 +333,7 @@ static void reply_horario(struct http_req *r, const char *id)
     struct jw w;
     api_list_begin(&w, "horario");
     br_err rc = store_horario_each(api_app(r)->store, id, add_tramo, &w);
-    list_reply(r, rc, &w);
+    api_list_reply_fail(r, rc, &w);
 }
 
 void api_barbero_horario_get(struct http_req *r)
@@ -404,8 +392,9 @@ static void barbero_horario_put(struct http_req *r, const char *id)
 
 /* --- days off and closures ------------------------------------------------------------------ */
 
-static void w_ausencia(struct jw *w, const struct ausencia *a)
+static br_err w_ausencia(void *ud, const struct ausencia *a)
 {
+    struct jw *w = ud;
     jw_obj_open(w);
     jw_kstr(w, "id", a->id);
     jw_kstr(w, "barbero_id", a->barbero_id[0] ? a->barbero_id : NULL);
@@ -413,20 +402,15 @@ static void w_ausencia(struct jw *w, const struct ausencia *a)
     jw_kstr(w, "hasta", a->hasta);
     jw_kstr(w, "motivo", a->motivo);
     jw_obj_close(w);
-}
-
-static br_err add_ausencia(void *ud, const struct ausencia *a)
-{
-    w_ausencia(ud, a);
-    return ((struct jw *)ud)->err;
+    return w->err;
 }
 
 void api_admin_ausencias_get(struct http_req *r)
 {
     struct jw w;
     api_list_begin(&w, "ausencias");
-    br_err rc = store_ausencias_each(api_app(r)->store, add_ausencia, &w);
-    list_reply(r, rc, &w);
+    br_err rc = store_ausencias_each(api_app(r)->store, w_ausencia, &w);
+    api_list_reply_fail(r, rc, &w);
 }
 
 void api_admin_ausencias_post(struct http_req *r)
@@ -458,8 +442,7 @@ void api_admin_ausencias_post(struct http_req *r)
         return;
     }
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "ausencia");
+    api_begin_member(&w, "ausencia");
     w_ausencia(&w, &a);
     /* the appointments it falls on, left as they are (avisos.c) */
     rc = api_w_afectadas(&w, api_app(r), &a);
@@ -467,8 +450,7 @@ void api_admin_ausencias_post(struct http_req *r)
         /* the day off is stored: a failed listing is told in the log only */
         http_req_set_detail(r, err_msg());
         jw_free(&w);
-        api_begin(&w);
-        jw_key(&w, "ausencia");
+        api_begin_member(&w, "ausencia");
         w_ausencia(&w, &a);
     }
     api_reply(r, 201, &w);

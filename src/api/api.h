@@ -121,6 +121,9 @@ void api_reply_cita(struct http_req *r, unsigned status, struct cita *c);
 
 /* Starts an answer (jw_init and the opening '{'). */
 void api_begin(struct jw *w);
+/* Starts an answer whose first member is key (api_begin, then the key):
+ * the caller writes its value. */
+void api_begin_member(struct jw *w, const char *key);
 /* Ends the answer begun with api_begin (the closing '}') and replies with
  * it; a writer failure answers 500. */
 void api_reply(struct http_req *r, unsigned status, struct jw *w);
@@ -130,6 +133,9 @@ void api_reply(struct http_req *r, unsigned status, struct jw *w);
  * rc is not BR_OK, throws it away and replies the error of rc. */
 void api_list_begin(struct jw *w, const char *key);
 void api_list_reply(struct http_req *r, br_err rc, struct jw *w);
+/* api_list_reply for a listing whose every error is a failure: api_fail
+ * with API_ERROR_INTERNAL (the store's own message goes to the log only). */
+void api_list_reply_fail(struct http_req *r, br_err rc, struct jw *w);
 /* The catalog's listings, which clients may cache: with an ETag that is a
  * digest of the body, and 304 to an If-None-Match that names it. The tag is
  * always current: api_memo_reply answers with the remembered copy when

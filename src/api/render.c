@@ -54,8 +54,7 @@ void api_w_foto(struct jw *w, const struct foto *f)
 void api_reply_cita(struct http_req *r, unsigned status, struct cita *c)
 {
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "cita");
+    api_begin_member(&w, "cita");
     jw_obj_open(&w);
     api_w_cita_members(&w, c);
     jw_obj_close(&w);
@@ -67,6 +66,12 @@ void api_begin(struct jw *w)
 {
     jw_init(w, API_REPLY_MAX);
     jw_obj_open(w);
+}
+
+void api_begin_member(struct jw *w, const char *key)
+{
+    api_begin(w);
+    jw_key(w, key);
 }
 
 /* Closes w's object and takes its text; when that fails, answers 500 and
@@ -90,8 +95,7 @@ void api_reply(struct http_req *r, unsigned status, struct jw *w)
 
 void api_list_begin(struct jw *w, const char *key)
 {
-    api_begin(w);
-    jw_key(w, key);
+    api_begin_member(w, key);
     jw_arr_open(w);
 }
 
@@ -113,6 +117,16 @@ void api_list_reply(struct http_req *r, br_err rc, struct jw *w)
     char *text;
     size_t len;
     if (list_text(r, rc, w, &text, &len)) http_reply_json(r, 200, text, len);
+}
+
+void api_list_reply_fail(struct http_req *r, br_err rc, struct jw *w)
+{
+    if (rc) {
+        jw_free(w);
+        api_fail(r, rc, API_ERROR_INTERNAL);
+        return;
+    }
+    api_list_reply(r, rc, w);
 }
 
 bool api_memo_reply(struct http_req *r, enum memo_catalog slot, struct memo_ticket *t)
