@@ -58,9 +58,7 @@ static void w_barbero(struct jw *w, const void *row)
 {
     const struct barbero *b = row;
     jw_obj_open(w);
-    jw_kstr(w, "id", b->id);
-    jw_kstr(w, "nombre", b->nombre);
-    jw_kstr(w, "foto_url", b->foto_url);
+    api_w_barbero_members(w, b);
     jw_key(w, "activo");
     jw_bool(w, b->activo);
     /* the admin's only: where the barber's notices go, who speaks for them */
@@ -75,10 +73,7 @@ static void w_servicio(struct jw *w, const void *row)
 {
     const struct servicio *s = row;
     jw_obj_open(w);
-    jw_kstr(w, "id", s->id);
-    jw_kstr(w, "nombre", s->nombre);
-    jw_kint(w, "duracion_min", s->duracion_min);
-    jw_kreal(w, "precio", s->precio);
+    api_w_servicio_members(w, s);
     jw_key(w, "activo");
     jw_bool(w, s->activo);
     jw_kint(w, "margen_min", s->margen_min);

@@ -116,6 +116,10 @@ void api_w_perfil(struct jw *w, const struct perfil *p);
 void api_w_perfil_members(struct jw *w, const struct perfil *p);
 void api_w_cita_members(struct jw *w, const struct cita *c);
 void api_w_foto(struct jw *w, const struct foto *f);
+/* The public members of a catalog record (GET /api/barberos, GET
+ * /api/servicios); the admin's listings write these first, then their own. */
+void api_w_barbero_members(struct jw *w, const struct barbero *b);
+void api_w_servicio_members(struct jw *w, const struct servicio *s);
 /* Replies status {"cita": <c>} and clears c. */
 void api_reply_cita(struct http_req *r, unsigned status, struct cita *c);
 

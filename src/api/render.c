@@ -51,6 +51,21 @@ void api_w_foto(struct jw *w, const struct foto *f)
     jw_obj_close(w);
 }
 
+void api_w_barbero_members(struct jw *w, const struct barbero *b)
+{
+    jw_kstr(w, "id", b->id);
+    jw_kstr(w, "nombre", b->nombre);
+    jw_kstr(w, "foto_url", b->foto_url);
+}
+
+void api_w_servicio_members(struct jw *w, const struct servicio *s)
+{
+    jw_kstr(w, "id", s->id);
+    jw_kstr(w, "nombre", s->nombre);
+    jw_kint(w, "duracion_min", s->duracion_min);
+    jw_kreal(w, "precio", s->precio);
+}
+
 void api_reply_cita(struct http_req *r, unsigned status, struct cita *c)
 {
     struct jw w;
