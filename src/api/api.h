@@ -196,8 +196,12 @@ int64_t api_page_start(struct api_page_rows *pg, struct jw *w);
  * exists). The callback then writes it and calls api_page_took. */
 bool api_page_takes(struct api_page_rows *pg);
 void api_page_took(struct api_page_rows *pg);
-/* Ends the page read with n rows asked for: OUT *more. */
-void api_page_end(struct api_page_rows *pg, int64_t n, bool *more);
+/* Ends the page read with n rows asked for, whose read returned rc: OUT
+ * *more (when rc is BR_OK). Returns rc, the page's outcome. */
+br_err api_page_end(struct api_page_rows *pg, br_err rc, int64_t n, bool *more);
+/* A pager's tail: "siguiente", the cursor of the next page (cursor, or
+ * null at the end), only when the request set a limit. */
+void api_page_siguiente(const struct api_page_rows *pg, struct jw *w, const char *cursor);
 
 /* Replies 200 {"<key>": [...]<tail>} (takes p): whole, with its length,
  * when the first page holds every row; else streamed page by page, so that

@@ -154,9 +154,7 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
         p->cliente_param = NULL; /* the request's: gone after its handler */
     }
     if (!listed) rc = booking_list(p->app, &q, page_row, p);
-    if (rc) return rc;
-    api_page_end(&p->rows, n, more);
-    return BR_OK;
+    return api_page_end(&p->rows, rc, n, more);
 }
 
 /* "siguiente": the cursor of the next page, null at the end; only when the
@@ -164,15 +162,9 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
 static void citas_tail(struct api_pager *base, struct jw *w)
 {
     struct citas_pager *p = (struct citas_pager *)base;
-    if (p->rows.remaining < 0) return;
-    jw_key(w, "siguiente");
-    if (p->rows.has_next) {
-        char cursor[ISO8601_LEN + 1 + UUID_LEN + 1];
-        snprintf(cursor, sizeof cursor, "%s_%s", p->last_inicio, p->last_id);
-        jw_str(w, cursor);
-    } else {
-        jw_null(w);
-    }
+    char cursor[ISO8601_LEN + 1 + UUID_LEN + 1];
+    snprintf(cursor, sizeof cursor, "%s_%s", p->last_inicio, p->last_id);
+    api_page_siguiente(&p->rows, w, cursor);
 }
 
 /* The listing's scope once the caller is known: a client's own; for a

@@ -332,10 +332,19 @@ void api_page_took(struct api_page_rows *pg)
     if (api_page_full(pg->w)) pg->full = true;
 }
 
-void api_page_end(struct api_page_rows *pg, int64_t n, bool *more)
+br_err api_page_end(struct api_page_rows *pg, br_err rc, int64_t n, bool *more)
 {
+    if (rc) return rc;
     if (pg->extra) pg->has_next = true;
     *more = !pg->extra && (pg->full || pg->got == n);
+    return BR_OK;
+}
+
+void api_page_siguiente(const struct api_page_rows *pg, struct jw *w, const char *cursor)
+{
+    if (pg->remaining < 0) return;
+    jw_key(w, "siguiente");
+    jw_str(w, pg->has_next ? cursor : NULL);
 }
 
 struct list_stream {
