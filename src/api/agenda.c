@@ -509,11 +509,10 @@ static bool disponibilidad_text(struct http_req *r, const struct agenda_query *q
  * not reached the instant at which the notice passes its first slot. */
 void api_disponibilidad_get(struct http_req *r)
 {
-    const char *barbero = http_req_query(r, "barbero_id");
     struct agenda_query q = {
         .servicio_id = http_req_query(r, "servicio_id"),
         .fecha = http_req_query(r, "fecha"),
-        .barbero_id = barbero && *barbero ? barbero : NULL,
+        .barbero_id = api_query_opt(r, "barbero_id"),
         .now_ms = clock_now_ms(),
     };
     struct app *app = api_app(r);

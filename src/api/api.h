@@ -77,6 +77,11 @@ enum api_path api_path_id(const char *path, const char *prefix, const char *suff
 bool api_path_id_or_404(struct http_req *r, const char *prefix, const char *suffix,
                         const char *not_found, br_id out);
 
+/* --- query parameters ----------------------------------------------------------- */
+
+/* A query parameter that, when empty, is as if absent: NULL then. */
+const char *api_query_opt(struct http_req *r, const char *name);
+
 /* --- reading JSON bodies ------------------------------------------------------- */
 
 /* Replies 400 "Campo inválido: <name>". */

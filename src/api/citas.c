@@ -285,9 +285,8 @@ void api_citas_get(struct http_req *r)
         citas_pager_free(&p->base);
         return;
     }
-    const char *estado = http_req_query(r, "estado");
     p->cliente_param = http_req_query(r, "cliente_id");
-    p->estado = estado && *estado ? xstrdup(estado) : NULL;
+    p->estado = xstrdup_or_null(api_query_opt(r, "estado"));
     if (memo_remembers(p->app->memo) && citas_remembered(r, p)) {
         citas_pager_free(&p->base);
         return;

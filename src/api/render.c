@@ -239,6 +239,12 @@ void api_reply_ok(struct http_req *r)
     api_reply(r, 200, &w);
 }
 
+const char *api_query_opt(struct http_req *r, const char *name)
+{
+    const char *v = http_req_query(r, name);
+    return v && *v ? v : NULL;
+}
+
 void api_bad_field(struct http_req *r, const char *name)
 {
     char msg[96];
