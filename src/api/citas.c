@@ -8,6 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Writes key: an object when present (true: opened, for the caller to
+ * write its members and close it), else null (false). */
+static bool w_object_or_null(struct jw *w, const char *key, bool present)
+{
+    jw_key(w, key);
+    if (present)
+        jw_obj_open(w);
+    else
+        jw_null(w);
+    return present;
+}
+
 /* One element of the listing: the appointment plus perfil, barbero and
  * servicio, each null when the row it names is missing. */
 static br_err add_cita(void *ud, const struct cita_view *v)
@@ -15,33 +27,21 @@ static br_err add_cita(void *ud, const struct cita_view *v)
     struct jw *w = ud;
     jw_obj_open(w);
     api_w_cita_members(w, &v->cita);
-    jw_key(w, "perfil");
-    if (v->has_perfil) {
-        jw_obj_open(w);
+    if (w_object_or_null(w, "perfil", v->has_perfil)) {
         jw_kstr(w, "nombre", v->perfil_nombre);
         jw_kstr(w, "telefono", v->perfil_telefono);
         jw_obj_close(w);
-    } else {
-        jw_null(w);
     }
-    jw_key(w, "barbero");
-    if (v->barbero_nombre) {
-        jw_obj_open(w);
+    if (w_object_or_null(w, "barbero", v->barbero_nombre != NULL)) {
         jw_kstr(w, "nombre", v->barbero_nombre);
         jw_kstr(w, "foto_url", v->barbero_foto_url);
         jw_obj_close(w);
-    } else {
-        jw_null(w);
     }
-    jw_key(w, "servicio");
-    if (v->servicio_nombre) {
-        jw_obj_open(w);
+    if (w_object_or_null(w, "servicio", v->servicio_nombre != NULL)) {
         jw_kstr(w, "nombre", v->servicio_nombre);
         jw_kint(w, "duracion_min", v->servicio_duracion_min);
         jw_kreal(w, "precio", v->servicio_precio);
         jw_obj_close(w);
-    } else {
-        jw_null(w);
     }
     jw_obj_close(w);
     return w->err;
