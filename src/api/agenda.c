@@ -39,6 +39,21 @@ static void store_fail(struct http_req *r, br_err rc)
     api_fail(r, rc, API_ERROR_INTERNAL);
 }
 
+/* Answers a write that returned rc, when it failed: BR_INVALID (the
+ * caller's) with its message; BR_NOTFOUND, when not_found is not NULL,
+ * 404 not_found; anything else store_fail's. False (nothing replied) when
+ * rc is BR_OK. */
+static bool write_failed(struct http_req *r, br_err rc, const char *not_found)
+{
+    if (rc == BR_INVALID)
+        api_reply_err(r, rc);
+    else if (rc == BR_NOTFOUND && not_found)
+        http_reply_error(r, 404, not_found);
+    else if (rc)
+        store_fail(r, rc);
+    return rc != BR_OK;
+}
+
 /* A text field that, when present, must be a string the rule ok accepts.
  * false after replying 400. */
 static bool opt_text(struct http_req *r, json_t *body, const char *key, bool (*ok)(const char *),
@@ -148,12 +163,7 @@ void api_admin_barberos_post(struct http_req *r)
     b.nombre = (char *)nombre;
     b.foto_url = (char *)foto;
     br_err rc = catalog_barbero_add(api_app(r), &b);
-    if (rc == BR_INVALID)
-        api_reply_err(r, rc);
-    else if (rc)
-        store_fail(r, rc);
-    else
-        reply_barbero(r, 201, b.id);
+    if (!write_failed(r, rc, NULL)) reply_barbero(r, 201, b.id);
 }
 
 /* A JSON integer the rule ok accepts. */
@@ -199,12 +209,7 @@ void api_admin_servicios_post(struct http_req *r)
         return;
     }
     br_err rc = catalog_servicio_add(api_app(r), &s);
-    if (rc == BR_INVALID)
-        api_reply_err(r, rc);
-    else if (rc)
-        store_fail(r, rc);
-    else
-        reply_servicio(r, 201, s.id);
+    if (!write_failed(r, rc, NULL)) reply_servicio(r, 201, s.id);
 }
 
 /* activo: absent (-1) or a boolean. */
@@ -244,15 +249,10 @@ void api_admin_barbero_patch(struct http_req *r)
         return;
     }
     br_err rc = catalog_barbero_update(api_app(r), id, &p);
-    if (rc == BR_INVALID || rc == BR_CONFLICT)
+    /* the caller's too: a usuario_id that names nobody or another barber's */
+    if (rc == BR_CONFLICT || (rc == BR_NOTFOUND && !strcmp(err_msg(), "Usuario no encontrado")))
         api_reply_err(r, rc);
-    else if (rc == BR_NOTFOUND && !strcmp(err_msg(), "Usuario no encontrado"))
-        api_reply_err(r, rc);
-    else if (rc == BR_NOTFOUND)
-        http_reply_error(r, 404, "Barbero no encontrado");
-    else if (rc)
-        store_fail(r, rc);
-    else
+    else if (!write_failed(r, rc, "Barbero no encontrado"))
         reply_barbero(r, 200, id);
 }
 
@@ -294,14 +294,7 @@ void api_admin_servicio_patch(struct http_req *r)
         return;
     }
     br_err rc = catalog_servicio_update(api_app(r), id, &p);
-    if (rc == BR_INVALID)
-        api_reply_err(r, rc);
-    else if (rc == BR_NOTFOUND)
-        http_reply_error(r, 404, "Servicio no encontrado");
-    else if (rc)
-        store_fail(r, rc);
-    else
-        reply_servicio(r, 200, id);
+    if (!write_failed(r, rc, "Servicio no encontrado")) reply_servicio(r, 200, id);
 }
 
 /* --- weekly schedules -------------------------------------------------------------------- */
@@ -375,14 +368,7 @@ static void barbero_horario_put(struct http_req *r, const char *id)
     }
     br_err rc = agenda_horario_set(api_app(r), id, t, (int)n);
     free(t);
-    if (rc == BR_INVALID)
-        api_reply_err(r, rc);
-    else if (rc == BR_NOTFOUND)
-        http_reply_error(r, 404, "Barbero no encontrado");
-    else if (rc)
-        store_fail(r, rc);
-    else
-        reply_horario(r, id);
+    if (!write_failed(r, rc, "Barbero no encontrado")) reply_horario(r, id);
 }
 
 /* --- days off and closures ------------------------------------------------------------------ */
