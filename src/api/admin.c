@@ -39,37 +39,29 @@ struct usuarios_pager {
     br_ts last_created;
     br_id last_id;
     bool has_last;
-    /* the page being read */
-    struct jw *w;
-    int64_t got;
-    bool full;
+    struct api_page_rows rows; /* no ?limit=: every profile */
 };
 
 static br_err page_usuario(void *ud, const struct usuario_view *u)
 {
     struct usuarios_pager *p = ud;
-    if (p->full) return BR_OK; /* the page is over: the rest is read again next */
-    br_err rc = add_usuario(p->w, u);
+    if (!api_page_takes(&p->rows)) return BR_OK;
+    br_err rc = add_usuario(p->rows.w, u);
     if (rc) return rc;
     memcpy(p->last_created, u->perfil.created_at, sizeof p->last_created);
     memcpy(p->last_id, u->perfil.id, sizeof p->last_id);
     p->has_last = true;
-    p->got++;
-    if (api_page_full(p->w)) p->full = true;
+    api_page_took(&p->rows);
     return BR_OK;
 }
 
 static br_err usuarios_page(struct api_pager *base, struct jw *w, bool *more)
 {
     struct usuarios_pager *p = (struct usuarios_pager *)base;
-    p->w = w;
-    p->got = 0;
-    p->full = false;
+    int64_t n = api_page_start(&p->rows, w);
     br_err rc = users_list_page(p->app, p->has_last ? p->last_created : NULL,
-                                p->has_last ? p->last_id : NULL, API_PAGE_ROWS, page_usuario, p);
-    if (rc) return rc;
-    *more = p->full || p->got == API_PAGE_ROWS;
-    return BR_OK;
+                                p->has_last ? p->last_id : NULL, n, page_usuario, p);
+    return api_page_end(&p->rows, rc, n, more);
 }
 
 static void usuarios_pager_free(struct api_pager *base)
@@ -82,6 +74,7 @@ void api_admin_usuarios_get(struct http_req *r)
     struct usuarios_pager *p = xcalloc(1, sizeof *p);
     p->base = (struct api_pager){usuarios_page, NULL, usuarios_pager_free};
     p->app = api_app(r);
+    p->rows.remaining = -1;
     api_list_pages(r, "usuarios", &p->base);
 }
 

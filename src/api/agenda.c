@@ -39,6 +39,21 @@ static void store_fail(struct http_req *r, br_err rc)
     api_fail(r, rc, API_ERROR_INTERNAL);
 }
 
+/* Answers a write that returned rc, when it failed: BR_INVALID (the
+ * caller's) with its message; BR_NOTFOUND, when not_found is not NULL,
+ * 404 not_found; anything else store_fail's. False (nothing replied) when
+ * rc is BR_OK. */
+static bool write_failed(struct http_req *r, br_err rc, const char *not_found)
+{
+    if (rc == BR_INVALID)
+        api_reply_err(r, rc);
+    else if (rc == BR_NOTFOUND && not_found)
+        http_reply_error(r, 404, not_found);
+    else if (rc)
+        store_fail(r, rc);
+    return rc != BR_OK;
+}
+
 /* A text field that, when present, must be a string the rule ok accepts.
  * false after replying 400. */
 static bool opt_text(struct http_req *r, json_t *body, const char *key, bool (*ok)(const char *),
@@ -58,9 +73,7 @@ static void w_barbero(struct jw *w, const void *row)
 {
     const struct barbero *b = row;
     jw_obj_open(w);
-    jw_kstr(w, "id", b->id);
-    jw_kstr(w, "nombre", b->nombre);
-    jw_kstr(w, "foto_url", b->foto_url);
+    api_w_barbero_members(w, b);
     jw_key(w, "activo");
     jw_bool(w, b->activo);
     /* the admin's only: where the barber's notices go, who speaks for them */
@@ -75,25 +88,11 @@ static void w_servicio(struct jw *w, const void *row)
 {
     const struct servicio *s = row;
     jw_obj_open(w);
-    jw_kstr(w, "id", s->id);
-    jw_kstr(w, "nombre", s->nombre);
-    jw_kint(w, "duracion_min", s->duracion_min);
-    jw_kreal(w, "precio", s->precio);
+    api_w_servicio_members(w, s);
     jw_key(w, "activo");
     jw_bool(w, s->activo);
     jw_kint(w, "margen_min", s->margen_min);
     jw_obj_close(w);
-}
-
-/* Ends a listing; a store failure is store_fail's. */
-static void list_reply(struct http_req *r, br_err rc, struct jw *w)
-{
-    if (rc) {
-        jw_free(w);
-        store_fail(r, rc);
-        return;
-    }
-    api_list_reply(r, rc, w);
 }
 
 static br_err add_barbero(void *ud, const struct barbero *b)
@@ -113,7 +112,7 @@ void api_admin_barberos_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "barberos");
     br_err rc = store_barberos_all(api_app(r)->store, add_barbero, &w);
-    list_reply(r, rc, &w);
+    api_list_reply_fail(r, rc, &w);
 }
 
 void api_admin_servicios_get(struct http_req *r)
@@ -121,7 +120,7 @@ void api_admin_servicios_get(struct http_req *r)
     struct jw w;
     api_list_begin(&w, "servicios");
     br_err rc = store_servicios_all(api_app(r)->store, add_servicio, &w);
-    list_reply(r, rc, &w);
+    api_list_reply_fail(r, rc, &w);
 }
 
 /* Replies status {"<key>": <row>}, written by write, when the row was read
@@ -131,8 +130,7 @@ static void reply_row(struct http_req *r, unsigned status, br_err rc, const char
 {
     if (api_reply_if_failed(r, rc, not_found)) return;
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, key);
+    api_begin_member(&w, key);
     write(&w, row);
     api_reply(r, status, &w);
 }
@@ -165,12 +163,7 @@ void api_admin_barberos_post(struct http_req *r)
     b.nombre = (char *)nombre;
     b.foto_url = (char *)foto;
     br_err rc = catalog_barbero_add(api_app(r), &b);
-    if (rc == BR_INVALID)
-        api_reply_err(r, rc);
-    else if (rc)
-        store_fail(r, rc);
-    else
-        reply_barbero(r, 201, b.id);
+    if (!write_failed(r, rc, NULL)) reply_barbero(r, 201, b.id);
 }
 
 /* A JSON integer the rule ok accepts. */
@@ -216,12 +209,7 @@ void api_admin_servicios_post(struct http_req *r)
         return;
     }
     br_err rc = catalog_servicio_add(api_app(r), &s);
-    if (rc == BR_INVALID)
-        api_reply_err(r, rc);
-    else if (rc)
-        store_fail(r, rc);
-    else
-        reply_servicio(r, 201, s.id);
+    if (!write_failed(r, rc, NULL)) reply_servicio(r, 201, s.id);
 }
 
 /* activo: absent (-1) or a boolean. */
@@ -261,15 +249,10 @@ void api_admin_barbero_patch(struct http_req *r)
         return;
     }
     br_err rc = catalog_barbero_update(api_app(r), id, &p);
-    if (rc == BR_INVALID || rc == BR_CONFLICT)
+    /* the caller's too: a usuario_id that names nobody or another barber's */
+    if (rc == BR_CONFLICT || (rc == BR_NOTFOUND && !strcmp(err_msg(), "Usuario no encontrado")))
         api_reply_err(r, rc);
-    else if (rc == BR_NOTFOUND && !strcmp(err_msg(), "Usuario no encontrado"))
-        api_reply_err(r, rc);
-    else if (rc == BR_NOTFOUND)
-        http_reply_error(r, 404, "Barbero no encontrado");
-    else if (rc)
-        store_fail(r, rc);
-    else
+    else if (!write_failed(r, rc, "Barbero no encontrado"))
         reply_barbero(r, 200, id);
 }
 
@@ -311,14 +294,7 @@ void api_admin_servicio_patch(struct http_req *r)
         return;
     }
     br_err rc = catalog_servicio_update(api_app(r), id, &p);
-    if (rc == BR_INVALID)
-        api_reply_err(r, rc);
-    else if (rc == BR_NOTFOUND)
-        http_reply_error(r, 404, "Servicio no encontrado");
-    else if (rc)
-        store_fail(r, rc);
-    else
-        reply_servicio(r, 200, id);
+    if (!write_failed(r, rc, "Servicio no encontrado")) reply_servicio(r, 200, id);
 }
 
 /* --- weekly schedules -------------------------------------------------------------------- */
@@ -345,7 +321,7 @@ static void reply_horario(struct http_req *r, const char *id)
     struct jw w;
     api_list_begin(&w, "horario");
     br_err rc = store_horario_each(api_app(r)->store, id, add_tramo, &w);
-    list_reply(r, rc, &w);
+    api_list_reply_fail(r, rc, &w);
 }
 
 void api_barbero_horario_get(struct http_req *r)
@@ -392,20 +368,14 @@ static void barbero_horario_put(struct http_req *r, const char *id)
     }
     br_err rc = agenda_horario_set(api_app(r), id, t, (int)n);
     free(t);
-    if (rc == BR_INVALID)
-        api_reply_err(r, rc);
-    else if (rc == BR_NOTFOUND)
-        http_reply_error(r, 404, "Barbero no encontrado");
-    else if (rc)
-        store_fail(r, rc);
-    else
-        reply_horario(r, id);
+    if (!write_failed(r, rc, "Barbero no encontrado")) reply_horario(r, id);
 }
 
 /* --- days off and closures ------------------------------------------------------------------ */
 
-static void w_ausencia(struct jw *w, const struct ausencia *a)
+static br_err w_ausencia(void *ud, const struct ausencia *a)
 {
+    struct jw *w = ud;
     jw_obj_open(w);
     jw_kstr(w, "id", a->id);
     jw_kstr(w, "barbero_id", a->barbero_id[0] ? a->barbero_id : NULL);
@@ -413,20 +383,15 @@ static void w_ausencia(struct jw *w, const struct ausencia *a)
     jw_kstr(w, "hasta", a->hasta);
     jw_kstr(w, "motivo", a->motivo);
     jw_obj_close(w);
-}
-
-static br_err add_ausencia(void *ud, const struct ausencia *a)
-{
-    w_ausencia(ud, a);
-    return ((struct jw *)ud)->err;
+    return w->err;
 }
 
 void api_admin_ausencias_get(struct http_req *r)
 {
     struct jw w;
     api_list_begin(&w, "ausencias");
-    br_err rc = store_ausencias_each(api_app(r)->store, add_ausencia, &w);
-    list_reply(r, rc, &w);
+    br_err rc = store_ausencias_each(api_app(r)->store, w_ausencia, &w);
+    api_list_reply_fail(r, rc, &w);
 }
 
 void api_admin_ausencias_post(struct http_req *r)
@@ -458,8 +423,7 @@ void api_admin_ausencias_post(struct http_req *r)
         return;
     }
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "ausencia");
+    api_begin_member(&w, "ausencia");
     w_ausencia(&w, &a);
     /* the appointments it falls on, left as they are (avisos.c) */
     rc = api_w_afectadas(&w, api_app(r), &a);
@@ -467,8 +431,7 @@ void api_admin_ausencias_post(struct http_req *r)
         /* the day off is stored: a failed listing is told in the log only */
         http_req_set_detail(r, err_msg());
         jw_free(&w);
-        api_begin(&w);
-        jw_key(&w, "ausencia");
+        api_begin_member(&w, "ausencia");
         w_ausencia(&w, &a);
     }
     api_reply(r, 201, &w);
@@ -532,11 +495,10 @@ static bool disponibilidad_text(struct http_req *r, const struct agenda_query *q
  * not reached the instant at which the notice passes its first slot. */
 void api_disponibilidad_get(struct http_req *r)
 {
-    const char *barbero = http_req_query(r, "barbero_id");
     struct agenda_query q = {
         .servicio_id = http_req_query(r, "servicio_id"),
         .fecha = http_req_query(r, "fecha"),
-        .barbero_id = barbero && *barbero ? barbero : NULL,
+        .barbero_id = api_query_opt(r, "barbero_id"),
         .now_ms = clock_now_ms(),
     };
     struct app *app = api_app(r);

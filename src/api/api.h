@@ -77,6 +77,11 @@ enum api_path api_path_id(const char *path, const char *prefix, const char *suff
 bool api_path_id_or_404(struct http_req *r, const char *prefix, const char *suffix,
                         const char *not_found, br_id out);
 
+/* --- query parameters ----------------------------------------------------------- */
+
+/* A query parameter that, when empty, is as if absent: NULL then. */
+const char *api_query_opt(struct http_req *r, const char *name);
+
 /* --- reading JSON bodies ------------------------------------------------------- */
 
 /* Replies 400 "Campo inválido: <name>". */
@@ -116,11 +121,18 @@ void api_w_perfil(struct jw *w, const struct perfil *p);
 void api_w_perfil_members(struct jw *w, const struct perfil *p);
 void api_w_cita_members(struct jw *w, const struct cita *c);
 void api_w_foto(struct jw *w, const struct foto *f);
+/* The public members of a catalog record (GET /api/barberos, GET
+ * /api/servicios); the admin's listings write these first, then their own. */
+void api_w_barbero_members(struct jw *w, const struct barbero *b);
+void api_w_servicio_members(struct jw *w, const struct servicio *s);
 /* Replies status {"cita": <c>} and clears c. */
 void api_reply_cita(struct http_req *r, unsigned status, struct cita *c);
 
 /* Starts an answer (jw_init and the opening '{'). */
 void api_begin(struct jw *w);
+/* Starts an answer whose first member is key (api_begin, then the key):
+ * the caller writes its value. */
+void api_begin_member(struct jw *w, const char *key);
 /* Ends the answer begun with api_begin (the closing '}') and replies with
  * it; a writer failure answers 500. */
 void api_reply(struct http_req *r, unsigned status, struct jw *w);
@@ -130,6 +142,9 @@ void api_reply(struct http_req *r, unsigned status, struct jw *w);
  * rc is not BR_OK, throws it away and replies the error of rc. */
 void api_list_begin(struct jw *w, const char *key);
 void api_list_reply(struct http_req *r, br_err rc, struct jw *w);
+/* api_list_reply for a listing whose every error is a failure: api_fail
+ * with API_ERROR_INTERNAL (the store's own message goes to the log only). */
+void api_list_reply_fail(struct http_req *r, br_err rc, struct jw *w);
 /* The catalog's listings, which clients may cache: with an ETag that is a
  * digest of the body, and 304 to an If-None-Match that names it. The tag is
  * always current: api_memo_reply answers with the remembered copy when
@@ -186,8 +201,12 @@ int64_t api_page_start(struct api_page_rows *pg, struct jw *w);
  * exists). The callback then writes it and calls api_page_took. */
 bool api_page_takes(struct api_page_rows *pg);
 void api_page_took(struct api_page_rows *pg);
-/* Ends the page read with n rows asked for: OUT *more. */
-void api_page_end(struct api_page_rows *pg, int64_t n, bool *more);
+/* Ends the page read with n rows asked for, whose read returned rc: OUT
+ * *more (when rc is BR_OK). Returns rc, the page's outcome. */
+br_err api_page_end(struct api_page_rows *pg, br_err rc, int64_t n, bool *more);
+/* A pager's tail: "siguiente", the cursor of the next page (cursor, or
+ * null at the end), only when the request set a limit. */
+void api_page_siguiente(const struct api_page_rows *pg, struct jw *w, const char *cursor);
 
 /* Replies 200 {"<key>": [...]<tail>} (takes p): whole, with its length,
  * when the first page holds every row; else streamed page by page, so that

@@ -148,9 +148,7 @@ void api_admin_ausencia_cancelar_post(struct http_req *r)
     const char *mensaje = NULL;
     if (!api_opt_string(r, http_req_json(r), "mensaje", &mensaje)) return;
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "canceladas");
-    jw_arr_open(&w);
+    api_list_begin(&w, "canceladas");
     br_err rc = cierres_cancelar(api_app(r), id, mensaje, w_afectada, &w);
     jw_arr_close(&w);
     if (rc) {

@@ -8,9 +8,7 @@ static br_err add_barbero(void *ud, const struct barbero *b)
 {
     struct jw *w = ud;
     jw_obj_open(w);
-    jw_kstr(w, "id", b->id);
-    jw_kstr(w, "nombre", b->nombre);
-    jw_kstr(w, "foto_url", b->foto_url);
+    api_w_barbero_members(w, b);
     jw_obj_close(w);
     return w->err;
 }
@@ -19,32 +17,42 @@ static br_err add_servicio(void *ud, const struct servicio *s)
 {
     struct jw *w = ud;
     jw_obj_open(w);
-    jw_kstr(w, "id", s->id);
-    jw_kstr(w, "nombre", s->nombre);
-    jw_kint(w, "duracion_min", s->duracion_min);
-    jw_kreal(w, "precio", s->precio);
+    api_w_servicio_members(w, s);
     jw_obj_close(w);
     return w->err;
 }
 
-void api_barberos_get(struct http_req *r)
+static br_err read_barberos(struct store *st, struct jw *w)
+{
+    return store_barberos_each(st, add_barbero, w);
+}
+
+static br_err read_servicios(struct store *st, struct jw *w)
+{
+    return store_servicios_each(st, add_servicio, w);
+}
+
+/* Replies a public listing {"<key>": [...]} as remembered in slot
+ * (api_memo_reply); else read writes its rows from the store, and the
+ * answer is remembered (api_list_reply_memo). */
+static void reply_memo_listing(struct http_req *r, enum memo_catalog slot, const char *key,
+                               br_err (*read)(struct store *st, struct jw *w))
 {
     struct memo_ticket t;
-    if (api_memo_reply(r, MEMO_BARBEROS, &t)) return;
+    if (api_memo_reply(r, slot, &t)) return;
     struct jw w;
-    api_list_begin(&w, "barberos");
-    api_list_reply_memo(r, store_barberos_each(api_app(r)->store, add_barbero, &w), &w,
-                        MEMO_BARBEROS, &t);
+    api_list_begin(&w, key);
+    api_list_reply_memo(r, read(api_app(r)->store, &w), &w, slot, &t);
+}
+
+void api_barberos_get(struct http_req *r)
+{
+    reply_memo_listing(r, MEMO_BARBEROS, "barberos", read_barberos);
 }
 
 void api_servicios_get(struct http_req *r)
 {
-    struct memo_ticket t;
-    if (api_memo_reply(r, MEMO_SERVICIOS, &t)) return;
-    struct jw w;
-    api_list_begin(&w, "servicios");
-    api_list_reply_memo(r, store_servicios_each(api_app(r)->store, add_servicio, &w), &w,
-                        MEMO_SERVICIOS, &t);
+    reply_memo_listing(r, MEMO_SERVICIOS, "servicios", read_servicios);
 }
 
 void api_healthz(struct http_req *r)

@@ -8,6 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Writes key: an object when present (true: opened, for the caller to
+ * write its members and close it), else null (false). */
+static bool w_object_or_null(struct jw *w, const char *key, bool present)
+{
+    jw_key(w, key);
+    if (present)
+        jw_obj_open(w);
+    else
+        jw_null(w);
+    return present;
+}
+
 /* One element of the listing: the appointment plus perfil, barbero and
  * servicio, each null when the row it names is missing. */
 static br_err add_cita(void *ud, const struct cita_view *v)
@@ -15,33 +27,21 @@ static br_err add_cita(void *ud, const struct cita_view *v)
     struct jw *w = ud;
     jw_obj_open(w);
     api_w_cita_members(w, &v->cita);
-    jw_key(w, "perfil");
-    if (v->has_perfil) {
-        jw_obj_open(w);
+    if (w_object_or_null(w, "perfil", v->has_perfil)) {
         jw_kstr(w, "nombre", v->perfil_nombre);
         jw_kstr(w, "telefono", v->perfil_telefono);
         jw_obj_close(w);
-    } else {
-        jw_null(w);
     }
-    jw_key(w, "barbero");
-    if (v->barbero_nombre) {
-        jw_obj_open(w);
+    if (w_object_or_null(w, "barbero", v->barbero_nombre != NULL)) {
         jw_kstr(w, "nombre", v->barbero_nombre);
         jw_kstr(w, "foto_url", v->barbero_foto_url);
         jw_obj_close(w);
-    } else {
-        jw_null(w);
     }
-    jw_key(w, "servicio");
-    if (v->servicio_nombre) {
-        jw_obj_open(w);
+    if (w_object_or_null(w, "servicio", v->servicio_nombre != NULL)) {
         jw_kstr(w, "nombre", v->servicio_nombre);
         jw_kint(w, "duracion_min", v->servicio_duracion_min);
         jw_kreal(w, "precio", v->servicio_precio);
         jw_obj_close(w);
-    } else {
-        jw_null(w);
     }
     jw_obj_close(w);
     return w->err;
@@ -154,9 +154,7 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
         p->cliente_param = NULL; /* the request's: gone after its handler */
     }
     if (!listed) rc = booking_list(p->app, &q, page_row, p);
-    if (rc) return rc;
-    api_page_end(&p->rows, n, more);
-    return BR_OK;
+    return api_page_end(&p->rows, rc, n, more);
 }
 
 /* "siguiente": the cursor of the next page, null at the end; only when the
@@ -164,15 +162,9 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
 static void citas_tail(struct api_pager *base, struct jw *w)
 {
     struct citas_pager *p = (struct citas_pager *)base;
-    if (p->rows.remaining < 0) return;
-    jw_key(w, "siguiente");
-    if (p->rows.has_next) {
-        char cursor[ISO8601_LEN + 1 + UUID_LEN + 1];
-        snprintf(cursor, sizeof cursor, "%s_%s", p->last_inicio, p->last_id);
-        jw_str(w, cursor);
-    } else {
-        jw_null(w);
-    }
+    char cursor[ISO8601_LEN + 1 + UUID_LEN + 1];
+    snprintf(cursor, sizeof cursor, "%s_%s", p->last_inicio, p->last_id);
+    api_page_siguiente(&p->rows, w, cursor);
 }
 
 /* The listing's scope once the caller is known: a client's own; for a
@@ -293,9 +285,8 @@ void api_citas_get(struct http_req *r)
         citas_pager_free(&p->base);
         return;
     }
-    const char *estado = http_req_query(r, "estado");
     p->cliente_param = http_req_query(r, "cliente_id");
-    p->estado = estado && *estado ? xstrdup(estado) : NULL;
+    p->estado = xstrdup_or_null(api_query_opt(r, "estado"));
     if (memo_remembers(p->app->memo) && citas_remembered(r, p)) {
         citas_pager_free(&p->base);
         return;

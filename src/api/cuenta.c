@@ -75,8 +75,7 @@ void api_auth_me_patch(struct http_req *r)
     struct perfil pf;
     bool has = store_perfil_get(app->store, api_caller(r)->user_id, &pf) == BR_OK;
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "user");
+    api_begin_member(&w, "user");
     jw_obj_open(&w);
     jw_kstr(&w, "id", api_caller(r)->user_id);
     jw_kstr(&w, "email", api_caller(r)->email);
@@ -120,8 +119,7 @@ static void w_consent(struct jw *w, struct app *app, const char *user_id, const 
 static void reply_consents(struct http_req *r)
 {
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "consentimientos");
+    api_begin_member(&w, "consentimientos");
     jw_obj_open(&w);
     w_consent(&w, api_app(r), api_caller(r)->user_id, "fotos");
     jw_obj_close(&w);

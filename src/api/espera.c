@@ -51,8 +51,7 @@ void api_espera_post(struct http_req *r)
     if (e.barbero_id[0] && store_barbero_get(api_app(r)->store, e.barbero_id, &bar) != BR_OK)
         bar.nombre = NULL;
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "entrada");
+    api_begin_member(&w, "entrada");
     w_entrada(&w, &e, srv.nombre, bar.nombre);
     servicio_clear(&srv);
     barbero_clear(&bar);
@@ -68,17 +67,9 @@ static br_err list_row(void *ud, const struct espera *e)
 void api_espera_get(struct http_req *r)
 {
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "entradas");
-    jw_arr_open(&w);
+    api_list_begin(&w, "entradas");
     br_err rc = espera_list(api_app(r), api_caller(r), list_row, &w);
-    if (rc) {
-        jw_free(&w);
-        api_fail(r, rc, API_ERROR_INTERNAL);
-        return;
-    }
-    jw_arr_close(&w);
-    api_reply(r, 200, &w);
+    api_list_reply_fail(r, rc, &w);
 }
 
 void api_espera_delete(struct http_req *r)

@@ -39,8 +39,7 @@ void api_fotos_post(struct http_req *r)
         return;
     }
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "foto");
+    api_begin_member(&w, "foto");
     api_w_foto(&w, &f);
     foto_clear(&f);
     api_reply(r, 201, &w);

@@ -163,11 +163,10 @@ void api_admin_informes_get(struct http_req *r)
         http_reply_error(r, 400, "formato inválido: json o csv");
         return;
     }
-    const char *agrupar = http_req_query(r, "agrupar");
     struct informe_pedido p = {
         .desde = http_req_query(r, "desde"),
         .hasta = http_req_query(r, "hasta"),
-        .agrupar = agrupar && *agrupar ? agrupar : NULL,
+        .agrupar = api_query_opt(r, "agrupar"),
         .now_ms = clock_now_ms(),
     };
     struct informe inf;

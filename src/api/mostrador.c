@@ -56,17 +56,13 @@ static br_err clientes_page(struct api_pager *base, struct jw *w, bool *more)
     int64_t n = api_page_start(&p->rows, w);
     br_err rc = mostrador_clientes(p->app, &p->caller, p->q, p->has_last ? p->last_id : NULL, n,
                                    page_cliente, p);
-    if (rc) return rc;
-    api_page_end(&p->rows, n, more);
-    return BR_OK;
+    return api_page_end(&p->rows, rc, n, more);
 }
 
 static void clientes_tail(struct api_pager *base, struct jw *w)
 {
     struct clientes_pager *p = (struct clientes_pager *)base;
-    if (p->rows.remaining < 0) return;
-    jw_key(w, "siguiente");
-    jw_str(w, p->rows.has_next ? p->last_id : NULL);
+    api_page_siguiente(&p->rows, w, p->last_id);
 }
 
 static void clientes_pager_free(struct api_pager *base)

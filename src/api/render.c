@@ -51,11 +51,25 @@ void api_w_foto(struct jw *w, const struct foto *f)
     jw_obj_close(w);
 }
 
+void api_w_barbero_members(struct jw *w, const struct barbero *b)
+{
+    jw_kstr(w, "id", b->id);
+    jw_kstr(w, "nombre", b->nombre);
+    jw_kstr(w, "foto_url", b->foto_url);
+}
+
+void api_w_servicio_members(struct jw *w, const struct servicio *s)
+{
+    jw_kstr(w, "id", s->id);
+    jw_kstr(w, "nombre", s->nombre);
+    jw_kint(w, "duracion_min", s->duracion_min);
+    jw_kreal(w, "precio", s->precio);
+}
+
 void api_reply_cita(struct http_req *r, unsigned status, struct cita *c)
 {
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "cita");
+    api_begin_member(&w, "cita");
     jw_obj_open(&w);
     api_w_cita_members(&w, c);
     jw_obj_close(&w);
@@ -67,6 +81,12 @@ void api_begin(struct jw *w)
 {
     jw_init(w, API_REPLY_MAX);
     jw_obj_open(w);
+}
+
+void api_begin_member(struct jw *w, const char *key)
+{
+    api_begin(w);
+    jw_key(w, key);
 }
 
 /* Closes w's object and takes its text; when that fails, answers 500 and
@@ -90,8 +110,7 @@ void api_reply(struct http_req *r, unsigned status, struct jw *w)
 
 void api_list_begin(struct jw *w, const char *key)
 {
-    api_begin(w);
-    jw_key(w, key);
+    api_begin_member(w, key);
     jw_arr_open(w);
 }
 
@@ -113,6 +132,16 @@ void api_list_reply(struct http_req *r, br_err rc, struct jw *w)
     char *text;
     size_t len;
     if (list_text(r, rc, w, &text, &len)) http_reply_json(r, 200, text, len);
+}
+
+void api_list_reply_fail(struct http_req *r, br_err rc, struct jw *w)
+{
+    if (rc) {
+        jw_free(w);
+        api_fail(r, rc, API_ERROR_INTERNAL);
+        return;
+    }
+    api_list_reply(r, rc, w);
 }
 
 bool api_memo_reply(struct http_req *r, enum memo_catalog slot, struct memo_ticket *t)
@@ -210,6 +239,12 @@ void api_reply_ok(struct http_req *r)
     api_reply(r, 200, &w);
 }
 
+const char *api_query_opt(struct http_req *r, const char *name)
+{
+    const char *v = http_req_query(r, name);
+    return v && *v ? v : NULL;
+}
+
 void api_bad_field(struct http_req *r, const char *name)
 {
     char msg[96];
@@ -303,10 +338,19 @@ void api_page_took(struct api_page_rows *pg)
     if (api_page_full(pg->w)) pg->full = true;
 }
 
-void api_page_end(struct api_page_rows *pg, int64_t n, bool *more)
+br_err api_page_end(struct api_page_rows *pg, br_err rc, int64_t n, bool *more)
 {
+    if (rc) return rc;
     if (pg->extra) pg->has_next = true;
     *more = !pg->extra && (pg->full || pg->got == n);
+    return BR_OK;
+}
+
+void api_page_siguiente(const struct api_page_rows *pg, struct jw *w, const char *cursor)
+{
+    if (pg->remaining < 0) return;
+    jw_key(w, "siguiente");
+    jw_str(w, pg->has_next ? cursor : NULL);
 }
 
 struct list_stream {

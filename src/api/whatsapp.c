@@ -23,8 +23,7 @@ static void reply_consent(struct http_req *r, const struct wa_consent *c)
     char tel[40];
     snprintf(tel, sizeof tel, "+%s", c->telefono);
     struct jw w;
-    api_begin(&w);
-    jw_key(&w, "whatsapp");
+    api_begin_member(&w, "whatsapp");
     jw_obj_open(&w);
     jw_key(&w, "acepta");
     jw_bool(&w, acepta);
