@@ -354,6 +354,20 @@ static void *slow_upload(void *arg)
     return NULL;
 }
 
+/* Whether the server counts a request in flight besides the GET /metrics
+ * that asks. */
+static bool upload_in_flight(void *ud)
+{
+    (void)ud;
+    struct resp r;
+    http_get(&S, "/metrics", NULL, &r);
+    const char *key = "\nbarberia_http_requests_in_flight ";
+    const char *at = r.status == 200 ? strstr(r.body, key) : NULL;
+    long n = at ? strtol(at + strlen(key), NULL, 10) : 0;
+    resp_free(&r);
+    return n >= 2;
+}
+
 static void sigterm_lets_an_upload_in_flight_finish_then_exits_0(void **state)
 {
     (void)state;
@@ -371,6 +385,9 @@ static void sigterm_lets_an_upload_in_flight_finish_then_exits_0(void **state)
         sleep_ms(10);
     assert_true(atomic_load(&x.started));
     assert_int_equal(x.status, 0); /* still sending */
+    /* and the server has it: its first bytes can still sit in the socket
+     * on a loaded machine, and a SIGTERM then finds nothing in flight */
+    assert_true(wait_until(upload_in_flight, NULL, 60000));
 
     kill(S.pid, SIGTERM);
     /* the listener is closed before the wait for requests in flight */
