@@ -103,13 +103,6 @@ struct call {
 };
 
 /* Frees a string that held a secret, wiping it first. */
-static void wipe_free(char *s)
-{
-    if (!s) return;
-    sodium_memzero(s, strlen(s));
-    free(s);
-}
-
 /* RFC 3986 percent-encoding of everything but the unreserved characters:
  * safe both for a path segment (a calendar id holds '@', maybe '#' or '/')
  * and for a form value. Caller frees. */

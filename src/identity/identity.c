@@ -707,7 +707,7 @@ br_err ident_set_password(struct ident *id, const char *user_id, const char *pas
 
 /* A new link: its token's hash (all the store keeps), when it was made and
  * when it expires, and the link itself, <base>/<page>#token=... (NULL
- * without a base; freed with link_free). */
+ * without a base; freed with wipe_free). */
 struct new_link {
     char th[65];
     br_ts now, expires;
@@ -723,13 +723,6 @@ static void link_new(struct new_link *l, const char *base, const char *page)
     iso8601_format(t + (int64_t)IDENT_LINK_MINUTES * 60000, l->expires);
     l->link = base ? xasprintf("%s/%s#token=%s", base, page, token) : NULL;
     sodium_memzero(token, sizeof token);
-}
-
-static void link_free(char *link)
-{
-    if (!link) return;
-    sodium_memzero(link, strlen(link));
-    free(link);
 }
 
 br_err ident_reset_request(struct ident *id, const char *email_in, const char *remote,
@@ -772,7 +765,7 @@ br_err ident_reset_request(struct ident *id, const char *email_in, const char *r
     }
     struct reset_request r = {email, l.th, l.now, l.expires, l.link ? &m : NULL};
     rc = store_reset_request(id->st, &r, queued);
-    link_free(l.link);
+    wipe_free(l.link);
     free(email);
     return rc;
 }
@@ -883,7 +876,7 @@ br_err ident_email_change_request(struct ident *id, const struct principal *p, c
     struct email_request r = {p->user_id, email, l.th, l.now, l.expires, &confirm, &notice};
     rc = store_email_request(id->st, &r);
     if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "El email ya está registrado");
-    link_free(l.link);
+    wipe_free(l.link);
     free(email);
     return rc;
 }

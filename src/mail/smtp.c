@@ -189,10 +189,7 @@ static br_err smtp_send(struct smtp *s, const char *recipient, char *data, size_
 static void smtp_close(struct mailer *base)
 {
     struct smtp *s = (struct smtp *)base;
-    if (s->password) {
-        sodium_memzero(s->password, strlen(s->password));
-        free(s->password);
-    }
+    wipe_free(s->password);
     free(s->url);
     free(s->user);
     free(s->from);

@@ -129,8 +129,7 @@ br_err whatsapp_open(const struct config *cfg, struct whatsapp **out)
 void whatsapp_close(struct whatsapp *w)
 {
     if (!w) return;
-    sodium_memzero(w->auth, strlen(w->auth));
-    free(w->auth);
+    wipe_free(w->auth);
     free(w->url);
     free(w->language);
     for (int i = 0; i < 5; i++)

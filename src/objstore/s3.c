@@ -38,7 +38,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +50,6 @@
 #define LIST_BODY_MAX (4 * 1024 * 1024) /* what one such answer may take */
 
 /* --- small helpers -------------------------------------------------------------- */
-
-static void wipe_free(char *s)
-{
-    if (!s) return;
-    sodium_memzero(s, strlen(s));
-    free(s);
-}
 
 /* True for a non-empty run of printable ASCII without spaces. */
 static bool visible_ascii(const char *s)

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 static void oom(size_t n)
 {
     char msg[96];
@@ -69,6 +71,13 @@ char *xasprintf(const char *fmt, ...)
     va_end(ap);
     if (n < 0) oom(0);
     return out;
+}
+
+void wipe_free(char *s)
+{
+    if (!s) return;
+    sodium_memzero(s, strlen(s));
+    free(s);
 }
 
 int64_t clock_now_ms(void)

@@ -29,6 +29,9 @@ char *xstrndup(const char *s, size_t n);
 char *xstrdup_or_null(const char *s);
 /* Formats into a new string (caller frees). */
 char *xasprintf(const char *fmt, ...) PRINTF_LIKE(1, 2);
+/* Zeroes a secret string (a key, a password, a token or a link holding one)
+ * where the optimiser cannot drop the write, then frees it. NULL is a no-op. */
+void wipe_free(char *s);
 
 /* Milliseconds since the Unix epoch, wall clock. */
 int64_t clock_now_ms(void);
