@@ -760,35 +760,40 @@ static void uploaded_file_is_on_disk_under_the_bucket_folder(void **state)
 static void an_existing_object_is_never_overwritten(void **state)
 {
     (void)state;
-    /* 20,000 planted files: the folder store's; on S3 the same rule is
+    /* thousands of planted files: the folder store's; on S3 the same rule is
      * test_fotos_s3's and test_objstore_s3's */
     if (F.s.s3) skip();
     char *cita = new_cita(&A);
     size_t len;
     const char *img = pixels(&len);
-    /* make the bucket, then take every key A's next "antes" upload could use
-     * for the next 20 seconds */
+    /* make the bucket, then take every key A's next "antes" upload could use:
+     * the server tries the 20 milliseconds from its clock's, so the planted
+     * run reaches LEAD ms past now when the upload is sent (planted in
+     * rounds: a slow machine plants for longer, never too short a run) */
     json_decref(upload_ok(&A, cita, "despues", "z.png", "image/png", img, len));
     char dir[512];
     snprintf(dir, sizeof dir, "%s/storage/fotos-citas/%s/%s", F.s.data, A.id, cita);
-    enum { WINDOW = 20000 };
-    int64_t t0 = clock_now_ms() - 50;
-    for (int64_t ms = t0; ms < t0 + WINDOW; ms++) {
-        char path[640], text[64];
-        snprintf(path, sizeof path, "%s/antes-%lld.png", dir, (long long)ms);
-        int n = snprintf(text, sizeof text, "planted-%lld", (long long)ms);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd < 0) fail_msg("cannot plant %s: %s", path, strerror(errno));
-        if (write(fd, text, (size_t)n) != n) fail_msg("cannot write %s", path);
-        close(fd);
+    enum { LEAD = 8000, ROUNDS = 20 };
+    int64_t t0 = clock_now_ms() - 50, end = t0;
+    for (int round = 0; end < clock_now_ms() + LEAD / 2; round++) {
+        if (round == ROUNDS) fail_msg("planting fell behind the clock for %d rounds", ROUNDS);
+        for (int64_t stop = clock_now_ms() + LEAD; end < stop; end++) {
+            char path[640], text[64];
+            snprintf(path, sizeof path, "%s/antes-%lld.png", dir, (long long)end);
+            int n = snprintf(text, sizeof text, "planted-%lld", (long long)end);
+            int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+            if (fd < 0) fail_msg("cannot plant %s: %s", path, strerror(errno));
+            if (write(fd, text, (size_t)n) != n) fail_msg("cannot write %s", path);
+            close(fd);
+        }
     }
     struct resp r;
     upload(&A, cita, "antes", "a.png", "image/png", img, len, &r);
     expect_error(&r, 500, "Error al subir imagen: el objeto ya existe");
     resp_free(&r);
     /* every planted object is untouched, none was added, no record exists */
-    assert_int_equal(count_files(dir), WINDOW + 1);
-    for (int64_t ms = t0; ms < t0 + WINDOW; ms++) {
+    assert_int_equal(count_files(dir), end - t0 + 1);
+    for (int64_t ms = t0; ms < end; ms++) {
         char path[640], text[64];
         snprintf(path, sizeof path, "%s/antes-%lld.png", dir, (long long)ms);
         snprintf(text, sizeof text, "planted-%lld", (long long)ms);
