@@ -52,6 +52,15 @@ struct espera_para {
     bool has_email; /* desk: she has an e-mail address */
 };
 
+/* An address a notice can go to: not a front-desk client's placeholder,
+ * not in the reserved .invalid domain (a deleted account's). */
+static bool deliverable(const char *email)
+{
+    static const char invalid[] = ".invalid";
+    size_t n = email ? strlen(email) : 0, k = sizeof invalid - 1;
+    return email_es_direccion(email) && !(n >= k && !strcmp(email + n - k, invalid));
+}
+
 /* The one place that resolves the caller and the client named: OUT *t. */
 static br_err espera_para_of(struct app *app, const struct principal *caller,
                              const char *cliente_id, struct espera_para *t)
@@ -71,7 +80,7 @@ static br_err espera_para_of(struct app *app, const struct principal *caller,
     bool staff = rol_is_staff(cv.perfil.rol);
     memcpy(t->cliente_id, cv.perfil.id, sizeof t->cliente_id);
     t->desk = true;
-    t->has_email = email_es_direccion(cv.email);
+    t->has_email = deliverable(cv.email);
     cliente_view_clear(&cv);
     if (staff) return err_set(BR_NOTFOUND, ESPERA_CLIENTE_MSG);
     return BR_OK;

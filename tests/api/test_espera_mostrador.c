@@ -223,8 +223,8 @@ static char *pedir_ok(const struct user *u, const char *fecha, const char *barbe
     assert_string_equal(jstr(e, "fecha"), fecha);
     assert_string_equal(jstr(e, "servicio_id"), SERVICIO);
     assert_string_equal(jstr(e, "servicio"), "Corte clásico");
-    expect_keys(e, "id", "servicio_id", "servicio", "barbero_id", "barbero", "fecha",
-                "created_at", NULL);
+    expect_keys(e, "id", "servicio_id", "servicio", "barbero_id", "barbero", "fecha", "created_at",
+                NULL);
     char *id = strdup(jstr(e, "id"));
     resp_free(&r);
     return id;
@@ -505,10 +505,22 @@ static void a_desk_client_with_no_channel_is_refused(void **state)
     expect_pedir(&ADMIN, body, 400, SIN_CANAL);
     assert_int_equal(entries_of(sol), 0);
     /* the fields and the client come first */
-    snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"2001-01-01\","
-                                "\"cliente_id\":\"%s\"}",
+    snprintf(body, sizeof body,
+             "{\"servicio_id\":\"%s\",\"fecha\":\"2001-01-01\","
+             "\"cliente_id\":\"%s\"}",
              SERVICIO, luz);
     expect_pedir(&BARB, body, 400, "La fecha ya pasó");
+    /* a deleted account keeps no address a notice could reach */
+    struct user eva;
+    signup_user(&S, &eva, "Eva Luna");
+    char pw[120];
+    snprintf(pw, sizeof pw, "{\"password\":\"%s\"}", eva.password);
+    struct resp r;
+    http_json(&S, "DELETE", "/api/auth/me", eva.token, pw, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    entry_body(body, sizeof body, d, NULL, eva.id);
+    expect_pedir(&BARB, body, 400, SIN_CANAL);
     /* with her consent in force she is accepted */
     wa_consent(luz, "34600111201", false);
     free(pedir_ok(&BARB, d, NULL, luz));
