@@ -1,6 +1,7 @@
 // espera.js - the waiting list: "Avísame si se libera" for a day in the
 // booking flow (POST /api/lista-espera) and the client's own entries, each
-// removable (GET, DELETE /api/lista-espera).
+// removable (GET, DELETE /api/lista-espera); at the front desk, a client
+// put on the list and her entries (the same calls with cliente_id).
 import { get, api, post, session, cfg } from './api.js';
 import { h, announce, alertBox, showError, dateLabel, today, addDays } from './ui.js';
 
@@ -105,4 +106,159 @@ export function waitList() {
   };
   load();
   return box;
+}
+
+// --- the front desk: a client on the list -----------------------------------------
+
+const naming = (e) =>
+  `${e.servicio || 'Servicio'} · ${dateLabel(e.fecha)} · ${e.barbero ? 'con ' + e.barbero : 'con cualquier barbero'}`;
+
+// The chosen client's entries at the front desk, each removable
+// (GET, DELETE /api/lista-espera?cliente_id=). cliente: {id, nombre}.
+// Returns {el, load}.
+export function deskList(cliente) {
+  const ask = '?cliente_id=' + encodeURIComponent(cliente.id);
+  const list = h('ul');
+  const err = alertBox();
+  const el = h('div', { class: 'espera' }, h('h3', {}, 'En la lista de espera'), list, err);
+  const load = async () => {
+    let entradas;
+    try {
+      ({ entradas } = await get('/api/lista-espera' + ask));
+    } catch (ex) {
+      showError(err, ex);
+      return;
+    }
+    list.replaceChildren(
+      ...(entradas.length
+        ? entradas.map((e) => {
+            const quitar = h(
+              'button',
+              {
+                type: 'button',
+                class: 'link',
+                'aria-label': `Quitar de la lista de espera: ${naming(e)}`,
+                onclick: async () => {
+                  quitar.disabled = true;
+                  try {
+                    await api('DELETE', `/api/lista-espera/${encodeURIComponent(e.id)}${ask}`);
+                    announce(`Quitado de la lista de espera: ${naming(e)}`);
+                    await load();
+                  } catch (ex) {
+                    quitar.disabled = false;
+                    showError(err, ex);
+                  }
+                },
+              },
+              'Quitar',
+            );
+            return h('li', {}, naming(e), ' ', quitar);
+          })
+        : [h('li', { class: 'hint' }, 'No está en ninguna lista de espera.')]),
+    );
+  };
+  load();
+  return { el, load };
+}
+
+// "Añadir a la lista de espera" at the front desk, for a full day: the
+// day, then a confirmation naming the client, the day, the service and the
+// barber; POST /api/lista-espera with cliente_id. cliente(), servicio(),
+// barbero() give the form's current choices (cliente: {id, nombre} or
+// null), day() the picker's day; onAdded() after it is stored.
+export function deskWaitForm({ cliente, servicio, barbero, day, onAdded }) {
+  const err = alertBox();
+  const done = h('p', { role: 'status' });
+  const ask = h('div');
+  const input = h('input', {
+    type: 'date',
+    id: 'espera-mostrador-fecha',
+    min: today(),
+    max: addDays(today(), cfg().dias_max),
+    value: day() || today(),
+  });
+  const btn = h(
+    'button',
+    {
+      type: 'button',
+      onclick: () => {
+        err.hidden = true;
+        done.textContent = '';
+        const c = cliente();
+        if (!c) return showError(err, 'Elige antes un cliente (uno nuevo se crea al reservar).');
+        if (!input.value) return showError(err, 'Elige el día.');
+        const fecha = input.value;
+        const b = barbero();
+        const what = `${servicio().nombre}, ${dateLabel(fecha)}, con ${b.nombre}`;
+        const yes = h(
+          'button',
+          {
+            type: 'button',
+            class: 'primary',
+            onclick: async () => {
+              yes.disabled = true;
+              try {
+                await post('/api/lista-espera', {
+                  cliente_id: c.id,
+                  servicio_id: servicio().id,
+                  fecha,
+                  barbero_id: b.id,
+                });
+                ask.replaceChildren();
+                done.textContent = `${c.nombre || 'El cliente'} está en la lista de espera: ${what}. Le avisaremos si se libera una hora.`;
+                announce(done.textContent);
+                if (onAdded) onAdded();
+              } catch (ex) {
+                ask.replaceChildren();
+                showError(err, ex);
+              }
+              btn.focus();
+            },
+          },
+          'Sí, añadir',
+        );
+        const q = h(
+          'p',
+          {},
+          `¿Añadir a ${c.nombre || 'este cliente'} a la lista de espera? ${what}.`,
+        );
+        ask.replaceChildren(
+          q,
+          h(
+            'p',
+            { class: 'actions' },
+            yes,
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'ghost',
+                onclick: () => {
+                  ask.replaceChildren();
+                  btn.focus();
+                },
+              },
+              'No',
+            ),
+          ),
+        );
+        yes.focus();
+      },
+    },
+    'Añadir a la lista de espera',
+  );
+  return h(
+    'section',
+    { class: 'espera' },
+    h('h3', {}, '¿No queda hora ese día?'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Apúntalo en la lista de espera: le avisaremos por correo o WhatsApp si se libera una hora.',
+    ),
+    h('p', {}, h('label', { for: 'espera-mostrador-fecha' }, 'Día '), input, ' ', btn),
+    ask,
+    err,
+    done,
+  );
 }

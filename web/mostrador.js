@@ -2,10 +2,12 @@
 // client (found with GET /api/clientes?q=, or a new one: nombre, teléfono,
 // correo), the service and the barber, the hour (the booking's slot picker,
 // the hour tapped on the agenda's grid, or "Ahora" for a walk-in) and notes;
-// POST /api/agenda/citas.
+// POST /api/agenda/citas. A full day: the chosen client on its waiting list,
+// and her entries shown under her name (espera.js).
 import { get, post, qs, loadCatalog } from './api.js';
 import { h, focus, announce, alertBox, showError, whenFull, hm, euros } from './ui.js';
 import { picker } from './slots.js';
+import { deskList, deskWaitForm } from './espera.js';
 
 let uid = 0;
 // a labelled control: [label, control]
@@ -87,8 +89,11 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
     );
   }
   const fresh = {};
+  let esperas = null; // the chosen client's waiting-list entries
   function drawWho() {
+    esperas = null;
     if (st.cliente) {
+      esperas = deskList(st.cliente);
       who.replaceChildren(
         h('p', {}, 'Cliente: ', h('strong', {}, clientLine(st.cliente))),
         h(
@@ -104,6 +109,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
           },
           'Cambiar cliente',
         ),
+        esperas.el,
       );
     } else if (st.nuevo) {
       const [ln, nombre] = field('Nombre', { required: true, autocomplete: 'off', maxlength: 200 });
@@ -183,6 +189,15 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
 
   // --- the hour -------------------------------------------------------------------
   const when = h('div');
+  let shown = null; // the slot picker shown
+  // a full day: the client on its waiting list (shown with the picker)
+  const espera = deskWaitForm({
+    cliente: () => st.cliente,
+    servicio: () => servicios.find((s) => s.id === servicio.value),
+    barbero: () => barberos.find((b) => b.id === barber.value),
+    day: () => (shown ? shown.day() : null),
+    onAdded: () => esperas && esperas.load(),
+  });
   function drawWhen(openPicker) {
     const ahora = h(
       'button',
@@ -197,6 +212,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
       },
       'Ahora (sin cita, ya está aquí)',
     );
+    espera.hidden = Boolean((st.inicio || st.ahora) && !openPicker);
     if ((st.inicio || st.ahora) && !openPicker) {
       when.replaceChildren(
         h(
@@ -226,6 +242,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
       },
     });
     when.replaceChildren(h('p', { class: 'actions' }, ahora), pk.el);
+    shown = pk;
     pk.open();
     return pk;
   }
@@ -292,7 +309,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
     servicio,
     lb,
     barber,
-    h('fieldset', {}, h('legend', {}, 'Hora'), when),
+    h('fieldset', {}, h('legend', {}, 'Hora'), when, espera),
     lnt,
     notas,
     lfh,

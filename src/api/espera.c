@@ -1,7 +1,8 @@
 /*
  * espera.c - the waiting list of the signed-in client: POST and GET
- * /api/lista-espera, DELETE /api/lista-espera/{id} (the rules are
- * core/espera.h's).
+ * /api/lista-espera, DELETE /api/lista-espera/{id}; staff name a client by
+ * cliente_id (the body's, the query's) to act for her at the front desk
+ * (the rules are core/espera.h's).
  */
 #include "api.h"
 #include "../core/espera.h"
@@ -26,18 +27,20 @@ static void w_entrada(struct jw *w, const struct espera *e, const char *servicio
 void api_espera_post(struct http_req *r)
 {
     json_t *body = http_req_json(r);
-    char *s1 = NULL, *s2 = NULL;
+    char *s1 = NULL, *s2 = NULL, *s3 = NULL;
     const char *fecha = NULL;
     if (!api_opt_string(r, body, "fecha", &fecha)) return;
     struct espera_nueva in = {
         .servicio_id = api_id_field(body, "servicio_id", &s1),
         .fecha = fecha,
         .barbero_id = api_id_field(body, "barbero_id", &s2),
+        .cliente_id = api_id_field(body, "cliente_id", &s3),
     };
     struct espera e;
     br_err rc = espera_add(api_app(r), api_caller(r), &in, &e);
     free(s1);
     free(s2);
+    free(s3);
     if (rc) {
         api_reply_err(r, rc);
         return;
@@ -68,7 +71,13 @@ void api_espera_get(struct http_req *r)
 {
     struct jw w;
     api_list_begin(&w, "entradas");
-    br_err rc = espera_list(api_app(r), api_caller(r), list_row, &w);
+    br_err rc =
+        espera_list(api_app(r), api_caller(r), http_req_query(r, "cliente_id"), list_row, &w);
+    if (rc == BR_NOTFOUND) { /* the client staff named */
+        jw_free(&w);
+        api_reply_err(r, rc);
+        return;
+    }
     api_list_reply_fail(r, rc, &w);
 }
 
@@ -76,7 +85,7 @@ void api_espera_delete(struct http_req *r)
 {
     br_id id;
     if (!api_path_id_or_404(r, "/api/lista-espera/", "", "Aviso no encontrado", id)) return;
-    br_err rc = espera_delete(api_app(r), api_caller(r), id);
+    br_err rc = espera_delete(api_app(r), api_caller(r), http_req_query(r, "cliente_id"), id);
     if (rc)
         api_reply_err(r, rc);
     else

@@ -5,6 +5,7 @@
 #include "agenda.h"
 #include "catalog.h"
 #include "outbox.h"
+#include "../domain/roles.h"
 #include "../util/log.h"
 #include "../util/tz.h"
 
@@ -44,6 +45,63 @@ static bool missing(const char *s)
     return !s || !*s;
 }
 
+/* Whose entries a call is about (see espera.h). */
+struct espera_para {
+    br_id cliente_id;
+    bool desk;      /* staff act for the client named */
+    bool has_email; /* desk: she has an e-mail address */
+};
+
+/* An address a notice can go to: not a front-desk client's placeholder,
+ * not in the reserved .invalid domain (a deleted account's). */
+static bool deliverable(const char *email)
+{
+    static const char invalid[] = ".invalid";
+    size_t n = email ? strlen(email) : 0, k = sizeof invalid - 1;
+    return email_es_direccion(email) && !(n >= k && !strcmp(email + n - k, invalid));
+}
+
+/* The one place that resolves the caller and the client named: OUT *t. */
+static br_err espera_para_of(struct app *app, const struct principal *caller,
+                             const char *cliente_id, struct espera_para *t)
+{
+    memset(t, 0, sizeof *t);
+    if (missing(cliente_id) || !principal_is_staff(caller)) {
+        memcpy(t->cliente_id, caller->user_id, sizeof t->cliente_id);
+        return BR_OK;
+    }
+    br_id uid;
+    if (!uuid_parse(cliente_id, strlen(cliente_id), uid))
+        return err_set(BR_NOTFOUND, ESPERA_CLIENTE_MSG);
+    struct cliente_view cv;
+    br_err rc = store_cliente_get(app->store, uid, &cv);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, ESPERA_CLIENTE_MSG);
+    if (rc) return unexpected(rc, "client lookup");
+    bool staff = rol_is_staff(cv.perfil.rol);
+    memcpy(t->cliente_id, cv.perfil.id, sizeof t->cliente_id);
+    t->desk = true;
+    t->has_email = deliverable(cv.email);
+    cliente_view_clear(&cv);
+    if (staff) return err_set(BR_NOTFOUND, ESPERA_CLIENTE_MSG);
+    return BR_OK;
+}
+
+/* Whether the notice of a freed slot can reach the client t names: an
+ * address, or WhatsApp configured and her consent in force (what the
+ * notice's fan-out writes to). */
+static br_err reachable(struct app *app, const struct espera_para *t)
+{
+    if (!t->desk || t->has_email) return BR_OK;
+    if (app->whatsapp) {
+        struct wa_consent c;
+        memset(&c, 0, sizeof c);
+        br_err rc = store_whatsapp_consent_get(app->store, t->cliente_id, &c);
+        if (rc && rc != BR_NOTFOUND) return unexpected(rc, "WhatsApp consent");
+        if (!rc && c.found && !c.retirado_en[0]) return BR_OK;
+    }
+    return err_set(BR_INVALID, ESPERA_SIN_CANAL_MSG);
+}
+
 br_err espera_add(struct app *app, const struct principal *caller, const struct espera_nueva *in,
                   struct espera *out)
 {
@@ -60,9 +118,13 @@ br_err espera_add(struct app *app, const struct principal *caller, const struct 
     if (ahead < 0) return err_set(BR_INVALID, "La fecha ya pasó");
     if (ahead > app->cfg->max_days_ahead)
         return err_set(BR_INVALID, "Fecha fuera del plazo de reserva");
+    struct espera_para para;
+    br_err rc = espera_para_of(app, caller, in->cliente_id, &para);
+    if (!rc) rc = reachable(app, &para);
+    if (rc) return rc;
 
     struct servicio srv;
-    br_err rc = catalog_servicio_activo(app, in->servicio_id, &srv);
+    rc = catalog_servicio_activo(app, in->servicio_id, &srv);
     memcpy(out->servicio_id, srv.id, sizeof out->servicio_id);
     servicio_clear(&srv);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Servicio no encontrado");
@@ -76,7 +138,7 @@ br_err espera_add(struct app *app, const struct principal *caller, const struct 
         if (rc) return unexpected(rc, "barber lookup");
     }
     uuid_v4(out->id);
-    memcpy(out->cliente_id, caller->user_id, sizeof out->cliente_id);
+    memcpy(out->cliente_id, para.cliente_id, sizeof out->cliente_id);
     snprintf(out->fecha, sizeof out->fecha, "%s", in->fecha);
     iso8601_format(clock_now_ms(), out->created_at);
     rc = store_espera_add(app->store, out, today, ESPERA_MAX);
@@ -86,19 +148,27 @@ br_err espera_add(struct app *app, const struct principal *caller, const struct 
     return BR_OK;
 }
 
-br_err espera_list(struct app *app, const struct principal *caller, store_espera_fn fn, void *ud)
+br_err espera_list(struct app *app, const struct principal *caller, const char *cliente_id,
+                   store_espera_fn fn, void *ud)
 {
+    struct espera_para para;
+    br_err rc = espera_para_of(app, caller, cliente_id, &para);
+    if (rc) return rc;
     char today[11];
     if (!local_date(clock_now_ms(), today, NULL))
         return unexpected(err_set(BR_INTERNAL, "no local time"), "today");
-    return store_espera_list(app->store, caller->user_id, today, ESPERA_MAX * 2, fn, ud);
+    return store_espera_list(app->store, para.cliente_id, today, ESPERA_MAX * 2, fn, ud);
 }
 
-br_err espera_delete(struct app *app, const struct principal *caller, const char *id)
+br_err espera_delete(struct app *app, const struct principal *caller, const char *cliente_id,
+                     const char *id)
 {
+    struct espera_para para;
+    br_err rc = espera_para_of(app, caller, cliente_id, &para);
+    if (rc) return rc;
     br_id uid;
     if (!id || !uuid_parse(id, strlen(id), uid)) return err_set(BR_NOTFOUND, "Aviso no encontrado");
-    br_err rc = store_espera_delete(app->store, uid, caller->user_id);
+    rc = store_espera_delete(app->store, uid, para.cliente_id);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Aviso no encontrado");
     if (rc) return unexpected(rc, "removing");
     return BR_OK;

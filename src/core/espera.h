@@ -22,30 +22,47 @@
 #define ESPERA_MAX    10 /* entries on today or later one client may hold */
 #define ESPERA_FANOUT 20 /* entries told of one freed stretch, at most */
 
-#define ESPERA_MAX_MSG "Máximo de avisos alcanzado"
-#define ESPERA_DUP_MSG "Ya estás en la lista de espera de ese día"
+#define ESPERA_MAX_MSG       "Máximo de avisos alcanzado"
+#define ESPERA_DUP_MSG       "Ya estás en la lista de espera de ese día"
+#define ESPERA_CLIENTE_MSG   "Cliente no encontrado"
+#define ESPERA_SIN_CANAL_MSG "El cliente no tiene correo ni WhatsApp para avisarle"
+
+/* Whose entries a call is about. Every call takes cliente_id (NULL or "":
+ * none): staff (the role rule, as at the front desk) naming a client act
+ * for her; a client's cliente_id is ignored (hers are always her own, as
+ * GET /api/citas treats its cliente_id). Staff without one act for
+ * themselves. A cliente_id of staff that names no user with a profile, a
+ * staff account, or is not a UUID: BR_NOTFOUND ESPERA_CLIENTE_MSG. */
 
 struct espera_nueva {
     const char *servicio_id; /* required */
     const char *fecha;       /* required: YYYY-MM-DD, today or later, within the horizon */
     const char *barbero_id;  /* NULL or "": any barber */
+    const char *cliente_id;  /* NULL or "": the caller's own (see above) */
 };
 
-/* Adds caller's entry, checked in this order: the fields (BR_INVALID
- * "Faltan campos requeridos", "fecha inválida", "La fecha ya pasó",
- * "Fecha fuera del plazo de reserva"), the service and the barber
- * (BR_NOTFOUND "Servicio no encontrado", "Barbero no encontrado"), then
- * BR_CONFLICT ESPERA_DUP_MSG and BR_INVALID ESPERA_MAX_MSG. OUT: *out. */
+/* Adds an entry of the caller or, for staff, of in->cliente_id, checked in
+ * this order: the fields (BR_INVALID "Faltan campos requeridos", "fecha
+ * inválida", "La fecha ya pasó", "Fecha fuera del plazo de reserva"), the
+ * client named by staff (BR_NOTFOUND ESPERA_CLIENTE_MSG; BR_INVALID
+ * ESPERA_SIN_CANAL_MSG when she has neither an e-mail address nor, with
+ * WhatsApp configured, her WhatsApp consent in force), the service and the
+ * barber (BR_NOTFOUND "Servicio no encontrado", "Barbero no encontrado"),
+ * then BR_CONFLICT ESPERA_DUP_MSG and BR_INVALID ESPERA_MAX_MSG (her own
+ * entries counted). OUT: *out. */
 br_err espera_add(struct app *app, const struct principal *caller, const struct espera_nueva *in,
                   struct espera *out) WARN_UNUSED;
 
-/* caller's entries on today or later (at most ESPERA_MAX * 2). */
-br_err espera_list(struct app *app, const struct principal *caller, store_espera_fn fn,
-                   void *ud) WARN_UNUSED;
+/* The entries on today or later (at most ESPERA_MAX * 2) of the caller or,
+ * for staff, of cliente_id (BR_NOTFOUND ESPERA_CLIENTE_MSG). */
+br_err espera_list(struct app *app, const struct principal *caller, const char *cliente_id,
+                   store_espera_fn fn, void *ud) WARN_UNUSED;
 
-/* Removes caller's entry id (BR_NOTFOUND "Aviso no encontrado" when she has
- * none by that id). */
-br_err espera_delete(struct app *app, const struct principal *caller, const char *id) WARN_UNUSED;
+/* Removes the entry id of the caller or, for staff, of cliente_id
+ * (BR_NOTFOUND ESPERA_CLIENTE_MSG; BR_NOTFOUND "Aviso no encontrado" when
+ * she has none by that id). */
+br_err espera_delete(struct app *app, const struct principal *caller, const char *cliente_id,
+                     const char *id) WARN_UNUSED;
 
 /* Removes the entries whose day has passed (the sweeper's pass). */
 br_err espera_sweep(struct app *app) WARN_UNUSED;

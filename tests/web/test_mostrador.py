@@ -2,7 +2,9 @@
 """web/mostrador - the shop's front desk: on a phone a barber books a new
 client ("Nueva cita": a client who has no account, the slot picker) and a
 walk-in ("Ahora"), marks a no-show and sees it counted on the client's
-cards; on a tablet the day is a grid with a column per barber, and a tap on
+cards; puts a phone caller on a full day's waiting list (with a
+confirmation), sees her entry under her name and takes her off, and is
+told when a client has no way to be told; on a tablet the day is a grid with a column per barber, and a tap on
 free time opens the booking with that barber and hour; the administrator
 closes a day over two bookings and cancels them with a message."""
 import datetime
@@ -163,6 +165,53 @@ def phone_desk(srv, br, b):
     assert sorted(estados) == ["completada", "confirmada"], estados
 
 
+def waiting_list(srv, br, b, s, day):
+    """390x844: Carla calls for a day with no free hour: the desk puts her on
+    its waiting list, confirms, sees the entry under her name and removes it;
+    Rosa (no e-mail, no WhatsApp) cannot be told: the desk is told so."""
+    br.allowed_errors.append(r"/api/lista-espera - Failed to load resource: the server responded with a status of 400")
+    br.open("/agenda")
+    br.focused_heading("Agenda")
+    br.click("Nueva cita")
+    br.focused_heading("Nueva cita")
+    br.fill("Buscar cliente (nombre, teléfono o correo)", "611222")
+    br.click("Carla Gómez · 611222333 · carla@example.com")
+    br.see("Cliente: Carla Gómez")
+    br.see("No está en ninguna lista de espera.")
+    assert control(br, "Barbero").get_attribute("value") == b["id"]
+    br.d.execute_script("arguments[0].value = arguments[1]", control(br, "Día"), day.isoformat())
+    br.click("Añadir a la lista de espera")
+    br.see("¿Añadir a Carla Gómez a la lista de espera?")
+    br.check("Mostrador - lista de espera confirmar")
+    assert srv.ok("GET", "/api/lista-espera?cliente_id=" + carla_id(srv), token=srv.admin)["entradas"] == []
+    br.click("Sí, añadir")
+    br.see("Carla Gómez está en la lista de espera")
+    entradas = srv.ok("GET", "/api/lista-espera?cliente_id=" + carla_id(srv), token=srv.admin)["entradas"]
+    assert [(e["fecha"], e["servicio_id"], e["barbero_id"]) for e in entradas] == [(day.isoformat(), s["id"], b["id"])], entradas
+    # her entry under her name, removable
+    quitar = br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, "button") if e.is_displayed() and (e.get_attribute("aria-label") or "").startswith("Quitar de la lista de espera")), None), what="the entry's Quitar")
+    br.check("Mostrador - lista de espera añadida")
+    quitar.click()
+    br.see("No está en ninguna lista de espera.")
+    assert srv.ok("GET", "/api/lista-espera?cliente_id=" + carla_id(srv), token=srv.admin)["entradas"] == []
+    # Rosa, booked at the desk with a phone only: no way to tell her
+    br.click("Cambiar cliente")
+    br.fill("Buscar cliente (nombre, teléfono o correo)", "Rosa")
+    br.click("Rosa Díaz · 622 333 444")
+    br.see("Cliente: Rosa Díaz")
+    br.d.execute_script("arguments[0].value = arguments[1]", control(br, "Día"), day.isoformat())
+    br.click("Añadir a la lista de espera")
+    br.click("Sí, añadir")
+    br.see("El cliente no tiene correo ni WhatsApp para avisarle")
+    br.check("Mostrador - lista de espera sin canal")
+    br.click("Volver a la agenda")
+    br.button("Nueva cita")
+
+
+def carla_id(srv):
+    return next(c for c in srv.ok("GET", "/api/clientes?q=carla", token=srv.admin)["clientes"])["id"]
+
+
 def closure(srv, br, day, b, s):
     """The administrator closes a barber's day over two bookings and
     cancels them with a message; the barber's calendar link, renewed; a
@@ -249,6 +298,7 @@ def test(srv, br):
     br.focused_heading("Agenda")
     grid_at_tablet(srv, br, day, b)
     phone_desk(srv, br, b)
+    waiting_list(srv, br, b, s, working_day(day))
     closure(srv, br, working_day(day), b, s)
 
 
