@@ -129,6 +129,9 @@ def test(srv, br):
     br.see("Nueva hora")
     br.check("Mis citas - cambiar hora")
     br.click("Confirmar cambio")
+    # the confirm step shows the new time too: the change is done when the
+    # list is drawn again without it
+    br.wait(lambda: "Nueva hora" not in br.text(), what="the list drawn after the change")
     br.see(new_label.split(", ")[1])
     moved = srv.ok("GET", "/api/citas", token=srv.admin)["citas"]
     assert len(moved) == 1 and moved[0]["fecha_inicio"] != cita["fecha_inicio"], moved
