@@ -2,6 +2,7 @@
  * outbox.c - the e-mail worker (see outbox.h).
  */
 #include "outbox.h"
+#include "espera.h"
 #include "gestion.h"
 #include "../config.h"
 #include "../domain/avisos.h"
@@ -21,6 +22,7 @@
 #define BACKOFF_MAX_MS (5 * 60 * 1000)
 
 struct outbox {
+    struct app *app; /* the free slots a waiting-list notice is checked against */
     struct store *st;
     struct mailer *m;
     struct whatsapp *wa;      /* NULL: no WhatsApp */
@@ -114,6 +116,32 @@ static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char 
     return true;
 }
 
+/* Just before a waiting-list notice leaves (either channel, every
+ * attempt): whether the slot it announces is still free. True when it is
+ * (or the message is of another kind); otherwise it is skipped, or put back
+ * for a later claim when the free slots could not be read. */
+static bool slot_ready(struct outbox *o, struct outbox_msg *msg, const char *what, const char *chan)
+{
+    if (strcmp(outbox_kind(msg->kind), "aviso_espera") != 0) return true;
+    const char *why = NULL;
+    int64_t now = clock_now_ms();
+    if (espera_aviso_vigente(o->app, msg, &why) != BR_OK) {
+        log_error("%s: could not check %s %s: %s", chan, what, msg->id, err_msg());
+        br_ts later;
+        iso8601_format(now + ERROR_PAUSE_MS, later);
+        if (store_outbox_retry(o->st, msg->id, "could not be checked", later) != BR_OK)
+            log_error("%s: could not release %s: %s", chan, msg->id, err_msg());
+        return false;
+    }
+    if (!why) return true;
+    br_ts now_ts;
+    iso8601_format(now, now_ts);
+    log_info("%s: %s %s for cita %s not sent: %s", chan, what, msg->id, msg->cita_id, why);
+    if (store_outbox_skip(o->st, msg->id, why, now_ts) != BR_OK)
+        log_error("%s: could not mark %s as skipped: %s", chan, msg->id, err_msg());
+    return false;
+}
+
 /* Delivers one message by its channel and records the outcome. */
 static void deliver(struct outbox *o, struct outbox_msg *msg)
 {
@@ -130,12 +158,14 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     if (wa && !o->wa) {
         rc = err_set(BR_UPSTREAM, "no WhatsApp configured");
     } else if (wa) {
-        if (!whatsapp_ready(o, msg, what)) return;
+        if (!whatsapp_ready(o, msg, what) || !slot_ready(o, msg, what, chan)) return;
         err_clear();
         rc = whatsapp_send(o->wa, msg, msg->enlace ? msg->enlace : o->link_base, wamid);
     } else if (!mailer_enabled(o->m)) {
         rc = err_set(BR_UPSTREAM, "no mail transport configured");
     } else {
+        if (!slot_ready(o, msg, what, chan)) return;
+        err_clear();
         rc = mailer_deliver(o->m, msg);
     }
     int64_t now = clock_now_ms();
@@ -312,18 +342,19 @@ br_err outbox_check(const struct config *cfg)
     return BR_OK;
 }
 
-br_err outbox_start(struct store *st, struct mailer *m, struct whatsapp *wa,
-                    const struct config *cfg, const struct outbox_links *links, struct outbox **out)
+br_err outbox_start(struct app *app, const struct outbox_links *links, struct outbox **out)
 {
+    const struct config *cfg = app->cfg;
     struct outbox *o = xcalloc(1, sizeof *o);
     if (links && links->key) {
         o->links = true;
         o->link_base = xstrdup(links->base ? links->base : "");
         memcpy(o->link_key, links->key, sizeof o->link_key);
     }
-    o->st = st;
-    o->m = m;
-    o->wa = wa;
+    o->app = app;
+    o->st = app->store;
+    o->m = app->mailer;
+    o->wa = app->whatsapp;
     o->retry_for_ms = (int64_t)cfg->smtp_retry_for_s * 1000;
     int64_t bound = cfg->smtp_timeout_ms > cfg->whatsapp_timeout_ms ? cfg->smtp_timeout_ms
                                                                     : cfg->whatsapp_timeout_ms;

@@ -17,9 +17,7 @@
 #ifndef BR_OUTBOX_H
 #define BR_OUTBOX_H
 
-#include "../mail/mail.h"
-#include "../mail/whatsapp.h"
-#include "../store/store.h"
+#include "app.h"
 
 struct outbox;
 
@@ -31,16 +29,18 @@ struct outbox_links {
     const unsigned char *key;
 };
 
-/* Starts the worker thread: e-mails go through m (when enabled), WhatsApp
- * messages through wa (NULL: none); a message about a cita carries its
- * personal link (links), in an e-mail and as a WhatsApp template's
- * parameter. A WhatsApp message is checked as it is claimed: one
- * for a cancelled cita (but the cancellation) or a withdrawn consent is
+/* Starts the worker thread on app's ports (app outlives it): e-mails go
+ * through app->mailer (when enabled), WhatsApp messages through
+ * app->whatsapp (NULL: none), with app->cfg's settings; a message about a
+ * cita carries its personal link (links), in an e-mail and as a WhatsApp
+ * template's parameter. A WhatsApp message is checked as it is claimed:
+ * one for a cancelled cita (but the cancellation) or a withdrawn consent is
  * skipped; one claimed in the quiet hours (but a cancellation) waits for
- * their end without counting an attempt. OUT: *out, stopped with
- * outbox_stop(). */
-br_err outbox_start(struct store *st, struct mailer *m, struct whatsapp *wa,
-                    const struct config *cfg, const struct outbox_links *links,
+ * their end without counting an attempt. A waiting-list notice, by either
+ * channel, is skipped at every attempt once the slot it announces is no
+ * longer free (core/espera.h, espera_aviso_vigente). OUT: *out, stopped
+ * with outbox_stop(). */
+br_err outbox_start(struct app *app, const struct outbox_links *links,
                     struct outbox **out) WARN_UNUSED;
 
 /* Checks the reminder settings (BARBERIA_REMINDER_OFFSETS, _HOURS):
