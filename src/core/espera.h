@@ -80,6 +80,10 @@ br_err espera_avisar_pendientes(struct app *app, int *queued) WARN_UNUSED;
 /* The booking link a notice carries: public URL, service, barber, day
  * (YYYY-MM-DD) and start (an API timestamp) of the slot it announces. */
 #define ESPERA_LINK_FMT "%s/reservar?servicio=%s&barbero=%s&fecha=%s&inicio=%s"
+/* How much such a link adds to the public URL, at most. */
+#define ESPERA_LINK_EXTRA                                                                          \
+    (sizeof "/reservar?servicio=&barbero=&fecha=&inicio=" - 1 + 2 * (sizeof(br_id) - 1) + 10 +     \
+     (sizeof(br_ts) - 1))
 
 /* Just before waiting-list notice m leaves (by either channel, at every
  * attempt): whether the slot it announces (the barber, day and service of

@@ -20,6 +20,8 @@
 #define IDLE_POLL_MS   60000 /* re-check the table at least this often (other nodes queue too) */
 #define ERROR_PAUSE_MS 5000
 #define BACKOFF_MAX_MS (5 * 60 * 1000)
+/* the longest public URL whose links a WhatsApp message carries whole */
+#define OUTBOX_PUBLIC_URL_MAX (WHATSAPP_LINK_MAX - ESPERA_LINK_EXTRA)
 
 struct outbox {
     struct app *app; /* the free slots a waiting-list notice is checked against */
@@ -339,6 +341,16 @@ br_err outbox_check(const struct config *cfg)
     if (!offsets_of(cfg, off, &n))
         return err_set(BR_CONFIG, "BARBERIA_REMINDER_OFFSETS: expected a comma-separated list "
                                   "like 24h,2h (d, h or m; 1 minute to 365 days; at most 8) or no");
+    /* the longest link a WhatsApp message carries (a waiting-list notice's;
+     * a personal link is shorter) must go whole */
+    size_t base = cfg->public_url ? strlen(cfg->public_url) : 0;
+    while (base > 0 && cfg->public_url[base - 1] == '/')
+        base--;
+    if (cfg->whatsapp_token && base > OUTBOX_PUBLIC_URL_MAX)
+        return err_set(BR_CONFIG,
+                       "BARBERIA_PUBLIC_URL: at most %d bytes with WhatsApp (it is %zu): the links "
+                       "of its messages must fit in %d bytes",
+                       (int)OUTBOX_PUBLIC_URL_MAX, base, WHATSAPP_LINK_MAX);
     return BR_OK;
 }
 

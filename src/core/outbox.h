@@ -43,8 +43,12 @@ struct outbox_links {
 br_err outbox_start(struct app *app, const struct outbox_links *links,
                     struct outbox **out) WARN_UNUSED;
 
-/* Checks the reminder settings (BARBERIA_REMINDER_OFFSETS, _HOURS):
- * BR_CONFIG with a one-line detail when they do not parse. */
+/* Checks the reminder settings (BARBERIA_REMINDER_OFFSETS, _HOURS) and,
+ * with WhatsApp configured, that the public URL (without a trailing '/')
+ * leaves every link a WhatsApp message carries whole: at most
+ * WHATSAPP_LINK_MAX less what a waiting-list notice's link adds
+ * (core/espera.h), 851 bytes. BR_CONFIG with a one-line detail when they
+ * do not hold. */
 br_err outbox_check(const struct config *cfg) WARN_UNUSED;
 
 /* Tells the worker a message was queued (NULL: does nothing). */
