@@ -200,7 +200,7 @@ int cli_serve(int argc, char **argv)
     }
     if (demo && demo_data(&app) != 0) goto out;
     if ((mailer_enabled(app.mailer) || app.whatsapp) &&
-        outbox_start(app.store, app.mailer, app.whatsapp, &cfg,
+        outbox_start(&app,
                      &(struct outbox_links){public_url, app.link_key_ok ? app.link_key : NULL},
                      &app.outbox) != BR_OK) {
         cli_error("serve: %s", err_msg());

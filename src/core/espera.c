@@ -353,9 +353,8 @@ static bool notice_of(struct freed *f, struct cand_list *l, int i)
     iso8601_format(fin, m->fecha_fin);
     iso8601_format(clock_now_ms(), m->created_at);
     m->kind = "aviso_espera";
-    m->enlace = xasprintf("%s/reservar?servicio=%s&barbero=%s&fecha=%s&inicio=%s",
-                          f->app->public_url ? f->app->public_url : "", e->servicio_id, barbero,
-                          e->fecha, m->fecha_inicio);
+    m->enlace = xasprintf(ESPERA_LINK_FMT, f->app->public_url ? f->app->public_url : "",
+                          e->servicio_id, barbero, e->fecha, m->fecha_inicio);
     v->entrada_id = e->id;
     v->barbero_id = l->barbero[l->nv - 1];
     v->inicio = m->fecha_inicio;
@@ -461,4 +460,62 @@ void espera_liberado(struct app *app)
         outbox_wake_task(app->outbox, avisar_task, app);
     else
         avisar_task(app);
+}
+
+/* --- a notice about to leave -------------------------------------------------------- */
+
+/* The value of name= in a notice's link query q, copied into out (n
+ * bytes); false when it is missing, empty or longer. */
+static bool link_param(const char *q, const char *name, char *out, size_t n)
+{
+    size_t ln = strlen(name);
+    for (const char *p = q; p && *p; p = strchr(p, '&'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, name, ln) != 0 || p[ln] != '=') continue;
+        size_t len = strcspn(p + ln + 1, "&");
+        if (!len || len >= n) return false;
+        memcpy(out, p + ln + 1, len);
+        out[len] = '\0';
+        return true;
+    }
+    return false;
+}
+
+br_err espera_aviso_vigente(struct app *app, const struct outbox_msg *m, const char **why)
+{
+    *why = NULL;
+    /* the query follows the last "/reservar?" (the public URL comes before it) */
+    const char *q = NULL;
+    for (const char *p = m->enlace; p && (p = strstr(p, "/reservar?")) != NULL; p++)
+        q = p + strlen("/reservar?");
+    br_id servicio, barbero;
+    char fecha[11];
+    int64_t inicio;
+    if (!q || !link_param(q, "servicio", servicio, sizeof servicio) ||
+        !link_param(q, "barbero", barbero, sizeof barbero) ||
+        !link_param(q, "fecha", fecha, sizeof fecha) ||
+        !iso8601_parse(m->fecha_inicio, strlen(m->fecha_inicio), &inicio)) {
+        log_warn("lista de espera: notice %s: no slot in its link to check", m->id);
+        return BR_OK;
+    }
+    struct agenda_query aq = {servicio, fecha, barbero, clock_now_ms()};
+    struct agenda_dia d;
+    br_err rc = agenda_disponibilidad(app, &aq, &d);
+    if (rc == BR_NOTFOUND) {
+        *why = "el servicio o el barbero ya no se ofrecen";
+        return BR_OK;
+    }
+    if (rc == BR_INVALID) { /* a day that is not one: no free slot on it */
+        *why = "la hora anunciada ya no está libre";
+        return BR_OK;
+    }
+    if (rc) return rc;
+    bool free_then = false;
+    for (int i = 0; i < d.nhuecos && !free_then; i++) {
+        const struct agenda_hueco *h = &d.huecos[i];
+        for (int k = 0; h->inicio_ms == inicio && k < h->nb && !free_then; k++)
+            free_then = !strcmp(d.ids[d.idx[h->first + k]], barbero);
+    }
+    agenda_dia_clear(&d);
+    if (!free_then) *why = "la hora anunciada ya no está libre";
+    return BR_OK;
 }

@@ -94,4 +94,23 @@ void espera_liberado(struct app *app);
  * leaves it for the next start's). OUT: *queued (may be NULL). */
 br_err espera_avisar_pendientes(struct app *app, int *queued) WARN_UNUSED;
 
+/* The booking link a notice carries: public URL, service, barber, day
+ * (YYYY-MM-DD) and start (an API timestamp) of the slot it announces. */
+#define ESPERA_LINK_FMT "%s/reservar?servicio=%s&barbero=%s&fecha=%s&inicio=%s"
+/* How much such a link adds to the public URL, at most. */
+#define ESPERA_LINK_EXTRA                                                                          \
+    (sizeof "/reservar?servicio=&barbero=&fecha=&inicio=" - 1 + 2 * (sizeof(br_id) - 1) + 10 +     \
+     (sizeof(br_ts) - 1))
+
+/* Just before waiting-list notice m leaves (by either channel, at every
+ * attempt): whether the slot it announces (the barber, day and service of
+ * its link, at its fecha_inicio) is still free as GET /api/disponibilidad
+ * reads it - not booked meanwhile, not past the minimum notice, the
+ * service and the barber still offered. OUT: *why (static text, Spanish,
+ * the message's recorded reason) when it is not; NULL when it is free or
+ * the link is not one a notice writes (nothing to check). The store's
+ * errors as they come (the caller tries again later). */
+br_err espera_aviso_vigente(struct app *app, const struct outbox_msg *m,
+                            const char **why) WARN_UNUSED;
+
 #endif

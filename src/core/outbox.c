@@ -2,6 +2,7 @@
  * outbox.c - the e-mail worker (see outbox.h).
  */
 #include "outbox.h"
+#include "espera.h"
 #include "gestion.h"
 #include "../config.h"
 #include "../domain/avisos.h"
@@ -19,8 +20,11 @@
 #define IDLE_POLL_MS   60000 /* re-check the table at least this often (other nodes queue too) */
 #define ERROR_PAUSE_MS 5000
 #define BACKOFF_MAX_MS (5 * 60 * 1000)
+/* the longest public URL whose links a WhatsApp message carries whole */
+#define OUTBOX_PUBLIC_URL_MAX (WHATSAPP_LINK_MAX - ESPERA_LINK_EXTRA)
 
 struct outbox {
+    struct app *app; /* the free slots a waiting-list notice is checked against */
     struct store *st;
     struct mailer *m;
     struct whatsapp *wa;      /* NULL: no WhatsApp */
@@ -114,6 +118,32 @@ static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char 
     return true;
 }
 
+/* Just before a waiting-list notice leaves (either channel, every
+ * attempt): whether the slot it announces is still free. True when it is
+ * (or the message is of another kind); otherwise it is skipped, or put back
+ * for a later claim when the free slots could not be read. */
+static bool slot_ready(struct outbox *o, struct outbox_msg *msg, const char *what, const char *chan)
+{
+    if (strcmp(outbox_kind(msg->kind), "aviso_espera") != 0) return true;
+    const char *why = NULL;
+    int64_t now = clock_now_ms();
+    if (espera_aviso_vigente(o->app, msg, &why) != BR_OK) {
+        log_error("%s: could not check %s %s: %s", chan, what, msg->id, err_msg());
+        br_ts later;
+        iso8601_format(now + ERROR_PAUSE_MS, later);
+        if (store_outbox_retry(o->st, msg->id, "could not be checked", later) != BR_OK)
+            log_error("%s: could not release %s: %s", chan, msg->id, err_msg());
+        return false;
+    }
+    if (!why) return true;
+    br_ts now_ts;
+    iso8601_format(now, now_ts);
+    log_info("%s: %s %s for cita %s not sent: %s", chan, what, msg->id, msg->cita_id, why);
+    if (store_outbox_skip(o->st, msg->id, why, now_ts) != BR_OK)
+        log_error("%s: could not mark %s as skipped: %s", chan, msg->id, err_msg());
+    return false;
+}
+
 /* Delivers one message by its channel and records the outcome. */
 static void deliver(struct outbox *o, struct outbox_msg *msg)
 {
@@ -130,12 +160,14 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     if (wa && !o->wa) {
         rc = err_set(BR_UPSTREAM, "no WhatsApp configured");
     } else if (wa) {
-        if (!whatsapp_ready(o, msg, what)) return;
+        if (!whatsapp_ready(o, msg, what) || !slot_ready(o, msg, what, chan)) return;
         err_clear();
         rc = whatsapp_send(o->wa, msg, msg->enlace ? msg->enlace : o->link_base, wamid);
     } else if (!mailer_enabled(o->m)) {
         rc = err_set(BR_UPSTREAM, "no mail transport configured");
     } else {
+        if (!slot_ready(o, msg, what, chan)) return;
+        err_clear();
         rc = mailer_deliver(o->m, msg);
     }
     int64_t now = clock_now_ms();
@@ -309,21 +341,32 @@ br_err outbox_check(const struct config *cfg)
     if (!offsets_of(cfg, off, &n))
         return err_set(BR_CONFIG, "BARBERIA_REMINDER_OFFSETS: expected a comma-separated list "
                                   "like 24h,2h (d, h or m; 1 minute to 365 days; at most 8) or no");
+    /* the longest link a WhatsApp message carries (a waiting-list notice's;
+     * a personal link is shorter) must go whole */
+    size_t base = cfg->public_url ? strlen(cfg->public_url) : 0;
+    while (base > 0 && cfg->public_url[base - 1] == '/')
+        base--;
+    if (cfg->whatsapp_token && base > OUTBOX_PUBLIC_URL_MAX)
+        return err_set(BR_CONFIG,
+                       "BARBERIA_PUBLIC_URL: at most %d bytes with WhatsApp (it is %zu): the links "
+                       "of its messages must fit in %d bytes",
+                       (int)OUTBOX_PUBLIC_URL_MAX, base, WHATSAPP_LINK_MAX);
     return BR_OK;
 }
 
-br_err outbox_start(struct store *st, struct mailer *m, struct whatsapp *wa,
-                    const struct config *cfg, const struct outbox_links *links, struct outbox **out)
+br_err outbox_start(struct app *app, const struct outbox_links *links, struct outbox **out)
 {
+    const struct config *cfg = app->cfg;
     struct outbox *o = xcalloc(1, sizeof *o);
     if (links && links->key) {
         o->links = true;
         o->link_base = xstrdup(links->base ? links->base : "");
         memcpy(o->link_key, links->key, sizeof o->link_key);
     }
-    o->st = st;
-    o->m = m;
-    o->wa = wa;
+    o->app = app;
+    o->st = app->store;
+    o->m = app->mailer;
+    o->wa = app->whatsapp;
     o->retry_for_ms = (int64_t)cfg->smtp_retry_for_s * 1000;
     int64_t bound = cfg->smtp_timeout_ms > cfg->whatsapp_timeout_ms ? cfg->smtp_timeout_ms
                                                                     : cfg->whatsapp_timeout_ms;

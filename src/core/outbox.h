@@ -17,9 +17,7 @@
 #ifndef BR_OUTBOX_H
 #define BR_OUTBOX_H
 
-#include "../mail/mail.h"
-#include "../mail/whatsapp.h"
-#include "../store/store.h"
+#include "app.h"
 
 struct outbox;
 
@@ -31,20 +29,26 @@ struct outbox_links {
     const unsigned char *key;
 };
 
-/* Starts the worker thread: e-mails go through m (when enabled), WhatsApp
- * messages through wa (NULL: none); a message about a cita carries its
- * personal link (links), in an e-mail and as a WhatsApp template's
- * parameter. A WhatsApp message is checked as it is claimed: one
- * for a cancelled cita (but the cancellation) or a withdrawn consent is
+/* Starts the worker thread on app's ports (app outlives it): e-mails go
+ * through app->mailer (when enabled), WhatsApp messages through
+ * app->whatsapp (NULL: none), with app->cfg's settings; a message about a
+ * cita carries its personal link (links), in an e-mail and as a WhatsApp
+ * template's parameter. A WhatsApp message is checked as it is claimed:
+ * one for a cancelled cita (but the cancellation) or a withdrawn consent is
  * skipped; one claimed in the quiet hours (but a cancellation) waits for
- * their end without counting an attempt. OUT: *out, stopped with
- * outbox_stop(). */
-br_err outbox_start(struct store *st, struct mailer *m, struct whatsapp *wa,
-                    const struct config *cfg, const struct outbox_links *links,
+ * their end without counting an attempt. A waiting-list notice, by either
+ * channel, is skipped at every attempt once the slot it announces is no
+ * longer free (core/espera.h, espera_aviso_vigente). OUT: *out, stopped
+ * with outbox_stop(). */
+br_err outbox_start(struct app *app, const struct outbox_links *links,
                     struct outbox **out) WARN_UNUSED;
 
-/* Checks the reminder settings (BARBERIA_REMINDER_OFFSETS, _HOURS):
- * BR_CONFIG with a one-line detail when they do not parse. */
+/* Checks the reminder settings (BARBERIA_REMINDER_OFFSETS, _HOURS) and,
+ * with WhatsApp configured, that the public URL (without a trailing '/')
+ * leaves every link a WhatsApp message carries whole: at most
+ * WHATSAPP_LINK_MAX less what a waiting-list notice's link adds
+ * (core/espera.h), 851 bytes. BR_CONFIG with a one-line detail when they
+ * do not hold. */
 br_err outbox_check(const struct config *cfg) WARN_UNUSED;
 
 /* Tells the worker a message was queued (NULL: does nothing). */

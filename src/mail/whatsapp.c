@@ -19,7 +19,6 @@
 
 #define ANSWER_MAX (64 * 1024) /* the Graph API's answers are small */
 #define PARAM_MAX  200         /* a name, the day, the address: what a message shows */
-#define LINK_MAX   1000        /* a link is whole or useless; Meta takes 1,024 a parameter */
 
 struct whatsapp {
     char *url;  /* {api}/{phone-number-id}/messages */
@@ -169,8 +168,8 @@ static char *message_body(const struct whatsapp *w, const struct outbox_msg *m, 
         m->cliente_nombre, m->servicio_nombre, m->barbero_nombre, when, w->where, link};
     json_t *params = json_array();
     for (int i = 0; i < 6; i++) {
-        char t[LINK_MAX + 1];
-        whatsapp_param_text(raw[i], t, i == 5 ? LINK_MAX + 1 : PARAM_MAX + 1);
+        char t[WHATSAPP_LINK_MAX + 1]; /* a link is whole or useless */
+        whatsapp_param_text(raw[i], t, i == 5 ? WHATSAPP_LINK_MAX + 1 : PARAM_MAX + 1);
         json_array_append_new(params, json_pack("{s:s, s:s}", "type", "text", "text", t));
     }
     json_t *body = json_pack(

@@ -35,6 +35,10 @@ struct whatsapp;
 br_err whatsapp_open(const struct config *cfg, struct whatsapp **out) WARN_UNUSED;
 void whatsapp_close(struct whatsapp *w);
 
+/* The longest link parameter sent whole (the Graph API takes 1,024 bytes a
+ * parameter); a longer one would be cut. */
+#define WHATSAPP_LINK_MAX 1000
+
 /* Sends msg (recipient: E.164 digits) as its kind's template, link as
  * parameter {{6}}. OUT: id, the Graph API's message id ("wamid..."; "" when
  * the API accepted it without one). On failure a one-line detail and:

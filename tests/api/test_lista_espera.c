@@ -9,8 +9,9 @@
  * consented (and only by WhatsApp without an e-mail address), the notice
  * still sent exactly once when the server is killed after the change
  * answered and before the notices were queued, the WhatsApp notice held
- * back by the quiet hours while the e-mail goes, and past entries neither
- * listed nor kept.
+ * back by the quiet hours while the e-mail goes, never sent once the slot
+ * it announces was booked meanwhile (while another still free goes), and
+ * past entries neither listed nor kept.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -675,10 +676,10 @@ static bool wa_notice_deferred(void *ud)
                     q->entrada_id) == 1;
 }
 
-static void in_the_quiet_hours_the_whatsapp_notice_waits(void **state)
+/* Starts the server again with quiet hours from an hour ago to an hour
+ * ahead (the shop's zone is UTC). */
+static void restart_in_quiet_hours(void)
 {
-    (void)state;
-    /* the quiet hours from an hour ago to an hour ahead (the shop's zone is UTC) */
     int64_t now_min = clock_now_ms() / 60000 % 1440;
     int from = (int)((now_min + 1440 - 60) % 1440), to = (int)((now_min + 60) % 1440);
     static char quiet[64];
@@ -692,6 +693,12 @@ static void in_the_quiet_hours_the_whatsapp_notice_waits(void **state)
     env[n] = NULL;
     assert_int_equal(srv_stop(&S), 0);
     srv_start(&S, env, NULL);
+}
+
+static void in_the_quiet_hours_the_whatsapp_notice_waits(void **state)
+{
+    (void)state;
+    restart_in_quiet_hours();
     struct user ana, bea;
     signup_user(&S, &ana, "Ana Pérez");
     signup_user(&S, &bea, "Bea Ruiz");
@@ -713,6 +720,103 @@ static void in_the_quiet_hours_the_whatsapp_notice_waits(void **state)
     assert_int_equal(wa_count("34611000004"), 0);
     free(eb);
     free(cita);
+    free(barbero);
+}
+
+struct estado_q {
+    const char *entrada_id, *status;
+};
+
+static bool wa_notice_is(void *ud)
+{
+    const struct estado_q *q = ud;
+    return db_count(&S,
+                    "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                    "canal = 'whatsapp' AND cita_id = '%s' AND status = '%s'",
+                    q->entrada_id, q->status) == 1;
+}
+
+static void a_notice_held_back_never_announces_a_slot_booked_meanwhile(void **state)
+{
+    (void)state;
+    restart_in_quiet_hours();
+    struct user ana, bea, cris, dani;
+    signup_user(&S, &ana, "Ana Pérez");
+    signup_user(&S, &bea, "Bea Ruiz");
+    signup_user(&S, &cris, "Cris Gil");
+    signup_user(&S, &dani, "Dani Sol");
+    char *barbero = make_barbero(&S, "Iker Paz");
+    char d[11], e[11], ten_d[32], ten_e[32];
+    weekday(8, d);
+    weekday(9, e);
+    at(d, "10:00", ten_d);
+    at(e, "10:00", ten_e);
+    char *cd = book(&S, &ana, barbero, SERVICIO, ten_d, NULL);
+    char *ce = book(&S, &ana, barbero, SERVICIO, ten_e, NULL);
+    /* Bea waits on d, Cris on e; both by e-mail and WhatsApp */
+    consents(&bea, "+34 611 000 005");
+    consents(&cris, "+34 611 000 006");
+    char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
+    char *ec = pedir_ok(&cris, SERVICIO, e, barbero);
+    cancel_ok(&ana, cd);
+    cancel_ok(&ana, ce);
+    /* the e-mails go at once (the slots are free); the WhatsApp notices
+     * wait for the end of the quiet hours */
+    char ib[ISO8601_LEN + 1], ic[ISO8601_LEN + 1];
+    notice_link(&bea, barbero, d, ib);
+    assert_string_equal(ib, ten_d);
+    notice_link(&cris, barbero, e, ic);
+    assert_string_equal(ic, ten_e);
+    struct deferred qb = {eb}, qc = {ec};
+    if (!wait_until(wa_notice_deferred, &qb, WAIT_MAIL_MS) ||
+        !wait_until(wa_notice_deferred, &qc, WAIT_MAIL_MS))
+        fail_msg("the WhatsApp notices were not put off");
+    /* meanwhile Dani books the slot announced to Bea */
+    char *got = book(&S, &dani, barbero, SERVICIO, ten_d, NULL);
+    /* the quiet hours end: the server starts again without them, the two
+     * notices due (the links keep the base they were written with) */
+    char base[sizeof S.base];
+    snprintf(base, sizeof base, "%s", S.base);
+    char sql[400];
+    snprintf(sql, sizeof sql,
+             "UPDATE mail_outbox SET next_attempt_at = created_at, due_at = created_at WHERE "
+             "canal = 'whatsapp' AND cita_id IN ('%s', '%s')",
+             eb, ec);
+    assert_int_equal(srv_stop(&S), 0);
+    assert_int_equal(db_exec(&S, sql, NULL), 0);
+    srv_start(&S, ENV, NULL);
+    /* Cris's slot is still free: her notice goes */
+    if (!wait_until(wa_arrived, "34611000006", WAIT_MAIL_MS)) {
+        char *log = srv_log(&S);
+        fail_msg("no WhatsApp notice to Cris; server log:\n%s", log);
+    }
+    json_t *all = wa_accepted("34611000006");
+    assert_int_equal(json_array_size(all), 1);
+    char link[400];
+    snprintf(link, sizeof link, "%s/reservar?servicio=%s&barbero=%s&fecha=%s&inicio=%s", base,
+             SERVICIO, barbero, e, ten_e);
+    assert_string_equal(wa_param(json_array_get(all, 0), 5), link);
+    json_decref(all);
+    struct estado_q sent = {ec, "sent"}, skipped = {eb, "skipped"};
+    assert_true(wait_until(wa_notice_is, &sent, WAIT_MAIL_MS));
+    /* Bea's slot was taken: her notice never leaves, and says why */
+    if (!wait_until(wa_notice_is, &skipped, WAIT_MAIL_MS)) {
+        char *log = srv_log(&S);
+        fail_msg("Bea's notice was not skipped; server log:\n%s", log);
+    }
+    assert_true(srv_wait_log(&S, "not sent: la hora anunciada ya no está libre", WAIT_MAIL_MS));
+    assert_int_equal(wa_count("34611000005"), 0);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND "
+                              "canal = 'whatsapp' AND last_error = 'la hora anunciada ya no está "
+                              "libre'",
+                              eb),
+                     1);
+    free(got);
+    free(eb);
+    free(ec);
+    free(cd);
+    free(ce);
     free(barbero);
 }
 
@@ -752,8 +856,9 @@ int main(void)
         cmocka_unit_test(the_notice_goes_by_whatsapp_to_whoever_consented),
         cmocka_unit_test(a_crash_before_the_notices_were_queued_loses_none),
         cmocka_unit_test(past_entries_are_neither_listed_nor_kept),
-        /* last: it restarts the server with quiet hours */
+        /* last: they restart the server with quiet hours */
         cmocka_unit_test(in_the_quiet_hours_the_whatsapp_notice_waits),
+        cmocka_unit_test(a_notice_held_back_never_announces_a_slot_booked_meanwhile),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

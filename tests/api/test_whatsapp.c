@@ -7,8 +7,9 @@
  * the quiet hours (a confirmation waits, a cancellation goes; a cancelled
  * cita's waiting confirmation never leaves), reminders at the configured
  * offsets by both channels, the webhook's handshake and signed statuses,
- * what the admin sees of an appointment's messages (403 for a client), and
- * never the token or the app secret in the server's log.
+ * what the admin sees of an appointment's messages (403 for a client), the
+ * links of the longest public URL sent whole (a longer one stops the
+ * start), and never the token or the app secret in the server's log.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -71,6 +72,8 @@ static void dbl_start(struct wa_dbl *d, const char *root)
                           "barberia_reprogramacion:6",
                           "--template",
                           "barberia_recordatorio:6",
+                          "--template",
+                          "barberia_hueco_libre:6",
                           NULL};
     pid_t pid = fork();
     if (pid == 0) {
@@ -780,6 +783,128 @@ static void reminders_go_at_each_offset_by_both_channels_once(void **state)
     free(id);
 }
 
+/* The n-th weekday (Monday to Friday: the default hours) from three days
+ * ahead at hour:00 in the shop's zone (Europe/Madrid), as an API timestamp;
+ * OUT: fecha, its day. */
+static void weekday_at(int n, int hour, char out[ISO8601_LEN + 1], char fecha[11])
+{
+    setenv("TZ", "Europe/Madrid", 1);
+    tzset();
+    time_t t = time(NULL) + 3 * 86400;
+    struct tm tm;
+    for (;; t += 86400) {
+        localtime_r(&t, &tm);
+        if (tm.tm_wday >= 1 && tm.tm_wday <= 5 && n-- == 0) break;
+    }
+    tm.tm_hour = hour;
+    tm.tm_min = tm.tm_sec = 0;
+    tm.tm_isdst = -1;
+    iso8601_format((int64_t)mktime(&tm) * 1000, out);
+    strftime(fecha, 11, "%Y-%m-%d", &tm);
+}
+
+/* The longest public URL a WhatsApp message's links allow: a waiting-list
+ * notice's link then takes the whole 1,000 bytes of its parameter. */
+#define PUBLIC_URL_MAX 851
+
+/* A public URL of n bytes (OUT: url, n + 1 bytes). */
+static void long_public_url(char *url, size_t n)
+{
+    size_t o = (size_t)snprintf(url, n + 1, "https://citas.barberia.example/");
+    for (; o < n; o++)
+        url[o] = (char)('a' + o % 26);
+    url[n] = '\0';
+}
+
+static void
+the_longest_public_url_goes_whole_in_the_links_and_a_longer_one_stops_the_start(void **state)
+{
+    (void)state;
+    static char env_url[PUBLIC_URL_MAX + 32];
+    char base[PUBLIC_URL_MAX + 1];
+    long_public_url(base, PUBLIC_URL_MAX);
+    snprintf(env_url, sizeof env_url, "BARBERIA_PUBLIC_URL=%s/", base);
+    const char *extra[] = {env_url, NULL};
+    start_shop(extra);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    consent(&BEA, "{\"acepta\": true, \"telefono\": \"+34 611 000 007\"}", 200, &r);
+    resp_free(&r);
+    char f[32], fecha[11];
+    weekday_at(0, 10, f, fecha);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    /* the confirmation's personal link, whole, opens the appointment */
+    wait_requests("barberia_confirmacion", 200, 1);
+    json_t *all = dbl_requests();
+    json_t *m = req_message(json_array_get(all, 0));
+    const char *link = msg_param(m, 5);
+    char want[PUBLIC_URL_MAX + 8];
+    snprintf(want, sizeof want, "%s/c/", base);
+    assert_int_equal(strlen(link), strlen(want) + 64);
+    assert_int_equal(strncmp(link, want, strlen(want)), 0);
+    char path[200];
+    snprintf(path, sizeof path, "/api/gestion/%s", link + strlen(want));
+    struct resp opened;
+    http_get(&S, path, NULL, &opened);
+    assert_int_equal(opened.status, 200);
+    resp_free(&opened);
+    json_decref(m);
+    json_decref(all);
+    /* Bea waits for that day; Ana's cancel frees the slot: the notice's
+     * booking link is exactly 1,000 bytes, and goes whole */
+    char body[300];
+    snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\",\"barbero_id\":\"%s\"}",
+             SERVICIO, fecha, BARBERO);
+    http_json(&S, "POST", "/api/lista-espera", BEA.token, body, &r);
+    if (r.status != 201) fail_msg("lista-espera: %ld %s", r.status, r.body);
+    resp_free(&r);
+    cambio(&ANA, id, "cancelar", NULL);
+    wait_requests("barberia_hueco_libre", 200, 1);
+    char reservar[1100];
+    snprintf(reservar, sizeof reservar, "%s/reservar?servicio=%s&barbero=%s&fecha=%s&inicio=%s",
+             base, SERVICIO, BARBERO, fecha, f);
+    assert_int_equal(strlen(reservar), 1000);
+    all = dbl_requests();
+    size_t i, seen = 0;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        json_t *n = req_message(e);
+        if (!strcmp(msg_template(n), "barberia_hueco_libre")) {
+            assert_string_equal(jstr(n, "to"), "34611000007");
+            assert_string_equal(msg_param(n, 5), reservar);
+            seen++;
+        }
+        json_decref(n);
+    }
+    assert_int_equal(seen, 1);
+    json_decref(all);
+    free(id);
+    /* a byte longer, and the links could not go whole: the start stops
+     * with one line */
+    char longer[PUBLIC_URL_MAX + 2];
+    long_public_url(longer, PUBLIC_URL_MAX + 1);
+    static char env_longer[PUBLIC_URL_MAX + 32];
+    snprintf(env_longer, sizeof env_longer, "BARBERIA_PUBLIC_URL=%s", longer);
+    struct srv s2;
+    memset(&s2, 0, sizeof s2);
+    srv_init(&s2);
+    const char *env[] = {env_longer, ENV_API, "BARBERIA_WHATSAPP_TOKEN=" TOKEN,
+                         "BARBERIA_WHATSAPP_PHONE_NUMBER_ID=" PHONE_ID, NULL};
+    const char *args[] = {"serve", "--listen", "127.0.0.1:0", NULL};
+    char *out = NULL, *err = NULL;
+    int st = run_cli_within(&s2, env, args, true, 30000, &out, &err);
+    assert_int_equal(st, 1);
+    assert_non_null(err);
+    if (!strstr(err, "BARBERIA_PUBLIC_URL: at most 851 bytes with WhatsApp (it is 852)"))
+        fail_msg("no clear refusal: %s", err);
+    assert_int_equal(strchr(err, '\n') - err, (long)strlen(err) - 1); /* one line */
+    free(out);
+    free(err);
+    srv_cleanup(&s2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -793,6 +918,9 @@ int main(void)
         cmocka_unit_test_teardown(the_webhook_verifies_and_records_signed_statuses_for_the_admin,
                                   teardown),
         cmocka_unit_test_teardown(reminders_go_at_each_offset_by_both_channels_once, teardown),
+        cmocka_unit_test_teardown(
+            the_longest_public_url_goes_whole_in_the_links_and_a_longer_one_stops_the_start,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
