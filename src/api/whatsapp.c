@@ -72,10 +72,6 @@ void api_whatsapp_consent_put(struct http_req *r)
     bool acepta;
     const char *tel;
     if (!consent_body(r, &acepta, &tel)) return;
-    if (tel && strlen(tel) > WHATSAPP_TELEFONO_MAX) {
-        http_reply_error(r, 400, "Teléfono inválido");
-        return;
-    }
     struct wa_consent c;
     br_err rc = whatsapp_consent(api_app(r), p->user_id, acepta, tel,
                                  p->has_perfil ? p->perfil.telefono : NULL, &c);

@@ -26,10 +26,11 @@ static br_err consent_set(struct app *app, const char *cliente_id, bool acepta,
     br_ts now;
     iso8601_format(clock_now_ms(), now);
     char e164[RULE_E164_MAX] = "";
+    if (telefono && strlen(telefono) > WHATSAPP_TELEFONO_MAX)
+        return err_set(BR_INVALID, "Teléfono inválido");
     if (acepta) {
         const char *given = telefono && *telefono ? telefono : perfil_tel;
-        if ((given && strlen(given) > WHATSAPP_TELEFONO_MAX) ||
-            !rule_telefono_e164(given, app->cfg->whatsapp_country, e164))
+        if (!rule_telefono_e164(given, app->cfg->whatsapp_country, e164))
             return err_set(BR_INVALID, "Teléfono inválido");
     }
     br_err rc = store_whatsapp_consent_set(app->store, cliente_id, acepta ? e164 : NULL, now, c);

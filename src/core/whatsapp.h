@@ -14,7 +14,8 @@
 /* Gives (acepta) or withdraws the consent of cliente_id. Given, it is for
  * telefono when set, else for the number of her profile (perfil_tel, may
  * be NULL), normalised to E.164 with the default country; BR_INVALID
- * "Teléfono inválido" when neither is a number. OUT: *c as stored. */
+ * "Teléfono inválido" when neither is a number, or when telefono is over
+ * WHATSAPP_TELEFONO_MAX bytes (given or withdrawn). OUT: *c as stored. */
 br_err whatsapp_consent(struct app *app, const char *cliente_id, bool acepta, const char *telefono,
                         const char *perfil_tel, struct wa_consent *c) WARN_UNUSED;
 

@@ -468,6 +468,8 @@ static void the_body_is_judged_as_her_own(void **state)
     char body[200];
     snprintf(body, sizeof body, "{\"acepta\": true, \"telefono\": \"%065d\"}", 6);
     expect_put(&BARB, eva, body, 400, "Teléfono inválido");
+    snprintf(body, sizeof body, "{\"acepta\": false, \"telefono\": \"%065d\"}", 6);
+    expect_put(&BARB, eva, body, 400, "Teléfono inválido");
     /* no number in her profile and none given */
     expect_put(&ADMIN, sin.id, "{\"acepta\": true}", 400, "Teléfono inválido");
     /* the fields come before the client, the client before her number */
