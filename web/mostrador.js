@@ -3,8 +3,9 @@
 // correo), the service and the barber, the hour (the booking's slot picker,
 // the hour tapped on the agenda's grid, or "Ahora" for a walk-in) and notes;
 // POST /api/agenda/citas. A full day: the chosen client on its waiting list,
-// and her entries shown under her name (espera.js).
-import { get, post, qs, loadCatalog } from './api.js';
+// and her entries shown under her name (espera.js). The chosen client's
+// WhatsApp consent, as she gives it in person or on the phone (deskWhatsApp).
+import { api, get, post, qs, loadCatalog } from './api.js';
 import { h, focus, announce, alertBox, showError, whenFull, hm, euros } from './ui.js';
 import { picker } from './slots.js';
 import { deskList, deskWaitForm } from './espera.js';
@@ -27,6 +28,52 @@ export function clientLine(c) {
 export function noShows(c) {
   const n = c && c.no_presentado;
   return n ? `${n} ${n === 1 ? 'vez' : 'veces'} no vino` : '';
+}
+
+// "Acepta avisos por WhatsApp" for a client chosen at the desk: her consent
+// as GET /api/clientes/{id}/whatsapp reads it; ticking or unticking records
+// what she says in person or on the phone (PUT: her profile's number).
+export function deskWhatsApp(cliente) {
+  const path = `/api/clientes/${encodeURIComponent(cliente.id)}/whatsapp`;
+  const name = cliente.nombre || 'El cliente';
+  const [lw, box] = field('Acepta avisos por WhatsApp', { type: 'checkbox', disabled: true });
+  lw.className = 'check';
+  lw.prepend(box, ' ');
+  const hint = h('p', { class: 'hint', id: box.id + '-d' });
+  box.setAttribute('aria-describedby', hint.id);
+  const err = alertBox();
+  const show = (w) => {
+    box.checked = w.acepta;
+    hint.textContent = w.acepta
+      ? `Confirmaciones, cambios, recordatorios y avisos de la lista de espera al ${w.telefono}.`
+      : 'Pregúntale si quiere recibir por WhatsApp sus confirmaciones, cambios, recordatorios y avisos de la lista de espera.';
+  };
+  box.addEventListener('change', async () => {
+    const acepta = box.checked;
+    box.disabled = true;
+    err.hidden = true;
+    try {
+      const { whatsapp } = await api('PUT', path, { acepta });
+      show(whatsapp);
+      announce(
+        acepta
+          ? `${name} acepta avisos por WhatsApp`
+          : `${name} ya no recibirá avisos por WhatsApp`,
+      );
+    } catch (ex) {
+      box.checked = !acepta;
+      showError(err, ex);
+    }
+    box.disabled = false;
+  });
+  get(path).then(
+    ({ whatsapp }) => {
+      show(whatsapp);
+      box.disabled = false;
+    },
+    (ex) => showError(err, ex),
+  );
+  return h('div', { class: 'whatsapp' }, lw, hint, err);
 }
 
 // Shows the form in box. barbero: the barber's id to preselect; inicio: an
@@ -109,6 +156,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
           },
           'Cambiar cliente',
         ),
+        deskWhatsApp(st.cliente),
         esperas.el,
       );
     } else if (st.nuevo) {

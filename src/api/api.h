@@ -273,6 +273,10 @@ void api_whatsapp_consent_get(struct http_req *r);
 void api_whatsapp_consent_put(struct http_req *r);
 void api_whatsapp_webhook_get(struct http_req *r);
 void api_whatsapp_webhook_post(struct http_req *r);
+/* GET/PUT /api/clientes/{id}/whatsapp (staff), and whether a path is one. */
+void api_cliente_whatsapp_get(struct http_req *r);
+void api_cliente_whatsapp_put(struct http_req *r);
+bool api_cliente_whatsapp_path(const char *path);
 void api_admin_cita_mensajes(struct http_req *r);
 bool api_admin_cita_mensajes_path(const char *path);
 void api_barberos_get(struct http_req *r);

@@ -119,6 +119,10 @@ const struct http_route api_routes[] = {
     /* the front desk (mostrador.c) */
     {"GET", "/api/clientes", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_clientes_get},
     {"POST", "/api/agenda/citas", false, HTTP_AUTH_USER, HTTP_BODY_JSON, api_agenda_citas_post},
+    {"GET", "/api/clientes/", true, HTTP_AUTH_USER, HTTP_BODY_NONE, api_cliente_whatsapp_get,
+     api_cliente_whatsapp_path},
+    {"PUT", "/api/clientes/", true, HTTP_AUTH_USER, HTTP_BODY_JSON, api_cliente_whatsapp_put,
+     api_cliente_whatsapp_path},
     {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON, api_citas_asistencia,
      api_asistencia_path},
 };

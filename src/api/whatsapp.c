@@ -1,12 +1,15 @@
 /*
  * whatsapp.c - GET/PUT /api/auth/me/whatsapp (a client's consent to
  * WhatsApp messages), GET/POST /api/whatsapp/webhook (the Graph API's
- * verification handshake and delivery statuses) and GET
+ * verification handshake and delivery statuses), GET/PUT
+ * /api/clientes/{id}/whatsapp (the same consent, recorded by the front desk
+ * for a client who gave it in person or on the phone) and GET
  * /api/admin/citas/{id}/mensajes (what was sent about an appointment, by
  * which channel, and whether it arrived).
  */
 #include "api.h"
 #include "../core/whatsapp.h"
+#include "../domain/roles.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,8 @@
 #define ADMIN_CITAS_PREFIX "/api/admin/citas/"
 #define MENSAJES_SUFFIX    "/mensajes"
 #define CHALLENGE_MAX      256
+#define CLIENTES_PREFIX    "/api/clientes/"
+#define WHATSAPP_SUFFIX    "/whatsapp"
 
 /* {"whatsapp": {"acepta", "telefono", "otorgado_en", "retirado_en"}} */
 static void reply_consent(struct http_req *r, const struct wa_consent *c)
@@ -46,24 +51,78 @@ void api_whatsapp_consent_get(struct http_req *r)
     reply_consent(r, &c);
 }
 
+/* The body of a PUT of a consent: acepta, and telefono when given. False
+ * (after replying 400) when a member is of the wrong type. */
+static bool consent_body(struct http_req *r, bool *acepta, const char **tel)
+{
+    json_t *body = http_req_json(r);
+    json_t *a = json_object_get(body, "acepta");
+    if (!json_is_boolean(a)) {
+        http_reply_error(r, 400, "Campo inválido: acepta");
+        return false;
+    }
+    *acepta = json_is_true(a);
+    *tel = NULL;
+    return api_opt_string(r, body, "telefono", tel);
+}
+
 void api_whatsapp_consent_put(struct http_req *r)
 {
     const struct principal *p = api_caller(r);
-    json_t *body = http_req_json(r);
-    json_t *acepta = json_object_get(body, "acepta");
-    if (!json_is_boolean(acepta)) {
-        http_reply_error(r, 400, "Campo inválido: acepta");
-        return;
-    }
-    const char *tel = NULL;
-    if (!api_opt_string(r, body, "telefono", &tel)) return;
-    if (tel && strlen(tel) > 64) {
-        http_reply_error(r, 400, "Teléfono inválido");
-        return;
-    }
+    bool acepta;
+    const char *tel;
+    if (!consent_body(r, &acepta, &tel)) return;
     struct wa_consent c;
-    br_err rc = whatsapp_consent(api_app(r), p->user_id, json_is_true(acepta), tel,
+    br_err rc = whatsapp_consent(api_app(r), p->user_id, acepta, tel,
                                  p->has_perfil ? p->perfil.telefono : NULL, &c);
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
+    reply_consent(r, &c);
+}
+
+/* --- GET/PUT /api/clientes/{id}/whatsapp: the front desk ------------------------------ */
+
+bool api_cliente_whatsapp_path(const char *path)
+{
+    br_id id;
+    return api_path_id(path, CLIENTES_PREFIX, WHATSAPP_SUFFIX, id) != API_PATH_OTHER;
+}
+
+/* The client the path names ("" when not a UUID: not found, once the caller
+ * is judged); false (after replying 403) for a caller who is not staff. */
+static bool desk_caller(struct http_req *r, br_id id)
+{
+    if (api_path_id(http_req_path(r), CLIENTES_PREFIX, WHATSAPP_SUFFIX, id) != API_PATH_ID)
+        id[0] = '\0';
+    if (principal_is_staff(api_caller(r))) return true;
+    api_reply_err(r, err_set(BR_FORBIDDEN, "Sin permisos"));
+    return false;
+}
+
+void api_cliente_whatsapp_get(struct http_req *r)
+{
+    br_id id;
+    if (!desk_caller(r, id)) return;
+    struct wa_consent c;
+    br_err rc = whatsapp_consent_of(api_app(r), api_caller(r), id, &c);
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
+    reply_consent(r, &c);
+}
+
+void api_cliente_whatsapp_put(struct http_req *r)
+{
+    br_id id;
+    bool acepta;
+    const char *tel;
+    /* a client is refused before her body is judged */
+    if (!desk_caller(r, id) || !consent_body(r, &acepta, &tel)) return;
+    struct wa_consent c;
+    br_err rc = whatsapp_consent_desk(api_app(r), api_caller(r), id, acepta, tel, &c);
     if (rc) {
         api_reply_err(r, rc);
         return;

@@ -3,6 +3,7 @@
  */
 #include "whatsapp.h"
 #include "../domain/avisos.h"
+#include "../domain/roles.h"
 #include "../util/iso8601.h"
 #include "../util/log.h"
 
@@ -15,19 +16,87 @@
 
 #define STATUSES_MAX 1000
 
-br_err whatsapp_consent(struct app *app, const char *cliente_id, bool acepta, const char *telefono,
-                        const char *perfil_tel, struct wa_consent *c)
+/* The consent of cliente_id set as whatsapp_consent describes; por (NULL:
+ * the client herself) is the staff user who recorded it at the desk. The
+ * log names who, never the number. */
+static br_err consent_set(struct app *app, const char *cliente_id, bool acepta,
+                          const char *telefono, const char *perfil_tel, const char *por,
+                          struct wa_consent *c)
 {
     br_ts now;
     iso8601_format(clock_now_ms(), now);
     char e164[RULE_E164_MAX] = "";
+    if (telefono && strlen(telefono) > WHATSAPP_TELEFONO_MAX)
+        return err_set(BR_INVALID, "Teléfono inválido");
     if (acepta) {
         const char *given = telefono && *telefono ? telefono : perfil_tel;
         if (!rule_telefono_e164(given, app->cfg->whatsapp_country, e164))
             return err_set(BR_INVALID, "Teléfono inválido");
     }
     br_err rc = store_whatsapp_consent_set(app->store, cliente_id, acepta ? e164 : NULL, now, c);
-    if (!rc) log_info("whatsapp: consent of %s %s", cliente_id, acepta ? "given" : "withdrawn");
+    if (!rc && por)
+        log_info("whatsapp: consent of %s %s at the front desk by %s", cliente_id,
+                 acepta ? "given" : "withdrawn", por);
+    else if (!rc)
+        log_info("whatsapp: consent of %s %s", cliente_id, acepta ? "given" : "withdrawn");
+    return rc;
+}
+
+br_err whatsapp_consent(struct app *app, const char *cliente_id, bool acepta, const char *telefono,
+                        const char *perfil_tel, struct wa_consent *c)
+{
+    return consent_set(app, cliente_id, acepta, telefono, perfil_tel, NULL, c);
+}
+
+/* The one place that resolves the client staff name at the desk: OUT *cv
+ * (cliente_view_clear) on success. */
+static br_err desk_client(struct app *app, const struct principal *caller, const char *cliente_id,
+                          struct cliente_view *cv)
+{
+    memset(cv, 0, sizeof *cv);
+    if (!caller || !principal_is_staff(caller)) return err_set(BR_FORBIDDEN, "Sin permisos");
+    br_id uid;
+    if (!cliente_id || !uuid_parse(cliente_id, strlen(cliente_id), uid))
+        return err_set(BR_NOTFOUND, WHATSAPP_CLIENTE_MSG);
+    br_err rc = store_cliente_get(app->store, uid, cv);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, WHATSAPP_CLIENTE_MSG);
+    if (rc) {
+        log_error("whatsapp: client lookup: %s", err_msg());
+        return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
+    }
+    if (rol_is_staff(cv->perfil.rol)) {
+        cliente_view_clear(cv);
+        return err_set(BR_NOTFOUND, WHATSAPP_CLIENTE_MSG);
+    }
+    return BR_OK;
+}
+
+br_err whatsapp_consent_desk(struct app *app, const struct principal *caller,
+                             const char *cliente_id, bool acepta, const char *telefono,
+                             struct wa_consent *c)
+{
+    memset(c, 0, sizeof *c);
+    struct cliente_view cv;
+    br_err rc = desk_client(app, caller, cliente_id, &cv);
+    if (rc) return rc;
+    rc = consent_set(app, cv.perfil.id, acepta, telefono, cv.perfil.telefono, caller->user_id, c);
+    cliente_view_clear(&cv);
+    return rc;
+}
+
+br_err whatsapp_consent_of(struct app *app, const struct principal *caller, const char *cliente_id,
+                           struct wa_consent *c)
+{
+    memset(c, 0, sizeof *c);
+    struct cliente_view cv;
+    br_err rc = desk_client(app, caller, cliente_id, &cv);
+    if (rc) return rc;
+    rc = store_whatsapp_consent_get(app->store, cv.perfil.id, c);
+    cliente_view_clear(&cv);
+    if (rc && rc != BR_BUSY) {
+        log_error("whatsapp: consent of %s: %s", cliente_id, err_msg());
+        rc = err_set(BR_INTERNAL, "Error interno del servidor");
+    }
     return rc;
 }
 

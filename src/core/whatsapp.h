@@ -14,9 +14,31 @@
 /* Gives (acepta) or withdraws the consent of cliente_id. Given, it is for
  * telefono when set, else for the number of her profile (perfil_tel, may
  * be NULL), normalised to E.164 with the default country; BR_INVALID
- * "Teléfono inválido" when neither is a number. OUT: *c as stored. */
+ * "Teléfono inválido" when neither is a number, or when telefono is over
+ * WHATSAPP_TELEFONO_MAX bytes (given or withdrawn). OUT: *c as stored. */
 br_err whatsapp_consent(struct app *app, const char *cliente_id, bool acepta, const char *telefono,
                         const char *perfil_tel, struct wa_consent *c) WARN_UNUSED;
+
+/* Who an unknown client is at the desk (the front desk's own word). */
+#define WHATSAPP_CLIENTE_MSG "Cliente no encontrado"
+/* At most this many bytes of a given number. */
+#define WHATSAPP_TELEFONO_MAX 64
+
+/* The same, recorded by staff (caller: admin or barbero, else BR_FORBIDDEN
+ * "Sin permisos") at the front desk for the client cliente_id, who gave or
+ * withdrew it in person or on the phone; her profile's number when
+ * telefono is not given. BR_NOTFOUND WHATSAPP_CLIENTE_MSG when cliente_id
+ * is not a UUID, names no user with a profile, or a staff account; then
+ * BR_INVALID "Teléfono inválido". The log names the staff user, never the
+ * number. OUT: *c as stored. */
+br_err whatsapp_consent_desk(struct app *app, const struct principal *caller,
+                             const char *cliente_id, bool acepta, const char *telefono,
+                             struct wa_consent *c) WARN_UNUSED;
+
+/* The consent of the client cliente_id, for staff (the same refusals as
+ * whatsapp_consent_desk). OUT: *c (c->found false when none was given). */
+br_err whatsapp_consent_of(struct app *app, const struct principal *caller, const char *cliente_id,
+                           struct wa_consent *c) WARN_UNUSED;
 
 /* The handshake: true when mode is "subscribe" and token is the configured
  * verify token (compared in constant time; false when none is set). */

@@ -300,6 +300,19 @@ static void prep_whatsapp_get(enum who w, struct call *c)
     prep_path(c, "/api/auth/me/whatsapp");
 }
 
+/* The front desk's view of CLIENT's WhatsApp consent. */
+static void prep_cliente_whatsapp_get(enum who w, struct call *c)
+{
+    (void)w;
+    snprintf(c->path, sizeof c->path, "/api/clientes/%s/whatsapp", users[CLIENT].id);
+}
+
+static void prep_cliente_whatsapp_put(enum who w, struct call *c)
+{
+    prep_cliente_whatsapp_get(w, c);
+    c->len = (size_t)asprintf(&c->body, "{\"acepta\":true,\"telefono\":\"600 111 222\"}");
+}
+
 static void prep_signup(enum who w, struct call *c)
 {
     (void)w;
@@ -431,6 +444,8 @@ static const struct endpoint endpoints[] = {
     {"GET", "/api/admin/informes", ADMIN_, 200, prep_informes_get, NULL},
     {"GET", "/api/clientes", STAFF, 200, prep_clientes_get, NULL},
     {"GET", "/api/auth/me/whatsapp", USER, 200, prep_whatsapp_get, NULL},
+    {"GET", "/api/clientes/{id}/whatsapp", STAFF, 200, prep_cliente_whatsapp_get, NULL},
+    {"PUT", "/api/clientes/{id}/whatsapp", STAFF, 200, prep_cliente_whatsapp_put, NULL},
     {"POST", "/api/auth/signup", PUBLIC, 201, prep_signup, NULL},
     {"POST", "/api/auth/login", PUBLIC, 200, prep_login, NULL},
     {"POST", "/api/auth/logout", USER, 200, prep_logout, NULL},

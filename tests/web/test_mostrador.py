@@ -4,7 +4,8 @@ client ("Nueva cita": a client who has no account, the slot picker) and a
 walk-in ("Ahora"), marks a no-show and sees it counted on the client's
 cards; puts a phone caller on a full day's waiting list (with a
 confirmation), sees her entry under her name and takes her off, and is
-told when a client has no way to be told; on a tablet the day is a grid with a column per barber, and a tap on
+told when a client has no way to be told, and records her WhatsApp consent;
+on a tablet the day is a grid with a column per barber, and a tap on
 free time opens the booking with that barber and hour; the administrator
 closes a day over two bookings and cancels them with a message."""
 import datetime
@@ -168,7 +169,8 @@ def phone_desk(srv, br, b):
 def waiting_list(srv, br, b, s, day):
     """390x844: Carla calls for a day with no free hour: the desk puts her on
     its waiting list, confirms, sees the entry under her name and removes it;
-    Rosa (no e-mail, no WhatsApp) cannot be told: the desk is told so."""
+    Rosa (no e-mail, no WhatsApp) cannot be told: the desk is told so, and
+    records her WhatsApp consent given on the phone, then withdraws it."""
     br.allowed_errors.append(r"/api/lista-espera - Failed to load resource: the server responded with a status of 400")
     br.open("/agenda")
     br.focused_heading("Agenda")
@@ -204,6 +206,21 @@ def waiting_list(srv, br, b, s, day):
     br.click("Sí, añadir")
     br.see("El cliente no tiene correo ni WhatsApp para avisarle")
     br.check("Mostrador - lista de espera sin canal")
+    # she agrees on the phone to WhatsApp notices: the desk records it, and takes it back
+    rosa = next(c for c in srv.ok("GET", "/api/clientes?q=rosa", token=srv.admin)["clientes"])["id"]
+    box = control(br, "Acepta avisos por WhatsApp")
+    br.wait(lambda: box.is_enabled(), what="her consent read")
+    assert not box.is_selected()
+    box.click()
+    br.see("avisos de la lista de espera al +34622333444")
+    assert box.is_selected()
+    br.check("Mostrador - WhatsApp aceptado")
+    assert srv.ok("GET", "/api/clientes/%s/whatsapp" % rosa, token=srv.admin)["whatsapp"]["acepta"] is True
+    br.wait(lambda: box.is_enabled(), what="the consent recorded")
+    box.click()
+    br.see("Pregúntale si quiere recibir por WhatsApp")
+    assert not box.is_selected()
+    assert srv.ok("GET", "/api/clientes/%s/whatsapp" % rosa, token=srv.admin)["whatsapp"]["acepta"] is False
     br.click("Volver a la agenda")
     br.button("Nueva cita")
 

@@ -1,0 +1,499 @@
+/*
+ * test_mostrador_whatsapp.c - the front desk records a client's WhatsApp
+ * consent (GET/PUT /api/clientes/{id}/whatsapp) over HTTP against the real
+ * server, the real SMTP sink and the strict double of WhatsApp's Graph API
+ * (tests/doubles/wa_double.c): staff record the consent of a client the
+ * desk created with a phone and no e-mail, her next booking's confirmation
+ * then goes by WhatsApp and the desk can put her on the waiting list; the
+ * desk or she withdraws it; a client gets 403; an unknown client, a staff
+ * account or an id that is not a UUID 404; the body is judged with the
+ * messages of her own PUT /api/auth/me/whatsapp.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "util/iso8601.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define WAIT_MS     60000
+#define TPL_ESPERA  "barberia_hueco_libre"
+#define WA_TOKEN    "EAAJtestTOKENmostradorWA0123456789ab"
+#define WA_PHONE_ID "106540352242923"
+#define SIN_CANAL   "El cliente no tiene correo ni WhatsApp para avisarle"
+
+static struct srv S;
+static struct smtp_sink K;
+static char *SERVICIO;
+static char *BARBERO;
+static struct user ADMIN, BARB;
+
+/* --- the Graph API double ---------------------------------------------------------------- */
+
+static struct {
+    pid_t pid;
+    char base[64];
+    char log[320], out[320];
+} D;
+
+static void dbl_start(const char *root)
+{
+    snprintf(D.log, sizeof D.log, "%s/wa.jsonl", root);
+    snprintf(D.out, sizeof D.out, "%s/wa.out", root);
+    int outfd = open(D.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(outfd >= 0);
+    const char *argv[] = {"wa_double",
+                          "--token",
+                          WA_TOKEN,
+                          "--phone-id",
+                          WA_PHONE_ID,
+                          "--app-secret",
+                          "no-se-usa",
+                          "--log",
+                          D.log,
+                          "--template",
+                          TPL_ESPERA ":6",
+                          "--template",
+                          "barberia_confirmacion:6",
+                          "--template",
+                          "barberia_cancelacion:6",
+                          "--template",
+                          "barberia_reprogramacion:6",
+                          "--template",
+                          "barberia_recordatorio:6",
+                          NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(outfd, 1);
+        execv(BARBERIA_DOUBLES_DIR "/wa_double", (char *const *)argv);
+        _exit(127);
+    }
+    close(outfd);
+    assert_true(pid > 0);
+    D.pid = pid;
+    int port = 0;
+    for (int waited = 0; waited < 60000 && !port; waited += 20) {
+        char *out = read_file(D.out, NULL);
+        const char *p = out ? strstr(out, "port ") : NULL;
+        if (p && strchr(p, '\n')) port = (int)strtol(p + 5, NULL, 10);
+        free(out);
+        if (!port) sleep_ms(20);
+    }
+    if (!port) fail_msg("wa_double did not print its port");
+    snprintf(D.base, sizeof D.base, "http://127.0.0.1:%d", port);
+}
+
+static void dbl_stop(void)
+{
+    if (D.pid <= 0) return;
+    kill(D.pid, SIGTERM);
+    int st = 0;
+    waitpid(D.pid, &st, 0);
+    D.pid = 0;
+}
+
+/* The template messages the double accepted (200) for the number to, as
+ * JSON bodies (caller decrefs), in the order they came. */
+static json_t *wa_accepted(const char *to)
+{
+    char *text = read_file(D.log, NULL);
+    json_t *all = json_array();
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (!nl) break;
+        json_t *e = json_loadb(line, (size_t)(nl - line), 0, NULL);
+        if (!e) fail_msg("double log line is not JSON");
+        json_t *m = json_loads(jstr(e, "body"), 0, NULL);
+        if (m && json_integer_value(json_object_get(e, "status")) == 200 &&
+            !strcmp(jstr(m, "to"), to))
+            json_array_append(all, m);
+        json_decref(m);
+        json_decref(e);
+        line = nl + 1;
+    }
+    free(text);
+    return all;
+}
+
+static bool wa_arrived(void *ud)
+{
+    json_t *all = wa_accepted(ud);
+    size_t n = json_array_size(all);
+    json_decref(all);
+    return n > 0;
+}
+
+/* --- the server -------------------------------------------------------------------------- */
+
+static char ENV_SMTP[64], ENV_API[128];
+static const char *const ENV[] = {ENV_SMTP,
+                                  ENV_API,
+                                  "BARBERIA_TZ=UTC",
+                                  "BARBERIA_SMTP_FROM=citas@barberia.test",
+                                  "BARBERIA_MIN_NOTICE_MIN=0",
+                                  "BARBERIA_MAX_DAYS_AHEAD=30",
+                                  "BARBERIA_SHOP_NAME=Barbería Central",
+                                  "BARBERIA_WHATSAPP_TOKEN=" WA_TOKEN,
+                                  "BARBERIA_WHATSAPP_PHONE_NUMBER_ID=" WA_PHONE_ID,
+                                  "BARBERIA_WHATSAPP_QUIET_HOURS=no",
+                                  "BARBERIA_REMINDER_OFFSETS=no",
+                                  NULL};
+
+static int group_setup(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    smtp_sink_start(&K, S.dir, 0, NULL);
+    dbl_start(S.dir);
+    snprintf(ENV_SMTP, sizeof ENV_SMTP, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    snprintf(ENV_API, sizeof ENV_API, "BARBERIA_WHATSAPP_API_URL=%s/v21.0", D.base);
+    srv_start(&S, ENV, NULL);
+    SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
+    BARBERO = make_barbero(&S, "Carlos Méndez");
+    make_user(&S, &ADMIN, "Admin Uno", "admin");
+    make_user(&S, &BARB, "Barbero Uno", "barbero");
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    srv_cleanup(&S);
+    smtp_sink_stop(&K);
+    dbl_stop();
+    free(SERVICIO);
+    free(BARBERO);
+    return 0;
+}
+
+/* The n-th weekday (Monday to Friday: the default hours) from three days
+ * ahead, as YYYY-MM-DD (the shop's zone is UTC here). */
+static void weekday(int n, char out[11])
+{
+    int64_t days = clock_now_ms() / 86400000LL + 3;
+    for (;;) {
+        int wd = (int)((days + 3) % 7); /* 0 Monday: 1970-01-01 was a Thursday */
+        if (wd < 5 && n-- == 0) break;
+        days++;
+    }
+    char ts[ISO8601_LEN + 1];
+    iso8601_format(days * 86400000LL, ts);
+    memcpy(out, ts, 10);
+    out[10] = '\0';
+}
+
+/* The entry body for fecha; cliente_id and barbero may be NULL. */
+static void entry_body(char *out, size_t n, const char *fecha, const char *barbero,
+                       const char *cliente_id)
+{
+    int k = snprintf(out, n, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\"", SERVICIO, fecha);
+    if (barbero) k += snprintf(out + k, n - (size_t)k, ",\"barbero_id\":\"%s\"", barbero);
+    if (cliente_id) k += snprintf(out + k, n - (size_t)k, ",\"cliente_id\":\"%s\"", cliente_id);
+    snprintf(out + k, n - (size_t)k, "}");
+}
+
+/* A client the desk creates with a booking at hhmm of fecha, with a phone
+ * and no e-mail: her id (caller frees). */
+static char *desk_client(const char *nombre, const char *telefono, const char *fecha,
+                         const char *hhmm)
+{
+    char body[600];
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%sT%s:00Z\","
+             "\"cliente\":{\"nombre\":\"%s\",\"telefono\":\"%s\"}}",
+             BARBERO, SERVICIO, fecha, hhmm, nombre, telefono);
+    struct resp r;
+    http_json(&S, "POST", "/api/agenda/citas", BARB.token, body, &r);
+    if (r.status != 201) fail_msg("desk booking: %ld %s", r.status, r.body);
+    char *id = strdup(jstr(json_object_get(r.json, "cita"), "cliente_id"));
+    resp_free(&r);
+    return id;
+}
+
+/* The desk books cliente_id at hhmm of fecha: the appointment's id. */
+static char *desk_book(const char *cliente_id, const char *fecha, const char *hhmm)
+{
+    char body[600];
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%sT%s:00Z\","
+             "\"cliente_id\":\"%s\"}",
+             BARBERO, SERVICIO, fecha, hhmm, cliente_id);
+    struct resp r;
+    http_json(&S, "POST", "/api/agenda/citas", BARB.token, body, &r);
+    if (r.status != 201) fail_msg("desk booking: %ld %s", r.status, r.body);
+    char *id = strdup(jstr(json_object_get(r.json, "cita"), "id"));
+    resp_free(&r);
+    return id;
+}
+
+/* PUT /api/clientes/{cliente}/whatsapp as u with body. */
+static void desk_put(const struct user *u, const char *cliente, const char *body, struct resp *r)
+{
+    char path[200];
+    snprintf(path, sizeof path, "/api/clientes/%s/whatsapp", cliente);
+    http_json(&S, "PUT", path, u ? u->token : NULL, body, r);
+}
+
+static void desk_get(const struct user *u, const char *cliente, struct resp *r)
+{
+    char path[200];
+    snprintf(path, sizeof path, "/api/clientes/%s/whatsapp", cliente);
+    http_get(&S, path, u ? u->token : NULL, r);
+}
+
+static void expect_put(const struct user *u, const char *cliente, const char *body, long status,
+                       const char *msg)
+{
+    struct resp r;
+    desk_put(u, cliente, body, &r);
+    if (r.status != status) fprintf(stderr, "body %s: %ld %s\n", body, r.status, r.body);
+    expect_error(&r, status, msg);
+    resp_free(&r);
+}
+
+/* The consent the answer r carries: acepta, telefono (NULL when null). */
+static bool acepta_of(const struct resp *r, const char **tel)
+{
+    json_t *w = json_object_get(r->json, "whatsapp");
+    expect_keys(w, "acepta", "telefono", "otorgado_en", "retirado_en", NULL);
+    *tel = jstr(w, "telefono");
+    return json_is_true(json_object_get(w, "acepta"));
+}
+
+static long consents_of(const char *cliente_id)
+{
+    return db_count(&S, "SELECT count(*) FROM whatsapp_consentimientos WHERE cliente_id = '%s'",
+                    cliente_id);
+}
+
+/* The templates the double accepted for the number to. */
+static size_t templates_to(const char *to, const char *name)
+{
+    json_t *all = wa_accepted(to);
+    size_t i, n = 0;
+    json_t *m;
+    json_array_foreach(all, i, m)
+    {
+        if (!strcmp(jstr(json_object_get(m, "template"), "name"), name)) n++;
+    }
+    json_decref(all);
+    return n;
+}
+
+/* --- the tests -------------------------------------------------------------------------- */
+
+static void the_desk_records_her_consent_and_she_is_told_by_whatsapp(void **state)
+{
+    (void)state;
+    char d[11], e[11], body[400];
+    weekday(0, d);
+    weekday(1, e);
+    /* a phone caller: created at the desk with her phone, no e-mail */
+    char *luz = desk_client("Luz Mar", "600 111 201", d, "09:00");
+    struct resp r;
+    const char *tel;
+    desk_get(&BARB, luz, &r);
+    assert_int_equal(r.status, 200);
+    assert_false(acepta_of(&r, &tel));
+    assert_null(tel);
+    resp_free(&r);
+    /* no channel yet: the waiting list refuses her */
+    entry_body(body, sizeof body, e, NULL, luz);
+    struct resp w;
+    http_json(&S, "POST", "/api/lista-espera", BARB.token, body, &w);
+    expect_error(&w, 400, SIN_CANAL);
+    resp_free(&w);
+    /* she says yes on the phone: the barber records it, for her profile's number */
+    desk_put(&BARB, luz, "{\"acepta\": true}", &r);
+    assert_int_equal(r.status, 200);
+    assert_true(acepta_of(&r, &tel));
+    assert_string_equal(tel, "+34600111201");
+    assert_non_null(jstr(json_object_get(r.json, "whatsapp"), "otorgado_en"));
+    assert_true(json_is_null(json_object_get(json_object_get(r.json, "whatsapp"), "retirado_en")));
+    resp_free(&r);
+    desk_get(&ADMIN, luz, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(acepta_of(&r, &tel));
+    assert_string_equal(tel, "+34600111201");
+    resp_free(&r);
+    /* the log says the desk recorded it, and who; never her number */
+    assert_true(srv_wait_log(&S, "at the front desk by", WAIT_MS));
+    char *log = srv_log(&S);
+    char line[200];
+    snprintf(line, sizeof line, "whatsapp: consent of %s given at the front desk by %s", luz,
+             BARB.id);
+    if (!strstr(log, line)) fail_msg("no line \"%s\" in the log:\n%s", line, log);
+    assert_null(strstr(log, "600111201"));
+    free(log);
+    /* her next booking's confirmation goes by WhatsApp */
+    char *cita = desk_book(luz, e, "11:00");
+    if (!wait_until(wa_arrived, "34600111201", WAIT_MS)) {
+        char *l = srv_log(&S);
+        fail_msg("no WhatsApp confirmation; server log:\n%s", l);
+    }
+    assert_int_equal(templates_to("34600111201", "barberia_confirmacion"), 1);
+    json_t *all = wa_accepted("34600111201");
+    assert_int_equal(json_array_size(all), 1);
+    json_decref(all);
+    /* and the desk can now put her on the waiting list */
+    http_json(&S, "POST", "/api/lista-espera", BARB.token, body, &w);
+    if (w.status != 201) fail_msg("lista-espera: %ld %s", w.status, w.body);
+    resp_free(&w);
+    free(cita);
+    free(luz);
+}
+
+static void the_desk_or_she_withdraws_it(void **state)
+{
+    (void)state;
+    char d[11], e[11], body[400];
+    weekday(2, d);
+    weekday(3, e);
+    char *sol = desk_client("Sol Paz", "600 111 202", d, "09:00");
+    struct resp r;
+    const char *tel;
+    /* given for another number than her profile's */
+    desk_put(&ADMIN, sol, "{\"acepta\": true, \"telefono\": \"611 22 33 44\"}", &r);
+    assert_int_equal(r.status, 200);
+    assert_true(acepta_of(&r, &tel));
+    assert_string_equal(tel, "+34611223344");
+    resp_free(&r);
+    /* withdrawn at the desk: the number and both times stay */
+    desk_put(&BARB, sol, "{\"acepta\": false}", &r);
+    assert_int_equal(r.status, 200);
+    assert_false(acepta_of(&r, &tel));
+    assert_string_equal(tel, "+34611223344");
+    json_t *w = json_object_get(r.json, "whatsapp");
+    assert_non_null(jstr(w, "otorgado_en"));
+    assert_non_null(jstr(w, "retirado_en"));
+    resp_free(&r);
+    /* no channel again: the waiting list refuses her */
+    entry_body(body, sizeof body, e, NULL, sol);
+    http_json(&S, "POST", "/api/lista-espera", BARB.token, body, &r);
+    expect_error(&r, 400, SIN_CANAL);
+    resp_free(&r);
+    /* a client who signs in sees what the desk recorded and changes it herself */
+    struct user bea;
+    signup_user(&S, &bea, "Bea Ruiz");
+    desk_put(&BARB, bea.id, "{\"acepta\": true, \"telefono\": \"+44 20 7946 0958\"}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    http_get(&S, "/api/auth/me/whatsapp", bea.token, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(acepta_of(&r, &tel));
+    assert_string_equal(tel, "+442079460958");
+    resp_free(&r);
+    http_json(&S, "PUT", "/api/auth/me/whatsapp", bea.token, "{\"acepta\": false}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    desk_get(&BARB, bea.id, &r);
+    assert_int_equal(r.status, 200);
+    assert_false(acepta_of(&r, &tel));
+    resp_free(&r);
+    free(sol);
+}
+
+static void a_client_gets_403(void **state)
+{
+    (void)state;
+    char d[11];
+    weekday(4, d);
+    char *mar = desk_client("Mar Gil", "600 111 203", d, "09:00");
+    struct user ana;
+    signup_user(&S, &ana, "Ana Pérez");
+    /* another client's consent, her own id, a body that is not judged */
+    expect_put(&ana, mar, "{\"acepta\": true}", 403, "Sin permisos");
+    expect_put(&ana, ana.id, "{\"acepta\": true, \"telefono\": \"600111204\"}", 403,
+               "Sin permisos");
+    expect_put(&ana, mar, "{}", 403, "Sin permisos");
+    expect_put(&ana, "no-es-uuid", "{}", 403, "Sin permisos");
+    struct resp r;
+    desk_get(&ana, mar, &r);
+    expect_error(&r, 403, "Sin permisos");
+    resp_free(&r);
+    /* no session */
+    desk_put(NULL, mar, "{\"acepta\": true}", &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    desk_get(NULL, mar, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    assert_int_equal(consents_of(mar), 0);
+    assert_int_equal(consents_of(ana.id), 0);
+    free(mar);
+}
+
+static void an_unknown_client_is_not_found(void **state)
+{
+    (void)state;
+    static const char *const body = "{\"acepta\": true, \"telefono\": \"600111205\"}";
+    const char *ids[] = {"7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6", "no-es-uuid", ADMIN.id, BARB.id};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        expect_put(&BARB, ids[i], body, 404, "Cliente no encontrado");
+        struct resp r;
+        desk_get(&ADMIN, ids[i], &r);
+        expect_error(&r, 404, "Cliente no encontrado");
+        resp_free(&r);
+    }
+    assert_int_equal(consents_of(ADMIN.id), 0);
+    assert_int_equal(consents_of(BARB.id), 0);
+    /* another path under /api/clientes/ is no route */
+    struct resp r;
+    http_json(&S, "PUT", "/api/clientes/7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6/otra", BARB.token,
+              "{\"acepta\": true}", &r);
+    assert_int_equal(r.status, 404);
+    resp_free(&r);
+}
+
+static void the_body_is_judged_as_her_own(void **state)
+{
+    (void)state;
+    char d[11];
+    weekday(5, d);
+    char *eva = desk_client("Eva Luna", "600 111 206", d, "09:00");
+    struct user sin;
+    signup_user(&S, &sin, "Sin Teléfono");
+    const char *const unknown = "7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6";
+    expect_put(&BARB, eva, "{}", 400, "Campo inválido: acepta");
+    expect_put(&BARB, eva, "{\"acepta\": \"si\"}", 400, "Campo inválido: acepta");
+    expect_put(&BARB, eva, "{\"acepta\": null}", 400, "Campo inválido: acepta");
+    expect_put(&BARB, eva, "{\"acepta\": true, \"telefono\": 600111206}", 400,
+               "Campo inválido: telefono");
+    expect_put(&BARB, eva, "{\"acepta\": true, \"telefono\": \"12ab\"}", 400, "Teléfono inválido");
+    char body[200];
+    snprintf(body, sizeof body, "{\"acepta\": true, \"telefono\": \"%065d\"}", 6);
+    expect_put(&BARB, eva, body, 400, "Teléfono inválido");
+    snprintf(body, sizeof body, "{\"acepta\": false, \"telefono\": \"%065d\"}", 6);
+    expect_put(&BARB, eva, body, 400, "Teléfono inválido");
+    /* no number in her profile and none given */
+    expect_put(&ADMIN, sin.id, "{\"acepta\": true}", 400, "Teléfono inválido");
+    /* the fields come before the client, the client before her number */
+    expect_put(&BARB, unknown, "{}", 400, "Campo inválido: acepta");
+    expect_put(&BARB, unknown, "{\"acepta\": true, \"telefono\": \"12ab\"}", 404,
+               "Cliente no encontrado");
+    struct resp r;
+    http_json(&S, "PUT", "/api/clientes/7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6/whatsapp", BARB.token,
+              "{\"acepta\": tru", &r);
+    assert_int_equal(r.status, 400);
+    resp_free(&r);
+    assert_int_equal(consents_of(eva), 0);
+    assert_int_equal(consents_of(sin.id), 0);
+    free(eva);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_desk_records_her_consent_and_she_is_told_by_whatsapp),
+        cmocka_unit_test(the_desk_or_she_withdraws_it),
+        cmocka_unit_test(a_client_gets_403),
+        cmocka_unit_test(an_unknown_client_is_not_found),
+        cmocka_unit_test(the_body_is_judged_as_her_own),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
