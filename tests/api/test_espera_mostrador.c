@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "wa_sink.h"
 #include "util/iso8601.h"
 
 #include <fcntl.h>
@@ -33,107 +34,13 @@ static char *SERVICIO;
 static char *BARBERO;
 static struct user ADMIN, BARB;
 
-/* --- the Graph API double ---------------------------------------------------------------- */
+/* --- the Graph API double (wa_sink.h) ------------------------------------------------------ */
 
-static struct {
-    pid_t pid;
-    char base[64];
-    char log[320], out[320];
-} D;
-
-static void dbl_start(const char *root)
-{
-    snprintf(D.log, sizeof D.log, "%s/wa.jsonl", root);
-    snprintf(D.out, sizeof D.out, "%s/wa.out", root);
-    int outfd = open(D.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    assert_true(outfd >= 0);
-    const char *argv[] = {"wa_double",
-                          "--token",
-                          WA_TOKEN,
-                          "--phone-id",
-                          WA_PHONE_ID,
-                          "--app-secret",
-                          "no-se-usa",
-                          "--log",
-                          D.log,
-                          "--template",
-                          TPL_ESPERA ":6",
-                          "--template",
-                          "barberia_confirmacion:6",
-                          "--template",
-                          "barberia_cancelacion:6",
-                          "--template",
-                          "barberia_reprogramacion:6",
-                          "--template",
-                          "barberia_recordatorio:6",
-                          NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(outfd, 1);
-        execv(BARBERIA_DOUBLES_DIR "/wa_double", (char *const *)argv);
-        _exit(127);
-    }
-    close(outfd);
-    assert_true(pid > 0);
-    D.pid = pid;
-    int port = 0;
-    for (int waited = 0; waited < 60000 && !port; waited += 20) {
-        char *out = read_file(D.out, NULL);
-        const char *p = out ? strstr(out, "port ") : NULL;
-        if (p && strchr(p, '\n')) port = (int)strtol(p + 5, NULL, 10);
-        free(out);
-        if (!port) sleep_ms(20);
-    }
-    if (!port) fail_msg("wa_double did not print its port");
-    snprintf(D.base, sizeof D.base, "http://127.0.0.1:%d", port);
-}
-
-static void dbl_stop(void)
-{
-    if (D.pid <= 0) return;
-    kill(D.pid, SIGTERM);
-    int st = 0;
-    waitpid(D.pid, &st, 0);
-    D.pid = 0;
-}
-
-/* The template messages the double accepted (200) for the number to, as
- * JSON bodies (caller decrefs), in the order they came. */
-static json_t *wa_accepted(const char *to)
-{
-    char *text = read_file(D.log, NULL);
-    json_t *all = json_array();
-    for (char *line = text; line && *line;) {
-        char *nl = strchr(line, '\n');
-        if (!nl) break;
-        json_t *e = json_loadb(line, (size_t)(nl - line), 0, NULL);
-        if (!e) fail_msg("double log line is not JSON");
-        json_t *m = json_loads(jstr(e, "body"), 0, NULL);
-        if (m && json_integer_value(json_object_get(e, "status")) == 200 &&
-            !strcmp(jstr(m, "to"), to))
-            json_array_append(all, m);
-        json_decref(m);
-        json_decref(e);
-        line = nl + 1;
-    }
-    free(text);
-    return all;
-}
+static struct wa_sink D;
 
 static bool wa_arrived(void *ud)
 {
-    json_t *all = wa_accepted(ud);
-    size_t n = json_array_size(all);
-    json_decref(all);
-    return n > 0;
-}
-
-/* Parameter i (0-based) of a template message. */
-static const char *wa_param(const json_t *m, size_t i)
-{
-    const json_t *comp =
-        json_array_get(json_object_get(json_object_get(m, "template"), "components"), 0);
-    return jstr(json_array_get(json_object_get(comp, "parameters"), i), "text");
+    return wa_sink_count(&D, ud) > 0;
 }
 
 /* --- the server -------------------------------------------------------------------------- */
@@ -157,7 +64,7 @@ static int group_setup(void **state)
     (void)state;
     srv_init(&S);
     smtp_sink_start(&K, S.dir, 0, NULL);
-    dbl_start(S.dir);
+    wa_sink_start(&D, S.dir, WA_TOKEN, WA_PHONE_ID);
     snprintf(ENV_SMTP, sizeof ENV_SMTP, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     snprintf(ENV_API, sizeof ENV_API, "BARBERIA_WHATSAPP_API_URL=%s/v21.0", D.base);
     srv_start(&S, ENV, NULL);
@@ -173,7 +80,7 @@ static int group_teardown(void **state)
     (void)state;
     srv_cleanup(&S);
     smtp_sink_stop(&K);
-    dbl_stop();
+    wa_sink_stop(&D);
     free(SERVICIO);
     free(BARBERO);
     return 0;
@@ -555,7 +462,7 @@ static void a_desk_client_without_email_is_told_by_whatsapp(void **state)
         char *log = srv_log(&S);
         fail_msg("no WhatsApp notice; server log:\n%s", log);
     }
-    json_t *all = wa_accepted("34611000301");
+    json_t *all = wa_sink_accepted(&D, "34611000301");
     assert_int_equal(json_array_size(all), 1);
     const json_t *m = json_array_get(all, 0);
     assert_string_equal(jstr(json_object_get(m, "template"), "name"), TPL_ESPERA);

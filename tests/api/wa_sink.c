@@ -1,0 +1,107 @@
+/*
+ * wa_sink.c - the WhatsApp double as an API test runs it (see wa_sink.h).
+ */
+#define _GNU_SOURCE
+#include "wa_sink.h"
+#include "harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void wa_sink_start(struct wa_sink *d, const char *root, const char *token, const char *phone_id)
+{
+    snprintf(d->log, sizeof d->log, "%s/wa.jsonl", root);
+    snprintf(d->out, sizeof d->out, "%s/wa.out", root);
+    int outfd = open(d->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(outfd >= 0);
+    /* the five templates the service sends, six parameters each */
+    const char *argv[] = {"wa_double",
+                          "--token",
+                          token,
+                          "--phone-id",
+                          phone_id,
+                          "--app-secret",
+                          "no-se-usa",
+                          "--log",
+                          d->log,
+                          "--template",
+                          "barberia_hueco_libre:6",
+                          "--template",
+                          "barberia_confirmacion:6",
+                          "--template",
+                          "barberia_cancelacion:6",
+                          "--template",
+                          "barberia_reprogramacion:6",
+                          "--template",
+                          "barberia_recordatorio:6",
+                          NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(outfd, 1);
+        execv(BARBERIA_DOUBLES_DIR "/wa_double", (char *const *)argv);
+        _exit(127);
+    }
+    close(outfd);
+    assert_true(pid > 0);
+    d->pid = pid;
+    int port = 0;
+    for (int waited = 0; waited < 60000 && !port; waited += 20) {
+        char *out = read_file(d->out, NULL);
+        const char *p = out ? strstr(out, "port ") : NULL;
+        if (p && strchr(p, '\n')) port = (int)strtol(p + 5, NULL, 10);
+        free(out);
+        if (!port) sleep_ms(20);
+    }
+    if (!port) fail_msg("wa_double did not print its port");
+    snprintf(d->base, sizeof d->base, "http://127.0.0.1:%d", port);
+}
+
+void wa_sink_stop(struct wa_sink *d)
+{
+    if (d->pid <= 0) return;
+    kill(d->pid, SIGTERM);
+    int st = 0;
+    waitpid(d->pid, &st, 0);
+    d->pid = 0;
+}
+
+json_t *wa_sink_accepted(const struct wa_sink *d, const char *to)
+{
+    char *text = read_file(d->log, NULL);
+    json_t *all = json_array();
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (!nl) break;
+        json_t *e = json_loadb(line, (size_t)(nl - line), 0, NULL);
+        if (!e) fail_msg("double log line is not JSON");
+        json_t *m = json_loads(jstr(e, "body"), 0, NULL);
+        if (m && json_integer_value(json_object_get(e, "status")) == 200 &&
+            !strcmp(jstr(m, "to"), to))
+            json_array_append(all, m);
+        json_decref(m);
+        json_decref(e);
+        line = nl + 1;
+    }
+    free(text);
+    return all;
+}
+
+size_t wa_sink_count(const struct wa_sink *d, const char *to)
+{
+    json_t *all = wa_sink_accepted(d, to);
+    size_t n = json_array_size(all);
+    json_decref(all);
+    return n;
+}
+
+const char *wa_param(const json_t *m, size_t i)
+{
+    const json_t *comp =
+        json_array_get(json_object_get(json_object_get(m, "template"), "components"), 0);
+    return jstr(json_array_get(json_object_get(comp, "parameters"), i), "text");
+}

@@ -1,0 +1,33 @@
+/*
+ * wa_sink.h - the strict double of WhatsApp's Graph API
+ * (tests/doubles/wa_double.c) as an API test runs it: started with the
+ * shop's five templates (six body parameters each), stopped by pid, and the
+ * template messages it accepted read back from its log.
+ */
+#ifndef BR_TEST_WA_SINK_H
+#define BR_TEST_WA_SINK_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct wa_sink {
+    pid_t pid;
+    char base[64]; /* http://127.0.0.1:<port>: BARBERIA_WHATSAPP_API_URL is base + "/v21.0" */
+    char log[320], out[320];
+};
+
+/* Starts the double under root (its log and output files) for the access
+ * token and phone number id given; fails the test when it does not come up. */
+void wa_sink_start(struct wa_sink *d, const char *root, const char *token, const char *phone_id);
+void wa_sink_stop(struct wa_sink *d);
+
+/* The template messages the double accepted (200) for the number to, as
+ * JSON bodies in the order they came (caller decrefs); how many. */
+json_t *wa_sink_accepted(const struct wa_sink *d, const char *to);
+size_t wa_sink_count(const struct wa_sink *d, const char *to);
+
+/* Body parameter i (0-based) of a template message. */
+const char *wa_param(const json_t *m, size_t i);
+
+#endif
