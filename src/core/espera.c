@@ -4,6 +4,7 @@
 #include "espera.h"
 #include "agenda.h"
 #include "catalog.h"
+#include "mostrador.h"
 #include "outbox.h"
 #include "../domain/roles.h"
 #include "../util/log.h"
@@ -53,12 +54,10 @@ struct espera_para {
 };
 
 /* An address a notice can go to: not a front-desk client's placeholder,
- * not in the reserved .invalid domain (a deleted account's). */
+ * not a deleted account's. */
 static bool deliverable(const char *email)
 {
-    static const char invalid[] = ".invalid";
-    size_t n = email ? strlen(email) : 0, k = sizeof invalid - 1;
-    return email_es_direccion(email) && !(n >= k && !strcmp(email + n - k, invalid));
+    return email_es_direccion(email) && !email_es_eliminado(email);
 }
 
 /* The one place that resolves the caller and the client named: OUT *t. */
@@ -70,12 +69,9 @@ static br_err espera_para_of(struct app *app, const struct principal *caller,
         memcpy(t->cliente_id, caller->user_id, sizeof t->cliente_id);
         return BR_OK;
     }
-    br_id uid;
-    if (!uuid_parse(cliente_id, strlen(cliente_id), uid))
-        return err_set(BR_NOTFOUND, ESPERA_CLIENTE_MSG);
     struct cliente_view cv;
-    br_err rc = store_cliente_get(app->store, uid, &cv);
-    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, ESPERA_CLIENTE_MSG);
+    br_err rc = mostrador_cliente(app, cliente_id, &cv);
+    if (rc == BR_NOTFOUND) return rc;
     if (rc) return unexpected(rc, "client lookup");
     bool staff = rol_is_staff(cv.perfil.rol);
     memcpy(t->cliente_id, cv.perfil.id, sizeof t->cliente_id);

@@ -131,6 +131,21 @@ static br_err desk_check(void *ud, struct app *app, const struct servicio *s,
     return BR_OK;
 }
 
+br_err mostrador_cliente(struct app *app, const char *cliente_id, struct cliente_view *cv)
+{
+    memset(cv, 0, sizeof *cv);
+    br_id uid;
+    if (!cliente_id || !uuid_parse(cliente_id, strlen(cliente_id), uid))
+        return err_set(BR_NOTFOUND, MOSTRADOR_CLIENTE_MSG);
+    br_err rc = store_cliente_get(app->store, uid, cv);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, MOSTRADOR_CLIENTE_MSG);
+    if (!rc && email_es_eliminado(cv->email)) {
+        cliente_view_clear(cv);
+        return err_set(BR_NOTFOUND, MOSTRADOR_CLIENTE_MSG);
+    }
+    return rc;
+}
+
 br_err mostrador_reservar(struct app *app, const struct principal *caller,
                           const struct mostrador_reserva *in, struct cita *out)
 {
@@ -197,14 +212,8 @@ br_err mostrador_reservar(struct app *app, const struct principal *caller,
         }
     }
     if (has_id) {
-        const char *id = in->nuevo ? nuevo_id : in->cliente_id;
-        br_id uid;
-        rc =
-            uuid_parse(id, strlen(id), uid) ? store_cliente_get(app->store, uid, &cv) : BR_NOTFOUND;
-        if (rc == BR_NOTFOUND) {
-            rc = err_set(BR_NOTFOUND, "Cliente no encontrado");
-            goto out;
-        }
+        rc = mostrador_cliente(app, in->nuevo ? nuevo_id : in->cliente_id, &cv);
+        if (rc == BR_NOTFOUND) goto out;
         if (rc) goto fail;
         para.cliente_id = cv.perfil.id;
         para.email = cv.email;

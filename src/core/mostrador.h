@@ -28,6 +28,15 @@ br_err mostrador_clientes(struct app *app, const struct principal *caller, const
                           const char *after_id, int64_t limit, store_cliente_fn fn,
                           void *ud) WARN_UNUSED;
 
+/* The client staff name by cliente_id at the front desk: BR_NOTFOUND
+ * MOSTRADOR_CLIENTE_MSG when it is not a UUID, names no user with a profile
+ * or a deleted account; a store failure as the store returned it. OUT *cv
+ * (cliente_view_clear) on success. Staff accounts are found: a caller that
+ * wants clients only checks the role. */
+#define MOSTRADOR_CLIENTE_MSG "Cliente no encontrado"
+br_err mostrador_cliente(struct app *app, const char *cliente_id,
+                         struct cliente_view *cv) WARN_UNUSED;
+
 /* A new client as the desk types her. */
 struct mostrador_cliente {
     const char *nombre;   /* required */

@@ -2,6 +2,7 @@
  * whatsapp.c - consent and the webhook (see core/whatsapp.h).
  */
 #include "whatsapp.h"
+#include "mostrador.h"
 #include "../domain/avisos.h"
 #include "../domain/roles.h"
 #include "../util/iso8601.h"
@@ -55,11 +56,8 @@ static br_err desk_client(struct app *app, const struct principal *caller, const
 {
     memset(cv, 0, sizeof *cv);
     if (!caller || !principal_is_staff(caller)) return err_set(BR_FORBIDDEN, "Sin permisos");
-    br_id uid;
-    if (!cliente_id || !uuid_parse(cliente_id, strlen(cliente_id), uid))
-        return err_set(BR_NOTFOUND, WHATSAPP_CLIENTE_MSG);
-    br_err rc = store_cliente_get(app->store, uid, cv);
-    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, WHATSAPP_CLIENTE_MSG);
+    br_err rc = mostrador_cliente(app, cliente_id, cv);
+    if (rc == BR_NOTFOUND) return rc;
     if (rc) {
         log_error("whatsapp: client lookup: %s", err_msg());
         return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");

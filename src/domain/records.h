@@ -128,6 +128,14 @@ static inline bool email_es_direccion(const char *s)
 {
     return s && *s && strchr(s, '@') != NULL;
 }
+/* A deleted account's auth_users.email is "<id>" EMAIL_ELIMINADO_SUFFIX: in
+ * the reserved .invalid domain, where no mail goes. */
+#define EMAIL_ELIMINADO_SUFFIX "@eliminado.invalid"
+static inline bool email_es_eliminado(const char *s)
+{
+    size_t n = s ? strlen(s) : 0, k = sizeof EMAIL_ELIMINADO_SUFFIX - 1;
+    return n > k && !strcmp(s + n - k, EMAIL_ELIMINADO_SUFFIX);
+}
 
 /* An e-mail waiting in the outbox: the booking's confirmation, or
  * a cancellation, a reschedule notice or a reminder, as kind says. */

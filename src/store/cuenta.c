@@ -553,7 +553,7 @@ static br_err anonimizar_tx(struct db *db, struct db_conn *c, void *ud)
     if (!rc)
         rc = EXEC(db, c, "UPDATE perfiles SET nombre = ?, telefono = NULL WHERE id = ?", pp, NULL,
                   NULL, NULL);
-    char *gone = xasprintf("%s@eliminado.invalid", a->user_id);
+    char *gone = xasprintf("%s" EMAIL_ELIMINADO_SUFFIX, a->user_id);
     struct db_val pu[] = {db_text(gone), db_text(a->now), db_text(a->user_id)};
     if (!rc)
         rc = EXEC(db, c,

@@ -417,7 +417,7 @@ static void a_desk_client_with_no_channel_is_refused(void **state)
              "\"cliente_id\":\"%s\"}",
              SERVICIO, luz);
     expect_pedir(&BARB, body, 400, "La fecha ya pasó");
-    /* a deleted account keeps no address a notice could reach */
+    /* a deleted account is no client the desk can name */
     struct user eva;
     signup_user(&S, &eva, "Eva Luna");
     char pw[120];
@@ -427,7 +427,7 @@ static void a_desk_client_with_no_channel_is_refused(void **state)
     assert_int_equal(r.status, 200);
     resp_free(&r);
     entry_body(body, sizeof body, d, NULL, eva.id);
-    expect_pedir(&BARB, body, 400, SIN_CANAL);
+    expect_pedir(&BARB, body, 404, "Cliente no encontrado");
     /* with her consent in force she is accepted */
     wa_consent(luz, "34600111201", false);
     free(pedir_ok(&BARB, d, NULL, luz));

@@ -269,6 +269,28 @@ static void bad_input_is_400_or_404_and_changes_nothing(void **state)
     assert_int_equal(db_count(&S, "SELECT count(*) FROM citas"), citas);
 }
 
+static void a_deleted_account_is_no_client_the_desk_can_book_for(void **state)
+{
+    (void)state;
+    struct user eva;
+    signup_user(&S, &eva, "Eva Luna");
+    char pw[120];
+    snprintf(pw, sizeof pw, "{\"password\":\"%s\"}", eva.password);
+    struct resp r;
+    http_json(&S, "DELETE", "/api/auth/me", eva.token, pw, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    long citas = db_count(&S, "SELECT count(*) FROM citas");
+    char fecha[ISO8601_LEN + 1];
+    next_slot(fecha);
+    char *b = body_for(eva.id, fecha, NULL);
+    desk(&BARB, b, &r);
+    expect_error(&r, 404, "Cliente no encontrado");
+    resp_free(&r);
+    free(b);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM citas"), citas);
+}
+
 static void staff_book_for_an_existing_client_as_post_citas_would(void **state)
 {
     (void)state;
@@ -860,6 +882,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(without_a_session_401_and_a_client_403),
         cmocka_unit_test(bad_input_is_400_or_404_and_changes_nothing),
+        cmocka_unit_test(a_deleted_account_is_no_client_the_desk_can_book_for),
         cmocka_unit_test(staff_book_for_an_existing_client_as_post_citas_would),
         cmocka_unit_test(a_new_client_without_email_gets_a_profile_and_no_login),
         cmocka_unit_test(a_desk_client_cannot_sign_in_and_claims_her_account_at_signup),

@@ -347,7 +347,17 @@ static void an_unknown_client_is_not_found(void **state)
 {
     (void)state;
     static const char *const body = "{\"acepta\": true, \"telefono\": \"600111205\"}";
-    const char *ids[] = {"7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6", "no-es-uuid", ADMIN.id, BARB.id};
+    /* and a deleted account */
+    struct user eva;
+    signup_user(&S, &eva, "Eva Luna");
+    char pw[120];
+    snprintf(pw, sizeof pw, "{\"password\":\"%s\"}", eva.password);
+    struct resp d;
+    http_json(&S, "DELETE", "/api/auth/me", eva.token, pw, &d);
+    assert_int_equal(d.status, 200);
+    resp_free(&d);
+    const char *ids[] = {"7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6", "no-es-uuid", ADMIN.id, BARB.id,
+                         eva.id};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         expect_put(&BARB, ids[i], body, 404, "Cliente no encontrado");
         struct resp r;
@@ -357,6 +367,7 @@ static void an_unknown_client_is_not_found(void **state)
     }
     assert_int_equal(consents_of(ADMIN.id), 0);
     assert_int_equal(consents_of(BARB.id), 0);
+    assert_int_equal(consents_of(eva.id), 0);
     /* another path under /api/clientes/ is no route */
     struct resp r;
     http_json(&S, "PUT", "/api/clientes/7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6/otra", BARB.token,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "domain/rules.h"
+#include "domain/records.h"
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -263,10 +264,25 @@ static void a_margin_is_0_to_120_minutes(void **state)
     assert_false(rule_margen_ok(121));
 }
 
+static void a_stored_email_is_an_address_a_placeholder_or_a_deleted_one(void **state)
+{
+    (void)state;
+    assert_true(email_es_direccion("ana@example.com"));
+    assert_false(email_es_direccion(EMAIL_NINGUNO_PREFIX "7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6"));
+    assert_false(email_es_direccion(NULL));
+    assert_false(email_es_direccion(""));
+    assert_true(email_es_eliminado("7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6" EMAIL_ELIMINADO_SUFFIX));
+    assert_false(email_es_eliminado("ana@example.com"));
+    assert_false(email_es_eliminado("ana@eliminado.invalid.example.com"));
+    assert_false(email_es_eliminado(EMAIL_ELIMINADO_SUFFIX)); /* no id before it */
+    assert_false(email_es_eliminado(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(text_rules_cap_bytes_and_want_utf8),
+        cmocka_unit_test(a_stored_email_is_an_address_a_placeholder_or_a_deleted_one),
         cmocka_unit_test(a_length_is_1_to_1440_minutes),
         cmocka_unit_test(a_price_is_0_to_1e9),
         cmocka_unit_test(hhmm_reads_00_00_to_24_00_and_nothing_else),
