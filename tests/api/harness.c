@@ -768,6 +768,19 @@ void signup_user(const struct srv *s, struct user *u, const char *nombre)
     resp_free(&r);
 }
 
+void deleted_user(const struct srv *s, struct user *u, const char *nombre)
+{
+    signup_user(s, u, nombre);
+    json_t *b = json_pack("{s:s}", "password", u->password);
+    char *text = json_dumps(b, 0);
+    json_decref(b);
+    struct resp r;
+    http_json(s, "DELETE", "/api/auth/me", u->token, text, &r);
+    free(text);
+    if (r.status != 200) fail_msg("account deletion failed: %ld %s", r.status, r.body);
+    resp_free(&r);
+}
+
 void make_user(const struct srv *s, struct user *u, const char *nombre, const char *rol)
 {
     memset(u, 0, sizeof *u);

@@ -223,6 +223,9 @@ void unique_email(char *buf, size_t n, const char *prefix);
 
 /* Signs up through the API (rol cliente). nombre may be NULL. */
 void signup_user(const struct srv *s, struct user *u, const char *nombre);
+/* Signs up as signup_user, then deletes the account (DELETE /api/auth/me):
+ * u->id names what the shop keeps of her, who can no longer sign in. */
+void deleted_user(const struct srv *s, struct user *u, const char *nombre);
 /* Creates a user through the CLI with a role (user add --rol), then logs in
  * through the API. */
 void make_user(const struct srv *s, struct user *u, const char *nombre, const char *rol);

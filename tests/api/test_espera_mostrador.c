@@ -419,13 +419,7 @@ static void a_desk_client_with_no_channel_is_refused(void **state)
     expect_pedir(&BARB, body, 400, "La fecha ya pasó");
     /* a deleted account is no client the desk can name */
     struct user eva;
-    signup_user(&S, &eva, "Eva Luna");
-    char pw[120];
-    snprintf(pw, sizeof pw, "{\"password\":\"%s\"}", eva.password);
-    struct resp r;
-    http_json(&S, "DELETE", "/api/auth/me", eva.token, pw, &r);
-    assert_int_equal(r.status, 200);
-    resp_free(&r);
+    deleted_user(&S, &eva, "Eva Luna");
     entry_body(body, sizeof body, d, NULL, eva.id);
     expect_pedir(&BARB, body, 404, "Cliente no encontrado");
     /* with her consent in force she is accepted */

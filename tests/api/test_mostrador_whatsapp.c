@@ -349,13 +349,7 @@ static void an_unknown_client_is_not_found(void **state)
     static const char *const body = "{\"acepta\": true, \"telefono\": \"600111205\"}";
     /* and a deleted account */
     struct user eva;
-    signup_user(&S, &eva, "Eva Luna");
-    char pw[120];
-    snprintf(pw, sizeof pw, "{\"password\":\"%s\"}", eva.password);
-    struct resp d;
-    http_json(&S, "DELETE", "/api/auth/me", eva.token, pw, &d);
-    assert_int_equal(d.status, 200);
-    resp_free(&d);
+    deleted_user(&S, &eva, "Eva Luna");
     const char *ids[] = {"7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6", "no-es-uuid", ADMIN.id, BARB.id,
                          eva.id};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
