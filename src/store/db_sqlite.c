@@ -52,6 +52,7 @@
 #include "pool.h"
 #include "schema.h"
 #include "../util/log.h"
+#include "../util/metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -423,11 +424,13 @@ static void *writer_main(void *arg)
         if (!s->whead) break; /* stopping, and nothing is waiting */
         /* every transaction waiting now, oldest first, up to BATCH_MAX */
         struct wjob *batch = s->whead, *last = batch;
-        for (int n = 1; n < BATCH_MAX && last->next; n++)
+        int n = 1;
+        for (; n < BATCH_MAX && last->next; n++)
             last = last->next;
         s->whead = last->next;
         if (!s->whead) s->wtail = NULL;
         last->next = NULL;
+        metric_add(M_DB_WRITES_WAITING, -n);
         pthread_mutex_unlock(&s->wmu);
 
         run_batch(s, batch);
@@ -459,6 +462,7 @@ static br_err sq_write(struct db *db, db_tx_fn fn, void *ud, uint64_t touch)
     else
         s->whead = &j;
     s->wtail = &j;
+    metric_inc(M_DB_WRITES_WAITING);
     pthread_cond_signal(&s->wcv);
     while (!j.done)
         pthread_cond_wait(&j.cv, &s->wmu);

@@ -157,6 +157,8 @@ static const struct {
     {M_INFLIGHT, "barberia_http_requests_in_flight", "gauge", "Requests being served now."},
     {M_DB_POOL_SIZE, "barberia_db_pool_connections", "gauge", "Connections in the database pool."},
     {M_DB_IN_USE, "barberia_db_pool_in_use", "gauge", "Pool connections leased now."},
+    {M_DB_WRITES_WAITING, "barberia_db_writes_waiting", "gauge",
+     "Write transactions queued for the SQLite writer (0 on PostgreSQL)."},
     {M_DB_ACQUIRES, "barberia_db_pool_acquires_total", "counter", "Pool connections leased."},
     {M_DB_WAITS, "barberia_db_pool_waits_total", "counter",
      "Leases that waited for a free connection."},

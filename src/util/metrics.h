@@ -45,6 +45,7 @@ enum metric {
     /* gauges */
     M_DB_POOL_SIZE = M_COUNTERS, /* connections in the pool */
     M_DB_IN_USE,                 /* connections leased now */
+    M_DB_WRITES_WAITING,         /* write transactions queued for SQLite's writer */
     M_INFLIGHT,                  /* requests being served */
     M_ALL,
 };

@@ -4,7 +4,7 @@
  * under its own SAVEPOINT, so one that fails (a unique key, a check) is
  * undone alone - all of it, not just its last statement - while the others
  * in its batch are committed; and waiting transactions run in the order
- * they came. And the writer's journal (db_ops.mark/unchanged): a mark holds
+ * they came (and the gauge of those waiting counts them). And the writer's journal (db_ops.mark/unchanged): a mark holds
  * across the writer's commits whose touch spares it, and never across one
  * that touches what it depends on, a failed one aside, nor across a commit
  * of another connection - not even once the writer has committed after it;
@@ -19,12 +19,14 @@
 
 #include <ftw.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "store/db.h"
+#include "util/metrics.h"
 
 #include <sqlite3.h>
 
@@ -74,8 +76,8 @@ static int teardown(void **state)
 }
 
 /* A job: inserts its keys in order (stops at the first failure); the first
- * job of a test holds the writer for hold_ms so that the others queue up
- * behind it and form one batch. */
+ * job of a test holds the writer (for hold_ms, or until the gate opens) so
+ * that the others queue up behind it and form one batch. */
 struct job {
     int keys[2];
     int nkeys;
@@ -83,16 +85,29 @@ struct job {
     int start_after_ms;
     br_err rc;
     int id;
+    bool gated;
 };
 
 static pthread_mutex_t order_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
 static int order[64], norder;
+static bool gate_open;
+
+static int ran(void)
+{
+    pthread_mutex_lock(&order_mu);
+    int n = norder;
+    pthread_mutex_unlock(&order_mu);
+    return n;
+}
 
 static br_err job_tx(struct db *d, struct db_conn *c, void *ud)
 {
     struct job *j = ud;
     pthread_mutex_lock(&order_mu);
     order[norder++] = j->id;
+    while (j->gated && !gate_open)
+        pthread_cond_wait(&gate_cv, &order_mu);
     pthread_mutex_unlock(&order_mu);
     if (j->hold_ms) nap_ms(j->hold_ms);
     for (int i = 0; i < j->nkeys; i++) {
@@ -172,19 +187,48 @@ static void a_failing_transaction_is_undone_alone_and_its_batch_commits(void **s
     assert_int_equal(present(100), 0);
 }
 
+/* Waits (up to 60 s) for what() to give want. */
+static void await_value(int (*what)(void), int want, const char *name)
+{
+    for (int ms = 0; what() != want; ms++) {
+        if (ms == 60000) fail_msg("%s stayed at %d, not %d", name, what(), want);
+        nap_ms(1);
+    }
+}
+
+static int writes_waiting(void)
+{
+    return (int)metric_get(M_DB_WRITES_WAITING);
+}
+
 static void waiting_transactions_run_in_the_order_they_came(void **state)
 {
     (void)state;
-    /* each comes GAP ms after the one before, while the first holds the
-     * writer: the gap is what makes "the order they came" a fact, so it is
-     * wide enough for a machine running a dozen other processes per core
-     * (at 25 ms one in four runs saw two threads swap places there) */
-    enum { N = 24, GAP = 100 };
+    /* the first holds the writer until the gate opens; each of the others
+     * calls write only once the one before it is seen queued (the writer's
+     * gauge), so the order they came in is a fact, not a guess from
+     * timing */
+    enum { N = 24 };
     struct job jobs[N];
+    pthread_t t[N];
+    norder = 0;
+    gate_open = false;
+    for (int i = 0; i < N; i++) {
+        jobs[i] = (struct job){{2000 + i}, 1, 0, 0, 0, i, i == 0};
+        assert_int_equal(pthread_create(&t[i], NULL, run_job, &jobs[i]), 0);
+        if (i == 0)
+            await_value(ran, 1, "transactions begun");
+        else
+            await_value(writes_waiting, i, "writes waiting");
+    }
+    pthread_mutex_lock(&order_mu);
+    gate_open = true;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&order_mu);
     for (int i = 0; i < N; i++)
-        jobs[i] = (struct job){{2000 + i}, 1, i == 0 ? GAP * N + 400 : 0, i * GAP, 0, i};
-    run_jobs(jobs, N);
+        pthread_join(t[i], NULL);
     assert_int_equal(norder, N);
+    assert_int_equal(writes_waiting(), 0);
     for (int i = 0; i < N; i++) {
         assert_int_equal(jobs[i].rc, BR_OK);
         if (order[i] != i) fail_msg("transaction %d ran in place %d", order[i], i);
