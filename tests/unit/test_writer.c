@@ -4,11 +4,11 @@
  * under its own SAVEPOINT, so one that fails (a unique key, a check) is
  * undone alone - all of it, not just its last statement - while the others
  * in its batch are committed; and waiting transactions run in the order
- * they came (and the gauge of those waiting counts them). And the writer's journal (db_ops.mark/unchanged): a mark holds
- * across the writer's commits whose touch spares it, and never across one
- * that touches what it depends on, a failed one aside, nor across a commit
- * of another connection - not even once the writer has committed after it;
- * a mark of every key (DB_TOUCH_EVERY_KEY) goes with any key's write.
+ * they came (and the gauge of those waiting counts them). And the writer's journal
+ * (db_ops.mark/unchanged): a mark holds across the writer's commits whose touch spares it, and
+ * never across one that touches what it depends on, a failed one aside, nor across a commit of
+ * another connection - not even once the writer has committed after it; a mark of every key
+ * (DB_TOUCH_EVERY_KEY) goes with any key's write.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
