@@ -479,6 +479,13 @@ static bool link_param(const char *q, const char *name, char *out, size_t n)
 br_err espera_aviso_vigente(struct app *app, const struct outbox_msg *m, const char **why)
 {
     *why = NULL;
+    bool listed = false;
+    br_err rc = store_espera_existe(app->store, m->cita_id, &listed);
+    if (rc) return rc;
+    if (!listed) { /* she left the list, or her day went by */
+        *why = ESPERA_AVISO_SIN_ENTRADA;
+        return BR_OK;
+    }
     /* the query follows the last "/reservar?" (the public URL comes before it) */
     const char *q = NULL;
     for (const char *p = m->enlace; p && (p = strstr(p, "/reservar?")) != NULL; p++)
@@ -495,7 +502,7 @@ br_err espera_aviso_vigente(struct app *app, const struct outbox_msg *m, const c
     }
     struct agenda_query aq = {servicio, fecha, barbero, clock_now_ms()};
     struct agenda_dia d;
-    br_err rc = agenda_disponibilidad(app, &aq, &d);
+    rc = agenda_disponibilidad(app, &aq, &d);
     if (rc == BR_NOTFOUND) {
         *why = "el servicio o el barbero ya no se ofrecen";
         return BR_OK;

@@ -102,14 +102,18 @@ br_err espera_avisar_pendientes(struct app *app, int *queued) WARN_UNUSED;
     (sizeof "/reservar?servicio=&barbero=&fecha=&inicio=" - 1 + 2 * (sizeof(br_id) - 1) + 10 +     \
      (sizeof(br_ts) - 1))
 
+/* Why a notice whose entry is gone is not sent. */
+#define ESPERA_AVISO_SIN_ENTRADA "el aviso de la lista de espera ya no existe"
+
 /* Just before waiting-list notice m leaves (by either channel, at every
- * attempt): whether the slot it announces (the barber, day and service of
- * its link, at its fecha_inicio) is still free as GET /api/disponibilidad
- * reads it - not booked meanwhile, not past the minimum notice, the
- * service and the barber still offered. OUT: *why (static text, Spanish,
- * the message's recorded reason) when it is not; NULL when it is free or
- * the link is not one a notice writes (nothing to check). The store's
- * errors as they come (the caller tries again later). */
+ * attempt): whether its entry is still on the list and the slot it
+ * announces (the barber, day and service of its link, at its fecha_inicio)
+ * still free as GET /api/disponibilidad reads it - not booked meanwhile,
+ * not past the minimum notice, the service and the barber still offered.
+ * OUT: *why (static text, Spanish, the message's recorded reason) when
+ * not; NULL when it may go, or when the link is not one a notice writes
+ * (no slot to check). The store's errors as they come (the caller tries
+ * again later). */
 br_err espera_aviso_vigente(struct app *app, const struct outbox_msg *m,
                             const char **why) WARN_UNUSED;
 

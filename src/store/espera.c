@@ -180,6 +180,13 @@ br_err store_espera_delete(struct store *st, const char *id, const char *cliente
     return rc;
 }
 
+br_err store_espera_existe(struct store *st, const char *id, bool *found)
+{
+    *found = false;
+    return run(st, "SELECT 1 FROM lista_espera WHERE id = ?", DB_ARGS(db_text(id)), one_flag, found,
+               NULL);
+}
+
 br_err store_espera_sweep(struct store *st, const char *today, int64_t *removed)
 {
     struct delete_args a = {NULL, NULL, today, 0};

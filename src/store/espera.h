@@ -51,6 +51,9 @@ br_err store_espera_list(struct store *st, const char *cliente_id, const char *t
 br_err store_espera_delete(struct store *st, const char *id,
                            const char *cliente_id) STORE_WRITE WARN_UNUSED;
 
+/* Whether entry id is still on the list. OUT: *found. */
+br_err store_espera_existe(struct store *st, const char *id, bool *found) WARN_UNUSED;
+
 /* Removes the entries of the days before today (and their notices). OUT:
  * *removed. */
 br_err store_espera_sweep(struct store *st, const char *today,

@@ -10,8 +10,9 @@
  * still sent exactly once when the server is killed after the change
  * answered and before the notices were queued, the WhatsApp notice held
  * back by the quiet hours while the e-mail goes, never sent once the slot
- * it announces was booked meanwhile (while another still free goes), and
- * past entries neither listed nor kept.
+ * it announces was booked meanwhile (while another still free goes) nor,
+ * held back by a mail server down, once she left the list, and past
+ * entries neither listed nor kept.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -747,6 +748,66 @@ static void past_entries_are_neither_listed_nor_kept(void **state)
     free(id);
 }
 
+struct outbox_q {
+    const char *entrada_id, *where;
+};
+
+static bool mail_notice_where(void *ud)
+{
+    const struct outbox_q *q = ud;
+    return db_count(&S,
+                    "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                    "canal = 'email' AND cita_id = '%s' AND %s",
+                    q->entrada_id, q->where) == 1;
+}
+
+static void a_notice_held_back_never_goes_to_who_left_the_list(void **state)
+{
+    (void)state;
+    struct user ana, bea;
+    signup_user(&S, &ana, "Ana Pérez");
+    signup_user(&S, &bea, "Bea Ruiz");
+    char *barbero = make_barbero(&S, "Iker Paz");
+    char d[11], ten[32];
+    weekday(7, d);
+    at(d, "10:00", ten);
+    char *cita = book(&S, &ana, barbero, SERVICIO, ten, NULL);
+    char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
+    /* the mail server is down: the notice fails and waits for a retry */
+    int port = K.port;
+    assert_int_equal(smtp_sink_stop(&K), 0);
+    cancel_ok(&ana, cita);
+    struct outbox_q failed = {eb, "status = 'pending' AND attempts >= 1"};
+    if (!wait_until(mail_notice_where, &failed, WAIT_MAIL_MS))
+        fail_msg("the notice was not tried while the mail server was down");
+    /* meanwhile Bea takes herself off the list */
+    char path[120];
+    snprintf(path, sizeof path, "/api/lista-espera/%s", eb);
+    struct resp r;
+    http_json(&S, "DELETE", path, bea.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* the mail server is back and the retry due: the notice never leaves */
+    assert_int_equal(srv_stop(&S), 0);
+    char sql[300];
+    snprintf(sql, sizeof sql,
+             "UPDATE mail_outbox SET next_attempt_at = created_at WHERE cita_id = '%s'", eb);
+    assert_int_equal(db_exec(&S, sql, NULL), 0);
+    smtp_sink_start(&K, S.dir, port, NULL);
+    srv_start(&S, ENV, NULL);
+    struct outbox_q skipped = {
+        eb, "status = 'skipped' AND last_error = 'el aviso de la lista de espera ya no existe'"};
+    if (!wait_until(mail_notice_where, &skipped, WAIT_MAIL_MS)) {
+        char *log = srv_log(&S);
+        fail_msg("the notice of an entry removed was not skipped; server log:\n%s", log);
+    }
+    struct want w = {bea.email, NULL};
+    assert_false(notice_for(&w));
+    free(eb);
+    free(cita);
+    free(barbero);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -757,6 +818,7 @@ int main(void)
         cmocka_unit_test(the_notice_goes_by_whatsapp_to_whoever_consented),
         cmocka_unit_test(a_crash_before_the_notices_were_queued_loses_none),
         cmocka_unit_test(past_entries_are_neither_listed_nor_kept),
+        cmocka_unit_test(a_notice_held_back_never_goes_to_who_left_the_list),
         /* last: they restart the server with quiet hours */
         cmocka_unit_test(in_the_quiet_hours_the_whatsapp_notice_waits),
         cmocka_unit_test(a_notice_held_back_never_announces_a_slot_booked_meanwhile),
