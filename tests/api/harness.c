@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "util/iso8601.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -182,6 +183,20 @@ void sleep_ms(int ms)
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         continue;
+}
+
+void weekday_utc(int n, char out[11])
+{
+    int64_t days = clock_now_ms() / 86400000LL + 3;
+    for (;;) {
+        int wd = (int)((days + 3) % 7); /* 0 Monday: 1970-01-01 was a Thursday */
+        if (wd < 5 && n-- == 0) break;
+        days++;
+    }
+    char ts[ISO8601_LEN + 1];
+    iso8601_format(days * 86400000LL, ts);
+    memcpy(out, ts, 10);
+    out[10] = '\0';
 }
 
 bool wait_until(bool (*cond)(void *ud), void *ud, int timeout_ms)

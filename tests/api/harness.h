@@ -36,6 +36,10 @@
 /* Sleeps ms milliseconds (resumed after a signal). */
 void sleep_ms(int ms);
 
+/* The n-th weekday (Monday to Friday: the default hours) from three days
+ * ahead in UTC, as YYYY-MM-DD. */
+void weekday_utc(int n, char out[11]);
+
 /* How often wait_until() checks its condition. */
 #define WAIT_POLL_MS 20
 

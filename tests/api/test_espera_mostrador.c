@@ -45,29 +45,13 @@ static bool wa_arrived(void *ud)
 
 /* --- the server -------------------------------------------------------------------------- */
 
-static char ENV_SMTP[64], ENV_API[128];
-static const char *const ENV[] = {ENV_SMTP,
-                                  ENV_API,
-                                  "BARBERIA_TZ=UTC",
-                                  "BARBERIA_SMTP_FROM=citas@barberia.test",
-                                  "BARBERIA_MIN_NOTICE_MIN=0",
-                                  "BARBERIA_MAX_DAYS_AHEAD=30",
-                                  "BARBERIA_SHOP_NAME=Barbería Central",
-                                  "BARBERIA_WHATSAPP_TOKEN=" WA_TOKEN,
-                                  "BARBERIA_WHATSAPP_PHONE_NUMBER_ID=" WA_PHONE_ID,
-                                  "BARBERIA_WHATSAPP_QUIET_HOURS=no",
-                                  "BARBERIA_REMINDER_OFFSETS=no",
-                                  NULL};
+static struct wa_env E;
 
 static int group_setup(void **state)
 {
     (void)state;
     srv_init(&S);
-    smtp_sink_start(&K, S.dir, 0, NULL);
-    wa_sink_start(&D, S.dir, WA_TOKEN, WA_PHONE_ID);
-    snprintf(ENV_SMTP, sizeof ENV_SMTP, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
-    snprintf(ENV_API, sizeof ENV_API, "BARBERIA_WHATSAPP_API_URL=%s/v21.0", D.base);
-    srv_start(&S, ENV, NULL);
+    wa_shop_start(&S, &K, &D, &E, WA_TOKEN, WA_PHONE_ID, NULL);
     SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
     BARBERO = make_barbero(&S, "Carlos Méndez");
     make_user(&S, &ADMIN, "Admin Uno", "admin");
@@ -78,28 +62,10 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    srv_cleanup(&S);
-    smtp_sink_stop(&K);
-    wa_sink_stop(&D);
+    wa_shop_stop(&S, &K, &D);
     free(SERVICIO);
     free(BARBERO);
     return 0;
-}
-
-/* The n-th weekday (Monday to Friday: the default hours) from three days
- * ahead, as YYYY-MM-DD (the shop's zone is UTC here). */
-static void weekday(int n, char out[11])
-{
-    int64_t days = clock_now_ms() / 86400000LL + 3;
-    for (;;) {
-        int wd = (int)((days + 3) % 7); /* 0 Monday: 1970-01-01 was a Thursday */
-        if (wd < 5 && n-- == 0) break;
-        days++;
-    }
-    char ts[ISO8601_LEN + 1];
-    iso8601_format(days * 86400000LL, ts);
-    memcpy(out, ts, 10);
-    out[10] = '\0';
 }
 
 /* The entry body for fecha; cliente_id and barbero may be NULL. */
@@ -227,8 +193,8 @@ static void staff_put_a_client_on_the_list_and_she_sees_it(void **state)
     struct user ana;
     signup_user(&S, &ana, "Ana Pérez");
     char d[11], e[11];
-    weekday(0, d);
-    weekday(1, e);
+    weekday_utc(0, d);
+    weekday_utc(1, e);
     /* a barber adds her for a day with him, an admin for any barber */
     char *a1 = pedir_ok(&BARB, d, BARBERO, ana.id);
     char *a2 = pedir_ok(&ADMIN, e, NULL, ana.id);
@@ -280,7 +246,7 @@ static void the_desk_gets_her_checks_in_her_order(void **state)
     signup_user(&S, &ana, "Ana Pérez");
     signup_user(&S, &bea, "Bea Ruiz");
     char d[11], body[400];
-    weekday(2, d);
+    weekday_utc(2, d);
     const char *nadie = "8d0f5b2a-3c4d-4e5f-8a6b-7c8d9e0f1a2b";
     /* the fields first, whoever she is */
     snprintf(body, sizeof body, "{\"cliente_id\":\"%s\"}", nadie);
@@ -331,11 +297,11 @@ static void the_desk_gets_her_checks_in_her_order(void **state)
     /* her cap: 10 entries on today or later, hers and the desk's together */
     for (int i = 1; i < 10; i++) {
         char f[11];
-        weekday(2 + i, f);
+        weekday_utc(2 + i, f);
         free(i % 2 ? pedir_ok(&ana, f, NULL, NULL) : pedir_ok(&BARB, f, NULL, ana.id));
     }
     char f[11];
-    weekday(12, f);
+    weekday_utc(12, f);
     entry_body(body, sizeof body, f, NULL, ana.id);
     expect_pedir(&BARB, body, 400, "Máximo de avisos alcanzado");
     entry_body(body, sizeof body, f, NULL, NULL);
@@ -369,7 +335,7 @@ static void a_client_never_acts_for_another(void **state)
     signup_user(&S, &ana, "Ana Pérez");
     signup_user(&S, &bea, "Bea Ruiz");
     char d[11];
-    weekday(3, d);
+    weekday_utc(3, d);
     char *eb = pedir_ok(&bea, d, NULL, NULL);
     /* Ana naming Bea adds her own entry, as GET /api/citas ignores a
      * client's cliente_id */
@@ -399,7 +365,7 @@ static void a_desk_client_with_no_channel_is_refused(void **state)
 {
     (void)state;
     char d[11], body[400];
-    weekday(4, d);
+    weekday_utc(4, d);
     /* booked at the desk with a phone, no e-mail, no consent */
     char *luz = desk_client("Luz Mar", "600 111 201", d, "09:00");
     entry_body(body, sizeof body, d, NULL, luz);
@@ -436,7 +402,7 @@ static void a_desk_client_without_email_is_told_by_whatsapp(void **state)
     struct user ana;
     signup_user(&S, &ana, "Ana Pérez");
     char d[11];
-    weekday(5, d);
+    weekday_utc(5, d);
     char ten[32];
     snprintf(ten, sizeof ten, "%sT10:00:00.000Z", d);
     /* a phone caller: created at the desk with her phone, her consent recorded */

@@ -49,30 +49,14 @@ static bool wa_arrived(void *ud)
 
 /* --- the server -------------------------------------------------------------------------- */
 
-static char ENV_SMTP[64], ENV_API[128];
-static const char *const ENV[] = {ENV_SMTP,
-                                  ENV_API,
-                                  "BARBERIA_TZ=UTC",
-                                  "BARBERIA_SMTP_FROM=citas@barberia.test",
-                                  "BARBERIA_MIN_NOTICE_MIN=0",
-                                  "BARBERIA_MAX_DAYS_AHEAD=30",
-                                  "BARBERIA_SWEEP_INTERVAL_MS=300",
-                                  "BARBERIA_SHOP_NAME=Barbería Central",
-                                  "BARBERIA_WHATSAPP_TOKEN=" WA_TOKEN,
-                                  "BARBERIA_WHATSAPP_PHONE_NUMBER_ID=" WA_PHONE_ID,
-                                  "BARBERIA_WHATSAPP_QUIET_HOURS=no",
-                                  "BARBERIA_REMINDER_OFFSETS=no",
-                                  NULL};
+static struct wa_env E;
 
 static int group_setup(void **state)
 {
     (void)state;
     srv_init(&S);
-    smtp_sink_start(&K, S.dir, 0, NULL);
-    wa_sink_start(&D, S.dir, WA_TOKEN, WA_PHONE_ID);
-    snprintf(ENV_SMTP, sizeof ENV_SMTP, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
-    snprintf(ENV_API, sizeof ENV_API, "BARBERIA_WHATSAPP_API_URL=%s/v21.0", D.base);
-    srv_start(&S, ENV, NULL);
+    static const char *const extra[] = {"BARBERIA_SWEEP_INTERVAL_MS=300", NULL};
+    wa_shop_start(&S, &K, &D, &E, WA_TOKEN, WA_PHONE_ID, extra);
     SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
     make_user(&S, &ADMIN, "Admin Uno", "admin");
     return 0;
@@ -81,27 +65,9 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    srv_cleanup(&S);
-    smtp_sink_stop(&K);
-    wa_sink_stop(&D);
+    wa_shop_stop(&S, &K, &D);
     free(SERVICIO);
     return 0;
-}
-
-/* The n-th weekday (Monday to Friday: the default hours) from three days
- * ahead, as YYYY-MM-DD (the shop's zone is UTC here). */
-static void weekday(int n, char out[11])
-{
-    int64_t days = clock_now_ms() / 86400000LL + 3;
-    for (;;) {
-        int wd = (int)((days + 3) % 7); /* 0 Monday: 1970-01-01 was a Thursday */
-        if (wd < 5 && n-- == 0) break;
-        days++;
-    }
-    char ts[ISO8601_LEN + 1];
-    iso8601_format(days * 86400000LL, ts);
-    memcpy(out, ts, 10);
-    out[10] = '\0';
 }
 
 static void at(const char *fecha, const char *hhmm, char out[ISO8601_LEN + 1])
@@ -217,7 +183,7 @@ static void adding_checks_every_field_and_bound(void **state)
     signup_user(&S, &ana, "Ana Pérez");
     char *barbero = make_barbero(&S, "Carlos Méndez");
     char d[11], body[300];
-    weekday(0, d);
+    weekday_utc(0, d);
     struct resp r;
     snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\"}", SERVICIO, d);
     pedir(NULL, body, &r);
@@ -263,12 +229,12 @@ static void adding_checks_every_field_and_bound(void **state)
     /* at most 10 */
     for (int i = 1; i < 9; i++) {
         char e[11];
-        weekday(i, e);
+        weekday_utc(i, e);
         free(pedir_ok(&ana, SERVICIO, e, NULL));
     }
     assert_int_equal(listed(&ana, NULL), 10);
     char e[11];
-    weekday(9, e);
+    weekday_utc(9, e);
     snprintf(body, sizeof body, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\"}", SERVICIO, e);
     pedir(&ana, body, &r);
     expect_error(&r, 400, "Máximo de avisos alcanzado");
@@ -292,7 +258,7 @@ static void a_client_reaches_only_her_own_entries(void **state)
     signup_user(&S, &ana, "Ana Pérez");
     signup_user(&S, &bea, "Bea Ruiz");
     char d[11];
-    weekday(1, d);
+    weekday_utc(1, d);
     char *id = pedir_ok(&ana, SERVICIO, d, NULL);
     assert_int_equal(listed(&ana, id), 1);
     assert_int_equal(listed(&bea, NULL), 0);
@@ -331,7 +297,7 @@ static void a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot(void 
     signup_user(&S, &cris, "Cris Gil");
     char *barbero = make_barbero(&S, "Dani Sol");
     char d[11], ten[32];
-    weekday(2, d);
+    weekday_utc(2, d);
     at(d, "10:00", ten);
     char *cita = book(&S, &ana, barbero, SERVICIO, ten, NULL);
     char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
@@ -381,8 +347,8 @@ static void a_removed_closure_and_a_reschedule_tell_the_waiting(void **state)
     signup_user(&S, &bea, "Bea Ruiz");
     char *barbero = make_barbero(&S, "Eva Luz");
     char d[11], e[11];
-    weekday(3, d);
-    weekday(4, e);
+    weekday_utc(3, d);
+    weekday_utc(4, e);
     /* the barber's day off on d, then removed */
     char body[200];
     snprintf(body, sizeof body, "{\"barbero_id\":\"%s\",\"desde\":\"%s\",\"hasta\":\"%s\"}",
@@ -479,7 +445,7 @@ static void the_notice_goes_by_whatsapp_to_whoever_consented(void **state)
     signup_user(&S, &dani, "Dani Sol");
     char *barbero = make_barbero(&S, "Fran Paz");
     char d[11], eleven[32];
-    weekday(5, d);
+    weekday_utc(5, d);
     at(d, "11:00", eleven);
     char *cita = book(&S, &ana, barbero, SERVICIO, eleven, NULL);
     /* Bea and Dani accept WhatsApp, Cris does not; Dani is a front-desk
@@ -529,7 +495,7 @@ static void a_crash_before_the_notices_were_queued_loses_none(void **state)
     signup_user(&S, &bea, "Bea Ruiz");
     char *barbero = make_barbero(&S, "Gael Ríos");
     char d[11], noon[32];
-    weekday(6, d);
+    weekday_utc(6, d);
     at(d, "12:00", noon);
     char *cita = book(&S, &ana, barbero, SERVICIO, noon, NULL);
     consents(&bea, "+34 611 000 003");
@@ -547,7 +513,7 @@ static void a_crash_before_the_notices_were_queued_loses_none(void **state)
                               eb),
                      0);
     assert_int_equal(db_forced_failure(&S, "lista_espera_avisos", false), 0);
-    srv_start(&S, ENV, NULL);
+    srv_start(&S, E.v, NULL);
     /* once started again, Bea is told, by each channel once */
     char ib[ISO8601_LEN + 1];
     notice_link(&bea, barbero, d, ib);
@@ -589,8 +555,8 @@ static void restart_in_quiet_hours(void)
              from % 60, to / 60, to % 60);
     const char *env[32];
     size_t n = 0;
-    for (size_t i = 0; ENV[i]; i++)
-        if (strncmp(ENV[i], "BARBERIA_WHATSAPP_QUIET_HOURS=", 30) != 0) env[n++] = ENV[i];
+    for (size_t i = 0; E.v[i]; i++)
+        if (strncmp(E.v[i], "BARBERIA_WHATSAPP_QUIET_HOURS=", 30) != 0) env[n++] = E.v[i];
     env[n++] = quiet;
     env[n] = NULL;
     assert_int_equal(srv_stop(&S), 0);
@@ -606,7 +572,7 @@ static void in_the_quiet_hours_the_whatsapp_notice_waits(void **state)
     signup_user(&S, &bea, "Bea Ruiz");
     char *barbero = make_barbero(&S, "Hugo Mar");
     char d[11], half[32];
-    weekday(7, d);
+    weekday_utc(7, d);
     at(d, "10:30", half);
     char *cita = book(&S, &ana, barbero, SERVICIO, half, NULL);
     consents(&bea, "+34 611 000 004");
@@ -649,8 +615,8 @@ static void a_notice_held_back_never_announces_a_slot_booked_meanwhile(void **st
     signup_user(&S, &dani, "Dani Sol");
     char *barbero = make_barbero(&S, "Iker Paz");
     char d[11], e[11], ten_d[32], ten_e[32];
-    weekday(8, d);
-    weekday(9, e);
+    weekday_utc(8, d);
+    weekday_utc(9, e);
     at(d, "10:00", ten_d);
     at(e, "10:00", ten_e);
     char *cd = book(&S, &ana, barbero, SERVICIO, ten_d, NULL);
@@ -686,7 +652,7 @@ static void a_notice_held_back_never_announces_a_slot_booked_meanwhile(void **st
              eb, ec);
     assert_int_equal(srv_stop(&S), 0);
     assert_int_equal(db_exec(&S, sql, NULL), 0);
-    srv_start(&S, ENV, NULL);
+    srv_start(&S, E.v, NULL);
     /* Cris's slot is still free: her notice goes */
     if (!wait_until(wa_arrived, "34611000006", WAIT_MAIL_MS)) {
         char *log = srv_log(&S);
@@ -733,7 +699,7 @@ static void past_entries_are_neither_listed_nor_kept(void **state)
     struct user ana;
     signup_user(&S, &ana, "Ana Pérez");
     char d[11];
-    weekday(0, d);
+    weekday_utc(0, d);
     char *id = pedir_ok(&ana, SERVICIO, d, NULL);
     /* the day passes (the entry is moved to yesterday) */
     char ayer[ISO8601_LEN + 1];
@@ -769,7 +735,7 @@ static void a_notice_held_back_never_goes_to_who_left_the_list(void **state)
     signup_user(&S, &bea, "Bea Ruiz");
     char *barbero = make_barbero(&S, "Iker Paz");
     char d[11], ten[32];
-    weekday(7, d);
+    weekday_utc(7, d);
     at(d, "10:00", ten);
     char *cita = book(&S, &ana, barbero, SERVICIO, ten, NULL);
     char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
@@ -794,7 +760,7 @@ static void a_notice_held_back_never_goes_to_who_left_the_list(void **state)
              "UPDATE mail_outbox SET next_attempt_at = created_at WHERE cita_id = '%s'", eb);
     assert_int_equal(db_exec(&S, sql, NULL), 0);
     smtp_sink_start(&K, S.dir, port, NULL);
-    srv_start(&S, ENV, NULL);
+    srv_start(&S, E.v, NULL);
     struct outbox_q skipped = {
         eb, "status = 'skipped' AND last_error = 'el aviso de la lista de espera ya no existe'"};
     if (!wait_until(mail_notice_where, &skipped, WAIT_MAIL_MS)) {

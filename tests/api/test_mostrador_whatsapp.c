@@ -45,29 +45,13 @@ static bool wa_arrived(void *ud)
 
 /* --- the server -------------------------------------------------------------------------- */
 
-static char ENV_SMTP[64], ENV_API[128];
-static const char *const ENV[] = {ENV_SMTP,
-                                  ENV_API,
-                                  "BARBERIA_TZ=UTC",
-                                  "BARBERIA_SMTP_FROM=citas@barberia.test",
-                                  "BARBERIA_MIN_NOTICE_MIN=0",
-                                  "BARBERIA_MAX_DAYS_AHEAD=30",
-                                  "BARBERIA_SHOP_NAME=Barbería Central",
-                                  "BARBERIA_WHATSAPP_TOKEN=" WA_TOKEN,
-                                  "BARBERIA_WHATSAPP_PHONE_NUMBER_ID=" WA_PHONE_ID,
-                                  "BARBERIA_WHATSAPP_QUIET_HOURS=no",
-                                  "BARBERIA_REMINDER_OFFSETS=no",
-                                  NULL};
+static struct wa_env E;
 
 static int group_setup(void **state)
 {
     (void)state;
     srv_init(&S);
-    smtp_sink_start(&K, S.dir, 0, NULL);
-    wa_sink_start(&D, S.dir, WA_TOKEN, WA_PHONE_ID);
-    snprintf(ENV_SMTP, sizeof ENV_SMTP, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
-    snprintf(ENV_API, sizeof ENV_API, "BARBERIA_WHATSAPP_API_URL=%s/v21.0", D.base);
-    srv_start(&S, ENV, NULL);
+    wa_shop_start(&S, &K, &D, &E, WA_TOKEN, WA_PHONE_ID, NULL);
     SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
     BARBERO = make_barbero(&S, "Carlos Méndez");
     make_user(&S, &ADMIN, "Admin Uno", "admin");
@@ -78,28 +62,10 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    srv_cleanup(&S);
-    smtp_sink_stop(&K);
-    wa_sink_stop(&D);
+    wa_shop_stop(&S, &K, &D);
     free(SERVICIO);
     free(BARBERO);
     return 0;
-}
-
-/* The n-th weekday (Monday to Friday: the default hours) from three days
- * ahead, as YYYY-MM-DD (the shop's zone is UTC here). */
-static void weekday(int n, char out[11])
-{
-    int64_t days = clock_now_ms() / 86400000LL + 3;
-    for (;;) {
-        int wd = (int)((days + 3) % 7); /* 0 Monday: 1970-01-01 was a Thursday */
-        if (wd < 5 && n-- == 0) break;
-        days++;
-    }
-    char ts[ISO8601_LEN + 1];
-    iso8601_format(days * 86400000LL, ts);
-    memcpy(out, ts, 10);
-    out[10] = '\0';
 }
 
 /* The entry body for fecha; cliente_id and barbero may be NULL. */
@@ -206,8 +172,8 @@ static void the_desk_records_her_consent_and_she_is_told_by_whatsapp(void **stat
 {
     (void)state;
     char d[11], e[11], body[400];
-    weekday(0, d);
-    weekday(1, e);
+    weekday_utc(0, d);
+    weekday_utc(1, e);
     /* a phone caller: created at the desk with her phone, no e-mail */
     char *luz = desk_client("Luz Mar", "600 111 201", d, "09:00");
     struct resp r;
@@ -267,8 +233,8 @@ static void the_desk_or_she_withdraws_it(void **state)
 {
     (void)state;
     char d[11], e[11], body[400];
-    weekday(2, d);
-    weekday(3, e);
+    weekday_utc(2, d);
+    weekday_utc(3, e);
     char *sol = desk_client("Sol Paz", "600 111 202", d, "09:00");
     struct resp r;
     const char *tel;
@@ -317,7 +283,7 @@ static void a_client_gets_403(void **state)
 {
     (void)state;
     char d[11];
-    weekday(4, d);
+    weekday_utc(4, d);
     char *mar = desk_client("Mar Gil", "600 111 203", d, "09:00");
     struct user ana;
     signup_user(&S, &ana, "Ana Pérez");
@@ -374,7 +340,7 @@ static void the_body_is_judged_as_her_own(void **state)
 {
     (void)state;
     char d[11];
-    weekday(5, d);
+    weekday_utc(5, d);
     char *eva = desk_client("Eva Luna", "600 111 206", d, "09:00");
     struct user sin;
     signup_user(&S, &sin, "Sin Teléfono");

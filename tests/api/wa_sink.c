@@ -105,3 +105,41 @@ const char *wa_param(const json_t *m, size_t i)
         json_array_get(json_object_get(json_object_get(m, "template"), "components"), 0);
     return jstr(json_array_get(json_object_get(comp, "parameters"), i), "text");
 }
+
+void wa_shop_start(struct srv *s, struct smtp_sink *k, struct wa_sink *d, struct wa_env *e,
+                   const char *token, const char *phone_id, const char *const *extra)
+{
+    smtp_sink_start(k, s->dir, 0, NULL);
+    wa_sink_start(d, s->dir, token, phone_id);
+    snprintf(e->token, sizeof e->token, "BARBERIA_WHATSAPP_TOKEN=%s", token);
+    snprintf(e->phone, sizeof e->phone, "BARBERIA_WHATSAPP_PHONE_NUMBER_ID=%s", phone_id);
+    snprintf(e->smtp, sizeof e->smtp, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", k->port);
+    snprintf(e->api, sizeof e->api, "BARBERIA_WHATSAPP_API_URL=%s/v21.0", d->base);
+    const char *base[] = {e->smtp,
+                          e->api,
+                          "BARBERIA_TZ=UTC",
+                          "BARBERIA_SMTP_FROM=citas@barberia.test",
+                          "BARBERIA_MIN_NOTICE_MIN=0",
+                          "BARBERIA_MAX_DAYS_AHEAD=30",
+                          "BARBERIA_SHOP_NAME=Barbería Central",
+                          e->token,
+                          e->phone,
+                          "BARBERIA_WHATSAPP_QUIET_HOURS=no",
+                          "BARBERIA_REMINDER_OFFSETS=no"};
+    size_t n = 0, cap = sizeof e->v / sizeof e->v[0];
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+        e->v[n++] = base[i];
+    for (size_t i = 0; extra && extra[i]; i++) {
+        assert_true(n + 1 < cap);
+        e->v[n++] = extra[i];
+    }
+    e->v[n] = NULL;
+    srv_start(s, e->v, NULL);
+}
+
+void wa_shop_stop(struct srv *s, struct smtp_sink *k, struct wa_sink *d)
+{
+    srv_cleanup(s);
+    smtp_sink_stop(k);
+    wa_sink_stop(d);
+}

@@ -30,4 +30,23 @@ size_t wa_sink_count(const struct wa_sink *d, const char *to);
 /* Body parameter i (0-based) of a template message. */
 const char *wa_param(const json_t *m, size_t i);
 
+struct srv;
+struct smtp_sink;
+
+/* The settings of a shop that sends e-mail to an SMTP sink and WhatsApp to
+ * the double: the shop's zone UTC, no minimum notice, 30 days ahead, no
+ * quiet hours, no reminders, then extra's (NULL-ended, may be NULL).
+ * v is what srv_start takes, for as long as the struct lives. */
+struct wa_env {
+    char smtp[64], api[128], token[128], phone[96];
+    const char *v[32];
+};
+
+/* Starts the SMTP sink k, the double d (for token and phone_id) and the
+ * server s (srv_init first) with the settings e. */
+void wa_shop_start(struct srv *s, struct smtp_sink *k, struct wa_sink *d, struct wa_env *e,
+                   const char *token, const char *phone_id, const char *const *extra);
+/* Stops all three; s's folder goes. */
+void wa_shop_stop(struct srv *s, struct smtp_sink *k, struct wa_sink *d);
+
 #endif
