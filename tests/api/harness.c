@@ -1760,8 +1760,45 @@ void db_lock_kill(struct db_locker *l)
     l->in = -1;
 }
 
-/* --- the Google Calendar double (issue 9) ------------------------------------------------------
- */
+/* --- the doubles ------------------------------------------------------------------------- */
+
+int double_spawn(const char *const *argv, const char *out, const char *err, pid_t *pid)
+{
+    *pid = 0;
+    int outfd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int errfd = err ? open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+    assert_true(outfd >= 0 && (!err || errfd >= 0));
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", BARBERIA_DOUBLES_DIR, argv[0]);
+    pid_t p = fork();
+    if (p == 0) {
+        dup2(outfd, 1);
+        if (errfd >= 0) dup2(errfd, 2);
+        execv(path, (char *const *)argv);
+        _exit(127);
+    }
+    close(outfd);
+    if (errfd >= 0) close(errfd);
+    assert_true(p > 0);
+    *pid = p;
+    int port = 0;
+    for (int waited = 0; waited < 60000 && !port; waited += 20) {
+        char *text = read_file(out, NULL);
+        const char *at = text ? strstr(text, "port ") : NULL;
+        if (at && strchr(at, '\n')) port = (int)strtol(at + 5, NULL, 10);
+        free(text);
+        int st;
+        if (!port && waitpid(p, &st, WNOHANG) == p) {
+            *pid = 0;
+            fail_msg("%s exited before listening", argv[0]);
+        }
+        if (!port) sleep_ms(20);
+    }
+    if (!port) fail_msg("%s did not print its port within 60 s", argv[0]);
+    return port;
+}
+
+/* --- the Google Calendar double --------------------------------------------------------- */
 
 #define GCAL_CLIENT_EMAIL "barberia-test@barberia-test.iam.gserviceaccount.com"
 #define GCAL_CALENDAR_ID  "barberia@group.calendar.google.com"
@@ -1797,36 +1834,9 @@ void gcal_dbl_start(struct gcal_dbl *d, const char *root)
     snprintf(d->log, sizeof d->log, "%s/gcal.jsonl", root);
     snprintf(d->out, sizeof d->out, "%s/gcal.out", root);
     snprintf(d->err, sizeof d->err, "%s/gcal.err", root);
-    int outfd = open(d->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int errfd = open(d->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    assert_true(outfd >= 0 && errfd >= 0);
     const char *argv[] = {"gcal_double",     "--public-key", pub,    "--client-email",
                           GCAL_CLIENT_EMAIL, "--log",        d->log, NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(outfd, 1);
-        dup2(errfd, 2);
-        execv(BARBERIA_DOUBLES_DIR "/gcal_double", (char *const *)argv);
-        _exit(127);
-    }
-    close(outfd);
-    close(errfd);
-    assert_true(pid > 0);
-    d->pid = pid;
-    int port = 0;
-    for (int waited = 0; waited < 60000 && !port; waited += 20) {
-        char *out = read_file(d->out, NULL);
-        const char *p = out ? strstr(out, "port ") : NULL;
-        if (p && strchr(p, '\n')) port = (int)strtol(p + 5, NULL, 10);
-        free(out);
-        int st;
-        if (!port && waitpid(pid, &st, WNOHANG) == pid) {
-            d->pid = 0;
-            fail_msg("gcal_double exited before listening");
-        }
-        if (!port) sleep_ms(20);
-    }
-    if (!port) fail_msg("gcal_double did not print its port within 60 s");
+    int port = double_spawn(argv, d->out, d->err, &d->pid);
     snprintf(d->http.base, sizeof d->http.base, "http://127.0.0.1:%d", port);
     snprintf(d->token_url, sizeof d->token_url, "http://127.0.0.1:%d/token", port);
     /* a service-account key file as Google hands them out */

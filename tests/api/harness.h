@@ -370,6 +370,12 @@ int free_port(void);
  * the caller closes it (connections are then refused). */
 int silent_listener(int *port);
 
+/* Runs the double BARBERIA_DOUBLES_DIR/<argv[0]> with argv, its standard
+ * output into the file out and its errors into err (NULL: the test's), and
+ * waits up to 60 s for the port it prints ("port N"), which it returns. The
+ * test fails when the double exits first or stays silent. OUT: *pid. */
+int double_spawn(const char *const *argv, const char *out, const char *err, pid_t *pid);
+
 /* The SMTP server of the tests (tests/tools/smtp_sink.py, aiosmtpd), which
  * saves every accepted message as one JSON file. */
 struct smtp_sink {
@@ -396,7 +402,7 @@ bool smtp_sink_wait(const struct smtp_sink *k, size_t n, int timeout_ms);
  * caller decrefs. */
 json_t *smtp_sink_message(const char *path);
 
-/* --- the Google Calendar double (issue 9: test_cambios) ----------------------------------------
+/* --- the Google Calendar double ---------------------------------------------------------
  * tests/doubles/gcal_double.c with a fresh RSA key and service-account key
  * file, for tests that need a calendar behind the server (test_calendar has
  * its own, richer set-up). */

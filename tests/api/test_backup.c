@@ -6,7 +6,7 @@
  * it into an empty deployment. On PostgreSQL: `barberia backup` points at
  * pg_dump, and the documented procedure (pg_dump, pg_restore into a new
  * database, the photo folder copied) gives back the same service. A backup
- * taken before issue 9's schema still restores: its barbers get the
+ * taken before the schema had working hours still restores: its barbers get the
  * default week, as the migration gives it.
  */
 #include "harness.h"

@@ -1,7 +1,6 @@
 /*
- * test_cambios.c - POST /api/citas/{id}/cancelar and /reprogramar (issue 9,
- * workstream B) over HTTP against the real server, with the Google
- * Calendar double (tests/doubles/gcal_double.c) and the real SMTP sink
+ * test_cambios.c - POST /api/citas/{id}/cancelar and /reprogramar over HTTP against the real
+ * server, with the Google Calendar double (tests/doubles/gcal_double.c) and the real SMTP sink
  * behind it: who may change which cita and until when, every error of the
  * contract, the answer's shape, the slot a cancel frees, the history
  * record, a race of reschedules and bookings for one slot (exactly one
@@ -42,7 +41,7 @@ static int group_setup(void **state)
     char url[64];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     /* MIN_NOTICE: bookings a moment ahead must be possible wherever the
-     * booking rules of issue 9 apply */
+     * booking rules (minimum notice, horizon) apply */
     const char *env[] = {url,
                          "BARBERIA_TZ=Europe/Madrid",
                          "BARBERIA_SMTP_FROM=citas@barberia.test",

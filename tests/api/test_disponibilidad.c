@@ -1,5 +1,5 @@
 /*
- * test_disponibilidad.c - GET /api/disponibilidad (issue 9): the free slots
+ * test_disponibilidad.c - GET /api/disponibilidad: the free slots
  * of a date honour the barber's weekly schedule and its breaks, days off
  * and shop closures, the service's length, the appointments already made
  * (cancelled ones do not block), the slot grid, the minimum notice and the

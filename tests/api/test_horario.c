@@ -1,5 +1,5 @@
 /*
- * test_horario.c - issue 9's administration: GET /api/config, the catalog's
+ * test_horario.c - the shop's administration: GET /api/config, the catalog's
  * administration (create, edit, deactivate, reactivate; the public
  * catalog and booking see active rows only), weekly schedules (the default
  * week, replacing it, its validation), days off and closures, who may call

@@ -1,5 +1,5 @@
 /*
- * test_recordatorios.c - the reminder e-mail (issue 9, workstream B): sent
+ * test_recordatorios.c - the reminder e-mail: sent
  * BARBERIA_REMINDER_HOURS before the start, exactly once, never for a
  * cancelled cita, at the new time after a reschedule, after a restart, by
  * one of two nodes, and not at all for a booking made inside the window or

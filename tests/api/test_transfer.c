@@ -4,7 +4,7 @@
  * backends of this run (PostgreSQL on api-pg/, S3 when a test server is
  * given) and back, with nothing lost: the same rows byte for byte
  * (checksums of every table and of the photos), the same answers from the
- * API, the photos' bytes, passwords and sessions, and issue 9's hours: a
+ * API, the photos' bytes, passwords and sessions, and the working hours: a
  * deactivated barber and service, a changed week, a day off and a shop
  * closure come back the same, with the same free slots. An export of
  * version 1 (made before the schedules) still loads: every barber and
@@ -418,7 +418,7 @@ static void a_damaged_export_or_a_used_target_is_refused_with_nothing_written(vo
     free(err);
 }
 
-/* An export of version 1, made by the version before issue 9 (`barberia
+/* An export of version 1, made by the version before working hours (`barberia
  * export` of a shop with an admin, two barbers and a service). */
 #define EXPORT_V1 BARBERIA_TESTS_DIR "/api/data/export-v1"
 

@@ -17,8 +17,6 @@ void wa_sink_start(struct wa_sink *d, const char *root, const char *token, const
 {
     snprintf(d->log, sizeof d->log, "%s/wa.jsonl", root);
     snprintf(d->out, sizeof d->out, "%s/wa.out", root);
-    int outfd = open(d->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    assert_true(outfd >= 0);
     /* the five templates the service sends, six parameters each */
     const char *argv[] = {"wa_double",
                           "--token",
@@ -40,24 +38,7 @@ void wa_sink_start(struct wa_sink *d, const char *root, const char *token, const
                           "--template",
                           "barberia_recordatorio:6",
                           NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(outfd, 1);
-        execv(BARBERIA_DOUBLES_DIR "/wa_double", (char *const *)argv);
-        _exit(127);
-    }
-    close(outfd);
-    assert_true(pid > 0);
-    d->pid = pid;
-    int port = 0;
-    for (int waited = 0; waited < 60000 && !port; waited += 20) {
-        char *out = read_file(d->out, NULL);
-        const char *p = out ? strstr(out, "port ") : NULL;
-        if (p && strchr(p, '\n')) port = (int)strtol(p + 5, NULL, 10);
-        free(out);
-        if (!port) sleep_ms(20);
-    }
-    if (!port) fail_msg("wa_double did not print its port");
+    int port = double_spawn(argv, d->out, NULL, &d->pid);
     snprintf(d->base, sizeof d->base, "http://127.0.0.1:%d", port);
 }
 

@@ -1,6 +1,6 @@
 /*
  * gcal_double.c - a local stand-in for Google's OAuth 2.0 token endpoint and
- * the Calendar API's events.insert, events.delete and (issue 9) events.patch,
+ * the Calendar API's events.insert, events.delete and events.patch,
  * for the tests of the Google Calendar adapter (tests/api/test_calendar.c,
  * test_cambios.c).
  *

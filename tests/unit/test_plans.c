@@ -55,7 +55,7 @@ struct expect {
  * lower bound from desde or a cursor, an upper bound from hasta) */
 static const struct expect expected[] = {
     {"overlap", MEETS_INSIDE, false, MEETS_BEFORE},
-    /* the free slots of a day (issue 9): one barber's appointments from the same index */
+    /* the free slots of a day: one barber's appointments from the same index */
     {"busy", MEETS_INSIDE, false, MEETS_BEFORE},
     /* the same with the clean-up margins: a bounded stretch of the same index,
      * each appointment's service by its key */
