@@ -5,18 +5,24 @@
 import { get, api, post, session, cfg } from './api.js';
 import { h, announce, alertBox, showError, dateLabel, today, addDays } from './ui.js';
 
+// A day a client may wait for: today up to the booking horizon, the
+// picker's day (day()) to begin with.
+function dayInput(id, day) {
+  return h('input', {
+    type: 'date',
+    id,
+    min: today(),
+    max: addDays(today(), cfg().dias_max),
+    value: day() || today(),
+  });
+}
+
 // A small form under the slot picker: a day, and the button. servicio and
 // barbero (null: any) come from the booking; day() the picker's day shown.
 export function waitForm({ servicio, barbero, day }) {
   const err = alertBox();
   const done = h('p', { role: 'status' });
-  const input = h('input', {
-    type: 'date',
-    id: 'espera-fecha',
-    min: today(),
-    max: addDays(today(), cfg().dias_max),
-    value: day() || today(),
-  });
+  const input = dayInput('espera-fecha', day);
   const btn = h(
     'button',
     {
@@ -170,13 +176,7 @@ export function deskWaitForm({ cliente, servicio, barbero, day, onAdded }) {
   const err = alertBox();
   const done = h('p', { role: 'status' });
   const ask = h('div');
-  const input = h('input', {
-    type: 'date',
-    id: 'espera-mostrador-fecha',
-    min: today(),
-    max: addDays(today(), cfg().dias_max),
-    value: day() || today(),
-  });
+  const input = dayInput('espera-mostrador-fecha', day);
   const btn = h(
     'button',
     {
