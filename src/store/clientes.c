@@ -57,12 +57,16 @@ br_err store_clientes_page(struct store *st, const char *patron, const char *aft
         p[n++] = db_text(after_id);
     }
     p[n++] = db_int(limit > 0 ? limit : INT64_MAX);
+    /* a deleted account is nobody to find (store_cliente_get still reads it);
+     * known by its address, which an export carries (eliminado_en it does not) */
+#define CLIENTE_LIVE CLIENTE_COLS "WHERE u.email NOT LIKE '%" EMAIL_ELIMINADO_SUFFIX "'"
     static const char *const sql[4] = {
-        CLIENTE_COLS CLIENTE_ORDER,
-        CLIENTE_COLS "WHERE " CLIENTE_MATCH CLIENTE_ORDER,
-        CLIENTE_COLS "WHERE " CLIENTE_AFTER CLIENTE_ORDER,
-        CLIENTE_COLS "WHERE " CLIENTE_MATCH " AND " CLIENTE_AFTER CLIENTE_ORDER,
+        CLIENTE_LIVE CLIENTE_ORDER,
+        CLIENTE_LIVE " AND " CLIENTE_MATCH CLIENTE_ORDER,
+        CLIENTE_LIVE " AND " CLIENTE_AFTER CLIENTE_ORDER,
+        CLIENTE_LIVE " AND " CLIENTE_MATCH " AND " CLIENTE_AFTER CLIENTE_ORDER,
     };
+#undef CLIENTE_LIVE
     return clientes_list(st, sql[(patron ? 1 : 0) + (after_id ? 2 : 0)], p, n, fn, ud);
 }
 

@@ -269,7 +269,7 @@ static void bad_input_is_400_or_404_and_changes_nothing(void **state)
     assert_int_equal(db_count(&S, "SELECT count(*) FROM citas"), citas);
 }
 
-static void a_deleted_account_is_no_client_the_desk_can_book_for(void **state)
+static void a_deleted_account_is_no_client_the_desk_can_book_for_or_find(void **state)
 {
     (void)state;
     struct user eva;
@@ -284,6 +284,23 @@ static void a_deleted_account_is_no_client_the_desk_can_book_for(void **state)
     resp_free(&r);
     free(b);
     assert_int_equal(db_count(&S, "SELECT count(*) FROM citas"), citas);
+    /* the desk's search never offers it; the agenda still names it by id */
+    http_get(&S, "/api/clientes", BARB.token, &r);
+    assert_int_equal(r.status, 200);
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(r.json, "clientes"), i, c)
+    {
+        if (!strcmp(jstr(c, "id"), eva.id)) fail_msg("a deleted account is listed");
+    }
+    assert_true(json_array_size(json_object_get(r.json, "clientes")) > 0);
+    resp_free(&r);
+    char path[120];
+    snprintf(path, sizeof path, "/api/clientes?id=%s", eva.id);
+    http_get(&S, path, BARB.token, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(r.json, "clientes")), 1);
+    resp_free(&r);
 }
 
 static void staff_book_for_an_existing_client_as_post_citas_would(void **state)
@@ -877,7 +894,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(without_a_session_401_and_a_client_403),
         cmocka_unit_test(bad_input_is_400_or_404_and_changes_nothing),
-        cmocka_unit_test(a_deleted_account_is_no_client_the_desk_can_book_for),
+        cmocka_unit_test(a_deleted_account_is_no_client_the_desk_can_book_for_or_find),
         cmocka_unit_test(staff_book_for_an_existing_client_as_post_citas_would),
         cmocka_unit_test(a_new_client_without_email_gets_a_profile_and_no_login),
         cmocka_unit_test(a_desk_client_cannot_sign_in_and_claims_her_account_at_signup),
