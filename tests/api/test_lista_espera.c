@@ -530,19 +530,23 @@ static void a_crash_before_the_notices_were_queued_loses_none(void **state)
     free(barbero);
 }
 
-struct deferred {
-    const char *entrada_id;
+/* A waiting-list notice of an entry by a channel, in the state where says
+ * (SQL over mail_outbox's columns). */
+struct notice_q {
+    const char *entrada_id, *canal, *where;
 };
 
-static bool wa_notice_deferred(void *ud)
+static bool notice_is(void *ud)
 {
-    const struct deferred *q = ud;
+    const struct notice_q *q = ud;
     return db_count(&S,
                     "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
-                    "canal = 'whatsapp' AND cita_id = '%s' AND status = 'pending' AND "
-                    "attempts = 0 AND due_at IS NOT NULL",
-                    q->entrada_id) == 1;
+                    "canal = '%s' AND cita_id = '%s' AND %s",
+                    q->canal, q->entrada_id, q->where) == 1;
 }
+
+/* put off (the quiet hours), never tried */
+#define DEFERRED "status = 'pending' AND attempts = 0 AND due_at IS NOT NULL"
 
 /* Starts the server again with quiet hours from an hour ago to an hour
  * ahead (the shop's zone is UTC). */
@@ -582,26 +586,12 @@ static void in_the_quiet_hours_the_whatsapp_notice_waits(void **state)
     char ib[ISO8601_LEN + 1];
     notice_link(&bea, barbero, d, ib);
     assert_string_equal(ib, half);
-    struct deferred q = {eb};
-    if (!wait_until(wa_notice_deferred, &q, WAIT_MAIL_MS))
-        fail_msg("the WhatsApp notice was not put off");
+    struct notice_q q = {eb, "whatsapp", DEFERRED};
+    if (!wait_until(notice_is, &q, WAIT_MAIL_MS)) fail_msg("the WhatsApp notice was not put off");
     assert_int_equal(wa_sink_count(&D, "34611000004"), 0);
     free(eb);
     free(cita);
     free(barbero);
-}
-
-struct estado_q {
-    const char *entrada_id, *status;
-};
-
-static bool wa_notice_is(void *ud)
-{
-    const struct estado_q *q = ud;
-    return db_count(&S,
-                    "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
-                    "canal = 'whatsapp' AND cita_id = '%s' AND status = '%s'",
-                    q->entrada_id, q->status) == 1;
 }
 
 static void a_notice_held_back_never_announces_a_slot_booked_meanwhile(void **state)
@@ -635,9 +625,8 @@ static void a_notice_held_back_never_announces_a_slot_booked_meanwhile(void **st
     assert_string_equal(ib, ten_d);
     notice_link(&cris, barbero, e, ic);
     assert_string_equal(ic, ten_e);
-    struct deferred qb = {eb}, qc = {ec};
-    if (!wait_until(wa_notice_deferred, &qb, WAIT_MAIL_MS) ||
-        !wait_until(wa_notice_deferred, &qc, WAIT_MAIL_MS))
+    struct notice_q qb = {eb, "whatsapp", DEFERRED}, qc = {ec, "whatsapp", DEFERRED};
+    if (!wait_until(notice_is, &qb, WAIT_MAIL_MS) || !wait_until(notice_is, &qc, WAIT_MAIL_MS))
         fail_msg("the WhatsApp notices were not put off");
     /* meanwhile Dani books the slot announced to Bea */
     char *got = book(&S, &dani, barbero, SERVICIO, ten_d, NULL);
@@ -665,10 +654,11 @@ static void a_notice_held_back_never_announces_a_slot_booked_meanwhile(void **st
              SERVICIO, barbero, e, ten_e);
     assert_string_equal(wa_param(json_array_get(all, 0), 5), link);
     json_decref(all);
-    struct estado_q sent = {ec, "sent"}, skipped = {eb, "skipped"};
-    assert_true(wait_until(wa_notice_is, &sent, WAIT_MAIL_MS));
+    struct notice_q sent = {ec, "whatsapp", "status = 'sent'"},
+                    skipped = {eb, "whatsapp", "status = 'skipped'"};
+    assert_true(wait_until(notice_is, &sent, WAIT_MAIL_MS));
     /* Bea's slot was taken: her notice never leaves, and says why */
-    if (!wait_until(wa_notice_is, &skipped, WAIT_MAIL_MS)) {
+    if (!wait_until(notice_is, &skipped, WAIT_MAIL_MS)) {
         char *log = srv_log(&S);
         fail_msg("Bea's notice was not skipped; server log:\n%s", log);
     }
@@ -714,19 +704,6 @@ static void past_entries_are_neither_listed_nor_kept(void **state)
     free(id);
 }
 
-struct outbox_q {
-    const char *entrada_id, *where;
-};
-
-static bool mail_notice_where(void *ud)
-{
-    const struct outbox_q *q = ud;
-    return db_count(&S,
-                    "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
-                    "canal = 'email' AND cita_id = '%s' AND %s",
-                    q->entrada_id, q->where) == 1;
-}
-
 static void a_notice_held_back_never_goes_to_who_left_the_list(void **state)
 {
     (void)state;
@@ -743,8 +720,8 @@ static void a_notice_held_back_never_goes_to_who_left_the_list(void **state)
     int port = K.port;
     assert_int_equal(smtp_sink_stop(&K), 0);
     cancel_ok(&ana, cita);
-    struct outbox_q failed = {eb, "status = 'pending' AND attempts >= 1"};
-    if (!wait_until(mail_notice_where, &failed, WAIT_MAIL_MS))
+    struct notice_q failed = {eb, "email", "status = 'pending' AND attempts >= 1"};
+    if (!wait_until(notice_is, &failed, WAIT_MAIL_MS))
         fail_msg("the notice was not tried while the mail server was down");
     /* meanwhile Bea takes herself off the list */
     char path[120];
@@ -761,9 +738,10 @@ static void a_notice_held_back_never_goes_to_who_left_the_list(void **state)
     assert_int_equal(db_exec(&S, sql, NULL), 0);
     smtp_sink_start(&K, S.dir, port, NULL);
     srv_start(&S, E.v, NULL);
-    struct outbox_q skipped = {
-        eb, "status = 'skipped' AND last_error = 'el aviso de la lista de espera ya no existe'"};
-    if (!wait_until(mail_notice_where, &skipped, WAIT_MAIL_MS)) {
+    struct notice_q skipped = {
+        eb, "email",
+        "status = 'skipped' AND last_error = 'el aviso de la lista de espera ya no existe'"};
+    if (!wait_until(notice_is, &skipped, WAIT_MAIL_MS)) {
         char *log = srv_log(&S);
         fail_msg("the notice of an entry removed was not skipped; server log:\n%s", log);
     }
