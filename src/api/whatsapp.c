@@ -21,7 +21,8 @@
 #define CLIENTES_PREFIX    "/api/clientes/"
 #define WHATSAPP_SUFFIX    "/whatsapp"
 
-/* {"whatsapp": {"acepta", "telefono", "otorgado_en", "retirado_en"}} */
+/* {"whatsapp": {"acepta", "telefono", "otorgado_en", "retirado_en",
+ * "registrado_por"}} */
 static void reply_consent(struct http_req *r, const struct wa_consent *c)
 {
     bool acepta = c->found && !c->retirado_en[0];
@@ -35,6 +36,7 @@ static void reply_consent(struct http_req *r, const struct wa_consent *c)
     jw_kstr(&w, "telefono", c->found ? tel : NULL);
     jw_kstr(&w, "otorgado_en", c->found ? c->otorgado_en : NULL);
     jw_kstr(&w, "retirado_en", c->found && c->retirado_en[0] ? c->retirado_en : NULL);
+    jw_kstr(&w, "registrado_por", c->found && c->registrado_por[0] ? c->registrado_por : NULL);
     jw_obj_close(&w);
     api_reply(r, 200, &w);
 }

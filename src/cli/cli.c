@@ -589,7 +589,7 @@ int cli_export(int argc, char **argv)
                     "contacts, services, appointments, history, photos' records, the outbox,\n"
                     "schedules, days off and closures, consents, the waiting list and the\n"
                     "links' key) and its photos to DIR, a new folder, from one snapshot of\n"
-                    "the database, with a manifest (format version 4) of row counts and\n"
+                    "the database, with a manifest (format version 5) of row counts and\n"
                     "SHA-256 checksums. Reads the data store the settings name (SQLite,\n"
                     "PostgreSQL; folder or S3); may run beside `serve`.\n");
 }

@@ -24,8 +24,8 @@
 /* 2: activo, horarios and ausencias; 3: photo sizes; 4: the prices kept at booking, the
  * clients' consents, the links' key, the waiting list, WhatsApp (the outbox's channel
  * and delivery, the consents to it), the barbers' contacts, the
- * services' margins and the attendance marks */
-#define VERSION    4
+ * services' margins and the attendance marks; 5: who recorded a WhatsApp consent */
+#define VERSION    5
 #define TABLES_V3  11 /* the tables of versions 2 and 3: the store's first ones */
 #define MAX_TABLES 32
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
@@ -362,6 +362,7 @@ enum old_add {
                           * WhatsApp id or status */
     ADD_SERVICIO_ACTIVO, /* servicios (version 1): every service active, no margin */
     ADD_SERVICIO_MARGEN, /* servicios (versions 2, 3): no clean-up margin */
+    ADD_WA_REGISTRADO,   /* whatsapp_consentimientos (version 4): recorded by no staff user */
 };
 
 /* fotos_cita's columns before version 3 */
@@ -378,6 +379,8 @@ enum old_add {
     "fecha_fin, notas, created_at, status, attempts, next_attempt_at, locked_until, last_error, "  \
     "done_at, kind, due_at"
 #define OUTBOX_ADDED_V4 ", enlace, canal, antelacion_min, proveedor_id, entrega, entrega_at"
+/* whatsapp_consentimientos' columns before version 5 */
+#define WA_CONSENT_COLS_V4 "cliente_id, telefono, otorgado_en, retirado_en"
 
 /* What an export of version 1 (before bookable hours) carries: barberos and
  * servicios without activo, no horarios, no ausencias. */
@@ -408,9 +411,10 @@ static br_err plan_tables(struct manifest *m)
     const struct store_table *tables;
     int n = store_tables(&tables);
     if (m->version >= 2) {
-        /* versions 2 to 4: this version's tables (photos without their sizes in
-         * version 2, appointments without their prices before 4); versions 2
-         * and 3: without the tables version 4 added at the end */
+        /* versions 2 to 5: this version's tables (photos without their sizes in
+         * version 2, appointments without their prices before 4, the WhatsApp
+         * consents without who recorded them before 5); versions 2 and 3:
+         * without the tables version 4 added at the end */
         if (m->version < 4 && n > TABLES_V3) n = TABLES_V3;
         for (int i = 0; i < n; i++) {
             m->name[i] = tables[i].name;
@@ -422,6 +426,8 @@ static br_err plan_tables(struct manifest *m)
                 m->add[i] = ADD_SERVICIO_MARGEN;
             if (m->version < 4 && !strcmp(tables[i].name, "mail_outbox"))
                 m->add[i] = ADD_OUTBOX_CANAL;
+            if (m->version < 5 && !strcmp(tables[i].name, "whatsapp_consentimientos"))
+                m->add[i] = ADD_WA_REGISTRADO;
         }
         return (int)json_array_size(m->tables) == n
                    ? BR_OK
@@ -444,7 +450,8 @@ static br_err plan_tables(struct manifest *m)
                                             ", precio, asistencia_en",
                                             OUTBOX_ADDED_V4,
                                             ", activo, margen_min",
-                                            ", margen_min"};
+                                            ", margen_min",
+                                            ", registrado_por"};
         char *want = xasprintf("%s%s", v1_tables[i].cols, added[v1_tables[i].add]);
         bool fits = m->into[i] >= 0 && !strcmp(tables[m->into[i]].cols, want);
         free(want);
@@ -461,6 +468,7 @@ static const char *export_cols(const struct manifest *m, int i)
     if (m->add[i] == ADD_CITA_PRECIO) return CITA_COLS_V3;
     if (m->add[i] == ADD_OUTBOX_CANAL) return OUTBOX_COLS_V3;
     if (m->add[i] == ADD_SERVICIO_MARGEN) return SERVICIO_COLS_V3;
+    if (m->add[i] == ADD_WA_REGISTRADO) return WA_CONSENT_COLS_V4;
     const struct store_table *tables;
     store_tables(&tables);
     return tables[i].cols;
@@ -683,6 +691,9 @@ static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
         /* fall through - and no margin */
     case ADD_SERVICIO_MARGEN:
         cols[(*n)++] = (struct store_value){.type = STORE_INT, .i = 0};
+        break;
+    case ADD_WA_REGISTRADO: /* registrado_por */
+        cols[(*n)++] = (struct store_value){.type = STORE_NULL};
         break;
     case ADD_FOTO_BYTES: /* storage_path, the sixth column, names the object */
         cols[*n] =

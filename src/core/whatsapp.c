@@ -18,8 +18,8 @@
 #define STATUSES_MAX 1000
 
 /* The consent of cliente_id set as whatsapp_consent describes; por (NULL:
- * the client herself) is the staff user who recorded it at the desk. The
- * log names who, never the number. */
+ * the client herself) is the staff user who recorded it at the desk, kept
+ * with the consent (registrado_por). The log names who, never the number. */
 static br_err consent_set(struct app *app, const char *cliente_id, bool acepta,
                           const char *telefono, const char *perfil_tel, const char *por,
                           struct wa_consent *c)
@@ -34,7 +34,8 @@ static br_err consent_set(struct app *app, const char *cliente_id, bool acepta,
         if (!rule_telefono_e164(given, app->cfg->whatsapp_country, e164))
             return err_set(BR_INVALID, "Teléfono inválido");
     }
-    br_err rc = store_whatsapp_consent_set(app->store, cliente_id, acepta ? e164 : NULL, now, c);
+    br_err rc =
+        store_whatsapp_consent_set(app->store, cliente_id, acepta ? e164 : NULL, now, por, c);
     if (!rc && por)
         log_info("whatsapp: consent of %s %s at the front desk by %s", cliente_id,
                  acepta ? "given" : "withdrawn", por);

@@ -15,7 +15,8 @@
  * telefono when set, else for the number of her profile (perfil_tel, may
  * be NULL), normalised to E.164 with the default country; BR_INVALID
  * "Teléfono inválido" when neither is a number, or when telefono is over
- * WHATSAPP_TELEFONO_MAX bytes (given or withdrawn). OUT: *c as stored. */
+ * WHATSAPP_TELEFONO_MAX bytes (given or withdrawn). Recorded as by her
+ * herself (no registrado_por). OUT: *c as stored. */
 br_err whatsapp_consent(struct app *app, const char *cliente_id, bool acepta, const char *telefono,
                         const char *perfil_tel, struct wa_consent *c) WARN_UNUSED;
 
@@ -29,8 +30,9 @@ br_err whatsapp_consent(struct app *app, const char *cliente_id, bool acepta, co
  * withdrew it in person or on the phone; her profile's number when
  * telefono is not given. BR_NOTFOUND WHATSAPP_CLIENTE_MSG when cliente_id
  * is not a UUID, names no user with a profile, or a staff account; then
- * BR_INVALID "Teléfono inválido". The log names the staff user, never the
- * number. OUT: *c as stored. */
+ * BR_INVALID "Teléfono inválido". The consent keeps the caller's id as
+ * who recorded it (registrado_por); the log names the staff user too, never
+ * the number. OUT: *c as stored. */
 br_err whatsapp_consent_desk(struct app *app, const struct principal *caller,
                              const char *cliente_id, bool acepta, const char *telefono,
                              struct wa_consent *c) WARN_UNUSED;

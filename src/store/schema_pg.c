@@ -309,6 +309,9 @@ const char *const schema_pg[] = {
      "  created_at timestamptz NOT NULL,"
      "  locked_until timestamptz"
      ");"),
+
+    /* as SQLite's: who recorded a client's WhatsApp consent last (no foreign key) */
+    ("ALTER TABLE whatsapp_consentimientos ADD COLUMN registrado_por uuid;"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

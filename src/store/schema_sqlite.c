@@ -367,6 +367,12 @@ const char *const schema_sqlite[] = {
      "  created_at TEXT NOT NULL,"
      "  locked_until TEXT"
      ");"),
+
+    /* who recorded a client's WhatsApp consent (given or withdrawn) last:
+     * the staff user at the front desk, NULL when she did it herself. No
+     * foreign key: the id stays the record after the staff account is
+     * deleted or anonymised (docs/decisions.md) */
+    ("ALTER TABLE whatsapp_consentimientos ADD COLUMN registrado_por TEXT;"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -70,9 +70,11 @@ static const struct dump_table {
                6, "?, ?, ?, ?, ?, ?"),
     DUMP_TABLE_KEY("lista_espera_avisos", "entrada_id, barbero_id, inicio", 3, "?, ?, ?",
                    "entrada_id, barbero_id, inicio, created_at", 4, "?, ?, ?, ?"),
-    /* version 4: the clients' consent to WhatsApp messages */
+    /* version 4: the clients' consent to WhatsApp messages; version 5: who
+     * recorded it (the last column) */
     DUMP_TABLE("whatsapp_consentimientos", "cliente_id",
-               "cliente_id, telefono, otorgado_en, retirado_en", 4, "?, ?, ?, ?"),
+               "cliente_id, telefono, otorgado_en, retirado_en, registrado_por", 5,
+               "?, ?, ?, ?, ?"),
     /* version 4: a barber's address, linked user and feed token's hash */
     DUMP_TABLE("barbero_contactos", "barbero_id",
                "barbero_id, email, usuario_id, feed_hash, updated_at", 5, "?, ?, ?, ?, ?"),

@@ -12,6 +12,7 @@ static br_err consent_row(void *ud, const struct db_val *c, int n)
     COPY(k->telefono, &c[0]);
     COPY(k->otorgado_en, &c[1]);
     COPY(k->retirado_en, &c[2]);
+    COPY(k->registrado_por, &c[3]);
     if (!fits) return too_long();
     k->found = true;
     return BR_OK;
@@ -21,13 +22,13 @@ br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id, stru
 {
     memset(c, 0, sizeof *c);
     return run(st,
-               "SELECT telefono, otorgado_en, retirado_en FROM whatsapp_consentimientos "
-               "WHERE cliente_id = ?",
+               "SELECT telefono, otorgado_en, retirado_en, registrado_por "
+               "FROM whatsapp_consentimientos WHERE cliente_id = ?",
                DB_ARGS(db_text(cliente_id)), consent_row, c, NULL);
 }
 
 struct consent_set {
-    const char *cliente_id, *telefono, *now;
+    const char *cliente_id, *telefono, *now, *por;
     struct wa_consent *c;
 };
 
@@ -36,33 +37,34 @@ static br_err consent_set_tx(struct db *db, struct db_conn *conn, void *ud)
     struct consent_set *a = ud;
     br_err rc;
     if (a->telefono) {
-        struct db_val p[] = {db_text(a->cliente_id), db_text(a->telefono), db_text(a->now)};
+        struct db_val p[] = {db_text(a->cliente_id), db_text(a->telefono), db_text(a->now),
+                             db_text(a->por)};
         rc = EXEC(db, conn,
                   "INSERT INTO whatsapp_consentimientos (cliente_id, telefono, otorgado_en, "
-                  "retirado_en) VALUES (?, ?, ?, NULL) ON CONFLICT (cliente_id) DO UPDATE SET "
-                  "telefono = excluded.telefono, otorgado_en = excluded.otorgado_en, "
-                  "retirado_en = NULL",
+                  "retirado_en, registrado_por) VALUES (?, ?, ?, NULL, ?) ON CONFLICT (cliente_id) "
+                  "DO UPDATE SET telefono = excluded.telefono, otorgado_en = excluded.otorgado_en, "
+                  "retirado_en = NULL, registrado_por = excluded.registrado_por",
                   p, NULL, NULL, NULL);
     } else {
-        struct db_val p[] = {db_text(a->now), db_text(a->cliente_id)};
+        struct db_val p[] = {db_text(a->now), db_text(a->por), db_text(a->cliente_id)};
         rc = EXEC(db, conn,
-                  "UPDATE whatsapp_consentimientos SET retirado_en = ? WHERE cliente_id = ? AND "
-                  "retirado_en IS NULL",
+                  "UPDATE whatsapp_consentimientos SET retirado_en = ?, registrado_por = ? "
+                  "WHERE cliente_id = ? AND retirado_en IS NULL",
                   p, NULL, NULL, NULL);
     }
     if (rc) return rc;
     memset(a->c, 0, sizeof *a->c);
     struct db_val pg[] = {db_text(a->cliente_id)};
     return EXEC(db, conn,
-                "SELECT telefono, otorgado_en, retirado_en FROM whatsapp_consentimientos "
-                "WHERE cliente_id = ?",
+                "SELECT telefono, otorgado_en, retirado_en, registrado_por "
+                "FROM whatsapp_consentimientos WHERE cliente_id = ?",
                 pg, consent_row, a->c, NULL);
 }
 
 br_err store_whatsapp_consent_set(struct store *st, const char *cliente_id, const char *telefono,
-                                  const char *now, struct wa_consent *c)
+                                  const char *now, const char *por, struct wa_consent *c)
 {
-    struct consent_set a = {cliente_id, telefono, now, c};
+    struct consent_set a = {cliente_id, telefono, now, por, c};
     return in_tx_as(st, DB_TOUCH_NONE, consent_set_tx, &a);
 }
 

@@ -10,19 +10,23 @@
 #include "store.h"
 
 /* A client's consent: the number it was given for (E.164 digits), when
- * it was given and, once withdrawn, when. */
+ * it was given and, once withdrawn, when, and who made that last change. */
 struct wa_consent {
     bool found;
     char telefono[32];
     br_ts otorgado_en;
-    br_ts retirado_en; /* "": in force */
+    br_ts retirado_en;    /* "": in force */
+    br_id registrado_por; /* the staff user who recorded it; "": she herself */
 };
 
 /* Gives (telefono: E.164 digits) or withdraws (telefono NULL) the consent
- * of cliente_id at now; giving it again replaces the number and the time.
- * Withdrawing what was never given records nothing. OUT: *c as stored. */
+ * of cliente_id at now, recorded by the staff user por (NULL: by her
+ * herself), who replaces whoever recorded the change before; giving it
+ * again replaces the number and the time. Withdrawing what was never given
+ * or is already withdrawn records nothing. OUT: *c as stored. */
 br_err store_whatsapp_consent_set(struct store *st, const char *cliente_id, const char *telefono,
-                                  const char *now, struct wa_consent *c) STORE_WRITE WARN_UNUSED;
+                                  const char *now, const char *por,
+                                  struct wa_consent *c) STORE_WRITE WARN_UNUSED;
 br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id,
                                   struct wa_consent *c) WARN_UNUSED;
 

@@ -7,7 +7,9 @@
  * then goes by WhatsApp and the desk can put her on the waiting list; the
  * desk or she withdraws it; a client gets 403; an unknown client, a staff
  * account or an id that is not a UUID 404; the body is judged with the
- * messages of her own PUT /api/auth/me/whatsapp.
+ * messages of her own PUT /api/auth/me/whatsapp. Every change records who
+ * made it (registrado_por: the staff user at the desk, null when she made
+ * it herself), in the answers and in the database.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -141,15 +143,40 @@ static void expect_put(const struct user *u, const char *cliente, const char *bo
 static bool acepta_of(const struct resp *r, const char **tel)
 {
     json_t *w = json_object_get(r->json, "whatsapp");
-    expect_keys(w, "acepta", "telefono", "otorgado_en", "retirado_en", NULL);
+    expect_keys(w, "acepta", "telefono", "otorgado_en", "retirado_en", "registrado_por", NULL);
     *tel = jstr(w, "telefono");
     return json_is_true(json_object_get(w, "acepta"));
+}
+
+/* That the last change of the consent the answer r carries was made by the
+ * staff user por: registrado_por is por's id, or null when por is NULL
+ * (she made it herself, or none was given). */
+static void expect_por(const struct resp *r, const char *por)
+{
+    json_t *v = json_object_get(json_object_get(r->json, "whatsapp"), "registrado_por");
+    bool same = por ? json_is_string(v) && !strcmp(json_string_value(v), por) : json_is_null(v);
+    if (!same) fail_msg("registrado_por is not %s: %s", por ? por : "null", r->body);
 }
 
 static long consents_of(const char *cliente_id)
 {
     return db_count(&S, "SELECT count(*) FROM whatsapp_consentimientos WHERE cliente_id = '%s'",
                     cliente_id);
+}
+
+/* Whether the database says the consent of cliente_id was last changed by
+ * the staff user por (NULL: by her herself). */
+static bool stored_por(const char *cliente_id, const char *por)
+{
+    if (!por)
+        return db_count(&S,
+                        "SELECT count(*) FROM whatsapp_consentimientos WHERE cliente_id = '%s' "
+                        "AND registrado_por IS NULL",
+                        cliente_id) == 1;
+    return db_count(&S,
+                    "SELECT count(*) FROM whatsapp_consentimientos WHERE cliente_id = '%s' "
+                    "AND registrado_por = '%s'",
+                    cliente_id, por) == 1;
 }
 
 /* The templates the double accepted for the number to. */
@@ -182,6 +209,7 @@ static void the_desk_records_her_consent_and_she_is_told_by_whatsapp(void **stat
     assert_int_equal(r.status, 200);
     assert_false(acepta_of(&r, &tel));
     assert_null(tel);
+    expect_por(&r, NULL);
     resp_free(&r);
     /* no channel yet: the waiting list refuses her */
     entry_body(body, sizeof body, e, NULL, luz);
@@ -196,11 +224,15 @@ static void the_desk_records_her_consent_and_she_is_told_by_whatsapp(void **stat
     assert_string_equal(tel, "+34600111201");
     assert_non_null(jstr(json_object_get(r.json, "whatsapp"), "otorgado_en"));
     assert_true(json_is_null(json_object_get(json_object_get(r.json, "whatsapp"), "retirado_en")));
+    /* the data says who recorded it: the barber */
+    expect_por(&r, BARB.id);
     resp_free(&r);
+    assert_true(stored_por(luz, BARB.id));
     desk_get(&ADMIN, luz, &r);
     assert_int_equal(r.status, 200);
     assert_true(acepta_of(&r, &tel));
     assert_string_equal(tel, "+34600111201");
+    expect_por(&r, BARB.id);
     resp_free(&r);
     /* the log says the desk recorded it, and who; never her number */
     assert_true(srv_wait_log(&S, "at the front desk by", WAIT_MS));
@@ -243,8 +275,11 @@ static void the_desk_or_she_withdraws_it(void **state)
     assert_int_equal(r.status, 200);
     assert_true(acepta_of(&r, &tel));
     assert_string_equal(tel, "+34611223344");
+    expect_por(&r, ADMIN.id);
     resp_free(&r);
-    /* withdrawn at the desk: the number and both times stay */
+    assert_true(stored_por(sol, ADMIN.id));
+    /* withdrawn at the desk: the number and both times stay; who withdrew
+     * it replaces who gave it */
     desk_put(&BARB, sol, "{\"acepta\": false}", &r);
     assert_int_equal(r.status, 200);
     assert_false(acepta_of(&r, &tel));
@@ -252,6 +287,12 @@ static void the_desk_or_she_withdraws_it(void **state)
     json_t *w = json_object_get(r.json, "whatsapp");
     assert_non_null(jstr(w, "otorgado_en"));
     assert_non_null(jstr(w, "retirado_en"));
+    expect_por(&r, BARB.id);
+    resp_free(&r);
+    assert_true(stored_por(sol, BARB.id));
+    desk_get(&ADMIN, sol, &r);
+    assert_int_equal(r.status, 200);
+    expect_por(&r, BARB.id);
     resp_free(&r);
     /* no channel again: the waiting list refuses her */
     entry_body(body, sizeof body, e, NULL, sol);
@@ -263,19 +304,40 @@ static void the_desk_or_she_withdraws_it(void **state)
     signup_user(&S, &bea, "Bea Ruiz");
     desk_put(&BARB, bea.id, "{\"acepta\": true, \"telefono\": \"+44 20 7946 0958\"}", &r);
     assert_int_equal(r.status, 200);
+    expect_por(&r, BARB.id);
     resp_free(&r);
+    /* she sees who recorded it */
     http_get(&S, "/api/auth/me/whatsapp", bea.token, &r);
     assert_int_equal(r.status, 200);
     assert_true(acepta_of(&r, &tel));
     assert_string_equal(tel, "+442079460958");
+    expect_por(&r, BARB.id);
     resp_free(&r);
+    /* her own change records that she made it: null */
     http_json(&S, "PUT", "/api/auth/me/whatsapp", bea.token, "{\"acepta\": false}", &r);
     assert_int_equal(r.status, 200);
+    assert_false(acepta_of(&r, &tel));
+    expect_por(&r, NULL);
     resp_free(&r);
+    assert_true(stored_por(bea.id, NULL));
     desk_get(&BARB, bea.id, &r);
     assert_int_equal(r.status, 200);
     assert_false(acepta_of(&r, &tel));
+    expect_por(&r, NULL);
     resp_free(&r);
+    /* given again at the desk, then again by her */
+    desk_put(&ADMIN, bea.id, "{\"acepta\": true, \"telefono\": \"+44 20 7946 0958\"}", &r);
+    assert_int_equal(r.status, 200);
+    expect_por(&r, ADMIN.id);
+    resp_free(&r);
+    assert_true(stored_por(bea.id, ADMIN.id));
+    http_json(&S, "PUT", "/api/auth/me/whatsapp", bea.token,
+              "{\"acepta\": true, \"telefono\": \"+44 20 7946 0958\"}", &r);
+    assert_int_equal(r.status, 200);
+    assert_true(acepta_of(&r, &tel));
+    expect_por(&r, NULL);
+    resp_free(&r);
+    assert_true(stored_por(bea.id, NULL));
     free(sol);
 }
 

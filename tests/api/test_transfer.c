@@ -10,7 +10,9 @@
  * version 1 (made before the schedules) still loads: every barber and
  * service active, every barber with the default week; one of version 2
  * (before photo sizes) gives each photo its object's size, which the
- * uploader's quota then counts. A damaged export or
+ * uploader's quota then counts; one of version 4 (before a consent kept
+ * who recorded it) brings the clients' WhatsApp consents back as she gave
+ * them, recorded by no staff user. A damaged export or
  * a target that already holds data is refused with nothing written.
  */
 #include "harness.h"
@@ -128,6 +130,12 @@ static int setup(void **state)
     foto_path = photo_path(foto);
     json_decref(foto);
     hours_init(segundo);
+    /* her WhatsApp consent, recorded at the desk by the admin */
+    char path[200];
+    snprintf(path, sizeof path, "/api/clientes/%s/whatsapp", ana.id);
+    struct resp r;
+    admin_call(&A.s, "PUT", path, "{\"acepta\":true,\"telefono\":\"600 555 123\"}", 200, &r);
+    resp_free(&r);
     free(c1);
     free(segundo);
     return 0;
@@ -191,7 +199,8 @@ static json_t *listing(const struct srv *s)
 
 /* What the API tells of the catalog and the hours: the admin listings,
  * every barber's week, the days off, and the free slots of DAYS days for
- * every service and barber (and any barber), each as {status, body}. */
+ * every service and barber (and any barber), each as {status, body}; and
+ * the client's WhatsApp consent with who recorded it. */
 static void answer(const struct srv *s, json_t *into, const char *path, const char *token)
 {
     struct resp r;
@@ -209,13 +218,15 @@ static json_t *hours(const struct srv *s)
     answer(s, h, "/api/barberos", NULL);
     answer(s, h, "/api/servicios", NULL);
     answer(s, h, "/api/admin/ausencias", admin.token);
+    char path[300];
+    snprintf(path, sizeof path, "/api/clientes/%s/whatsapp", ana.id);
+    answer(s, h, path, admin.token);
     json_t *barberos = json_object_get(
         json_object_get(json_object_get(h, "/api/admin/barberos"), "body"), "barberos");
     json_t *servicios = json_object_get(
         json_object_get(json_object_get(h, "/api/admin/servicios"), "body"), "servicios");
     assert_true(json_array_size(barberos) >= 3);
     assert_true(json_array_size(servicios) >= 2);
-    char path[300];
     size_t i, k;
     json_t *b, *v;
     json_array_foreach(barberos, i, b)
@@ -260,7 +271,8 @@ static void expect_same_hours(const json_t *want, const struct srv *s, const cha
     json_decref(got);
 }
 
-/* The source's hours are what hours_init made: a test of the test. */
+/* The source's hours are what hours_init made, and the consent what setup
+ * recorded: a test of the test. */
 static void expect_hours_made(const json_t *h)
 {
     size_t i;
@@ -275,6 +287,11 @@ static void expect_hours_made(const json_t *h)
         json_object_get(json_object_get(h, "/api/admin/ausencias"), "body"), "ausencias");
     assert_int_equal(json_array_size(aus), 2);
     char path[300];
+    snprintf(path, sizeof path, "/api/clientes/%s/whatsapp", ana.id);
+    json_t *wa = json_object_get(json_object_get(json_object_get(h, path), "body"), "whatsapp");
+    assert_true(json_is_true(json_object_get(wa, "acepta")));
+    const char *por = jstr(wa, "registrado_por");
+    if (!por || strcmp(por, admin.id)) fail_msg("registrado_por: %s", por ? por : "null");
     snprintf(path, sizeof path, "/api/barberos/%s/horario", A.barbero);
     json_t *week = json_object_get(json_object_get(json_object_get(h, path), "body"), "horario");
     assert_int_equal(json_array_size(week), 5);
@@ -500,7 +517,7 @@ static void an_export_of_version_1_loads_with_every_barber_on_the_default_week(v
     json_error_t e;
     json_t *m = json_load_file(manifest, 0, &e);
     assert_non_null(m);
-    assert_int_equal(json_integer_value(json_object_get(m, "version")), 4);
+    assert_int_equal(json_integer_value(json_object_get(m, "version")), 5);
     json_t *t;
     long horarios = -1;
     json_array_foreach(json_object_get(m, "tables"), i, t) if (!strcmp(jstr(t, "name"), "horarios"))
@@ -549,6 +566,60 @@ static void an_export_of_version_2_loads_each_photos_size_for_the_quota(void **s
     srv_cleanup(&D);
 }
 
+/* An export of version 4, made by the version before a WhatsApp consent
+ * kept who recorded it (`barberia export` of a shop where two clients gave
+ * their consent themselves, and the second then withdrew hers). */
+#define EXPORT_V4 BARBERIA_TESTS_DIR "/api/data/export-v4"
+
+/* Her consent as GET /api/auth/me/whatsapp answers it, signed in with
+ * email and password on s. */
+static json_t *own_consent(const struct srv *s, const char *email, const char *password)
+{
+    char body[200];
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"%s\"}", email, password);
+    struct resp r;
+    http_json(s, "POST", "/api/auth/login", NULL, body, &r);
+    if (r.status != 200) fail_msg("login %s: %ld %s", email, r.status, r.body);
+    char token[128];
+    snprintf(token, sizeof token, "%s", jstr(r.json, "token"));
+    resp_free(&r);
+    http_get(s, "/api/auth/me/whatsapp", token, &r);
+    if (r.status != 200) fail_msg("consent of %s: %ld %s", email, r.status, r.body);
+    json_t *w = json_incref(json_object_get(r.json, "whatsapp"));
+    resp_free(&r);
+    return w;
+}
+
+static void an_export_of_version_4_loads_the_consents_as_the_clients_gave_them(void **state)
+{
+    (void)state;
+    struct srv D = {0};
+    srv_init(&D); /* this run's backends */
+    expect_cli_ok(&D, target_env, "import", "--from", EXPORT_V4);
+    assert_int_equal(db_count(&D, "SELECT count(*) FROM whatsapp_consentimientos"), 2);
+    assert_int_equal(
+        db_count(&D, "SELECT count(*) FROM whatsapp_consentimientos WHERE registrado_por IS NULL"),
+        2);
+    srv_start(&D, target_env, NULL);
+    json_t *w = own_consent(&D, "cliente@v4.example", "clave-v4-cliente");
+    json_t *want = json_loads("{\"acepta\":true,\"telefono\":\"+34612345678\",\"otorgado_en\":"
+                              "\"2026-11-26T14:02:08.751Z\",\"retirado_en\":null,"
+                              "\"registrado_por\":null}",
+                              0, NULL);
+    if (!json_equal(w, want)) fail_msg("%s", json_dumps(w, JSON_COMPACT));
+    json_decref(w);
+    json_decref(want);
+    w = own_consent(&D, "retirada@v4.example", "clave-v4-retirada");
+    want = json_loads("{\"acepta\":false,\"telefono\":\"+442079460958\",\"otorgado_en\":"
+                      "\"2026-11-26T14:02:15.321Z\",\"retirado_en\":\"2026-11-26T14:02:15.358Z\","
+                      "\"registrado_por\":null}",
+                      0, NULL);
+    if (!json_equal(w, want)) fail_msg("%s", json_dumps(w, JSON_COMPACT));
+    json_decref(w);
+    json_decref(want);
+    srv_cleanup(&D);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -556,6 +627,7 @@ int main(void)
         cmocka_unit_test(a_damaged_export_or_a_used_target_is_refused_with_nothing_written),
         cmocka_unit_test(an_export_of_version_1_loads_with_every_barber_on_the_default_week),
         cmocka_unit_test(an_export_of_version_2_loads_each_photos_size_for_the_quota),
+        cmocka_unit_test(an_export_of_version_4_loads_the_consents_as_the_clients_gave_them),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -352,6 +352,7 @@ static void consent_is_given_with_a_number_in_e164_and_withdrawn(void **state)
     assert_string_equal(jstr(w, "telefono"), "+442079460958");
     assert_non_null(jstr(w, "otorgado_en"));
     assert_true(json_is_null(json_object_get(w, "retirado_en")));
+    assert_true(json_is_null(json_object_get(w, "registrado_por"))); /* she recorded it */
     resp_free(&r);
     /* from her profile's national number, the default country in front */
     consent(&ANA, "{\"acepta\": true}", 200, &r);
@@ -371,7 +372,7 @@ static void consent_is_given_with_a_number_in_e164_and_withdrawn(void **state)
     http_json(&S, "PUT", "/api/auth/me/whatsapp", NULL, "{\"acepta\": true}", &r);
     assert_int_equal(r.status, 401);
     resp_free(&r);
-    /* the consents travel in an export (format 4) */
+    /* the consents travel in an export (format 5: with who recorded them) */
     char dir[400], path[450];
     snprintf(dir, sizeof dir, "%s/export", S.dir);
     char *err = NULL;
@@ -382,7 +383,7 @@ static void consent_is_given_with_a_number_in_e164_and_withdrawn(void **state)
     json_error_t je;
     json_t *m = json_load_file(path, 0, &je);
     assert_non_null(m);
-    assert_int_equal(json_integer_value(json_object_get(m, "version")), 4);
+    assert_int_equal(json_integer_value(json_object_get(m, "version")), 5);
     long rows = -1;
     size_t i;
     json_t *t;
