@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "wa_sink.h"
 #include "util/iso8601.h"
 
 #include <fcntl.h>
@@ -34,10 +35,10 @@
 
 /* --- the Graph API double ---------------------------------------------------------------- */
 
+/* The double (wa_sink.h), and its address for the control calls. */
 struct wa_dbl {
-    pid_t pid;
+    struct wa_sink s;
     struct srv http; /* only .base */
-    char log[320], out[320];
 };
 
 static struct wa_dbl D;
@@ -51,40 +52,28 @@ static const char *ENV[32]; /* the server's settings, to start it again */
 static void dbl_start(struct wa_dbl *d, const char *root)
 {
     memset(d, 0, sizeof *d);
-    snprintf(d->log, sizeof d->log, "%s/wa.jsonl", root);
-    snprintf(d->out, sizeof d->out, "%s/wa.out", root);
-    const char *argv[] = {"wa_double",
-                          "--token",
-                          TOKEN,
-                          "--phone-id",
-                          PHONE_ID,
-                          "--app-secret",
-                          APP_SECRET,
-                          "--log",
-                          d->log,
-                          "--template",
-                          "barberia_confirmacion:6",
-                          "--template",
-                          "barberia_cancelacion:6",
-                          "--template",
-                          "barberia_reprogramacion:6",
-                          "--template",
-                          "barberia_recordatorio:6",
-                          "--template",
-                          "barberia_hueco_libre:6",
-                          NULL};
-    int port = double_spawn(argv, d->out, NULL, &d->pid);
-    snprintf(d->http.base, sizeof d->http.base, "http://127.0.0.1:%d", port);
+    wa_sink_start(&d->s, root, TOKEN, PHONE_ID, APP_SECRET);
+    snprintf(d->http.base, sizeof d->http.base, "%s", d->s.base);
 }
 
 static void dbl_stop(struct wa_dbl *d)
 {
-    if (d->pid <= 0) return;
-    kill(d->pid, SIGTERM);
-    int st = 0;
-    waitpid(d->pid, &st, 0);
-    d->pid = 0;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("wa_double did not stop cleanly");
+    wa_sink_stop(&d->s);
+}
+
+/* An appointment's personal link: base + "/c/" + its token, which opens
+ * it without signing in (GET /api/gestion/<token>). */
+static void link_opens(const char *link, const char *base)
+{
+    size_t n = strlen(base);
+    assert_int_equal(strncmp(link, base, n), 0);
+    assert_int_equal(strncmp(link + n, "/c/", 3), 0);
+    char path[200];
+    snprintf(path, sizeof path, "/api/gestion/%s", link + n + 3);
+    struct resp opened;
+    http_get(&S, path, NULL, &opened);
+    assert_int_equal(opened.status, 200);
+    resp_free(&opened);
 }
 
 /* POST /control?query; the answer's JSON (caller decrefs). */
@@ -104,7 +93,7 @@ static json_t *dbl_control(const char *query)
 static json_t *dbl_requests(void)
 {
     size_t len = 0;
-    char *text = read_file(D.log, &len);
+    char *text = read_file(D.s.log, &len);
     json_t *all = json_array();
     for (char *line = text; line && *line;) {
         char *nl = strchr(line, '\n');
@@ -421,15 +410,7 @@ static void a_booking_is_confirmed_once_by_template_only_with_consent(void **sta
     assert_non_null(strstr(msg_param(m, 3), "(Europe/Madrid)"));
     assert_string_equal(msg_param(m, 4), "Barbería Central, Calle Mayor 1, Madrid");
     /* the appointment's personal link, which opens it without signing in */
-    char want[300], path[400];
-    snprintf(want, sizeof want, "%s/c/", S.base);
-    const char *link = msg_param(m, 5);
-    assert_int_equal(strncmp(link, want, strlen(want)), 0);
-    snprintf(path, sizeof path, "/api/gestion/%s", link + strlen(want));
-    struct resp opened;
-    http_get(&S, path, NULL, &opened);
-    assert_int_equal(opened.status, 200);
-    resp_free(&opened);
+    link_opens(msg_param(m, 5), S.base);
     json_decref(m);
     json_decref(all);
     /* the e-mail went too; and never a second WhatsApp message, not even
@@ -821,16 +802,8 @@ the_longest_public_url_goes_whole_in_the_links_and_a_longer_one_stops_the_start(
     json_t *all = dbl_requests();
     json_t *m = req_message(json_array_get(all, 0));
     const char *link = msg_param(m, 5);
-    char want[PUBLIC_URL_MAX + 8];
-    snprintf(want, sizeof want, "%s/c/", base);
-    assert_int_equal(strlen(link), strlen(want) + 64);
-    assert_int_equal(strncmp(link, want, strlen(want)), 0);
-    char path[200];
-    snprintf(path, sizeof path, "/api/gestion/%s", link + strlen(want));
-    struct resp opened;
-    http_get(&S, path, NULL, &opened);
-    assert_int_equal(opened.status, 200);
-    resp_free(&opened);
+    assert_int_equal(strlen(link), strlen(base) + strlen("/c/") + 64);
+    link_opens(link, base);
     json_decref(m);
     json_decref(all);
     /* Bea waits for that day; Ana's cancel frees the slot: the notice's

@@ -13,7 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-void wa_sink_start(struct wa_sink *d, const char *root, const char *token, const char *phone_id)
+void wa_sink_start(struct wa_sink *d, const char *root, const char *token, const char *phone_id,
+                   const char *app_secret)
 {
     snprintf(d->log, sizeof d->log, "%s/wa.jsonl", root);
     snprintf(d->out, sizeof d->out, "%s/wa.out", root);
@@ -24,7 +25,7 @@ void wa_sink_start(struct wa_sink *d, const char *root, const char *token, const
                           "--phone-id",
                           phone_id,
                           "--app-secret",
-                          "no-se-usa",
+                          app_secret ? app_secret : "no-se-usa",
                           "--log",
                           d->log,
                           "--template",
@@ -49,6 +50,7 @@ void wa_sink_stop(struct wa_sink *d)
     int st = 0;
     waitpid(d->pid, &st, 0);
     d->pid = 0;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("wa_double did not stop cleanly");
 }
 
 json_t *wa_sink_accepted(const struct wa_sink *d, const char *to)
@@ -91,7 +93,7 @@ void wa_shop_start(struct srv *s, struct smtp_sink *k, struct wa_sink *d, struct
                    const char *token, const char *phone_id, const char *const *extra)
 {
     smtp_sink_start(k, s->dir, 0, NULL);
-    wa_sink_start(d, s->dir, token, phone_id);
+    wa_sink_start(d, s->dir, token, phone_id, NULL);
     snprintf(e->token, sizeof e->token, "BARBERIA_WHATSAPP_TOKEN=%s", token);
     snprintf(e->phone, sizeof e->phone, "BARBERIA_WHATSAPP_PHONE_NUMBER_ID=%s", phone_id);
     snprintf(e->smtp, sizeof e->smtp, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", k->port);

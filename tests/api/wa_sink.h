@@ -18,8 +18,11 @@ struct wa_sink {
 };
 
 /* Starts the double under root (its log and output files) for the access
- * token and phone number id given; fails the test when it does not come up. */
-void wa_sink_start(struct wa_sink *d, const char *root, const char *token, const char *phone_id);
+ * token, phone number id and app secret given (NULL: one no test signs
+ * with); fails the test when it does not come up. */
+void wa_sink_start(struct wa_sink *d, const char *root, const char *token, const char *phone_id,
+                   const char *app_secret);
+/* SIGTERM and wait; fails the test when it did not stop cleanly. */
 void wa_sink_stop(struct wa_sink *d);
 
 /* The template messages the double accepted (200) for the number to, as
