@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static br_err add_usuario(void *ud, const struct usuario_view *u)
+static br_err add_usuario(struct jw *w, const void *row)
 {
-    struct jw *w = ud;
+    const struct usuario_view *u = row;
     jw_obj_open(w);
     api_w_perfil_members(w, &u->perfil);
     jw_key(w, "citas");
@@ -36,31 +36,21 @@ static br_err add_usuario(void *ud, const struct usuario_view *u)
 struct usuarios_pager {
     struct api_pager base;
     struct app *app;
-    br_ts last_created;
-    br_id last_id;
-    bool has_last;
     struct api_page_rows rows; /* no ?limit=: every profile */
 };
 
 static br_err page_usuario(void *ud, const struct usuario_view *u)
 {
     struct usuarios_pager *p = ud;
-    if (!api_page_takes(&p->rows)) return BR_OK;
-    br_err rc = add_usuario(p->rows.w, u);
-    if (rc) return rc;
-    memcpy(p->last_created, u->perfil.created_at, sizeof p->last_created);
-    memcpy(p->last_id, u->perfil.id, sizeof p->last_id);
-    p->has_last = true;
-    api_page_took(&p->rows);
-    return BR_OK;
+    return api_page_row(&p->rows, add_usuario, u, u->perfil.created_at, u->perfil.id);
 }
 
 static br_err usuarios_page(struct api_pager *base, struct jw *w, bool *more)
 {
     struct usuarios_pager *p = (struct usuarios_pager *)base;
     int64_t n = api_page_start(&p->rows, w);
-    br_err rc = users_list_page(p->app, p->has_last ? p->last_created : NULL,
-                                p->has_last ? p->last_id : NULL, n, page_usuario, p);
+    br_err rc = users_list_page(p->app, api_page_after_key(&p->rows), api_page_after_id(&p->rows),
+                                n, page_usuario, p);
     return api_page_end(&p->rows, rc, n, more);
 }
 

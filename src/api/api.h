@@ -185,6 +185,11 @@ static inline bool api_page_full(const struct jw *w)
 struct api_page_rows {
     int64_t remaining; /* rows still to give; -1: no limit */
     bool has_next;     /* the limit stopped the listing before its end */
+    /* the keyset cursor: the last row given (or the request's cursor), its
+     * sort key (unused where the order's key is read from the id) and id */
+    br_ts last_key;
+    br_id last_id;
+    bool has_last;
     /* the page being read */
     struct jw *w;
     int64_t got;
@@ -196,11 +201,22 @@ struct api_page_rows {
 bool api_page_limit(struct api_page_rows *pg, const char *limit);
 /* Starts a page written into w; returns how many rows to read. */
 int64_t api_page_start(struct api_page_rows *pg, struct jw *w);
-/* Whether the row just read goes on the page: false once the page is over
- * (the rest is read again next) or for the row past the limit (a next page
- * exists). The callback then writes it and calls api_page_took. */
-bool api_page_takes(struct api_page_rows *pg);
-void api_page_took(struct api_page_rows *pg);
+/* A pager's row callback: when the row read goes on the page, write(w,
+ * row) and keep key (NULL: none) and id as the cursor. A row is left out
+ * once the page is over (the rest is read again next) and past the limit
+ * (it tells that a next page exists). Returns the write's error. */
+typedef br_err (*api_row_writer)(struct jw *w, const void *row);
+br_err api_page_row(struct api_page_rows *pg, api_row_writer write, const void *row,
+                    const char *key, const char *id);
+/* The cursor's parts a page's read starts after: NULL on the first page. */
+static inline const char *api_page_after_key(const struct api_page_rows *pg)
+{
+    return pg->has_last ? pg->last_key : NULL;
+}
+static inline const char *api_page_after_id(const struct api_page_rows *pg)
+{
+    return pg->has_last ? pg->last_id : NULL;
+}
 /* Ends the page read with n rows asked for, whose read returned rc: OUT
  * *more (when rc is BR_OK). Returns rc, the page's outcome. */
 br_err api_page_end(struct api_page_rows *pg, br_err rc, int64_t n, bool *more);

@@ -22,9 +22,9 @@ static bool w_object_or_null(struct jw *w, const char *key, bool present)
 
 /* One element of the listing: the appointment plus perfil, barbero and
  * servicio, each null when the row it names is missing. */
-static br_err add_cita(void *ud, const struct cita_view *v)
+static br_err add_cita(struct jw *w, const void *row)
 {
-    struct jw *w = ud;
+    const struct cita_view *v = row;
     jw_obj_open(w);
     api_w_cita_members(w, &v->cita);
     if (w_object_or_null(w, "perfil", v->has_perfil)) {
@@ -93,10 +93,7 @@ struct citas_pager {
     char *estado;              /* NULL: any */
     br_ts desde, hasta;
     bool has_desde, has_hasta;
-    br_ts last_inicio; /* the last row given (or the request's cursor) */
-    br_id last_id;
-    bool has_last;
-    struct api_page_rows rows;
+    struct api_page_rows rows; /* its cursor's key: the last row's fecha_inicio */
     /* a client's own listing, to be remembered when one page holds it */
     bool memo;
     struct memo_ticket ticket;
@@ -107,14 +104,7 @@ static void set_scope(struct citas_pager *p, const char *scope);
 static br_err page_row(void *ud, const struct cita_view *v)
 {
     struct citas_pager *p = ud;
-    if (!api_page_takes(&p->rows)) return BR_OK;
-    br_err rc = add_cita(p->rows.w, v);
-    if (rc) return rc;
-    memcpy(p->last_inicio, v->cita.fecha_inicio, sizeof p->last_inicio);
-    memcpy(p->last_id, v->cita.id, sizeof p->last_id);
-    p->has_last = true;
-    api_page_took(&p->rows);
-    return BR_OK;
+    return api_page_row(&p->rows, add_cita, v, v->cita.fecha_inicio, v->cita.id);
 }
 
 static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
@@ -126,8 +116,8 @@ static br_err citas_page(struct api_pager *base, struct jw *w, bool *more)
         .estado = p->estado,
         .desde = p->has_desde ? p->desde : NULL,
         .hasta = p->has_hasta ? p->hasta : NULL,
-        .after_inicio = p->has_last ? p->last_inicio : NULL,
-        .after_id = p->has_last ? p->last_id : NULL,
+        .after_inicio = api_page_after_key(&p->rows),
+        .after_id = api_page_after_id(&p->rows),
         .limit = n,
     };
     br_err rc = BR_OK;
@@ -163,7 +153,7 @@ static void citas_tail(struct api_pager *base, struct jw *w)
 {
     struct citas_pager *p = (struct citas_pager *)base;
     char cursor[ISO8601_LEN + 1 + UUID_LEN + 1];
-    snprintf(cursor, sizeof cursor, "%s_%s", p->last_inicio, p->last_id);
+    snprintf(cursor, sizeof cursor, "%s_%s", p->rows.last_key, p->rows.last_id);
     api_page_siguiente(&p->rows, w, cursor);
 }
 
@@ -194,8 +184,8 @@ static bool memo_query(const struct citas_pager *p, char *out, size_t n)
 {
     int k = snprintf(out, n, "%s|%s|%lld|%s_%s|%s", p->has_desde ? p->desde : "",
                      p->has_hasta ? p->hasta : "", (long long)p->rows.remaining,
-                     p->has_last ? p->last_inicio : "", p->has_last ? p->last_id : "",
-                     p->estado ? p->estado : "");
+                     p->rows.has_last ? p->rows.last_key : "",
+                     p->rows.has_last ? p->rows.last_id : "", p->estado ? p->estado : "");
     return k >= 0 && (size_t)k < n;
 }
 
@@ -250,12 +240,12 @@ static bool param_cursor(const char *s, struct citas_pager *p)
     if (len != ISO8601_LEN + 1 + UUID_LEN || s[ISO8601_LEN] != '_') return false;
     int64_t ms;
     if (!iso8601_parse(s, ISO8601_LEN, &ms)) return false;
-    iso8601_format(ms, p->last_inicio);
-    if (memcmp(p->last_inicio, s, ISO8601_LEN) != 0) return false;
+    iso8601_format(ms, p->rows.last_key);
+    if (memcmp(p->rows.last_key, s, ISO8601_LEN) != 0) return false;
     br_id id;
     if (!uuid_parse(s + ISO8601_LEN + 1, UUID_LEN, id)) return false;
-    memcpy(p->last_id, id, sizeof p->last_id);
-    p->has_last = true;
+    memcpy(p->rows.last_id, id, sizeof p->rows.last_id);
+    p->rows.has_last = true;
     return true;
 }
 

@@ -12,8 +12,9 @@
 
 /* --- GET /api/clientes ---------------------------------------------------------------- */
 
-static void w_cliente(struct jw *w, const struct cliente_view *c)
+static br_err w_cliente(struct jw *w, const void *row)
 {
+    const struct cliente_view *c = row;
     jw_obj_open(w);
     jw_kstr(w, "id", c->perfil.id);
     jw_kstr(w, "nombre", c->perfil.nombre);
@@ -26,6 +27,7 @@ static void w_cliente(struct jw *w, const struct cliente_view *c)
     jw_kint(w, "completadas", c->completadas);
     jw_kint(w, "no_presentado", c->no_presentado);
     jw_obj_close(w);
+    return w->err;
 }
 
 struct clientes_pager {
@@ -33,28 +35,20 @@ struct clientes_pager {
     struct app *app;
     struct principal caller; /* a copy: later pages run after the handler */
     char *q;
-    br_id last_id;
-    bool has_last;
-    struct api_page_rows rows;
+    struct api_page_rows rows; /* its cursor: the last client's id */
 };
 
 static br_err page_cliente(void *ud, const struct cliente_view *c)
 {
     struct clientes_pager *p = ud;
-    if (!api_page_takes(&p->rows)) return BR_OK;
-    w_cliente(p->rows.w, c);
-    if (p->rows.w->err) return p->rows.w->err;
-    memcpy(p->last_id, c->perfil.id, sizeof p->last_id);
-    p->has_last = true;
-    api_page_took(&p->rows);
-    return BR_OK;
+    return api_page_row(&p->rows, w_cliente, c, NULL, c->perfil.id);
 }
 
 static br_err clientes_page(struct api_pager *base, struct jw *w, bool *more)
 {
     struct clientes_pager *p = (struct clientes_pager *)base;
     int64_t n = api_page_start(&p->rows, w);
-    br_err rc = mostrador_clientes(p->app, &p->caller, p->q, p->has_last ? p->last_id : NULL, n,
+    br_err rc = mostrador_clientes(p->app, &p->caller, p->q, api_page_after_id(&p->rows), n,
                                    page_cliente, p);
     return api_page_end(&p->rows, rc, n, more);
 }
@@ -62,7 +56,7 @@ static br_err clientes_page(struct api_pager *base, struct jw *w, bool *more)
 static void clientes_tail(struct api_pager *base, struct jw *w)
 {
     struct clientes_pager *p = (struct clientes_pager *)base;
-    api_page_siguiente(&p->rows, w, p->last_id);
+    api_page_siguiente(&p->rows, w, p->rows.last_id);
 }
 
 static void clientes_pager_free(struct api_pager *base)
@@ -95,10 +89,10 @@ void api_clientes_get(struct http_req *r)
     br_err rc = principal_is_staff(caller) ? BR_OK : err_set(BR_FORBIDDEN, "Sin permisos");
     if (!rc && !api_page_limit(&p->rows, http_req_query(r, "limit"))) bad = "limit";
     if (!rc && !bad && cursor && *cursor) {
-        if (!uuid_parse(cursor, strlen(cursor), p->last_id))
+        if (!uuid_parse(cursor, strlen(cursor), p->rows.last_id))
             bad = "cursor";
         else
-            p->has_last = true;
+            p->rows.has_last = true;
     }
     if (rc || bad) {
         if (rc) {
@@ -124,8 +118,10 @@ void api_clientes_get(struct http_req *r)
         rc = store_cliente_get(api_app(r)->store, id, &c);
         struct jw w;
         api_list_begin(&w, "clientes");
-        if (!rc) w_cliente(&w, &c);
-        if (!rc) cliente_view_clear(&c);
+        if (!rc) {
+            rc = w_cliente(&w, &c);
+            cliente_view_clear(&c);
+        }
         api_list_reply(r, rc == BR_NOTFOUND ? BR_OK : rc, &w);
         return;
     }

@@ -321,7 +321,7 @@ int64_t api_page_start(struct api_page_rows *pg, struct jw *w)
     return n;
 }
 
-bool api_page_takes(struct api_page_rows *pg)
+static bool page_takes(struct api_page_rows *pg)
 {
     if (pg->full || pg->extra) return false;
     if (pg->remaining == 0) {
@@ -331,11 +331,24 @@ bool api_page_takes(struct api_page_rows *pg)
     return true;
 }
 
-void api_page_took(struct api_page_rows *pg)
+static void page_took(struct api_page_rows *pg)
 {
     pg->got++;
     if (pg->remaining > 0) pg->remaining--;
     if (api_page_full(pg->w)) pg->full = true;
+}
+
+br_err api_page_row(struct api_page_rows *pg, api_row_writer write, const void *row,
+                    const char *key, const char *id)
+{
+    if (!page_takes(pg)) return BR_OK;
+    br_err rc = write(pg->w, row);
+    if (rc) return rc;
+    if (key) snprintf(pg->last_key, sizeof pg->last_key, "%s", key);
+    snprintf(pg->last_id, sizeof pg->last_id, "%s", id);
+    pg->has_last = true;
+    page_took(pg);
+    return BR_OK;
 }
 
 br_err api_page_end(struct api_page_rows *pg, br_err rc, int64_t n, bool *more)
