@@ -70,15 +70,13 @@ static br_err espera_para_of(struct app *app, const struct principal *caller,
         return BR_OK;
     }
     struct cliente_view cv;
-    br_err rc = mostrador_cliente(app, cliente_id, &cv);
+    br_err rc = mostrador_solo_cliente(app, cliente_id, &cv);
     if (rc == BR_NOTFOUND) return rc;
     if (rc) return unexpected(rc, "client lookup");
-    bool staff = rol_is_staff(cv.perfil.rol);
     memcpy(t->cliente_id, cv.perfil.id, sizeof t->cliente_id);
     t->desk = true;
     t->has_email = deliverable(cv.email);
     cliente_view_clear(&cv);
-    if (staff) return err_set(BR_NOTFOUND, ESPERA_CLIENTE_MSG);
     return BR_OK;
 }
 

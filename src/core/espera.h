@@ -24,7 +24,6 @@
 
 #define ESPERA_MAX_MSG       "Máximo de avisos alcanzado"
 #define ESPERA_DUP_MSG       "Ya estás en la lista de espera de ese día"
-#define ESPERA_CLIENTE_MSG   "Cliente no encontrado"
 #define ESPERA_SIN_CANAL_MSG "El cliente no tiene correo ni WhatsApp para avisarle"
 
 /* Whose entries a call is about. Every call takes cliente_id (NULL or "":
@@ -32,7 +31,7 @@
  * for her; a client's cliente_id is ignored (hers are always her own, as
  * GET /api/citas treats its cliente_id). Staff without one act for
  * themselves. A cliente_id of staff that names no user with a profile, a
- * staff account, or is not a UUID: BR_NOTFOUND ESPERA_CLIENTE_MSG. */
+ * staff account, or is not a UUID: BR_NOTFOUND MOSTRADOR_CLIENTE_MSG. */
 
 struct espera_nueva {
     const char *servicio_id; /* required */
@@ -44,7 +43,7 @@ struct espera_nueva {
 /* Adds an entry of the caller or, for staff, of in->cliente_id, checked in
  * this order: the fields (BR_INVALID "Faltan campos requeridos", "fecha
  * inválida", "La fecha ya pasó", "Fecha fuera del plazo de reserva"), the
- * client named by staff (BR_NOTFOUND ESPERA_CLIENTE_MSG; BR_INVALID
+ * client named by staff (BR_NOTFOUND MOSTRADOR_CLIENTE_MSG; BR_INVALID
  * ESPERA_SIN_CANAL_MSG when she has neither an e-mail address nor, with
  * WhatsApp configured, her WhatsApp consent in force), the service and the
  * barber (BR_NOTFOUND "Servicio no encontrado", "Barbero no encontrado"),
@@ -54,12 +53,12 @@ br_err espera_add(struct app *app, const struct principal *caller, const struct 
                   struct espera *out) WARN_UNUSED;
 
 /* The entries on today or later (at most ESPERA_MAX * 2) of the caller or,
- * for staff, of cliente_id (BR_NOTFOUND ESPERA_CLIENTE_MSG). */
+ * for staff, of cliente_id (BR_NOTFOUND MOSTRADOR_CLIENTE_MSG). */
 br_err espera_list(struct app *app, const struct principal *caller, const char *cliente_id,
                    store_espera_fn fn, void *ud) WARN_UNUSED;
 
 /* Removes the entry id of the caller or, for staff, of cliente_id
- * (BR_NOTFOUND ESPERA_CLIENTE_MSG; BR_NOTFOUND "Aviso no encontrado" when
+ * (BR_NOTFOUND MOSTRADOR_CLIENTE_MSG; BR_NOTFOUND "Aviso no encontrado" when
  * she has none by that id). */
 br_err espera_delete(struct app *app, const struct principal *caller, const char *cliente_id,
                      const char *id) WARN_UNUSED;

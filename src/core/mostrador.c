@@ -146,6 +146,16 @@ br_err mostrador_cliente(struct app *app, const char *cliente_id, struct cliente
     return rc;
 }
 
+br_err mostrador_solo_cliente(struct app *app, const char *cliente_id, struct cliente_view *cv)
+{
+    br_err rc = mostrador_cliente(app, cliente_id, cv);
+    if (!rc && rol_is_staff(cv->perfil.rol)) {
+        cliente_view_clear(cv);
+        return err_set(BR_NOTFOUND, MOSTRADOR_CLIENTE_MSG);
+    }
+    return rc;
+}
+
 br_err mostrador_reservar(struct app *app, const struct principal *caller,
                           const struct mostrador_reserva *in, struct cita *out)
 {

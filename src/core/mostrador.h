@@ -31,11 +31,16 @@ br_err mostrador_clientes(struct app *app, const struct principal *caller, const
 /* The client staff name by cliente_id at the front desk: BR_NOTFOUND
  * MOSTRADOR_CLIENTE_MSG when it is not a UUID, names no user with a profile
  * or a deleted account; a store failure as the store returned it. OUT *cv
- * (cliente_view_clear) on success. Staff accounts are found: a caller that
- * wants clients only checks the role. */
+ * (cliente_view_clear) on success. Staff accounts are found (the desk may
+ * book for one of its own). */
 #define MOSTRADOR_CLIENTE_MSG "Cliente no encontrado"
 br_err mostrador_cliente(struct app *app, const char *cliente_id,
                          struct cliente_view *cv) WARN_UNUSED;
+/* The same for a call about clients alone (the waiting list, a WhatsApp
+ * consent: a staff member's own are their calls without cliente_id): a
+ * staff account is BR_NOTFOUND MOSTRADOR_CLIENTE_MSG too. */
+br_err mostrador_solo_cliente(struct app *app, const char *cliente_id,
+                              struct cliente_view *cv) WARN_UNUSED;
 
 /* A new client as the desk types her. */
 struct mostrador_cliente {

@@ -57,15 +57,11 @@ static br_err desk_client(struct app *app, const struct principal *caller, const
 {
     memset(cv, 0, sizeof *cv);
     if (!caller || !principal_is_staff(caller)) return err_set(BR_FORBIDDEN, "Sin permisos");
-    br_err rc = mostrador_cliente(app, cliente_id, cv);
+    br_err rc = mostrador_solo_cliente(app, cliente_id, cv);
     if (rc == BR_NOTFOUND) return rc;
     if (rc) {
         log_error("whatsapp: client lookup: %s", err_msg());
         return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
-    }
-    if (rol_is_staff(cv->perfil.rol)) {
-        cliente_view_clear(cv);
-        return err_set(BR_NOTFOUND, WHATSAPP_CLIENTE_MSG);
     }
     return BR_OK;
 }

@@ -20,15 +20,13 @@
 br_err whatsapp_consent(struct app *app, const char *cliente_id, bool acepta, const char *telefono,
                         const char *perfil_tel, struct wa_consent *c) WARN_UNUSED;
 
-/* Who an unknown client is at the desk (the front desk's own word). */
-#define WHATSAPP_CLIENTE_MSG "Cliente no encontrado"
 /* At most this many bytes of a given number. */
 #define WHATSAPP_TELEFONO_MAX 64
 
 /* The same, recorded by staff (caller: admin or barbero, else BR_FORBIDDEN
  * "Sin permisos") at the front desk for the client cliente_id, who gave or
  * withdrew it in person or on the phone; her profile's number when
- * telefono is not given. BR_NOTFOUND WHATSAPP_CLIENTE_MSG when cliente_id
+ * telefono is not given. BR_NOTFOUND MOSTRADOR_CLIENTE_MSG when cliente_id
  * is not a UUID, names no user with a profile, or a staff account; then
  * BR_INVALID "Teléfono inválido". The consent keeps the caller's id as
  * who recorded it (registrado_por); the log names the staff user too, never
