@@ -82,30 +82,38 @@ static int64_t quiet_until(const struct outbox *o, int64_t now)
     return until;
 }
 
+/* A check made just before a message leaves: true when it may go. When
+ * the check could not be made (rc), the message is put back for a later
+ * claim; when it says why not, the message is skipped for that reason. */
+static bool check_passed(struct outbox *o, const struct outbox_msg *msg, const char *what,
+                         const char *chan, br_err rc, const char *why)
+{
+    int64_t now = clock_now_ms();
+    br_ts at;
+    if (rc) {
+        log_error("%s: could not check %s %s: %s", chan, what, msg->id, err_msg());
+        iso8601_format(now + ERROR_PAUSE_MS, at);
+        if (store_outbox_retry(o->st, msg->id, "could not be checked", at) != BR_OK)
+            log_error("%s: could not release %s: %s", chan, msg->id, err_msg());
+        return false;
+    }
+    if (!why) return true;
+    iso8601_format(now, at);
+    log_info("%s: %s %s for cita %s not sent: %s", chan, what, msg->id, msg->cita_id, why);
+    if (store_outbox_skip(o->st, msg->id, why, at) != BR_OK)
+        log_error("%s: could not mark %s as skipped: %s", chan, msg->id, err_msg());
+    return false;
+}
+
 /* Before a WhatsApp message leaves: whether it still may (consent, a
  * cancelled cita) and whether the quiet hours hold it back. True when it
  * is to be sent now; otherwise its fate is recorded. */
 static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char *what)
 {
-    br_ts now_ts;
-    int64_t now = clock_now_ms();
-    iso8601_format(now, now_ts);
     const char *why = NULL;
-    if (store_whatsapp_sendable(o->st, msg->cita_id, msg->kind, &why) != BR_OK) {
-        log_error("whatsapp: could not check %s %s: %s", what, msg->id, err_msg());
-        br_ts later;
-        iso8601_format(now + ERROR_PAUSE_MS, later);
-        if (store_outbox_retry(o->st, msg->id, "could not be checked", later) != BR_OK)
-            log_error("whatsapp: could not release %s: %s", msg->id, err_msg());
-        return false;
-    }
-    if (why) {
-        log_info("whatsapp: %s %s for cita %s not sent: %s", what, msg->id, msg->cita_id, why);
-        if (store_outbox_skip(o->st, msg->id, why, now_ts) != BR_OK)
-            log_error("whatsapp: could not mark %s as skipped: %s", msg->id, err_msg());
-        return false;
-    }
-    int64_t until = strcmp(msg->kind, "cancelacion") ? quiet_until(o, now) : 0;
+    br_err rc = store_whatsapp_sendable(o->st, msg->cita_id, msg->kind, &why);
+    if (!check_passed(o, msg, what, "whatsapp", rc, why)) return false;
+    int64_t until = strcmp(msg->kind, "cancelacion") ? quiet_until(o, clock_now_ms()) : 0;
     if (until) {
         br_ts at;
         iso8601_format(until, at);
@@ -126,22 +134,8 @@ static bool slot_ready(struct outbox *o, struct outbox_msg *msg, const char *wha
 {
     if (strcmp(outbox_kind(msg->kind), "aviso_espera") != 0) return true;
     const char *why = NULL;
-    int64_t now = clock_now_ms();
-    if (espera_aviso_vigente(o->app, msg, &why) != BR_OK) {
-        log_error("%s: could not check %s %s: %s", chan, what, msg->id, err_msg());
-        br_ts later;
-        iso8601_format(now + ERROR_PAUSE_MS, later);
-        if (store_outbox_retry(o->st, msg->id, "could not be checked", later) != BR_OK)
-            log_error("%s: could not release %s: %s", chan, msg->id, err_msg());
-        return false;
-    }
-    if (!why) return true;
-    br_ts now_ts;
-    iso8601_format(now, now_ts);
-    log_info("%s: %s %s for cita %s not sent: %s", chan, what, msg->id, msg->cita_id, why);
-    if (store_outbox_skip(o->st, msg->id, why, now_ts) != BR_OK)
-        log_error("%s: could not mark %s as skipped: %s", chan, msg->id, err_msg());
-    return false;
+    br_err rc = espera_aviso_vigente(o->app, msg, &why);
+    return check_passed(o, msg, what, chan, rc, why);
 }
 
 /* Delivers one message by its channel and records the outcome. */
