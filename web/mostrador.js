@@ -6,7 +6,7 @@
 // and her entries shown under her name (espera.js). The chosen client's
 // WhatsApp consent, as she gives it in person or on the phone (deskWhatsApp).
 import { api, get, post, qs, loadCatalog } from './api.js';
-import { h, focus, announce, alertBox, showError, whenFull, hm, euros } from './ui.js';
+import { h, focus, announce, alertBox, showError, whenFull, hm, euros, dayLabel } from './ui.js';
 import { picker } from './slots.js';
 import { deskList, deskWaitForm } from './espera.js';
 
@@ -30,6 +30,14 @@ export function noShows(c) {
   return n ? `${n} ${n === 1 ? 'vez' : 'veces'} no vino` : '';
 }
 
+// Who made the last change of a WhatsApp consent, and on which day: the
+// desk (registrado_por, a staff user's id) or the client from her account.
+function consentBy(w) {
+  const on = dayLabel(w.acepta ? w.otorgado_en : w.retirado_en);
+  if (w.registrado_por) return `${w.acepta ? 'Registrado' : 'Retirado'} en el mostrador el ${on}.`;
+  return `Lo ${w.acepta ? 'aceptó' : 'retiró'} desde su cuenta el ${on}.`;
+}
+
 // "Acepta avisos por WhatsApp" for a client chosen at the desk: her consent
 // as GET /api/clientes/{id}/whatsapp reads it; ticking or unticking records
 // what she says in person or on the phone (PUT: her profile's number).
@@ -42,11 +50,15 @@ export function deskWhatsApp(cliente) {
   const hint = h('p', { class: 'hint', id: box.id + '-d' });
   box.setAttribute('aria-describedby', hint.id);
   const err = alertBox();
+  const ask =
+    'Pregúntale si quiere recibir por WhatsApp sus confirmaciones, cambios, recordatorios y avisos de la lista de espera.';
   const show = (w) => {
     box.checked = w.acepta;
     hint.textContent = w.acepta
-      ? `Confirmaciones, cambios, recordatorios y avisos de la lista de espera al ${w.telefono}.`
-      : 'Pregúntale si quiere recibir por WhatsApp sus confirmaciones, cambios, recordatorios y avisos de la lista de espera.';
+      ? `Confirmaciones, cambios, recordatorios y avisos de la lista de espera al ${w.telefono}. ${consentBy(w)}`
+      : w.retirado_en && !w.registrado_por
+        ? consentBy(w) // she withdrew it herself: not asked again here
+        : [w.retirado_en ? consentBy(w) : '', ask].filter(Boolean).join(' ');
   };
   box.addEventListener('change', async () => {
     const acepta = box.checked;

@@ -172,6 +172,10 @@ def waiting_list(srv, br, b, s, day):
     Rosa (no e-mail, no WhatsApp) cannot be told: the desk is told so, and
     records her WhatsApp consent given on the phone, then withdraws it."""
     br.allowed_errors.append(r"/api/lista-espera - Failed to load resource: the server responded with a status of 400")
+    # Carla gave her WhatsApp consent in her account and withdrew it there
+    carla = srv.login("carla@example.com", "secreto1")
+    srv.ok("PUT", "/api/auth/me/whatsapp", {"acepta": True}, token=carla)
+    srv.ok("PUT", "/api/auth/me/whatsapp", {"acepta": False}, token=carla)
     br.open("/agenda")
     br.focused_heading("Agenda")
     br.click("Nueva cita")
@@ -180,6 +184,9 @@ def waiting_list(srv, br, b, s, day):
     br.click("Carla Gómez · 611222333 · carla@example.com")
     br.see("Cliente: Carla Gómez")
     br.see("No está en ninguna lista de espera.")
+    # the desk sees she withdrew it herself, and is not told to ask her again
+    br.see("Lo retiró desde su cuenta el ")
+    assert "Pregúntale" not in br.d.find_element(By.CSS_SELECTOR, ".whatsapp").text
     assert control(br, "Barbero").get_attribute("value") == b["id"]
     br.d.execute_script("arguments[0].value = arguments[1]", control(br, "Día"), day.isoformat())
     br.click("Añadir a la lista de espera")
@@ -213,12 +220,14 @@ def waiting_list(srv, br, b, s, day):
     assert not box.is_selected()
     box.click()
     br.see("avisos de la lista de espera al +34622333444")
+    br.see("Registrado en el mostrador el ")
     assert box.is_selected()
     br.check("Mostrador - WhatsApp aceptado")
     assert srv.ok("GET", "/api/clientes/%s/whatsapp" % rosa, token=srv.admin)["whatsapp"]["acepta"] is True
     br.wait(lambda: box.is_enabled(), what="the consent recorded")
     box.click()
     br.see("Pregúntale si quiere recibir por WhatsApp")
+    br.see("Retirado en el mostrador el ")
     assert not box.is_selected()
     assert srv.ok("GET", "/api/clientes/%s/whatsapp" % rosa, token=srv.admin)["whatsapp"]["acepta"] is False
     br.click("Volver a la agenda")
