@@ -2,6 +2,7 @@
  * identity.c - the embedded identity provider (see identity.h).
  */
 #include "identity.h"
+#include "../domain/records.h"
 #include "../domain/rules.h"
 #include "../util/cond.h"
 #include "../util/log.h"
@@ -179,6 +180,9 @@ bool ident_normalize_email(const char *in, char **out)
         const char *dot = strchr(dom, '.');
         ok = dl >= 3 && dot && dom[0] != '.' && dom[dl - 1] != '.' && !strstr(dom, "..") &&
              dom[0] != '-' && e[0] != '.' && e[at - 1] != '.';
+        /* the domain a deleted account's sign-in is moved to is nobody's:
+         * an address there would take over (or block) that account */
+        ok = ok && !email_es_eliminado(e);
     } else {
         ok = false;
     }

@@ -93,8 +93,9 @@ br_err ident_set_password(struct ident *id, const char *user_id, const char *pas
 
 /* Trims and lowercases an e-mail and checks its shape (local@domain.tld, no
  * spaces, control or non-ASCII characters, at most 254 bytes: the SMTP
- * transport cannot carry internationalised addresses). OUT: *out (caller
- * frees). Returns false for an address that is not one. */
+ * transport cannot carry internationalised addresses), and refuses the
+ * domain a deleted account's sign-in is moved to (EMAIL_ELIMINADO_SUFFIX).
+ * OUT: *out (caller frees). Returns false for an address that is not one. */
 bool ident_normalize_email(const char *in, char **out) WARN_UNUSED;
 
 /* --- the account's links (password reset, e-mail change) ---------------------------- */

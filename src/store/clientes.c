@@ -123,7 +123,8 @@ static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
     } who = {""};
     br_err rc = EXEC(db, c,
                      "SELECT u.id FROM auth_users u JOIN perfiles p ON p.id = u.id "
-                     "WHERE u.email = ? AND u.password_hash = '' AND p.rol NOT IN " ROL_STAFF_SQL,
+                     "WHERE u.email = ? AND u.password_hash = '' AND u.eliminado_en IS NULL "
+                     "AND p.rol NOT IN " ROL_STAFF_SQL,
                      pe, id_row, who.id, NULL);
     if (rc) return rc;
     if (!who.id[0]) return BR_OK;

@@ -24,7 +24,7 @@ br_err store_cliente_get(struct store *st, const char *id, struct cliente_view *
 void cliente_view_clear(struct cliente_view *c);
 
 /* Sign-up over a client the desk created: when the user with u->email has
- * no password and a client's rol, sets u->password_hash, opens the
+ * no password and a client's rol and was not deleted, sets u->password_hash, opens the
  * session of u (session_hash, created_at as the sign-in), fills her
  * profile's empty nombre and telefono from u, all in one transaction.
  * OUT: *claimed, and her id in claimed_id (u->id is not used). Nothing is

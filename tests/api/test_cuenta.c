@@ -687,6 +687,22 @@ static void deleting_her_account_cancels_anonymises_and_keeps_the_books(void **s
     assert_int_equal(
         db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cliente_id = '%s'", ana.id), 0);
     assert_false(obj_exists(&S, key));
+    /* her sign-in's new address is nobody's: neither a sign-up nor another
+     * client's e-mail change takes (or claims) it */
+    snprintf(body, sizeof body, "{\"email\":\"%s@eliminado.invalid\",\"password\":\"otra-vida\"}",
+             ana.id);
+    post("/api/auth/signup", NULL, body, &r);
+    expect_error(&r, 400, "Email inválido");
+    resp_free(&r);
+    snprintf(body, sizeof body, "{\"email\":\"%s@eliminado.invalid\",\"password_actual\":\"%s\"}",
+             ana.id, bea.password);
+    http_json(&S, "PATCH", "/api/auth/me", bea.token, body, &r);
+    expect_error(&r, 400, "Email inválido");
+    resp_free(&r);
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM auth_users WHERE id = '%s' AND password_hash = ''",
+                 ana.id),
+        1);
     /* the address is free for a new account */
     snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"otra-vida\"}", ana.email);
     post("/api/auth/signup", NULL, body, &r);
@@ -702,6 +718,65 @@ static void deleting_her_account_cancels_anonymises_and_keeps_the_books(void **s
     free(key);
     free(cita);
     free(other);
+}
+
+/* What the deleted accounts' domain let in before addresses there were
+ * refused, on a database one schema version back: the upgrade takes it
+ * out again. */
+static void an_upgrade_undoes_what_the_deleted_accounts_domain_let_in(void **state)
+{
+    (void)state;
+    struct srv T = {0};
+    srv_init(&T);
+    srv_start(&T, NULL, NULL);
+    struct user gone, squatter, vic;
+    deleted_user(&T, &gone, "Ida");
+    signup_user(&T, &squatter, "Okupa");
+    signup_user(&T, &vic, "Victoria");
+    assert_int_equal(srv_stop(&T), 0);
+    /* a deleted account given a password and a phone again; a live account
+     * on the address Victoria's deletion will need */
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "UPDATE auth_users SET password_hash = (SELECT password_hash FROM auth_users "
+             "WHERE id = '%s') WHERE id = '%s'; "
+             "UPDATE perfiles SET telefono = '600111222' WHERE id = '%s'; "
+             "UPDATE auth_users SET email = '%s@eliminado.invalid' WHERE id = '%s'; %s",
+             squatter.id, gone.id, gone.id, vic.id, squatter.id,
+             test_pg() ? "DELETE FROM schema_version WHERE version = "
+                         "(SELECT max(version) FROM schema_version);"
+                       : "");
+    assert_int_equal(db_exec(&T, sql, NULL), 0);
+    if (!test_pg()) {
+        char *v = db_query(&T, "PRAGMA user_version");
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %ld;", strtol(v, NULL, 10) - 1);
+        free(v);
+        assert_int_equal(db_exec(&T, sql, NULL), 0);
+    }
+    srv_start(&T, NULL, NULL);
+    assert_int_equal(db_count(&T,
+                              "SELECT count(*) FROM auth_users u JOIN perfiles p ON p.id = u.id "
+                              "WHERE u.id = '%s' AND u.password_hash = '' AND p.telefono IS NULL",
+                              gone.id),
+                     1);
+    assert_int_equal(
+        db_count(&T, "SELECT count(*) FROM auth_users WHERE id = '%s' AND email = 'sin-email:%s'",
+                 squatter.id, squatter.id),
+        1);
+    struct resp r;
+    http_get(&T, "/api/auth/me", squatter.token, &r);
+    assert_int_equal(r.status, 401);
+    resp_free(&r);
+    /* and Victoria's deletion goes through */
+    char body[256];
+    snprintf(body, sizeof body, "{\"password\":\"%s\"}", vic.password);
+    http_json(&T, "DELETE", "/api/auth/me", vic.token, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    http_get(&T, "/api/auth/me", vic.token, &r);
+    assert_int_equal(r.status, 401);
+    resp_free(&r);
+    srv_cleanup(&T);
 }
 
 static void staff_accounts_are_not_deleted_here(void **state)
@@ -731,6 +806,7 @@ int main(void)
         cmocka_unit_test(datos_hold_everything_of_hers_and_nothing_of_others),
         cmocka_unit_test(withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones),
         cmocka_unit_test(deleting_her_account_cancels_anonymises_and_keeps_the_books),
+        cmocka_unit_test(an_upgrade_undoes_what_the_deleted_accounts_domain_let_in),
         cmocka_unit_test(staff_accounts_are_not_deleted_here),
         cmocka_unit_test(recuperar_is_throttled_per_address),
     };

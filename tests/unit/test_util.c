@@ -96,6 +96,10 @@ static void emails_are_trimmed_lowercased_and_checked(void **state)
         {"<ana@example.com>", NULL},
         {".ana@example.com", NULL},
         {"ana.@example.com", NULL},
+        /* the domain a deleted account's sign-in is moved to is nobody's */
+        {"7d0f1c2a-3b4c-4d5e-8f60-718293a4b5c6@eliminado.invalid", NULL},
+        {"7D0F1C2A-3B4C-4D5E-8F60-718293A4B5C6@Eliminado.Invalid ", NULL},
+        {"ana@otro.eliminado.invalid", "ana@otro.eliminado.invalid"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out = NULL;
