@@ -25,6 +25,35 @@
 #include <strings.h>
 #include <unistd.h>
 
+static enum MHD_Result name_has_space(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    (void)kind;
+    (void)value;
+    if (!strpbrk(key, " \t")) return MHD_YES;
+    *(bool *)cls = true;
+    return MHD_NO;
+}
+
+bool http_body_framing_ok(struct http_req *r, unsigned *status, const char **msg)
+{
+    const char *cl =
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te =
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    bool spaced = false;
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, name_has_space, &spaced);
+    *status = 400;
+    *msg = "Petición HTTP mal formada";
+    if (spaced || (te && cl)) return false;
+    if (te && strcasecmp(te, "chunked") != 0) {
+        *status = 501;
+        *msg = "Codificación de transferencia no soportada";
+        return false;
+    }
+    return true;
+}
+
 bool http_body_declared(struct http_req *r, uint64_t *declared, bool *known)
 {
     const char *cl =

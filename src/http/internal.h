@@ -105,6 +105,7 @@ struct http_req {
     char remote[64];   /* the client's address, filled on first use */
     char *cors_origin; /* the request's Origin when it is an allowed one */
     bool preflight;    /* a CORS preflight to answer 204 */
+    bool must_close;   /* the reply ends the connection (its framing is in doubt) */
 
     /* body */
     uint64_t body_bytes;
@@ -148,6 +149,11 @@ void http_reply_preflight(struct http_req *r);
 
 /* --- body.c ----------------------------------------------------------------------- */
 
+/* Whether where the request ends is beyond doubt (RFC 9112 6.1, 5.1): false
+ * for both Content-Length and Transfer-Encoding, a transfer coding other
+ * than chunked, or a header name with white space in it (one that a proxy
+ * may read as another header). OUT: *status (400, 501) and *msg when not. */
+bool http_body_framing_ok(struct http_req *r, unsigned *status, const char **msg);
 /* Whether the request has a body: OUT *declared its Content-Length and
  * *known whether it gave one. */
 bool http_body_declared(struct http_req *r, uint64_t *declared, bool *known);

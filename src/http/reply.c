@@ -54,7 +54,7 @@ void http_set_reply(struct http_req *r, unsigned status, struct MHD_Response *re
         MHD_add_response_header(resp, "Access-Control-Expose-Headers", "ETag, Retry-After");
     }
     if (r->srv->ncors) MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Origin");
-    if (atomic_load(&r->srv->stopping))
+    if (r->must_close || atomic_load(&r->srv->stopping))
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     r->resp = resp;
     r->replied = true;

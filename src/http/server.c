@@ -374,6 +374,15 @@ static void start(struct http_req *r, const char *url, const char *method)
     snprintf(r->method, sizeof r->method, "%s", method);
     r->path = xstrdup(url);
     http_cors_check(r);
+    unsigned bad;
+    const char *why;
+    if (!http_body_framing_ok(r, &bad, &why)) {
+        /* answered at once and the connection closed: whatever follows
+         * might be read as the body or as a request of its own */
+        r->must_close = true;
+        set_verdict(r, bad, why);
+        return;
+    }
     route(r);
     if (!r->route) return;
     if (r->route->auth != HTTP_AUTH_NONE) {
@@ -487,8 +496,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         start(r, url, method);
         uint64_t declared;
         bool known;
-        if (r->verdict && http_body_declared(r, &declared, &known) && known &&
-            declared > s->o.json_max + DRAIN_MAX) {
+        if (r->verdict && (r->must_close || (http_body_declared(r, &declared, &known) && known &&
+                                             declared > s->o.json_max + DRAIN_MAX))) {
             /* refuse now, without reading a body we would throw away. A
              * smaller one is read and dropped first: a client still
              * sending when the connection closes gets a reset, not the

@@ -206,6 +206,65 @@ static void what_the_library_refuses_is_its_fixed_answer_and_the_connection_clos
     free(log);
 }
 
+/* A request whose end two readers could place differently (RFC 9112 6.1,
+ * 5.1) is the service's to refuse: its JSON answer at once, the connection
+ * closed, and nothing after it run as a request of its own. */
+static void a_request_two_readers_could_frame_differently_is_refused_and_closed(void **state)
+{
+    (void)state;
+    /* what a Content-Length reader would take as this request's body is,
+     * framed as chunked, a request of its own: never run */
+    static const char smuggled[] = "0\r\n\r\nGET /api/nada-" MARK " HTTP/1.1\r\nHost: x\r\n\r\n";
+    char both[512];
+    snprintf(both, sizeof both,
+             "POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\nTransfer-Encoding: chunked\r\n\r\n%s",
+             sizeof smuggled - 1, smuggled);
+    const struct {
+        const char *what, *req;
+        long status;
+        const char *msg;
+    } cases[] = {
+        {"both Content-Length and Transfer-Encoding", both, 400, "Petición HTTP mal formada"},
+        {"white space before a header's colon",
+         "POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+         "Transfer-Encoding : chunked\r\nContent-Length: 2\r\n\r\n{}",
+         400, "Petición HTTP mal formada"},
+        {"a transfer coding other than chunked",
+         "POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+         "Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+         501, "Codificación de transferencia no soportada"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *reply;
+        long st = send_raw(cases[i].req, strlen(cases[i].req), &reply);
+        expect_service_json(reply, st, cases[i].status);
+        char v[64];
+        const char *conn = raw_header(reply, "Connection", v, sizeof v);
+        if (!conn || strcasecmp(conn, "close"))
+            fail_msg("%s: not closed: %s", cases[i].what, reply);
+        json_t *j = json_loads(raw_body(reply), 0, NULL);
+        assert_string_equal(jstr(j, "error"), cases[i].msg);
+        json_decref(j);
+        /* one answer on the connection, not two */
+        if (strstr(reply + 1, "HTTP/1.1 "))
+            fail_msg("%s: a second answer: %s", cases[i].what, reply);
+        free(reply);
+    }
+    char *log = srv_log(&S);
+    assert_null(strstr(log, MARK));
+    free(log);
+    /* a chunked body alone is still read */
+    static const char chunked[] =
+        "POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+    char *reply;
+    long st = send_raw(chunked, sizeof chunked - 1, &reply);
+    expect_service_json(reply, st, 400);
+    assert_non_null(strstr(raw_body(reply), "Faltan campos requeridos"));
+    free(reply);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +272,8 @@ int main(void)
             what_the_library_passes_on_is_answered_as_json_with_the_security_headers, start, stop),
         cmocka_unit_test_setup_teardown(
             what_the_library_refuses_is_its_fixed_answer_and_the_connection_closes, start, stop),
+        cmocka_unit_test_setup_teardown(
+            a_request_two_readers_could_frame_differently_is_refused_and_closed, start, stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
