@@ -23,7 +23,9 @@ struct ident {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* on the monotonic clock */
     int hashing;       /* hashes running now */
+    int signing_up;    /* of them, sign-ups' */
     int hash_max;
+    int signup_max; /* sign-ups' share: one slot stays for everyone else */
     int hash_wait_ms;
     /* sign-in throttling */
     int acct_max, addr_max; /* failures within the window before a lock */
@@ -37,16 +39,30 @@ static br_err busy(void)
     return err_set_retry(BR_BUSY, 1, "Servicio ocupado");
 }
 
+/* Who a hash is for. A sign-up is anyone's to ask for, as often as a client
+ * likes: sign-ups share all slots but one, so that a flood of them never
+ * keeps a sign-in, a reset or a password change from hashing. */
+enum hash_for { HASH_ACCOUNT, HASH_SIGNUP };
+
+static bool slot_free(const struct ident *id, enum hash_for who)
+{
+    if (id->hashing >= id->hash_max) return false;
+    return who != HASH_SIGNUP || id->signing_up < id->signup_max;
+}
+
 /* Waits at most hash_wait_ms for a hashing slot: BR_BUSY past it. */
-static br_err hash_slot_take(struct ident *id)
+static br_err hash_slot_take(struct ident *id, enum hash_for who)
 {
     struct timespec until = deadline_in(CLOCK_MONOTONIC, id->hash_wait_ms);
     pthread_mutex_lock(&id->mu);
     int w = 0;
-    while (id->hashing >= id->hash_max && w != ETIMEDOUT)
+    while (!slot_free(id, who) && w != ETIMEDOUT)
         w = pthread_cond_timedwait(&id->cv, &id->mu, &until);
-    bool got = id->hashing < id->hash_max;
-    if (got) id->hashing++;
+    bool got = slot_free(id, who);
+    if (got) {
+        id->hashing++;
+        if (who == HASH_SIGNUP) id->signing_up++;
+    }
     pthread_mutex_unlock(&id->mu);
     if (!got) {
         log_warn("auth: no password-hashing slot within %d ms (BARBERIA_HASH_WAIT_MS); "
@@ -57,21 +73,24 @@ static br_err hash_slot_take(struct ident *id)
     return BR_OK;
 }
 
-static void hash_slot_give(struct ident *id)
+static void hash_slot_give(struct ident *id, enum hash_for who)
 {
     pthread_mutex_lock(&id->mu);
     id->hashing--;
-    pthread_cond_signal(&id->cv);
+    if (who == HASH_SIGNUP) id->signing_up--;
+    /* waiters wait for different things (a sign-up for its share) */
+    pthread_cond_broadcast(&id->cv);
     pthread_mutex_unlock(&id->mu);
 }
 
-static br_err hash_password(struct ident *id, const char *pw, char out[crypto_pwhash_STRBYTES])
+static br_err hash_password(struct ident *id, enum hash_for who, const char *pw,
+                            char out[crypto_pwhash_STRBYTES])
 {
-    br_err rc = hash_slot_take(id);
+    br_err rc = hash_slot_take(id, who);
     if (rc) return rc;
     int r = crypto_pwhash_str_alg(out, pw, strlen(pw), crypto_pwhash_OPSLIMIT_INTERACTIVE,
                                   crypto_pwhash_MEMLIMIT_INTERACTIVE, crypto_pwhash_ALG_ARGON2ID13);
-    hash_slot_give(id);
+    hash_slot_give(id, who);
     if (r != 0) return err_set(BR_INTERNAL, "password hashing failed (out of memory?)");
     return BR_OK;
 }
@@ -80,10 +99,10 @@ static br_err hash_password(struct ident *id, const char *pw, char out[crypto_pw
 static br_err verify_password(struct ident *id, const char *hash, const char *pw, bool *ok)
 {
     *ok = false;
-    br_err rc = hash_slot_take(id);
+    br_err rc = hash_slot_take(id, HASH_ACCOUNT);
     if (rc) return rc;
     *ok = crypto_pwhash_str_verify(hash, pw, strlen(pw)) == 0;
-    hash_slot_give(id);
+    hash_slot_give(id, HASH_ACCOUNT);
     return BR_OK;
 }
 
@@ -98,6 +117,7 @@ br_err ident_open(struct store *st, const struct config *cfg, struct ident **out
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         id->hash_max = cores > 0 ? (int)(cores < 1024 ? cores : 1024) : 1;
     }
+    id->signup_max = id->hash_max > 1 ? id->hash_max - 1 : 1;
     id->hash_wait_ms = cfg->hash_wait_ms > 0 ? cfg->hash_wait_ms : 2000;
     id->acct_max = cfg->login_max_failures > 0 ? cfg->login_max_failures : 5;
     id->addr_max = cfg->login_addr_max_failures > 0 ? cfg->login_addr_max_failures : 50;
@@ -247,7 +267,7 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
     if (!ident_normalize_email(in->email, &email)) return err_set(BR_INVALID, "Email inválido");
 
     char hash[crypto_pwhash_STRBYTES];
-    rc = hash_password(id, in->password, hash);
+    rc = hash_password(id, HASH_SIGNUP, in->password, hash);
     br_id uid;
     br_ts now, expires;
     char th[65];
@@ -693,7 +713,7 @@ br_err ident_set_password(struct ident *id, const char *user_id, const char *pas
     if (!rule_password_short_enough(password))
         return err_set(BR_INVALID, "Contraseña demasiado larga");
     char hash[crypto_pwhash_STRBYTES];
-    br_err rc = hash_password(id, password, hash);
+    br_err rc = hash_password(id, HASH_ACCOUNT, password, hash);
     if (!rc) rc = store_user_set_password(id->st, user_id, hash);
     if (rc == BR_NOTFOUND) rc = err_set(BR_NOTFOUND, "Usuario no encontrado");
     return rc;
@@ -798,7 +818,7 @@ br_err ident_reset_apply(struct ident *id, const char *token, const char *passwo
     if (rc == BR_NOTFOUND) return err_set(BR_INVALID, LINK_INVALID);
     if (rc) return rc;
     char hash[crypto_pwhash_STRBYTES];
-    rc = hash_password(id, password, hash);
+    rc = hash_password(id, HASH_ACCOUNT, password, hash);
     if (rc) return rc;
     char sh[65];
     session_times(now, expires);
@@ -840,7 +860,7 @@ br_err ident_password_change(struct ident *id, const struct principal *p, const 
     rc = ident_verify(id, p->email, current, remote);
     if (rc) return rc;
     char hash[crypto_pwhash_STRBYTES];
-    rc = hash_password(id, password, hash);
+    rc = hash_password(id, HASH_ACCOUNT, password, hash);
     if (rc) return rc;
     char keep[65] = "";
     if (keep_token && token_shape_ok(keep_token, keep_n)) token_hash(keep_token, keep_n, keep);

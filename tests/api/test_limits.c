@@ -156,6 +156,31 @@ static void *hammer_run(void *p)
 
 /* --- password hashing -------------------------------------------------------------- */
 
+/* Signs up new accounts again and again until told to stop. */
+struct signer {
+    const struct srv *s;
+    int n; /* this signer's number, in its addresses */
+    volatile bool stop;
+    int created, busy;
+};
+
+static void *signer_run(void *p)
+{
+    struct signer *g = p;
+    for (int i = 0; !g->stop; i++) {
+        char body[160];
+        snprintf(body, sizeof body,
+                 "{\"email\":\"flood-%d-%d-%d@test.example\",\"password\":\"secreto-1\"}",
+                 (int)getpid(), g->n, i);
+        struct resp r;
+        http_json(g->s, "POST", "/api/auth/signup", NULL, body, &r);
+        if (r.status == 201) g->created++;
+        if (r.status == 503) g->busy++;
+        resp_free(&r);
+    }
+    return NULL;
+}
+
 /* A burst of concurrent logins with one hashing slot: every login is
  * answered (the wait bound is generous), and the server's peak memory grows
  * by about one hash (64 MiB), not one per login. (Each login counts against
@@ -195,6 +220,42 @@ static void test_hash_burst_never_exceeds_the_limit(void **state)
         if (before < 0 || after - before > 96 * 1024)
             fail_msg("peak memory grew from %ld to %ld KiB during the burst", before, after);
     }
+    srv_cleanup(&s);
+}
+
+/* A flood of sign-ups (anyone's to send) never takes the last hashing
+ * slot: with two slots and a short wait bound, a sign-in beside four
+ * clients signing up without pause is answered every time. */
+static void test_sign_ups_leave_a_slot_for_sign_ins(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    const char *env[] = {"BARBERIA_HASH_MAX=2", "BARBERIA_HASH_WAIT_MS=200", NULL};
+    srv_start(&s, env, NULL);
+    struct user u;
+    signup_user(&s, &u, "Ana");
+    enum { N = 4 };
+    struct signer g[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        g[i] = (struct signer){.s = &s, .n = i};
+        assert_int_equal(pthread_create(&th[i], NULL, signer_run, &g[i]), 0);
+    }
+    sleep_ms(300);
+    for (int i = 0; i < 8; i++) {
+        struct resp r;
+        login(&s, u.email, u.password, &r);
+        if (r.status != 200)
+            fail_msg("sign-in %d beside the sign-ups: %ld %s", i, r.status, r.body);
+        resp_free(&r);
+    }
+    int created = 0;
+    for (int i = 0; i < N; i++) {
+        g[i].stop = true;
+        pthread_join(th[i], NULL);
+        created += g[i].created;
+    }
+    assert_true(created > 0); /* the sign-ups went on meanwhile */
     srv_cleanup(&s);
 }
 
@@ -646,6 +707,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash_burst_never_exceeds_the_limit),
         cmocka_unit_test(test_hash_wait_past_its_bound_answers_503),
+        cmocka_unit_test(test_sign_ups_leave_a_slot_for_sign_ins),
         cmocka_unit_test(test_pool_checkout_has_a_deadline),
         cmocka_unit_test(test_write_lock_wait_has_a_deadline),
         cmocka_unit_test(test_failed_logins_lock_the_account_for_a_while),
