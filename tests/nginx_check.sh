@@ -28,6 +28,7 @@
 #   - a body over 1m gets Barberia's own 413 JSON answer (as a node gives it
 #     for a body over its own cap), an upload over 6m its own 400
 #     `Máximo 5MB por imagen`;
+#   - sign-ups from one client past the example's burst get Barberia's 429;
 #   - GET /metrics (and spellings of it) is refused through nginx, while a
 #     node answers it on its own address;
 #   - with one node stopped, the other answers everything (docs/deploy.md 6);
@@ -439,6 +440,22 @@ s=$(req "$tmp/r" -X DELETE "$base/api/fotos?id=$foto" "${auth[@]}")
 [ "$s" = 200 ] || fail "DELETE /api/fotos through nginx: $s $(cat "$tmp/r")"
 s=$(req "$tmp/r" "$url")
 [ "$s" = 404 ] || fail "the deleted photo's url: $s"
+
+# sign-ups from one client past the example's burst: its own 429, as Barberia words it
+over=0
+for i in $(seq 1 15); do
+  s=$(req "$tmp/r" -X POST "$base/api/auth/signup" -H 'Content-Type: application/json' -d '{}')
+  case "$s" in
+    400) ;;
+    429)
+      over=1
+      [ "$(cat "$tmp/r")" = '{"error":"Demasiados intentos"}' ] && [ -n "$(header retry-after "$tmp/r.h")" ] ||
+        fail "sign-up $i past the burst: $(cat "$tmp/r") $(cat "$tmp/r.h")"
+      ;;
+    *) fail "sign-up $i through nginx: $s $(cat "$tmp/r")" ;;
+  esac
+done
+[ $over -eq 1 ] || fail "15 sign-ups at once from one client through nginx: none limited"
 
 # one node stopped: the other answers (docs/deploy.md 6)
 stop "${node_pids[1]}"
