@@ -198,6 +198,8 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
         rc = err_set(BR_NOTFOUND, "Cita no encontrada");
     } else if (rc == BR_CONFLICT && ch.why == CAMBIO_CANCELADA) {
         rc = err_set(BR_CONFLICT, "La cita está cancelada");
+    } else if (rc == BR_CONFLICT && ch.why == CAMBIO_MARCADA) {
+        rc = err_set(BR_CONFLICT, CAMBIO_MARCADA_MSG);
     } else if (rc == BR_CONFLICT && ch.why == CAMBIO_PLAZO) {
         char words[32];
         cutoff_words(app->cfg->cancel_cutoff_min, words, sizeof words);

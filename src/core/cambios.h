@@ -15,12 +15,15 @@
 
 #include "app.h"
 
+#define CAMBIO_MARCADA_MSG "La cita ya tiene la asistencia marcada"
+
 /* Cancels (fecha_inicio NULL and reschedule false) or reschedules the
  * cita named by id text as caller. Errors (detail in err_msg()):
  *   BR_INVALID   "Faltan campos requeridos", "fecha_inicio inválida",
  *                "La fecha ya pasó" (reschedule only)
  *   BR_NOTFOUND  "Cita no encontrada" (also another client's)
- *   BR_CONFLICT  "La cita está cancelada", "Ya no se puede cambiar: faltan
+ *   BR_CONFLICT  "La cita está cancelada", CAMBIO_MARCADA_MSG (its
+ *                attendance is marked: undo the mark first), "Ya no se puede cambiar: faltan
  *                menos de 2 horas" (from the setting), "El horario ya no
  *                está disponible"
  *   BR_BUSY, BR_INTERNAL

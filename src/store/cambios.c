@@ -102,6 +102,12 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
         ch->why = CAMBIO_CANCELADA;
         rc = err_set(BR_CONFLICT, "cancelled");
     }
+    if (!rc && r.estado &&
+        (!strcmp(r.estado, "completada") || !strcmp(r.estado, "no_presentado"))) {
+        /* it happened (or did not): history now, until its mark is undone */
+        ch->why = CAMBIO_MARCADA;
+        rc = err_set(BR_CONFLICT, "attendance marked");
+    }
     if (!rc && ch->cliente_id && ch->plazo && strcmp(r.fecha_inicio, ch->plazo) < 0) {
         ch->why = CAMBIO_PLAZO;
         rc = err_set(BR_CONFLICT, "past the cut-off");

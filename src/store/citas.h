@@ -109,12 +109,13 @@ br_err store_cita_detail(struct store *st, const char *id, struct cita_detail *d
 br_err store_cita_view(struct store *st, const char *id, store_cita_fn fn, void *ud) WARN_UNUSED;
 
 /* Why a change was refused (with BR_CONFLICT). */
-enum cambio_why { CAMBIO_OK, CAMBIO_CANCELADA, CAMBIO_PLAZO, CAMBIO_SOLAPE };
+enum cambio_why { CAMBIO_OK, CAMBIO_CANCELADA, CAMBIO_MARCADA, CAMBIO_PLAZO, CAMBIO_SOLAPE };
 
 /* A cancel (inicio NULL) or a reschedule to [inicio, fin), done in one
  * write transaction that re-reads the cita and re-checks everything: the
  * cita must exist (and be cliente_id's when that is set: else
- * BR_NOTFOUND), not be cancelled, and for a client start at or after
+ * BR_NOTFOUND), not be cancelled nor carry an attendance mark
+ * (completada, no_presentado), and for a client start at or after
  * plazo (the cut-off); a reschedule's new slot must be free of the
  * barber's other live citas (on PostgreSQL the exclusion constraint backs
  * it). A cancel marks the cita cancelada and deletes its historial_cortes

@@ -621,6 +621,28 @@ static void attendance_is_marked_listed_counted_and_undone_the_same_day(void **s
                       "La asistencia solo se puede cambiar el mismo día");
     asistencia_expect(&BARB, id, "completada", 200, NULL); /* the same again: nothing to do */
     assert_string_equal(estado_of(id), "completada");
+    /* a marked cita is history: neither cancelled nor moved (a move would
+     * carry the mark to a day it cannot be undone on) */
+    {
+        char cpath[160], rbody[96], later2[ISO8601_LEN + 1];
+        next_slot(later2);
+        struct resp x;
+        char *was = db_query(&S, "SELECT fecha_inicio FROM citas WHERE id = '%s'", id);
+        snprintf(cpath, sizeof cpath, "/api/citas/%s/reprogramar", id);
+        snprintf(rbody, sizeof rbody, "{\"fecha_inicio\":\"%s\"}", later2);
+        http_json(&S, "POST", cpath, BARB.token, rbody, &x);
+        expect_error(&x, 409, "La cita ya tiene la asistencia marcada");
+        resp_free(&x);
+        snprintf(cpath, sizeof cpath, "/api/citas/%s/cancelar", id);
+        http_json(&S, "POST", cpath, ADMIN.token, "{}", &x);
+        expect_error(&x, 409, "La cita ya tiene la asistencia marcada");
+        resp_free(&x);
+        assert_string_equal(estado_of(id), "completada");
+        char *now_at = db_query(&S, "SELECT fecha_inicio FROM citas WHERE id = '%s'", id);
+        assert_string_equal(was, now_at);
+        free(was);
+        free(now_at);
+    }
     /* the export carries the mark (format 4: the last column of citas) */
     char dir[400], file[450];
     snprintf(dir, sizeof dir, "%s/export-asistencia", S.dir);
