@@ -116,14 +116,14 @@ const struct http_route api_routes[] = {
     {"POST", "/api/lista-espera", false, HTTP_AUTH_USER, HTTP_BODY_JSON, api_espera_post},
     {"GET", "/api/lista-espera", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_espera_get},
     {"DELETE", "/api/lista-espera/", true, HTTP_AUTH_USER, HTTP_BODY_NONE, api_espera_delete},
-    /* the front desk (mostrador.c) */
-    {"GET", "/api/clientes", false, HTTP_AUTH_USER, HTTP_BODY_NONE, api_clientes_get},
-    {"POST", "/api/agenda/citas", false, HTTP_AUTH_USER, HTTP_BODY_JSON, api_agenda_citas_post},
-    {"GET", "/api/clientes/", true, HTTP_AUTH_USER, HTTP_BODY_NONE, api_cliente_whatsapp_get,
+    /* the front desk (mostrador.c): staff only, refused before the body */
+    {"GET", "/api/clientes", false, HTTP_AUTH_STAFF, HTTP_BODY_NONE, api_clientes_get},
+    {"POST", "/api/agenda/citas", false, HTTP_AUTH_STAFF, HTTP_BODY_JSON, api_agenda_citas_post},
+    {"GET", "/api/clientes/", true, HTTP_AUTH_STAFF, HTTP_BODY_NONE, api_cliente_whatsapp_get,
      api_cliente_whatsapp_path},
-    {"PUT", "/api/clientes/", true, HTTP_AUTH_USER, HTTP_BODY_JSON, api_cliente_whatsapp_put,
+    {"PUT", "/api/clientes/", true, HTTP_AUTH_STAFF, HTTP_BODY_JSON, api_cliente_whatsapp_put,
      api_cliente_whatsapp_path},
-    {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON, api_citas_asistencia,
+    {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_STAFF, HTTP_BODY_JSON, api_citas_asistencia,
      api_asistencia_path},
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
@@ -243,7 +243,8 @@ br_err api_session(struct http_req *r, enum http_auth mode)
         free(c);
         return refusal(r, rc, mode);
     }
-    if (mode == HTTP_AUTH_ADMIN && !principal_is_admin(&c->p)) {
+    if ((mode == HTTP_AUTH_ADMIN && !principal_is_admin(&c->p)) ||
+        (mode == HTTP_AUTH_STAFF && !principal_is_staff(&c->p))) {
         caller_free(c);
         return err_set(BR_FORBIDDEN, "Sin permisos");
     }

@@ -36,6 +36,7 @@ enum http_auth {
     HTTP_AUTH_NONE,  /* public */
     HTTP_AUTH_USER,  /* a session is required (401) */
     HTTP_AUTH_ADMIN, /* an administrator's session is required (403) */
+    HTTP_AUTH_STAFF, /* a staff session (admin or barbero) is required (403) */
 };
 
 enum http_body {

@@ -197,6 +197,19 @@ static void without_a_session_401_and_a_client_403(void **state)
     free(b);
     char *mine = book(&S, &ANA, BARBERO, SERVICIO, "2031-01-06T10:00:00Z", NULL);
     asistencia_expect(&ANA, mine, "completada", 403, "Sin permisos");
+    /* before her body is judged, however it is malformed */
+    static const char *const bad_bodies[] = {"garbage", "[]", "{\"notas\":5}", "{\"cliente\":5}",
+                                             "{\"estado\":5}"};
+    char apath[160];
+    snprintf(apath, sizeof apath, "/api/citas/%s/asistencia", mine);
+    for (size_t i = 0; i < sizeof bad_bodies / sizeof bad_bodies[0]; i++) {
+        desk(&ANA, bad_bodies[i], &r);
+        expect_error(&r, 403, "Sin permisos");
+        resp_free(&r);
+        http_json(&S, "POST", apath, ANA.token, bad_bodies[i], &r);
+        expect_error(&r, 403, "Sin permisos");
+        resp_free(&r);
+    }
     free(mine);
     assert_int_equal(db_count(&S, "SELECT count(*) FROM auth_users"), users);
     assert_int_equal(db_count(&S, "SELECT count(*) FROM citas"), citas + 1);
