@@ -247,13 +247,18 @@ export async function agenda() {
   await show();
 }
 
-// The no-shows of the clients shown (perfil.no_presentado): the listing's
-// own count when it carries one, else counted from the shop's no-shows.
+// The no-shows of the clients shown (perfil.no_presentado): each client's
+// own count, as the desk's search gives it (GET /api/clientes?id=), asked
+// once per client however many of her appointments are shown.
 async function withNoShows(citas) {
-  if (citas.every((c) => !c.perfil || typeof c.perfil.no_presentado === 'number')) return;
-  const { citas: ns } = await get('/api/citas?' + qs({ estado: 'no_presentado', limit: 1000 }));
+  const ids = [...new Set(citas.filter((c) => c.perfil).map((c) => c.cliente_id))];
   const n = new Map();
-  for (const x of ns) n.set(x.cliente_id, (n.get(x.cliente_id) || 0) + 1);
+  await Promise.all(
+    ids.map(async (id) => {
+      const { clientes } = await get('/api/clientes?' + qs({ id }));
+      if (clientes.length) n.set(id, clientes[0].no_presentado || 0);
+    }),
+  );
   for (const c of citas) if (c.perfil) c.perfil.no_presentado = n.get(c.cliente_id) || 0;
 }
 

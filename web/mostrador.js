@@ -118,19 +118,22 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
       return;
     }
     asked = q;
-    let list;
+    // one page: the desk picks from a few, and types more to narrow them
+    let list, more;
     try {
-      ({ clientes: list } = await get('/api/clientes?' + qs({ q })));
+      ({ clientes: list, siguiente: more } = await get('/api/clientes?' + qs({ q, limit: 20 })));
     } catch (ex) {
       found.textContent = ex.message;
       return;
     }
     if (asked !== q) return;
-    found.textContent = list.length
-      ? `${list.length} ${list.length === 1 ? 'cliente' : 'clientes'}`
-      : 'Ningún cliente con esos datos.';
+    found.textContent = more
+      ? `Más de ${list.length} clientes: escribe más para acotar.`
+      : list.length
+        ? `${list.length} ${list.length === 1 ? 'cliente' : 'clientes'}`
+        : 'Ningún cliente con esos datos.';
     results.replaceChildren(
-      ...list.slice(0, 20).map((c) =>
+      ...list.map((c) =>
         h(
           'button',
           {
