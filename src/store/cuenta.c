@@ -234,6 +234,8 @@ static br_err email_apply_tx(struct db *db, struct db_conn *c, void *ud)
     struct db_val pu[] = {db_text(a->email), db_text(uid)};
     rc = EXEC(db, c, "UPDATE auth_users SET email = ? WHERE id = ?", pu, NULL, NULL, NULL);
     if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, "email taken");
+    /* a reset link sent to the old address no longer speaks for her */
+    if (!rc) rc = reset_links_end(db, c, uid);
     return rc;
 }
 

@@ -530,6 +530,51 @@ static void an_email_change_waits_for_the_link_sent_to_the_new_address(void **st
     resp_free(&r);
 }
 
+/* A reset link asked for before a new password, or before a new address is
+ * confirmed, no longer sets a password: the old mailbox must not take back
+ * an account its owner moved away from. */
+static void a_reset_link_dies_with_a_new_password_or_address(void **state)
+{
+    (void)state;
+    struct user ana;
+    signup_user(&S, &ana, "Ana Enlaces");
+    char before[TOKEN_LEN + 1];
+    reset_link(&ana, before);
+    char body[512];
+    snprintf(body, sizeof body, "{\"password\":\"clave-nueva-1\",\"password_actual\":\"%s\"}",
+             ana.password);
+    struct resp r;
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    snprintf(ana.password, sizeof ana.password, "%s", "clave-nueva-1");
+    restablecer(before, "tomada-123", &r);
+    expect_error(&r, 400, LINK_BAD);
+    resp_free(&r);
+
+    reset_link(&ana, before);
+    char nueva[128];
+    unique_email(nueva, sizeof nueva, "mudada");
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password_actual\":\"%s\"}", nueva,
+             ana.password);
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char *text = wait_mail(nueva, "/confirmar-email#token=");
+    char tok[TOKEN_LEN + 1];
+    link_token(text, "confirmar-email", tok);
+    free(text);
+    snprintf(body, sizeof body, "{\"token\":\"%s\"}", tok);
+    post("/api/auth/confirmar-email", NULL, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    restablecer(before, "tomada-123", &r);
+    expect_error(&r, 400, LINK_BAD);
+    resp_free(&r);
+    assert_int_equal(login_status(nueva, ana.password), 200);
+    assert_int_equal(me_status(ana.token), 200);
+}
+
 /* --- her data, her consent, her account ------------------------------------------------ */
 
 static const unsigned char PNG[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0};
@@ -803,6 +848,7 @@ int main(void)
         cmocka_unit_test(patch_me_changes_the_profile_by_the_rules),
         cmocka_unit_test(a_new_password_needs_the_current_one_and_ends_other_sessions),
         cmocka_unit_test(an_email_change_waits_for_the_link_sent_to_the_new_address),
+        cmocka_unit_test(a_reset_link_dies_with_a_new_password_or_address),
         cmocka_unit_test(datos_hold_everything_of_hers_and_nothing_of_others),
         cmocka_unit_test(withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones),
         cmocka_unit_test(deleting_her_account_cancels_anonymises_and_keeps_the_books),
