@@ -60,7 +60,7 @@ br_err agenda_horario_set(struct app *app, const char *barbero_id, struct horari
     br_err rc = agenda_horario_check(t, n);
     /* hours widened may free slots someone waits for */
     struct espera_liberacion libera;
-    bool frees = espera_liberacion_dias(app, &libera, barbero_id, "0000-01-01", "9999-12-31");
+    bool frees = espera_liberacion_dias(app, &libera, barbero_id, NULL, NULL); /* every day ahead */
     if (!rc) rc = store_horario_set(app->store, barbero_id, t, n, frees ? &libera : NULL);
     if (!rc && frees) espera_liberado(app);
     return rc;

@@ -222,8 +222,9 @@ bool espera_liberacion_dias(const struct app *app, struct espera_liberacion *l,
 {
     memset(l, 0, sizeof *l);
     struct tz_date d;
-    if (!desde || !hasta || !tz_date_parse(desde, &d) || !tz_date_parse(hasta, &d) ||
-        !clip_days(app, desde, hasta, l->desde, l->hasta))
+    if ((desde && !tz_date_parse(desde, &d)) || (hasta && !tz_date_parse(hasta, &d))) return false;
+    /* no bound: from today, up to the horizon (clip_days compares text) */
+    if (!clip_days(app, desde ? desde : "", hasta ? hasta : "9999-12-31", l->desde, l->hasta))
         return false;
     uuid_v4(l->id);
     if (barbero_id) snprintf(l->barbero_id, sizeof l->barbero_id, "%s", barbero_id);

@@ -74,7 +74,7 @@ bool espera_liberacion_tramo(struct espera_liberacion *l, const char *barbero_id
                              const char *inicio, const char *fin);
 
 /* The same for the dates desde..hasta (YYYY-MM-DD, both included; clipped
- * to today and the horizon) that may have more free time for barbero_id
+ * to today and the horizon; NULL: no bound) that may have more free time for barbero_id
  * (NULL: every barber): wider hours, a day off or a closure removed. */
 bool espera_liberacion_dias(const struct app *app, struct espera_liberacion *l,
                             const char *barbero_id, const char *desde, const char *hasta);

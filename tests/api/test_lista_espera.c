@@ -388,6 +388,41 @@ static void a_removed_closure_and_a_reschedule_tell_the_waiting(void **state)
     free(barbero);
 }
 
+/* A barber's hours widened (replaced: every date ahead) tell whoever waits
+ * for a day they now reach. */
+static void wider_hours_tell_the_waiting(void **state)
+{
+    (void)state;
+    struct user dana;
+    signup_user(&S, &dana, "Dana Gil");
+    char *barbero = make_barbero(&S, "Hugo Sol");
+    char path[128];
+    snprintf(path, sizeof path, "/api/admin/barberos/%s/horario", barbero);
+    struct resp r;
+    http_json(&S, "PUT", path, ADMIN.token, "{\"horario\":[]}", &r); /* never works */
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char d[11];
+    weekday_utc(2, d);
+    free(pedir_ok(&dana, SERVICIO, d, barbero));
+    assert_int_equal(notices_to(&dana), 0);
+    /* every day, 09:00 to 20:00 in the shop's zone */
+    char week[600] = "{\"horario\":[";
+    for (int dia = 1; dia <= 7; dia++) {
+        char one[64];
+        snprintf(one, sizeof one, "%s{\"dia\":%d,\"inicio\":\"09:00\",\"fin\":\"20:00\"}",
+                 dia > 1 ? "," : "", dia);
+        strcat(week, one);
+    }
+    strcat(week, "]}");
+    http_json(&S, "PUT", path, ADMIN.token, week, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char inicio[ISO8601_LEN + 1];
+    notice_link(&dana, barbero, d, inicio);
+    free(barbero);
+}
+
 /* u gives her consent to WhatsApp messages for telefono. */
 static void consents(const struct user *u, const char *telefono)
 {
@@ -773,6 +808,7 @@ int main(void)
         cmocka_unit_test(a_client_reaches_only_her_own_entries),
         cmocka_unit_test(a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot),
         cmocka_unit_test(a_removed_closure_and_a_reschedule_tell_the_waiting),
+        cmocka_unit_test(wider_hours_tell_the_waiting),
         cmocka_unit_test(the_notice_goes_by_whatsapp_to_whoever_consented),
         cmocka_unit_test(a_crash_before_the_notices_were_queued_loses_none),
         cmocka_unit_test(past_entries_are_neither_listed_nor_kept),
