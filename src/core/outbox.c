@@ -114,6 +114,12 @@ static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char 
     br_err rc = store_whatsapp_sendable(o->st, msg->cita_id, msg->kind, &why);
     if (!check_passed(o, msg, what, "whatsapp", rc, why)) return false;
     int64_t until = strcmp(msg->kind, "cancelacion") ? quiet_until(o, clock_now_ms()) : 0;
+    int64_t start;
+    if (until && iso8601_parse(msg->fecha_inicio, strlen(msg->fecha_inicio), &start) &&
+        start <= until)
+        /* held back, it would speak of what has begun by then */
+        return check_passed(o, msg, what, "whatsapp", BR_OK,
+                            "empieza antes de que acaben las horas de silencio");
     if (until) {
         br_ts at;
         iso8601_format(until, at);

@@ -598,6 +598,21 @@ static void in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes(void
     assert_true(wait_until(row_there, &q, WAIT_MS));
     assert_int_equal(count_requests("barberia_confirmacion", 0), 0);
     assert_int_equal(count_requests(NULL, 0), 1);
+    /* a cita that starts before the quiet hours end: its confirmation is
+     * not held back to arrive after it began, it is skipped */
+    char soon[32];
+    at(30 * 60000LL, soon);
+    char *pronto = book(&S, &ANA, BARBERO, SERVICIO, soon, NULL);
+    struct row_q sq = {pronto, "confirmacion", "skipped"};
+    assert_true(wait_until(row_there, &sq, WAIT_MS));
+    assert_int_equal(
+        db_count(&S,
+                 "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND canal = 'whatsapp' "
+                 "AND last_error LIKE '%%horas de silencio%%'",
+                 pronto),
+        1);
+    assert_int_equal(count_requests("barberia_confirmacion", 0), 0);
+    free(pronto);
     free(other);
     free(id);
 }
