@@ -165,8 +165,7 @@ br_err store_feed_check(struct store *st, const char *barbero_id, const char *ha
 #define AVISO_COLS                                                                                 \
     "c.id, c.barbero_id, c.fecha_inicio, c.fecha_fin, c.created_at, COALESCE(pf.nombre, ''), "     \
     "COALESCE(b.nombre, ''), COALESCE(s.nombre, ''), c.notas, "                                    \
-    "(SELECT count(*) FROM mail_outbox x WHERE x.cita_id = c.id AND x.kind IN "                    \
-    "('aviso_cita', 'aviso_cambio', 'aviso_cancelacion'))"
+    "(SELECT count(*) FROM mail_outbox x WHERE x.cita_id = c.id AND x.kind IN " OUTBOX_AVISOS ")"
 #define AVISO_FROM                                                                                 \
     " FROM citas c LEFT JOIN perfiles pf ON pf.id = c.cliente_id "                                 \
     "LEFT JOIN barberos b ON b.id = c.barbero_id LEFT JOIN servicios s ON s.id = c.servicio_id "

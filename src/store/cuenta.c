@@ -542,9 +542,15 @@ static br_err anonimizar_tx(struct db *db, struct db_conn *c, void *ud)
         "DELETE FROM cuenta_tokens WHERE user_id = ?",
         "DELETE FROM consentimientos WHERE cliente_id = ?",
         "DELETE FROM whatsapp_consentimientos WHERE cliente_id = ?",
+        /* her waiting list's notices, by either channel */
+        ("DELETE FROM mail_outbox WHERE kind = 'aviso_espera' AND cita_id IN "
+         "(SELECT id FROM lista_espera WHERE cliente_id = ?)"),
         "DELETE FROM lista_espera WHERE cliente_id = ?",
-        /* the WhatsApp messages sent to her number (the e-mails went by address) */
-        ("DELETE FROM mail_outbox WHERE canal = 'whatsapp' AND status <> 'pending' AND cita_id IN "
+        /* the messages to her about her appointments, to any address or
+         * number she had; of those still waiting only the e-mails stay, to
+         * tell her of the cancellations (and go once sent: outbox_done) */
+        ("DELETE FROM mail_outbox WHERE kind NOT IN " OUTBOX_AVISOS
+         " AND (status <> 'pending' OR canal = 'whatsapp') AND cita_id IN "
          "(SELECT id FROM citas WHERE cliente_id = ?)"),
         "DELETE FROM auth_sessions WHERE user_id = ?",
         "UPDATE citas SET notas = NULL WHERE cliente_id = ?",
@@ -555,6 +561,13 @@ static br_err anonimizar_tx(struct db *db, struct db_conn *c, void *ud)
     if (!rc)
         rc = EXEC(db, c, "UPDATE perfiles SET nombre = ?, telefono = NULL WHERE id = ?", pp, NULL,
                   NULL, NULL);
+    /* the barber's notices about her appointments keep them, without her */
+    if (!rc)
+        rc = EXEC(
+            db, c,
+            "UPDATE mail_outbox SET cliente_nombre = ?, notas = NULL WHERE kind IN " OUTBOX_AVISOS
+            " AND cita_id IN (SELECT id FROM citas WHERE cliente_id = ?)",
+            pp, NULL, NULL, NULL);
     char *gone = xasprintf("%s" EMAIL_ELIMINADO_SUFFIX, a->user_id);
     struct db_val pu[] = {db_text(gone), db_text(a->now), db_text(a->user_id)};
     if (!rc)

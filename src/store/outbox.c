@@ -76,7 +76,6 @@ br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_ms
 /* A barber's notice's place among the cita's notices (the .ics SEQUENCE),
  * counted from the rows themselves: the same on every retry, one more for
  * each change, with no column to keep in step */
-#define OUTBOX_AVISOS "('aviso_cita', 'aviso_cambio', 'aviso_cancelacion')"
 #define OUTBOX_SECUENCIA                                                                           \
     "CASE WHEN kind IN " OUTBOX_AVISOS " THEN (SELECT count(*) FROM mail_outbox x "                \
     "WHERE x.cita_id = mail_outbox.cita_id AND x.kind IN " OUTBOX_AVISOS " AND "                   \
@@ -176,15 +175,36 @@ br_err store_outbox_claim(struct store *st, const char *now, const char *lease_u
     return rc;
 }
 
+struct done {
+    const char *id, *status, *error, *now;
+};
+
+static br_err done_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    const struct done *d = ud;
+    struct db_val pu[] = {db_text(d->status), db_text(d->error), db_text(d->now), db_text(d->id)};
+    br_err rc = EXEC(db, c,
+                     "UPDATE mail_outbox SET status = ?, last_error = ?, done_at = ?, "
+                     "locked_until = NULL WHERE id = ?",
+                     pu, NULL, NULL, NULL);
+    /* a client's message that went out after she deleted her account (the
+     * cancellations the deletion queued) is not kept */
+    struct db_val pd[] = {db_text(d->id)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "DELETE FROM mail_outbox WHERE id = ? AND kind NOT IN " OUTBOX_AVISOS
+                  " AND EXISTS (SELECT 1 FROM citas x JOIN auth_users u ON u.id = x.cliente_id "
+                  "WHERE x.id = mail_outbox.cita_id AND u.eliminado_en IS NOT NULL)",
+                  pd, NULL, NULL, NULL);
+    return rc;
+}
+
 /* See store_int.h. */
 br_err outbox_done(struct store *st, const char *id, const char *status, const char *error,
                    const char *now)
 {
-    return run_write_aside(st,
-                           "UPDATE mail_outbox SET status = ?, last_error = ?, done_at = ?, "
-                           "locked_until = NULL WHERE id = ?",
-                           DB_ARGS(db_text(status), db_text(error), db_text(now), db_text(id)),
-                           NULL);
+    struct done d = {id, status, error, now};
+    return in_tx_as(st, DB_TOUCH_NONE, done_tx, &d);
 }
 
 br_err store_outbox_sent(struct store *st, const char *id, const char *now)

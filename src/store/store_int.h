@@ -552,6 +552,9 @@ br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_ms
  * ends. */
 br_err outbox_done(struct store *st, const char *id, const char *status, const char *error,
                    const char *now);
+/* The kinds of the barber's notices, as an SQL list (the rest of the
+ * outbox speaks to clients). */
+#define OUTBOX_AVISOS "('aviso_cita', 'aviso_cambio', 'aviso_cancelacion')"
 /* Queues the barber's notice of kind ("aviso_cita", "aviso_cambio",
  * "aviso_cancelacion") about cita_id as it now stands, when its barber has
  * an address (nothing otherwise), created at now (avisos.c). */

@@ -681,6 +681,19 @@ static void withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones(vo
     free(cita);
 }
 
+struct deleted_msgs {
+    const char *cliente_id;
+};
+
+static bool no_messages_of(void *ud)
+{
+    const struct deleted_msgs *d = ud;
+    return db_count(&S,
+                    "SELECT count(*) FROM mail_outbox WHERE cita_id IN (SELECT id FROM citas "
+                    "WHERE cliente_id = '%s')",
+                    d->cliente_id) == 0;
+}
+
 static void deleting_her_account_cancels_anonymises_and_keeps_the_books(void **state)
 {
     (void)state;
@@ -728,6 +741,13 @@ static void deleting_her_account_cancels_anonymises_and_keeps_the_books(void **s
                               "'Cliente eliminado' AND telefono IS NULL",
                               ana.id),
                      1);
+    /* the messages about her appointments: the cancellation still goes to
+     * her, and once sent no message to her is kept, to any address */
+    char *gone = wait_mail(ana.email, "Tu cita ha sido cancelada");
+    free(gone);
+    struct deleted_msgs dm = {ana.id};
+    if (!wait_until(no_messages_of, &dm, WAIT_MAIL_MS))
+        fail_msg("messages about a deleted client's citas remain");
     /* her photo and its object */
     assert_int_equal(
         db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cliente_id = '%s'", ana.id), 0);
