@@ -19,7 +19,8 @@ static br_err w_cliente(struct jw *w, const void *row)
     jw_kstr(w, "id", c->perfil.id);
     jw_kstr(w, "nombre", c->perfil.nombre);
     jw_kstr(w, "telefono", c->perfil.telefono);
-    jw_kstr(w, "email", c->email);
+    /* a deleted account's sign-in address is nobody's to write to */
+    jw_kstr(w, "email", email_es_eliminado(c->email) ? NULL : c->email);
     jw_kstr(w, "rol", c->perfil.rol);
     jw_kstr(w, "created_at", c->perfil.created_at);
     jw_key(w, "puede_entrar");

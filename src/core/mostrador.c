@@ -33,21 +33,24 @@ br_err mostrador_clientes(struct app *app, const struct principal *caller, const
     size_t n = q ? strlen(q) : 0;
     if (n > MOSTRADOR_Q_MAX || (n && !utf8_valid(q, n)))
         return err_set(BR_INVALID, "Parámetro inválido: q");
-    /* trimmed, ASCII lowercased, LIKE's own characters escaped */
+    /* trimmed, folded as names are compared, LIKE's own characters escaped */
     while (n && (*q == ' ' || *q == '\t'))
         q++, n--;
     while (n && (q[n - 1] == ' ' || q[n - 1] == '\t'))
         n--;
-    char patron[2 * MOSTRADOR_Q_MAX + 3];
-    size_t k = 0;
+    char folded[MOSTRADOR_Q_MAX + 1], patron[2 * MOSTRADOR_Q_MAX + 3];
+    size_t f = rule_busqueda_fold(q, n, folded), k = 0;
     patron[k++] = '%';
-    for (size_t i = 0; i < n; i++) {
-        char c = q[i];
+    for (size_t i = 0; i < f; i++) {
+        char c = folded[i];
         if (c == '%' || c == '_' || c == '\\') patron[k++] = '\\';
-        patron[k++] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+        patron[k++] = c;
     }
     patron[k++] = '%';
     patron[k] = '\0';
+    /* and a phone number by its digits, however either was written */
+    char digitos[MOSTRADOR_Q_MAX + 1];
+    rule_telefono_digitos(q, n, digitos);
     br_id after;
     const char *a = NULL;
     if (after_id && *after_id) {
@@ -55,7 +58,7 @@ br_err mostrador_clientes(struct app *app, const struct principal *caller, const
             return err_set(BR_INVALID, "Parámetro inválido: cursor");
         a = after;
     }
-    return store_clientes_page(app->store, n ? patron : NULL, a, limit, fn, ud);
+    return store_clientes_page(app->store, n ? patron : NULL, digitos, a, limit, fn, ud);
 }
 
 /* --- booking for a client ------------------------------------------------------------- */

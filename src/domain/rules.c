@@ -17,7 +17,13 @@ static bool text_ok(const char *s, size_t max)
 
 bool rule_nombre_ok(const char *s)
 {
-    return text_ok(s, RULE_NOMBRE_MAX);
+    if (!text_ok(s, RULE_NOMBRE_MAX)) return false;
+    bool seen = false; /* something besides spaces */
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) return false; /* one line, as cards and e-mails show it */
+        if (*p != ' ') seen = true;
+    }
+    return seen;
 }
 
 bool rule_telefono_ok(const char *s)
@@ -118,4 +124,44 @@ bool rule_password_short_enough(const char *pw)
 bool rule_margen_ok(int64_t minutes)
 {
     return minutes >= 0 && minutes <= RULE_MARGEN_MAX;
+}
+
+size_t rule_busqueda_fold(const char *in, size_t n, char *out)
+{
+    /* the second byte of each letter after 0xC3, and its plain letter */
+    static const char from[] = "\xa1\xa9\xad\xb3\xba\xbc\xb1\x81\x89\x8d\x93\x9a\x9c\x91";
+    static const char to[] = "aeiouunaeiouun";
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (c == 0xc3 && i + 1 < n && in[i + 1]) {
+            const char *hit = strchr(from, in[i + 1]);
+            if (hit) {
+                out[k++] = to[hit - from];
+                i++;
+                continue;
+            }
+        }
+        out[k++] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : (char)c;
+    }
+    out[k] = '\0';
+    return k;
+}
+
+size_t rule_telefono_digitos(const char *in, size_t n, char *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (in[i] >= '0' && in[i] <= '9')
+            out[k++] = in[i];
+        else if (!strchr("+-(). ", in[i]) || !in[i])
+            return out[0] = '\0', 0;
+    }
+    out[k] = '\0';
+    if (k < 3) return out[0] = '\0', 0;
+    if (k > 2 && out[0] == '0' && out[1] == '0') { /* 0034...: +34... */
+        memmove(out, out + 2, k - 1);
+        k -= 2;
+    }
+    return k;
 }

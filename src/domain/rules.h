@@ -24,8 +24,9 @@
 #define RULE_URL_MAX    2048 /* bytes of a barber's foto_url */
 #define RULE_MOTIVO_MAX 500  /* bytes of the motivo of a day off or a closure */
 
-/* A barber's or a service's nombre: non-empty UTF-8 text of at most
- * RULE_NOMBRE_MAX bytes. NULL is not one. */
+/* A nombre (a barber's, a service's, a client's): UTF-8 text of at most
+ * RULE_NOMBRE_MAX bytes, one line (no control characters), not blank.
+ * NULL is not one. */
 bool rule_nombre_ok(const char *s);
 
 /* A barber's foto_url, when there is one: non-empty UTF-8 text of at most
@@ -101,6 +102,21 @@ bool rule_password_long_enough(const char *pw);
 
 /* Short enough to hash: at most RULE_PASSWORD_MAX bytes. */
 bool rule_password_short_enough(const char *pw);
+
+/* --- finding a client ------------------------------------------------------------------ */
+
+/* How a name is compared when the desk searches: lowercase, and the
+ * Spanish accented letters (á é í ó ú ü ñ, either case) as their plain
+ * ones, so that "lucia" finds "Lucía". Writes the folded in[0..n) to out
+ * (at least n + 1 bytes: folding never lengthens) and returns its length.
+ * The store folds stored names the same way (store/clientes.c). */
+size_t rule_busqueda_fold(const char *in, size_t n, char *out);
+
+/* The digits of a phone number as typed, when the text is one (digits,
+ * spaces and "+-()." only, at least 3 digits); an international "00" is
+ * dropped. Writes them to out (at least n + 1 bytes) and returns how many;
+ * 0 when the text is not a number. */
+size_t rule_telefono_digitos(const char *in, size_t n, char *out);
 
 /* A service's margen_min, the clean-up time kept free after each of its
  * appointments: whole minutes, 0 to RULE_MARGEN_MAX. */

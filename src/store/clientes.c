@@ -15,9 +15,25 @@
     "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, u.email, "                            \
     "CASE WHEN u.password_hash = '' THEN 0 ELSE 1 END, " CLIENTE_COUNTS " "                        \
     "FROM perfiles p JOIN auth_users u ON u.id = p.id "
+/* a name as rule_busqueda_fold folds it: lowercase, the Spanish accents plain */
+#define FOLD(x)                                                                                        \
+    "replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace("         \
+    "replace(replace(replace(lower(" x                                                                 \
+    "), 'á', 'a'), 'é', 'e'), 'í', 'i'), 'ó', 'o'), 'ú', 'u'), "                                  \
+    "'ü', 'u'), 'ñ', 'n'), 'Á', 'a'), 'É', 'e'), 'Í', 'i'), 'Ó', 'o'), 'Ú', 'u'), 'Ü', 'u'), " \
+    "'Ñ', 'n')"
+/* a phone's digits (rule_telefono_digitos) */
+#define DIGITS                                                                                     \
+    "replace(replace(replace(replace(replace(replace(coalesce(p.telefono, ''), ' ', ''), '-', "    \
+    "''), '.', ''), '(', ''), ')', ''), '+', '')"
 #define CLIENTE_MATCH                                                                              \
-    "(lower(coalesce(p.nombre, '')) LIKE ? ESCAPE '\\' OR coalesce(p.telefono, '') LIKE ? "        \
-    "ESCAPE '\\' OR u.email LIKE ? ESCAPE '\\')"
+    "(" FOLD("coalesce(p.nombre, '')") " LIKE ? ESCAPE '\\' OR coalesce(p.telefono, '') LIKE ? "   \
+                                       "ESCAPE '\\' OR (u.email LIKE ? ESCAPE '\\' AND u.email "   \
+                                       "NOT LIKE '" EMAIL_NINGUNO_PREFIX "%') "                    \
+                                       "OR (? <> '' AND (" DIGITS                                  \
+                                       " LIKE '%' || ? || '%' OR (length(" DIGITS                  \
+                                       ") >= 6 AND ? LIKE "                                        \
+                                       "'%' || " DIGITS "))))"
 #define CLIENTE_AFTER                                                                              \
     "(coalesce(p.nombre, ''), p.id) > ((SELECT coalesce(nombre, '') FROM perfiles WHERE id = ?), " \
     "?)"
@@ -42,15 +58,19 @@ static bool cliente_decode(struct cliente_view *v, const struct db_val *c, int n
 
 LISTING(clientes, struct cliente_view, store_cliente_fn, cliente_decode)
 
-br_err store_clientes_page(struct store *st, const char *patron, const char *after_id,
-                           int64_t limit, store_cliente_fn fn, void *ud)
+br_err store_clientes_page(struct store *st, const char *patron, const char *digitos,
+                           const char *after_id, int64_t limit, store_cliente_fn fn, void *ud)
 {
-    struct db_val p[6];
+    struct db_val p[9];
     int n = 0;
     if (patron) {
+        const char *d = digitos ? digitos : "";
         p[n++] = db_text(patron);
         p[n++] = db_text(patron);
         p[n++] = db_text(patron);
+        p[n++] = db_text(d);
+        p[n++] = db_text(d);
+        p[n++] = db_text(d);
     }
     if (after_id) {
         p[n++] = db_text(after_id);

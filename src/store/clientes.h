@@ -10,13 +10,16 @@
 
 typedef br_err (*store_cliente_fn)(void *ud, const struct cliente_view *c);
 
-/* Profiles whose nombre, telefono or e-mail contains patron (a LIKE
- * pattern with '\' as its escape, lowercase; NULL: every profile), by
+/* Profiles whose nombre (folded as rule_busqueda_fold does), telefono or
+ * e-mail contains patron (a LIKE pattern with '\' as its escape, folded;
+ * NULL: every profile), or whose telefono's digits contain digitos or end
+ * a number that is digitos (with its country code; "" or NULL: none), by
  * nombre then id, from after the profile after_id (NULL: the first) on, up
  * to limit (0: all). Each with its counts of completed and missed
  * appointments. */
-br_err store_clientes_page(struct store *st, const char *patron, const char *after_id,
-                           int64_t limit, store_cliente_fn fn, void *ud) WARN_UNUSED;
+br_err store_clientes_page(struct store *st, const char *patron, const char *digitos,
+                           const char *after_id, int64_t limit, store_cliente_fn fn,
+                           void *ud) WARN_UNUSED;
 
 /* One user as a booking names its client. OUT: *c (its strings owned: free
  * c->email, perfil_clear). BR_NOTFOUND when there is no such user. */

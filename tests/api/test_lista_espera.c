@@ -407,14 +407,13 @@ static void wider_hours_tell_the_waiting(void **state)
     free(pedir_ok(&dana, SERVICIO, d, barbero));
     assert_int_equal(notices_to(&dana), 0);
     /* every day, 09:00 to 20:00 in the shop's zone */
-    char week[600] = "{\"horario\":[";
-    for (int dia = 1; dia <= 7; dia++) {
-        char one[64];
-        snprintf(one, sizeof one, "%s{\"dia\":%d,\"inicio\":\"09:00\",\"fin\":\"20:00\"}",
-                 dia > 1 ? "," : "", dia);
-        strcat(week, one);
-    }
-    strcat(week, "]}");
+    char week[600];
+    size_t len = (size_t)snprintf(week, sizeof week, "{\"horario\":[");
+    for (int dia = 1; dia <= 7; dia++)
+        len += (size_t)snprintf(week + len, sizeof week - len,
+                                "%s{\"dia\":%d,\"inicio\":\"09:00\",\"fin\":\"20:00\"}",
+                                dia > 1 ? "," : "", dia);
+    snprintf(week + len, sizeof week - len, "]}");
     http_json(&S, "PUT", path, ADMIN.token, week, &r);
     assert_int_equal(r.status, 200);
     resp_free(&r);

@@ -313,6 +313,9 @@ static void a_deleted_account_is_no_client_the_desk_can_book_for_or_find(void **
     http_get(&S, path, BARB.token, &r);
     assert_int_equal(r.status, 200);
     assert_int_equal(json_array_size(json_object_get(r.json, "clientes")), 1);
+    /* with no address: her sign-in's placeholder is nobody's */
+    assert_true(json_is_null(
+        json_object_get(json_array_get(json_object_get(r.json, "clientes"), 0), "email")));
     resp_free(&r);
 }
 
@@ -723,6 +726,49 @@ static void race_one(void *item)
     resp_free(&r);
 }
 
+/* The desk finds a client however her name or number is typed: without
+ * accents or in capitals, the number with or without spaces or the country
+ * code; and the address a client without one is stored under is nobody's
+ * to match. */
+static void a_client_is_found_as_the_desk_types_her(void **state)
+{
+    (void)state;
+    char fecha[ISO8601_LEN + 1], lucia[40];
+    next_slot(fecha);
+    char *b =
+        body_new("{\"nombre\":\"Lucía Gómez Núñez\",\"telefono\":\"611 22 33 44\"}", fecha, NULL);
+    free(desk_ok(&BARB, b, lucia));
+    free(b);
+    static const char *const finds[] = {
+        "lucia",
+        "LUC%C3%8DA",
+        "gomez",
+        "nunez",
+        "Luc%C3%ADa%20G%C3%B3mez",
+        "611223344",
+        "611%2022%2033",
+        "%2B34611223344",
+        "0034%20611%2022%2033%2044",
+        "22-33-44",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(finds); i++) {
+        char path[200];
+        snprintf(path, sizeof path, "/api/clientes?q=%s", finds[i]);
+        struct resp r;
+        json_t *e = find_in(path, &BARB, "clientes", lucia, &r);
+        if (!e) fail_msg("q=%s does not find her: %s", finds[i], r.body);
+        resp_free(&r);
+    }
+    static const char *const misses[] = {"sin-email", "email", "611%2099", "34611223345"};
+    for (size_t i = 0; i < ARRAY_LEN(misses); i++) {
+        char path[200];
+        snprintf(path, sizeof path, "/api/clientes?q=%s", misses[i]);
+        struct resp r;
+        if (find_in(path, &BARB, "clientes", lucia, &r)) fail_msg("q=%s finds her", misses[i]);
+        resp_free(&r);
+    }
+}
+
 static void desk_and_clients_race_for_one_slot_and_one_wins(void **state)
 {
     (void)state;
@@ -939,6 +985,7 @@ int main(void)
         cmocka_unit_test(attendance_is_marked_listed_counted_and_undone_the_same_day),
         cmocka_unit_test(desk_and_clients_race_for_one_slot_and_one_wins),
         cmocka_unit_test(clientes_are_paged),
+        cmocka_unit_test(a_client_is_found_as_the_desk_types_her),
         cmocka_unit_test(margin_is_set_by_the_admin_within_0_to_120),
         cmocka_unit_test(margins_stay_free_in_slots_desk_bookings_and_reschedules_only),
     };

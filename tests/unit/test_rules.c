@@ -42,7 +42,10 @@ static const struct text_row text_rows[] = {
     {NULL, 0, false, false, true},          /* absent: only a motivo may be */
     {"", 0, false, false, true},            /* empty: only a motivo may be */
     {"Corte clásico", 0, true, true, true}, /* UTF-8 */
-    {"Con\tTab", 0, true, true, true},      /* controls are text too */
+    {"Con\tTab", 0, false, true, true},     /* controls are text, but a name is one line */
+    {"Dos\nlíneas", 0, false, true, true},
+    {"   ", 0, false, true, true}, /* blank: no name */
+    {" Ana ", 0, true, true, true},
     {"\xff\xfe", 0, false, false, false},   /* not UTF-8 */
     {"Corte \xc3", 0, false, false, false}, /* a character cut short */
     {NULL, 1, true, true, true},
@@ -278,9 +281,44 @@ static void a_stored_email_is_an_address_a_placeholder_or_a_deleted_one(void **s
     assert_false(email_es_eliminado(NULL));
 }
 
+static void a_search_folds_accents_and_reads_a_number_by_its_digits(void **state)
+{
+    (void)state;
+    static const char *const fold[][2] = {
+        {"Lucía Gómez", "lucia gomez"},
+        {"ÁÉÍÓÚÜÑ", "aeiouun"},
+        {"Peña", "pena"},
+        {"Zoë", "zo\xc3\xab"}, /* only Spanish's letters fold */
+        {"50%_a", "50%_a"},
+        {"", ""},
+    };
+    char out[64];
+    for (size_t i = 0; i < LEN(fold); i++) {
+        size_t n = rule_busqueda_fold(fold[i][0], strlen(fold[i][0]), out);
+        if (strcmp(out, fold[i][1]) || n != strlen(fold[i][1]))
+            fail_msg("fold(%s) = %s", fold[i][0], out);
+    }
+    static const char *const digits[][2] = {
+        {"611 22 33 44", "611223344"},
+        {"+34 611-22.33(44)", "34611223344"},
+        {"0034 611223344", "34611223344"},
+        {"611", "611"},
+        {"61", ""},
+        {"ana", ""},
+        {"611a", ""},
+        {"", ""},
+    };
+    for (size_t i = 0; i < LEN(digits); i++) {
+        size_t n = rule_telefono_digitos(digits[i][0], strlen(digits[i][0]), out);
+        if (strcmp(out, digits[i][1]) || n != strlen(digits[i][1]))
+            fail_msg("digits(%s) = %s", digits[i][0], out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_search_folds_accents_and_reads_a_number_by_its_digits),
         cmocka_unit_test(text_rules_cap_bytes_and_want_utf8),
         cmocka_unit_test(a_stored_email_is_an_address_a_placeholder_or_a_deleted_one),
         cmocka_unit_test(a_length_is_1_to_1440_minutes),
