@@ -106,7 +106,7 @@ export async function agenda() {
   }
 
   // The day's working minutes of each barber: [[from, to]], none on a
-  // closure (the administrator's GET /api/admin/ausencias).
+  // closure or day off (GET /api/admin/ausencias, which staff read).
   async function tramos(list) {
     const dia = new Date(fecha + 'T12:00:00Z').getUTCDay() || 7;
     const [weeks, cierres] = await Promise.all([
@@ -120,9 +120,7 @@ export async function agenda() {
           return horarios.get(b.id);
         }),
       ),
-      rol(me) === 'admin'
-        ? get('/api/admin/ausencias').then((x) => x.ausencias)
-        : Promise.resolve([]),
+      get('/api/admin/ausencias').then((x) => x.ausencias),
     ]);
     const toMin = (s) => +s.slice(0, 2) * 60 + +s.slice(3, 5);
     return new Map(

@@ -68,7 +68,8 @@ const struct http_route api_routes[] = {
      api_admin_servicios_post},
     {"PATCH", "/api/admin/servicios/", true, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,
      api_admin_servicio_patch},
-    {"GET", "/api/admin/ausencias", false, HTTP_AUTH_ADMIN, HTTP_BODY_NONE,
+    /* read by staff too: the agenda's grid shows no free time on a closure */
+    {"GET", "/api/admin/ausencias", false, HTTP_AUTH_STAFF, HTTP_BODY_NONE,
      api_admin_ausencias_get},
     {"POST", "/api/admin/ausencias", false, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,
      api_admin_ausencias_post},

@@ -129,7 +129,6 @@ static void only_an_administrator_manages(void **state)
         {"GET", "/api/admin/servicios", NULL},
         {"POST", "/api/admin/servicios", "{\"nombre\":\"X\",\"duracion_min\":10,\"precio\":1}"},
         {"PATCH", ps, "{\"activo\":false}"},
-        {"GET", "/api/admin/ausencias", NULL},
         {"POST", "/api/admin/ausencias", "{\"desde\":\"2030-01-01\",\"hasta\":\"2030-01-01\"}"},
         {"DELETE", "/api/admin/ausencias/00000000-0000-4000-8000-000000000000", NULL},
     };
@@ -142,6 +141,11 @@ static void only_an_administrator_manages(void **state)
     assert_true(listed("/api/barberos", "barberos", NULL, b));
     assert_true(listed("/api/servicios", "servicios", NULL, s));
     assert_int_equal(db_count(&S, "SELECT count(*) FROM ausencias"), 0);
+    /* the days off and closures: a barber reads them (the agenda's grid), a
+     * client does not */
+    expect_call("GET", "/api/admin/ausencias", BARBERO.token, NULL, 200, NULL);
+    expect_call("GET", "/api/admin/ausencias", CLIENTE.token, NULL, 403, "Sin permisos");
+    expect_call("GET", "/api/admin/ausencias", NULL, NULL, 401, "No autenticado");
     /* the public reads need no session */
     char pub[160];
     snprintf(pub, sizeof pub, "/api/barberos/%s/horario", b);
