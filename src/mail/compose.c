@@ -435,6 +435,7 @@ br_err mail_ics_event(struct buf *out, const struct mail_ics_event *e)
     if (!rc) rc = mail_ics_prop(out, "DTEND", e->end);
     if (!rc) rc = prop_text(out, &line, "SUMMARY", e->summary);
     if (!rc) rc = prop_text(out, &line, "DESCRIPTION", e->description);
+    if (!rc && e->location && *e->location) rc = prop_text(out, &line, "LOCATION", e->location);
     if (!rc && e->organizer) {
         char *org = xasprintf("mailto:%s", e->organizer);
         rc = mail_ics_prop(out, "ORGANIZER;CN=Barbería", org);
@@ -467,6 +468,7 @@ struct fields {
     int64_t ics_sequence; /* 0 for a confirmation; later changes count up */
     const char *tz;
     char *enlace; /* NULL: no link */
+    char *donde;  /* NULL: not said */
 };
 
 static void fields_free(struct fields *f)
@@ -476,6 +478,15 @@ static void fields_free(struct fields *f)
     free(f->servicio);
     free(f->notas);
     free(f->enlace);
+    free(f->donde);
+}
+
+char *mail_donde(const char *shop_name, const char *shop_address)
+{
+    const char *name = shop_name ? shop_name : "";
+    if (shop_address && *shop_address)
+        return *name ? xasprintf("%s, %s", name, shop_address) : xstrdup(shop_address);
+    return xstrdup(name);
 }
 
 /* Appends the base64 of data in lines of 76 characters, each with CRLF. */
@@ -649,6 +660,11 @@ static void text_body(struct wr *w, const struct fields *f, const struct outbox_
     put_crlf(w, f->cliente);
     wr_printf(w, "\r\n  Inicio:   %s (%s)\r\n  Fin:      %s (%s)\r\n", f->inicio, f->tz, f->fin,
               f->tz);
+    if (f->donde) {
+        wr_puts(w, "  Dónde:    ");
+        put_crlf(w, f->donde);
+        wr_puts(w, "\r\n");
+    }
     if (*f->notas) {
         /* notes keep their lines, indented under the label */
         wr_puts(w, k->label ? "  Mensaje:  " : "  Notas:    ");
@@ -700,6 +716,7 @@ static void html_body(struct wr *w, const struct fields *f, const struct outbox_
     when = xasprintf("%s (%s)", f->fin, f->tz);
     html_row(w, "Fin", when);
     free(when);
+    if (f->donde) html_row(w, "Dónde", f->donde);
     if (*f->notas) html_row(w, k->label ? k->label : "Notas", f->notas);
     if (k->cita) html_row(w, "N.º de cita", m->cita_id);
     wr_puts(w, "</table>\r\n");
@@ -757,6 +774,7 @@ static void ics_body(struct wr *w, const struct fields *f, const struct outbox_m
         .attendee = k->aviso ? m->recipient : NULL,
         .attendee_cn = f->barbero,
         .status = k->status,
+        .location = f->donde,
         .sequence = f->ics_sequence,
     };
     if (!w->rc) w->rc = mail_ics_event(&w->b, &ev);
@@ -807,6 +825,7 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
         .notas = clean_text(m->notas, true),
         .tz = o->tz && *o->tz ? o->tz : "UTC",
         .enlace = m->enlace && *m->enlace ? clean_text(m->enlace, false) : NULL,
+        .donde = o->donde && *o->donde ? clean_text(o->donde, false) : NULL,
     };
     mail_when(start, f.inicio, sizeof f.inicio);
     mail_when(end, f.fin, sizeof f.fin);

@@ -32,10 +32,15 @@
 
 /* What a composition needs besides the record; borrowed for the call. */
 struct mail_compose_opts {
-    const char *from; /* sender address (addr-spec, e.g. no-reply@example.com) */
-    const char *tz;   /* IANA name of the zone set by mail_tz_use(), shown next to times */
-    int64_t now_ms;   /* the Date header; 0: the current time */
+    const char *from;  /* sender address (addr-spec, e.g. no-reply@example.com) */
+    const char *tz;    /* IANA name of the zone set by mail_tz_use(), shown next to times */
+    int64_t now_ms;    /* the Date header; 0: the current time */
+    const char *donde; /* where the appointment is (mail_donde); NULL: not said */
 };
+
+/* Where the shop's appointments are, as its messages say it: "<name>,
+ * <address>", or the name alone without an address (caller frees). */
+char *mail_donde(const char *shop_name, const char *shop_address);
 
 /* Builds the confirmation for m: headers, both bodies and the .ics, lines
  * ending in CRLF, none longer than 78 octets. OUT: *out (NUL-terminated,
@@ -91,6 +96,7 @@ struct mail_ics_event {
     const char *organizer;              /* the shop's address, or NULL */
     const char *attendee, *attendee_cn; /* the barber's address and name, or NULL */
     const char *status;                 /* CONFIRMED, CANCELLED */
+    const char *location;               /* plain text, or NULL */
     int64_t sequence;
 };
 br_err mail_ics_event(struct buf *out, const struct mail_ics_event *e) WARN_UNUSED;

@@ -32,6 +32,7 @@ struct smtp {
     char *from;
     char *ca_file; /* NULL: the system's CA store */
     char *tz;
+    char *donde; /* the shop's name and address (mail_donde) */
     long timeout_ms;
     long use_ssl;          /* CURLUSESSL_TRY or CURLUSESSL_ALL */
     atomic_bool cancelled; /* the service is stopping: abandon the transfer */
@@ -109,7 +110,7 @@ static br_err smtp_deliver(struct mailer *base, const struct outbox_msg *msg)
 {
     struct smtp *s = (struct smtp *)base;
     if (recipient_check(msg->recipient)) return BR_INVALID;
-    struct mail_compose_opts o = {.from = s->from, .tz = s->tz};
+    struct mail_compose_opts o = {.from = s->from, .tz = s->tz, .donde = s->donde};
     char *data = NULL;
     size_t len = 0;
     if (mail_compose(&o, msg, &data, &len)) return compose_failed(BR_UPSTREAM);
@@ -195,6 +196,7 @@ static void smtp_close(struct mailer *base)
     free(s->from);
     free(s->ca_file);
     free(s->tz);
+    free(s->donde);
     free(s);
 }
 
@@ -300,6 +302,10 @@ br_err mailer_smtp_open(const struct config *cfg, struct mailer **out)
     s->from = xstrdup(cfg->smtp_from);
     s->ca_file = xstrdup_or_null(cfg->smtp_ca_file);
     s->tz = xstrdup(cfg->tz ? cfg->tz : "UTC");
+    /* said when there is an address to say (the name alone signs it already) */
+    s->donde = cfg->shop_address && *cfg->shop_address
+                   ? mail_donde(cfg->shop_name, cfg->shop_address)
+                   : NULL;
     s->timeout_ms = cfg->smtp_timeout_ms;
     /* smtps is TLS already; over smtp, credentials are only ever sent
      * after STARTTLS */

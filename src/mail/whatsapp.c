@@ -112,13 +112,7 @@ br_err whatsapp_open(const struct config *cfg, struct whatsapp **out)
     for (int i = 0; i < 5; i++)
         w->tpl[i] = xstrdup(tpl[i]);
     w->tz = xstrdup(cfg->tz ? cfg->tz : "UTC");
-    char where[600];
-    if (cfg->shop_address && *cfg->shop_address)
-        snprintf(where, sizeof where, "%s, %s", cfg->shop_name ? cfg->shop_name : "",
-                 cfg->shop_address);
-    else
-        snprintf(where, sizeof where, "%s", cfg->shop_name ? cfg->shop_name : "");
-    w->where = xstrdup(where);
+    w->where = mail_donde(cfg->shop_name, cfg->shop_address);
     w->timeout_ms = cfg->whatsapp_timeout_ms > 0 ? cfg->whatsapp_timeout_ms : 15000;
     atomic_init(&w->cancelled, false);
     *out = w;

@@ -207,7 +207,11 @@ static void confirmation_arrives_once_with_the_booking_details(void **state)
     smtp_sink_start(&K, S.dir, 0, NULL);
     char url[64];
     snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
-    const char *env[] = {url, "BARBERIA_TZ=Europe/Madrid", "BARBERIA_SMTP_FROM=citas@barberia.test",
+    const char *env[] = {url,
+                         "BARBERIA_TZ=Europe/Madrid",
+                         "BARBERIA_SMTP_FROM=citas@barberia.test",
+                         "BARBERIA_SHOP_NAME=Barbería Sol",
+                         "BARBERIA_SHOP_ADDRESS=Calle Mayor 1, Madrid",
                          NULL};
     srv_start(&S, env, NULL);
     struct user u;
@@ -238,7 +242,9 @@ static void confirmation_arrives_once_with_the_booking_details(void **state)
     expect_contains(text, "domingo 4 de mayo de 2031, 11:00 (Europe/Madrid)", "the text body");
     expect_contains(text, id, "the text body");
     expect_contains(text, "Degradado <b>corto</b> & barba; gracias", "the text body");
+    expect_contains(text, "Dónde:    Barbería Sol, Calle Mayor 1, Madrid", "the text body");
     const char *html = jstr(m, "html");
+    expect_contains(html, "Barbería Sol, Calle Mayor 1, Madrid", "the HTML");
     expect_contains(html, "Degradado &lt;b&gt;corto&lt;/b&gt; &amp; barba; gracias", "the HTML");
     expect_contains(html, "Ana María Pérez", "the HTML");
     assert_null(strstr(html, "<b>corto"));
@@ -264,6 +270,9 @@ static void confirmation_arrives_once_with_the_booking_details(void **state)
     expect_contains(ics_value(m, "SUMMARY", "text"), "Corte clásico", "SUMMARY");
     expect_contains(ics_value(m, "DESCRIPTION", "text"), "Degradado <b>corto</b> & barba; gracias",
                     "DESCRIPTION");
+    const char *loc = ics_value(m, "LOCATION", "text");
+    assert_non_null(loc);
+    assert_string_equal(loc, "Barbería Sol, Calle Mayor 1, Madrid");
     json_decref(m);
 
     /* the outbox knows it was delivered */
