@@ -184,6 +184,8 @@ void api_auth_datos(struct http_req *r)
         {"mensajes", DATOS_MENSAJES},
         {"mensajes_cuenta", DATOS_MENSAJES_CUENTA},
         {"consentimientos", DATOS_CONSENTIMIENTOS},
+        {"whatsapp", DATOS_WHATSAPP},
+        {"lista_espera", DATOS_LISTA_ESPERA},
     };
     struct jw w;
     api_begin(&w);

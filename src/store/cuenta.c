@@ -386,8 +386,8 @@ struct seccion {
     const char *sql;
     const char *keys[12];
     int nkeys;
-    bool by_email; /* the parameter is her address, not her id */
-    int nparams;   /* the parameter given once, or twice */
+    bool by_email; /* the last parameter is her address; the others her id */
+    int nparams;   /* how many (0: one) */
 };
 
 #define LIMITE " LIMIT 10000"
@@ -416,11 +416,19 @@ static const struct seccion secciones[] = {
          6,
          false,
          2},
-    [DATOS_MENSAJES] = {"SELECT kind, cita_id, recipient, status, created_at, done_at FROM "
-                        "mail_outbox WHERE recipient = ? ORDER BY created_at, id" LIMITE,
-                        {"tipo", "cita_id", "destinatario", "estado", "created_at", "enviado_en"},
-                        6,
-                        true},
+    /* every message to her: about her appointments and her waiting list,
+     * by either channel and to any address she had, and any other to her
+     * address (the barber's notices are the barber's) */
+    [DATOS_MENSAJES] = {"SELECT kind, canal, cita_id, recipient, status, created_at, done_at, "
+                        "entrega FROM mail_outbox WHERE kind NOT IN " OUTBOX_AVISOS
+                        " AND (cita_id IN (SELECT id FROM citas WHERE cliente_id = ?) OR cita_id "
+                        "IN (SELECT id FROM lista_espera WHERE cliente_id = ?) OR recipient = ?) "
+                        "ORDER BY created_at, id" LIMITE,
+                        {"tipo", "canal", "cita_id", "destinatario", "estado", "created_at",
+                         "enviado_en", "entrega"},
+                        8,
+                        true,
+                        3},
     [DATOS_MENSAJES_CUENTA] = {"SELECT kind, recipient, status, created_at, done_at FROM "
                                "cuenta_correo WHERE user_id = ? ORDER BY created_at, id" LIMITE,
                                {"tipo", "destinatario", "estado", "created_at", "enviado_en"},
@@ -431,6 +439,18 @@ static const struct seccion secciones[] = {
                                {"tipo", "otorgado_en", "retirado_en"},
                                3,
                                false},
+    [DATOS_WHATSAPP] = {"SELECT telefono, otorgado_en, retirado_en FROM whatsapp_consentimientos "
+                        "WHERE cliente_id = ?" LIMITE,
+                        {"telefono", "otorgado_en", "retirado_en"},
+                        3,
+                        false},
+    [DATOS_LISTA_ESPERA] = {"SELECT e.id, e.fecha, s.nombre, b.nombre, e.created_at "
+                            "FROM lista_espera e JOIN servicios s ON s.id = e.servicio_id "
+                            "LEFT JOIN barberos b ON b.id = e.barbero_id WHERE e.cliente_id = ? "
+                            "ORDER BY e.fecha, e.id" LIMITE,
+                            {"id", "fecha", "servicio", "barbero", "created_at"},
+                            5,
+                            false},
 };
 
 struct datos_cb {
@@ -473,9 +493,11 @@ br_err store_datos_each(struct store *st, enum datos_seccion s, const char *user
 {
     if ((int)s < 0 || (size_t)s >= ARRAY_LEN(secciones)) return err_set(BR_INTERNAL, "section");
     struct datos_cb a = {&secciones[s], fn, ud};
-    const char *v = secciones[s].by_email ? email : user_id;
-    struct db_val p[] = {db_text(v), db_text(v)};
-    return run(st, secciones[s].sql, p, secciones[s].nparams == 2 ? 2 : 1, dato_row, &a, NULL);
+    int n = secciones[s].nparams > 0 ? secciones[s].nparams : 1;
+    struct db_val p[3];
+    for (int i = 0; i < n && i < 3; i++)
+        p[i] = db_text(secciones[s].by_email && i == n - 1 ? email : user_id);
+    return run(st, secciones[s].sql, p, n < 3 ? n : 3, dato_row, &a, NULL);
 }
 
 /* --- deleting an account ----------------------------------------------------------- */

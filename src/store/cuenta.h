@@ -101,9 +101,11 @@ enum datos_seccion {
     DATOS_CITAS,
     DATOS_HISTORIAL,
     DATOS_FOTOS,
-    DATOS_MENSAJES,        /* mail_outbox rows sent to her address */
+    DATOS_MENSAJES,        /* mail_outbox rows to her (any channel, any address she had) */
     DATOS_MENSAJES_CUENTA, /* cuenta_correo rows of her account (never the link) */
     DATOS_CONSENTIMIENTOS,
+    DATOS_WHATSAPP,     /* her WhatsApp consent, with its number */
+    DATOS_LISTA_ESPERA, /* her waiting-list entries */
 };
 #define DATOS_MAX_FILAS 10000 /* rows per section at most */
 typedef br_err (*store_dato_fn)(void *ud, const struct dato *row, int n);

@@ -595,6 +595,17 @@ static void datos_hold_everything_of_hers_and_nothing_of_others(void **state)
     assert_int_equal(r.status, 200);
     assert_true(json_is_true(json_object_get(json_object_get(r.json, "consentimientos"), "fotos")));
     resp_free(&r);
+    /* her WhatsApp consent and a waiting-list entry are hers too */
+    http_json(&S, "PUT", "/api/auth/me/whatsapp", ana.token,
+              "{\"acepta\":true,\"telefono\":\"612 345 678\"}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char dia[11], espera[160];
+    weekday_utc(2, dia);
+    snprintf(espera, sizeof espera, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\"}", SERVICIO, dia);
+    post("/api/lista-espera", ana.token, espera, &r);
+    assert_int_equal(r.status, 201);
+    resp_free(&r);
 
     http_get(&S, "/api/auth/me/datos", ana.token, &r);
     assert_int_equal(r.status, 200);
@@ -614,6 +625,16 @@ static void datos_hold_everything_of_hers_and_nothing_of_others(void **state)
     assert_true(json_array_size(json_object_get(r.json, "historial")) >= 1);
     assert_true(json_array_size(json_object_get(r.json, "mensajes")) >= 1);
     assert_int_equal(json_array_size(json_object_get(r.json, "consentimientos")), 1);
+    json_t *msg0 = json_array_get(json_object_get(r.json, "mensajes"), 0);
+    assert_string_equal(jstr(msg0, "canal"), "email");
+    assert_string_equal(jstr(msg0, "cita_id"), mine);
+    json_t *wa = json_object_get(r.json, "whatsapp");
+    assert_int_equal(json_array_size(wa), 1);
+    assert_string_equal(jstr(json_array_get(wa, 0), "telefono"), "34612345678");
+    json_t *le = json_object_get(r.json, "lista_espera");
+    assert_int_equal(json_array_size(le), 1);
+    assert_string_equal(jstr(json_array_get(le, 0), "fecha"), dia);
+    assert_string_equal(jstr(json_array_get(le, 0), "servicio"), "Corte clásico");
     /* nothing of Bea's */
     assert_null(strstr(r.body, bea.email));
     assert_null(strstr(r.body, theirs));
