@@ -307,10 +307,17 @@ static br_err avisar_tx(struct db *db, struct db_conn *c, void *ud)
     br_err rc = BR_OK;
     for (int i = 0; !rc && i < a->n; i++) {
         const struct espera_aviso *v = &a->v[i];
+        /* removed meanwhile: nobody to tell; her other entry (a barber
+         * and "any barber" the same day) told her of this slot: once is enough */
         bool live = false;
-        struct db_val pe[] = {db_text(v->entrada_id)};
-        rc = EXEC(db, c, "SELECT 1 FROM lista_espera WHERE id = ?", pe, one_flag, &live, NULL);
-        if (rc || !live) continue; /* removed meanwhile: nobody to tell */
+        struct db_val pe[] = {db_text(v->entrada_id), db_text(v->barbero_id), db_text(v->inicio)};
+        rc = EXEC(db, c,
+                  "SELECT 1 FROM lista_espera e WHERE e.id = ? AND NOT EXISTS (SELECT 1 FROM "
+                  "lista_espera_avisos a JOIN lista_espera o ON o.id = a.entrada_id WHERE "
+                  "o.cliente_id = e.cliente_id AND o.id <> e.id AND a.barbero_id = ? AND "
+                  "a.inicio = ?)",
+                  pe, one_flag, &live, NULL);
+        if (rc || !live) continue;
         int64_t changes = 0;
         struct db_val p[] = {db_text(v->entrada_id), db_text(v->barbero_id), db_text(v->inicio),
                              db_text(v->m.created_at)};

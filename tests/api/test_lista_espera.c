@@ -469,6 +469,29 @@ static void wa_notice(const char *to, const char *nombre, const char *barbero_no
     json_decref(all);
 }
 
+/* A client waiting for a barber and for any barber the same day hears of
+ * a freed slot once. */
+static void two_entries_of_one_client_bring_one_notice_per_slot(void **state)
+{
+    (void)state;
+    struct user eli, otra;
+    signup_user(&S, &eli, "Eli Dos");
+    signup_user(&S, &otra, "Otra Cita");
+    char *barbero = make_barbero(&S, "Iker Mar");
+    char d[11], ten[32];
+    weekday_utc(4, d);
+    at(d, "10:00", ten);
+    char *cita = book(&S, &otra, barbero, SERVICIO, ten, NULL);
+    free(pedir_ok(&eli, SERVICIO, d, barbero));
+    free(pedir_ok(&eli, SERVICIO, d, NULL));
+    cancel_ok(&otra, cita);
+    char inicio[ISO8601_LEN + 1];
+    notice_link(&eli, barbero, d, inicio);
+    assert_int_equal(notices_to(&eli), 1);
+    free(cita);
+    free(barbero);
+}
+
 static void the_notice_goes_by_whatsapp_to_whoever_consented(void **state)
 {
     (void)state;
@@ -808,6 +831,7 @@ int main(void)
         cmocka_unit_test(a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot),
         cmocka_unit_test(a_removed_closure_and_a_reschedule_tell_the_waiting),
         cmocka_unit_test(wider_hours_tell_the_waiting),
+        cmocka_unit_test(two_entries_of_one_client_bring_one_notice_per_slot),
         cmocka_unit_test(the_notice_goes_by_whatsapp_to_whoever_consented),
         cmocka_unit_test(a_crash_before_the_notices_were_queued_loses_none),
         cmocka_unit_test(past_entries_are_neither_listed_nor_kept),
