@@ -467,8 +467,10 @@ struct fields {
     char ics_start[17], ics_end[17], ics_stamp[17];
     int64_t ics_sequence; /* 0 for a confirmation; later changes count up */
     const char *tz;
-    char *enlace; /* NULL: no link */
-    char *donde;  /* NULL: not said */
+    char *enlace;   /* NULL: no link */
+    char *donde;    /* NULL: not said */
+    bool tarde;     /* past the cut-off: the link no longer changes it */
+    char *telefono; /* the shop's phone, NULL: none */
 };
 
 static void fields_free(struct fields *f)
@@ -479,6 +481,7 @@ static void fields_free(struct fields *f)
     free(f->notas);
     free(f->enlace);
     free(f->donde);
+    free(f->telefono);
 }
 
 char *mail_donde(const char *shop_name, const char *shop_address)
@@ -541,6 +544,15 @@ static void put_html(struct wr *w, const char *s)
     }
 }
 
+/* The link line of a message that offers changing the appointment; once
+ * its cut-off has passed (fields.tarde) it offers the view only, and the
+ * shop's phone. */
+#define LINK_CAMBIOS "Para ver tu cita, cambiarla o cancelarla:"
+#define LINK_TARDE   "Para ver tu cita:"
+#define TARDE_TEXT                                                                                 \
+    "Ya no se puede cambiar ni cancelar desde el enlace: si no puedes venir, llama a la "          \
+    "barbería"
+
 /* What differs between the kinds of message: the confirmation's
  * texts are the original ones, byte for byte. */
 struct kind_text {
@@ -567,7 +579,7 @@ static const struct kind_text kind_texts[] = {
      "<p>Te adjuntamos la cita (cita.ics) para que la añadas a tu calendario.<br>\r\n"
      "Si no puedes venir, avísanos con tiempo.</p>\r\n"
      "<p>¡Te esperamos!",
-     "PUBLISH", "CONFIRMED", "Para ver tu cita, cambiarla o cancelarla:", true},
+     "PUBLISH", "CONFIRMED", LINK_CAMBIOS, true},
     {"cancelacion", "Cita cancelada", "Cita cancelada",
      "Tu cita ha sido cancelada. Estos eran los detalles:",
      "El adjunto (cita.ics) la quita de tu calendario.\r\n"
@@ -585,7 +597,7 @@ static const struct kind_text kind_texts[] = {
      "<p>Te adjuntamos la cita actualizada (cita.ics) para tu calendario.<br>\r\n"
      "Si no puedes venir, avísanos con tiempo.</p>\r\n"
      "<p>¡Te esperamos!",
-     "PUBLISH", "CONFIRMED", "Para ver tu cita, cambiarla o cancelarla:", true},
+     "PUBLISH", "CONFIRMED", LINK_CAMBIOS, true},
     {"recordatorio", "Recordatorio de tu cita", "Recordatorio de tu cita",
      "Te recordamos tu próxima cita. Estos son los detalles:",
      "Te adjuntamos la cita (cita.ics) por si aún no está en tu calendario.\r\n"
@@ -594,7 +606,7 @@ static const struct kind_text kind_texts[] = {
      "<p>Te adjuntamos la cita (cita.ics) por si aún no está en tu calendario.<br>\r\n"
      "Si no puedes venir, avísanos con tiempo.</p>\r\n"
      "<p>¡Te esperamos!",
-     "PUBLISH", "CONFIRMED", "Para ver tu cita, cambiarla o cancelarla:", true},
+     "PUBLISH", "CONFIRMED", LINK_CAMBIOS, true},
     {"aviso_espera", "Se ha liberado una hora", "Se ha liberado una hora",
      "Se ha liberado una hora el día que esperabas:",
      "La hora es de quien la reserve primero. Si ya no te interesa, no tienes que hacer "
@@ -644,6 +656,13 @@ static const struct kind_text *kind_text_of(const struct outbox_msg *m)
     return &kind_texts[0];
 }
 
+/* The link line to write, and whether the late note follows it. */
+static const char *link_line(const struct fields *f, const struct kind_text *k, bool *late)
+{
+    *late = f->tarde && k->link && !strcmp(k->link, LINK_CAMBIOS);
+    return *late ? LINK_TARDE : k->link;
+}
+
 static void text_body(struct wr *w, const struct fields *f, const struct outbox_msg *m)
 {
     const struct kind_text *k = kind_text_of(m);
@@ -678,11 +697,22 @@ static void text_body(struct wr *w, const struct fields *f, const struct outbox_
     }
     if (k->cita) wr_printf(w, "  N.º de cita: %s\r\n", m->cita_id);
     wr_puts(w, "\r\n");
-    if (f->enlace && k->link) {
-        wr_puts(w, k->link);
+    bool late;
+    const char *link = link_line(f, k, &late);
+    if (f->enlace && link) {
+        wr_puts(w, link);
         wr_puts(w, "\r\n");
         wr_puts(w, f->enlace);
         wr_puts(w, "\r\n\r\n");
+    }
+    if (late) {
+        wr_puts(w, TARDE_TEXT);
+        if (f->telefono) {
+            wr_puts(w, " (");
+            put_crlf(w, f->telefono);
+            wr_puts(w, ")");
+        }
+        wr_puts(w, ".\r\n\r\n");
     }
     wr_puts(w, k->close_text);
     wr_puts(w, "Barbería\r\n\r\n"
@@ -720,12 +750,23 @@ static void html_body(struct wr *w, const struct fields *f, const struct outbox_
     if (*f->notas) html_row(w, k->label ? k->label : "Notas", f->notas);
     if (k->cita) html_row(w, "N.º de cita", m->cita_id);
     wr_puts(w, "</table>\r\n");
-    if (f->enlace && k->link) {
-        wr_printf(w, "<p>%s<br>\r\n<a href=\"", k->link);
+    bool late;
+    const char *link = link_line(f, k, &late);
+    if (f->enlace && link) {
+        wr_printf(w, "<p>%s<br>\r\n<a href=\"", link);
         put_html(w, f->enlace);
         wr_puts(w, "\">");
         put_html(w, f->enlace);
         wr_puts(w, "</a></p>\r\n");
+    }
+    if (late) {
+        wr_puts(w, "<p>" TARDE_TEXT);
+        if (f->telefono) {
+            wr_puts(w, " (");
+            put_html(w, f->telefono);
+            wr_puts(w, ")");
+        }
+        wr_puts(w, ".</p>\r\n");
     }
     wr_puts(w, k->close_html);
     wr_puts(w, "<br>\r\nBarbería</p>\r\n</body>\r\n</html>\r\n");
@@ -826,7 +867,9 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
         .tz = o->tz && *o->tz ? o->tz : "UTC",
         .enlace = m->enlace && *m->enlace ? clean_text(m->enlace, false) : NULL,
         .donde = o->donde && *o->donde ? clean_text(o->donde, false) : NULL,
+        .telefono = o->telefono && *o->telefono ? clean_text(o->telefono, false) : NULL,
     };
+    f.tarde = o->plazo_ms > 0 && start - now < o->plazo_ms;
     mail_when(start, f.inicio, sizeof f.inicio);
     mail_when(end, f.fin, sizeof f.fin);
     mail_ics_utc(start, f.ics_start);

@@ -36,6 +36,8 @@ struct mail_compose_opts {
     const char *tz;    /* IANA name of the zone set by mail_tz_use(), shown next to times */
     int64_t now_ms;    /* the Date header; 0: the current time */
     const char *donde; /* where the appointment is (mail_donde); NULL: not said */
+    int64_t plazo_ms; /* a client changes her appointment until this long before it (0: any time) */
+    const char *telefono; /* the shop's phone, for when that has passed (NULL: none) */
 };
 
 /* Where the shop's appointments are, as its messages say it: "<name>,

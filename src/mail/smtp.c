@@ -32,7 +32,9 @@ struct smtp {
     char *from;
     char *ca_file; /* NULL: the system's CA store */
     char *tz;
-    char *donde; /* the shop's name and address (mail_donde) */
+    char *donde;      /* the shop's name and address (mail_donde) */
+    char *telefono;   /* the shop's phone, NULL: none */
+    int64_t plazo_ms; /* the clients' cut-off before an appointment */
     long timeout_ms;
     long use_ssl;          /* CURLUSESSL_TRY or CURLUSESSL_ALL */
     atomic_bool cancelled; /* the service is stopping: abandon the transfer */
@@ -110,7 +112,11 @@ static br_err smtp_deliver(struct mailer *base, const struct outbox_msg *msg)
 {
     struct smtp *s = (struct smtp *)base;
     if (recipient_check(msg->recipient)) return BR_INVALID;
-    struct mail_compose_opts o = {.from = s->from, .tz = s->tz, .donde = s->donde};
+    struct mail_compose_opts o = {.from = s->from,
+                                  .tz = s->tz,
+                                  .donde = s->donde,
+                                  .plazo_ms = s->plazo_ms,
+                                  .telefono = s->telefono};
     char *data = NULL;
     size_t len = 0;
     if (mail_compose(&o, msg, &data, &len)) return compose_failed(BR_UPSTREAM);
@@ -197,6 +203,7 @@ static void smtp_close(struct mailer *base)
     free(s->ca_file);
     free(s->tz);
     free(s->donde);
+    free(s->telefono);
     free(s);
 }
 
@@ -302,6 +309,8 @@ br_err mailer_smtp_open(const struct config *cfg, struct mailer **out)
     s->from = xstrdup(cfg->smtp_from);
     s->ca_file = xstrdup_or_null(cfg->smtp_ca_file);
     s->tz = xstrdup(cfg->tz ? cfg->tz : "UTC");
+    s->telefono = cfg->shop_phone && *cfg->shop_phone ? xstrdup(cfg->shop_phone) : NULL;
+    s->plazo_ms = (int64_t)cfg->cancel_cutoff_min * 60000;
     /* said when there is an address to say (the name alone signs it already) */
     s->donde = cfg->shop_address && *cfg->shop_address
                    ? mail_donde(cfg->shop_name, cfg->shop_address)

@@ -169,6 +169,32 @@ static void a_reminder_goes_once_when_due_with_the_cita(void **state)
     free(id);
 }
 
+/* A reminder sent once the cut-off has passed offers the appointment's
+ * page, not the change it can no longer make, and says whom to call. */
+static void a_reminder_past_the_cut_off_offers_the_phone_not_the_change(void **state)
+{
+    (void)state;
+    static const char *env[] = {URL,
+                                "BARBERIA_TZ=Europe/Madrid",
+                                "BARBERIA_REMINDER_HOURS=1",
+                                "BARBERIA_CANCEL_CUTOFF_MIN=120",
+                                "BARBERIA_MIN_NOTICE_MIN=0",
+                                "BARBERIA_SHOP_PHONE=+34 910 000 000",
+                                NULL};
+    start_shop(env);
+    char f[32];
+    at(HOUR_MS + 6000, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    char *text = the_reminder();
+    assert_non_null(strstr(text, "Para ver tu cita:"));
+    assert_null(strstr(text, "cambiarla o cancelarla"));
+    assert_non_null(
+        strstr(text, "Ya no se puede cambiar ni cancelar desde el enlace: si no puedes venir, "
+                     "llama a la barbería (+34 910 000 000)."));
+    free(text);
+    free(id);
+}
+
 static void no_reminder_for_a_booking_inside_the_window_or_with_reminders_off(void **state)
 {
     (void)state;
@@ -291,6 +317,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(a_reminder_goes_once_when_due_with_the_cita, teardown),
+        cmocka_unit_test_teardown(a_reminder_past_the_cut_off_offers_the_phone_not_the_change,
+                                  teardown),
         cmocka_unit_test_teardown(no_reminder_for_a_booking_inside_the_window_or_with_reminders_off,
                                   teardown),
         cmocka_unit_test_teardown(a_cancelled_cita_gets_no_reminder, teardown),
