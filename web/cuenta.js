@@ -2,9 +2,10 @@
 // (POST /api/auth/recuperar), the page of its link (/restablecer#token=...,
 // POST /api/auth/restablecer), the page that confirms a new address
 // (/confirmar-email#token=...), and "Mi cuenta" (PATCH and DELETE
-// /api/auth/me, GET /api/auth/me/datos, /api/auth/me/consentimientos).
+// /api/auth/me, GET /api/auth/me/datos, /api/auth/me/consentimientos,
+// GET/PUT /api/auth/me/whatsapp).
 import { api, get, post, session, signedIn, signedOut } from './api.js';
-import { h, page, alertBox, showError, go, announce } from './ui.js';
+import { h, page, alertBox, showError, go, announce, focus, dayLabel } from './ui.js';
 
 function field(id, label, attrs, hint) {
   const a = Object.assign({ id, name: id }, attrs);
@@ -146,6 +147,100 @@ function section(title, ...kids) {
   return h('section', { 'aria-labelledby': id }, h('h2', { id }, title), ...kids);
 }
 
+// Who made the last change of her WhatsApp consent, and on which day, told
+// to her as the front desk reads it (mostrador.js, consentBy).
+function consentBy(w) {
+  const on = dayLabel(w.acepta ? w.otorgado_en : w.retirado_en);
+  if (w.registrado_por) return `${w.acepta ? 'Registrado' : 'Retirado'} en el mostrador el ${on}.`;
+  return `Lo ${w.acepta ? 'aceptaste' : 'retiraste'} desde tu cuenta el ${on}.`;
+}
+
+// "Avisos por WhatsApp": whether they are on, to which number, since when
+// (w: GET /api/auth/me/whatsapp's consent, or an error when it could not be
+// read); turning them on for a number (her profile's phone by default) or
+// off (PUT). Returns the section and profile(tel), which makes a phone just
+// saved in "Tus datos" the default while she has not typed another.
+function whatsapp(w, phone) {
+  const estado = h('p', { id: 'whatsapp-estado', tabindex: '-1' });
+  const err = alertBox();
+  const num = h('input', {
+    id: 'whatsapp-tel',
+    name: 'whatsapp-tel',
+    type: 'tel',
+    autocomplete: 'tel',
+    'aria-describedby': 'whatsapp-tel-ayuda',
+  });
+  const activar = h('button', { type: 'submit', class: 'primary' });
+  const desactivar = h(
+    'button',
+    { type: 'button', onclick: () => send(false) },
+    'Desactivar avisos por WhatsApp',
+  );
+  const show = (c) => {
+    estado.textContent = c.acepta
+      ? `Recibes avisos por WhatsApp en el ${c.telefono}. ${consentBy(c)}`
+      : ['No recibes avisos por WhatsApp.', c.retirado_en ? consentBy(c) : '']
+          .filter(Boolean)
+          .join(' ');
+    num.value = num.defaultValue = (c.acepta ? c.telefono : phone || c.telefono) || '';
+    activar.textContent = c.acepta ? 'Cambiar número' : 'Activar avisos por WhatsApp';
+    desactivar.hidden = !c.acepta;
+  };
+  async function send(acepta) {
+    activar.disabled = desactivar.disabled = true;
+    err.hidden = true;
+    try {
+      const tel = num.value.trim();
+      const body = acepta && tel ? { acepta, telefono: tel } : { acepta };
+      const { whatsapp: c } = await api('PUT', '/api/auth/me/whatsapp', body);
+      show(c);
+      announce(
+        acepta
+          ? `Avisos por WhatsApp activados en el ${c.telefono}`
+          : 'Avisos por WhatsApp desactivados',
+      );
+      if (!acepta) focus(estado); // its button is gone
+    } catch (ex) {
+      showError(err, ex);
+      if (acepta) num.focus();
+    }
+    activar.disabled = desactivar.disabled = false;
+  }
+  if (w instanceof Error) {
+    show({ acepta: false });
+    estado.textContent = 'No hemos podido leer tus avisos por WhatsApp.';
+    showError(err, w);
+  } else show(w);
+  const f = h(
+    'form',
+    {
+      class: 'form',
+      method: 'post',
+      onsubmit: (e) => {
+        e.preventDefault();
+        send(true);
+      },
+    },
+    h('label', { for: num.id }, 'Número de WhatsApp'),
+    h(
+      'p',
+      { class: 'hint', id: 'whatsapp-tel-ayuda' },
+      'Te enviaremos por WhatsApp las confirmaciones, cambios y recordatorios de tus citas y los avisos de horas libres, con tu enlace personal.',
+    ),
+    num,
+    err,
+    h('p', { class: 'actions' }, activar, desactivar),
+  );
+  return {
+    el: section('Avisos por WhatsApp', estado, f),
+    profile(tel) {
+      phone = tel;
+      if (desactivar.hidden && num.value === num.defaultValue)
+        num.value = num.defaultValue = tel || '';
+    },
+  };
+}
+
 export async function cuenta() {
   const me = await session(true);
   if (!me) {
@@ -153,7 +248,15 @@ export async function cuenta() {
     return;
   }
   const p = me.perfil || {};
-  const { consentimientos: c } = await get('/api/auth/me/consentimientos');
+  const [{ consentimientos: c }, w] = await Promise.all([
+    get('/api/auth/me/consentimientos'),
+    get('/api/auth/me/whatsapp').then(
+      (r) => r.whatsapp,
+      (ex) => ex,
+    ),
+  ]);
+  // GET /api/config does not say whether the shop sends WhatsApp: shown always
+  const wa = whatsapp(w, p.telefono);
 
   const datos = form(
     'Guardar',
@@ -170,6 +273,7 @@ export async function cuenta() {
         nombre: d.get('nombre'),
         telefono: d.get('telefono') || null,
       });
+      wa.profile(d.get('telefono'));
       await session(true);
       return 'Datos guardados.';
     },
@@ -276,6 +380,7 @@ export async function cuenta() {
       ),
       h('p', { class: 'hint' }, 'Si lo retiras, borramos las que haya.'),
     ),
+    wa.el,
     section(
       'Tus datos, para llevártelos',
       h(

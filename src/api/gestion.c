@@ -70,8 +70,7 @@ static void reply_cita(struct http_req *r, const char *tok, unsigned status)
     jw_kstr(&w, "direccion", app->cfg->shop_address);
     jw_kstr(&w, "telefono", app->cfg->shop_phone);
     jw_obj_close(&w);
-    /* a personal page: kept by no cache */
-    http_add_header(r, "Cache-Control", "no-store");
+    /* a personal page: kept by no cache (every JSON answer is no-store) */
     api_reply(r, status, &w);
 }
 

@@ -63,6 +63,10 @@ static const char *kind_word(const struct outbox_msg *m)
     if (!strcmp(k, "reprogramacion")) return "reschedule notice";
     if (!strcmp(k, "recordatorio")) return "reminder";
     if (!strcmp(k, "aviso_espera")) return "waiting-list notice";
+    if (!strcmp(k, "cierre")) return "closure's cancellation";
+    if (!strcmp(k, "aviso_cita")) return "barber's booking notice";
+    if (!strcmp(k, "aviso_cambio")) return "barber's change notice";
+    if (!strcmp(k, "aviso_cancelacion")) return "barber's cancellation notice";
     return "confirmation";
 }
 

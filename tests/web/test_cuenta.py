@@ -3,8 +3,9 @@
 phone: "¿Olvidaste tu contraseña?" on the sign-in page, the link read from
 the e-mail the real SMTP sink (tests/tools/smtp_sink.py) received, the
 reset page (the token leaves the address bar, she is signed in), "Mi
-cuenta" (profile saved, photo consent, her data downloaded as JSON) and
-the deletion of her account (signed out; her sign-in no longer works).
+cuenta" (profile saved, photo consent, her data downloaded as JSON, her
+WhatsApp messages turned on for a number she types and off again) and the
+deletion of her account (signed out; her sign-in no longer works).
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
 import atexit
 import base64
@@ -109,6 +110,42 @@ def test(srv, br):
     assert datos["user"]["email"] == addr, datos
     assert datos["perfil"]["telefono"] == "+34 600 123 456", datos
     assert datos["consentimientos"][0]["tipo"] == "fotos", datos
+
+    # WhatsApp, from her own account: off at first, her profile's phone (just
+    # saved) offered; a number the API refuses shows in the section; on for
+    # the number she types, then off, each read back from the API
+    token = srv.login(addr, "nueva-clave-1")
+    br.see("No recibes avisos por WhatsApp.")
+    tel = br.d.find_element(By.ID, "whatsapp-tel")
+    assert tel.get_attribute("value") == "+34 600 123 456", tel.get_attribute("value")
+    br.allowed_errors.append(r"/api/auth/me/whatsapp - Failed to load resource: the server responded with a status of 400")
+    br.fill("Número de WhatsApp", "12")
+    br.click("Activar avisos por WhatsApp")
+    br.see("Teléfono inválido")
+    assert br.active().get_attribute("id") == "whatsapp-tel"
+    br.check("Mi cuenta - WhatsApp, número inválido")
+    assert srv.ok("GET", "/api/auth/me/whatsapp", token=token)["whatsapp"]["acepta"] is False
+
+    br.fill("Número de WhatsApp", "612 345 678")
+    br.click("Activar avisos por WhatsApp")
+    br.see("Recibes avisos por WhatsApp en el +34612345678. Lo aceptaste desde tu cuenta el ")
+    br.wait(lambda: "activados en el +34612345678" in br.d.find_element(By.ID, "status").text,
+            what="the announcement")
+    assert "Teléfono inválido" not in br.text()
+    assert br.button("Cambiar número") and br.button("Desactivar avisos por WhatsApp")
+    br.check("Mi cuenta - WhatsApp activado")
+    w = srv.ok("GET", "/api/auth/me/whatsapp", token=token)["whatsapp"]
+    assert w["acepta"] is True and w["telefono"] == "+34612345678", w
+    assert w["otorgado_en"] and w["retirado_en"] is None and w["registrado_por"] is None, w
+
+    br.click("Desactivar avisos por WhatsApp")
+    br.see("No recibes avisos por WhatsApp. Lo retiraste desde tu cuenta el ")
+    br.wait(lambda: br.active().get_attribute("id") == "whatsapp-estado", what="focus on the state")
+    br.button("Activar avisos por WhatsApp")
+    br.check("Mi cuenta - WhatsApp desactivado")
+    w = srv.ok("GET", "/api/auth/me/whatsapp", token=token)["whatsapp"]
+    assert w["acepta"] is False and w["retirado_en"] and w["registrado_por"] is None, w
+    assert w["telefono"] == "+34612345678", w
 
     br.fill("Tu contraseña, para confirmar", "nueva-clave-1")
     br.click("Eliminar mi cuenta")
