@@ -206,6 +206,28 @@ br_err mostrador_reservar(struct app *app, const struct principal *caller,
                 goto fail;
             }
         }
+        if (!has_id && !missing(c->telefono)) {
+            /* the same name and number as a client the shop knows: her,
+             * however either was written, not a second person */
+            size_t nn = strlen(c->nombre), tn = strlen(c->telefono);
+            char *plegado = xmalloc(nn + 1), *digitos = xmalloc(tn + 1);
+            while (nn && c->nombre[nn - 1] == ' ')
+                nn--;
+            const char *nb = c->nombre;
+            while (*nb == ' ')
+                nb++, nn--;
+            rule_busqueda_fold(nb, nn, plegado);
+            rule_telefono_digitos(c->telefono, tn, digitos);
+            br_id known;
+            rc = store_cliente_gemela(app->store, plegado, digitos, known);
+            free(plegado);
+            free(digitos);
+            if (rc) goto fail;
+            if (known[0]) {
+                has_id = true;
+                snprintf(nuevo_id, sizeof nuevo_id, "%s", known);
+            }
+        }
         if (!has_id) {
             uuid_v4(nuevo_id);
             if (!email) placeholder = xasprintf("%s%s", EMAIL_NINGUNO_PREFIX, nuevo_id);

@@ -131,6 +131,23 @@ static br_err id_row(void *ud, const struct db_val *c, int n)
     return BR_OK;
 }
 
+br_err store_cliente_gemela(struct store *st, const char *nombre_plegado, const char *digitos,
+                            br_id id)
+{
+    id[0] = '\0';
+    static const char sql[] =
+        "SELECT p.id FROM perfiles p JOIN auth_users u ON u.id = p.id WHERE p.rol = 'cliente' "
+        "AND u.eliminado_en IS NULL AND " FOLD(
+            "coalesce(p.nombre, '')") " = ? AND (" DIGITS " = ? OR (length(" DIGITS
+                                      ") >= 9 AND length(?) >= 9 AND (? LIKE '%' || " DIGITS
+                                      " OR " DIGITS
+                                      " LIKE '%' || ?))) ORDER BY p.created_at, p.id LIMIT 1";
+    return run(st, sql,
+               DB_ARGS(db_text(nombre_plegado), db_text(digitos), db_text(digitos),
+                       db_text(digitos), db_text(digitos)),
+               id_row, id, NULL);
+}
+
 static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct claim *a = ud;

@@ -26,6 +26,14 @@ br_err store_clientes_page(struct store *st, const char *patron, const char *dig
 br_err store_cliente_get(struct store *st, const char *id, struct cliente_view *c) WARN_UNUSED;
 void cliente_view_clear(struct cliente_view *c);
 
+/* The client (rol cliente, not deleted) whose nombre folds to
+ * nombre_plegado (rule_busqueda_fold) and whose telefono's digits are
+ * digitos, or end them or are ended by them with 9 or more on each side
+ * (a country code written on one side only), the oldest when several: the
+ * desk's "new client" who is in fact known. OUT: her id, "" when none. */
+br_err store_cliente_gemela(struct store *st, const char *nombre_plegado, const char *digitos,
+                            br_id id) WARN_UNUSED;
+
 /* Sign-up over a client the desk created: when the user with u->email has
  * no password and a client's rol and was not deleted, sets u->password_hash, opens the
  * session of u (session_hash, created_at as the sign-in), fills her

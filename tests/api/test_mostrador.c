@@ -759,6 +759,20 @@ static void a_client_is_found_as_the_desk_types_her(void **state)
         if (!e) fail_msg("q=%s does not find her: %s", finds[i], r.body);
         resp_free(&r);
     }
+    /* given again as a new client, however written, she is not a second person;
+     * another name on the same number (a family's phone) is */
+    char again[40], other[40];
+    next_slot(fecha);
+    b = body_new("{\"nombre\":\"LUCIA GOMEZ NUÑEZ \",\"telefono\":\"+34 611-22-33-44\"}", fecha,
+                 NULL);
+    free(desk_ok(&BARB, b, again));
+    free(b);
+    assert_string_equal(again, lucia);
+    next_slot(fecha);
+    b = body_new("{\"nombre\":\"Pablo Gómez\",\"telefono\":\"611223344\"}", fecha, NULL);
+    free(desk_ok(&BARB, b, other));
+    free(b);
+    assert_string_not_equal(other, lucia);
     static const char *const misses[] = {"sin-email", "email", "611%2099", "34611223345"};
     for (size_t i = 0; i < ARRAY_LEN(misses); i++) {
         char path[200];
