@@ -14,6 +14,18 @@
 #ifndef BR_SCHEMA_H
 #define BR_SCHEMA_H
 
+/* A migration whose text is the same in both dialects, written once: a
+ * deleted account stays deleted (schema_sqlite.c says why) */
+#define SCHEMA_ELIMINADOS                                                                          \
+    "UPDATE auth_users SET password_hash = '', last_sign_in_at = NULL "                            \
+    "WHERE eliminado_en IS NOT NULL;"                                                              \
+    "UPDATE perfiles SET telefono = NULL "                                                         \
+    "WHERE id IN (SELECT id FROM auth_users WHERE eliminado_en IS NOT NULL);"                      \
+    "DELETE FROM auth_sessions WHERE user_id IN (SELECT id FROM auth_users "                       \
+    "WHERE eliminado_en IS NOT NULL OR email LIKE '%@eliminado.invalid');"                         \
+    "UPDATE auth_users SET email = 'sin-email:' || id "                                            \
+    "WHERE eliminado_en IS NULL AND email LIKE '%@eliminado.invalid';"
+
 extern const char *const schema_sqlite[];
 extern const int schema_sqlite_count;
 extern const char *const schema_pg[];

@@ -314,14 +314,7 @@ const char *const schema_pg[] = {
     ("ALTER TABLE whatsapp_consentimientos ADD COLUMN registrado_por uuid;"),
 
     /* as SQLite's: a deleted account stays deleted */
-    ("UPDATE auth_users SET password_hash = '', last_sign_in_at = NULL "
-     "WHERE eliminado_en IS NOT NULL;"
-     "UPDATE perfiles SET telefono = NULL "
-     "WHERE id IN (SELECT id FROM auth_users WHERE eliminado_en IS NOT NULL);"
-     "DELETE FROM auth_sessions WHERE user_id IN (SELECT id FROM auth_users "
-     "WHERE eliminado_en IS NOT NULL OR email LIKE '%@eliminado.invalid');"
-     "UPDATE auth_users SET email = 'sin-email:' || id "
-     "WHERE eliminado_en IS NULL AND email LIKE '%@eliminado.invalid';"),
+    (SCHEMA_ELIMINADOS),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

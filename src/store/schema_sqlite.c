@@ -380,14 +380,7 @@ const char *const schema_sqlite[] = {
      * needs. Deleted accounts lose any password, session and phone set
      * since; a live account in that domain moves to the no-address
      * placeholder (it never had an address) and is signed out */
-    ("UPDATE auth_users SET password_hash = '', last_sign_in_at = NULL "
-     "WHERE eliminado_en IS NOT NULL;"
-     "UPDATE perfiles SET telefono = NULL "
-     "WHERE id IN (SELECT id FROM auth_users WHERE eliminado_en IS NOT NULL);"
-     "DELETE FROM auth_sessions WHERE user_id IN (SELECT id FROM auth_users "
-     "WHERE eliminado_en IS NOT NULL OR email LIKE '%@eliminado.invalid');"
-     "UPDATE auth_users SET email = 'sin-email:' || id "
-     "WHERE eliminado_en IS NULL AND email LIKE '%@eliminado.invalid';"),
+    (SCHEMA_ELIMINADOS),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);
