@@ -176,15 +176,18 @@ function whatsapp(w, phone) {
     { type: 'button', onclick: () => send(false) },
     'Desactivar avisos por WhatsApp',
   );
+  const actions = h('p', { class: 'actions' });
+  let on = false;
   const show = (c) => {
-    estado.textContent = c.acepta
+    on = c.acepta;
+    estado.textContent = on
       ? `Recibes avisos por WhatsApp en el ${c.telefono}. ${consentBy(c)}`
       : ['No recibes avisos por WhatsApp.', c.retirado_en ? consentBy(c) : '']
           .filter(Boolean)
           .join(' ');
-    num.value = num.defaultValue = (c.acepta ? c.telefono : phone || c.telefono) || '';
-    activar.textContent = c.acepta ? 'Cambiar número' : 'Activar avisos por WhatsApp';
-    desactivar.hidden = !c.acepta;
+    num.value = num.defaultValue = (on ? c.telefono : phone || c.telefono) || '';
+    activar.textContent = on ? 'Cambiar número' : 'Activar avisos por WhatsApp';
+    actions.replaceChildren(...(on ? [activar, desactivar] : [activar]));
   };
   async function send(acepta) {
     activar.disabled = desactivar.disabled = true;
@@ -229,14 +232,13 @@ function whatsapp(w, phone) {
     ),
     num,
     err,
-    h('p', { class: 'actions' }, activar, desactivar),
+    actions,
   );
   return {
     el: section('Avisos por WhatsApp', estado, f),
     profile(tel) {
       phone = tel;
-      if (desactivar.hidden && num.value === num.defaultValue)
-        num.value = num.defaultValue = tel || '';
+      if (!on && num.value === num.defaultValue) num.value = num.defaultValue = tel || '';
     },
   };
 }

@@ -115,7 +115,13 @@ def test(srv, br):
     # saved) offered; a number the API refuses shows in the section; on for
     # the number she types, then off, each read back from the API
     token = srv.login(addr, "nueva-clave-1")
+
+    def off_button():
+        return [e for e in br.d.find_elements(By.TAG_NAME, "button")
+                if e.text.strip() == "Desactivar avisos por WhatsApp" and e.is_displayed()]
+
     br.see("No recibes avisos por WhatsApp.")
+    assert not off_button()
     tel = br.d.find_element(By.ID, "whatsapp-tel")
     assert tel.get_attribute("value") == "+34 600 123 456", tel.get_attribute("value")
     br.allowed_errors.append(r"/api/auth/me/whatsapp - Failed to load resource: the server responded with a status of 400")
@@ -142,6 +148,7 @@ def test(srv, br):
     br.see("No recibes avisos por WhatsApp. Lo retiraste desde tu cuenta el ")
     br.wait(lambda: br.active().get_attribute("id") == "whatsapp-estado", what="focus on the state")
     br.button("Activar avisos por WhatsApp")
+    assert not off_button()
     br.check("Mi cuenta - WhatsApp desactivado")
     w = srv.ok("GET", "/api/auth/me/whatsapp", token=token)["whatsapp"]
     assert w["acepta"] is False and w["retirado_en"] and w["registrado_por"] is None, w
