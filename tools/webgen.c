@@ -155,9 +155,12 @@ int main(int argc, char **argv)
         hex[10] = '\0';
         const char *dot = strrchr(a->name, '.');
         size_t base = dot ? (size_t)(dot - a->name) : strlen(a->name);
-        if (snprintf(a->hashed, sizeof a->hashed, "%.*s.%s%s", (int)base, a->name, hex,
-                     dot ? dot : "") >= (int)sizeof a->hashed)
+        /* built aside: GCC cannot tell the members apart (-Wrestrict at -O0) */
+        char hashed[sizeof a->hashed];
+        if (snprintf(hashed, sizeof hashed, "%.*s.%s%s", (int)base, a->name, hex, dot ? dot : "") >=
+            (int)sizeof hashed)
             die("name too long", a->name);
+        memcpy(a->hashed, hashed, sizeof hashed);
     }
     FILE *o = fopen(out_path, "w");
     if (!o) die(out_path, strerror(errno));
