@@ -18,10 +18,11 @@ static bool text_ok(const char *s, size_t max)
 bool rule_nombre_ok(const char *s)
 {
     if (!text_ok(s, RULE_NOMBRE_MAX)) return false;
-    bool seen = false; /* something besides spaces */
+    bool seen = false; /* something besides white space */
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f) return false; /* one line, as cards and e-mails show it */
-        if (*p != ' ') seen = true;
+        /* one line, as cards and e-mails show it (a tab is white space) */
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f) return false;
+        if (*p != ' ' && *p != '\t') seen = true;
     }
     return seen;
 }

@@ -25,7 +25,8 @@
 #define RULE_MOTIVO_MAX 500  /* bytes of the motivo of a day off or a closure */
 
 /* A nombre (a barber's, a service's, a client's): UTF-8 text of at most
- * RULE_NOMBRE_MAX bytes, one line (no control characters), not blank.
+ * RULE_NOMBRE_MAX bytes, one line (no control character but a tab), not
+ * blank (white space only).
  * NULL is not one. */
 bool rule_nombre_ok(const char *s);
 

@@ -42,9 +42,10 @@ static const struct text_row text_rows[] = {
     {NULL, 0, false, false, true},          /* absent: only a motivo may be */
     {"", 0, false, false, true},            /* empty: only a motivo may be */
     {"Corte clásico", 0, true, true, true}, /* UTF-8 */
-    {"Con\tTab", 0, false, true, true},     /* controls are text, but a name is one line */
-    {"Dos\nlíneas", 0, false, true, true},
-    {"   ", 0, false, true, true}, /* blank: no name */
+    {"Con\tTab", 0, true, true, true},      /* a tab is white space on the line */
+    {"Dos\nlíneas", 0, false, true, true},  /* but a name is one line */
+    {"Cr\rhere", 0, false, true, true},
+    {" \t ", 0, false, true, true}, /* blank: no name */
     {" Ana ", 0, true, true, true},
     {"\xff\xfe", 0, false, false, false},   /* not UTF-8 */
     {"Corte \xc3", 0, false, false, false}, /* a character cut short */
