@@ -78,6 +78,7 @@ export async function loadConfig() {
     limite_cancelacion_min: 120,
     tienda: 'Barbería',
     direccion: null,
+    whatsapp: true,
   };
   try {
     config = Object.assign(def, await get('/api/config'));

@@ -5,7 +5,7 @@
 // /api/auth/me, GET /api/auth/me/datos, /api/auth/me/consentimientos,
 // GET/PUT /api/auth/me/whatsapp).
 import { api, get, post, session, signedIn, signedOut } from './api.js';
-import { h, page, alertBox, showError, go, announce, focus, dayLabel } from './ui.js';
+import { h, page, alertBox, showError, go, announce, focus, dayLabel, noWhatsApp } from './ui.js';
 
 function field(id, label, attrs, hint) {
   const a = Object.assign({ id, name: id }, attrs);
@@ -229,6 +229,7 @@ function whatsapp(w, phone) {
       'p',
       { class: 'hint', id: 'whatsapp-tel-ayuda' },
       'Te enviaremos por WhatsApp las confirmaciones, cambios y recordatorios de tus citas y los avisos de horas libres, con tu enlace personal.',
+      noWhatsApp(),
     ),
     num,
     err,
@@ -257,7 +258,6 @@ export async function cuenta() {
       (ex) => ex,
     ),
   ]);
-  // GET /api/config does not say whether the shop sends WhatsApp: shown always
   const wa = whatsapp(w, p.telefono);
 
   const datos = form(

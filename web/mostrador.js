@@ -6,7 +6,18 @@
 // and her entries shown under her name (espera.js). The chosen client's
 // WhatsApp consent, as she gives it in person or on the phone (deskWhatsApp).
 import { api, get, post, qs, loadCatalog } from './api.js';
-import { h, focus, announce, alertBox, showError, whenFull, hm, euros, dayLabel } from './ui.js';
+import {
+  h,
+  focus,
+  announce,
+  alertBox,
+  showError,
+  whenFull,
+  hm,
+  euros,
+  dayLabel,
+  noWhatsApp,
+} from './ui.js';
 import { picker } from './slots.js';
 import { deskList, deskWaitForm } from './espera.js';
 
@@ -59,6 +70,7 @@ export function deskWhatsApp(cliente) {
       : w.retirado_en && !w.registrado_por
         ? consentBy(w) // she withdrew it herself: not asked again here
         : [w.retirado_en ? consentBy(w) : '', ask].filter(Boolean).join(' ');
+    hint.textContent += noWhatsApp();
   };
   box.addEventListener('change', async () => {
     const acepta = box.checked;

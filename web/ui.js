@@ -62,6 +62,13 @@ export function go(path) {
   window.dispatchEvent(new Event('popstate'));
 }
 
+// Said beside a WhatsApp consent while the shop has no WhatsApp configured
+// (GET /api/config): it may still be given, and holds once the shop sends.
+export const noWhatsApp = () =>
+  cfg().whatsapp
+    ? ''
+    : ' La barbería aún no envía mensajes por WhatsApp: lo que se elija se guarda para cuando empiece.';
+
 // --- times: always in the shop's zone --------------------------------------
 const zona = () => cfg().zona;
 export const zoneName = () => zona().split('/').pop().replace(/_/g, ' ');

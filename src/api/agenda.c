@@ -27,6 +27,8 @@ void api_config_get(struct http_req *r)
     jw_kint(&w, "limite_cancelacion_min", cfg->cancel_cutoff_min);
     jw_kstr(&w, "tienda", cfg->shop_name);
     jw_kstr(&w, "direccion", cfg->shop_address); /* null when not set */
+    jw_key(&w, "whatsapp");                      /* whether messages go by WhatsApp too */
+    jw_bool(&w, cfg->whatsapp_token != NULL);
     api_reply(r, 200, &w);
 }
 

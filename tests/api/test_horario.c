@@ -78,7 +78,8 @@ static void config_tells_the_settings(void **state)
     http_get(&S, "/api/config", NULL, &r);
     assert_int_equal(r.status, 200);
     expect_keys(r.json, "zona", "paso_min", "antelacion_min", "dias_max", "limite_cancelacion_min",
-                "tienda", "direccion", NULL);
+                "tienda", "direccion", "whatsapp", NULL);
+    assert_true(json_is_false(json_object_get(r.json, "whatsapp"))); /* none configured */
     assert_string_equal(jstr(r.json, "tienda"), "Barbería Central");
     assert_string_equal(jstr(r.json, "direccion"), "Calle Mayor 1, Madrid");
     assert_string_equal(jstr(r.json, "zona"), "America/Mexico_City");

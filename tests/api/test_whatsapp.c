@@ -313,6 +313,11 @@ static void consent_is_given_with_a_number_in_e164_and_withdrawn(void **state)
     (void)state;
     start_shop(NULL);
     struct resp r;
+    /* the web app learns that this shop sends WhatsApp */
+    http_get(&S, "/api/config", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(json_is_true(json_object_get(r.json, "whatsapp")));
+    resp_free(&r);
     /* nothing given yet */
     http_get(&S, "/api/auth/me/whatsapp", BEA.token, &r);
     assert_int_equal(r.status, 200);

@@ -121,6 +121,8 @@ def test(srv, br):
                 if e.text.strip() == "Desactivar avisos por WhatsApp" and e.is_displayed()]
 
     br.see("No recibes avisos por WhatsApp.")
+    # this shop has no WhatsApp configured (GET /api/config): she is told so
+    br.see("La barbería aún no envía mensajes por WhatsApp")
     assert not off_button()
     tel = br.d.find_element(By.ID, "whatsapp-tel")
     assert tel.get_attribute("value") == "+34 600 123 456", tel.get_attribute("value")
