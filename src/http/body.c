@@ -25,27 +25,39 @@
 #include <strings.h>
 #include <unistd.h>
 
-static enum MHD_Result name_has_space(void *cls, enum MHD_ValueKind kind, const char *key,
+/* What one walk over the request's headers finds about its framing. */
+struct framing {
+    int cl, te;  /* how many Content-Length and Transfer-Encoding headers */
+    bool spaced; /* a header name with white space in it ("Name :") */
+};
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                       const char *value)
 {
     (void)kind;
     (void)value;
-    if (!strpbrk(key, " \t")) return MHD_YES;
-    *(bool *)cls = true;
-    return MHD_NO;
+    struct framing *f = cls;
+    if (strpbrk(key, " \t"))
+        f->spaced = true;
+    else if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH))
+        f->cl++;
+    else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+        f->te++;
+    return MHD_YES;
 }
 
 bool http_body_framing_ok(struct http_req *r, unsigned *status, const char **msg)
 {
-    const char *cl =
-        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te =
-        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    bool spaced = false;
-    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, name_has_space, &spaced);
+    struct framing f = {0};
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, framing_header, &f);
     *status = 400;
     *msg = "Petición HTTP mal formada";
-    if (spaced || (te && cl)) return false;
+    /* a repeated header, or both: a proxy in front may take another one than
+     * libmicrohttpd takes (the first) and see another end of the body */
+    if (f.spaced || f.cl > 1 || f.te > 1 || (f.cl && f.te)) return false;
+    const char *te = f.te ? MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                                        MHD_HTTP_HEADER_TRANSFER_ENCODING)
+                          : NULL;
     if (te && strcasecmp(te, "chunked") != 0) {
         *status = 501;
         *msg = "Codificación de transferencia no soportada";
@@ -58,8 +70,6 @@ bool http_body_declared(struct http_req *r, uint64_t *declared, bool *known)
 {
     const char *cl =
         MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te =
-        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
     *known = false;
     *declared = 0;
     if (cl) {
@@ -67,7 +77,8 @@ bool http_body_declared(struct http_req *r, uint64_t *declared, bool *known)
         *declared = strtoull(cl, NULL, 10);
         return *declared > 0;
     }
-    return te != NULL;
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                       MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
 }
 
 static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,

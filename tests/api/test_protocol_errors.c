@@ -230,6 +230,15 @@ static void a_request_two_readers_could_frame_differently_is_refused_and_closed(
          "POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
          "Transfer-Encoding : chunked\r\nContent-Length: 2\r\n\r\n{}",
          400, "Petición HTTP mal formada"},
+        {"two Content-Length headers",
+         "POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+         "Content-Length: 2\r\nContent-Length: 41\r\n\r\n{}"
+         "GET /api/nada-" MARK " HTTP/1.1\r\nHost: x\r\n\r\n",
+         400, "Petición HTTP mal formada"},
+        {"two Transfer-Encoding headers",
+         "POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+         "Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+         400, "Petición HTTP mal formada"},
         {"a transfer coding other than chunked",
          "POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
          "Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
