@@ -114,9 +114,8 @@ static br_err reset_apply_tx(struct db *db, struct db_conn *c, void *ud)
     br_err rc = token_take(db, c, a->token_hash, "restablecer", a->now, uid);
     if (rc) return rc;
     struct db_val pe[] = {db_text(a->now), db_text(uid)};
-    rc = EXEC(db, c,
-              "UPDATE cuenta_tokens SET used_at = ? WHERE user_id = ? AND proposito = "
-              "'restablecer' AND used_at IS NULL",
+    /* every other link of hers, a pending e-mail change's too, ends with it */
+    rc = EXEC(db, c, "UPDATE cuenta_tokens SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
               pe, NULL, NULL, NULL);
     struct db_val pp[] = {db_text(a->password_hash), db_text(a->now), db_text(uid)};
     if (!rc)
@@ -235,7 +234,7 @@ static br_err email_apply_tx(struct db *db, struct db_conn *c, void *ud)
     rc = EXEC(db, c, "UPDATE auth_users SET email = ? WHERE id = ?", pu, NULL, NULL, NULL);
     if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, "email taken");
     /* a reset link sent to the old address no longer speaks for her */
-    if (!rc) rc = reset_links_end(db, c, uid);
+    if (!rc) rc = account_links_end(db, c, uid);
     return rc;
 }
 

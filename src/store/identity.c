@@ -173,17 +173,16 @@ br_err store_user_by_email(struct store *st, const char *email, struct user *u,
 }
 
 /* See store_int.h. */
-br_err reset_links_end(struct db *db, struct db_conn *c, const char *user_id)
+br_err account_links_end(struct db *db, struct db_conn *c, const char *user_id)
 {
     struct db_val p[] = {db_text(user_id)};
-    br_err rc = EXEC(db, c,
-                     "DELETE FROM cuenta_tokens WHERE user_id = ? AND proposito = 'restablecer' "
-                     "AND used_at IS NULL",
-                     p, NULL, NULL, NULL);
+    br_err rc = EXEC(db, c, "DELETE FROM cuenta_tokens WHERE user_id = ? AND used_at IS NULL", p,
+                     NULL, NULL, NULL);
+    /* the notice to the old address (email_aviso) carries no link: it goes */
     if (!rc)
         rc = EXEC(db, c,
-                  "DELETE FROM cuenta_correo WHERE user_id = ? AND kind = 'restablecer' "
-                  "AND status = 'pending'",
+                  "DELETE FROM cuenta_correo WHERE user_id = ? AND kind IN ('restablecer', "
+                  "'email_confirmar') AND status = 'pending'",
                   p, NULL, NULL, NULL);
     return rc;
 }
@@ -196,7 +195,7 @@ br_err password_set(struct db *db, struct db_conn *c, const char *user_id, const
     br_err rc = EXEC(db, c, "UPDATE auth_users SET password_hash = ? WHERE id = ?", p, NULL, NULL,
                      &changes);
     if (!rc && changes == 0) rc = err_set(BR_NOTFOUND, "Usuario no encontrado");
-    if (!rc) rc = reset_links_end(db, c, user_id);
+    if (!rc) rc = account_links_end(db, c, user_id);
     return rc;
 }
 

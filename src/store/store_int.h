@@ -461,13 +461,14 @@ br_err principal_row(void *ud, const struct db_val *c, int n);
 br_err user_insert(struct db *db, struct db_conn *c, const struct new_user *u);
 
 /* identity.c: sets the password hash of the user user_id in the
- * transaction on c, and ends her password-reset links (reset_links_end);
+ * transaction on c, and ends her account links (account_links_end);
  * BR_NOTFOUND "Usuario no encontrado" when there is no such user. */
 br_err password_set(struct db *db, struct db_conn *c, const char *user_id, const char *hash);
-/* identity.c: deletes the user's unused password-reset links and the reset
- * e-mails not yet sent, in the transaction on c: after a new password or a
- * new address, a link asked for before no longer sets a password. */
-br_err reset_links_end(struct db *db, struct db_conn *c, const char *user_id);
+/* identity.c: deletes the user's unused links (password reset and e-mail
+ * change) and the e-mails carrying one not yet sent, in the transaction on
+ * c: after a new password or a new address, a link asked for before no
+ * longer sets a password nor moves the account to another address. */
+br_err account_links_end(struct db *db, struct db_conn *c, const char *user_id);
 
 /* identity.c: opens the session token_hash (a hash, never the token) of
  * user_id, created at now and lasting until expires_at, in the

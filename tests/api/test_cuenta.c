@@ -575,6 +575,52 @@ static void a_reset_link_dies_with_a_new_password_or_address(void **state)
     assert_int_equal(me_status(ana.token), 200);
 }
 
+/* An e-mail change asked with her password (by whoever had it) dies with the
+ * new password she sets on reading the notice at her old address: by a
+ * reset link, or by changing it signed in. */
+static void an_email_change_dies_with_a_new_password(void **state)
+{
+    (void)state;
+    struct user ana;
+    signup_user(&S, &ana, "Ana Robada");
+    for (int how = 0; how < 2; how++) {
+        char ajena[128], body[512];
+        unique_email(ajena, sizeof ajena, "ladron");
+        snprintf(body, sizeof body, "{\"email\":\"%s\",\"password_actual\":\"%s\"}", ajena,
+                 ana.password);
+        struct resp r;
+        http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+        char *text = wait_mail(ajena, "/confirmar-email#token=");
+        char tok[TOKEN_LEN + 1];
+        link_token(text, "confirmar-email", tok);
+        free(text);
+        const char *nueva = how == 0 ? "tras-reset-1" : "tras-cambio-2";
+        if (how == 0) { /* she resets it by e-mail: every session ends, hers comes back */
+            char reset[TOKEN_LEN + 1];
+            reset_link(&ana, reset);
+            restablecer(reset, nueva, &r);
+            assert_int_equal(r.status, 200);
+            snprintf(ana.token, sizeof ana.token, "%s", jstr(r.json, "token"));
+            resp_free(&r);
+        } else { /* she changes it signed in */
+            snprintf(body, sizeof body, "{\"password\":\"%s\",\"password_actual\":\"%s\"}", nueva,
+                     ana.password);
+            http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+            assert_int_equal(r.status, 200);
+            resp_free(&r);
+        }
+        snprintf(ana.password, sizeof ana.password, "%s", nueva);
+        snprintf(body, sizeof body, "{\"token\":\"%s\"}", tok);
+        post("/api/auth/confirmar-email", NULL, body, &r);
+        expect_error(&r, 400, LINK_BAD);
+        resp_free(&r);
+        assert_int_equal(login_status(ana.email, ana.password), 200);
+        assert_int_equal(login_status(ajena, ana.password), 401);
+    }
+}
+
 /* --- her data, her consent, her account ------------------------------------------------ */
 
 static const unsigned char PNG[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0};
@@ -884,6 +930,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recuperar_answers_the_same_for_any_address),
         cmocka_unit_test(restablecer_sets_the_password_ends_sessions_and_signs_in),
+        cmocka_unit_test(an_email_change_dies_with_a_new_password),
         cmocka_unit_test(an_expired_link_is_refused),
         cmocka_unit_test(an_account_without_a_password_is_claimed_by_a_reset),
         cmocka_unit_test(patch_me_changes_the_profile_by_the_rules),
