@@ -66,7 +66,8 @@ void api_auth_me_patch(struct http_req *r)
     size_t n = 0;
     const char *tok = api_request_token(r, &n);
     struct app *app = api_app(r);
-    br_err rc = cuenta_perfil(app, api_caller(r), &p, http_req_remote(r), tok, n);
+    char *pendiente = NULL;
+    br_err rc = cuenta_perfil(app, api_caller(r), &p, http_req_remote(r), tok, n, &pendiente);
     if (rc) {
         api_reply_err(r, rc);
         return;
@@ -86,7 +87,8 @@ void api_auth_me_patch(struct http_req *r)
     else
         jw_null(&w);
     /* the address that will replace it once its link is used */
-    if (p.email && *p.email) jw_kstr(&w, "email_pendiente", p.email);
+    if (pendiente) jw_kstr(&w, "email_pendiente", pendiente);
+    free(pendiente);
     if (has) perfil_clear(&pf);
     api_reply(r, 200, &w);
 }

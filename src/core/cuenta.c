@@ -32,8 +32,10 @@ br_err cuenta_recuperar(struct app *app, const char *email, const char *remote)
 }
 
 br_err cuenta_perfil(struct app *app, const struct principal *caller, const struct cuenta_patch *p,
-                     const char *remote, const char *keep_token, size_t keep_n)
+                     const char *remote, const char *keep_token, size_t keep_n,
+                     char **email_pendiente)
 {
+    *email_pendiente = NULL;
     /* every value first: a wrong one changes nothing */
     if (p->nombre && !rule_nombre_ok(p->nombre)) return err_set(BR_INVALID, "Nombre inválido");
     if (p->has_telefono && given(p->telefono) && !rule_telefono_ok(p->telefono))
@@ -51,7 +53,7 @@ br_err cuenta_perfil(struct app *app, const struct principal *caller, const stru
     if (!rc && given(p->email)) {
         const char *base = mailer_enabled(app->mailer) ? app->public_url : NULL;
         rc = ident_email_change_request(app->ident, caller, p->password_actual, p->email, remote,
-                                        base);
+                                        base, email_pendiente);
         if (!rc) cuenta_correo_wake(app->correo);
     }
     if (rc || (!p->nombre && !p->has_telefono)) return rc;
@@ -60,7 +62,12 @@ br_err cuenta_perfil(struct app *app, const struct principal *caller, const stru
         .set_telefono = p->has_telefono,
         .telefono = given(p->telefono) ? p->telefono : NULL,
     };
-    return store_perfil_update(app->store, caller->user_id, &pp);
+    rc = store_perfil_update(app->store, caller->user_id, &pp);
+    if (rc) {
+        free(*email_pendiente);
+        *email_pendiente = NULL;
+    }
+    return rc;
 }
 
 struct fotos_lista {

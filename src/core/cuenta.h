@@ -27,12 +27,15 @@ struct cuenta_patch {
 };
 /* Checks every value first (nothing changes when one is wrong), then
  * changes the password (ending the other sessions; keep_token, n bytes, is
- * the caller's own), asks for the e-mail change, and updates the profile.
+ * the caller's own), asks for the e-mail change (OUT: *email_pendiente,
+ * the new address as stored, caller frees; NULL when none was asked or on
+ * an error), and updates the profile.
  * BR_INVALID "Nombre inválido", "Teléfono inválido", "Nada que cambiar",
  * "Cambia la contraseña y el email por separado", the password rules,
  * ident_verify's and ident_email_change_request's; BR_CONFLICT. */
 br_err cuenta_perfil(struct app *app, const struct principal *caller, const struct cuenta_patch *p,
-                     const char *remote, const char *keep_token, size_t keep_n) WARN_UNUSED;
+                     const char *remote, const char *keep_token, size_t keep_n,
+                     char **email_pendiente) WARN_UNUSED;
 
 /* Gives or withdraws a consent. tipo "fotos": withdrawing it deletes the
  * photos of her appointments and those she uploaded. BR_INVALID for an

@@ -343,13 +343,15 @@ struct throttle_keys {
     bool lifted[2]; /* it ended a running lock of k[i] */
 };
 
-static void throttle_keys_make(struct ident *id, const char *email, const char *remote,
-                               struct throttle_keys *t)
+/* The keys of an attempt: "<acct>:<subject>" and "<addr>:<remote>" (a
+ * sign-in's: "email:", "addr:"; each other kind has keys of its own). */
+static void throttle_keys_make(struct ident *id, const char *acct, const char *subject,
+                               const char *addr, const char *remote, struct throttle_keys *t)
 {
     memset(t, 0, sizeof *t);
     t->id = id;
-    t->key[KEY_ACCOUNT] = email ? xasprintf("email:%s", email) : NULL;
-    t->key[KEY_ADDRESS] = remote && *remote ? xasprintf("addr:%s", remote) : NULL;
+    t->key[KEY_ACCOUNT] = subject ? xasprintf("%s:%s", acct, subject) : NULL;
+    t->key[KEY_ADDRESS] = remote && *remote ? xasprintf("%s:%s", addr, remote) : NULL;
     for (int i = 0; i < 2; i++) {
         if (!t->key[i]) continue;
         t->k[t->n].key = t->key[i];
@@ -562,7 +564,7 @@ static br_err credentials_check(struct ident *id, const char *email_in, const ch
     char *email = NULL;
     if (!ident_normalize_email(email_in, &email)) email = NULL;
     struct throttle_keys t;
-    throttle_keys_make(id, email, remote, &t);
+    throttle_keys_make(id, "email", email, "addr", remote, &t);
     t.now = clock_now_ms();
     br_err rc = throttle_check(id, &t);
     if (!rc) rc = throttle_reserve(id, &t);
@@ -749,6 +751,25 @@ static void link_new(struct new_link *l, const char *base, const char *page)
     sodium_memzero(token, sizeof token);
 }
 
+/* Counts a request that sends a link by e-mail, whatever it names: per
+ * address the link goes to (key "<kind>:<address>") and per client address
+ * ("<kind>-addr:<ip>"), apart from the sign-in's keys (a sign-in is not
+ * locked by them), with the sign-in's limits. BR_THROTTLED "Demasiados
+ * intentos" past them. */
+static br_err link_request_count(struct ident *id, const char *kind, const char *to,
+                                 const char *remote)
+{
+    char addr[32];
+    snprintf(addr, sizeof addr, "%s-addr", kind);
+    struct throttle_keys t;
+    throttle_keys_make(id, kind, to, addr, remote, &t);
+    t.now = clock_now_ms();
+    br_err rc = throttle_check(id, &t);
+    if (!rc) rc = throttle_reserve(id, &t);
+    throttle_keys_clear(&t);
+    return rc;
+}
+
 br_err ident_reset_request(struct ident *id, const char *email_in, const char *remote,
                            const char *link_base, bool *queued)
 {
@@ -756,25 +777,7 @@ br_err ident_reset_request(struct ident *id, const char *email_in, const char *r
     if (!email_in || !*email_in) return err_set(BR_INVALID, "Faltan campos requeridos");
     char *email = NULL;
     if (!ident_normalize_email(email_in, &email)) return err_set(BR_INVALID, "Email inválido");
-    /* every request counts, whatever it names: per address asked for and
-     * per client address, in their own keys (a sign-in is not locked by
-     * them) */
-    struct throttle_keys t;
-    memset(&t, 0, sizeof t);
-    t.id = id;
-    t.key[KEY_ACCOUNT] = xasprintf("recuperar:%s", email);
-    t.key[KEY_ADDRESS] = remote && *remote ? xasprintf("recuperar-addr:%s", remote) : NULL;
-    for (int i = 0; i < 2; i++) {
-        if (!t.key[i]) continue;
-        t.k[t.n].key = t.key[i];
-        t.which[t.n] = i;
-        t.max[t.n] = i == KEY_ACCOUNT ? id->acct_max : id->addr_max;
-        t.n++;
-    }
-    t.now = clock_now_ms();
-    br_err rc = throttle_check(id, &t);
-    if (!rc) rc = throttle_reserve(id, &t);
-    throttle_keys_clear(&t);
+    br_err rc = link_request_count(id, "recuperar", email, remote);
     if (rc) {
         free(email);
         return rc;
@@ -872,16 +875,19 @@ br_err ident_password_change(struct ident *id, const struct principal *p, const 
 }
 
 br_err ident_email_change_request(struct ident *id, const struct principal *p, const char *current,
-                                  const char *email_in, const char *remote, const char *link_base)
+                                  const char *email_in, const char *remote, const char *link_base,
+                                  char **pending)
 {
+    *pending = NULL;
     char *email = NULL;
     if (!ident_normalize_email(email_in, &email)) return err_set(BR_INVALID, "Email inválido");
     br_err rc = BR_OK;
-    if (p->email && !strcmp(email, p->email))
-        rc = err_set(BR_INVALID, "Ese ya es tu email");
-    else if (!link_base)
-        rc = err_set(BR_INVALID, "No se puede confirmar el cambio: el correo no está configurado");
+    if (p->email && !strcmp(email, p->email)) rc = err_set(BR_INVALID, "Ese ya es tu email");
     if (!rc) rc = ident_verify(id, p->email, current, remote);
+    if (!rc && !link_base)
+        rc = err_set(BR_INVALID, "No se puede confirmar el cambio: el correo no está configurado");
+    /* each request mails the address given: bounded like a reset's */
+    if (!rc) rc = link_request_count(id, "cambio-email", email, remote);
     if (rc) {
         free(email);
         return rc;
@@ -901,7 +907,10 @@ br_err ident_email_change_request(struct ident *id, const struct principal *p, c
     rc = store_email_request(id->st, &r);
     if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "El email ya está registrado");
     wipe_free(l.link);
-    free(email);
+    if (!rc)
+        *pending = email;
+    else
+        free(email);
     return rc;
 }
 

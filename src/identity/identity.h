@@ -136,12 +136,15 @@ br_err ident_password_change(struct ident *id, const struct principal *p, const 
 /* Asks to change the caller's e-mail to email_in, given the current
  * password: queues the link <link_base>/confirmar-email#token=... to the
  * new address and a notice to the old one; nothing changes until the link
- * is used. BR_INVALID "Email inválido", "Ese ya es tu email", "No se puede
- * confirmar el cambio: el correo no está configurado" (link_base NULL),
- * ident_verify's; BR_CONFLICT "El email ya está registrado". */
+ * is used. OUT: *pending, the new address as stored (caller frees; NULL on
+ * an error). Checked in this order: BR_INVALID "Email inválido", "Ese ya es
+ * tu email", ident_verify's, "No se puede confirmar el cambio: el correo no
+ * está configurado" (link_base NULL); BR_THROTTLED "Demasiados intentos"
+ * (requests per new address and per client address); BR_CONFLICT "El email
+ * ya está registrado". */
 br_err ident_email_change_request(struct ident *id, const struct principal *p, const char *current,
-                                  const char *email_in, const char *remote,
-                                  const char *link_base) WARN_UNUSED;
+                                  const char *email_in, const char *remote, const char *link_base,
+                                  char **pending) WARN_UNUSED;
 
 /* Uses an e-mail change link. OUT: *email, the new address (caller frees).
  * BR_INVALID "Faltan campos requeridos", "El enlace no es válido o ha

@@ -575,6 +575,61 @@ static void a_reset_link_dies_with_a_new_password_or_address(void **state)
     assert_int_equal(me_status(ana.token), 200);
 }
 
+/* The answer names the address as it will be stored; requests are bounded
+ * per new address (each one mails it); without mail the change cannot be
+ * confirmed, which is said after the password is judged. */
+static void an_email_change_is_bounded_and_names_the_address_as_stored(void **state)
+{
+    (void)state;
+    struct user ana;
+    signup_user(&S, &ana, "Ana Cambios");
+    char nueva[128], shouted[160], body[512];
+    unique_email(nueva, sizeof nueva, "cambio");
+    snprintf(shouted, sizeof shouted, "  %s ", nueva);
+    for (char *c = shouted; *c; c++)
+        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
+    struct resp r;
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password_actual\":\"%s\"}", shouted,
+             ana.password);
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(r.json, "email_pendiente"), nueva);
+    resp_free(&r);
+    /* BARBERIA_LOGIN_MAX_FAILURES=4: the fourth request starts the lock */
+    for (int i = 1; i < 4; i++) {
+        http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+    }
+    http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
+    expect_error(&r, 429, "Demasiados intentos");
+    resp_free(&r);
+    /* her sign-in is not locked by it */
+    assert_int_equal(login_status(ana.email, ana.password), 200);
+
+    struct srv n = {0};
+    srv_start(&n, NULL, NULL); /* no mail */
+    struct user bea;
+    signup_user(&n, &bea, "Bea Sin Correo");
+    const struct {
+        const char *pw;
+        const char *msg;
+    } cases[] = {{NULL, "Falta la contraseña actual"},
+                 {"equivocada", "La contraseña actual no es correcta"},
+                 {bea.password, "No se puede confirmar el cambio: el correo no está configurado"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].pw)
+            snprintf(body, sizeof body, "{\"email\":\"%s\",\"password_actual\":\"%s\"}", nueva,
+                     cases[i].pw);
+        else
+            snprintf(body, sizeof body, "{\"email\":\"%s\"}", nueva);
+        http_json(&n, "PATCH", "/api/auth/me", bea.token, body, &r);
+        expect_error(&r, 400, cases[i].msg);
+        resp_free(&r);
+    }
+    srv_cleanup(&n);
+}
+
 /* An e-mail change asked with her password (by whoever had it) dies with the
  * new password she sets on reading the notice at her old address: by a
  * reset link, or by changing it signed in. */
@@ -931,6 +986,7 @@ int main(void)
         cmocka_unit_test(recuperar_answers_the_same_for_any_address),
         cmocka_unit_test(restablecer_sets_the_password_ends_sessions_and_signs_in),
         cmocka_unit_test(an_email_change_dies_with_a_new_password),
+        cmocka_unit_test(an_email_change_is_bounded_and_names_the_address_as_stored),
         cmocka_unit_test(an_expired_link_is_refused),
         cmocka_unit_test(an_account_without_a_password_is_claimed_by_a_reset),
         cmocka_unit_test(patch_me_changes_the_profile_by_the_rules),
