@@ -36,7 +36,11 @@ void api_auth_reply_session(struct http_req *r, br_err rc, unsigned status, stru
         api_reply_err(r, rc);
         return;
     }
-    set_cookie(r, s->token, (long)IDENT_SESSION_DAYS * 86400);
+    /* a page of another origin that signs a visitor in (a form can post
+     * JSON as text/plain) must not leave its account's cookie in her
+     * browser: what she then books or uploads would be its; it gets the
+     * token in the body, which such a page cannot read */
+    if (!http_req_cross_origin(r)) set_cookie(r, s->token, (long)IDENT_SESSION_DAYS * 86400);
     struct jw w;
     api_begin(&w);
     w_user(&w, s->user_id, s->email);

@@ -340,6 +340,45 @@ static void bearer_and_header_less_requests_are_judged_as_before(void **state)
     resp_free(&r);
 }
 
+/* A page of another origin that signs a visitor in to an account of its
+ * own (login CSRF: a form posts JSON as text/plain) leaves no cookie in her
+ * browser; the service's own pages, allowed origins and header-less
+ * clients get it as before. */
+static void a_sign_in_from_another_origin_sets_no_cookie(void **state)
+{
+    (void)state;
+    char body[512];
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"%s\"}", ANA.email, ANA.password);
+    char own[64];
+    snprintf(own, sizeof own, "http://127.0.0.1:%d", S.port);
+    const struct {
+        const char *origin, *more;
+        bool cookie;
+    } cases[] = {
+        {"http://evil.example", "Sec-Fetch-Site: cross-site", false},
+        {OTHER_PORT, NULL, false},
+        {"null", NULL, false},
+        {NULL, "Sec-Fetch-Site: cross-site", false},
+        {own, "Sec-Fetch-Site: same-origin", true},
+        {PUBLIC, NULL, true},
+        {APP, NULL, true},
+        {NULL, NULL, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct resp r;
+        cookie_call(NULL, "POST", "/api/auth/login", cases[i].origin, cases[i].more, "text/plain",
+                    body, &r);
+        assert_int_equal(r.status, 200);
+        assert_non_null(jstr(r.json, "token"));
+        char v[256];
+        bool set = resp_header(&r, "Set-Cookie", v, sizeof v) != NULL;
+        if (set != cases[i].cookie)
+            fail_msg("%s %s: cookie %s", cases[i].origin ? cases[i].origin : "-",
+                     cases[i].more ? cases[i].more : "-", set ? "set" : "not set");
+        resp_free(&r);
+    }
+}
+
 static void the_session_is_checked_first_and_no_body_is_read(void **state)
 {
     (void)state;
@@ -384,6 +423,7 @@ int main(void)
         cmocka_unit_test(without_origin_a_fetch_site_other_than_same_origin_is_refused),
         cmocka_unit_test(the_service_own_pages_write_as_before),
         cmocka_unit_test(bearer_and_header_less_requests_are_judged_as_before),
+        cmocka_unit_test(a_sign_in_from_another_origin_sets_no_cookie),
         cmocka_unit_test(the_session_is_checked_first_and_no_body_is_read),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
