@@ -137,7 +137,8 @@ void api_auth_consent_post(struct http_req *r)
 {
     json_t *body = http_req_json(r);
     json_t *v = json_object_get(body, "fotos");
-    if (!v) {
+    /* absent, null and "" are all missing (docs/api.md, Conventions) */
+    if (!v || json_is_null(v) || (json_is_string(v) && !*json_string_value(v))) {
         api_reply_err(r, err_set(BR_INVALID, "Faltan campos requeridos"));
         return;
     }

@@ -792,6 +792,13 @@ static void withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones(vo
     post("/api/auth/me/consentimientos", ana.token, "{\"fotos\":\"si\"}", &r);
     expect_error(&r, 400, "Campo inválido: fotos");
     resp_free(&r);
+    /* null and "" are missing, as an absent field */
+    static const char *const missing[] = {"{}", "{\"fotos\":null}", "{\"fotos\":\"\"}"};
+    for (size_t i = 0; i < 3; i++) {
+        post("/api/auth/me/consentimientos", ana.token, missing[i], &r);
+        expect_error(&r, 400, "Faltan campos requeridos");
+        resp_free(&r);
+    }
     post("/api/auth/me/consentimientos", ana.token, "{\"fotos\":true}", &r);
     assert_int_equal(r.status, 200);
     resp_free(&r);
