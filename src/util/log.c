@@ -171,11 +171,20 @@ static size_t escape(const char *in, size_t n, char *out, size_t o, size_t cap)
 }
 
 #define TOKEN_MIN  16 /* shortest segment taken for a secret */
+#define TOKEN_RUN  64 /* shortest run taken for a secret inside a segment */
 #define TOKEN_MARK "<token>"
 
 static bool hex_digit(char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* A character of the base64 and base64url alphabets (hex included, '='
+ * padding too). */
+static bool token_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '+' || c == '=';
 }
 
 /* A canonical UUID, in either case: 8-4-4-4-12 hex digits. */
@@ -189,37 +198,57 @@ static bool uuid_shaped(const char *s, size_t n)
     return true;
 }
 
-/* Whether a path segment looks like a secret: TOKEN_MIN or more of the
- * base64 and base64url alphabets (hex included, '=' padding too) and
- * nothing else, unless it is a UUID (ids are not secrets). Words and file
- * names (a '.', '%', '~'...) are not. */
+/* Whether a path segment looks like a secret: TOKEN_MIN or more of
+ * token_char() and nothing else, unless it is a UUID (ids are not
+ * secrets). Words and file names (a '.', '%', '~'...) are not. */
 static bool token_shaped(const char *s, size_t n)
 {
     if (n < TOKEN_MIN) return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                  c == '-' || c == '_' || c == '+' || c == '=';
-        if (!ok) return false;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (!token_char(s[i])) return false;
     return !uuid_shaped(s, n);
 }
 
-/* Appends a request path as escape() does, each token-shaped segment
- * written as TOKEN_MARK instead. */
+/* Appends TOKEN_MARK if it fits. */
+static size_t put_mark(char *out, size_t o, size_t cap)
+{
+    if (o + sizeof TOKEN_MARK + 4 < cap) {
+        memcpy(out + o, TOKEN_MARK, sizeof TOKEN_MARK - 1);
+        o += sizeof TOKEN_MARK - 1;
+    }
+    return o;
+}
+
+/* Appends one path segment (n bytes) as escape() does: TOKEN_MARK for the
+ * whole of it if it is token-shaped, else TOKEN_MARK for each run of
+ * TOKEN_RUN or more token characters in it (a link's token with something
+ * stuck to it: "<token>.", "<token>)"), the rest as it is. */
+static size_t put_segment(const char *s, size_t n, char *out, size_t o, size_t cap)
+{
+    if (token_shaped(s, n)) return put_mark(out, o, cap);
+    size_t i = 0;
+    while (i < n) {
+        size_t run = 0;
+        while (i + run < n && token_char(s[i + run]))
+            run++;
+        o = run >= TOKEN_RUN ? put_mark(out, o, cap) : escape(s + i, run, out, o, cap);
+        i += run;
+        size_t other = 0;
+        while (i + other < n && !token_char(s[i + other]))
+            other++;
+        o = escape(s + i, other, out, o, cap);
+        i += other;
+    }
+    return o;
+}
+
+/* Appends a request path, each segment as put_segment() writes it. */
 static size_t put_path(const char *path, char *out, size_t o, size_t cap)
 {
     const char *p = path;
     for (;;) {
         size_t seg = strcspn(p, "/");
-        if (token_shaped(p, seg)) {
-            if (o + sizeof TOKEN_MARK + 4 < cap) {
-                memcpy(out + o, TOKEN_MARK, sizeof TOKEN_MARK - 1);
-                o += sizeof TOKEN_MARK - 1;
-            }
-        } else {
-            o = escape(p, seg, out, o, cap);
-        }
+        o = put_segment(p, seg, out, o, cap);
         if (!p[seg]) return o;
         o = escape("/", 1, out, o, cap);
         p += seg + 1;

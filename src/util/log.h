@@ -12,7 +12,9 @@
  * A request path may carry a secret in a segment (a link's token, /c/<token>): every path
  * logged (log_access, log_request) has each segment that looks like one - 16 or more characters
  * of the base64url, base64 or hex alphabets and nothing else, that are not a canonical UUID -
- * written as `<token>`. Ids (UUIDs), words and file names stay as they are.
+ * written as `<token>`, and in any other segment each run of 64 or more of those characters (a
+ * link's token with something stuck to it: `/c/<token>.`), the rest of the segment kept. Ids
+ * (UUIDs), words and file names stay as they are.
  */
 #ifndef BR_LOG_H
 #define BR_LOG_H

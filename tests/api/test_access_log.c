@@ -4,7 +4,8 @@
  * and LF through in a request's method, and the method is client text just
  * like the path, so both are escaped (\xNN) in the access line. A path
  * segment shaped like a secret token is written as `<token>` (ids, which
- * are canonical UUIDs, stay). Access lines are buffered, come out whole,
+ * are canonical UUIDs, stay), and so is a link's token with something
+ * stuck to it. Access lines are buffered, come out whole,
  * and are never lost by a clean stop.
  */
 #include "harness.h"
@@ -102,7 +103,10 @@ static void token_shaped_path_segments_are_redacted_and_uuids_kept(void **state)
     static const char hex[] = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
     static const char uuid[] = "6f1c2b4a-9d3e-4f5a-8b7c-0123456789ab";
     assert_int_equal(strlen(b64), 43);
+    /* an appointment's link token: 64 characters of base64url */
+    static const char link[] = "LR8j_ZDHqVpnCPheP-QXrkEXcJrO1XWxkJq3DOVIybIQ2Vx2OFBbiqscn7r0zxiU";
     assert_int_equal(strlen(hex), 64);
+    assert_int_equal(strlen(link), 64);
     char path[256], shown[256];
 
     snprintf(path, sizeof path, "/c/%s", b64);
@@ -119,6 +123,14 @@ static void token_shaped_path_segments_are_redacted_and_uuids_kept(void **state)
     get_and_wait_for_line(path, shown);
     snprintf(path, sizeof path, "/r/%%39%%66%s", hex + 2);
     get_and_wait_for_line(path, "/r/<token>");
+    /* a link's token with something stuck to it (a sentence's full stop, a
+     * bracket around the link) */
+    snprintf(path, sizeof path, "/c/%s.", link);
+    get_and_wait_for_line(path, "/c/<token>.");
+    snprintf(path, sizeof path, "/c/%s)", link);
+    get_and_wait_for_line(path, "/c/<token>)");
+    snprintf(path, sizeof path, "/api/gestion/%s;x", link);
+    get_and_wait_for_line(path, "/api/gestion/<token>;x");
     /* an upper-case UUID is an id too; short words and file names stay */
     get_and_wait_for_line("/api/citas/6F1C2B4A-9D3E-4F5A-8B7C-0123456789AB/cancelar",
                           "/api/citas/6F1C2B4A-9D3E-4F5A-8B7C-0123456789AB/cancelar");
@@ -130,6 +142,7 @@ static void token_shaped_path_segments_are_redacted_and_uuids_kept(void **state)
     assert_null(strstr(log, b64));
     assert_null(strstr(log, hex));
     assert_null(strstr(log, hex + 2));
+    assert_null(strstr(log, link));
     assert_non_null(strstr(log, uuid));
     free(log);
 }

@@ -1,18 +1,21 @@
 /*
  * test_util.c - the small utilities: capped buffers, UTF-8 checks, e-mail
- * normalisation, the outbox's backoff schedule.
+ * normalisation, the outbox's backoff schedule, the redaction of secrets
+ * in the request paths the log writes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "identity/identity.h"
 #include "core/outbox.h"
 #include "util/buf.h"
+#include "util/log.h"
 
 static void buffer_refuses_to_grow_past_its_cap_and_stays_intact(void **state)
 {
@@ -124,6 +127,52 @@ static void backoff_doubles_from_one_second_up_to_five_minutes(void **state)
     assert_int_equal(outbox_backoff_ms(0), 1000);
 }
 
+/* A link's token (64 characters of base64url) never reaches the log, whether
+ * it is the whole segment or has something stuck to it; ids, words and file
+ * names stay readable. */
+static void request_paths_are_logged_without_their_tokens(void **state)
+{
+    (void)state;
+#define TOK "LR8j_ZDHqVpnCPheP-QXrkEXcJrO1XWxkJq3DOVIybIQ2Vx2OFBbiqscn7r0zxiU"
+    /* 63 token characters: no secret of the service, a name stays */
+    static const char name63[] = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9";
+    assert_int_equal(strlen(TOK), 64);
+    assert_int_equal(strlen(name63), 63);
+    static const struct {
+        const char *path, *logged;
+    } cases[] = {
+        {"/c/" TOK, "GET /c/<token>"},
+        {"/c/" TOK ".", "GET /c/<token>."},
+        {"/c/" TOK ")", "GET /c/<token>)"},
+        {"/c/" TOK "%29", "GET /c/<token>%29"},
+        {"/api/gestion/" TOK ";x", "GET /api/gestion/<token>;x"},
+        {"/api/gestion/" TOK "/cancelar", "GET /api/gestion/<token>/cancelar"},
+        {"/api/gestion/(" TOK "x).ics", "GET /api/gestion/(<token>).ics"},
+        {"/c/" TOK "\"" TOK, "GET /c/<token>\\x22<token>"},
+        {"/c/q3Zr-8Kx_0aVbN4mW7pLc2TyHs9dEfGu", "GET /c/<token>"},
+        {"/c/q3Zr-8Kx_0aVbN4mW7pLc2TyHs9dEfGu.", "GET /c/q3Zr-8Kx_0aVbN4mW7pLc2TyHs9dEfGu."},
+        {"/app/app.4f3c2a1b9d8e7f60.js", "GET /app/app.4f3c2a1b9d8e7f60.js"},
+        {"/x/antes-1795292754516.png", "GET /x/antes-1795292754516.png"},
+        {"/api/citas/6F1C2B4A-9D3E-4F5A-8B7C-0123456789AB/cancelar",
+         "GET /api/citas/6F1C2B4A-9D3E-4F5A-8B7C-0123456789AB/cancelar"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[LOG_REQUEST_MAX];
+        const char *got = log_request("GET", cases[i].path, out, sizeof out);
+        if (strcmp(got, cases[i].logged)) fail_msg("\"%s\" -> \"%s\"", cases[i].path, got);
+    }
+    char path[128], out[LOG_REQUEST_MAX];
+    snprintf(path, sizeof path, "/x/%s.js", name63);
+    assert_string_equal(log_request("GET", path, out, sizeof out) + 4, path);
+    /* cut short, the line still holds no part of the token */
+    for (size_t n = 1; n < 40; n++) {
+        char small[40];
+        const char *got = log_request("POST", "/api/gestion/" TOK ".", small, n);
+        if (strlen(got) >= n || strstr(got, "LR8j")) fail_msg("%zu bytes: \"%s\"", n, got);
+    }
+#undef TOK
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -132,6 +181,7 @@ int main(void)
         cmocka_unit_test(utf8_validation_refuses_malformed_sequences),
         cmocka_unit_test(emails_are_trimmed_lowercased_and_checked),
         cmocka_unit_test(backoff_doubles_from_one_second_up_to_five_minutes),
+        cmocka_unit_test(request_paths_are_logged_without_their_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
