@@ -418,14 +418,17 @@ static const struct seccion secciones[] = {
     /* every message to her: about her appointments and her waiting list,
      * by either channel and to any address she had, and any other to her
      * address (the barber's notices are the barber's) */
-    [DATOS_MENSAJES] = {"SELECT kind, canal, cita_id, recipient, status, created_at, done_at, "
-                        "entrega FROM mail_outbox WHERE kind NOT IN " OUTBOX_AVISOS
+    [DATOS_MENSAJES] = {"SELECT kind, canal, CASE WHEN kind = 'aviso_espera' THEN NULL ELSE "
+                        "cita_id END, CASE WHEN kind = 'aviso_espera' THEN cita_id END, "
+                        "recipient, status, created_at, done_at, entrega FROM mail_outbox "
+                        "WHERE kind NOT IN " OUTBOX_AVISOS
                         " AND (cita_id IN (SELECT id FROM citas WHERE cliente_id = ?) OR cita_id "
                         "IN (SELECT id FROM lista_espera WHERE cliente_id = ?) OR recipient = ?) "
                         "ORDER BY created_at, id" LIMITE,
-                        {"tipo", "canal", "cita_id", "destinatario", "estado", "created_at",
-                         "enviado_en", "entrega"},
-                        8,
+                        /* a waiting-list notice names her entry, not an appointment */
+                        {"tipo", "canal", "cita_id", "lista_espera_id", "destinatario", "estado",
+                         "created_at", "enviado_en", "entrega"},
+                        9,
                         true,
                         3},
     [DATOS_MENSAJES_CUENTA] = {"SELECT kind, recipient, status, created_at, done_at FROM "
@@ -438,8 +441,9 @@ static const struct seccion secciones[] = {
                                {"tipo", "otorgado_en", "retirado_en"},
                                3,
                                false},
-    [DATOS_WHATSAPP] = {"SELECT telefono, otorgado_en, retirado_en FROM whatsapp_consentimientos "
-                        "WHERE cliente_id = ?" LIMITE,
+    /* the number as GET /api/auth/me/whatsapp writes it: +<E.164 digits> */
+    [DATOS_WHATSAPP] = {"SELECT '+' || telefono, otorgado_en, retirado_en FROM "
+                        "whatsapp_consentimientos WHERE cliente_id = ?" LIMITE,
                         {"telefono", "otorgado_en", "retirado_en"},
                         3,
                         false},

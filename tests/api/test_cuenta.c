@@ -729,9 +729,10 @@ static void datos_hold_everything_of_hers_and_nothing_of_others(void **state)
     json_t *msg0 = json_array_get(json_object_get(r.json, "mensajes"), 0);
     assert_string_equal(jstr(msg0, "canal"), "email");
     assert_string_equal(jstr(msg0, "cita_id"), mine);
+    assert_true(json_is_null(json_object_get(msg0, "lista_espera_id")));
     json_t *wa = json_object_get(r.json, "whatsapp");
     assert_int_equal(json_array_size(wa), 1);
-    assert_string_equal(jstr(json_array_get(wa, 0), "telefono"), "34612345678");
+    assert_string_equal(jstr(json_array_get(wa, 0), "telefono"), "+34612345678");
     json_t *le = json_object_get(r.json, "lista_espera");
     assert_int_equal(json_array_size(le), 1);
     assert_string_equal(jstr(json_array_get(le, 0), "fecha"), dia);

@@ -332,6 +332,20 @@ static void a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot(void 
     resp_free(&r);
     assert_int_equal(notices_to(&bea), 1);
     assert_int_equal(notices_to(&cris), 1);
+    /* her data names the notice's entry, not an appointment */
+    http_get(&S, "/api/auth/me/datos", cris.token, &r);
+    assert_int_equal(r.status, 200);
+    size_t i, found = 0;
+    json_t *m;
+    json_array_foreach(json_object_get(r.json, "mensajes"), i, m)
+    {
+        if (strcmp(jstr(m, "tipo"), "aviso_espera")) continue;
+        found++;
+        assert_true(json_is_null(json_object_get(m, "cita_id")));
+        assert_string_equal(jstr(m, "lista_espera_id"), ec);
+    }
+    assert_int_equal(found, 1);
+    resp_free(&r);
     free(got);
     free(eb);
     free(ec);
