@@ -6,6 +6,7 @@
 #include "../util/vec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,9 +106,24 @@ static void forget(struct photo_copy *p, bool remove)
     free(p->done);
 }
 
+/* The backup's database file, created empty and its owner's alone (0600)
+ * before SQLite's copy fills it (SQLite would create it 0644, and its
+ * journal takes the file's mode). */
+static br_err create_db_file(const char *dir, const char *db)
+{
+    int fd = open(db, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST)
+        return err_set(BR_IO, "%s is not empty (a backup needs a new folder)", dir);
+    if (fd < 0) return err_set(BR_IO, "cannot create %s: %s", db, strerror(errno));
+    close(fd);
+    return BR_OK;
+}
+
 br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    /* it holds password hashes, sessions and the links' key: a new folder
+     * is its owner's alone, whatever the umask */
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         return err_set(BR_IO, "cannot create %s: %s", dir, strerror(errno));
     char *db = xasprintf("%s/barberia.db", dir);
     struct stat sb;
@@ -116,7 +132,11 @@ br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
     used = used || stat(storage, &sb) == 0;
     free(storage);
     br_err rc = used ? err_set(BR_IO, "%s is not empty (a backup needs a new folder)", dir)
-                     : store_backup(app->store, db);
+                     : create_db_file(dir, db);
+    if (!rc) {
+        rc = store_backup(app->store, db);
+        if (rc) (void)unlink(db); /* no half copy, nor a file in the way of the next try */
+    }
     free(db);
     if (rc) return rc;
     /* the photos the copy names: read from the copy, so that they match */

@@ -32,6 +32,11 @@
 
 /* --- small file helpers --------------------------------------------------------- */
 
+/* An export holds password hashes, sessions and the links' key: its folders
+ * and files are its owner's alone, whatever the umask. */
+#define DIR_MODE  0700
+#define FILE_MODE 0600
+
 static br_err io_fail(const char *what, const char *path)
 {
     return err_set(BR_IO, "%s %s: %s", what, path, strerror(errno));
@@ -47,6 +52,21 @@ static void hex(const unsigned char *d, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
+/* A new file (never an existing one) open for writing, FILE_MODE. NULL (errno
+ * set) when it cannot be created. */
+static FILE *create_private(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FILE_MODE);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 /* A file written with its SHA-256 and line count kept as it goes. */
 struct out_file {
     FILE *f;
@@ -59,7 +79,7 @@ static br_err out_open(struct out_file *o, const char *dir, const char *name)
 {
     memset(o, 0, sizeof *o);
     o->path = xasprintf("%s/%s", dir, name);
-    o->f = fopen(o->path, "wx");
+    o->f = create_private(o->path);
     if (!o->f) return io_fail("cannot create", o->path);
     crypto_hash_sha256_init(&o->h);
     return BR_OK;
@@ -97,7 +117,7 @@ static br_err out_close(struct out_file *o, char sum[65])
 /* Copies fd (size bytes from 0) to path, hashing it. OUT: sum. */
 static br_err copy_out(int fd, uint64_t size, const char *path, char sum[65])
 {
-    int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FILE_MODE);
     if (out < 0) return io_fail("cannot create", path);
     crypto_hash_sha256_state h;
     crypto_hash_sha256_init(&h);
@@ -157,7 +177,7 @@ static br_err make_parents(const char *path)
     br_err rc = BR_OK;
     for (char *s = strchr(p + 1, '/'); s && !rc; s = strchr(s + 1, '/')) {
         *s = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) rc = io_fail("cannot create", p);
+        if (mkdir(p, DIR_MODE) != 0 && errno != EEXIST) rc = io_fail("cannot create", p);
         *s = '/';
     }
     free(p);
@@ -274,8 +294,13 @@ static br_err write_manifest(struct exporter *x, char sums[][65], const char *ob
     char *tmp = xasprintf("%s/manifest.json.tmp", x->dir);
     char *path = xasprintf("%s/manifest.json", x->dir);
     br_err rc = BR_OK;
-    if (json_dump_file(m, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
-        rc = io_fail("cannot write", tmp);
+    FILE *f = create_private(tmp);
+    if (!f) {
+        rc = io_fail("cannot create", tmp);
+    } else {
+        bool bad = json_dumpf(m, f, JSON_INDENT(2) | JSON_SORT_KEYS) != 0;
+        if (fclose(f) != 0 || bad) rc = io_fail("cannot write", tmp);
+    }
     if (!rc && rename(tmp, path) != 0) rc = io_fail("cannot write", path);
     json_decref(m);
     free(tmp);
@@ -285,9 +310,9 @@ static br_err write_manifest(struct exporter *x, char sums[][65], const char *ob
 
 br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *st)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return io_fail("cannot create", dir);
+    if (mkdir(dir, DIR_MODE) != 0 && errno != EEXIST) return io_fail("cannot create", dir);
     char *objdir = xasprintf("%s/objects", dir);
-    int made = mkdir(objdir, 0755);
+    int made = mkdir(objdir, DIR_MODE);
     free(objdir);
     if (made != 0) return err_set(BR_IO, "%s is not empty (an export needs a new folder)", dir);
     struct exporter x = {.app = app, .dir = dir, .foto_table = -1};

@@ -7,13 +7,19 @@
  * pg_dump, and the documented procedure (pg_dump, pg_restore into a new
  * database, the photo folder copied) gives back the same service. A backup
  * taken before the schema had working hours still restores: its barbers get the
- * default week, as the migration gives it.
+ * default week, as the migration gives it. A backup and an export hold
+ * password hashes, sessions and the links' key: the folder each makes is
+ * its owner's alone (0700), the files they write in it too (0600),
+ * whatever the umask.
  */
+#define _GNU_SOURCE
 #include "harness.h"
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static struct fixture A;
 static struct user ana, admin;
@@ -256,12 +262,75 @@ static void a_backup_from_before_the_hours_restores_with_the_default_week(void *
     free(restored);
 }
 
+/* The entries under a folder whose mode lets anyone but the owner in,
+ * counted (nftw's callback takes no argument of its own). */
+static int open_to_others;
+static int walked;
+
+static int count_open(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)flag;
+    (void)ftw;
+    walked++;
+    if (sb->st_mode & 077) {
+        open_to_others++;
+        print_message("open to others: %s (%o)\n", path, (unsigned)(sb->st_mode & 07777));
+    }
+    return 0;
+}
+
+/* The permission bits of path (-1 when it is missing). */
+static int mode_of(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (int)(sb.st_mode & 07777) : -1;
+}
+
+static void an_export_and_a_backup_are_their_owners_alone_whatever_the_umask(void **state)
+{
+    (void)state;
+    mode_t was = umask(0); /* the commands inherit it: nothing left to the umask */
+    char dir[400], path[500], *err = NULL;
+
+    snprintf(dir, sizeof dir, "%s/export-private", A.s.dir);
+    if (cli(&A.s, "export", "--to", dir, &err) != 0) fail_msg("export: %s", err);
+    free(err);
+    assert_int_equal(mode_of(dir), 0700);
+    snprintf(path, sizeof path, "%s/claves.jsonl", dir);
+    assert_int_equal(mode_of(path), 0600);
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    assert_int_equal(mode_of(path), 0600);
+    open_to_others = walked = 0;
+    assert_int_equal(nftw(dir, count_open, 16, FTW_PHYS), 0);
+    assert_int_equal(open_to_others, 0);
+    assert_true(walked > 5); /* the tables, the objects' folders and the photo */
+
+    snprintf(dir, sizeof dir, "%s/backup-private", A.s.dir);
+    snprintf(path, sizeof path, "%s/barberia.db", dir);
+    if (test_pg()) {
+        /* refused (pg_dump's job), with no file left in the way */
+        assert_int_equal(cli(&A.s, "backup", "--to", dir, &err), 1);
+        free(err);
+        assert_int_equal(mode_of(dir), 0700);
+        assert_int_equal(mode_of(path), -1);
+    } else {
+        if (cli(&A.s, "backup", "--to", dir, &err) != 0) fail_msg("backup: %s", err);
+        free(err);
+        assert_int_equal(mode_of(dir), 0700);
+        assert_int_equal(mode_of(path), 0600);
+        snprintf(path, sizeof path, "%s/barberia.db-journal", dir);
+        assert_int_equal(mode_of(path), -1);
+    }
+    umask(was);
+}
+
 int main(void)
 {
     test_folder_store(); /* the SQLite backup copies the photo folder beside the database */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_backup_gives_back_the_same_service),
         cmocka_unit_test(a_backup_from_before_the_hours_restores_with_the_default_week),
+        cmocka_unit_test(an_export_and_a_backup_are_their_owners_alone_whatever_the_umask),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
