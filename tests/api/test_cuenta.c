@@ -225,6 +225,21 @@ static void reset_link(const struct user *u, char token[TOKEN_LEN + 1])
     free(text);
 }
 
+/* Asks, as u, to change her address to `to`; OUT: the link's token, from
+ * the e-mail delivered there. */
+static void email_change_link(const struct user *u, const char *to, char tok[TOKEN_LEN + 1])
+{
+    char body[512];
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password_actual\":\"%s\"}", to, u->password);
+    struct resp r;
+    http_json(&S, "PATCH", "/api/auth/me", u->token, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char *text = wait_mail(to, "/confirmar-email#token=");
+    link_token(text, "confirmar-email", tok);
+    free(text);
+}
+
 /* --- the password reset -------------------------------------------------------------- */
 
 static void recuperar_answers_the_same_for_any_address(void **state)
@@ -553,17 +568,9 @@ static void a_reset_link_dies_with_a_new_password_or_address(void **state)
     resp_free(&r);
 
     reset_link(&ana, before);
-    char nueva[128];
+    char nueva[128], tok[TOKEN_LEN + 1];
     unique_email(nueva, sizeof nueva, "mudada");
-    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password_actual\":\"%s\"}", nueva,
-             ana.password);
-    http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
-    assert_int_equal(r.status, 200);
-    resp_free(&r);
-    char *text = wait_mail(nueva, "/confirmar-email#token=");
-    char tok[TOKEN_LEN + 1];
-    link_token(text, "confirmar-email", tok);
-    free(text);
+    email_change_link(&ana, nueva, tok);
     snprintf(body, sizeof body, "{\"token\":\"%s\"}", tok);
     post("/api/auth/confirmar-email", NULL, body, &r);
     assert_int_equal(r.status, 200);
@@ -639,18 +646,10 @@ static void an_email_change_dies_with_a_new_password(void **state)
     struct user ana;
     signup_user(&S, &ana, "Ana Robada");
     for (int how = 0; how < 2; how++) {
-        char ajena[128], body[512];
+        char ajena[128], body[512], tok[TOKEN_LEN + 1];
         unique_email(ajena, sizeof ajena, "ladron");
-        snprintf(body, sizeof body, "{\"email\":\"%s\",\"password_actual\":\"%s\"}", ajena,
-                 ana.password);
+        email_change_link(&ana, ajena, tok);
         struct resp r;
-        http_json(&S, "PATCH", "/api/auth/me", ana.token, body, &r);
-        assert_int_equal(r.status, 200);
-        resp_free(&r);
-        char *text = wait_mail(ajena, "/confirmar-email#token=");
-        char tok[TOKEN_LEN + 1];
-        link_token(text, "confirmar-email", tok);
-        free(text);
         const char *nueva = how == 0 ? "tras-reset-1" : "tras-cambio-2";
         if (how == 0) { /* she resets it by e-mail: every session ends, hers comes back */
             char reset[TOKEN_LEN + 1];
