@@ -231,6 +231,37 @@ static void reaper(struct worker *wk, void *ud)
 
 /* --- lifecycle ---------------------------------------------------------------------- */
 
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Decodes %XX in a path or a query value in place, as libmicrohttpd does,
+ * but for %00: a NUL would end the string the handlers get, so that
+ * "/metrics%00.txt" would be served as "/metrics"; it stays as the three
+ * characters, a path no route has. Returns the new length. */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+    (void)cls;
+    (void)conn;
+    char *w = s;
+    for (const char *p = s; *p;) {
+        int hi = p[0] == '%' ? hex_digit(p[1]) : -1;
+        int lo = hi >= 0 ? hex_digit(p[2]) : -1;
+        if (lo >= 0 && (hi | lo)) {
+            *w++ = (char)(hi * 16 + lo);
+            p += 3;
+        } else {
+            *w++ = *p++;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     (void)uri;
@@ -637,8 +668,9 @@ br_err http_serve(struct http_server *s)
         (unsigned)io, MHD_OPTION_CONNECTION_LIMIT, (unsigned)conns,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)o->idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_END);
     if (!s->d) return err_set(BR_CONFIG, "cannot start the HTTP server on %s", o->listen);
     snprintf(s->capacity, sizeof s->capacity,
              "%d I/O threads, %d read workers (0: reads inline), %d write workers, at most %d "

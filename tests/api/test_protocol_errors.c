@@ -110,6 +110,15 @@ static void what_the_library_passes_on_is_answered_as_json_with_the_security_hea
         "GET /api/no existe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     expect_service_json(reply, send_raw(space, sizeof space - 1, &reply), 404);
     free(reply);
+    /* an escaped NUL does not cut the path short: no route has it */
+    static const char nul[] =
+        "GET /metrics%00.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    expect_service_json(reply, send_raw(nul, sizeof nul - 1, &reply), 404);
+    free(reply);
+    /* other escapes are decoded as before */
+    static const char esc[] = "GET /%68ealthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    expect_service_json(reply, send_raw(esc, sizeof esc - 1, &reply), 200);
+    free(reply);
     /* headers of 48 KiB: under the limit, so ours */
     size_t big = 48 * 1024;
     char *req = malloc(big + 256);
