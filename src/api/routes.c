@@ -105,12 +105,12 @@ const struct http_route api_routes[] = {
     {"GET", "/api/admin/citas/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, api_admin_cita_mensajes,
      api_admin_cita_mensajes_path},
     /* /api/citas/{id}/cancelar and /reprogramar */
-    {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON_OPT, api_citas_accion,
+    {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON_LAX, api_citas_accion,
      api_citas_accion_path},
     /* an appointment behind its personal link (no session: the token is the key) */
     {"GET", "/api/gestion/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_gestion_get,
      api_gestion_ver_path},
-    {"POST", "/api/gestion/", true, HTTP_AUTH_NONE, HTTP_BODY_JSON_OPT, api_gestion_post,
+    {"POST", "/api/gestion/", true, HTTP_AUTH_NONE, HTTP_BODY_JSON_LAX, api_gestion_post,
      api_gestion_accion_path},
     {"GET", "/c/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_web_page, .head = true},
     /* the waiting list */

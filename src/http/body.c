@@ -313,15 +313,24 @@ bool http_body_end(struct http_req *r)
         http_reply_error(r, 413, "Cuerpo demasiado grande");
         return false;
     }
-    if (rt->body == HTTP_BODY_JSON || (rt->body == HTTP_BODY_JSON_OPT && r->body.len)) {
+    bool opt = rt->body == HTTP_BODY_JSON_OPT || rt->body == HTTP_BODY_JSON_LAX;
+    if (rt->body == HTTP_BODY_JSON || (opt && r->body.len)) {
         json_error_t jerr;
         r->json = r->body.len ? json_loadb(r->body.p, r->body.len, 0, &jerr) : NULL;
         if (!json_is_object(r->json)) {
+            json_decref(r->json);
+            r->json = NULL;
+            if (rt->body == HTTP_BODY_JSON_LAX) return true; /* the handler's to judge */
             http_reply_error(r, 400, "JSON inválido");
             return false;
         }
     }
     return true;
+}
+
+bool http_req_json_invalid(struct http_req *r)
+{
+    return r->route && r->route->body == HTTP_BODY_JSON_LAX && r->body.len && !r->json;
 }
 
 void http_body_free(struct http_req *r)

@@ -44,6 +44,10 @@ enum http_body {
     HTTP_BODY_JSON,      /* a JSON object, at most json_max bytes */
     HTTP_BODY_MULTIPART, /* multipart/form-data with one spooled file part */
     HTTP_BODY_JSON_OPT,  /* as HTTP_BODY_JSON, or no body at all (http_req_json: NULL) */
+    /* as HTTP_BODY_JSON_OPT, but a body that is not a JSON object reaches the handler
+     * (http_req_json: NULL, http_req_json_invalid: true): for a route whose one action
+     * takes a body and another none (which ignores any) */
+    HTTP_BODY_JSON_LAX,
 };
 
 typedef void (*http_handler_fn)(struct http_req *req);
@@ -163,6 +167,9 @@ bool http_req_cross_origin(struct http_req *r);
 const char *http_req_remote(struct http_req *r);
 /* HTTP_BODY_JSON routes: the body, always a JSON object. Borrowed. */
 json_t *http_req_json(struct http_req *r);
+/* HTTP_BODY_JSON_LAX routes: whether a body arrived that is not a JSON object
+ * (the handler answers 400 `JSON inválido` where it wants one). */
+bool http_req_json_invalid(struct http_req *r);
 /* HTTP_BODY_JSON routes: the body's bytes exactly as they arrived (to check
  * a signature over them). OUT: *len. Borrowed. */
 const char *http_req_body_raw(struct http_req *r, size_t *len);

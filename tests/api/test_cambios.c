@@ -172,6 +172,9 @@ static void without_a_session_both_are_401(void **state)
     cambio_expect(NULL, id, "cancelar", NULL, 401, "No autenticado");
     cambio_expect(NULL, id, "reprogramar", "{\"fecha_inicio\":\"2033-01-01T10:00:00Z\"}", 401,
                   "No autenticado");
+    /* the session before the body */
+    cambio_expect(NULL, id, "reprogramar", "junk", 401, "No autenticado");
+    cambio_expect(NULL, id, "cancelar", "junk", 401, "No autenticado");
     json_t *c = listed(&ANA, id);
     assert_string_equal(jstr(c, "estado"), "confirmada");
     json_decref(c);
@@ -194,6 +197,8 @@ static void the_path_names_the_cita_by_uuid_in_either_case(void **state)
     /* the body first, whatever the id */
     cambio_expect(&ANA, "no-es-un-id", "reprogramar", "{}", 400, "Faltan campos requeridos");
     cambio_expect(&ANA, up, "reprogramar", "{}", 400, "Faltan campos requeridos");
+    cambio_expect(&ANA, "no-es-un-id", "reprogramar", "junk", 400, "JSON inválido");
+    cambio_expect(&ANA, "no-es-un-id", "cancelar", "junk", 404, NO_CITA);
     char more[64];
     snprintf(more, sizeof more, "%s0", id);
     cambio_expect(&ANA, more, "cancelar", NULL, 404, NO_CITA);
@@ -303,16 +308,31 @@ static void client_cancels_her_own_cita_and_gets_the_listed_row(void **state)
     char *body = fecha_body(g);
     cambio_expect(&ANA, id, "reprogramar", body, 409, CANCELADA);
     free(body);
-    /* the empty JSON object is a body like none */
-    char h[32];
-    next_slot(h);
-    char *id2 = book(&S, &ANA, BARBERO, SERVICIO, h, NULL);
-    struct resp r;
-    cambio(&ANA, id2, "cancelar", "{}", &r);
-    assert_int_equal(r.status, 200);
-    assert_string_equal(jstr(json_object_get(r.json, "cita"), "estado"), "cancelada");
-    resp_free(&r);
-    free(id2);
+    /* cancelar takes no body: whatever is sent is ignored, not judged */
+    cambio_expect(&ANA, id, "cancelar", "junk", 409, CANCELADA);
+    cambio_expect(&ANA, id, "cancelar", "[]", 409, CANCELADA);
+    /* but bounded, as every body */
+    char *big = malloc(70 * 1024 + 1);
+    assert_non_null(big);
+    memset(big, 'x', 70 * 1024);
+    big[70 * 1024] = '\0';
+    cambio_expect(&ANA, id, "cancelar", big, 413, "Cuerpo demasiado grande");
+    free(big);
+    static const char *const ignored[] = {"{}", "junk", "[]"};
+    for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++) {
+        char h[32];
+        next_slot(h);
+        char *id2 = book(&S, &ANA, BARBERO, SERVICIO, h, NULL);
+        struct resp r;
+        cambio(&ANA, id2, "cancelar", ignored[i], &r);
+        if (r.status != 200) fail_msg("cancelar with %s: %ld %s", ignored[i], r.status, r.body);
+        assert_string_equal(jstr(json_object_get(r.json, "cita"), "estado"), "cancelada");
+        resp_free(&r);
+        json_t *row = listed(&ANA, id2);
+        assert_string_equal(jstr(row, "estado"), "cancelada");
+        json_decref(row);
+        free(id2);
+    }
     free(id);
 }
 
@@ -386,6 +406,8 @@ static void reschedule_errors_follow_the_contract(void **state)
                   "fecha_inicio inválida");
     cambio_expect(&ANA, id, "reprogramar", "{\"fecha_inicio\":12}", 400, "fecha_inicio inválida");
     cambio_expect(&ANA, id, "reprogramar", "[1]", 400, "JSON inválido");
+    cambio_expect(&ANA, id, "reprogramar", "junk", 400, "JSON inválido");
+    cambio_expect(&ANA, id, "reprogramar", "[]", 400, "JSON inválido");
     cambio_expect(&ANA, id, "reprogramar", "{\"fecha_inicio\":\"2020-01-01T10:00:00Z\"}", 400,
                   "La fecha ya pasó");
     /* onto Bea's cita, or overlapping it by a minute */

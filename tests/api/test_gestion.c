@@ -260,11 +260,15 @@ static void cancel_by_link_follows_the_rules_and_the_link_then_shows_it_cancelle
     char tok[TOKEN_LEN + 1];
     token_from_mail(id, "Cita confirmada", tok);
     struct resp r;
-    accion(tok, "cancelar", NULL, &r);
+    /* cancelar takes no body: whatever is sent is ignored, not judged */
+    accion(tok, "cancelar", "junk", &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(jstr(json_object_get(r.json, "cita"), "estado"), "cancelada");
     assert_true(json_is_false(json_object_get(r.json, "puede_cambiar")));
     resp_free(&r);
+    char *estado = estado_of(id);
+    assert_string_equal(estado, "cancelada");
+    free(estado);
     ver(tok, &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(jstr(json_object_get(r.json, "cita"), "estado"), "cancelada");
@@ -272,6 +276,12 @@ static void cancel_by_link_follows_the_rules_and_the_link_then_shows_it_cancelle
     resp_free(&r);
     /* again: the signed-in message */
     accion(tok, "cancelar", NULL, &r);
+    expect_error(&r, 409, CANCELADA);
+    resp_free(&r);
+    accion(tok, "cancelar", "junk", &r);
+    expect_error(&r, 409, CANCELADA);
+    resp_free(&r);
+    accion(tok, "cancelar", "[]", &r);
     expect_error(&r, 409, CANCELADA);
     resp_free(&r);
     char g[32];
@@ -300,7 +310,22 @@ static void reschedule_by_link_keeps_the_link_and_follows_the_rules(void **state
     char tok[TOKEN_LEN + 1];
     token_from_mail(id, "Cita confirmada", tok);
     struct resp r;
-    /* the body's errors, as signed in */
+    /* the body's errors, as signed in: the body first, whatever the token */
+    accion(tok, "reprogramar", "junk", &r);
+    expect_error(&r, 400, "JSON inválido");
+    resp_free(&r);
+    accion(tok, "reprogramar", "[]", &r);
+    expect_error(&r, 400, "JSON inválido");
+    resp_free(&r);
+    char wrong[TOKEN_LEN + 1];
+    memcpy(wrong, tok, sizeof wrong);
+    wrong[40] = wrong[40] == 'A' ? 'B' : 'A';
+    accion(wrong, "reprogramar", "junk", &r);
+    expect_error(&r, 400, "JSON inválido");
+    resp_free(&r);
+    accion(wrong, "cancelar", "junk", &r);
+    expect_error(&r, 404, NO_CITA);
+    resp_free(&r);
     accion(tok, "reprogramar", "{}", &r);
     expect_error(&r, 400, "Faltan campos requeridos");
     resp_free(&r);
