@@ -70,7 +70,7 @@ struct http_server {
     struct worker *reaper;
     char **route_names; /* "METHOD path" of each metrics slot */
     size_t nslots;
-    int *route_slot; /* each route's metrics slot (its HEAD, when it has one: the next) */
+    int *route_slot; /* route i's metrics slot at [2i], its HEAD's (when it has one) at [2i+1] */
     char **cors;     /* origins allowed to call from a browser (lowercase) */
     size_t ncors;
     struct origin pub; /* the public URL's origin, when has_pub */

@@ -372,7 +372,7 @@ static void route(struct http_req *r)
         if (!match) continue;
         if (!strcmp(rt->method, r->method) || (head && rt->head)) {
             r->route = rt;
-            r->slot = s->route_slot[i] + (head && rt->head ? 1 : 0);
+            r->slot = s->route_slot[2 * i + (head && rt->head ? 1 : 0)];
             buf_free(&allow);
             return;
         }
@@ -580,6 +580,20 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     log_warn("http: %s", line);
 }
 
+/* The metrics slot of "<method> <path>": the one already named so, or a
+ * new one. */
+static int route_slot_named(struct http_server *s, const char *method, const char *path)
+{
+    char *name = xasprintf("%s %s", method, path);
+    for (size_t k = 0; k < s->nslots; k++)
+        if (!strcmp(s->route_names[k], name)) {
+            free(name);
+            return (int)k;
+        }
+    s->route_names[s->nslots] = name;
+    return (int)s->nslots++;
+}
+
 br_err http_bind(const struct http_options *o, struct http_server **out)
 {
     struct http_server *s = xcalloc(1, sizeof *s);
@@ -606,16 +620,16 @@ br_err http_bind(const struct http_options *o, struct http_server **out)
         http_stop(s);
         return rc;
     }
-    /* the routes' names for the request metrics, "METHOD path": one slot
-     * per route, and one more for the HEAD requests of a GET route that
-     * answers them */
-    s->route_slot = xcalloc(o->nroutes + 1, sizeof *s->route_slot);
+    /* the routes' names for the request metrics, "METHOD path": a slot per
+     * name, and one for the HEAD requests of a GET route that answers them;
+     * routes of one name (a prefix that serves two kinds of path) share it,
+     * so that no series is written twice */
+    s->route_slot = xcalloc(2 * o->nroutes + 1, sizeof *s->route_slot);
     s->route_names = xcalloc(2 * o->nroutes + 1, sizeof *s->route_names);
     for (size_t i = 0; i < o->nroutes; i++) {
         const struct http_route *rt = &o->routes[i];
-        s->route_slot[i] = (int)s->nslots;
-        s->route_names[s->nslots++] = xasprintf("%s %s", rt->method, rt->path);
-        if (rt->head) s->route_names[s->nslots++] = xasprintf("HEAD %s", rt->path);
+        s->route_slot[2 * i] = route_slot_named(s, rt->method, rt->path);
+        if (rt->head) s->route_slot[2 * i + 1] = route_slot_named(s, "HEAD", rt->path);
     }
     metrics_http_routes((const char *const *)s->route_names, (int)s->nslots);
     *out = s;
