@@ -591,7 +591,8 @@ int cli_export(int argc, char **argv)
                     "links' key) and its photos to DIR, a new folder, from one snapshot of\n"
                     "the database, with a manifest (format version 5) of row counts and\n"
                     "SHA-256 checksums. Reads the data store the settings name (SQLite,\n"
-                    "PostgreSQL; folder or S3); may run beside `serve`.\n");
+                    "PostgreSQL; folder or S3); may run beside `serve`. DIR is private to\n"
+                    "the user who runs it (0700, files 0600): it holds password hashes.\n");
 }
 
 int cli_import(int argc, char **argv)
@@ -613,7 +614,8 @@ int cli_backup(int argc, char **argv)
                     "Backs the embedded database up while `serve` runs: DIR (a new folder)\n"
                     "becomes a data folder of its own, with barberia.db (SQLite's online copy:\n"
                     "one consistent snapshot) and storage/ (every photo the copy names, from\n"
-                    "the object store the settings name). On PostgreSQL use pg_dump (see\n"
+                    "the object store the settings name), private to the user who runs it\n"
+                    "(0700; barberia.db 0600). On PostgreSQL use pg_dump (see\n"
                     "docs/operations.md, Backups) or barberia export.\n");
 }
 
