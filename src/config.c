@@ -140,7 +140,7 @@ static const struct setting settings[] = {
       "the shop's address, shown with its name in the appointment messages and the .ics"),
     S("SHOP_PHONE", CONFIG_SERVE, shop_phone, NULL,
       "the shop's phone, shown on an appointment's page once it can no longer be changed there"),
-    S("TZ", CONFIG_SERVE, tz, "Europe/Madrid",
+    S("TZ", CONFIG_SERVE, tz, "UTC",
       "the shop's time zone (IANA name): schedules, free slots and e-mail times"),
     I("SLOT_MIN", CONFIG_SERVE, slot_min, "15", 1, 1440,
       "minutes between the free slots offered, from each working interval's start"),

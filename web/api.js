@@ -71,7 +71,7 @@ let config = null;
 export async function loadConfig() {
   if (config) return config;
   const def = {
-    zona: 'Europe/Madrid',
+    zona: 'UTC',
     paso_min: 15,
     antelacion_min: 120,
     dias_max: 90,

@@ -290,6 +290,10 @@ static void child_env(const struct srv *s, const char *const *env)
     setenv("no_proxy", "127.0.0.1,localhost,::1", 1);
     setenv("NO_PROXY", "127.0.0.1,localhost,::1", 1);
     if (s && s->dburl[0]) setenv("BARBERIA_DATABASE_URL", s->dburl, 1);
+    /* the tests' shop is in Madrid (their local times, DST days and texts
+     * are Madrid's) unless env says otherwise; an entry "BARBERIA_TZ"
+     * without a value removes it, for the default (putenv) */
+    setenv("BARBERIA_TZ", "Europe/Madrid", 1);
     for (size_t i = 0; i < ns3; i++)
         putenv((char *)s3[i]);
     for (; env && *env; env++)

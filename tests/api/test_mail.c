@@ -285,6 +285,31 @@ static void confirmation_arrives_once_with_the_booking_details(void **state)
     free(id);
 }
 
+/* Without BARBERIA_TZ the shop's zone is UTC, as the product contract fixes
+ * it: the e-mail's times are the stored ones. */
+static void without_a_zone_set_the_times_are_utc(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    smtp_sink_start(&K, S.dir, 0, NULL);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    const char *env[] = {url, "BARBERIA_TZ" /* unset: the default */, NULL};
+    srv_start(&S, env, NULL);
+    struct resp r;
+    http_get(&S, "/api/config", NULL, &r);
+    assert_string_equal(jstr(r.json, "zona"), "UTC");
+    resp_free(&r);
+    struct user u;
+    char *id = book_one(&S, &u, "Ana Utc", NULL);
+    json_t *m = sink_the_one_message(&K, &S);
+    const char *text = jstr(m, "text");
+    expect_contains(text, "domingo 4 de mayo de 2031, 08:30 (UTC)", "the text body");
+    expect_contains(text, "domingo 4 de mayo de 2031, 09:00 (UTC)", "the text body");
+    json_decref(m);
+    free(id);
+}
+
 static void a_name_with_crlf_adds_no_header_or_recipient(void **state)
 {
     (void)state;
@@ -778,6 +803,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(confirmation_arrives_once_with_the_booking_details, teardown),
+        cmocka_unit_test_teardown(without_a_zone_set_the_times_are_utc, teardown),
         cmocka_unit_test_teardown(a_name_with_crlf_adds_no_header_or_recipient, teardown),
         cmocka_unit_test_teardown(
             booking_is_answered_while_the_mail_server_is_down_and_mail_arrives_later, teardown),

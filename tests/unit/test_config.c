@@ -28,7 +28,7 @@ static void defaults_apply_when_nothing_is_set(void **state)
     assert_string_equal(c.google_api_url, "https://www.googleapis.com/calendar/v3");
     assert_int_equal(c.calendar_timeout_ms, 5000);
     assert_string_equal(c.smtp_from, "no-reply@localhost");
-    assert_string_equal(c.tz, "Europe/Madrid");
+    assert_string_equal(c.tz, "UTC"); /* the product contract's */
     assert_int_equal(c.slot_min, 15);
     assert_int_equal(c.min_notice_min, 120);
     assert_int_equal(c.max_days_ahead, 90);

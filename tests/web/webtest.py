@@ -65,6 +65,8 @@ class Server:
     def __init__(self, binary, env=None):
         self.dir = tempfile.mkdtemp(prefix="barberia-web-")
         e = {k: v for k, v in os.environ.items() if not k.startswith("BARBERIA_")}
+        # the tests' shop is in Madrid (their texts say "hora de Madrid")
+        e["BARBERIA_TZ"] = "Europe/Madrid"
         e.update(env or {})
         self.log = open(os.path.join(self.dir, "log"), "w+")
         self.proc = subprocess.Popen(
