@@ -13,6 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the paths each route under a prefix serves (api_routes) */
+API_SERVES(api_barbero_path, "/api/admin/barberos/", "")
+API_SERVES(api_barbero_horario_admin_path, "/api/admin/barberos/", "/horario")
+API_SERVES(api_servicio_path, "/api/admin/servicios/", "")
+API_SERVES(api_barbero_horario_path, "/api/barberos/", "/horario")
+API_SERVES(api_ausencia_path, "/api/admin/ausencias/", "")
+
 /* --- GET /api/config ---------------------------------------------------------------- */
 
 void api_config_get(struct http_req *r)
@@ -413,7 +420,8 @@ void api_admin_ausencias_post(struct http_req *r)
         api_bad_field(r, "barbero_id");
         return;
     }
-    in.barbero_id = json_string_value(bv); /* NULL unless a string */
+    in.barbero_id = json_string_value(bv);                      /* NULL unless a string */
+    if (in.barbero_id && !*in.barbero_id) in.barbero_id = NULL; /* "": absent, the whole shop */
     struct ausencia a;
     br_err rc = agenda_ausencia_add(api_app(r), &in, &a);
     if (rc == BR_INVALID || rc == BR_NOTFOUND) {

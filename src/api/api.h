@@ -76,6 +76,15 @@ enum api_path api_path_id(const char *path, const char *prefix, const char *suff
  * not_found for a segment that is not a UUID), false. */
 bool api_path_id_or_404(struct http_req *r, const char *prefix, const char *suffix,
                         const char *not_found, br_id out);
+/* Defines fn, a route's "serves" check (http_route.serves) for the paths
+ * "<prefix>{id}<suffix>": any other path under the prefix is no resource of
+ * the route's (404, or 405 where another route's method has it). */
+#define API_SERVES(fn, prefix, suffix)                                                             \
+    bool fn(const char *path)                                                                      \
+    {                                                                                              \
+        br_id id_;                                                                                 \
+        return api_path_id(path, prefix, suffix, id_) != API_PATH_OTHER;                           \
+    }
 
 /* --- query parameters ----------------------------------------------------------- */
 
@@ -318,7 +327,12 @@ void api_admin_servicio_patch(struct http_req *r); /* /api/admin/servicios/{id} 
 void api_barbero_horario_get(struct http_req *r);  /* /api/barberos/{id}/horario */
 void api_admin_ausencias_get(struct http_req *r);
 void api_admin_ausencias_post(struct http_req *r);
-void api_admin_ausencia_delete(struct http_req *r); /* /api/admin/ausencias/{id} */
+void api_admin_ausencia_delete(struct http_req *r);    /* /api/admin/ausencias/{id} */
+bool api_barbero_path(const char *path);               /* /api/admin/barberos/{id} */
+bool api_barbero_horario_admin_path(const char *path); /* /api/admin/barberos/{id}/horario */
+bool api_servicio_path(const char *path);              /* /api/admin/servicios/{id} */
+bool api_barbero_horario_path(const char *path);       /* /api/barberos/{id}/horario */
+bool api_ausencia_path(const char *path);              /* /api/admin/ausencias/{id} */
 void api_disponibilidad_get(struct http_req *r);
 /* the barbers' notices and feeds, closures that meet bookings (avisos.c) */
 bool api_feed_path(const char *path);              /* /api/barberos/{id}/agenda.ics */
@@ -363,6 +377,7 @@ bool api_gestion_accion_path(const char *path);
 void api_espera_post(struct http_req *r);
 void api_espera_get(struct http_req *r);
 void api_espera_delete(struct http_req *r);
+bool api_espera_path(const char *path); /* /api/lista-espera/{id} */
 
 /* --- the front desk (mostrador.c) --- */
 void api_clientes_get(struct http_req *r);

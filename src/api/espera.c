@@ -81,6 +81,8 @@ void api_espera_get(struct http_req *r)
     api_list_reply_fail(r, rc, &w);
 }
 
+API_SERVES(api_espera_path, "/api/lista-espera/", "")
+
 void api_espera_delete(struct http_req *r)
 {
     br_id id;

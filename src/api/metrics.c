@@ -7,6 +7,7 @@
 
 #include <sodium.h>
 #include <string.h>
+#include <strings.h>
 
 /* 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6 addresses. */
 bool api_is_loopback(const char *addr)
@@ -22,7 +23,7 @@ void api_metrics(struct http_req *r)
     if (want) {
         size_t n = 0;
         const char *auth = http_req_header(r, "Authorization");
-        const char *tok = auth && !strncmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
+        const char *tok = auth && !strncasecmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
         n = tok ? strlen(tok) : 0;
         if (!tok || n != strlen(want) || sodium_memcmp(tok, want, n) != 0) {
             http_add_header(r, "WWW-Authenticate", "Bearer");

@@ -294,6 +294,8 @@ br_err informe_calcular(struct app *app, const struct informe_pedido *p, struct 
     enum informe_agrupar agrupar;
     if (!parse_agrupar(p->agrupar, &agrupar))
         return err_set(BR_INVALID, "agrupar inválido: barbero, servicio, dia o mes");
+    if (p->formato && strcmp(p->formato, "json") && strcmp(p->formato, "csv"))
+        return err_set(BR_INVALID, "formato inválido: json o csv");
     int ndays = (int)span;
 
     out->agrupar = agrupar;

@@ -29,6 +29,7 @@ const char *informe_agrupar_nombre(enum informe_agrupar a);
 struct informe_pedido {
     const char *desde, *hasta; /* YYYY-MM-DD, the shop's local dates, both included */
     const char *agrupar;       /* NULL: "dia" */
+    const char *formato;       /* NULL, "json" or "csv": how it is written, judged last */
     int64_t now_ms;
 };
 
@@ -58,7 +59,8 @@ struct informe {
  * hasta), "desde inválida", "hasta inválida" (also years outside 1971-9998),
  * "hasta es anterior a desde",
  * "El periodo no puede pasar de 366 días", "agrupar inválido: barbero,
- * servicio, dia o mes". Else the store's errors. OUT: *out (informe_clear). */
+ * servicio, dia o mes", "formato inválido: json o csv". Else the store's
+ * errors. OUT: *out (informe_clear). */
 br_err informe_calcular(struct app *app, const struct informe_pedido *p,
                         struct informe *out) WARN_UNUSED;
 void informe_clear(struct informe *i);

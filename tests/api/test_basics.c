@@ -65,6 +65,51 @@ static void wrong_method_is_405_with_allow(void **state)
     resp_free(&r);
 }
 
+/* Under a prefix, a path of a shape no route serves is no resource (404),
+ * and a method is offered (405's Allow) only where that method's route
+ * serves the path. Routing comes before the session. */
+static void a_path_under_a_prefix_is_one_some_route_serves(void **state)
+{
+    (void)state;
+#define ID "/0f0c7541-1b2a-4c3d-8e4f-5a6b7c8d9e0f"
+    static const struct {
+        const char *method, *path;
+        long status;
+        const char *allow;
+    } cases[] = {
+        {"GET", "/api/admin/barberos" ID "/otra", 404, NULL},
+        {"PUT", "/api/admin/barberos" ID "/otra", 404, NULL},
+        {"GET", "/api/admin/barberos" ID, 405, "PATCH"},
+        {"PUT", "/api/admin/barberos" ID, 405, "PATCH"},
+        {"PATCH", "/api/admin/barberos" ID "/horario", 405, "PUT"},
+        {"PUT", "/api/admin/barberos" ID "/feed", 405, "POST, DELETE"},
+        {"GET", "/api/admin/servicios" ID "/otra", 404, NULL},
+        {"GET", "/api/admin/ausencias" ID, 405, "DELETE"},
+        {"GET", "/api/admin/ausencias" ID "/otra", 404, NULL},
+        {"GET", "/api/barberos" ID "/otra", 404, NULL},
+        {"DELETE", "/api/lista-espera" ID "/otra", 404, NULL},
+    };
+#undef ID
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct resp r;
+        http_req(&S, cases[i].method, cases[i].path, NULL, &r);
+        if (r.status != cases[i].status)
+            fail_msg("%s %s: %ld %s", cases[i].method, cases[i].path, r.status, r.body);
+        expect_error(&r, cases[i].status,
+                     cases[i].status == 404 ? "No encontrado" : "Método no permitido");
+        char allow[128];
+        const char *a = resp_header(&r, "Allow", allow, sizeof allow);
+        if (cases[i].allow && (!a || strcmp(a, cases[i].allow)))
+            fail_msg("%s %s: Allow %s", cases[i].method, cases[i].path, a ? a : "(none)");
+        resp_free(&r);
+    }
+    /* an admin endpoint staff may read is 403 without a session, as every one */
+    struct resp r;
+    http_get(&S, "/api/admin/ausencias", NULL, &r);
+    expect_error(&r, 403, "Sin permisos");
+    resp_free(&r);
+}
+
 static void access_log_has_one_line_per_request(void **state)
 {
     (void)state;
@@ -113,6 +158,7 @@ int main(void)
         cmocka_unit_test(healthz_answers_ok_when_the_store_answers),
         cmocka_unit_test(unknown_path_is_404_json),
         cmocka_unit_test(wrong_method_is_405_with_allow),
+        cmocka_unit_test(a_path_under_a_prefix_is_one_some_route_serves),
         cmocka_unit_test(access_log_has_one_line_per_request),
         cmocka_unit_test(an_idle_server_burns_no_cpu),
     };

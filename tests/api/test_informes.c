@@ -382,6 +382,10 @@ static void bad_input_is_answered_400_with_what_is_wrong(void **state)
         {SEMANA "&agrupar=semana", "agrupar inválido: barbero, servicio, dia o mes"},
         {SEMANA "&agrupar=Barbero", "agrupar inválido: barbero, servicio, dia o mes"},
         {SEMANA "&formato=xlsx", "formato inválido: json o csv"},
+        /* the format is judged last */
+        {"formato=xlsx", "Faltan campos requeridos"},
+        {"desde=x&hasta=2026-03-29&formato=xlsx", "desde inválida"},
+        {SEMANA "&agrupar=semana&formato=xlsx", "agrupar inválido: barbero, servicio, dia o mes"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[256];
@@ -392,6 +396,8 @@ static void bad_input_is_answered_400_with_what_is_wrong(void **state)
         expect_error(&r, 400, bad[i].msg);
         resp_free(&r);
     }
+    /* an empty formato is absent, as an empty agrupar: JSON */
+    json_decref(informe(&S, SEMANA "&formato=&agrupar="));
     /* a whole leap year is the longest period; agrupar defaults to dia */
     json_t *inf = informe(&S, "desde=2024-01-01&hasta=2024-12-31");
     assert_string_equal(jstr(inf, "agrupar"), "dia");

@@ -315,6 +315,12 @@ static void a_token_when_set_is_required(void **state)
     parse_expo(r.body, &e);
     free(e.v);
     resp_free(&r);
+    /* the scheme's name in any case, as RFC 9110 has it */
+    static const char *const lower[] = {"Authorization: bearer scrape-secret-1", NULL};
+    struct req_opts o = {.headers = lower};
+    http_req(&s, "GET", "/metrics", &o, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
     /* the token is never logged */
     char *log = srv_log(&s);
     assert_null(strstr(log, "scrape-secret-1"));
