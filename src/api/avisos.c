@@ -94,9 +94,15 @@ void api_admin_barbero_feed_delete(struct http_req *r)
 
 /* --- closures that meet bookings ------------------------------------------------------------ */
 
+struct afectadas_w {
+    struct jw *w;
+    bool whatsapp; /* the service sends WhatsApp messages */
+};
+
 static br_err w_afectada(void *ud, const struct cita_aviso *c)
 {
-    struct jw *w = ud;
+    const struct afectadas_w *a = ud;
+    struct jw *w = a->w;
     jw_obj_open(w);
     jw_kstr(w, "id", c->id);
     jw_kstr(w, "barbero_id", c->barbero_id);
@@ -105,15 +111,20 @@ static br_err w_afectada(void *ud, const struct cita_aviso *c)
     jw_kstr(w, "fecha_fin", c->fecha_fin);
     jw_kstr(w, "cliente_nombre", *c->cliente_nombre ? c->cliente_nombre : NULL);
     jw_kstr(w, "servicio_nombre", c->servicio_nombre);
+    /* whom a cancellation reaches by itself, and whom the shop must call */
+    jw_kstr(w, "cliente_telefono", c->cliente_telefono);
+    jw_key(w, "avisable");
+    jw_bool(w, c->con_correo || (a->whatsapp && c->con_whatsapp));
     jw_obj_close(w);
     return w->err;
 }
 
 br_err api_w_afectadas(struct jw *w, struct app *app, const struct ausencia *a)
 {
+    struct afectadas_w aw = {w, app->cfg->whatsapp_token != NULL};
     jw_key(w, "afectadas");
     jw_arr_open(w);
-    br_err rc = cierres_afectadas(app, a, clock_now_ms(), w_afectada, w);
+    br_err rc = cierres_afectadas(app, a, clock_now_ms(), w_afectada, &aw);
     jw_arr_close(w);
     return rc;
 }
@@ -149,7 +160,8 @@ void api_admin_ausencia_cancelar_post(struct http_req *r)
     if (!api_opt_string(r, http_req_json(r), "mensaje", &mensaje)) return;
     struct jw w;
     api_list_begin(&w, "canceladas");
-    br_err rc = cierres_cancelar(api_app(r), id, mensaje, w_afectada, &w);
+    struct afectadas_w aw = {&w, api_app(r)->cfg->whatsapp_token != NULL};
+    br_err rc = cierres_cancelar(api_app(r), id, mensaje, w_afectada, &aw);
     jw_arr_close(&w);
     if (rc) {
         jw_free(&w);

@@ -165,7 +165,11 @@ br_err store_feed_check(struct store *st, const char *barbero_id, const char *ha
 #define AVISO_COLS                                                                                 \
     "c.id, c.barbero_id, c.fecha_inicio, c.fecha_fin, c.created_at, COALESCE(pf.nombre, ''), "     \
     "COALESCE(b.nombre, ''), COALESCE(s.nombre, ''), c.notas, "                                    \
-    "(SELECT count(*) FROM mail_outbox x WHERE x.cita_id = c.id AND x.kind IN " OUTBOX_AVISOS ")"
+    "(SELECT count(*) FROM mail_outbox x WHERE x.cita_id = c.id AND x.kind IN " OUTBOX_AVISOS      \
+    "), "                                                                                          \
+    "pf.telefono, (SELECT count(*) FROM auth_users u WHERE u.id = c.cliente_id AND u.email NOT "   \
+    "LIKE '" EMAIL_NINGUNO_PREFIX "%'), (SELECT count(*) FROM whatsapp_consentimientos w WHERE "   \
+    "w.cliente_id = c.cliente_id AND w.retirado_en IS NULL)"
 #define AVISO_FROM                                                                                 \
     " FROM citas c LEFT JOIN perfiles pf ON pf.id = c.cliente_id "                                 \
     "LEFT JOIN barberos b ON b.id = c.barbero_id LEFT JOIN servicios s ON s.id = c.servicio_id "
@@ -185,6 +189,9 @@ static bool cita_aviso_view(struct cita_aviso *v, const struct db_val *c, int n)
     v->servicio_nombre = text_or_empty(&c[7]);
     v->notas = text_or_null(&c[8]);
     v->secuencia = as_int(&c[9]);
+    v->cliente_telefono = text_or_null(&c[10]);
+    v->con_correo = as_int(&c[11]) > 0;
+    v->con_whatsapp = as_int(&c[12]) > 0;
     return fits;
 }
 

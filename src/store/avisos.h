@@ -44,8 +44,11 @@ struct cita_aviso {
     const char *cliente_nombre; /* "" when she has none */
     const char *barbero_nombre;
     const char *servicio_nombre;
-    const char *notas; /* nullable */
-    int64_t secuencia; /* the barber's notices queued so far */
+    const char *notas;            /* nullable */
+    int64_t secuencia;            /* the barber's notices queued so far */
+    const char *cliente_telefono; /* her profile's, nullable */
+    bool con_correo;              /* she has an e-mail address (not the desk's placeholder) */
+    bool con_whatsapp;            /* her WhatsApp consent holds */
 };
 typedef br_err (*store_cita_aviso_fn)(void *ud, const struct cita_aviso *c);
 

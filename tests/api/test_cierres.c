@@ -130,8 +130,10 @@ static void a_day_off_answers_with_the_appointments_it_meets_and_cancels_none(vo
     assert_true(listed(af, a) && listed(af, b));
     json_t *first = json_array_get(af, 0);
     expect_keys(first, "id", "barbero_id", "barbero_nombre", "fecha_inicio", "fecha_fin",
-                "cliente_nombre", "servicio_nombre", NULL);
-    assert_string_equal(jstr(first, "id"), a); /* by start */
+                "cliente_nombre", "servicio_nombre", "cliente_telefono", "avisable", NULL);
+    assert_string_equal(jstr(first, "id"), a);                     /* by start */
+    assert_true(json_is_true(json_object_get(first, "avisable"))); /* by e-mail */
+    assert_true(json_is_null(json_object_get(first, "cliente_telefono")));
     assert_string_equal(jstr(first, "cliente_nombre"), "Ana Pérez");
     assert_string_equal(jstr(first, "servicio_nombre"), "Corte clásico");
     /* nothing cancelled by adding it */
@@ -152,6 +154,25 @@ static void a_day_off_answers_with_the_appointments_it_meets_and_cancels_none(vo
     af = json_object_get(r.json, "afectadas");
     assert_int_equal(json_array_size(af), 2);
     assert_true(listed(af, a) && listed(af, c));
+    resp_free(&r);
+    /* a client the desk booked with a phone only: the shop must call her */
+    char body[512];
+    int64_t ms = iso8601_days_from_civil(2032, 6, 10) * 86400000LL + 8 * 3600000LL;
+    char f[32];
+    iso8601_format(ms, f);
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\","
+             "\"fuera_de_horario\":true,\"cliente\":{\"nombre\":\"Rosa Sin Correo\","
+             "\"telefono\":\"+34 600 000 001\"}}",
+             BARBERO, SERVICIO, f);
+    http_json(&S, "POST", "/api/agenda/citas", ADMIN.token, body, &r);
+    assert_int_equal(r.status, 201);
+    resp_free(&r);
+    ausencia(BARBERO, 10, 10, &r);
+    af = json_object_get(r.json, "afectadas");
+    assert_int_equal(json_array_size(af), 1);
+    assert_true(json_is_false(json_object_get(json_array_get(af, 0), "avisable")));
+    assert_string_equal(jstr(json_array_get(af, 0), "cliente_telefono"), "+34 600 000 001");
     resp_free(&r);
     free(a);
     free(b);
