@@ -24,6 +24,7 @@
 #include "outbox.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
+#include "../util/tz.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,8 +211,12 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
         memcpy(msg.created_at, out->created_at, sizeof msg.created_at);
     }
     struct outbox_msg *queued = queue_mail || queue_wa ? &msg : NULL;
-    rc = para->staff ? store_cita_book_desk(app->store, out, queued, para->nuevo, srv.margen_min)
-                     : store_cita_book_capped(app->store, out, queued, now, cap);
+    /* the waiting-list entries it answers go with it (the shop's date) */
+    char dia[11];
+    const char *espera = tz_local_date(start_ms, dia, NULL) ? dia : NULL;
+    rc = para->staff
+             ? store_cita_book_desk(app->store, out, queued, para->nuevo, srv.margen_min, espera)
+             : store_cita_book_capped(app->store, out, queued, now, cap, espera);
     if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE) {
         /* nothing was stored: the event goes too */
         int retry = err_retry_after();

@@ -14,24 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The shop's date of ms as YYYY-MM-DD; false when the C library cannot. */
-static bool local_date(int64_t ms, char out[11], int64_t *days)
-{
-    struct tz_date d;
-    int minute;
-    if (!tz_utc_to_local(ms, &d, &minute)) return false;
-    snprintf(out, 11, "%04u-%02u-%02u", (unsigned)d.y % 10000u, (unsigned)d.m % 100u,
-             (unsigned)d.d % 100u);
-    if (days) *days = tz_days_from_civil(&d);
-    return true;
-}
-
 static void date_of_days(int64_t days, char out[11])
 {
     struct tz_date d;
     tz_civil_from_days(days, &d);
-    snprintf(out, 11, "%04u-%02u-%02u", (unsigned)d.y % 10000u, (unsigned)d.m % 100u,
-             (unsigned)d.d % 100u);
+    tz_date_format(&d, out);
 }
 
 static br_err unexpected(br_err rc, const char *what)
@@ -106,7 +93,7 @@ br_err espera_add(struct app *app, const struct principal *caller, const struct 
     if (!tz_date_parse(in->fecha, &day)) return err_set(BR_INVALID, "fecha inválida");
     char today[11];
     int64_t today_days;
-    if (!local_date(clock_now_ms(), today, &today_days))
+    if (!tz_local_date(clock_now_ms(), today, &today_days))
         return unexpected(err_set(BR_INTERNAL, "no local time"), "today");
     int64_t ahead = tz_days_from_civil(&day) - today_days;
     if (ahead < 0) return err_set(BR_INVALID, "La fecha ya pasó");
@@ -149,7 +136,7 @@ br_err espera_list(struct app *app, const struct principal *caller, const char *
     br_err rc = espera_para_of(app, caller, cliente_id, &para);
     if (rc) return rc;
     char today[11];
-    if (!local_date(clock_now_ms(), today, NULL))
+    if (!tz_local_date(clock_now_ms(), today, NULL))
         return unexpected(err_set(BR_INTERNAL, "no local time"), "today");
     return store_espera_list(app->store, para.cliente_id, today, ESPERA_MAX * 2, fn, ud);
 }
@@ -171,7 +158,7 @@ br_err espera_delete(struct app *app, const struct principal *caller, const char
 br_err espera_sweep(struct app *app)
 {
     char today[11];
-    if (!local_date(clock_now_ms(), today, NULL)) return BR_OK;
+    if (!tz_local_date(clock_now_ms(), today, NULL)) return BR_OK;
     int64_t removed = 0;
     br_err rc = store_espera_sweep(app->store, today, &removed);
     if (!rc && removed)
@@ -210,7 +197,7 @@ static bool clip_days(const struct app *app, const char *desde, const char *hast
 {
     char today[11], last[11];
     int64_t today_days;
-    if (!local_date(clock_now_ms(), today, &today_days)) return false;
+    if (!tz_local_date(clock_now_ms(), today, &today_days)) return false;
     date_of_days(today_days + app->cfg->max_days_ahead, last);
     snprintf(lo, 11, "%s", strcmp(desde, today) < 0 ? today : desde);
     snprintf(hi, 11, "%s", strcmp(hasta, last) > 0 ? last : hasta);
@@ -382,7 +369,7 @@ static br_err tell(struct app *app, const struct espera_liberacion *lib, int *qu
     if (lib->inicio[0]) { /* a stretch of one day */
         any = iso8601_parse(lib->inicio, strlen(lib->inicio), &f.ini) &&
               iso8601_parse(lib->fin, strlen(lib->fin), &f.fin) && f.fin > clock_now_ms() &&
-              local_date(f.ini, desde, NULL);
+              tz_local_date(f.ini, desde, NULL);
         snprintf(hasta, sizeof hasta, "%s", desde);
     } else {
         any = clip_days(app, lib->desde, lib->hasta, desde, hasta);

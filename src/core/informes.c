@@ -341,7 +341,7 @@ br_err informe_calcular(struct app *app, const struct informe_pedido *p, struct 
         struct tz_date d;
         tz_civil_from_days(dia0 + i, &d);
         char fecha[11];
-        snprintf(fecha, sizeof fecha, "%04d-%02d-%02d", d.y, d.m, d.d);
+        tz_date_format(&d, fecha);
         if (off_on(&aus, "", fecha)) continue;
         bool regular = mid[i + 1] - mid[i] == 86400000;
         int w = tz_iso_weekday(&d);
@@ -389,8 +389,8 @@ br_err informe_calcular(struct app *app, const struct informe_pedido *p, struct 
         for (int i = 0; i < ndays; i++) {
             struct tz_date d;
             tz_civil_from_days(dia0 + i, &d);
-            char fecha[16];
-            snprintf(fecha, sizeof fecha, "%04d-%02d-%02d", d.y, d.m, d.d);
+            char fecha[11];
+            tz_date_format(&d, fecha);
             grupo_init(&out->grupos[i], fecha, fecha);
             out->grupos[i].minutos_abiertos = abierto_dia[i];
         }

@@ -120,8 +120,8 @@ static br_err desk_check(void *ud, struct app *app, const struct servicio *s,
     int minute;
     if (!tz_utc_to_local(start_ms, &h.day, &minute))
         return err_set(BR_INVALID, "fecha_inicio inválida");
-    char fecha[16];
-    snprintf(fecha, sizeof fecha, "%04d-%02d-%02d", h.day.y, h.day.m, h.day.d);
+    char fecha[11];
+    tz_date_format(&h.day, fecha);
     br_err rc = store_horario_dia(app->store, tz_iso_weekday(&h.day), b->id, on_tramo, &h);
     if (!rc) rc = store_ausencias_on(app->store, fecha, on_ausencia, &h);
     if (rc) {

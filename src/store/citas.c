@@ -167,6 +167,12 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
                count_row, n, NULL);
 }
 
+/* The waiting-list entries of a client (?) that a booking of that day (?),
+ * service (?) and barber (?) answers: for that barber or for any. */
+#define ESPERA_ANSWERED                                                                            \
+    "WHERE cliente_id = ? AND fecha = ? AND servicio_id = ? AND (barbero_id IS NULL OR "           \
+    "barbero_id = ?)"
+
 struct book_args {
     const struct cita *c;
     const struct outbox_msg *m;
@@ -175,6 +181,7 @@ struct book_args {
     bool avisos;                  /* the barber's notice too (store/avisos.h) */
     const struct new_user *nuevo; /* created first, in the same transaction */
     int64_t margen;               /* >= 0: the clean-up margins are kept (the desk's) */
+    const char *dia;              /* the shop's date of the start: waiting-list entries go */
 };
 
 /* On PostgreSQL, the bookings and moves of one barber whose times could
@@ -296,26 +303,38 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
                     ph);
     if (!rc && a->m) rc = outbox_insert(db, conn, a->m);
     if (!rc && a->avisos) rc = aviso_insert(db, conn, c->id, "aviso_cita", c->created_at);
+    if (!rc && a->dia) {
+        /* she no longer waits for what she has booked: no more notices of
+         * that day (the entry's notices go first, where foreign keys are
+         * not enforced) */
+        struct db_val pe[] = {db_text(c->cliente_id), db_text(a->dia), db_text(c->servicio_id),
+                              db_text(c->barbero_id)};
+        rc = EXEC_LATER(db, conn,
+                        "DELETE FROM lista_espera_avisos WHERE entrada_id IN (SELECT id FROM "
+                        "lista_espera " ESPERA_ANSWERED ")",
+                        pe);
+        if (!rc) rc = EXEC_LATER(db, conn, "DELETE FROM lista_espera " ESPERA_ANSWERED, pe);
+    }
     return rc;
 }
 
 br_err store_cita_book(struct store *st, const struct cita *c, const struct outbox_msg *mail)
 {
-    return store_cita_book_capped(st, c, mail, NULL, 0);
+    return store_cita_book_capped(st, c, mail, NULL, 0, NULL);
 }
 
 br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
-                              const char *now, int64_t cap)
+                              const char *now, int64_t cap, const char *dia)
 {
-    struct book_args a = {c, mail, now, now ? cap : 0, st->avisos, NULL, -1};
+    struct book_args a = {c, mail, now, now ? cap : 0, st->avisos, NULL, -1, dia};
     /* of what the memos read, a booking changes its client's listing only */
     return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
 }
 
 br_err store_cita_book_desk(struct store *st, const struct cita *c, const struct outbox_msg *mail,
-                            const struct new_user *nuevo, int64_t margen_min)
+                            const struct new_user *nuevo, int64_t margen_min, const char *dia)
 {
-    struct book_args a = {c, mail, NULL, 0, st->avisos, nuevo, margen_min};
+    struct book_args a = {c, mail, NULL, 0, st->avisos, nuevo, margen_min, dia};
     return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
 }
 

@@ -33,17 +33,22 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
  * when the client already holds cap upcoming appointments (as
  * store_citas_upcoming counts them from now), counted in the same
  * transaction: one client's bookings take turns, so racing ones never
- * pass the cap together. cap 0 (or now NULL): no cap. */
+ * pass the cap together. cap 0 (or now NULL): no cap. When dia (the shop's
+ * date of the start, YYYY-MM-DD) is given, the client's waiting-list
+ * entries the booking answers - that day, that service, that barber or
+ * any - go in the same transaction. */
 br_err store_cita_book_capped(struct store *st, const struct cita *c, const struct outbox_msg *mail,
-                              const char *now, int64_t cap) STORE_WRITE WARN_UNUSED;
+                              const char *now, int64_t cap,
+                              const char *dia) STORE_WRITE WARN_UNUSED;
 
-/* store_cita_book for a booking the staff make (the front desk): no cap;
+/* store_cita_book for a booking the staff make (the front desk): no cap
+ * (dia as store_cita_book_capped's);
  * when nuevo is set, that user and profile are created in the same
  * transaction first (BR_CONFLICT "email taken" when its e-mail is, nothing
  * written). */
 br_err store_cita_book_desk(struct store *st, const struct cita *c, const struct outbox_msg *mail,
-                            const struct new_user *nuevo,
-                            int64_t margen_min) STORE_WRITE WARN_UNUSED;
+                            const struct new_user *nuevo, int64_t margen_min,
+                            const char *dia) STORE_WRITE WARN_UNUSED;
 /* (and keeps the clean-up margins: BR_CONFLICT when the new appointment,
  * with its service's margen_min after it, meets another live one with
  * that one's margin after it; the plain overlap is checked first.) */

@@ -153,6 +153,22 @@ bool tz_local_to_utc(const struct tz_date *d, int minute, int64_t *ms)
     return true;
 }
 
+void tz_date_format(const struct tz_date *d, char out[11])
+{
+    snprintf(out, 11, "%04u-%02u-%02u", (unsigned)d->y % 10000u, (unsigned)d->m % 100u,
+             (unsigned)d->d % 100u);
+}
+
+bool tz_local_date(int64_t ms, char out[11], int64_t *days)
+{
+    struct tz_date d;
+    int minute;
+    if (!tz_utc_to_local(ms, &d, &minute)) return false;
+    tz_date_format(&d, out);
+    if (days) *days = tz_days_from_civil(&d);
+    return true;
+}
+
 bool tz_utc_to_local(int64_t ms, struct tz_date *d, int *minute)
 {
     int64_t s = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);

@@ -48,4 +48,12 @@ bool tz_local_to_utc(const struct tz_date *d, int minute, int64_t *ms);
 /* The local date and minute of the day of a UTC instant. */
 bool tz_utc_to_local(int64_t ms, struct tz_date *d, int *minute);
 
+/* d as "YYYY-MM-DD" (years past 9999 wrap: the callers' dates never are). */
+void tz_date_format(const struct tz_date *d, char out[11]);
+
+/* The local date of a UTC instant as "YYYY-MM-DD"; OUT: *days, its day
+ * number (tz_days_from_civil), when days is not NULL. False when the C
+ * library cannot convert it. */
+bool tz_local_date(int64_t ms, char out[11], int64_t *days);
+
 #endif

@@ -288,6 +288,17 @@ static void a_client_reaches_only_her_own_entries(void **state)
     free(id);
 }
 
+/* How many entries u has (GET /api/lista-espera). */
+static size_t entries_of(const struct user *u)
+{
+    struct resp r;
+    http_get(&S, "/api/lista-espera", u->token, &r);
+    assert_int_equal(r.status, 200);
+    size_t n = json_array_size(json_object_get(r.json, "entradas"));
+    resp_free(&r);
+    return n;
+}
+
 static void a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot(void **state)
 {
     (void)state;
@@ -317,6 +328,9 @@ static void a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot(void 
     assert_string_equal(ib, ic);
     /* the first to book it gets it; the other finds it gone */
     char *got = book(&S, &bea, barbero, SERVICIO, ib, NULL);
+    /* and waits no more for that day: her entry went with the booking */
+    assert_int_equal(entries_of(&bea), 0);
+    assert_int_equal(entries_of(&cris), 1);
     json_t *b = json_pack("{s:s, s:s, s:s}", "barbero_id", barbero, "servicio_id", SERVICIO,
                           "fecha_inicio", ic);
     char *body = json_dumps(b, 0);
