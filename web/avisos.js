@@ -4,7 +4,7 @@
 // with a message to each client), and a barber's calendar feed link
 // (POST /api/admin/barberos/{id}/feed makes a new one, DELETE revokes it).
 import { get, api, post } from './api.js';
-import { h, focus, announce, alertBox, showError, whenLabel } from './ui.js';
+import { h, focus, announce, alertBox, showError, whenLabel, dateLabel } from './ui.js';
 
 let uid = 0;
 function field(label, attrs) {
@@ -15,15 +15,43 @@ function field(label, attrs) {
   ];
 }
 
+// What the shop must do itself for an appointment whose client no
+// cancellation reaches (no e-mail, no WhatsApp): call her, or nothing at all.
+function callLine(c) {
+  if (c.avisable) return null;
+  return h(
+    'span',
+    { class: 'call' },
+    c.cliente_telefono
+      ? [
+          ' · Sin correo ni WhatsApp: llama al ',
+          h('a', { href: 'tel:' + c.cliente_telefono.replace(/[^+\d]/g, '') }, c.cliente_telefono),
+          ' para avisarle',
+        ]
+      : ' · Sin correo, WhatsApp ni teléfono: no hay forma de avisarle',
+  );
+}
+const citaLine = (c) =>
+  h(
+    'li',
+    {},
+    h('strong', {}, whenLabel(c.fecha_inicio)),
+    ` · ${c.cliente_nombre || 'Cliente sin nombre'} · ${c.servicio_nombre} con ${c.barbero_nombre}`,
+    callLine(c),
+  );
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
 // The appointments a closure meets, and one action that cancels them all
-// with a message. done(): after cancelling or leaving them.
+// with a message (to each client it reaches; the others are to be called).
+// done(): after cancelling or leaving them.
 function afectadas(a, list, done) {
   const n = list.length;
+  const mute = list.filter((c) => !c.avisable).length;
   const t = h(
     'h3',
     { tabindex: '-1' },
     n
-      ? `Este cierre coincide con ${n} ${n === 1 ? 'cita' : 'citas'}`
+      ? `Este cierre coincide con ${plural(n, 'cita', 'citas')}`
       : 'Este cierre no coincide con ninguna cita',
   );
   const box = h('div', { class: 'confirm' }, t);
@@ -40,6 +68,32 @@ function afectadas(a, list, done) {
     ? `Lo sentimos: ese día no podremos atenderte (${a.motivo}). Reserva otra hora cuando quieras.`
     : 'Lo sentimos: ese día no podremos atenderte. Reserva otra hora cuando quieras.';
   const err = alertBox();
+  // after cancelling: who must still be called, if anyone
+  const called = (canceladas) => {
+    // the rows listed before (their phones as shown), then any booked since
+    const known = new Map(list.map((c) => [c.id, c]));
+    const k = canceladas.length;
+    const left = canceladas.map((c) => known.get(c.id) || c).filter((c) => !c.avisable);
+    const sent = k - left.length;
+    if (!left.length) {
+      announce(`${plural(k, 'cita cancelada', 'citas canceladas')}; clientes avisados`);
+      done();
+      return;
+    }
+    const msgs = [plural(k, 'cita cancelada', 'citas canceladas')];
+    if (sent) msgs.push(`${plural(sent, 'cliente avisado', 'clientes avisados')}`);
+    msgs.push(`${left.length} sin aviso: hay que llamarlos`);
+    const said = msgs.join('; ');
+    const t2 = h('h3', { tabindex: '-1' }, said);
+    box.replaceChildren(
+      t2,
+      h('p', {}, 'Estos clientes no reciben el aviso: llámalos para decírselo.'),
+      h('ul', {}, left.map(citaLine)),
+      h('p', {}, h('button', { type: 'button', onclick: done }, 'Entendido')),
+    );
+    announce(said);
+    focus(t2);
+  };
   const yes = h(
     'button',
     {
@@ -53,32 +107,32 @@ function afectadas(a, list, done) {
             `/api/admin/ausencias/${encodeURIComponent(a.id)}/cancelar-citas`,
             { mensaje: msg.value.trim() || undefined },
           );
-          const k = canceladas.length;
-          announce(`${k} ${k === 1 ? 'cita cancelada' : 'citas canceladas'}; clientes avisados`);
-          done();
+          called(canceladas);
         } catch (ex) {
           yes.disabled = false;
           showError(err, ex);
         }
       },
     },
-    n === 1 ? 'Cancelar la cita y avisar' : `Cancelar las ${n} citas y avisar`,
+    !mute
+      ? n === 1
+        ? 'Cancelar la cita y avisar'
+        : `Cancelar las ${n} citas y avisar`
+      : (n === 1 ? 'Cancelar la cita' : `Cancelar las ${n} citas`) +
+          (n - mute ? ` y avisar a ${plural(n - mute, 'cliente', 'clientes')}` : ''),
   );
   box.append(
-    h(
-      'ul',
-      {},
-      list.map((c) =>
-        h(
-          'li',
-          {},
-          h('strong', {}, whenLabel(c.fecha_inicio)),
-          ` · ${c.cliente_nombre || 'Cliente sin nombre'} · ${c.servicio_nombre} con ${c.barbero_nombre}`,
-        ),
-      ),
-    ),
+    h('ul', {}, list.map(citaLine)),
     h('div', { class: 'form' }, lm, msg),
-    h('p', { class: 'hint' }, 'Cada cliente recibe la cancelación por correo con este mensaje.'),
+    h(
+      'p',
+      { class: 'hint' },
+      !mute
+        ? 'Cada cliente recibe la cancelación por correo o WhatsApp con este mensaje.'
+        : n - mute
+          ? `Quien tiene correo o WhatsApp recibe la cancelación con este mensaje; a ${plural(mute, 'cliente', 'clientes')} sin correo ni WhatsApp hay que llamarlos.`
+          : 'Ninguno de estos clientes tiene correo ni WhatsApp: hay que llamarlos.',
+    ),
     err,
     h(
       'p',
@@ -89,6 +143,12 @@ function afectadas(a, list, done) {
   );
   return box;
 }
+
+// "del lunes 1 de diciembre al viernes 5 de diciembre", or one day
+const span = (a) =>
+  a.desde === a.hasta
+    ? `el ${dateLabel(a.desde)}`
+    : `del ${dateLabel(a.desde)} al ${dateLabel(a.hasta)}`;
 
 // The admin page's "Cierres y días libres" tab: t its heading, box its
 // area, render() draws the tab again.
@@ -109,16 +169,72 @@ export async function cierres(t, box, render) {
   const [lm, motivo] = field('Motivo (opcional)', { autocomplete: 'off' });
   const err = alertBox();
   const panel = h('div');
+  const listBox = h('div');
+  const after = async () => {
+    focus(await render());
+  };
   const show = (a, rows) => {
-    panel.replaceChildren(
-      afectadas(a, rows, async () => {
-        focus(await render());
-      }),
-    );
+    panel.replaceChildren(afectadas(a, rows, after));
     focus(panel.querySelector('h3'));
   };
   const card = (a) => {
     const more = h('div');
+    const what = `${name(a.barbero_id)} ${span(a)}`;
+    const del = h(
+      'button',
+      {
+        type: 'button',
+        class: 'danger',
+        'aria-label': `Borrar: ${what}`,
+        onclick: () => {
+          const q = h('p', { tabindex: '-1' }, `¿Borrar el cierre de ${what}? `);
+          const yes = h(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              onclick: async () => {
+                yes.disabled = true;
+                try {
+                  await api('DELETE', `/api/admin/ausencias/${encodeURIComponent(a.id)}`);
+                  announce('Cierre borrado');
+                  await after();
+                } catch (ex) {
+                  yes.disabled = false;
+                  showError(err, ex);
+                }
+              },
+            },
+            'Sí, borrar',
+          );
+          more.replaceChildren(
+            h(
+              'div',
+              { class: 'confirm' },
+              q,
+              h(
+                'p',
+                { class: 'actions' },
+                yes,
+                h(
+                  'button',
+                  {
+                    type: 'button',
+                    onclick: () => {
+                      more.replaceChildren();
+                      del.focus();
+                    },
+                  },
+                  'No, mantenerlo',
+                ),
+              ),
+            ),
+          );
+          focus(q);
+        },
+      },
+      'Borrar',
+    );
     return h(
       'li',
       { class: 'card' },
@@ -126,7 +242,7 @@ export async function cierres(t, box, render) {
         'p',
         {},
         h('strong', {}, name(a.barbero_id)),
-        `: del ${a.desde} al ${a.hasta}${a.motivo ? ' · ' + a.motivo : ''}`,
+        `: ${span(a)}${a.motivo ? ' · ' + a.motivo : ''}`,
       ),
       h(
         'p',
@@ -140,11 +256,7 @@ export async function cierres(t, box, render) {
                 const { afectadas: rows } = await get(
                   `/api/admin/ausencias/${encodeURIComponent(a.id)}/citas`,
                 );
-                more.replaceChildren(
-                  afectadas(a, rows, async () => {
-                    focus(await render());
-                  }),
-                );
+                more.replaceChildren(afectadas(a, rows, after));
                 focus(more.querySelector('h3'));
               } catch (ex) {
                 showError(err, ex);
@@ -153,77 +265,64 @@ export async function cierres(t, box, render) {
           },
           'Citas afectadas',
         ),
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'danger',
-            onclick: async () => {
-              try {
-                await api('DELETE', `/api/admin/ausencias/${encodeURIComponent(a.id)}`);
-                announce('Cierre borrado');
-                render();
-              } catch (ex) {
-                showError(err, ex);
-              }
-            },
-          },
-          'Borrar',
-        ),
+        del,
       ),
       more,
     );
   };
+  const drawList = (rows) =>
+    listBox.replaceChildren(
+      rows.length
+        ? h('ul', { class: 'cards' }, rows.map(card))
+        : h('p', {}, 'No hay cierres ni días libres.'),
+    );
+  drawList(ausencias);
   const add = h('button', { type: 'submit', class: 'primary' }, 'Añadir');
   const ferr = alertBox();
-  box.replaceChildren(
-    t,
-    err,
-    ausencias.length
-      ? h('ul', { class: 'cards' }, ausencias.map(card))
-      : h('p', {}, 'No hay cierres ni días libres.'),
-    h('h3', {}, 'Nuevo cierre o día libre'),
-    h(
-      'form',
-      {
-        class: 'form',
-        onsubmit: async (e) => {
-          e.preventDefault();
-          add.disabled = true;
-          ferr.hidden = true;
-          try {
-            const r = await post('/api/admin/ausencias', {
-              barbero_id: sel.value || null,
-              desde: desde.value,
-              hasta: hasta.value,
-              motivo: motivo.value.trim() || undefined,
-            });
-            announce('Cierre añadido');
-            const rows = r.afectadas || [];
-            if (!rows.length) {
-              focus(await render());
-              return;
-            }
-            show(r.ausencia, rows);
-          } catch (ex) {
-            showError(ferr, ex);
+  const form = h(
+    'form',
+    {
+      class: 'form',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        add.disabled = true;
+        ferr.hidden = true;
+        try {
+          const r = await post('/api/admin/ausencias', {
+            barbero_id: sel.value || null,
+            desde: desde.value,
+            hasta: hasta.value,
+            motivo: motivo.value.trim() || undefined,
+          });
+          form.reset();
+          announce('Cierre añadido');
+          const rows = r.afectadas || [];
+          if (!rows.length) {
+            add.disabled = false;
+            await after();
+            return;
           }
-          add.disabled = false;
-        },
+          // the list shows the new closure; its appointments come below
+          drawList((await get('/api/admin/ausencias')).ausencias);
+          show(r.ausencia, rows);
+        } catch (ex) {
+          showError(ferr, ex);
+        }
+        add.disabled = false;
       },
-      lb,
-      sel,
-      ld,
-      desde,
-      lh,
-      hasta,
-      lm,
-      motivo,
-      ferr,
-      h('p', { class: 'actions' }, add),
-    ),
-    panel,
+    },
+    lb,
+    sel,
+    ld,
+    desde,
+    lh,
+    hasta,
+    lm,
+    motivo,
+    ferr,
+    h('p', { class: 'actions' }, add),
   );
+  box.replaceChildren(t, err, listBox, h('h3', {}, 'Nuevo cierre o día libre'), form, panel);
 }
 
 // A barber's e-mail (where the notices of their bookings go) and the

@@ -245,6 +245,9 @@ def closure(srv, br, day, b, s):
     t1, _ = srv.signup("luis@example.com", "Luis Prado", "633000111")
     t2, _ = srv.signup("marta@example.com", "Marta Vela", "633000222")
     ids = [srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": utc(day, hh)}, token=tok)["cita"]["id"] for tok, hh in ((t1, 11), (t2, 17))]
+    # booked at the desk with a phone only: no cancellation reaches her
+    ids.append(srv.ok("POST", "/api/agenda/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": utc(day, 12),
+                                                    "cliente": {"nombre": "Nuria Sanz", "telefono": "644 555 666"}}, token=srv.admin)["cita"]["id"])
     br.click("Salir")
     br.button("Entrar")  # signed out (the app forgot the session) before leaving the page
     sign_in(br, "admin@barberia.local", srv.admin_password, "/admin")
@@ -256,17 +259,47 @@ def closure(srv, br, day, b, s):
         br.d.execute_script("arguments[0].value = arguments[1]", control(br, label), day.isoformat())
     br.fill("Motivo (opcional)", "Formación")
     br.click("Añadir")
-    br.focused_heading("Este cierre coincide con 2 citas")
+    br.focused_heading("Este cierre coincide con 3 citas")
+    # the list shows the new closure at once, in words, and the form is empty again
+    br.see(b["nombre"] + ": el " )
+    br.see(" · Formación")
+    assert "No hay cierres ni días libres." not in br.text()
+    assert control(br, "Motivo (opcional)").get_attribute("value") == ""
+    assert control(br, "Desde (fecha)").get_attribute("value") == ""
     br.see("Luis Prado")
     br.see("Marta Vela")
+    # whom no cancellation reaches: the shop is to call her
+    br.see("Nuria Sanz")
+    br.see("Sin correo ni WhatsApp: llama al 644 555 666")
+    tel = br.d.find_element(By.CSS_SELECTOR, "main .confirm a[href^='tel:']")
+    assert tel.get_attribute("href") == "tel:644555666", tel.get_attribute("href")
+    assert "Cada cliente recibe" not in br.text()
+    br.see("hay que llamarlos")
     br.fill("Mensaje para los clientes (opcional)", "Carlos está de formación ese día. Te esperamos otro día.")
     br.check("Mostrador - cierre con citas")
-    br.click("Cancelar las 2 citas y avisar")
+    br.click("Cancelar las 3 citas y avisar a 2 clientes")
+    br.focused_heading("3 citas canceladas; 2 clientes avisados; 1 sin aviso: hay que llamarlos")
+    br.see("Sin correo ni WhatsApp: llama al 644 555 666")
+    assert br.d.find_element(By.CSS_SELECTOR, "main .confirm a[href^='tel:']").get_attribute("href") == "tel:644555666"
+    assert "Luis Prado" not in br.text()
+    br.check("Mostrador - cierre cancelado, a quién llamar")
+    br.click("Entendido")
     br.focused_heading("Cierres y días libres")
     citas = srv.ok("GET", "/api/citas?desde=%s&hasta=%s" % (day.isoformat(), (day + datetime.timedelta(days=1)).isoformat()), token=srv.admin)["citas"]
-    assert sorted(c["estado"] for c in citas if c["id"] in ids) == ["cancelada", "cancelada"], citas
+    assert sorted(c["estado"] for c in citas if c["id"] in ids) == ["cancelada"] * 3, citas
     br.click("Citas afectadas")
     br.focused_heading("Este cierre no coincide con ninguna cita")
+    br.click("Entendido")
+    br.focused_heading("Cierres y días libres")
+    # deleting asks first
+    br.click("Borrar")
+    br.see("¿Borrar el cierre de " + b["nombre"])
+    assert len(srv.ok("GET", "/api/admin/ausencias", token=srv.admin)["ausencias"]) == 1
+    br.click("No, mantenerlo")
+    br.click("Borrar")
+    br.click("Sí, borrar")
+    br.see("No hay cierres ni días libres.")
+    assert srv.ok("GET", "/api/admin/ausencias", token=srv.admin)["ausencias"] == []
 
     br.click("Barberos")
     br.focused_heading("Barberos")
