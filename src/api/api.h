@@ -355,6 +355,11 @@ void api_citas_accion(struct http_req *r);
  * (<id> one non-empty segment, api_path_id): the paths api_citas_accion
  * serves. */
 bool api_citas_accion_path(const char *path);
+/* The body of a change (cancelar when !move: any body, ignored; reprogramar:
+ * a JSON object or none): OUT *fecha, its fecha_inicio or NULL (in *scratch
+ * when it was not a string: caller frees *scratch). False, after a 400
+ * "JSON inválido", when reprogramar's body is not a JSON object. */
+bool api_cambio_fecha(struct http_req *r, bool move, const char **fecha, char **scratch);
 /* GET /api/admin/informes (informes.c): the owner's reports, JSON or CSV. */
 void api_admin_informes_get(struct http_req *r);
 

@@ -17,6 +17,20 @@ static enum api_path accion_id(const char *path, br_id id, bool *move)
     return k;
 }
 
+bool api_cambio_fecha(struct http_req *r, bool move, const char **fecha, char **scratch)
+{
+    *fecha = NULL;
+    *scratch = NULL;
+    if (!move) return true; /* cancelar ignores any body */
+    if (http_req_json_invalid(r)) {
+        http_reply_error(r, 400, "JSON inválido");
+        return false;
+    }
+    json_t *body = http_req_json(r);
+    if (body) *fecha = api_id_field(body, "fecha_inicio", scratch);
+    return true;
+}
+
 bool api_citas_accion_path(const char *path)
 {
     br_id id;
@@ -34,14 +48,9 @@ void api_citas_accion(struct http_req *r)
         http_reply_error(r, 404, "No encontrado");
         return;
     }
-    /* cancelar ignores any body; reprogramar's must be a JSON object */
-    if (move && http_req_json_invalid(r)) {
-        http_reply_error(r, 400, "JSON inválido");
-        return;
-    }
-    char *scratch = NULL;
-    json_t *body = http_req_json(r);
-    const char *fecha = move && body ? api_id_field(body, "fecha_inicio", &scratch) : NULL;
+    char *scratch;
+    const char *fecha;
+    if (!api_cambio_fecha(r, move, &fecha, &scratch)) return;
     br_id cita_id;
     /* an id that is not a UUID is not found, once the body is judged */
     br_err rc = cambios_apply(api_app(r), api_caller(r), k == API_PATH_ID ? id : NULL, move, fecha,

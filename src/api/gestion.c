@@ -93,14 +93,9 @@ void api_gestion_post(struct http_req *r)
         return;
     }
     bool move = a == REPROGRAMAR;
-    /* cancelar ignores any body; reprogramar's must be a JSON object */
-    if (move && http_req_json_invalid(r)) {
-        http_reply_error(r, 400, "JSON inválido");
-        return;
-    }
-    char *scratch = NULL;
-    json_t *body = http_req_json(r);
-    const char *fecha = move && body ? api_id_field(body, "fecha_inicio", &scratch) : NULL;
+    char *scratch;
+    const char *fecha;
+    if (!api_cambio_fecha(r, move, &fecha, &scratch)) return;
     br_id cita_id;
     br_err rc = cambios_apply_link(api_app(r), tok, move, fecha, cita_id);
     free(scratch);
