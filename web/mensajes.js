@@ -8,6 +8,11 @@ const TIPOS = {
   cancelacion: 'Cancelación',
   reprogramacion: 'Cambio de hora',
   recordatorio: 'Recordatorio',
+  cierre: 'Cancelación por cierre',
+  aviso_espera: 'Aviso de hora libre (lista de espera)',
+  aviso_cita: 'Aviso al barbero: cita nueva',
+  aviso_cambio: 'Aviso al barbero: cita cambiada',
+  aviso_cancelacion: 'Aviso al barbero: cita cancelada',
 };
 const ESTADOS = {
   pending: 'En cola',
