@@ -285,17 +285,23 @@ static void confirmation_arrives_once_with_the_booking_details(void **state)
     free(id);
 }
 
+/* S with its mail going to the sink K, and one more setting (may be NULL). */
+static void start_with_sink(const char *extra)
+{
+    srv_init(&S);
+    smtp_sink_start(&K, S.dir, 0, NULL);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    const char *env[] = {url, extra, NULL};
+    srv_start(&S, env, NULL);
+}
+
 /* Without BARBERIA_TZ the shop's zone is UTC, as the product contract fixes
  * it: the e-mail's times are the stored ones. */
 static void without_a_zone_set_the_times_are_utc(void **state)
 {
     (void)state;
-    srv_init(&S);
-    smtp_sink_start(&K, S.dir, 0, NULL);
-    char url[64];
-    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
-    const char *env[] = {url, "BARBERIA_TZ" /* unset: the default */, NULL};
-    srv_start(&S, env, NULL);
+    start_with_sink("BARBERIA_TZ"); /* unset: the default */
     struct resp r;
     http_get(&S, "/api/config", NULL, &r);
     assert_string_equal(jstr(r.json, "zona"), "UTC");
@@ -313,12 +319,7 @@ static void without_a_zone_set_the_times_are_utc(void **state)
 static void a_name_with_crlf_adds_no_header_or_recipient(void **state)
 {
     (void)state;
-    srv_init(&S);
-    smtp_sink_start(&K, S.dir, 0, NULL);
-    char url[64];
-    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
-    const char *env[] = {url, NULL};
-    srv_start(&S, env, NULL);
+    start_with_sink(NULL);
     struct user u;
     char *id = book_one(&S, &u, "Eva\r\nBcc: evil@x",
                         "hola\r\n.\r\nRCPT TO:<evil@x>\r\n--=_barberia_m_0--\r\nBcc: evil@x");
