@@ -310,31 +310,29 @@ static void reschedule_by_link_keeps_the_link_and_follows_the_rules(void **state
     char tok[TOKEN_LEN + 1];
     token_from_mail(id, "Cita confirmada", tok);
     struct resp r;
-    /* the body's errors, as signed in: the body first, whatever the token */
-    accion(tok, "reprogramar", "junk", &r);
-    expect_error(&r, 400, "JSON inválido");
-    resp_free(&r);
-    accion(tok, "reprogramar", "[]", &r);
-    expect_error(&r, 400, "JSON inválido");
-    resp_free(&r);
     char wrong[TOKEN_LEN + 1];
     memcpy(wrong, tok, sizeof wrong);
     wrong[40] = wrong[40] == 'A' ? 'B' : 'A';
-    accion(wrong, "reprogramar", "junk", &r);
-    expect_error(&r, 400, "JSON inválido");
-    resp_free(&r);
-    accion(wrong, "cancelar", "junk", &r);
-    expect_error(&r, 404, NO_CITA);
-    resp_free(&r);
-    accion(tok, "reprogramar", "{}", &r);
-    expect_error(&r, 400, "Faltan campos requeridos");
-    resp_free(&r);
-    accion(tok, "reprogramar", "{\"fecha_inicio\":\"mañana\"}", &r);
-    expect_error(&r, 400, "fecha_inicio inválida");
-    resp_free(&r);
-    accion(tok, "reprogramar", "{\"fecha_inicio\":\"2020-01-01T10:00:00Z\"}", &r);
-    expect_error(&r, 400, "La fecha ya pasó");
-    resp_free(&r);
+    /* the body's errors, as signed in: the body first, whatever the token */
+    const struct {
+        const char *tok, *accion, *body;
+        long status;
+        const char *msg;
+    } bad[] = {
+        {tok, "reprogramar", "junk", 400, "JSON inválido"},
+        {tok, "reprogramar", "[]", 400, "JSON inválido"},
+        {wrong, "reprogramar", "junk", 400, "JSON inválido"},
+        {wrong, "cancelar", "junk", 404, NO_CITA},
+        {tok, "reprogramar", "{}", 400, "Faltan campos requeridos"},
+        {tok, "reprogramar", "{\"fecha_inicio\":\"mañana\"}", 400, "fecha_inicio inválida"},
+        {tok, "reprogramar", "{\"fecha_inicio\":\"2020-01-01T10:00:00Z\"}", 400,
+         "La fecha ya pasó"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        accion(bad[i].tok, bad[i].accion, bad[i].body, &r);
+        expect_error(&r, bad[i].status, bad[i].msg);
+        resp_free(&r);
+    }
     /* a taken slot */
     char *body = fecha_body(h);
     accion(tok, "reprogramar", body, &r);
