@@ -17,10 +17,17 @@ function field(id, label, attrs, hint) {
   ];
 }
 
-// A form that sends its data and shows what came back, or the error.
+// Another action starts: what an earlier one said it did is no longer news.
+function clearOk() {
+  for (const e of document.querySelectorAll('#main .ok[data-done]')) e.hidden = true;
+}
+
+// A form that sends its data and shows what came back, or the error; the
+// focus goes to that line (the button was disabled meanwhile).
 function form(label, fields, send, opts) {
   const err = alertBox();
-  const ok = h('p', { class: 'ok', role: 'status', hidden: true });
+  err.setAttribute('tabindex', '-1');
+  const ok = h('p', { class: 'ok', role: 'status', tabindex: '-1', 'data-done': '', hidden: true });
   const btn = h('button', { type: 'submit', class: (opts && opts.cls) || 'primary' }, label);
   const f = h(
     'form',
@@ -31,17 +38,21 @@ function form(label, fields, send, opts) {
         e.preventDefault();
         btn.disabled = true;
         err.hidden = true;
-        ok.hidden = true;
+        clearOk();
+        let to = null;
         try {
           const msg = await send(new FormData(f), f);
           if (msg) {
             ok.textContent = msg;
             ok.hidden = false;
+            to = ok;
           }
         } catch (ex) {
           showError(err, ex);
+          to = err;
         }
         btn.disabled = false;
+        if (to && to.isConnected) to.focus();
       },
     },
     ...fields,
@@ -122,7 +133,7 @@ export function restablecer() {
 export async function confirmarEmail() {
   const t = linkToken();
   const box = alertBox();
-  page('Confirmar tu nuevo email', box);
+  page('Confirmar tu nuevo correo', box);
   if (!t) {
     showError(box, 'Abre el enlace tal como llegó en el correo.');
     return;
@@ -190,6 +201,7 @@ function whatsapp(w, phone) {
     actions.replaceChildren(...(on ? [activar, desactivar] : [activar]));
   };
   async function send(acepta) {
+    clearOk();
     activar.disabled = desactivar.disabled = true;
     err.hidden = true;
     try {
@@ -202,7 +214,7 @@ function whatsapp(w, phone) {
           ? `Avisos por WhatsApp activados en el ${c.telefono}`
           : 'Avisos por WhatsApp desactivados',
       );
-      if (!acepta) focus(estado); // its button is gone
+      focus(estado); // the button was disabled (and "Desactivar" is gone)
     } catch (ex) {
       showError(err, ex);
       if (acepta) num.focus();
@@ -307,11 +319,11 @@ export async function cuenta() {
   );
 
   const correo = form(
-    'Cambiar email',
+    'Cambiar correo',
     [
       ...field(
         'email-nuevo',
-        'Email nuevo',
+        'Correo electrónico nuevo',
         { type: 'email', autocomplete: 'email', inputmode: 'email', required: true },
         `Ahora: ${me.user.email}. El cambio se hace al abrir el enlace que enviaremos al nuevo.`,
       ),
@@ -336,6 +348,7 @@ export async function cuenta() {
     id: 'fotos',
     checked: c.fotos === true,
     onchange: async (e) => {
+      clearOk();
       const want = e.target.checked;
       if (!want && !confirm('Se borrarán las fotos de tus cortes. ¿Seguir?')) {
         e.target.checked = true;
@@ -371,7 +384,7 @@ export async function cuenta() {
     'Mi cuenta',
     section('Tus datos', datos),
     section('Contraseña', clave),
-    section('Email', correo),
+    section('Correo electrónico', correo),
     section(
       'Fotos de tus cortes',
       h(

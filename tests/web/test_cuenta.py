@@ -94,10 +94,16 @@ def test(srv, br):
     br.fill("Teléfono", "+34 600 123 456")
     br.click("Guardar")
     br.see("Datos guardados.")
+    # the focus goes to what was said, not to the top of the page
+    assert br.active().text == "Datos guardados.", br.active().tag_name
+    # the address is "Correo electrónico", as at sign-up
+    assert "Correo electrónico nuevo" in br.text() and "Email" not in br.text()
     br.check("Mi cuenta - guardado")
     box = br.d.find_element(By.ID, "fotos")
     assert not box.is_selected()
     box.click()
+    # another action: the earlier "saved" is no longer shown
+    br.wait(lambda: "Datos guardados." not in br.text(), what="the old message gone")
     br.wait(lambda: srv.ok("GET", "/api/auth/me/consentimientos",
                            token=srv.login(addr, "nueva-clave-1"))["consentimientos"]["fotos"] is True,
             what="the photo consent recorded")
@@ -137,6 +143,7 @@ def test(srv, br):
     br.fill("Número de WhatsApp", "612 345 678")
     br.click("Activar avisos por WhatsApp")
     br.see("Recibes avisos por WhatsApp en el +34612345678. Lo aceptaste desde tu cuenta el ")
+    br.wait(lambda: br.active().get_attribute("id") == "whatsapp-estado", what="focus on the state")
     br.wait(lambda: "activados en el +34612345678" in br.d.find_element(By.ID, "status").text,
             what="the announcement")
     assert "Teléfono inválido" not in br.text()
