@@ -17,10 +17,12 @@ function check(label, checked) {
   const el = h('input', { id, type: 'checkbox', checked: !!checked });
   return [h('label', { for: id, class: 'check' }, el, ' ' + label), el];
 }
-// a form that calls send(), shows its error, and announces done
-function form(fields, label, send, done) {
+// a form that calls send(), shows its error, and announces done; the tab
+// is drawn again and the focus goes to the control marked with the same key
+// (data-focus: this form's button drawn again, or what opened the form)
+function form(fields, label, send, done, key) {
   const err = alertBox();
-  const b = h('button', { type: 'submit', class: 'primary' }, label);
+  const b = h('button', { type: 'submit', class: 'primary', 'data-focus': key }, label);
   return h(
     'form',
     {
@@ -32,7 +34,8 @@ function form(fields, label, send, done) {
         try {
           await send();
           announce(done);
-          await render();
+          const t = await render();
+          focus((key && box.querySelector(`[data-focus="${CSS.escape(key)}"]`)) || t);
         } catch (ex) {
           showError(err, ex);
           b.disabled = false;
@@ -105,14 +108,17 @@ async function render() {
   return t;
 }
 
+let userQuery = ''; // the search stays while the tab is drawn again (after a save)
 async function usuarios(t) {
   const { usuarios: list } = await get('/api/admin/usuarios');
   const [sl, search] = inp('Buscar por nombre, correo o teléfono', {
     type: 'search',
     autocomplete: 'off',
+    value: userQuery,
   });
   const ul = h('ul', { class: 'cards' });
   const draw = () => {
+    userQuery = search.value;
     const q = search.value.trim().toLowerCase();
     const shown = list.filter(
       (u) => !q || [u.nombre, u.email, u.telefono].some((v) => v && v.toLowerCase().includes(q)),
@@ -150,6 +156,7 @@ function userCard(u) {
             password: pw.value || undefined,
           }),
         'Usuario actualizado',
+        'u:' + u.id,
       ),
     );
     focus(nombre);
@@ -177,7 +184,12 @@ function userCard(u) {
       { class: 'actions' },
       h(
         'button',
-        { type: 'button', 'aria-label': `Editar a ${u.nombre || u.email}`, onclick: edit },
+        {
+          type: 'button',
+          'aria-label': `Editar a ${u.nombre || u.email}`,
+          'data-focus': 'u:' + u.id,
+          onclick: edit,
+        },
         'Editar',
       ),
     ),
@@ -221,6 +233,7 @@ async function barberos(t) {
                 ...av.body(),
               }),
             'Barbero guardado',
+            'b:' + b.id,
           ),
           feedLink(b),
         );
@@ -236,6 +249,7 @@ async function barberos(t) {
           foto_url: foto.value.trim() || undefined,
         }),
       'Barbero añadido',
+      'b:nuevo',
     ),
   );
 }
@@ -302,6 +316,7 @@ async function servicios(t) {
             'Guardar',
             () => api('PATCH', `/api/admin/servicios/${encodeURIComponent(s.id)}`, f.body()),
             'Servicio guardado',
+            's:' + s.id,
           ),
         );
       }),
@@ -312,6 +327,7 @@ async function servicios(t) {
       'Añadir servicio',
       () => post('/api/admin/servicios', nuevo.body()),
       'Servicio añadido',
+      's:nuevo',
     ),
   );
 }
@@ -413,6 +429,7 @@ async function horarios(t) {
           ),
         }),
       'Horario guardado',
+      'horario',
     ),
   );
 }

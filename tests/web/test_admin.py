@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """web/admin - an administrator signs in, finds a user by searching and
-changes their phone, changes a service's price, and sees the barbers and
+changes their phone (the search stays, the focus returns to her card), changes a service's price, and sees the barbers and
 the working hours."""
 import os
 import sys
@@ -27,6 +27,10 @@ def test(srv, br):
     br.check("Admin - editar usuario")
     br.click("Guardar cambios")
     br.see("699 888 777")
+    # the search and its filter stay; the focus is back on her "Editar"
+    assert br.d.find_element(By.CSS_SELECTOR, "main input[type=search]").get_attribute("value") == "dani"
+    assert "Eva Luna" not in br.text()
+    br.wait(lambda: br.active().get_attribute("aria-label") == "Editar a Dani Soto", what="focus on her Editar")
     users = srv.ok("GET", "/api/admin/usuarios", token=srv.admin)["usuarios"]
     assert next(u for u in users if u["id"] == dani)["telefono"] == "699 888 777"
 
@@ -39,6 +43,7 @@ def test(srv, br):
     price.send_keys("17.5")
     br.click("Guardar", within=card)
     br.see("Corte clásico · 17,50 €")
+    br.wait(lambda: br.active().text == "Guardar" and br.active().find_element(By.XPATH, "ancestor::li").text.startswith("Corte clásico · 17,50 €"), what="focus on the service's Guardar")
     servicios, _ = srv.catalog()
     assert next(s for s in servicios if s["nombre"] == "Corte clásico")["precio"] == 17.5
 
