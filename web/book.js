@@ -199,6 +199,7 @@ export async function book() {
         servicio: st.servicio.id,
         barbero: st.barbero === 'any' ? null : st.barbero.id,
         day: pk.day,
+        back: params.get('fecha'),
       }),
     );
     if (lostMessage) {

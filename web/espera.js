@@ -2,8 +2,8 @@
 // booking flow (POST /api/lista-espera) and the client's own entries, each
 // removable (GET, DELETE /api/lista-espera); at the front desk, a client
 // put on the list and her entries (the same calls with cliente_id).
-import { get, api, post, session, cfg } from './api.js';
-import { h, announce, alertBox, showError, dateLabel, today, addDays } from './ui.js';
+import { get, api, post, session, cfg, qs } from './api.js';
+import { h, announce, focus, alertBox, showError, dateLabel, today, addDays } from './ui.js';
 
 // A day a client may wait for: today up to the booking horizon, the
 // picker's day (day()) to begin with.
@@ -19,10 +19,15 @@ function dayInput(id, day) {
 
 // A small form under the slot picker: a day, and the button. servicio and
 // barbero (null: any) come from the booking; day() the picker's day shown.
-export function waitForm({ servicio, barbero, day }) {
+// A visitor sent to sign in comes back to the booking with the same choices
+// and the day (?fecha=, which book.js hands back as back: the form offers it).
+export function waitForm({ servicio, barbero, day, back }) {
   const err = alertBox();
-  const done = h('p', { role: 'status' });
-  const input = dayInput('espera-fecha', day);
+  err.setAttribute('tabindex', '-1');
+  const done = h('p', { role: 'status', tabindex: '-1' });
+  const input = dayInput('espera-fecha', () =>
+    /^\d{4}-\d{2}-\d{2}$/.test(back || '') && back >= today() ? back : day(),
+  );
   const btn = h(
     'button',
     {
@@ -32,7 +37,15 @@ export function waitForm({ servicio, barbero, day }) {
         done.textContent = '';
         const me = await session();
         if (!me) {
-          showError(err, new Error('Entra en tu cuenta para que te avisemos.'));
+          const volver =
+            '/reservar?' +
+            qs({ servicio, barbero: barbero || 'cualquiera', fecha: input.value || undefined });
+          err.replaceChildren(
+            h('a', { href: '/entrar?' + qs({ volver }) }, 'Entra en tu cuenta'),
+            ' para que te avisemos.',
+          );
+          err.hidden = false;
+          focus(err);
           return;
         }
         btn.disabled = true;
@@ -44,10 +57,12 @@ export function waitForm({ servicio, barbero, day }) {
           });
           done.textContent = `Te avisaremos por e-mail si se libera una hora el ${dateLabel(input.value)}.`;
           announce(done.textContent);
+          btn.disabled = false;
+          focus(done); // the button was disabled meanwhile
         } catch (e) {
           showError(err, e);
-        } finally {
           btn.disabled = false;
+          focus(err);
         }
       },
     },

@@ -126,16 +126,28 @@ def waiting_list_to_booking(srv, br, sink, s, b):
     inicio, fecha = free_slot(srv, s["id"], b["id"])
     cita = srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": inicio}, token=other)["cita"]
     srv.signup("eva.espera@example.com", "Eva Espera")
-    br.open("/entrar?volver=/reservar?servicio=%s%%26barbero=%s" % (s["id"], b["id"]))
+    # signed out: she is sent to sign in, and back to the same service, barber and day
+    br.open("/")
+    br.d.delete_all_cookies()
+    br.d.execute_script("localStorage.clear()")
+    br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"]))
+    br.focused_heading("Elige día y hora")
+    day = br.d.find_element(By.ID, "espera-fecha")
+    br.d.execute_script("arguments[0].value = arguments[1]", day, fecha)
+    br.click("Avísame si se libera")
+    br.click("Entra en tu cuenta")
     br.fill("Correo electrónico", "eva.espera@example.com")
     br.fill("Contraseña", "secreto1")
     br.click("Entrar")
     br.focused_heading("Elige día y hora")
     br.see("¿No hay una hora que te venga bien?")
+    assert "servicio=%s" % s["id"] in br.d.current_url and "barbero=%s" % b["id"] in br.d.current_url, br.d.current_url
     day = br.d.find_element(By.ID, "espera-fecha")
-    br.d.execute_script("arguments[0].value = arguments[1]", day, fecha)
+    assert day.get_attribute("value") == fecha, (day.get_attribute("value"), fecha)
     br.click("Avísame si se libera")
     br.see("Te avisaremos por e-mail")
+    # the focus is on what was said (the button was disabled meanwhile)
+    assert br.active().text.startswith("Te avisaremos por e-mail"), br.active().tag_name
     br.check("Espera - pedida")
     # her notices in "Mis citas"
     br.open("/mis-citas")
