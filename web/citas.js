@@ -236,6 +236,8 @@ function askConsent(c, consent, err) {
         for (const q of document.querySelectorAll('.photos .consent')) q.remove();
         for (const i of document.querySelectorAll('.photos .upload input')) i.disabled = false;
         announce('Permiso para fotos dado');
+        // its box is gone: on to this card's first upload
+        document.getElementById(`foto-antes-${c.id}`)?.focus();
       } catch (ex) {
         box.checked = false;
         box.disabled = false;
@@ -263,7 +265,8 @@ export function photos(c, me, readOnly, consent) {
   const box = h('div', { class: 'photos' });
   const list = h('div', { class: 'thumbs' });
   const err = alertBox();
-  box.append(h('h4', {}, 'Fotos'), list, err);
+  const title = h('h4', { tabindex: '-1' }, 'Fotos');
+  box.append(title, list, err);
   const ask = !readOnly && consent && me && c.cliente_id === me.user.id && consent.fotos !== true;
   if (ask) box.append(askConsent(c, consent, err));
   const load = async () => {
@@ -301,7 +304,8 @@ export function photos(c, me, readOnly, consent) {
                             try {
                               await api('DELETE', '/api/fotos?' + qs({ id: f.id }));
                               announce('Foto borrada');
-                              load();
+                              await load();
+                              focus(title); // its button is gone
                             } catch (ex) {
                               showError(err, ex);
                             }
@@ -343,10 +347,11 @@ export function photos(c, me, readOnly, consent) {
             await api('POST', '/api/fotos', fd);
             announce('Foto subida');
             input.value = '';
-            load();
+            await load();
           } catch (ex) {
             showError(err, ex);
           }
+          input.focus(); // the control she used, past the list drawn again
         },
       });
       box.append(h('div', { class: 'upload' }, h('label', { for: id }, label), input));

@@ -111,11 +111,14 @@ def test(srv, br):
     br.wait(lambda: br.d.find_element(By.ID, "foto-antes-" + cita["id"]).is_enabled(),
             what="the upload opened")
     assert not br.d.find_elements(By.ID, "permiso-fotos-" + cita["id"])
+    # its box is gone: the focus moves on to the upload it opened
+    br.wait(lambda: br.active().get_attribute("id") == "foto-antes-" + cita["id"], what="focus on the upload")
     client = srv.ok("GET", "/api/auth/me/consentimientos", token=srv.login("ana@example.com", "secreto1"))
     assert client["consentimientos"]["fotos"] is True, client
     br.d.find_element(By.ID, "foto-antes-" + cita["id"]).send_keys(png)
     br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, "img[alt='Foto de antes']"), what="the photo")
     br.wait(lambda: br.d.execute_script("const i = document.querySelector(\"img[alt='Foto de antes']\"); return i.complete && i.naturalWidth === 64"), what="the photo loaded")
+    br.wait(lambda: br.active().get_attribute("id") == "foto-antes-" + cita["id"], what="focus back on the upload")
     inp = br.d.find_element(By.ID, "foto-antes-" + cita["id"])
     assert inp.get_attribute("accept") == "image/*" and inp.get_attribute("capture") is not None
     br.check("Mis citas - foto")
