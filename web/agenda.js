@@ -135,7 +135,9 @@ export async function agenda() {
     );
   }
 
-  async function show() {
+  // keep.open: an appointment whose card stays open (its attendance just
+  // marked), with the focus on its attendance action
+  async function show(keep) {
     history.replaceState(
       null,
       '',
@@ -209,11 +211,29 @@ export async function agenda() {
         ),
       );
     }
+    // the kept card, wherever it is shown (grid detail or list)
+    const refocus = () => {
+      const li = [...body.querySelectorAll('li.cita')].find(
+        (e) => e.dataset.cita === keep.open && e.offsetParent !== null,
+      );
+      if (li) focus(li.querySelector('.asistencia button') || li.querySelector('h3'));
+    };
     if (n > 1) {
       body.replaceChildren(title, ...list);
+      if (keep && keep.open) refocus();
       return title;
     }
     const detail = h('div', { class: 'detalle' });
+    const openCard = (c) => {
+      const close = h(
+        'button',
+        { type: 'button', class: 'link', onclick: () => detail.replaceChildren() },
+        'Cerrar',
+      );
+      const card = row(c, me, show);
+      detail.replaceChildren(h('ul', { class: 'cards' }, card), close);
+      return card;
+    };
     const grid = dayGrid({
       fecha,
       barberos: cols,
@@ -224,22 +244,18 @@ export async function agenda() {
         return t ? h('span', { class: 'aviso' }, t) : null;
       },
       onFree: (b, inicio) => book({ barbero: b.id, inicio }),
-      onCita: (c) => {
-        const close = h(
-          'button',
-          { type: 'button', class: 'link', onclick: () => detail.replaceChildren() },
-          'Cerrar',
-        );
-        const card = row(c, me, show);
-        detail.replaceChildren(h('ul', { class: 'cards' }, card), close);
-        focus(card.querySelector('h3'));
-      },
+      onCita: (c) => focus(openCard(c).querySelector('h3')),
     });
     body.replaceChildren(
       title,
       h('div', { class: 'solo-ancho' }, h('div', { class: 'rejilla-marco' }, grid), detail),
       h('div', { class: 'solo-estrecho' }, ...list),
     );
+    if (keep && keep.open) {
+      const c = citas.find((x) => x.id === keep.open);
+      if (c) openCard(c);
+      refocus();
+    }
     return title;
   }
   await show();
@@ -268,7 +284,8 @@ function attendance(c, redraw) {
     try {
       await post(`/api/citas/${encodeURIComponent(c.id)}/asistencia`, { estado });
       announce(msg);
-      redraw();
+      // drawn again with its card open, its new state and the next action
+      await redraw({ open: c.id });
     } catch (ex) {
       showError(err, ex);
     }
@@ -277,7 +294,7 @@ function attendance(c, redraw) {
   if (c.estado === 'confirmada' && new Date(c.fecha_inicio) <= Date.now())
     return h(
       'div',
-      {},
+      { class: 'asistencia' },
       h(
         'p',
         { class: 'actions' },
@@ -309,7 +326,7 @@ function attendance(c, redraw) {
   )
     return h(
       'div',
-      {},
+      { class: 'asistencia' },
       h(
         'p',
         { class: 'actions' },
@@ -336,7 +353,7 @@ function row(c, me, redraw) {
   const warn = noShows(cl);
   const li = h(
     'li',
-    { class: 'card cita' + (c.estado === 'cancelada' ? ' cancelled' : '') },
+    { class: 'card cita' + (c.estado === 'cancelada' ? ' cancelled' : ''), 'data-cita': c.id },
     h(
       'p',
       { class: 'when' },

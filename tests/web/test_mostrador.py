@@ -153,6 +153,8 @@ def phone_desk(srv, br, b):
     # she did not come after all
     br.click("No vino", within=carla)
     br.wait(lambda: "No vino" in card_text(br, "Carla Gómez") and "Deshacer" in card_text(br, "Carla Gómez"), what="the no-show")
+    # the focus is on her card's next action, not thrown to the top
+    br.wait(lambda: br.active().text == "Deshacer", what="focus on Deshacer")
     br.see("1 vez no vino")
     cid = next(c for c in srv.ok("GET", "/api/clientes?q=carla", token=srv.admin)["clientes"])
     assert cid["no_presentado"] == 1, cid
@@ -160,8 +162,20 @@ def phone_desk(srv, br, b):
     # a mistake: taken back the same day, then she did come
     br.click("Deshacer", within=card(br, "Carla Gómez"))
     br.wait(lambda: "Deshacer" not in card_text(br, "Carla Gómez"), what="the mark taken back")
+    br.wait(lambda: br.active().text == "Vino", what="focus on Vino")
     br.click("Vino", within=card(br, "Carla Gómez"))
     br.wait(lambda: "Deshacer" in card_text(br, "Carla Gómez") and "1 vez no vino" not in br.text(), what="came")
+    # on a tablet's grid her card stays open under it, with its new state
+    # and "Deshacer" (when the grid shows her hour)
+    br.d.set_window_size(1024, 768)
+    block = next((e for e in br.d.find_elements(By.CSS_SELECTOR, ".rejilla .bloque") if e.is_displayed() and "Carla Gómez" in e.text), None)
+    if block:
+        block.click()
+        br.click("Deshacer", within=card(br, "Carla Gómez"))
+        br.wait(lambda: br.active().text == "Vino" and br.active().find_element(By.XPATH, "ancestor::div[contains(@class,'detalle')]"), what="the card kept open in the grid")
+        br.click("Vino", within=card(br, "Carla Gómez"))
+        br.wait(lambda: br.active().text == "Deshacer" and br.active().find_element(By.XPATH, "ancestor::div[contains(@class,'detalle')]"), what="the card kept open, Deshacer")
+    br.d.set_window_size(390, 844)
     estados = [c["estado"] for c in srv.ok("GET", "/api/citas?cliente_id=" + cid["id"], token=srv.admin)["citas"]]
     assert sorted(estados) == ["completada", "confirmada"], estados
 
