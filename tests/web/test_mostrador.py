@@ -81,6 +81,9 @@ def grid_at_tablet(srv, br, day, b):
     assert "Nueva cita con %s a las 09:45" % b["nombre"] in labels, labels
     assert "Nueva cita con %s a las 10:00" % b["nombre"] not in labels
     assert "Nueva cita con %s a las 14:00" % b["nombre"] not in labels
+    # touch targets: a free row and a booking are at least 44 px high
+    low = br.d.execute_script("return [...arguments[0].querySelectorAll('.libre, .bloque')].map(e => e.getBoundingClientRect().height).filter(x => x < 44)", shown())
+    assert not low, "grid targets under 44 px: %s" % low
     br.check("Mostrador - rejilla tablet")
     booked.click()
     br.focused_heading("Carla Gómez")
