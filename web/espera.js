@@ -81,7 +81,8 @@ export function waitForm({ servicio, barbero, day, back }) {
 
 // The client's entries, for "Mis citas".
 export function waitList() {
-  const box = h('section', { class: 'espera' }, h('h2', {}, 'Avisos de horas libres'));
+  const title = h('h2', { tabindex: '-1' }, 'Avisos de horas libres');
+  const box = h('section', { class: 'espera' }, title);
   const list = h('ul', { class: 'cards' });
   const err = alertBox();
   box.append(list, err);
@@ -103,6 +104,7 @@ export function waitList() {
                       await api('DELETE', '/api/lista-espera/' + encodeURIComponent(e.id));
                       announce('Aviso quitado');
                       await load();
+                      focus(title); // its button is gone
                     } catch (ex) {
                       quitar.disabled = false;
                       showError(err, ex);
@@ -141,7 +143,8 @@ export function deskList(cliente) {
   const ask = '?cliente_id=' + encodeURIComponent(cliente.id);
   const list = h('ul');
   const err = alertBox();
-  const el = h('div', { class: 'espera' }, h('h3', {}, 'En la lista de espera'), list, err);
+  const title = h('h3', { tabindex: '-1' }, 'En la lista de espera');
+  const el = h('div', { class: 'espera' }, title, list, err);
   const load = async () => {
     let entradas;
     try {
@@ -165,6 +168,7 @@ export function deskList(cliente) {
                     await api('DELETE', `/api/lista-espera/${encodeURIComponent(e.id)}${ask}`);
                     announce(`Quitado de la lista de espera: ${naming(e)}`);
                     await load();
+                    focus(title); // its button is gone
                   } catch (ex) {
                     quitar.disabled = false;
                     showError(err, ex);

@@ -219,6 +219,7 @@ def waiting_list(srv, br, b, s, day):
     br.check("Mostrador - lista de espera añadida")
     quitar.click()
     br.see("No está en ninguna lista de espera.")
+    br.focused_heading("En la lista de espera")
     assert srv.ok("GET", "/api/lista-espera?cliente_id=" + carla_id(srv), token=srv.admin)["entradas"] == []
     # Rosa, booked at the desk with a phone only: no way to tell her
     br.click("Cambiar cliente")
