@@ -42,9 +42,11 @@ br_err cierres_afectadas(struct app *app, const struct ausencia *a, int64_t now_
 
 /* The appointments to cancel, copied out of the listing (the cancels
  * write, so they cannot run inside its read). */
+#define LISTA_TEXTOS 5
+
 struct lista {
     struct cita_aviso *v;
-    char **strs; /* 4 per row: cliente, barbero, servicio, notas */
+    char **strs; /* LISTA_TEXTOS per row: cliente, barbero, servicio, notas, telefono */
     int n;
 };
 
@@ -54,18 +56,19 @@ static br_err collect(void *ud, const struct cita_aviso *c)
     if (l->n >= CIERRES_MAX) return BR_OK;
     struct cita_aviso *k = &l->v[l->n];
     *k = *c;
-    char **s = &l->strs[4 * l->n];
+    char **s = &l->strs[LISTA_TEXTOS * l->n];
     k->cliente_nombre = s[0] = xstrdup(c->cliente_nombre);
     k->barbero_nombre = s[1] = xstrdup(c->barbero_nombre);
     k->servicio_nombre = s[2] = xstrdup(c->servicio_nombre);
     k->notas = s[3] = xstrdup_or_null(c->notas);
+    k->cliente_telefono = s[4] = xstrdup_or_null(c->cliente_telefono);
     l->n++;
     return BR_OK;
 }
 
 static void lista_free(struct lista *l)
 {
-    for (int i = 0; i < 4 * l->n; i++)
+    for (int i = 0; i < LISTA_TEXTOS * l->n; i++)
         free(l->strs[i]);
     free(l->strs);
     free(l->v);
@@ -82,8 +85,8 @@ br_err cierres_cancelar(struct app *app, const char *id, const char *mensaje,
     br_err rc = store_ausencia_get(app->store, aid, &a);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Ausencia no encontrada");
     if (rc) return rc;
-    struct lista l = {xcalloc(CIERRES_MAX, sizeof *l.v), xcalloc(4 * CIERRES_MAX, sizeof(char *)),
-                      0};
+    struct lista l = {xcalloc(CIERRES_MAX, sizeof *l.v),
+                      xcalloc(LISTA_TEXTOS * CIERRES_MAX, sizeof(char *)), 0};
     rc = cierres_afectadas(app, &a, clock_now_ms(), collect, &l);
     int done = 0;
     for (int i = 0; i < l.n && !rc; i++) {

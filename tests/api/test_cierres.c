@@ -173,6 +173,16 @@ static void a_day_off_answers_with_the_appointments_it_meets_and_cancels_none(vo
     assert_int_equal(json_array_size(af), 1);
     assert_true(json_is_false(json_object_get(json_array_get(af, 0), "avisable")));
     assert_string_equal(jstr(json_array_get(af, 0), "cliente_telefono"), "+34 600 000 001");
+    /* and so does the answer of cancelling them */
+    char cpath[160];
+    snprintf(cpath, sizeof cpath, "/api/admin/ausencias/%s/cancelar-citas",
+             jstr(json_object_get(r.json, "ausencia"), "id"));
+    resp_free(&r);
+    http_json(&S, "POST", cpath, ADMIN.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    json_t *cx = json_array_get(json_object_get(r.json, "canceladas"), 0);
+    assert_string_equal(jstr(cx, "cliente_telefono"), "+34 600 000 001");
+    assert_true(json_is_false(json_object_get(cx, "avisable")));
     resp_free(&r);
     free(a);
     free(b);
