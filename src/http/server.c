@@ -437,10 +437,13 @@ static void start(struct http_req *r, const char *url, const char *method)
     bool known;
     if (http_body_declared(r, &declared, &known)) {
         /* the whole body must arrive within the floor plus its size at the
-         * minimum rate (an undeclared length counts as the cap) */
-        uint64_t cap =
-            r->route->body == HTTP_BODY_MULTIPART ? s->o.multipart_max : s->o.json_max + DRAIN_MAX;
-        uint64_t bytes = known && declared < cap ? declared : cap;
+         * minimum rate; the size is counted up to what a request of the
+         * route can use (a form: a file part and its fields), so that a
+         * huge declared length drips in no longer than a whole photo may
+         * (an undeclared length counts as that too) */
+        uint64_t paced = r->route->body == HTTP_BODY_MULTIPART ? s->o.file_max + s->o.json_max
+                                                               : s->o.json_max + DRAIN_MAX;
+        uint64_t bytes = known && declared < paced ? declared : paced;
         conn_deadline(r->conn, s->o.body_timeout_ms +
                                    (int64_t)(bytes * 1000 / (uint64_t)s->o.body_min_rate));
     }

@@ -281,6 +281,45 @@ static void a_body_trickled_below_the_minimum_rate_is_cut(void **state)
     srv_cleanup(&s);
 }
 
+/* An upload that declares far more than a photo is paced as a photo: it
+ * cannot hold its connection (and its spooled part) for the time its
+ * declared size would take at the minimum rate. */
+static void an_upload_declaring_a_huge_body_is_paced_as_a_photo(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    /* a photo and its fields at 10 MB/s: about half a second past the floor;
+     * the 200 MiB it declares would take 21 s */
+    const char *env[] = {"BARBERIA_BODY_TIMEOUT_MS=1000", "BARBERIA_BODY_MIN_RATE=10000000", NULL};
+    srv_start(&s, env, NULL);
+    struct user u;
+    signup_user(&s, &u, "Goteo");
+    int fd = connect_from(&s, 0, 1);
+    assert_true(fd >= 0);
+    char head[512];
+    snprintf(head, sizeof head,
+             "POST /api/fotos HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 209715200\r\n\r\n"
+             "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\n"
+             "Content-Type: image/png\r\n\r\n",
+             u.token);
+    int64_t t0 = clock_mono_ms();
+    assert_true(send(fd, head, strlen(head), MSG_NOSIGNAL) > 0);
+    bool closed = false;
+    while (!closed && clock_mono_ms() - t0 < 15000) {
+        if (send(fd, "x", 1, MSG_NOSIGNAL) < 0) {
+            closed = true;
+            break;
+        }
+        closed = closed_by_server(fd, 100);
+    }
+    long took = (long)(clock_mono_ms() - t0);
+    close(fd);
+    assert_true(closed);
+    assert_true(took < 10000);
+    srv_cleanup(&s);
+}
+
 static void one_address_cannot_open_more_than_its_share(void **state)
 {
     (void)state;
@@ -413,6 +452,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(headers_trickled_past_their_deadline_are_cut),
         cmocka_unit_test(a_body_trickled_below_the_minimum_rate_is_cut),
+        cmocka_unit_test(an_upload_declaring_a_huge_body_is_paced_as_a_photo),
         cmocka_unit_test(one_address_cannot_open_more_than_its_share),
         cmocka_unit_test(bookings_waiting_on_a_silent_calendar_never_delay_reads),
         cmocka_unit_test(ordinary_requests_are_answered_while_2000_clients_trickle),
