@@ -27,6 +27,23 @@ bool rule_nombre_ok(const char *s)
     return seen;
 }
 
+void rule_una_linea(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && n + 1 < cap; p++)
+        out[n++] = *p < 0x20 || *p == 0x7f ? ' ' : (char)*p;
+    /* cut short inside a character: back to where it starts */
+    if (s[n] && n > 0) {
+        size_t k = n - 1;
+        while (k > 0 && ((unsigned char)out[k] & 0xc0) == 0x80)
+            k--;
+        unsigned char lead = (unsigned char)out[k];
+        size_t len = lead < 0x80 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+        if (k + len > n) n = k;
+    }
+    out[n] = '\0';
+}
+
 bool rule_telefono_ok(const char *s)
 {
     if (!s || strlen(s) > RULE_TELEFONO_MAX) return false;

@@ -30,6 +30,13 @@
  * NULL is not one. */
 bool rule_nombre_ok(const char *s);
 
+/* s as one line of at most cap - 1 bytes, into out: every control
+ * character (a line break, a tab) becomes a space, and the text is cut
+ * after the last whole UTF-8 character that fits. For a name or a phone
+ * whose rules the caller must not refuse with an error of its own (the
+ * contract's sign-up). */
+void rule_una_linea(const char *s, char *out, size_t cap);
+
 /* A barber's foto_url, when there is one: non-empty UTF-8 text of at most
  * RULE_URL_MAX bytes. NULL is not one (no photo is the caller's NULL). */
 bool rule_foto_url_ok(const char *s);

@@ -274,6 +274,11 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
     uuid_v4(uid);
     session_times(now, expires);
     if (open_session) new_token(out->token, th);
+    /* the profile's texts are kept as one line each, bounded as everywhere
+     * else they are given (the contract's sign-up refuses none of them) */
+    char nombre[RULE_NOMBRE_MAX + 1], telefono[RULE_TELEFONO_MAX + 1];
+    if (in->nombre) rule_una_linea(in->nombre, nombre, sizeof nombre);
+    if (in->telefono) rule_una_linea(in->telefono, telefono, sizeof telefono);
     struct new_user u = {
         .id = uid,
         .email = email,
@@ -281,8 +286,8 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
         .created_at = now,
         .last_sign_in_at = open_session ? now : NULL,
         .rol = in->rol ? in->rol : "cliente",
-        .nombre = in->nombre,
-        .telefono = in->telefono,
+        .nombre = in->nombre ? nombre : NULL,
+        .telefono = in->telefono ? telefono : NULL,
         .session_hash = open_session ? th : NULL,
         .session_expires_at = open_session ? expires : NULL,
     };

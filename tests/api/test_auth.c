@@ -275,6 +275,26 @@ static void signup_creates_a_cliente_profile_shown_by_me(void **state)
     assert_true(json_is_null(json_object_get(p, "nombre")));
     assert_true(json_is_null(json_object_get(p, "telefono")));
     resp_free(&r);
+
+    /* a name and a phone are kept as one line each, bounded as elsewhere
+     * (the contract's sign-up refuses neither) */
+    char email3[128], largo[400];
+    unique_email(email3, sizeof email3, "perfil");
+    memset(largo, 'N', sizeof largo - 1);
+    largo[sizeof largo - 1] = '\0';
+    memcpy(largo, "Ana\r\nBcc: x", 11);
+    signup_raw(email3, "secreto-perfil", largo, "600\n123 456 789 012 345 678 901 234 567", &r);
+    assert_int_equal(r.status, 201);
+    snprintf(tok, sizeof tok, "%s", jstr(r.json, "token"));
+    resp_free(&r);
+    http_get(&S, "/api/auth/me", tok, &r);
+    p = json_object_get(r.json, "perfil");
+    const char *nombre = jstr(p, "nombre");
+    assert_int_equal(strlen(nombre), 200);
+    assert_true(!strncmp(nombre, "Ana  Bcc: xNNN", 14));
+    assert_null(strpbrk(nombre, "\r\n"));
+    assert_string_equal(jstr(p, "telefono"), "600 123 456 789 012 345 678 901 ");
+    resp_free(&r);
 }
 
 static void signup_errors_come_in_the_contract_order(void **state)

@@ -316,11 +316,37 @@ static void a_search_folds_accents_and_reads_a_number_by_its_digits(void **state
     }
 }
 
+static void una_linea_turns_controls_to_spaces_and_cuts_between_characters(void **state)
+{
+    (void)state;
+    char out[8];
+    rule_una_linea("Ana\r\nPérez", out, sizeof out);
+    assert_string_equal(out, "Ana  P"); /* "é" (two bytes) would be the 7th and 8th */
+    rule_una_linea("abcdeñ", out, sizeof out);
+    assert_string_equal(out, "abcdeñ"); /* exactly 7 */
+    rule_una_linea("abcdefñ", out, sizeof out);
+    assert_string_equal(out, "abcdef"); /* "ñ" would not fit whole */
+    rule_una_linea("ab€€", out, sizeof out);
+    assert_string_equal(out, "ab€"); /* 3-byte characters */
+    rule_una_linea("a\tb", out, sizeof out);
+    assert_string_equal(out, "a b");
+    rule_una_linea("", out, sizeof out);
+    assert_string_equal(out, "");
+    char big[RULE_NOMBRE_MAX + 1];
+    char in[300];
+    memset(in, 'N', sizeof in - 1);
+    in[sizeof in - 1] = '\0';
+    rule_una_linea(in, big, sizeof big);
+    assert_int_equal(strlen(big), RULE_NOMBRE_MAX);
+    assert_true(rule_nombre_ok(big));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_search_folds_accents_and_reads_a_number_by_its_digits),
         cmocka_unit_test(text_rules_cap_bytes_and_want_utf8),
+        cmocka_unit_test(una_linea_turns_controls_to_spaces_and_cuts_between_characters),
         cmocka_unit_test(a_stored_email_is_an_address_a_placeholder_or_a_deleted_one),
         cmocka_unit_test(a_length_is_1_to_1440_minutes),
         cmocka_unit_test(a_price_is_0_to_1e9),
