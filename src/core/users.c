@@ -36,11 +36,15 @@ br_err users_patch(struct app *app, const struct user_patch *p)
         if (rc) return err_set(BR_STORE, "%s", err_msg());
         log_info("admin: password of user %s changed; their sessions ended", uid);
     }
+    /* one line each, bounded as a sign-up's (the specification refuses none) */
+    char nombre[RULE_NOMBRE_MAX + 1], telefono[RULE_TELEFONO_MAX + 1];
+    if (given(p->nombre)) rule_una_linea(p->nombre, nombre, sizeof nombre);
+    if (given(p->telefono)) rule_una_linea(p->telefono, telefono, sizeof telefono);
     struct perfil_patch patch = {
         .rol = given(p->rol) ? p->rol : NULL,
-        .nombre = given(p->nombre) ? p->nombre : NULL,
+        .nombre = given(p->nombre) ? nombre : NULL,
         .set_telefono = p->has_telefono,
-        .telefono = given(p->telefono) ? p->telefono : NULL,
+        .telefono = given(p->telefono) ? telefono : NULL,
     };
     if (!patch.rol && !patch.nombre && !patch.set_telefono) return BR_OK;
     if (!is_uuid) return BR_OK; /* no such profile: nothing to update */

@@ -600,6 +600,13 @@ static void profile_fields_are_applied_only_when_given(void **state)
     assert_string_equal(row, "recepcionista\tPerfil Nuevo\t+34 611 222 333");
     free(row);
 
+    /* one line each, bounded: a line break is a space */
+    snprintf(body, sizeof body, "{\"userId\":\"%s\",\"nombre\":\"Perfil\\nNuevo\"}", u.id);
+    patch_ok(body);
+    row = perfil_row(u.id);
+    assert_string_equal(row, "recepcionista\tPerfil Nuevo\t+34 611 222 333");
+    free(row);
+
     /* telefono present and empty: null */
     snprintf(body, sizeof body, "{\"userId\":\"%s\",\"telefono\":\"\"}", u.id);
     patch_ok(body);
