@@ -4,7 +4,7 @@
 // with a message to each client), and a barber's calendar feed link
 // (POST /api/admin/barberos/{id}/feed makes a new one, DELETE revokes it).
 import { get, api, post } from './api.js';
-import { h, focus, announce, alertBox, showError, whenLabel, dateLabel } from './ui.js';
+import { h, focus, askFirst, announce, alertBox, showError, whenLabel, dateLabel } from './ui.js';
 
 let uid = 0;
 function field(label, attrs) {
@@ -42,9 +42,10 @@ const citaLine = (c) =>
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 
 // The appointments a closure meets, and one action that cancels them all
-// with a message (to each client it reaches; the others are to be called).
-// done(): after cancelling or leaving them.
-function afectadas(a, list, done) {
+// with a message (to each client it reaches; the others are to be called),
+// shown in area with the focus on its heading. done(): after cancelling or
+// leaving them.
+function afectadas(area, a, list, done) {
   const n = list.length;
   const mute = list.filter((c) => !c.avisable).length;
   const t = h(
@@ -54,10 +55,17 @@ function afectadas(a, list, done) {
       ? `Este cierre coincide con ${plural(n, 'cita', 'citas')}`
       : 'Este cierre no coincide con ninguna cita',
   );
-  const box = h('div', { class: 'confirm' }, t);
   if (!n) {
-    box.append(h('p', {}, h('button', { type: 'button', onclick: done }, 'Entendido')));
-    return box;
+    area.replaceChildren(
+      h(
+        'div',
+        { class: 'confirm' },
+        t,
+        h('p', {}, h('button', { type: 'button', onclick: done }, 'Entendido')),
+      ),
+    );
+    focus(t);
+    return;
   }
   const [lm, msg] = field('Mensaje para los clientes (opcional)', {
     tag: 'textarea',
@@ -94,54 +102,40 @@ function afectadas(a, list, done) {
     announce(said);
     focus(t2);
   };
-  const yes = h(
-    'button',
-    {
-      type: 'button',
-      class: 'danger',
-      onclick: async () => {
-        yes.disabled = true;
-        err.hidden = true;
-        try {
-          const { canceladas } = await post(
-            `/api/admin/ausencias/${encodeURIComponent(a.id)}/cancelar-citas`,
-            { mensaje: msg.value.trim() || undefined },
-          );
-          called(canceladas);
-        } catch (ex) {
-          yes.disabled = false;
-          showError(err, ex);
-        }
-      },
-    },
-    !mute
+  const box = askFirst(area, {
+    question: t,
+    more: [
+      h('ul', {}, list.map(citaLine)),
+      h('div', { class: 'form' }, lm, msg),
+      h(
+        'p',
+        { class: 'hint' },
+        !mute
+          ? 'Cada cliente recibe la cancelación por correo o WhatsApp con este mensaje.'
+          : n - mute
+            ? `Quien tiene correo o WhatsApp recibe la cancelación con este mensaje; a ${plural(mute, 'cliente', 'clientes')} sin correo ni WhatsApp hay que llamarlos.`
+            : 'Ninguno de estos clientes tiene correo ni WhatsApp: hay que llamarlos.',
+      ),
+      err,
+    ],
+    yes: !mute
       ? n === 1
         ? 'Cancelar la cita y avisar'
         : `Cancelar las ${n} citas y avisar`
       : (n === 1 ? 'Cancelar la cita' : `Cancelar las ${n} citas`) +
-          (n - mute ? ` y avisar a ${plural(n - mute, 'cliente', 'clientes')}` : ''),
-  );
-  box.append(
-    h('ul', {}, list.map(citaLine)),
-    h('div', { class: 'form' }, lm, msg),
-    h(
-      'p',
-      { class: 'hint' },
-      !mute
-        ? 'Cada cliente recibe la cancelación por correo o WhatsApp con este mensaje.'
-        : n - mute
-          ? `Quien tiene correo o WhatsApp recibe la cancelación con este mensaje; a ${plural(mute, 'cliente', 'clientes')} sin correo ni WhatsApp hay que llamarlos.`
-          : 'Ninguno de estos clientes tiene correo ni WhatsApp: hay que llamarlos.',
-    ),
+        (n - mute ? ` y avisar a ${plural(n - mute, 'cliente', 'clientes')}` : ''),
+    no: 'Dejarlas como están',
+    back: done,
     err,
-    h(
-      'p',
-      { class: 'actions' },
-      yes,
-      h('button', { type: 'button', onclick: done }, 'Dejarlas como están'),
-    ),
-  );
-  return box;
+    run: async () => {
+      err.hidden = true;
+      const { canceladas } = await post(
+        `/api/admin/ausencias/${encodeURIComponent(a.id)}/cancelar-citas`,
+        { mensaje: msg.value.trim() || undefined },
+      );
+      called(canceladas);
+    },
+  });
 }
 
 // "del lunes 1 de diciembre al viernes 5 de diciembre", or one day
@@ -173,10 +167,6 @@ export async function cierres(t, box, render) {
   const after = async () => {
     focus(await render());
   };
-  const show = (a, rows) => {
-    panel.replaceChildren(afectadas(a, rows, after));
-    focus(panel.querySelector('h3'));
-  };
   const card = (a) => {
     const more = h('div');
     const what = `${name(a.barbero_id)} ${span(a)}`;
@@ -186,52 +176,19 @@ export async function cierres(t, box, render) {
         type: 'button',
         class: 'danger',
         'aria-label': `Borrar: ${what}`,
-        onclick: () => {
-          const q = h('p', { tabindex: '-1' }, `¿Borrar el cierre de ${what}? `);
-          const yes = h(
-            'button',
-            {
-              type: 'button',
-              class: 'danger',
-              onclick: async () => {
-                yes.disabled = true;
-                try {
-                  await api('DELETE', `/api/admin/ausencias/${encodeURIComponent(a.id)}`);
-                  announce('Cierre borrado');
-                  await after();
-                } catch (ex) {
-                  yes.disabled = false;
-                  showError(err, ex);
-                }
-              },
+        onclick: () =>
+          askFirst(more, {
+            question: `¿Borrar el cierre de ${what}? `,
+            yes: 'Sí, borrar',
+            no: 'No, mantenerlo',
+            back: del,
+            err,
+            run: async () => {
+              await api('DELETE', `/api/admin/ausencias/${encodeURIComponent(a.id)}`);
+              announce('Cierre borrado');
+              await after();
             },
-            'Sí, borrar',
-          );
-          more.replaceChildren(
-            h(
-              'div',
-              { class: 'confirm' },
-              q,
-              h(
-                'p',
-                { class: 'actions' },
-                yes,
-                h(
-                  'button',
-                  {
-                    type: 'button',
-                    onclick: () => {
-                      more.replaceChildren();
-                      del.focus();
-                    },
-                  },
-                  'No, mantenerlo',
-                ),
-              ),
-            ),
-          );
-          focus(q);
-        },
+          }),
       },
       'Borrar',
     );
@@ -256,8 +213,7 @@ export async function cierres(t, box, render) {
                 const { afectadas: rows } = await get(
                   `/api/admin/ausencias/${encodeURIComponent(a.id)}/citas`,
                 );
-                more.replaceChildren(afectadas(a, rows, after));
-                focus(more.querySelector('h3'));
+                afectadas(more, a, rows, after);
               } catch (ex) {
                 showError(err, ex);
               }
@@ -304,7 +260,7 @@ export async function cierres(t, box, render) {
           }
           // the list shows the new closure; its appointments come below
           drawList((await get('/api/admin/ausencias')).ausencias);
-          show(r.ausencia, rows);
+          afectadas(panel, r.ausencia, rows, after);
         } catch (ex) {
           showError(ferr, ex);
         }

@@ -1,7 +1,18 @@
 // citas.js - my appointments: upcoming and past, cancel and reschedule
 // within the rules, before/after photos, "Repetir este corte".
 import { get, post, api, qs, session, cfg } from './api.js';
-import { h, page, focus, announce, alertBox, showError, whenFull, whenLabel, euros } from './ui.js';
+import {
+  h,
+  page,
+  focus,
+  announce,
+  askFirst,
+  alertBox,
+  showError,
+  whenFull,
+  whenLabel,
+  euros,
+} from './ui.js';
 import { picker } from './slots.js';
 import { waitList } from './espera.js';
 
@@ -99,7 +110,16 @@ function card(c, me, upcoming, consent) {
         ),
         h(
           'button',
-          { type: 'button', class: 'danger', onclick: () => askCancel(c, area, err) },
+          {
+            type: 'button',
+            class: 'danger',
+            onclick: () =>
+              askCancel(area, err, async () => {
+                await post(`/api/citas/${encodeURIComponent(c.id)}/cancelar`);
+                announce('Cita cancelada');
+                await mine();
+              }),
+          },
           'Cancelar cita',
         ),
       );
@@ -129,42 +149,16 @@ function card(c, me, upcoming, consent) {
   return li;
 }
 
-function askCancel(c, area, err) {
-  const yes = h(
-    'button',
-    {
-      type: 'button',
-      class: 'danger',
-      onclick: async () => {
-        yes.disabled = true;
-        try {
-          await post(`/api/citas/${encodeURIComponent(c.id)}/cancelar`);
-          announce('Cita cancelada');
-          await mine();
-        } catch (ex) {
-          showError(err, ex);
-          yes.disabled = false;
-        }
-      },
-    },
-    'Sí, cancelar',
-  );
-  const q = h('p', { tabindex: '-1' }, '¿Seguro que quieres cancelar esta cita? ');
-  area.replaceChildren(
-    h(
-      'div',
-      { class: 'confirm' },
-      q,
-      h(
-        'p',
-        { class: 'actions' },
-        yes,
-        h('button', { type: 'button', onclick: () => area.replaceChildren() }, 'No, mantenerla'),
-      ),
-    ),
-  );
-  focus(q);
-}
+// Asks before cancelling an appointment, here and on its own page
+// (gestion.js); run() cancels it.
+export const askCancel = (area, err, run) =>
+  askFirst(area, {
+    question: '¿Seguro que quieres cancelar esta cita? ',
+    yes: 'Sí, cancelar',
+    no: 'No, mantenerla',
+    err,
+    run,
+  });
 
 function reschedule(c, area, err) {
   const pk = picker({

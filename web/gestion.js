@@ -5,6 +5,7 @@
 import { get, post } from './api.js';
 import { h, page, focus, announce, alertBox, showError, whenFull, whenLabel } from './ui.js';
 import { picker } from './slots.js';
+import { askCancel } from './citas.js';
 
 const token = () => location.pathname.slice('/c/'.length);
 const base = () => '/api/gestion/' + encodeURIComponent(token());
@@ -64,7 +65,15 @@ function render(g) {
         h('button', { type: 'button', onclick: () => reschedule(c, area, err) }, 'Cambiar hora'),
         h(
           'button',
-          { type: 'button', class: 'danger', onclick: () => askCancel(area, err) },
+          {
+            type: 'button',
+            class: 'danger',
+            onclick: () =>
+              askCancel(area, err, async () => {
+                render(await post(base() + '/cancelar'));
+                announce('Cita cancelada');
+              }),
+          },
           'Cancelar',
         ),
       ),
@@ -85,43 +94,6 @@ function render(g) {
   }
   kids.push(area);
   page(cancelada ? 'Cita cancelada' : 'Tu cita', ...kids);
-}
-
-function askCancel(area, err) {
-  const yes = h(
-    'button',
-    {
-      type: 'button',
-      class: 'danger',
-      onclick: async () => {
-        yes.disabled = true;
-        try {
-          const g = await post(base() + '/cancelar');
-          render(g);
-          announce('Cita cancelada');
-        } catch (ex) {
-          showError(err, ex);
-          yes.disabled = false;
-        }
-      },
-    },
-    'Sí, cancelar',
-  );
-  const q = h('p', { tabindex: '-1' }, '¿Seguro que quieres cancelar esta cita? ');
-  area.replaceChildren(
-    h(
-      'div',
-      { class: 'confirm' },
-      q,
-      h(
-        'p',
-        { class: 'actions' },
-        yes,
-        h('button', { type: 'button', onclick: () => area.replaceChildren() }, 'No, mantenerla'),
-      ),
-    ),
-  );
-  focus(q);
 }
 
 function reschedule(c, area, err) {

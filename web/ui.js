@@ -57,6 +57,48 @@ export function showError(box, err) {
   box.hidden = false;
 }
 
+// Asks before a destructive action, in area (whatever it held is replaced):
+// the question (a text, or an element such as a heading) gets the focus, then
+// any more (what the action touches), then "yes" (a danger button: runs
+// run(), disabled meanwhile; an error shows in err and lets it be pressed
+// again) and "no" (empties area and focuses back, or calls back if it is a
+// function). Returns the box, for run() to redraw.
+export function askFirst(area, { question, more = [], yes, no, run, err, back }) {
+  const q = typeof question === 'string' ? h('p', { tabindex: '-1' }, question) : question;
+  const ok = h(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      onclick: async () => {
+        ok.disabled = true;
+        try {
+          await run();
+        } catch (ex) {
+          ok.disabled = false;
+          showError(err, ex);
+        }
+      },
+    },
+    yes,
+  );
+  const keep = () => {
+    if (typeof back === 'function') return back();
+    area.replaceChildren();
+    if (back) back.focus();
+  };
+  const box = h(
+    'div',
+    { class: 'confirm' },
+    q,
+    more,
+    h('p', { class: 'actions' }, ok, h('button', { type: 'button', onclick: keep }, no)),
+  );
+  area.replaceChildren(box);
+  focus(q);
+  return box;
+}
+
 export function go(path) {
   history.pushState(null, '', path);
   window.dispatchEvent(new Event('popstate'));
