@@ -41,6 +41,36 @@ static bool ends_with(const char *path, const char *suffix)
     return n >= k && !strcmp(path + n - k, suffix);
 }
 
+static bool barber_hours(const char *path)
+{
+    return one_segment(path, "/api/barberos/", "/horario");
+}
+
+static bool barber_admin(const char *path)
+{
+    return one_segment(path, "/api/admin/barberos/", "");
+}
+
+static bool barber_hours_admin(const char *path)
+{
+    return one_segment(path, "/api/admin/barberos/", "/horario");
+}
+
+static bool service_admin(const char *path)
+{
+    return one_segment(path, "/api/admin/servicios/", "");
+}
+
+static bool closure(const char *path)
+{
+    return one_segment(path, "/api/admin/ausencias/", "");
+}
+
+static bool waiting_entry(const char *path)
+{
+    return one_segment(path, "/api/lista-espera/", "");
+}
+
 static bool cita_action(const char *path)
 {
     return one_segment(path, "/api/citas/", "/cancelar") ||
@@ -122,16 +152,17 @@ static const struct {
     {"/api/disponibilidad", false, {"GET"}, PUBLIC, NULL},
     /* a barber's calendar feed (its token, no session) before his hours */
     {"/api/barberos/", true, {"GET", "HEAD"}, PUBLIC, barber_feed},
-    {"/api/barberos/", true, {"GET"}, PUBLIC, NULL},
+    {"/api/barberos/", true, {"GET"}, PUBLIC, barber_hours},
     {"/api/admin/barberos", false, {"GET", "POST"}, ADMIN, NULL},
     {"/api/admin/barberos/", true, {"POST", "DELETE"}, ADMIN, barber_feed_admin},
-    {"/api/admin/barberos/", true, {"PATCH", "PUT"}, ADMIN, NULL},
+    {"/api/admin/barberos/", true, {"PATCH"}, ADMIN, barber_admin},
+    {"/api/admin/barberos/", true, {"PUT"}, ADMIN, barber_hours_admin},
     {"/api/admin/servicios", false, {"GET", "POST"}, ADMIN, NULL},
-    {"/api/admin/servicios/", true, {"PATCH"}, ADMIN, NULL},
+    {"/api/admin/servicios/", true, {"PATCH"}, ADMIN, service_admin},
     {"/api/admin/ausencias", false, {"GET", "POST"}, ADMIN, NULL},
     {"/api/admin/ausencias/", true, {"GET"}, ADMIN, closure_bookings},
     {"/api/admin/ausencias/", true, {"POST"}, ADMIN, closure_cancel},
-    {"/api/admin/ausencias/", true, {"DELETE"}, ADMIN, NULL},
+    {"/api/admin/ausencias/", true, {"DELETE"}, ADMIN, closure},
     {"/api/admin/informes", false, {"GET"}, ADMIN, NULL},
     {"/api/admin/citas/", true, {"GET"}, ADMIN, cita_messages},
     /* the front desk: staff, told apart from clients after the session */
@@ -141,7 +172,7 @@ static const struct {
     {"/api/gestion/", true, {"GET"}, PUBLIC, link_view},
     {"/api/gestion/", true, {"POST"}, PUBLIC, link_action},
     {"/api/lista-espera", false, {"GET", "POST"}, USER, NULL},
-    {"/api/lista-espera/", true, {"DELETE"}, USER, NULL},
+    {"/api/lista-espera/", true, {"DELETE"}, USER, waiting_entry},
     /* WhatsApp's webhook: its own signature, no session */
     {"/api/whatsapp/webhook", false, {"GET", "POST"}, PUBLIC, NULL},
     /* the Prometheus exposition: text, public to loopback clients (the fuzzer's) */
@@ -225,8 +256,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *t = sp ? sp + 1 : line;
     char *target = fz_target(t, (size_t)(line + n - t));
 
-    /* what the server should see: the path before '?', percent-decoded, up
-     * to a decoded NUL */
+    /* what the server should see: the path before '?', percent-decoded
+     * (%00 left as it is) */
     size_t plen;
     char *path = fz_unescape(target, strcspn(target, "?"), false, &plen);
 

@@ -87,7 +87,8 @@ char *fz_header_value(const char *s, size_t n);
  * decoding). Caller frees. */
 char *fz_target(const char *s, size_t n);
 /* Percent-decodes n bytes of s as the server reads a path (%XX with two hex
- * digits; with plus_space also '+' as a space, as in a query). OUT: *len.
+ * digits, but %00, which stays as it is; with plus_space also '+' as a
+ * space, as in a query). OUT: *len.
  * Caller frees. */
 char *fz_unescape(const char *s, size_t n, bool plus_space, size_t *len);
 

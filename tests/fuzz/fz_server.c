@@ -334,7 +334,9 @@ char *fz_unescape(const char *s, size_t n, bool plus_space, size_t *len)
     char *out = xmalloc(n + 1);
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+        /* %00 stays as it is: the server never decodes a NUL */
+        if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0 &&
+            (hexval(s[i + 1]) | hexval(s[i + 2]))) {
             out[o++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
             i += 2;
         } else if (plus_space && s[i] == '+') {
