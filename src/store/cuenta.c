@@ -210,15 +210,6 @@ struct email_apply {
     char *email;
 };
 
-static br_err text_row(void *ud, const struct db_val *c, int n)
-{
-    (void)n;
-    char **out = ud;
-    free(*out);
-    *out = dup_or_null(&c[0]);
-    return BR_OK;
-}
-
 static br_err email_apply_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct email_apply *a = ud;
@@ -226,7 +217,7 @@ static br_err email_apply_tx(struct db *db, struct db_conn *c, void *ud)
     br_err rc = token_take(db, c, a->token_hash, "email", a->now, uid);
     if (rc) return rc;
     struct db_val pt[] = {db_text(a->token_hash)};
-    rc = EXEC(db, c, "SELECT email_nuevo FROM cuenta_tokens WHERE token_hash = ?", pt, text_row,
+    rc = EXEC(db, c, "SELECT email_nuevo FROM cuenta_tokens WHERE token_hash = ?", pt, one_text_dup,
               &a->email, NULL);
     if (rc) return rc;
     if (!a->email) return err_set(BR_NOTFOUND, "no such link");
@@ -551,8 +542,13 @@ static br_err anonimizar_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct anon *a = ud;
     struct db_val pid[] = {db_text(a->user_id)};
-    br_err rc = EXEC(db, c, "SELECT email FROM auth_users WHERE id = ? AND eliminado_en IS NULL",
-                     pid, text_row, &a->email, NULL);
+    /* a delivery of one of her messages finishing meanwhile (outbox_done)
+     * waits, or is waited for: either it sees her gone and drops the
+     * message, or the message is no longer pending when it is deleted here */
+    br_err rc = lock_on(db, c, OUTBOX_LOCK_CLIENTE, a->user_id);
+    if (!rc)
+        rc = EXEC(db, c, "SELECT email FROM auth_users WHERE id = ? AND eliminado_en IS NULL", pid,
+                  one_text_dup, &a->email, NULL);
     if (rc) return rc;
     if (!a->email) return err_set(BR_NOTFOUND, "Usuario no encontrado");
     struct db_val pe[] = {db_text(a->email)};

@@ -182,11 +182,21 @@ struct done {
 static br_err done_tx(struct db *db, struct db_conn *c, void *ud)
 {
     const struct done *d = ud;
-    struct db_val pu[] = {db_text(d->status), db_text(d->error), db_text(d->now), db_text(d->id)};
+    /* takes turns with the deletion of its client's account (see
+     * anonimizar_tx), which may be judging this message's state */
+    char cliente[64] = "";
+    struct db_val pc[] = {db_text(d->id)};
     br_err rc = EXEC(db, c,
-                     "UPDATE mail_outbox SET status = ?, last_error = ?, done_at = ?, "
-                     "locked_until = NULL WHERE id = ?",
-                     pu, NULL, NULL, NULL);
+                     "SELECT x.cliente_id FROM mail_outbox m JOIN citas x ON x.id = m.cita_id "
+                     "WHERE m.id = ?",
+                     pc, one_text, cliente, NULL);
+    if (!rc && cliente[0]) rc = lock_on(db, c, OUTBOX_LOCK_CLIENTE, cliente);
+    if (rc) return rc;
+    struct db_val pu[] = {db_text(d->status), db_text(d->error), db_text(d->now), db_text(d->id)};
+    rc = EXEC(db, c,
+              "UPDATE mail_outbox SET status = ?, last_error = ?, done_at = ?, "
+              "locked_until = NULL WHERE id = ?",
+              pu, NULL, NULL, NULL);
     /* a client's message that went out after she deleted her account (the
      * cancellations the deletion queued) is not kept */
     struct db_val pd[] = {db_text(d->id)};

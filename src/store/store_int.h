@@ -207,6 +207,17 @@ static inline br_err one_flag(void *ud, const struct db_val *cols, int n)
     return BR_OK;
 }
 
+/* The first column's text into *(char **)ud (owned; NULL for NULL), the
+ * last row's. */
+static inline br_err one_text_dup(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    char **out = ud;
+    free(*out);
+    *out = dup_or_null(&c[0]);
+    return BR_OK;
+}
+
 static inline br_err one_ts(void *ud, const struct db_val *c, int n)
 {
     char *out = ud;
@@ -230,6 +241,10 @@ static inline bool unchanged(struct store *st, const struct db_mark *m)
 
 /* Serialises the transaction on c with every other that locks kind:id
  * until it ends (db_ops.lock): "cita:<id>", "fotos:<cita_id>"... */
+/* The lock kind by which a client's messages' end (outbox_done) and the
+ * deletion of her account take turns. */
+#define OUTBOX_LOCK_CLIENTE "mensajes-cliente"
+
 static inline br_err lock_on(struct db *db, struct db_conn *c, const char *kind, const char *id)
 {
     char key[64];
