@@ -16,8 +16,11 @@
  */
 #include "harness.h"
 
+extern char **environ;
+
 #include <errno.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,15 +401,19 @@ static void hold_row_of(const struct user *u, struct row_holder *h)
     snprintf(marker, sizeof marker, "%s/row-held-%s", F.s.dir, u->id);
     int pfd[2];
     if (pipe(pfd) != 0) fail_msg("pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pfd[0], 0);
-        close(pfd[1]);
-        execlp("psql", "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", F.s.dburl, (char *)NULL);
-        _exit(127);
-    }
+    /* posix_spawn, not fork: this process has threads (an earlier race's),
+     * and a forked child could block on a lock one of them held (the
+     * sanitizers' allocator) before it ever ran psql */
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pfd[0], 0);
+    posix_spawn_file_actions_addclose(&fa, pfd[1]);
+    char *const argv[] = {"psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", F.s.dburl, NULL};
+    pid_t pid;
+    int err = posix_spawnp(&pid, "psql", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
     close(pfd[0]);
-    if (pid < 0) fail_msg("fork: %s", strerror(errno));
+    if (err) fail_msg("posix_spawnp psql: %s", strerror(err));
     h->pid = pid;
     h->in = pfd[1];
     char script[1200];
