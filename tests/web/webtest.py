@@ -37,6 +37,7 @@ try:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 except ImportError:
     webdriver = None
 
@@ -182,7 +183,10 @@ class Browser:
     # --- finding and acting ----------------------------------------------------
     def wait(self, fn, timeout=15, what="condition"):
         try:
-            return WebDriverWait(self.d, timeout, poll_frequency=0.05).until(lambda d: fn())
+            # a redraw may replace an element between two looks at it
+            return WebDriverWait(self.d, timeout, poll_frequency=0.05,
+                                 ignored_exceptions=(NoSuchElementException,
+                                                     StaleElementReferenceException)).until(lambda d: fn())
         except Exception:
             what = what() if callable(what) else what
             raise AssertionError("timed out waiting for %s on %s; page:\n%s" % (what, self.d.current_url, self.text()[:3000]))
