@@ -35,7 +35,7 @@ void api_config_get(struct http_req *r)
     jw_kstr(&w, "tienda", cfg->shop_name);
     jw_kstr(&w, "direccion", cfg->shop_address); /* null when not set */
     jw_key(&w, "whatsapp");                      /* whether messages go by WhatsApp too */
-    jw_bool(&w, cfg->whatsapp_token != NULL);
+    jw_bool(&w, api_app(r)->whatsapp != NULL);
     api_reply(r, 200, &w);
 }
 

@@ -121,7 +121,7 @@ static br_err w_afectada(void *ud, const struct cita_aviso *c)
 
 br_err api_w_afectadas(struct jw *w, struct app *app, const struct ausencia *a)
 {
-    struct afectadas_w aw = {w, app->cfg->whatsapp_token != NULL};
+    struct afectadas_w aw = {w, app->whatsapp != NULL};
     jw_key(w, "afectadas");
     jw_arr_open(w);
     br_err rc = cierres_afectadas(app, a, clock_now_ms(), w_afectada, &aw);
@@ -160,7 +160,7 @@ void api_admin_ausencia_cancelar_post(struct http_req *r)
     if (!api_opt_string(r, http_req_json(r), "mensaje", &mensaje)) return;
     struct jw w;
     api_list_begin(&w, "canceladas");
-    struct afectadas_w aw = {&w, api_app(r)->cfg->whatsapp_token != NULL};
+    struct afectadas_w aw = {&w, api_app(r)->whatsapp != NULL};
     br_err rc = cierres_cancelar(api_app(r), id, mensaje, w_afectada, &aw);
     jw_arr_close(&w);
     if (rc) {
