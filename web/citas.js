@@ -162,8 +162,7 @@ export const askCancel = (area, err, run) =>
 
 function reschedule(c, area, err) {
   const pk = picker({
-    servicio: c.servicio_id,
-    barbero: c.barbero_id,
+    huecos: `/api/citas/${encodeURIComponent(c.id)}/huecos`,
     heading: 'Elige la nueva hora',
     onPick: (hu, fecha) => {
       const ok = h(

@@ -98,8 +98,7 @@ function render(g) {
 
 function reschedule(c, area, err) {
   const pk = picker({
-    servicio: c.servicio_id,
-    barbero: c.barbero_id,
+    huecos: base() + '/huecos',
     heading: 'Elige la nueva hora',
     onPick: (hu, fecha) => {
       const ok = h(

@@ -5,13 +5,17 @@
 import { get, qs, cfg } from './api.js';
 import { h, announce, today, addDays, dateLabel, dateShort, whenLabel, zoneName } from './ui.js';
 
-export function picker({ servicio, barbero, onPick, heading }) {
+// `huecos`, when given, names where a day's slots are read instead (a move:
+// GET /api/citas/{id}/huecos, where the appointment's own time is free).
+export function picker({ servicio, barbero, huecos, onPick, heading }) {
   const cache = new Map(); // fecha -> Promise of the answer
+  const url = (fecha) =>
+    huecos
+      ? `${huecos}?${qs({ fecha })}`
+      : '/api/disponibilidad?' + qs({ servicio_id: servicio, fecha, barbero_id: barbero });
   const fetchDay = (fecha, fresh) => {
     if (fresh || !cache.has(fecha)) {
-      const p = get(
-        '/api/disponibilidad?' + qs({ servicio_id: servicio, fecha, barbero_id: barbero }),
-      ).catch((e) => {
+      const p = get(url(fecha)).catch((e) => {
         cache.delete(fecha);
         throw e;
       });

@@ -457,9 +457,8 @@ void api_admin_ausencia_delete(struct http_req *r)
 
 /* --- GET /api/disponibilidad ------------------------------------------------------------------ */
 
-/* Writes the answer's JSON text: false after replying 500. */
-static bool disponibilidad_text(struct http_req *r, const struct agenda_query *q,
-                                const struct agenda_dia *d, char **text, size_t *len)
+bool api_huecos_text(struct http_req *r, const struct agenda_query *q, const struct agenda_dia *d,
+                     char **text, size_t *len)
 {
     struct jw w;
     api_begin(&w);
@@ -526,7 +525,7 @@ void api_disponibilidad_get(struct http_req *r)
         api_reply_err(r, rc);
         return;
     }
-    bool ok = disponibilidad_text(r, &q, &d, &text, &len);
+    bool ok = api_huecos_text(r, &q, &d, &text, &len);
     if (ok && memo) memo_slots_put(app->memo, &t, q.now_ms, d.vigente_hasta_ms, text, len);
     agenda_dia_clear(&d);
     if (ok) http_reply_json(r, 200, text, len);

@@ -334,6 +334,13 @@ bool api_servicio_path(const char *path);              /* /api/admin/servicios/{
 bool api_barbero_horario_path(const char *path);       /* /api/barberos/{id}/horario */
 bool api_ausencia_path(const char *path);              /* /api/admin/ausencias/{id} */
 void api_disponibilidad_get(struct http_req *r);
+struct agenda_query;
+struct agenda_dia;
+struct cambio_huecos;
+/* The JSON text of GET /api/disponibilidad's answer to q (its servicio_id and
+ * barbero_id as canonical ids), d: false after replying 500. */
+bool api_huecos_text(struct http_req *r, const struct agenda_query *q, const struct agenda_dia *d,
+                     char **text, size_t *len);
 /* the barbers' notices and feeds, closures that meet bookings (avisos.c) */
 bool api_feed_path(const char *path);              /* /api/barberos/{id}/agenda.ics */
 bool api_feed_admin_path(const char *path);        /* /api/admin/barberos/{id}/feed */
@@ -360,6 +367,13 @@ bool api_citas_accion_path(const char *path);
  * when it was not a string: caller frees *scratch). False, after a 400
  * "JSON inválido", when reprogramar's body is not a JSON object. */
 bool api_cambio_fecha(struct http_req *r, bool move, const char **fecha, char **scratch);
+/* GET /api/citas/{id}/huecos?fecha= and whether a path is one: where the
+ * appointment could move (cambios_huecos). */
+void api_citas_huecos(struct http_req *r);
+bool api_citas_huecos_path(const char *path);
+/* Replies to a cambios_huecos* that returned rc, with h's slots on success
+ * (released here). */
+void api_reply_huecos(struct http_req *r, br_err rc, struct cambio_huecos *h);
 /* GET /api/admin/informes (informes.c): the owner's reports, JSON or CSV. */
 void api_admin_informes_get(struct http_req *r);
 

@@ -1,6 +1,7 @@
 /*
  * gestion.c - an appointment behind its personal link, without signing in:
- * GET /api/gestion/{token}, POST /api/gestion/{token}/cancelar and
+ * GET /api/gestion/{token} and /api/gestion/{token}/huecos (the times it
+ * could move to), POST /api/gestion/{token}/cancelar and
  * /api/gestion/{token}/reprogramar (the rules are core/cambios.h's, the
  * link's core/gestion.h's). Reading changes nothing: only the POSTs do.
  */
@@ -13,7 +14,7 @@
 
 #define GESTION_PREFIX "/api/gestion/"
 
-enum accion { VER, CANCELAR, REPROGRAMAR, NINGUNA };
+enum accion { VER, HUECOS, CANCELAR, REPROGRAMAR, NINGUNA };
 
 /* The token and the action of a path under GESTION_PREFIX. OUT: tok. */
 static enum accion parse(const char *path, char tok[GESTION_TOKEN_LEN + 1])
@@ -25,6 +26,7 @@ static enum accion parse(const char *path, char tok[GESTION_TOKEN_LEN + 1])
     if (n == 0) return NINGUNA;
     const char *rest = seg + n;
     enum accion a = !*rest                          ? VER
+                    : !strcmp(rest, "/huecos")      ? HUECOS
                     : !strcmp(rest, "/cancelar")    ? CANCELAR
                     : !strcmp(rest, "/reprogramar") ? REPROGRAMAR
                                                     : NINGUNA;
@@ -38,7 +40,8 @@ static enum accion parse(const char *path, char tok[GESTION_TOKEN_LEN + 1])
 bool api_gestion_ver_path(const char *path)
 {
     char tok[GESTION_TOKEN_LEN + 1];
-    return parse(path, tok) == VER;
+    enum accion a = parse(path, tok);
+    return a == VER || a == HUECOS;
 }
 
 bool api_gestion_accion_path(const char *path)
@@ -77,11 +80,16 @@ static void reply_cita(struct http_req *r, const char *tok, unsigned status)
 void api_gestion_get(struct http_req *r)
 {
     char tok[GESTION_TOKEN_LEN + 1];
-    if (parse(http_req_path(r), tok) != VER) {
+    enum accion a = parse(http_req_path(r), tok);
+    if (a == HUECOS) {
+        struct cambio_huecos h;
+        br_err rc = cambios_huecos_link(api_app(r), tok, http_req_query(r, "fecha"), &h);
+        api_reply_huecos(r, rc, &h);
+    } else if (a == VER) {
+        reply_cita(r, tok, 200);
+    } else {
         http_reply_error(r, 404, "No encontrado");
-        return;
     }
-    reply_cita(r, tok, 200);
 }
 
 void api_gestion_post(struct http_req *r)

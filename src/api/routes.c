@@ -110,6 +110,8 @@ const struct http_route api_routes[] = {
     /* /api/citas/{id}/cancelar and /reprogramar */
     {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_JSON_LAX, api_citas_accion,
      api_citas_accion_path},
+    {"GET", API_CITAS_PREFIX, true, HTTP_AUTH_USER, HTTP_BODY_NONE, api_citas_huecos,
+     api_citas_huecos_path},
     /* an appointment behind its personal link (no session: the token is the key) */
     {"GET", "/api/gestion/", true, HTTP_AUTH_NONE, HTTP_BODY_NONE, api_gestion_get,
      api_gestion_ver_path},

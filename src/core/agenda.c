@@ -289,7 +289,7 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
          * after it */
         iso8601_format(lo - (int64_t)(RULE_DURACION_MAX + RULE_MARGEN_MAX) * 60000, lo_s);
         iso8601_format(hi + (int64_t)RULE_MARGEN_MAX * 60000, hi_s);
-        rc = store_citas_busy_margen(app->store, b->id, lo_s, hi_s, on_busy, b);
+        rc = store_citas_busy_margen(app->store, b->id, lo_s, hi_s, q->sin_cita, on_busy, b);
         for (int k = 0; !rc && k < b->nt; k++) {
             int64_t end_limit;
             if (!instant_from(&day, b->t[k].fin, &end_limit)) continue;
@@ -350,7 +350,7 @@ bool agenda_disponibilidad_clave(const struct agenda_query *q, char *out, size_t
 {
     struct tz_date today;
     int minute;
-    if (!tz_utc_to_local(q->now_ms, &today, &minute)) return false;
+    if (q->sin_cita || !tz_utc_to_local(q->now_ms, &today, &minute)) return false;
     const char *s = q->servicio_id ? q->servicio_id : "", *f = q->fecha ? q->fecha : "";
     const char *b = q->barbero_id ? q->barbero_id : "";
     /* lengths first, so that no two queries write the same key */

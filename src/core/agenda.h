@@ -74,6 +74,8 @@ struct agenda_query {
     const char *fecha;       /* required: YYYY-MM-DD */
     const char *barbero_id;  /* NULL: any active barber */
     int64_t now_ms;
+    const char *sin_cita; /* NULL, or an appointment that does not hold its time (the one being
+                             moved) */
 };
 
 /* The free slots of a date. OUT: *out (release with agenda_dia_clear);
@@ -86,7 +88,8 @@ void agenda_dia_clear(struct agenda_dia *d);
 /* What the answer to q depends on besides the database and the clock's
  * advance within a day (agenda_dia.vigente_hasta_ms): q's fields as given
  * and the shop's date at q->now_ms, written as a key into out (n bytes).
- * False when it does not fit. */
+ * False when it does not fit, or for a query with sin_cita (one person's,
+ * never remembered). */
 bool agenda_disponibilidad_clave(const struct agenda_query *q, char *out, size_t n);
 
 #endif

@@ -8,6 +8,7 @@
 #include "outbox.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
+#include "../util/tz.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,62 @@ enum actor { ACTOR_STAFF, ACTOR_CLIENT, ACTOR_LINK, ACTOR_SHOP };
 static br_err apply(struct app *app, enum actor who, const char *client_id, const char *id,
                     bool reschedule, const char *fecha_inicio, const char *mensaje, br_id cita_id);
 
+/* The appointment id text names, as who may see it (a client: hers only).
+ * BR_NOTFOUND "Cita no encontrada" otherwise. OUT: *d (cita_detail_clear). */
+static br_err cita_of(struct app *app, enum actor who, const char *client, const char *id,
+                      struct cita_detail *d)
+{
+    br_id uid;
+    if (!id || !uuid_parse(id, strlen(id), uid)) return err_set(BR_NOTFOUND, "Cita no encontrada");
+    br_err rc = store_cita_detail(app->store, uid, d);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Cita no encontrada");
+    if (rc) return unexpected(rc, "cita lookup");
+    if (who == ACTOR_CLIENT && strcmp(client, d->cita.cliente_id) != 0) {
+        cita_detail_clear(d);
+        return err_set(BR_NOTFOUND, "Cita no encontrada");
+    }
+    return BR_OK;
+}
+
+/* The free slots of fecha for the appointment id names, as who may see it. */
+static br_err huecos(struct app *app, enum actor who, const char *client, const char *id,
+                     const char *fecha, struct cambio_huecos *out)
+{
+    memset(out, 0, sizeof *out);
+    /* the request first, as a change judges its body before what it names */
+    struct tz_date day;
+    if (!fecha || !*fecha) return err_set(BR_INVALID, "Faltan campos requeridos");
+    if (!tz_date_parse(fecha, &day)) return err_set(BR_INVALID, "fecha inválida");
+    struct cita_detail d;
+    br_err rc = cita_of(app, who, client, id, &d);
+    if (rc) return rc;
+    memcpy(out->cita_id, d.cita.id, sizeof out->cita_id);
+    memcpy(out->servicio_id, d.cita.servicio_id, sizeof out->servicio_id);
+    memcpy(out->barbero_id, d.cita.barbero_id, sizeof out->barbero_id);
+    cita_detail_clear(&d);
+    const struct agenda_query q = {.servicio_id = out->servicio_id,
+                                   .fecha = fecha,
+                                   .barbero_id = out->barbero_id,
+                                   .sin_cita = out->cita_id,
+                                   .now_ms = clock_now_ms()};
+    return agenda_disponibilidad(app, &q, &out->dia);
+}
+
+br_err cambios_huecos(struct app *app, const struct principal *caller, const char *id,
+                      const char *fecha, struct cambio_huecos *out)
+{
+    const char *client = booking_list_scope(caller);
+    return huecos(app, client ? ACTOR_CLIENT : ACTOR_STAFF, client, id, fecha, out);
+}
+
+br_err cambios_huecos_link(struct app *app, const char *token, const char *fecha,
+                           struct cambio_huecos *out)
+{
+    br_id id;
+    bool ok = app->link_key_ok && gestion_token_cita(app->link_key, token, id);
+    return huecos(app, ACTOR_LINK, NULL, ok ? id : NULL, fecha, out);
+}
+
 br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
                      bool reschedule, const char *fecha_inicio, br_id cita_id)
 {
@@ -124,18 +181,10 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
             return err_set(BR_INVALID, "fecha_inicio inválida");
         if (start_ms < now) return err_set(BR_INVALID, "La fecha ya pasó");
     }
-    br_id uid;
-    if (!id || !uuid_parse(id, strlen(id), uid)) return err_set(BR_NOTFOUND, "Cita no encontrada");
-
     struct cita_detail d;
-    br_err rc = store_cita_detail(app->store, uid, &d);
-    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Cita no encontrada");
-    if (rc) return unexpected(rc, "cita lookup");
+    br_err rc = cita_of(app, who, client, id, &d);
+    if (rc) return rc;
     if (who == ACTOR_LINK) client = d.cita.cliente_id; /* the link speaks for its client */
-    if (who == ACTOR_CLIENT && strcmp(client, d.cita.cliente_id) != 0) {
-        cita_detail_clear(&d);
-        return err_set(BR_NOTFOUND, "Cita no encontrada");
-    }
 
     br_ts start, end, plazo;
     memcpy(start, d.cita.fecha_inicio, sizeof start);

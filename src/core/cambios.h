@@ -13,6 +13,7 @@
 #ifndef BR_CAMBIOS_H
 #define BR_CAMBIOS_H
 
+#include "agenda.h"
 #include "app.h"
 
 #define CAMBIO_MARCADA_MSG "La cita ya tiene la asistencia marcada"
@@ -36,6 +37,25 @@ br_err cambios_apply(struct app *app, const struct principal *caller, const char
  * no link of this service is "Cita no encontrada" (BR_NOTFOUND). */
 br_err cambios_apply_link(struct app *app, const char *token, bool reschedule,
                           const char *fecha_inicio, br_id cita_id) WARN_UNUSED;
+/* Where the cita named by id text could move to: the free slots of fecha
+ * (YYYY-MM-DD, the shop's zone) for its barber and service, read as
+ * agenda_disponibilidad reads them but with the cita itself not holding
+ * its time (so a move by a quarter of an hour is offered). Whether the
+ * move is still allowed (cancelled, marked, the cut-off) is the change's
+ * to judge. Errors, in this order: BR_INVALID "Faltan campos requeridos",
+ * "fecha inválida"; BR_NOTFOUND "Cita no encontrada" (also another
+ * client's); agenda_disponibilidad's ("Servicio no encontrado", "Barbero
+ * no encontrado": deactivated since). OUT: *out (agenda_dia_clear its dia). */
+struct cambio_huecos {
+    br_id cita_id, servicio_id, barbero_id;
+    struct agenda_dia dia;
+};
+br_err cambios_huecos(struct app *app, const struct principal *caller, const char *id,
+                      const char *fecha, struct cambio_huecos *out) WARN_UNUSED;
+/* cambios_huecos for whoever holds the personal link token. */
+br_err cambios_huecos_link(struct app *app, const char *token, const char *fecha,
+                           struct cambio_huecos *out) WARN_UNUSED;
+
 /* Cancels the cita named by id text as staff would, because the shop or
  * its barber is off that day: the same transaction, calendar follow-up and
  * barber's notice as a staff cancel; the client's e-mail says so and

@@ -63,11 +63,13 @@ static const char sql_busy_margen[] = SQL_BUSY_MARGEN;
 #define NIL_UUID "00000000-0000-0000-0000-000000000000"
 
 br_err store_citas_busy_margen(struct store *st, const char *barbero_id, const char *desde,
-                               const char *hasta, store_busy_margen_fn fn, void *ud)
+                               const char *hasta, const char *but_id, store_busy_margen_fn fn,
+                               void *ud)
 {
     struct busy_cb a = {.margen_fn = fn, .ud = ud};
     return run(st, sql_busy_margen,
-               DB_ARGS(db_text(barbero_id), db_text(desde), db_text(hasta), db_text(NIL_UUID)),
+               DB_ARGS(db_text(barbero_id), db_text(desde), db_text(hasta),
+                       db_text(but_id ? but_id : NIL_UUID)),
                busy_row, &a, NULL);
 }
 

@@ -59,11 +59,13 @@ br_err store_cita_margin_taken(struct store *st, const char *barbero_id, const c
                                const char *fin, int64_t margen_min, bool *taken) WARN_UNUSED;
 
 /* The barber's live appointments that start in [desde, hasta), each with
- * its service's margen_min, in no particular order. */
+ * its service's margen_min, in no particular order; but_id (nullable) not
+ * among them (an appointment being moved does not hold its own time). */
 typedef br_err (*store_busy_margen_fn)(void *ud, const char *inicio, const char *fin,
                                        int64_t margen_min);
 br_err store_citas_busy_margen(struct store *st, const char *barbero_id, const char *desde,
-                               const char *hasta, store_busy_margen_fn fn, void *ud) WARN_UNUSED;
+                               const char *hasta, const char *but_id, store_busy_margen_fn fn,
+                               void *ud) WARN_UNUSED;
 
 br_err store_cita_exists(struct store *st, const char *id, bool *exists) WARN_UNUSED;
 

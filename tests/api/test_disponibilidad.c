@@ -5,9 +5,10 @@
  * (cancelled ones do not block), the slot grid, the minimum notice and the
  * furthest date; with no barber named, each slot lists the barbers free
  * then, by name; on Europe/Madrid's changeover days the local times go
- * through the zone's rules. Dates are computed from today, so the tests
- * hold whenever they run (the expected UTC times come from this file's own
- * reading of the EU summer-time rule, not from the service's code).
+ * through the zone's rules. GET /api/citas/{id}/huecos: where an
+ * appointment could move, its own time not counted as taken. Dates are computed from today, so the
+ * tests hold whenever they run (the expected UTC times come from this file's own reading of the EU
+ * summer-time rule, not from the service's code).
  */
 #include "harness.h"
 
@@ -356,6 +357,98 @@ static void appointments_block_their_slots_and_cancelled_ones_do_not(void **stat
     free(b);
 }
 
+/* GET /api/citas/<id>/huecos?fecha=<day> as token (NULL: none). */
+static void cita_huecos(const char *cita, const char *fecha, const char *token, struct resp *r)
+{
+    char path[300];
+    snprintf(path, sizeof path, "/api/citas/%s/huecos%s%s", cita, fecha ? "?fecha=" : "",
+             fecha ? fecha : "");
+    http_get(&S, path, token, r);
+}
+
+static void a_move_is_offered_the_time_its_own_appointment_holds(void **state)
+{
+    (void)state;
+    char *b = make_barbero(&S, "Mover");
+    put_horario(&S, b, "{\"horario\":[{\"dia\":1,\"inicio\":\"09:00\",\"fin\":\"11:00\"}]}");
+    long mon = next_weekday(1, 7);
+    char at[32], date[11];
+    fmt_date(mon, date);
+    struct user bea;
+    signup_user(&S, &bea, "Bea");
+    utc_of(mon, 10, 0, at);
+    char *cita = book(&S, &ANA, b, SERVICIO, at, NULL);
+    utc_of(mon, 9, 0, at);
+    char *other = book(&S, &bea, b, SERVICIO, at, NULL);
+    const char *open = "09:30 10:30", *hers = "09:30 09:45 10:00 10:15 10:30";
+    expect_locals(&S, SERVICIO, mon, b, open);
+    /* hers, and staff's: her own half hour is free to move into; Bea's is not */
+    const char *who[] = {ANA.token, ADMIN.token};
+    struct resp r;
+    for (size_t i = 0; i < 2; i++) {
+        cita_huecos(cita, date, who[i], &r);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(jstr(r.json, "fecha"), date);
+        assert_string_equal(jstr(r.json, "zona"), "Europe/Madrid");
+        assert_string_equal(jstr(r.json, "servicio_id"), SERVICIO);
+        assert_string_equal(jstr(r.json, "barbero_id"), b);
+        char *got = locals(json_object_get(r.json, "huecos"));
+        assert_string_equal(got, hers);
+        free(got);
+        resp_free(&r);
+    }
+    /* nobody else's answer changed (nothing of hers is remembered for others) */
+    expect_locals(&S, SERVICIO, mon, b, open);
+    /* the request first, then the appointment, as a change judges them */
+    static const struct {
+        const char *cita, *fecha;
+        int who; /* 0 none, 1 Ana, 2 Bea */
+        long status;
+        const char *msg;
+    } bad[] = {
+        {NULL, "x", 0, 401, "No autenticado"},
+        {NULL, NULL, 1, 400, "Faltan campos requeridos"},
+        {NULL, "", 1, 400, "Faltan campos requeridos"},
+        {"00000000-0000-4000-8000-000000000000", "2030-02-30", 1, 400, "fecha inválida"},
+        {NULL, "mañana", 2, 400, "fecha inválida"},
+        {NULL, "d", 2, 404, "Cita no encontrada"},
+        {"00000000-0000-4000-8000-000000000000", "d", 1, 404, "Cita no encontrada"},
+        {"nada", "d", 1, 404, "Cita no encontrada"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *tok = bad[i].who == 1 ? ANA.token : bad[i].who == 2 ? bea.token : NULL;
+        const char *f = bad[i].fecha && !strcmp(bad[i].fecha, "d") ? date : bad[i].fecha;
+        cita_huecos(bad[i].cita ? bad[i].cita : cita, f, tok, &r);
+        expect_error(&r, bad[i].status, bad[i].msg);
+        resp_free(&r);
+    }
+    /* a path of another shape is no resource; this one takes GET only */
+    char path[300];
+    snprintf(path, sizeof path, "/api/citas/%s/huecos/x?fecha=%s", cita, date);
+    http_get(&S, path, ANA.token, &r);
+    expect_error(&r, 404, "No encontrado");
+    resp_free(&r);
+    snprintf(path, sizeof path, "/api/citas/%s/huecos", cita);
+    http_json(&S, "DELETE", path, ANA.token, NULL, &r);
+    expect_error(&r, 405, "Método no permitido");
+    char allow[64];
+    assert_non_null(resp_header(&r, "Allow", allow, sizeof allow));
+    assert_string_equal(allow, "GET");
+    resp_free(&r);
+    /* and what is offered can be taken: a quarter of an hour later */
+    utc_of(mon, 10, 15, at);
+    char body[96];
+    snprintf(body, sizeof body, "{\"fecha_inicio\":\"%s\"}", at);
+    snprintf(path, sizeof path, "/api/citas/%s/reprogramar", cita);
+    http_json(&S, "POST", path, ANA.token, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    expect_locals(&S, SERVICIO, mon, b, "09:30 09:45"); /* 10:15-10:45 now */
+    free(other);
+    free(cita);
+    free(b);
+}
+
 static void notice_and_the_furthest_date_bound_the_offer(void **state)
 {
     (void)state;
@@ -504,6 +597,7 @@ int main(void)
         cmocka_unit_test(the_grid_starts_at_each_interval_and_the_service_must_fit),
         cmocka_unit_test(days_off_and_closures_empty_the_day),
         cmocka_unit_test(appointments_block_their_slots_and_cancelled_ones_do_not),
+        cmocka_unit_test(a_move_is_offered_the_time_its_own_appointment_holds),
         cmocka_unit_test(notice_and_the_furthest_date_bound_the_offer),
         cmocka_unit_test(any_barber_lists_who_is_free_by_name),
         cmocka_unit_test(changeover_days_follow_the_zone),

@@ -3,7 +3,8 @@
  * real server and the real SMTP sink: every e-mail about a cita carries
  * `<public URL>/c/<token>`; GET /api/gestion/{token} shows the cita without
  * signing in and changes nothing; POST .../cancelar and .../reprogramar
- * follow the signed-in rules and messages (the cut-off too); the link
+ * follow the signed-in rules and messages (the cut-off too); GET
+ * .../huecos offers the times it could move to, its own among them; the link
  * survives a reschedule and shows a cancel; a token reaches only its own
  * cita; tokens never reach the log.
  */
@@ -364,6 +365,73 @@ static void reschedule_by_link_keeps_the_link_and_follows_the_rules(void **state
     free(other);
 }
 
+/* Whether the huecos of an answer hold one starting at inicio. */
+static bool offers(const json_t *answer, const char *inicio)
+{
+    const json_t *h = json_object_get(answer, "huecos");
+    for (size_t i = 0; i < json_array_size(h); i++)
+        if (!strcmp(jstr(json_array_get(h, i), "inicio"), inicio)) return true;
+    return false;
+}
+
+static void the_link_offers_the_times_its_cita_could_move_to(void **state)
+{
+    (void)state;
+    /* 10:00 UTC (11:00 or 12:00 in Madrid) of a Tuesday to Thursday a week
+     * or more ahead: inside the default week's morning */
+    int64_t day = clock_now_ms() / 86400000 + 7;
+    while ((day + 3) % 7 + 1 < 2 || (day + 3) % 7 + 1 > 4) /* ISO weekday */
+        day++;
+    char f[ISO8601_LEN + 1], fecha[11];
+    iso8601_format(day * 86400000 + 10 * 3600000LL, f);
+    memcpy(fecha, f, 10);
+    fecha[10] = '\0';
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    char tok[TOKEN_LEN + 1];
+    token_from_mail(id, "Cita confirmada", tok);
+    char path[300];
+    struct resp r;
+    /* to everyone else its time is taken; to its link it is free */
+    snprintf(path, sizeof path, "/api/disponibilidad?servicio_id=%s&fecha=%s&barbero_id=%s",
+             SERVICIO, fecha, BARBERO);
+    http_get(&S, path, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_false(offers(r.json, f));
+    resp_free(&r);
+    snprintf(path, sizeof path, "/api/gestion/%s/huecos?fecha=%s", tok, fecha);
+    http_get(&S, path, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(offers(r.json, f));
+    assert_string_equal(jstr(r.json, "barbero_id"), BARBERO);
+    assert_string_equal(jstr(r.json, "servicio_id"), SERVICIO);
+    resp_free(&r);
+    /* the date first; a token that is none reaches nothing */
+    char wrong[TOKEN_LEN + 1];
+    memcpy(wrong, tok, sizeof wrong);
+    wrong[40] = wrong[40] == 'A' ? 'B' : 'A';
+    const struct {
+        const char *tok, *query;
+        long status;
+        const char *msg;
+    } bad[] = {
+        {tok, "", 400, "Faltan campos requeridos"},
+        {wrong, "?fecha=mañana", 400, "fecha inválida"},
+        {wrong, "?fecha=2030-01-02", 404, NO_CITA},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(path, sizeof path, "/api/gestion/%s/huecos%s", bad[i].tok, bad[i].query);
+        http_get(&S, path, NULL, &r);
+        expect_error(&r, bad[i].status, bad[i].msg);
+        resp_free(&r);
+    }
+    /* it reads only */
+    snprintf(path, sizeof path, "/api/gestion/%s/huecos", tok);
+    http_json(&S, "POST", path, NULL, "{}", &r);
+    expect_error(&r, 405, "Método no permitido");
+    resp_free(&r);
+    free(id);
+}
+
 static void inside_the_cutoff_the_link_shows_the_phone_and_refuses_changes(void **state)
 {
     (void)state;
@@ -488,6 +556,7 @@ int main(void)
         cmocka_unit_test(a_token_reaches_its_own_cita_and_no_other),
         cmocka_unit_test(cancel_by_link_follows_the_rules_and_the_link_then_shows_it_cancelled),
         cmocka_unit_test(reschedule_by_link_keeps_the_link_and_follows_the_rules),
+        cmocka_unit_test(the_link_offers_the_times_its_cita_could_move_to),
         cmocka_unit_test(inside_the_cutoff_the_link_shows_the_phone_and_refuses_changes),
         cmocka_unit_test(tokens_never_reach_the_log),
         cmocka_unit_test(links_and_the_waiting_list_survive_an_export_and_import),

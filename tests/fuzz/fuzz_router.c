@@ -77,6 +77,11 @@ static bool cita_action(const char *path)
            one_segment(path, "/api/citas/", "/reprogramar");
 }
 
+static bool cita_slots(const char *path)
+{
+    return one_segment(path, "/api/citas/", "/huecos");
+}
+
 static bool cita_attendance(const char *path)
 {
     return one_segment(path, "/api/citas/", "/asistencia");
@@ -109,7 +114,7 @@ static bool cita_messages(const char *path)
 
 static bool link_view(const char *path)
 {
-    return one_segment(path, "/api/gestion/", "");
+    return one_segment(path, "/api/gestion/", "") || one_segment(path, "/api/gestion/", "/huecos");
 }
 
 static bool link_action(const char *path)
@@ -131,6 +136,7 @@ static const struct {
 } table[] = {
     {"/api/citas", false, {"GET", "POST"}, USER, NULL},
     {"/api/citas/", true, {"POST"}, USER, cita_action},
+    {"/api/citas/", true, {"GET"}, USER, cita_slots},
     {"/api/citas/", true, {"POST"}, USER, cita_attendance},
     {"/api/fotos", false, {"GET", "POST", "DELETE"}, USER, NULL},
     {"/api/admin/usuarios", false, {"GET", "PATCH"}, ADMIN, NULL},

@@ -4,7 +4,7 @@ books a free slot (service, barber, day opened on the first free one,
 slot, confirm) signing up on the way, sees the confirmation (what, when
 with the zone named, with whom, where, the cancel deadline, Google Calendar
 and .ics), finds it in "Mis citas", uploads a before photo and sees it,
-reschedules it and cancels it. A past cut shows its before/after photos
+reschedules it (its own time offered too) and cancels it. A past cut shows its before/after photos
 and "Repetir este corte" opens the booking on the day step with its service
 and barber. Then books again with the keyboard only.
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
@@ -56,6 +56,8 @@ def test(srv, br):
     # the day's last slot: the first may fall inside the minimum notice
     # while the steps below run (the confirm step asks for the day again)
     slot = br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot")[-1]
+    booked_day = next(d for d in days if d.get_attribute("aria-pressed") == "true").get_attribute("data-fecha")
+    booked_time = slot.text
     label = slot.get_attribute("aria-label")  # "martes 14 de octubre, 10:30"
     assert label.count(",") == 1 and " de " in label and label.endswith(slot.text), label
     br.check("Reservar - dia y hora")
@@ -127,8 +129,12 @@ def test(srv, br):
     br.click("Cambiar hora")
     br.focused_heading("Elige la nueva hora")
     br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
+    # her own time is no obstacle to a move: on its day it is offered too
+    pressed = br.d.find_element(By.CSS_SELECTOR, ".days button.day[aria-pressed='true']")
     slots = br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot")
-    target = slots[-1]
+    if pressed.get_attribute("data-fecha") == booked_day:
+        assert booked_time in [e.text for e in slots], [e.text for e in slots]
+    target = [e for e in slots if e.text != booked_time][-1]
     new_label = target.get_attribute("aria-label")
     target.click()
     br.see("Nueva hora")
