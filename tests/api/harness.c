@@ -85,24 +85,79 @@ __attribute__((constructor)) static void backend_check(void)
     }
 }
 
+/* An environment for a child, built before the fork: a child of a
+ * threaded test may run only what is safe after fork (no setenv, no
+ * malloc: another thread may have held the allocator's lock), so it gets
+ * this array ready for execve. */
+struct child_envp {
+    char **v; /* NULL-terminated, each entry owned */
+    size_t n, cap;
+};
+
+/* Sets entry "NAME=value" (replacing NAME), or, without '=', removes NAME:
+ * putenv's meaning. */
+static void envp_put(struct child_envp *e, const char *entry)
+{
+    size_t k = strcspn(entry, "=");
+    for (size_t i = 0; i < e->n; i++)
+        if (!strncmp(e->v[i], entry, k) && e->v[i][k] == '=') {
+            free(e->v[i]);
+            e->v[i] = e->v[--e->n];
+            e->v[e->n] = NULL;
+            break;
+        }
+    if (!entry[k]) return;
+    if (e->n + 2 > e->cap) {
+        e->cap = e->cap ? e->cap * 2 : 64;
+        e->v = realloc(e->v, e->cap * sizeof *e->v);
+        if (!e->v) fail_msg("out of memory");
+    }
+    e->v[e->n] = strdup(entry);
+    if (!e->v[e->n]) fail_msg("out of memory");
+    e->v[++e->n] = NULL;
+}
+
+static void envp_free(struct child_envp *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        free(e->v[i]);
+    free(e->v);
+    memset(e, 0, sizeof *e);
+}
+
+/* This process's environment with env's entries put on it. */
+static void envp_with(struct child_envp *out, const char *const *env)
+{
+    memset(out, 0, sizeof *out);
+    for (char **e = environ; e && *e; e++)
+        envp_put(out, *e);
+    for (; env && *env; env++)
+        envp_put(out, *env);
+}
+
 /* Runs psql on the database at url: -c sql, unaligned, tuples only,
  * tab-separated (as db_exec's sqlite3), stopping at the first error; with
  * tags, command tags ("UPDATE 1") are printed too. Foreign keys are not
  * checked, as in the sqlite3 tool (session_replication_role). */
 static int psql(const char *url, const char *sql, bool tags, const char *opath, const char *epath)
 {
+    static const char *const pg[] = {
+        "PGOPTIONS=-c TimeZone=UTC -c DateStyle=ISO -c session_replication_role=replica", NULL};
+    struct child_envp ce;
+    envp_with(&ce, pg);
+    const char *argv[] = {"psql", "-X", tags ? "-A" : "-q", "-A", "-t", "-F",
+                          "\t",   "-v", "ON_ERROR_STOP=1",  "-d", url,  "-c",
+                          sql,    NULL};
     pid_t pid = fork();
     if (pid == 0) {
         int o = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         int e = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(o, 1);
         dup2(e, 2);
-        setenv("PGOPTIONS", "-c TimeZone=UTC -c DateStyle=ISO -c session_replication_role=replica",
-               1);
-        execlp("psql", "psql", "-X", tags ? "-A" : "-q", "-A", "-t", "-F", "\t", "-v",
-               "ON_ERROR_STOP=1", "-d", url, "-c", sql, (char *)NULL);
+        execvpe("psql", (char *const *)argv, ce.v);
         _exit(127);
     }
+    envp_free(&ce);
     int st = 0;
     waitpid(pid, &st, 0);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -261,43 +316,36 @@ void srv_init_peer(struct srv *s, const struct srv *first)
     s->s3 = first->s3;
 }
 
-/* In a child: a clean BARBERIA_* environment plus the server's database
- * on a PostgreSQL run, plus env. */
-static void child_env(const struct srv *s, const char *const *env)
+/* For a child that runs barberia: a clean BARBERIA_* environment plus the
+ * server's database on a PostgreSQL run, plus env. */
+static void child_env(struct child_envp *out, const struct srv *s, const char *const *env)
 {
-    /* read before the test's own BARBERIA_* variables are cleared */
     const char *s3[4];
     size_t ns3 = 0;
     bool own_store = false; /* env says where photos go (or what is wrong with it) */
     for (const char *const *e = env; e && *e; e++)
         own_store |= !strncmp(*e, "BARBERIA_STORAGE_", 17);
     if (s && s->s3 && !own_store) (void)test_s3_env(s3, &ns3);
-    for (;;) {
-        char **e = environ;
-        char *found = NULL;
-        for (; e && *e; e++)
-            if (!strncmp(*e, "BARBERIA_", 9)) found = *e;
-        if (!found) break;
-        char name[128];
-        size_t n = strcspn(found, "=");
-        if (n >= sizeof name) n = sizeof name - 1;
-        memcpy(name, found, n);
-        name[n] = '\0';
-        unsetenv(name);
-    }
+    memset(out, 0, sizeof *out);
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "BARBERIA_", 9) != 0) envp_put(out, *e);
     /* the service's own outbound calls in tests go to loopback doubles:
      * never through a proxy the machine may have configured */
-    setenv("no_proxy", "127.0.0.1,localhost,::1", 1);
-    setenv("NO_PROXY", "127.0.0.1,localhost,::1", 1);
-    if (s && s->dburl[0]) setenv("BARBERIA_DATABASE_URL", s->dburl, 1);
+    envp_put(out, "no_proxy=127.0.0.1,localhost,::1");
+    envp_put(out, "NO_PROXY=127.0.0.1,localhost,::1");
+    if (s && s->dburl[0]) {
+        char db[sizeof s->dburl + 32];
+        snprintf(db, sizeof db, "BARBERIA_DATABASE_URL=%s", s->dburl);
+        envp_put(out, db);
+    }
     /* the tests' shop is in Madrid (their local times, DST days and texts
      * are Madrid's) unless env says otherwise; an entry "BARBERIA_TZ"
-     * without a value removes it, for the default (putenv) */
-    setenv("BARBERIA_TZ", "Europe/Madrid", 1);
+     * without a value removes it, for the default */
+    envp_put(out, "BARBERIA_TZ=Europe/Madrid");
     for (size_t i = 0; i < ns3; i++)
-        putenv((char *)s3[i]);
+        envp_put(out, s3[i]);
     for (; env && *env; env++)
-        putenv((char *)*env);
+        envp_put(out, *env);
 }
 
 /* In a child that will run a server: it dies with the test process. A
@@ -346,16 +394,18 @@ void srv_start(struct srv *s, const char *const *env, const char *const *args)
     int logfd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
     int outfd = open(s->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (logfd < 0 || outfd < 0) fail_msg("cannot create the server's log files");
+    struct child_envp ce;
+    child_env(&ce, s, env);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
         die_with(parent);
         dup2(outfd, 1);
         dup2(logfd, 2);
-        child_env(s, env);
-        execv(BARBERIA_BIN, (char *const *)argv);
+        execve(BARBERIA_BIN, (char *const *)argv, ce.v);
         _exit(127);
     }
+    envp_free(&ce);
     close(logfd);
     close(outfd);
     if (pid < 0) fail_msg("fork: %s", strerror(errno));
@@ -1130,16 +1180,18 @@ static int run_program_for(const struct srv *s, const char *const *argv, const c
     char opath[] = "/tmp/barberia-run-out-XXXXXX", epath[] = "/tmp/barberia-run-err-XXXXXX";
     int o = mkstemp(opath), e = mkstemp(epath);
     if (o < 0 || e < 0) fail_msg("mkstemp: %s", strerror(errno));
+    struct child_envp ce;
+    child_env(&ce, s, env);
     pid_t pid = fork();
     if (pid == 0) {
         dup2(o, 1);
         dup2(e, 2);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
-        child_env(s, env);
-        execv(argv[0], (char *const *)argv);
+        execve(argv[0], (char *const *)argv, ce.v);
         _exit(127);
     }
+    envp_free(&ce);
     close(o);
     close(e);
     if (pid < 0) fail_msg("fork: %s", strerror(errno));
