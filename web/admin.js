@@ -109,8 +109,23 @@ async function render() {
 }
 
 let userQuery = ''; // the search stays while the tab is drawn again (after a save)
+// an account its owner deleted keeps its profile for the shop's past
+// (docs/api.md, DELETE /api/auth/me): nobody to edit, so not listed
+const deleted = (u) => (u.email || '').endsWith('@eliminado.invalid');
+
 async function usuarios(t) {
-  const { usuarios: list } = await get('/api/admin/usuarios');
+  const { usuarios: all } = await get('/api/admin/usuarios');
+  const list = all.filter((u) => !deleted(u));
+  const gone = all.length - list.length;
+  const note = gone
+    ? h(
+        'p',
+        { class: 'hint' },
+        gone === 1
+          ? 'Una cuenta eliminada por su titular no se muestra.'
+          : `${gone} cuentas eliminadas por sus titulares no se muestran.`,
+      )
+    : null;
   const [sl, search] = inp('Buscar por nombre, correo o teléfono', {
     type: 'search',
     autocomplete: 'off',
@@ -127,7 +142,7 @@ async function usuarios(t) {
   };
   search.addEventListener('input', draw);
   draw();
-  box.replaceChildren(t, sl, search, ul);
+  box.replaceChildren(...[t, note, sl, search, ul].filter(Boolean));
 }
 
 function userCard(u) {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """web/admin - an administrator signs in, finds a user by searching and
 changes their phone (the search stays, the focus returns to her card), changes a service's price, and sees the barbers and
-the working hours."""
+the working hours. An account its owner deleted is not listed."""
 import os
 import sys
 
@@ -13,12 +13,16 @@ from webtest import By  # noqa: E402
 def test(srv, br):
     _, dani = srv.signup("dani@example.com", "Dani Soto", "600000001")
     srv.signup("eva@example.com", "Eva Luna")
+    gone, _ = srv.signup("fede@example.com", "Fede Gil")
+    srv.ok("DELETE", "/api/auth/me", {"password": "secreto1"}, token=gone)
     br.open("/entrar")
     br.fill("Correo electrónico", "admin@barberia.local")
     br.fill("Contraseña", srv.admin_password)
     br.click("Entrar")
     br.focused_heading("Administración")
     br.see("Dani Soto")
+    br.see("Una cuenta eliminada por su titular no se muestra.")
+    assert "eliminado.invalid" not in br.text() and "Cliente eliminado" not in br.text()
     br.check("Admin - usuarios")
     br.fill("Buscar por nombre, correo o teléfono", "dani")
     br.wait(lambda: "Eva Luna" not in br.text(), what="the search")
