@@ -13,6 +13,8 @@ import {
   euros,
   mins,
   ymd,
+  today,
+  addDays,
 } from './ui.js';
 import { picker } from './slots.js';
 import { waitForm } from './espera.js';
@@ -211,7 +213,12 @@ export async function book() {
       return pk.title;
     }
     focus(pk.title);
-    await pk.open();
+    // back from signing in to be told of a day (or from a notice's link):
+    // that day is shown, beside the form that offers it
+    const asked = params.get('fecha');
+    const inRange = (d) => d >= today() && d <= addDays(today(), cfg().dias_max);
+    if (asked && /^\d{4}-\d{2}-\d{2}$/.test(asked) && inRange(asked)) await pk.refresh(asked);
+    else await pk.open();
     return pk.title;
   }
 

@@ -61,9 +61,9 @@ class Sink:
         self.proc.wait(10)
 
 
-def free_slot(srv, servicio, barbero, skip=0):
-    """The first free slot from tomorrow on (after skipping `skip`), and its day."""
-    day = datetime.date.today() + datetime.timedelta(days=1)
+def free_slot(srv, servicio, barbero, skip=0, after=1):
+    """The first free slot from `after` days on (after skipping `skip`), and its day."""
+    day = datetime.date.today() + datetime.timedelta(days=after)
     for _ in range(30):
         js = srv.ok("GET", "/api/disponibilidad?servicio_id=%s&fecha=%s&barbero_id=%s" % (servicio, day.isoformat(), barbero))
         if len(js["huecos"]) > skip:
@@ -123,7 +123,8 @@ def manage_by_link(srv, br, sink, s, b):
 
 def waiting_list_to_booking(srv, br, sink, s, b):
     other, _ = srv.signup("otro.cliente@example.com", "Otro Cliente")
-    inicio, fecha = free_slot(srv, s["id"], b["id"])
+    # a day past the first free one, so that the picker shows it only when asked to
+    inicio, fecha = free_slot(srv, s["id"], b["id"], after=9)
     cita = srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": inicio}, token=other)["cita"]
     srv.signup("eva.espera@example.com", "Eva Espera")
     # signed out: she is sent to sign in, and back to the same service, barber and day
@@ -144,6 +145,8 @@ def waiting_list_to_booking(srv, br, sink, s, b):
     assert "servicio=%s" % s["id"] in br.d.current_url and "barbero=%s" % b["id"] in br.d.current_url, br.d.current_url
     day = br.d.find_element(By.ID, "espera-fecha")
     assert day.get_attribute("value") == fecha, (day.get_attribute("value"), fecha)
+    # and the picker shows that day
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".days button.day[aria-pressed='true'][data-fecha='%s']" % fecha), what="the day asked about, shown")
     br.click("Avísame si se libera")
     br.see("Te avisaremos por e-mail")
     # the focus is on what was said (the button was disabled meanwhile)
