@@ -209,7 +209,7 @@ void api_auth_datos(struct http_req *r)
     for (size_t i = 0; i < ARRAY_LEN(secciones) && !rc; i++) {
         jw_key(&w, secciones[i].key);
         jw_arr_open(&w);
-        rc = store_datos_each(app->store, secciones[i].s, p->user_id, p->email, w_dato, &w);
+        rc = store_datos_each(app->store, secciones[i].s, p->user_id, w_dato, &w);
         jw_arr_close(&w);
     }
     if (rc) {

@@ -226,6 +226,16 @@ static br_err email_apply_tx(struct db *db, struct db_conn *c, void *ud)
     if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, "email taken");
     /* a reset link sent to the old address no longer speaks for her */
     if (!rc) rc = account_links_end(db, c, uid);
+    /* nor do the e-mails still to go about her appointments and her
+     * waiting list: each carries a link that changes the appointment */
+    struct db_val pm[] = {db_text(a->email), db_text(uid), db_text(uid)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "UPDATE mail_outbox SET recipient = ? WHERE status = 'pending' AND canal = "
+                  "'email' AND kind NOT IN " OUTBOX_AVISOS
+                  " AND (cita_id IN (SELECT id FROM citas WHERE cliente_id = ?) OR cita_id IN "
+                  "(SELECT id FROM lista_espera WHERE cliente_id = ?))",
+                  pm, NULL, NULL, NULL);
     return rc;
 }
 
@@ -376,8 +386,7 @@ struct seccion {
     const char *sql;
     const char *keys[12];
     int nkeys;
-    bool by_email; /* the last parameter is her address; the others her id */
-    int nparams;   /* how many (0: one) */
+    int nparams; /* how many, each her id (0: one) */
 };
 
 #define LIMITE " LIMIT 10000"
@@ -389,62 +398,55 @@ static const struct seccion secciones[] = {
                      "ORDER BY c.fecha_inicio, c.id" LIMITE,
                      {"id", "fecha_inicio", "fecha_fin", "estado", "notas", "barbero", "servicio",
                       "created_at"},
-                     8,
-                     false},
+                     8},
     [DATOS_HISTORIAL] = {"SELECT h.id, h.cita_id, h.fecha, b.nombre, s.nombre, h.created_at "
                          "FROM historial_cortes h JOIN barberos b ON b.id = h.barbero_id "
                          "JOIN servicios s ON s.id = h.servicio_id WHERE h.cliente_id = ? "
                          "ORDER BY h.fecha, h.id" LIMITE,
                          {"id", "cita_id", "fecha", "barbero", "servicio", "created_at"},
-                         6,
-                         false},
+                         6},
     [DATOS_FOTOS] =
         {"SELECT f.id, f.cita_id, f.cliente_id, f.tipo, f.url, f.created_at "
          "FROM fotos_cita f WHERE f.cliente_id = ? OR f.cita_id IN "
          "(SELECT id FROM citas WHERE cliente_id = ?) ORDER BY f.created_at, f.id" LIMITE,
          {"id", "cita_id", "subida_por", "tipo", "url", "created_at"},
          6,
-         false,
          2},
     /* every message to her: about her appointments and her waiting list,
-     * by either channel and to any address she had, and any other to her
-     * address (the barber's notices are the barber's) */
+     * by either channel and to any address she had (the barber's notices
+     * are the barber's). Not "any to her address": an address is nobody's
+     * for ever, and what the shop sent its earlier holder is not hers. */
     [DATOS_MENSAJES] = {"SELECT kind, canal, CASE WHEN kind = 'aviso_espera' THEN NULL ELSE "
                         "cita_id END, CASE WHEN kind = 'aviso_espera' THEN cita_id END, "
                         "recipient, status, created_at, done_at, entrega FROM mail_outbox "
                         "WHERE kind NOT IN " OUTBOX_AVISOS
                         " AND (cita_id IN (SELECT id FROM citas WHERE cliente_id = ?) OR cita_id "
-                        "IN (SELECT id FROM lista_espera WHERE cliente_id = ?) OR recipient = ?) "
+                        "IN (SELECT id FROM lista_espera WHERE cliente_id = ?)) "
                         "ORDER BY created_at, id" LIMITE,
                         /* a waiting-list notice names her entry, not an appointment */
                         {"tipo", "canal", "cita_id", "lista_espera_id", "destinatario", "estado",
                          "created_at", "enviado_en", "entrega"},
                         9,
-                        true,
-                        3},
+                        2},
     [DATOS_MENSAJES_CUENTA] = {"SELECT kind, recipient, status, created_at, done_at FROM "
                                "cuenta_correo WHERE user_id = ? ORDER BY created_at, id" LIMITE,
                                {"tipo", "destinatario", "estado", "created_at", "enviado_en"},
-                               5,
-                               false},
+                               5},
     [DATOS_CONSENTIMIENTOS] = {"SELECT tipo, otorgado_en, retirado_en FROM consentimientos "
                                "WHERE cliente_id = ? ORDER BY tipo" LIMITE,
                                {"tipo", "otorgado_en", "retirado_en"},
-                               3,
-                               false},
+                               3},
     /* the number as GET /api/auth/me/whatsapp writes it: +<E.164 digits> */
     [DATOS_WHATSAPP] = {"SELECT '+' || telefono, otorgado_en, retirado_en FROM "
                         "whatsapp_consentimientos WHERE cliente_id = ?" LIMITE,
                         {"telefono", "otorgado_en", "retirado_en"},
-                        3,
-                        false},
+                        3},
     [DATOS_LISTA_ESPERA] = {"SELECT e.id, e.fecha, s.nombre, b.nombre, e.created_at "
                             "FROM lista_espera e JOIN servicios s ON s.id = e.servicio_id "
                             "LEFT JOIN barberos b ON b.id = e.barbero_id WHERE e.cliente_id = ? "
                             "ORDER BY e.fecha, e.id" LIMITE,
                             {"id", "fecha", "servicio", "barbero", "created_at"},
-                            5,
-                            false},
+                            5},
 };
 
 struct datos_cb {
@@ -483,14 +485,14 @@ static br_err dato_row(void *ud, const struct db_val *c, int n)
 }
 
 br_err store_datos_each(struct store *st, enum datos_seccion s, const char *user_id,
-                        const char *email, store_dato_fn fn, void *ud)
+                        store_dato_fn fn, void *ud)
 {
     if ((int)s < 0 || (size_t)s >= ARRAY_LEN(secciones)) return err_set(BR_INTERNAL, "section");
     struct datos_cb a = {&secciones[s], fn, ud};
     int n = secciones[s].nparams > 0 ? secciones[s].nparams : 1;
     struct db_val p[3];
     for (int i = 0; i < n && i < 3; i++)
-        p[i] = db_text(secciones[s].by_email && i == n - 1 ? email : user_id);
+        p[i] = db_text(user_id);
     return run(st, secciones[s].sql, p, n < 3 ? n : 3, dato_row, &a, NULL);
 }
 
@@ -551,9 +553,6 @@ static br_err anonimizar_tx(struct db *db, struct db_conn *c, void *ud)
                   one_text_dup, &a->email, NULL);
     if (rc) return rc;
     if (!a->email) return err_set(BR_NOTFOUND, "Usuario no encontrado");
-    struct db_val pe[] = {db_text(a->email)};
-    rc = EXEC(db, c, "DELETE FROM mail_outbox WHERE recipient = ? AND status <> 'pending'", pe,
-              NULL, NULL, NULL);
     char *key = xasprintf("email:%s", a->email);
     struct db_val pk[] = {db_text(key)};
     if (!rc) rc = EXEC(db, c, "DELETE FROM auth_throttle WHERE key = ?", pk, NULL, NULL, NULL);

@@ -109,10 +109,10 @@ enum datos_seccion {
 };
 #define DATOS_MAX_FILAS 10000 /* rows per section at most */
 typedef br_err (*store_dato_fn)(void *ud, const struct dato *row, int n);
-/* Every row of a section about the client (user_id, her address email),
- * oldest first, at most DATOS_MAX_FILAS. */
+/* Every row of a section about the client user_id, oldest first, at most
+ * DATOS_MAX_FILAS. */
 br_err store_datos_each(struct store *st, enum datos_seccion s, const char *user_id,
-                        const char *email, store_dato_fn fn, void *ud) WARN_UNUSED;
+                        store_dato_fn fn, void *ud) WARN_UNUSED;
 
 /* --- deleting an account ----------------------------------------------------------- */
 

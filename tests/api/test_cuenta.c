@@ -751,6 +751,56 @@ static void datos_hold_everything_of_hers_and_nothing_of_others(void **state)
     free(theirs);
 }
 
+/* Her address moves: the shop's messages about her appointments follow her,
+ * and whoever holds the old address next sees none of them. */
+static void what_was_sent_to_her_old_address_stays_hers_and_what_is_due_follows_her(void **state)
+{
+    (void)state;
+    struct user gala;
+    signup_user(&S, &gala, "Gala Movida");
+    /* its 2-hour reminder falls due in 45 s (the 24-hour one was past) */
+    char f[ISO8601_LEN + 1];
+    iso8601_format(clock_now_ms() + 2 * 3600000LL + 45000, f);
+    char *cita = book(&S, &gala, BARBERO, SERVICIO, f, NULL);
+    free(wait_mail(gala.email, "/c/")); /* the confirmation, sent to the old address */
+    char nueva[128], body[256];
+    unique_email(nueva, sizeof nueva, "gala-nueva");
+    char tok[TOKEN_LEN + 1];
+    email_change_link(&gala, nueva, tok);
+    snprintf(body, sizeof body, "{\"token\":\"%s\"}", tok);
+    struct resp r;
+    post("/api/auth/confirmar-email", NULL, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* someone else takes the old address: nothing of Gala's is hers */
+    struct user mallory;
+    strcpy(mallory.password, "secreto-mallory");
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"%s\",\"nombre\":\"Mallory\"}",
+             gala.email, mallory.password);
+    post("/api/auth/signup", NULL, body, &r);
+    assert_int_equal(r.status, 201);
+    snprintf(mallory.token, sizeof mallory.token, "%s", jstr(r.json, "token"));
+    resp_free(&r);
+    http_get(&S, "/api/auth/me/datos", mallory.token, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(r.json, "mensajes")), 0);
+    assert_null(strstr(r.body, cita));
+    resp_free(&r);
+    http_get(&S, "/api/auth/me/datos", gala.token, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, cita));
+    resp_free(&r);
+    /* the reminder, with the appointment's link, goes to the address she has now */
+    free(wait_mail(nueva, "Te recordamos tu próxima cita"));
+    json_t *old = mails_to(gala.email);
+    for (size_t i = 0; i < json_array_size(old); i++) {
+        const char *t = jstr(json_array_get(old, i), "text");
+        assert_null(strstr(t ? t : "", "Te recordamos tu próxima cita"));
+    }
+    json_decref(old);
+    free(cita);
+}
+
 static void withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones(void **state)
 {
     (void)state;
@@ -1001,6 +1051,7 @@ int main(void)
         cmocka_unit_test(an_email_change_waits_for_the_link_sent_to_the_new_address),
         cmocka_unit_test(a_reset_link_dies_with_a_new_password_or_address),
         cmocka_unit_test(datos_hold_everything_of_hers_and_nothing_of_others),
+        cmocka_unit_test(what_was_sent_to_her_old_address_stays_hers_and_what_is_due_follows_her),
         cmocka_unit_test(withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones),
         cmocka_unit_test(deleting_her_account_cancels_anonymises_and_keeps_the_books),
         cmocka_unit_test(an_upgrade_undoes_what_the_deleted_accounts_domain_let_in),
