@@ -12,7 +12,9 @@
  * place with link(2), which fails when the name exists: an object is never
  * overwritten, even by two writers racing for one key. Bucket names and
  * keys are validated (objkey.h, by the obj_* calls of objstore.c) before
- * any path is built, so no key reaches outside its bucket's folder.
+ * any path is built, so no key reaches outside its bucket's folder. The
+ * folders of a key are made by the write that needs them and removed by
+ * the removal that empties them (a key of many segments leaves nothing).
  * A crash can leave files in .tmp; they carry their writer's pid and
  * instance id (util/procid.h), so a sweep removes exactly the files of
  * writers that are gone and never one a live writer still needs.
@@ -55,6 +57,31 @@ static int mkdirs_for(char *path)
         if (r != 0 && errno != EEXIST) return -1;
     }
     return 0;
+}
+
+/* Removes the folders of path (not its last component) that are left
+ * empty, deepest first, down to the first `keep` bytes of path (a folder
+ * that is never removed). A key's folders are made by the writer that
+ * needs them, so a key with many segments leaves nothing behind once its
+ * object goes. */
+static void rmdirs_for(char *path, size_t keep)
+{
+    for (char *slash = strrchr(path, '/'); slash && (size_t)(slash - path) > keep;
+         slash = strrchr(path, '/')) {
+        *slash = '\0';
+        if (rmdir(path) != 0) break; /* not empty (or gone): its parents are not either */
+    }
+}
+
+/* link(from, to) (or rename) after making the folders of to; again when a
+ * remover took an emptied folder away in between (rmdirs_for). -1 with
+ * errno. */
+static int place(const char *from, char *to, bool by_link)
+{
+    for (int tries = 0;; tries++) {
+        if (mkdirs_for(to) == 0 && (by_link ? link(from, to) : rename(from, to)) == 0) return 0;
+        if (errno != ENOENT || tries == 8) return -1;
+    }
 }
 
 static int mkdir_p(const char *dir)
@@ -213,16 +240,14 @@ static br_err fs_put(struct objstore *o, const char *bucket, const char *key,
     char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
     char *meta = xasprintf("%s/.meta/%s/%s", s->root, bucket, key);
     char *tmp = NULL, *tmp_meta = NULL;
-    if (mkdirs_for(path) != 0 || mkdirs_for(meta) != 0)
-        rc = io_fail("cannot create folders for", key);
-    if (!rc) rc = write_tmp(s, fd, size, NULL, &tmp);
+    rc = write_tmp(s, fd, size, NULL, &tmp);
     if (!rc) rc = write_tmp(s, -1, 0, type, &tmp_meta);
-    if (!rc && link(tmp, path) != 0) {
+    if (!rc && place(tmp, path, true) != 0) {
         rc = errno == EEXIST ? err_set(BR_CONFLICT, "el objeto ya existe")
                              : io_fail("cannot store", key);
     }
     /* the object is new and ours: its metadata may replace a stale leftover */
-    if (!rc && rename(tmp_meta, meta) != 0) {
+    if (!rc && place(tmp_meta, meta, false) != 0) {
         rc = io_fail("cannot store metadata of", key);
         unlink(path);
     }
@@ -271,6 +296,10 @@ static br_err fs_remove(struct objstore *o, const char *bucket, const char *key)
     br_err rc = BR_OK;
     if (unlink(path) != 0 && errno != ENOENT) rc = io_fail("cannot remove", key);
     if (!rc && unlink(meta) != 0 && errno != ENOENT) rc = io_fail("cannot remove metadata of", key);
+    if (!rc) {
+        rmdirs_for(path, strlen(s->root) + 1 + strlen(bucket));
+        rmdirs_for(meta, strlen(s->root) + strlen("/.meta/") + strlen(bucket));
+    }
     free(path);
     free(meta);
     return rc;

@@ -1029,6 +1029,43 @@ static void owner_delete_removes_the_record_the_object_and_its_url(void **state)
     free(cita);
 }
 
+/* tipo is not checked (the specification), so a "/" in it makes folders in
+ * the folder store: the delete that empties them removes them, and an
+ * upload and a delete in a loop leave nothing on disk. */
+static void a_deleted_photo_leaves_no_folder_behind(void **state)
+{
+    (void)state;
+    char *cita = new_cita(&C);
+    size_t len;
+    const char *img = pixels(&len);
+    char tipo[256] = "c";
+    for (int i = 0; i < 40; i++)
+        strcat(tipo, "/d");
+    for (int round = 0; round < 3; round++) {
+        json_t *f = upload_ok(&C, cita, tipo, "f.png", "image/png", img, len);
+        char q[128];
+        snprintf(q, sizeof q, "?id=%s", jstr(f, "id"));
+        struct resp r;
+        delete_foto(&C, q, &r);
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+        assert_false(obj_exists(&F.s, jstr(f, "storage_path")));
+        json_decref(f);
+    }
+    if (!F.s.s3) { /* S3 has no folders */
+        const char *roots[] = {"", ".meta/"};
+        for (size_t i = 0; i < 2; i++) {
+            char dir[512];
+            snprintf(dir, sizeof dir, "%s/storage/%sfotos-citas/%s/%s", F.s.data, roots[i], C.id,
+                     cita);
+            if (file_exists(dir)) fail_msg("%s is left behind", dir);
+            snprintf(dir, sizeof dir, "%s/storage/%sfotos-citas", F.s.data, roots[i]);
+            assert_true(file_exists(dir)); /* the bucket's own folder stays */
+        }
+    }
+    free(cita);
+}
+
 /* --- nothing partial -----------------------------------------------------------------------------
  */
 
@@ -1188,6 +1225,7 @@ int main(void)
         cmocka_unit_test(delete_without_id_is_400),
         cmocka_unit_test(delete_of_unknown_or_foreign_photo_is_404_and_the_photo_stays),
         cmocka_unit_test(owner_delete_removes_the_record_the_object_and_its_url),
+        cmocka_unit_test(a_deleted_photo_leaves_no_folder_behind),
         cmocka_unit_test_teardown(failed_record_store_removes_the_object_and_answers_500,
                                   drop_trigger),
         cmocka_unit_test_teardown(a_failed_record_store_is_logged_with_its_request, drop_trigger),
