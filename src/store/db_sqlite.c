@@ -618,6 +618,11 @@ static br_err sq_open(const char *path, const struct db_pool_opts *o, struct db 
      * stretches or cuts one short */
     cond_init_mono(&s->ccv);
     s->conns = xcalloc((size_t)n, sizeof *s->conns);
+    /* a new database is the owner's alone (password hashes, the links'
+     * key), whatever the folder's mode: SQLite gives its -wal and -shm the
+     * database file's mode */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
     br_err rc = BR_OK;
     for (int i = 0; i < n && !rc; i++) {
         rc = conn_open(path, s->lock_wait_ms, &s->conns[i]);

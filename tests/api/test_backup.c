@@ -324,6 +324,31 @@ static void an_export_and_a_backup_are_their_owners_alone_whatever_the_umask(voi
     umask(was);
 }
 
+/* A data folder the operator made, open to others (a container volume,
+ * mkdir with the usual umask): the database serve or migrate creates in it
+ * is still its owner's alone, and so are its -wal and -shm. */
+static void a_new_database_is_its_owners_alone_whatever_the_folder(void **state)
+{
+    (void)state;
+    if (test_pg()) return; /* PostgreSQL keeps its own files */
+    mode_t was = umask(0);
+    char dir[400], path[500], *err = NULL;
+    snprintf(dir, sizeof dir, "%s/operator-made", A.s.dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    const char *args[] = {"migrate", "--data", dir, NULL};
+    if (run_cli(&A.s, NULL, args, false, NULL, &err) != 0) fail_msg("migrate: %s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/barberia.db", dir);
+    assert_int_equal(mode_of(path), 0600);
+    static const char *const side[] = {"-wal", "-shm"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/barberia.db%s", dir, side[i]);
+        int m = mode_of(path);
+        assert_true(m == -1 || m == 0600); /* gone once the last connection closed */
+    }
+    umask(was);
+}
+
 int main(void)
 {
     test_folder_store(); /* the SQLite backup copies the photo folder beside the database */
@@ -331,6 +356,7 @@ int main(void)
         cmocka_unit_test(a_backup_gives_back_the_same_service),
         cmocka_unit_test(a_backup_from_before_the_hours_restores_with_the_default_week),
         cmocka_unit_test(an_export_and_a_backup_are_their_owners_alone_whatever_the_umask),
+        cmocka_unit_test(a_new_database_is_its_owners_alone_whatever_the_folder),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
