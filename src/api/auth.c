@@ -77,7 +77,7 @@ void api_auth_login(struct http_req *r)
     const char *email, *pw;
     if (!credentials(r, body, &email, &pw)) return;
     struct ident_session s;
-    br_err rc = ident_login(api_app(r)->ident, email, pw, http_req_remote(r), &s);
+    br_err rc = ident_login(api_app(r)->ident, email, pw, http_req_client(r), &s);
     api_auth_reply_session(r, rc, 200, &s);
 }
 

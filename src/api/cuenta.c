@@ -15,7 +15,7 @@ void api_auth_recuperar(struct http_req *r)
     json_t *body = http_req_json(r);
     const char *email;
     if (!api_opt_string(r, body, "email", &email)) return;
-    br_err rc = cuenta_recuperar(api_app(r), email, http_req_remote(r));
+    br_err rc = cuenta_recuperar(api_app(r), email, http_req_client(r));
     if (rc) {
         api_reply_err(r, rc);
         return;
@@ -67,7 +67,7 @@ void api_auth_me_patch(struct http_req *r)
     const char *tok = api_request_token(r, &n);
     struct app *app = api_app(r);
     char *pendiente = NULL;
-    br_err rc = cuenta_perfil(app, api_caller(r), &p, http_req_remote(r), tok, n, &pendiente);
+    br_err rc = cuenta_perfil(app, api_caller(r), &p, http_req_client(r), tok, n, &pendiente);
     if (rc) {
         api_reply_err(r, rc);
         return;
@@ -98,7 +98,7 @@ void api_auth_me_delete(struct http_req *r)
     json_t *body = http_req_json(r);
     const char *pw = NULL;
     if (body && !api_opt_string(r, body, "password", &pw)) return;
-    br_err rc = cuenta_eliminar(api_app(r), api_caller(r), pw, http_req_remote(r));
+    br_err rc = cuenta_eliminar(api_app(r), api_caller(r), pw, http_req_client(r));
     if (rc) {
         api_reply_err(r, rc);
         return;

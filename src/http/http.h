@@ -165,6 +165,14 @@ bool http_req_cross_origin(struct http_req *r);
 /* The client's IP address as text ("127.0.0.1", "::1"); "" when unknown.
  * Borrowed for the request's lifetime. */
 const char *http_req_remote(struct http_req *r);
+/* The client as the throttles count it: an IPv4 address, or an IPv6
+ * address's /64 ("2001:db8:1:2::/64": what one subscriber is given, so
+ * that a host cannot hop from address to address within it), an
+ * IPv4-mapped one as IPv4. */
+const char *http_req_client(struct http_req *r);
+/* That key of the address sa ("" for another family) into out (n bytes). */
+struct sockaddr;
+void http_client_key(const struct sockaddr *sa, char *out, size_t n);
 /* HTTP_BODY_JSON routes: the body, always a JSON object. Borrowed. */
 json_t *http_req_json(struct http_req *r);
 /* HTTP_BODY_JSON_LAX routes: whether a body arrived that is not a JSON object

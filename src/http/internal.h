@@ -103,6 +103,7 @@ struct http_req {
     char *verdict_msg;
     char *allow;
     char remote[64];   /* the client's address, filled on first use */
+    char client[64];   /* the client as throttles count it (http_req_client) */
     char *cors_origin; /* the request's Origin when it is an allowed one */
     bool preflight;    /* a CORS preflight to answer 204 */
     bool must_close;   /* the reply ends the connection (its framing is in doubt) */

@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -59,6 +60,33 @@ const char *http_req_remote(struct http_req *r)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, r->remote,
                   sizeof r->remote);
     return r->remote;
+}
+
+void http_client_key(const struct sockaddr *sa, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (sa && sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)n);
+        return;
+    }
+    if (!sa || sa->sa_family != AF_INET6) return;
+    struct in6_addr a = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a)) {
+        inet_ntop(AF_INET, &a.s6_addr[12], out, (socklen_t)n);
+        return;
+    }
+    memset(&a.s6_addr[8], 0, 8);
+    char text[INET6_ADDRSTRLEN];
+    if (inet_ntop(AF_INET6, &a, text, sizeof text)) snprintf(out, n, "%s/64", text);
+}
+
+const char *http_req_client(struct http_req *r)
+{
+    if (r->client[0]) return r->client;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    http_client_key(ci ? ci->client_addr : NULL, r->client, sizeof r->client);
+    return r->client;
 }
 
 json_t *http_req_json(struct http_req *r)

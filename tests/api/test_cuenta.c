@@ -774,7 +774,7 @@ static void what_was_sent_to_her_old_address_stays_hers_and_what_is_due_follows_
     resp_free(&r);
     /* someone else takes the old address: nothing of Gala's is hers */
     struct user mallory;
-    strcpy(mallory.password, "secreto-mallory");
+    snprintf(mallory.password, sizeof mallory.password, "secreto-mallory");
     snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"%s\",\"nombre\":\"Mallory\"}",
              gala.email, mallory.password);
     post("/api/auth/signup", NULL, body, &r);

@@ -1040,7 +1040,7 @@ static void a_deleted_photo_leaves_no_folder_behind(void **state)
     const char *img = pixels(&len);
     char tipo[256] = "c";
     for (int i = 0; i < 40; i++)
-        strcat(tipo, "/d");
+        memcpy(tipo + 1 + 2 * i, "/d", 3); /* "c/d/d/...": 40 folders deep */
     for (int round = 0; round < 3; round++) {
         json_t *f = upload_ok(&C, cita, tipo, "f.png", "image/png", img, len);
         char q[128];

@@ -1,7 +1,7 @@
 /*
  * test_util.c - the small utilities: capped buffers, UTF-8 checks, e-mail
  * normalisation, the outbox's backoff schedule, the redaction of secrets
- * in the request paths the log writes.
+ * in the request paths the log writes, the client key the throttles count.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,9 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "identity/identity.h"
 #include "core/outbox.h"
+#include "http/http.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -173,6 +176,42 @@ static void request_paths_are_logged_without_their_tokens(void **state)
 #undef TOK
 }
 
+/* The key of a textual address, through the sockaddr the server gets. */
+static void client_key_of(const char *text, char *out, size_t n)
+{
+    struct sockaddr_in v4 = {.sin_family = AF_INET};
+    struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+    if (inet_pton(AF_INET, text, &v4.sin_addr) == 1)
+        http_client_key((const struct sockaddr *)&v4, out, n);
+    else if (inet_pton(AF_INET6, text, &v6.sin6_addr) == 1)
+        http_client_key((const struct sockaddr *)&v6, out, n);
+    else
+        fail_msg("not an address: %s", text);
+}
+
+static void a_client_is_an_ipv4_address_or_an_ipv6_slash_64(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *addr, *key;
+    } cases[] = {
+        {"203.0.113.7", "203.0.113.7"},
+        {"::ffff:203.0.113.7", "203.0.113.7"},
+        {"2001:db8:1:2::1", "2001:db8:1:2::/64"},
+        {"2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"},
+        {"2001:db8:1:3::1", "2001:db8:1:3::/64"},
+        {"::1", "::/64"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char key[64];
+        client_key_of(cases[i].addr, key, sizeof key);
+        assert_string_equal(key, cases[i].key);
+    }
+    char key[64] = "x";
+    http_client_key(NULL, key, sizeof key);
+    assert_string_equal(key, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +221,7 @@ int main(void)
         cmocka_unit_test(emails_are_trimmed_lowercased_and_checked),
         cmocka_unit_test(backoff_doubles_from_one_second_up_to_five_minutes),
         cmocka_unit_test(request_paths_are_logged_without_their_tokens),
+        cmocka_unit_test(a_client_is_an_ipv4_address_or_an_ipv6_slash_64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
