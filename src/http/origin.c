@@ -6,7 +6,6 @@
  * to, the public URL's and the CORS list, or its Sec-Fetch-Site.
  */
 #include "internal.h"
-#include "../util/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,11 +154,13 @@ br_err http_origins_init(struct http_server *s)
 {
     br_err rc = parse_origins(s, s->o.cors_origins);
     if (rc) return rc;
+    /* every link the service hands out (photos, e-mails, WhatsApp) starts
+     * with it, and photo URLs are stored: a typo must not start */
     if (s->o.public_url) {
         s->has_pub = origin_parse(s->o.public_url, true, &s->pub);
         if (!s->has_pub)
-            log_warn("http: BARBERIA_PUBLIC_URL has no http(s) origin: session-cookie writes "
-                     "from browsers are taken only from the origin each request is addressed to");
+            return err_set(BR_CONFIG, "BARBERIA_PUBLIC_URL must be an http:// or https:// URL "
+                                      "(scheme://host[:port][/path])");
     }
     return BR_OK;
 }

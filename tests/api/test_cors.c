@@ -137,6 +137,33 @@ static void unset_the_api_is_same_origin_only_as_before(void **state)
     srv_cleanup(&s);
 }
 
+/* Every link handed out starts with the public URL, and photo URLs are
+ * stored: one the service cannot use stops the start, writing nothing. */
+static void a_public_url_that_is_no_http_url_stops_the_start(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"htps://citas.example.com", "ftp://citas.example.com",
+                                      "citas.example.com", "https://", "http://:8080"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct srv s = {0};
+        srv_init(&s);
+        char env0[128];
+        snprintf(env0, sizeof env0, "BARBERIA_PUBLIC_URL=%s", bad[i]);
+        const char *env[] = {env0, NULL};
+        const char *args[] = {"serve", "--listen", "127.0.0.1:0", NULL};
+        char *out = NULL, *err = NULL;
+        int st = run_cli_within(&s, env, args, true, 30000, &out, &err);
+        if (st != 1) fail_msg("'%s': exit %d, %s", bad[i], st, err ? err : "");
+        assert_non_null(strstr(err, "BARBERIA_PUBLIC_URL"));
+        char db[600];
+        snprintf(db, sizeof db, "%s/barberia.db", s.data);
+        assert_false(file_exists(db));
+        free(out);
+        free(err);
+        srv_cleanup(&s);
+    }
+}
+
 static void a_malformed_origin_list_stops_the_start(void **state)
 {
     (void)state;
@@ -166,6 +193,7 @@ int main(void)
         cmocka_unit_test(another_origin_gets_nothing_more_than_before),
         cmocka_unit_test(unset_the_api_is_same_origin_only_as_before),
         cmocka_unit_test(a_malformed_origin_list_stops_the_start),
+        cmocka_unit_test(a_public_url_that_is_no_http_url_stops_the_start),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
