@@ -464,7 +464,9 @@ static br_err print_outbox(void *ud, const struct outbox_msg *m)
     field(!strcmp(m->status, "pending") ? m->next_attempt_at : "", false);
     field(m->recipient, false);
     field(m->cita_id, false);
-    field(m->last_error, true);
+    field(m->last_error, false);
+    field(m->kind, false);
+    field(m->canal, true);
     return BR_OK;
 }
 
@@ -487,10 +489,12 @@ int cli_outbox(int argc, char **argv)
 {
     static const char help[] =
         "Usage: barberia outbox list [--status pending|sent|dropped]\n"
-        "Lists the confirmation e-mails of the outbox, oldest first (default: every message\n"
-        "not yet delivered, i.e. pending, retrying and dropped). One tab-separated row each:\n"
-        "id, state (pending, retrying, sent, dropped), attempts, queued at, next attempt,\n"
-        "recipient, cita id, last error.\n";
+        "Lists the messages of the outbox (to clients and barbers, by e-mail and WhatsApp),\n"
+        "oldest first (default: every message not yet delivered, i.e. pending, retrying and\n"
+        "dropped). One tab-separated row each: id, state (pending, retrying, sent,\n"
+        "dropped), attempts, queued at, next attempt, recipient, cita id, last error, kind\n"
+        "(confirmacion, cancelacion, reprogramacion, recordatorio, cierre, aviso_espera,\n"
+        "aviso_cita, aviso_cambio, aviso_cancelacion), channel (email, whatsapp).\n";
     static const char *const list_only[] = {"list", NULL};
     int exit_status;
     if (subcommand("outbox", argc, argv, list_only, help, &exit_status) < 0) return exit_status;

@@ -372,6 +372,13 @@ static void booking_is_answered_while_the_mail_server_is_down_and_mail_arrives_l
     outbox_state(&S, id, st, sizeof st, &row);
     expect_contains(row, u.email, "the outbox row");
     expect_contains(row, "smtp:", "the outbox row's last error");
+    /* what it is and how it goes, last */
+    size_t rl = strlen(row);
+    while (rl && row[rl - 1] == '\n')
+        row[--rl] = '\0';
+    const char *tail = "\tconfirmacion\temail";
+    if (rl < strlen(tail) || strcmp(row + rl - strlen(tail), tail) != 0)
+        fail_msg("the row does not end with its kind and channel: %s", row);
     free(row);
     expect_healthy(&S);
     assert_true(srv_wait_log(&S, "next attempt in", 10000));
