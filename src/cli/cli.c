@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void error_line(const char *fmt, va_list ap) PRINTF_LIKE(1, 0);
 
@@ -562,6 +563,13 @@ static int transfer_check(void *args)
 {
     const struct transfer_args *a = args;
     if (!a->dir || !*a->dir) return usage_error("%s: --%s DIR is required", a->cmd, a->flag);
+    /* a source that is not there is refused before the target is opened
+     * (which would create and migrate an empty one) */
+    struct stat sb;
+    if (!strcmp(a->flag, "from") && (stat(a->dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+        cli_error("%s: %s is not a folder", a->cmd, a->dir);
+        return EXIT_REFUSED;
+    }
     return 0;
 }
 
@@ -606,7 +614,8 @@ int cli_import(int argc, char **argv)
                     "Loads an export into the data store the settings name, which must hold no\n"
                     "data yet: checks every file against the manifest first (nothing is written\n"
                     "on a mismatch), stores the photos, then inserts every row in one\n"
-                    "transaction (on failure the photos it stored are removed again). An\n"
+                    "transaction (on failure the photos it stored are removed again; after a\n"
+                    "crash, by serve's sweeper or by the next import). An\n"
                     "export of version 1 (before the schedules) loads with every barber and\n"
                     "service active and every barber on the default week.\n");
 }
@@ -629,5 +638,6 @@ int cli_restore(int argc, char **argv)
                     "Usage: barberia restore --from DIR [--data DIR]\n"
                     "Restores a backup into the data folder the settings name, which must hold\n"
                     "no data yet (stop serve first): the photos into the object store, then\n"
-                    "the database in one step (on a failure the photos are removed again).\n");
+                    "the database in one step (on a failure the photos are removed again;\n"
+                    "after a crash, by serve's sweeper or by the next restore).\n");
 }

@@ -62,6 +62,7 @@ static br_err copy_object(struct objstore *from, struct objstore *to, const char
  * object store to another; the keys copied are kept in *done. */
 struct photo_copy {
     struct objstore *from, *to;
+    struct photos_bulk *hold; /* NULL: a copy into a new backup folder */
     int foto_table;
     struct transfer_stats *st;
     char **done;
@@ -78,7 +79,8 @@ static br_err copy_row(void *ud, int table, const struct store_value *cols, int 
     p->st->rows++;
     if (n < 6 || cols[5].type != STORE_TEXT) return err_set(BR_STORE, "a photo without its key");
     char *key = xstrndup(cols[5].s, cols[5].n);
-    br_err rc = copy_object(p->from, p->to, key, p->st);
+    br_err rc = p->hold ? photos_bulk_intent(p->hold, key) : BR_OK;
+    if (!rc) rc = copy_object(p->from, p->to, key, p->st);
     if (rc) {
         free(key);
         return rc;
@@ -168,8 +170,15 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
      * as this version's */
     if (!rc) rc = store_migrate(b.st);
     struct photo_copy p = {.from = b.obj, .to = app->obj, .foto_table = foto_table(), .st = &got};
+    /* each photo's intent in the target first: a crash before the database
+     * is in place leaves the sweeper objects no record names, to remove */
+    if (!rc) rc = photos_bulk_begin(app, &p.hold);
     if (!rc) rc = store_dump(b.st, copy_row, &p);
     side_close(&b);
+    /* the database replaced takes the intents with it (no write of this
+     * process's lease may meet the copy: restore runs on a stopped shop,
+     * where a sweep judges this process by its pid) */
+    photos_bulk_end(p.hold, false);
     if (!rc) rc = store_restore(app->store, db);
     if (rc) {
         char msg[512];

@@ -27,11 +27,13 @@
  *   record whose URL is 404.
  */
 #include "photos.h"
+#include "sweeper.h"
 #include "../util/log.h"
 #include "../util/mediatype.h"
 #include "../util/metrics.h"
 #include "../util/objkey.h"
 #include "../util/procid.h"
+#include "../util/worker.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -94,6 +96,73 @@ static void new_intent(struct obj_intent *in, const char *op, char *key)
     in->pid = me->pid;
     in->instance = (char *)me->instance;
     iso8601_format(clock_now_ms(), in->created_at);
+}
+
+/* --- bulk writers -------------------------------------------------------------- */
+
+struct photos_bulk {
+    struct app *app;
+    struct worker *lease; /* renews this process's lease */
+};
+
+#define BULK_LEASE_EVERY_MS 1000 /* well within the shortest lease a sweeper counts (300 ms x 3)   \
+                                  */
+
+static void renew(struct app *app)
+{
+    const struct procid *me = procid_self();
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    if (store_lease_renew(app->store, me->instance, me->node, me->pid, now) != BR_OK)
+        log_warn("fotos: cannot renew this process's lease: %s", err_msg());
+}
+
+static void lease_run(struct worker *w, void *ud)
+{
+    struct photos_bulk *b = ud;
+    while (!worker_stopping(w)) {
+        renew(b->app);
+        worker_nap(w, BULK_LEASE_EVERY_MS);
+    }
+}
+
+br_err photos_bulk_begin(struct app *app, struct photos_bulk **out)
+{
+    *out = NULL;
+    /* an earlier writer that crashed: its objects go before this one's
+     * come (the lease this renews is the one the thread keeps) */
+    br_err rc = sweep_intents(app, 3 * BULK_LEASE_EVERY_MS, NULL);
+    if (rc) return rc;
+    struct photos_bulk *b = xcalloc(1, sizeof *b);
+    b->app = app;
+    if (!worker_start(lease_run, b, &b->lease)) {
+        free(b);
+        return err_set(BR_INTERNAL, "cannot start the lease thread");
+    }
+    *out = b;
+    return BR_OK;
+}
+
+br_err photos_bulk_intent(struct photos_bulk *b, const char *key)
+{
+    struct obj_intent in;
+    char *k = xstrdup(key);
+    new_intent(&in, "put", k);
+    br_err rc = store_intent_add(b->app->store, &in);
+    free(k);
+    return rc;
+}
+
+void photos_bulk_end(struct photos_bulk *b, bool done)
+{
+    if (!b) return;
+    worker_stop(b->lease, NULL);
+    const struct procid *me = procid_self();
+    if (done && store_intents_clear_all(b->app->store, me->instance) != BR_OK)
+        log_warn("fotos: could not clear this process's intents: %s (a sweep finishes them)",
+                 err_msg());
+    /* the lease ends with the process: a sweep then finishes what is left */
+    free(b);
 }
 
 /* Ends an intent: cleared when nothing is left to do (done), else disowned

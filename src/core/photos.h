@@ -52,6 +52,24 @@ br_err photos_delete(struct app *app, const struct principal *caller, const char
  * error. */
 br_err photos_erase(struct app *app, const struct foto *f) WARN_UNUSED;
 /* What photos_retype did. */
+/* A bulk writer's (import, restore) hold on the photos it stores, so that
+ * a crash at any instant leaves nothing the sweeper does not finish: each
+ * object gets a put intent of this process before it is written, and this
+ * process's lease is renewed on a thread of its own meanwhile (so that no
+ * node's sweeper takes the intents while it lives). photos_bulk_begin
+ * first finishes the intents of gone processes (a crashed earlier import's
+ * objects, which no record names, are removed). OUT: *out. */
+struct photos_bulk;
+br_err photos_bulk_begin(struct app *app, struct photos_bulk **out) WARN_UNUSED;
+/* Records the put intent of key (in the photo bucket) before its object is
+ * written. BR_CONFLICT when another process holds one on it. */
+br_err photos_bulk_intent(struct photos_bulk *b, const char *key) WARN_UNUSED;
+/* Ends the hold: with done, the records naming the objects are committed
+ * (or gone with the database the writer replaced) and the intents go;
+ * without, they stay for a sweep, whoever runs it, to finish. NULL:
+ * nothing. */
+void photos_bulk_end(struct photos_bulk *b, bool done);
+
 struct photos_retype_stats {
     int64_t checked; /* objects of the photo bucket a photo record names */
     int64_t fixed;   /* of those, objects whose stored type was rewritten */

@@ -118,30 +118,47 @@ static br_err finish(struct pass *p, const struct obj_intent *in)
     return rc;
 }
 
+/* This process's lease renewed, then the intents of gone processes
+ * finished: the first error. */
+static br_err intents_pass(struct pass *p, int64_t lease_ms)
+{
+    int64_t now = clock_now_ms();
+    br_ts now_ts;
+    iso8601_format(now, now_ts);
+    iso8601_format(now - lease_ms, p->since);
+    struct store *st = p->app->store;
+    br_err first = store_lease_renew(st, p->me->instance, p->me->node, p->me->pid, now_ts);
+    if (first) log_error("sweep: cannot renew this process's lease: %s", err_msg());
+    br_err rc = store_intents_each(st, collect, p);
+    for (size_t i = 0; !rc && i < p->n; i++) {
+        const struct obj_intent *in = &p->v[i];
+        if (!owner_gone(p, in->node, (long)in->pid, in->instance)) continue;
+        rc = finish(p, in);
+    }
+    if (rc) log_error("sweep: finishing intents failed: %s", err_msg());
+    if (rc && !first) first = rc;
+    for (size_t i = 0; i < p->n; i++)
+        obj_intent_clear(&p->v[i]);
+    free(p->v);
+    p->v = NULL;
+    p->n = p->cap = 0;
+    return first;
+}
+
+br_err sweep_intents(struct app *app, int64_t lease_ms, struct sweep_stats *stats)
+{
+    struct pass p = {.app = app, .me = procid_self()};
+    br_err rc = intents_pass(&p, lease_ms);
+    if (stats) *stats = p.st;
+    return rc;
+}
+
 br_err sweep_once(struct app *app, const char *spool_dir, int64_t lease_ms,
                   struct sweep_stats *stats)
 {
     struct pass p = {.app = app, .me = procid_self()};
-    int64_t now = clock_now_ms();
-    br_ts now_ts;
-    iso8601_format(now, now_ts);
-    iso8601_format(now - lease_ms, p.since);
-    br_err first = store_lease_renew(app->store, p.me->instance, p.me->node, p.me->pid, now_ts);
-    if (first) log_error("sweep: cannot renew this process's lease: %s", err_msg());
-
-    br_err rc = store_intents_each(app->store, collect, &p);
-    for (size_t i = 0; !rc && i < p.n; i++) {
-        const struct obj_intent *in = &p.v[i];
-        if (!owner_gone(&p, in->node, (long)in->pid, in->instance)) continue;
-        rc = finish(&p, in);
-    }
-    if (rc) log_error("sweep: finishing intents failed: %s", err_msg());
-    if (rc && !first) first = rc;
-    for (size_t i = 0; i < p.n; i++)
-        obj_intent_clear(&p.v[i]);
-    free(p.v);
-
-    rc = obj_sweep_tmp(app->obj, tmp_writer_gone, removed_tmp, &p);
+    br_err first = intents_pass(&p, lease_ms);
+    br_err rc = obj_sweep_tmp(app->obj, tmp_writer_gone, removed_tmp, &p);
     if (rc) log_error("sweep: %s", err_msg());
     if (rc && !first) first = rc;
     if (spool_dir) {

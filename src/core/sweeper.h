@@ -41,6 +41,12 @@ struct sweep_stats {
 br_err sweep_once(struct app *app, const char *spool_dir, int64_t lease_ms,
                   struct sweep_stats *stats) WARN_UNUSED;
 
+/* The intents part of a pass alone (this process's lease renewed, the
+ * intents of gone processes finished): what a bulk writer (import,
+ * restore) runs before it starts, so that a crashed predecessor's objects
+ * are gone. */
+br_err sweep_intents(struct app *app, int64_t lease_ms, struct sweep_stats *stats) WARN_UNUSED;
+
 /* Runs a pass now, then one every interval_ms on a new thread. spool_dir
  * is borrowed until sweep_stop. OUT: *out. A failing first pass is logged
  * and does not stop the start; failing to start the thread does. */

@@ -600,7 +600,8 @@ struct put_list {
     size_t n, cap;
 };
 
-static br_err put_objects(struct app *app, const char *dir, struct put_list *done)
+static br_err put_objects(struct app *app, struct photos_bulk *hold, const char *dir,
+                          struct put_list *done)
 {
     char *list = xasprintf("%s/objects.jsonl", dir);
     FILE *f = fopen(list, "r");
@@ -619,6 +620,9 @@ static br_err put_objects(struct app *app, const char *dir, struct put_list *don
         struct stat sb;
         if (fd < 0 || fstat(fd, &sb) != 0) rc = io_fail("cannot open", p);
         if (!rc) rc = obj_ensure_bucket(app->obj, bucket, true, PHOTO_BUCKET_LIMIT);
+        /* its intent first: a crash from here on leaves the sweeper an
+         * object no record names, to remove */
+        if (!rc) rc = photos_bulk_intent(hold, key);
         if (!rc) rc = obj_put(app->obj, bucket, key, ct, fd, (uint64_t)sb.st_size);
         if (rc == BR_CONFLICT)
             rc = err_set(BR_CONFLICT, "the store already has %s/%s", bucket, key);
@@ -739,7 +743,9 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
     if (!rc && !empty)
         rc = err_set(BR_CONFLICT, "the target already holds data: an import needs an empty one");
     struct put_list done = {0};
-    if (!rc) rc = put_objects(app, dir, &done);
+    struct photos_bulk *hold = NULL;
+    if (!rc) rc = photos_bulk_begin(app, &hold);
+    if (!rc) rc = put_objects(app, hold, dir, &done);
     struct loader l = {.dir = dir, .m = &m, .ntables = (int)json_array_size(m.tables)};
     /* version 1 had no schedules: its barbers get the default week, as the
      * migration gives it to the barbers it finds */
@@ -755,6 +761,8 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
             (void)obj_remove(app->obj, PHOTO_BUCKET, done.keys[i]);
         err_set(rc, "%s", msg);
     }
+    /* on a failure the intents stay: a sweep removes what is still there */
+    photos_bulk_end(hold, !rc);
     for (size_t i = 0; i < done.n; i++)
         free(done.keys[i]);
     free(done.keys);

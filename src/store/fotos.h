@@ -73,6 +73,10 @@ br_err store_intent_add(struct store *st, const struct obj_intent *in) STORE_WRI
 br_err store_intent_clear(struct store *st, const char *id,
                           const char *instance) STORE_WRITE WARN_UNUSED;
 
+/* Clears every intent instance owns (a bulk writer whose records are
+ * committed). */
+br_err store_intents_clear_all(struct store *st, const char *instance) STORE_WRITE WARN_UNUSED;
+
 /* Gives up an intent instance owns, so that the next sweep finishes it,
  * whoever runs it (no error when instance does not own it). */
 br_err store_intent_disown(struct store *st, const char *id,

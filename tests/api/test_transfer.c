@@ -435,6 +435,70 @@ static void a_damaged_export_or_a_used_target_is_refused_with_nothing_written(vo
     free(err);
 }
 
+/* What an import killed halfway leaves behind: photos it stored, each
+ * under its intent, and no rows. Running it again first finishes those
+ * intents (the object no record names goes) and then loads the export
+ * whole, where it used to refuse the key it found taken. */
+static void an_import_cut_short_by_a_crash_is_finished_and_runs_again(void **state)
+{
+    (void)state;
+    char out[400];
+    snprintf(out, sizeof out, "%s/export-crash", A.s.dir);
+    expect_cli_ok(&A.s, NULL, "export", "--to", out);
+    char list[600];
+    snprintf(list, sizeof list, "%s/objects.jsonl", out);
+    char *text = read_file(list, NULL);
+    assert_non_null(text);
+    json_error_t e;
+    json_t *first = json_loadb(text, strcspn(text, "\n"), 0, &e);
+    free(text);
+    const char *key = json_string_value(json_array_get(first, 1));
+    assert_non_null(key);
+
+    struct srv D = {0};
+    srv_init(&D);
+    D.s3 = false; /* the folder store: where the crash's object is put by hand */
+    const char *migrate[] = {"migrate", NULL};
+    assert_int_equal(run_cli(&D, NULL, migrate, true, NULL, NULL), 0);
+    /* the crashed import's object, half written, and its intent */
+    char path[900];
+    snprintf(path, sizeof path, "%s/storage/fotos-citas/%s", D.data, key);
+    for (char *q = strchr(path + strlen(D.data) + 1, '/'); q; q = strchr(q + 1, '/')) {
+        *q = '\0';
+        (void)mkdir(path, 0755);
+        *q = '/';
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("half", f);
+    fclose(f);
+    char sql[1200];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO obj_intents (id, bucket, key, op, node, pid, instance, created_at) "
+             "VALUES ('0b7a8c1e-0000-4000-8000-000000000001', 'fotos-citas', '%s', 'put', "
+             "'a-gone-node', 999999, '0123456789abcdef', '2026-01-01T00:00:00.000Z')",
+             key);
+    assert_int_equal(db_exec(&D, sql, NULL), 0);
+
+    char *err = NULL;
+    if (cli_in(&D, NULL, "import", "--from", out, &err) != 0) fail_msg("import: %s", err);
+    free(err);
+    /* the photo is the export's, and nothing is left to finish */
+    char src[900];
+    snprintf(src, sizeof src, "%s/objects/fotos-citas/%s", out, key);
+    size_t want_len = 0, got_len = 0;
+    char *want = read_file(src, &want_len), *got = obj_read(&D, key, &got_len);
+    assert_non_null(want);
+    assert_non_null(got);
+    assert_int_equal(got_len, want_len);
+    assert_memory_equal(got, want, want_len);
+    free(want);
+    free(got);
+    assert_int_equal(db_count(&D, "SELECT count(*) FROM obj_intents"), 0);
+    json_decref(first);
+    srv_cleanup(&D);
+}
+
 /* An export of version 1, made by the version before working hours (`barberia
  * export` of a shop with an admin, two barbers and a service). */
 #define EXPORT_V1 BARBERIA_TESTS_DIR "/api/data/export-v1"
@@ -625,6 +689,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_shop_moves_to_the_other_backends_and_back_with_nothing_lost),
         cmocka_unit_test(a_damaged_export_or_a_used_target_is_refused_with_nothing_written),
+        cmocka_unit_test(an_import_cut_short_by_a_crash_is_finished_and_runs_again),
         cmocka_unit_test(an_export_of_version_1_loads_with_every_barber_on_the_default_week),
         cmocka_unit_test(an_export_of_version_2_loads_each_photos_size_for_the_quota),
         cmocka_unit_test(an_export_of_version_4_loads_the_consents_as_the_clients_gave_them),
