@@ -105,8 +105,10 @@ struct photos_bulk {
     struct worker *lease; /* renews this process's lease */
 };
 
-#define BULK_LEASE_EVERY_MS 1000 /* well within the shortest lease a sweeper counts (300 ms x 3)   \
-                                  */
+/* every sweeper counts a lease as lapsed after 3 of its intervals, of at
+ * least 100 ms (BARBERIA_SWEEP_INTERVAL_MS): renewed at that pace, no node
+ * takes a live bulk writer's intents */
+#define BULK_LEASE_EVERY_MS 100
 
 static void renew(struct app *app)
 {
