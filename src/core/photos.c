@@ -132,8 +132,11 @@ br_err photos_bulk_begin(struct app *app, struct photos_bulk **out)
 {
     *out = NULL;
     /* an earlier writer that crashed: its objects go before this one's
-     * come (the lease this renews is the one the thread keeps) */
-    br_err rc = sweep_intents(app, 3 * BULK_LEASE_EVERY_MS, NULL);
+     * come (the lease this renews is the one the thread keeps); another
+     * node's lease lapses as its own sweeper counts it, after 3 of the
+     * shop's sweep intervals */
+    int64_t lease_ms = 3 * (int64_t)(app->cfg ? app->cfg->sweep_interval_ms : 10000);
+    br_err rc = sweep_intents(app, lease_ms, NULL);
     if (rc) return rc;
     struct photos_bulk *b = xcalloc(1, sizeof *b);
     b->app = app;
