@@ -61,17 +61,9 @@ static int demo_data(struct app *app)
         {"Arreglo de barba", 20, 10.0},
         {"Afeitado a navaja", 30, 14.0},
     };
-    br_err rc = BR_OK;
-    for (size_t i = 0; i < ARRAY_LEN(barberos) && !rc; i++) {
-        struct barbero b = {.nombre = (char *)barberos[i]};
-        rc = catalog_barbero_add(app, &b);
-    }
-    for (size_t i = 0; i < ARRAY_LEN(servicios) && !rc; i++) {
-        struct servicio s = {.nombre = (char *)servicios[i].nombre,
-                             .duracion_min = servicios[i].min,
-                             .precio = servicios[i].precio};
-        rc = catalog_servicio_add(app, &s);
-    }
+    /* the administrator first: of several nodes starting on one empty
+     * database, the one whose sign-up wins seeds the catalog, the others
+     * find the address taken and add nothing */
     unsigned char raw[12];
     char password[24];
     randombytes_buf(raw, sizeof raw);
@@ -79,12 +71,28 @@ static int demo_data(struct app *app)
                       sodium_base64_VARIANT_URLSAFE_NO_PADDING);
     struct ident_signup in = {DEMO_ADMIN, password, "Administración", NULL, "admin"};
     struct ident_session s;
-    if (!rc) rc = ident_signup(app->ident, &in, false, &s);
+    br_err rc = ident_signup(app->ident, &in, false, &s);
+    if (rc == BR_CONFLICT) {
+        sodium_memzero(password, sizeof password);
+        log_info("demo: another process is adding the demo data; nothing added here");
+        return 0;
+    }
+    if (!rc) ident_session_clear(&s);
+    for (size_t i = 0; i < ARRAY_LEN(barberos) && !rc; i++) {
+        struct barbero b = {.nombre = (char *)barberos[i]};
+        rc = catalog_barbero_add(app, &b);
+    }
+    for (size_t i = 0; i < ARRAY_LEN(servicios) && !rc; i++) {
+        struct servicio sv = {.nombre = (char *)servicios[i].nombre,
+                              .duracion_min = servicios[i].min,
+                              .precio = servicios[i].precio};
+        rc = catalog_servicio_add(app, &sv);
+    }
     if (rc) {
+        sodium_memzero(password, sizeof password);
         cli_error("serve --demo: %s", err_msg());
         return EXIT_REFUSED;
     }
-    ident_session_clear(&s);
     printf("Demo data created: %zu barbers, %zu services and an administrator.\n"
            "  email:    %s\n"
            "  password: %s\n"
