@@ -393,6 +393,44 @@ static void fs_close(struct objstore *o)
     free(s);
 }
 
+/* fn for every regular file under dir, its key being prefix + its path
+ * below dir (key holds prefix's bytes, room for a whole key). */
+static br_err each_under(const char *dir, char *key, size_t len, obj_key_fn fn, void *ud)
+{
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? BR_OK : io_fail("cannot list", dir);
+    br_err rc = BR_OK;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        size_t n = strlen(e->d_name);
+        if (len + n + 2 > OBJKEY_MAX + 1) continue; /* no key of ours is that long */
+        memcpy(key + len, e->d_name, n + 1);
+        char *path = xasprintf("%s/%s", dir, e->d_name);
+        struct stat sb;
+        if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            key[len + n] = '/';
+            key[len + n + 1] = '\0';
+            rc = each_under(path, key, len + n + 1, fn, ud);
+        } else if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            rc = fn(ud, key);
+        }
+        free(path);
+    }
+    closedir(d);
+    return rc;
+}
+
+static br_err fs_each(struct objstore *o, const char *bucket, obj_key_fn fn, void *ud)
+{
+    struct fs_store *s = (struct fs_store *)o;
+    char *dir = xasprintf("%s/%s", s->root, bucket);
+    char key[OBJKEY_MAX + 1] = "";
+    br_err rc = each_under(dir, key, 0, fn, ud);
+    free(dir);
+    return rc;
+}
+
 static const struct obj_ops fs_ops = {
     .name = "folder",
     .ensure_bucket = fs_ensure_bucket,
@@ -400,6 +438,7 @@ static const struct obj_ops fs_ops = {
     .get = fs_get,
     .remove = fs_remove,
     .sweep_tmp = fs_sweep_tmp,
+    .each = fs_each,
     .close = fs_close,
 };
 

@@ -90,6 +90,22 @@ br_err obj_each(struct objstore *o, const char *bucket, obj_key_fn fn, void *ud)
     return o->ops->each(o, bucket, fn, ud);
 }
 
+static br_err found_one(void *ud, const char *key)
+{
+    (void)key;
+    *(bool *)ud = true;
+    return BR_CONFLICT; /* one is enough: the walk stops */
+}
+
+br_err obj_bucket_holds_any(struct objstore *o, const char *bucket, bool *any)
+{
+    *any = false;
+    if (!obj_bucket_valid(bucket)) return bucket_invalid();
+    if (!o->ops->each) return BR_OK;
+    br_err rc = o->ops->each(o, bucket, found_one, any);
+    return *any ? BR_OK : rc;
+}
+
 br_err obj_retype(struct objstore *o, const char *bucket, const char *key, bool *changed)
 {
     *changed = false;

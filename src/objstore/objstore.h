@@ -71,12 +71,14 @@ struct obj_ops {
      * NULL (caller frees) when the service serves it (its own
      * /storage/v1/object/public/... URL). Optional: NULL means never. */
     char *(*public_url)(struct objstore *o, const char *bucket, const char *key);
-    /* Calls fn for every object of bucket, in the store's order. Optional,
-     * with retype: a store whose objects reach readers only through the
-     * service (the folder store) has neither, as the service decides the
-     * type it serves when it serves it. */
+    /* Calls fn for every object of bucket, in the store's order; stops at
+     * the first error fn returns. Optional (a store without it is taken as
+     * holding nothing a bulk writer must know of). */
     br_err (*each)(struct objstore *o, const char *bucket, obj_key_fn fn, void *ud);
-    /* Makes what the store holds of bucket/key's type what put stores
+    /* (Optional, with each: a store whose objects reach readers only
+     * through the service, the folder store, has none, as the service
+     * decides the type it serves when it serves it.)
+     * Makes what the store holds of bucket/key's type what put stores
      * today (for objects an older version stored with the declared text),
      * the bytes untouched. OUT: *changed, whether anything was rewritten.
      * BR_NOTFOUND when there is no such object. */
@@ -124,6 +126,9 @@ br_err obj_get(struct objstore *o, const char *bucket, const char *key, struct o
 br_err obj_remove(struct objstore *o, const char *bucket, const char *key);
 br_err obj_each(struct objstore *o, const char *bucket, obj_key_fn fn, void *ud);
 br_err obj_retype(struct objstore *o, const char *bucket, const char *key, bool *changed);
+/* OUT: *any, whether bucket holds any object (a missing bucket holds
+ * none). */
+br_err obj_bucket_holds_any(struct objstore *o, const char *bucket, bool *any) WARN_UNUSED;
 
 static inline br_err obj_sweep_tmp(struct objstore *o, obj_writer_gone_fn gone,
                                    obj_removed_fn removed, void *ud)

@@ -499,6 +499,41 @@ static void an_import_cut_short_by_a_crash_is_finished_and_runs_again(void **sta
     srv_cleanup(&D);
 }
 
+/* A target whose object store holds photos already (another shop's, in a
+ * shared bucket, or ones left by hand) is not empty: refused, nothing
+ * written. */
+static void an_import_into_a_store_that_holds_photos_is_refused(void **state)
+{
+    (void)state;
+    char out[400];
+    snprintf(out, sizeof out, "%s/export-stale", A.s.dir);
+    expect_cli_ok(&A.s, NULL, "export", "--to", out);
+    struct srv D = {0};
+    srv_init(&D);
+    D.s3 = false;
+    char path[700];
+    snprintf(path, sizeof path, "%s/storage", D.data);
+    (void)mkdir(D.data, 0755);
+    (void)mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/storage/fotos-citas", D.data);
+    (void)mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/storage/fotos-citas/zz", D.data);
+    (void)mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/storage/fotos-citas/zz/stale.png", D.data);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("someone else's", f);
+    fclose(f);
+    char *err = NULL;
+    assert_int_equal(cli_in(&D, NULL, "import", "--from", out, &err), 1);
+    if (!err || !strstr(err, "already holds photos")) fail_msg("import: %s", err ? err : "");
+    free(err);
+    assert_true(file_exists(path));
+    assert_int_equal(db_count(&D, "SELECT count(*) FROM auth_users"), 0);
+    assert_int_equal(obj_count(&D, ""), 1);
+    srv_cleanup(&D);
+}
+
 /* An export of version 1, made by the version before working hours (`barberia
  * export` of a shop with an admin, two barbers and a service). */
 #define EXPORT_V1 BARBERIA_TESTS_DIR "/api/data/export-v1"
@@ -690,6 +725,7 @@ int main(void)
         cmocka_unit_test(a_shop_moves_to_the_other_backends_and_back_with_nothing_lost),
         cmocka_unit_test(a_damaged_export_or_a_used_target_is_refused_with_nothing_written),
         cmocka_unit_test(an_import_cut_short_by_a_crash_is_finished_and_runs_again),
+        cmocka_unit_test(an_import_into_a_store_that_holds_photos_is_refused),
         cmocka_unit_test(an_export_of_version_1_loads_with_every_barber_on_the_default_week),
         cmocka_unit_test(an_export_of_version_2_loads_each_photos_size_for_the_quota),
         cmocka_unit_test(an_export_of_version_4_loads_the_consents_as_the_clients_gave_them),
