@@ -88,6 +88,7 @@ struct stmt_slot {
 struct db_conn {
     PGconn *h;
     bool broken; /* reconnect before the next use */
+    bool opened; /* has been connected once: a new connection is then a reconnect */
     struct stmt_slot cache[STMT_CACHE];
     int nstmt;
     int64_t deadline_ms; /* of the current call, on the monotonic clock */
@@ -470,6 +471,7 @@ static br_err conn_open(const char *target, int op_ms, int lock_wait_ms, struct 
         return rc;
     }
     c->broken = false;
+    c->opened = true;
     return BR_OK;
 }
 
@@ -534,8 +536,11 @@ static br_err pg_acquire(struct db *db, struct db_conn **out)
     br_err rc = db_pool_take(&p->pool, (void **)&c);
     if (rc) return rc;
     if (conn_stale(c)) {
+        /* the pool's connections but the first open on first use: that is
+         * no reconnect */
+        bool again = c->opened;
         rc = conn_open(p->target, statement_ms(p), p->lock_wait_ms, c);
-        if (!rc) metric_inc(M_DB_RECONNECTS);
+        if (!rc && again) metric_inc(M_DB_RECONNECTS);
         pthread_mutex_lock(&p->mu);
         bool was = p->outage;
         p->outage = rc != BR_OK;

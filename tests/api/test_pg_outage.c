@@ -260,6 +260,9 @@ static void after_a_restart_the_first_answers_are_right(void **state)
     for (int i = 0; i < 3; i++)
         book_pool_wide(&S, &u, barbero, servicio, &next, "before the restart");
     expect_healthz_200(&S, "before the restart");
+    /* the pool's connections opened on first use: none of that is a
+     * reconnect (a fresh node must not look like one losing its database) */
+    assert_int_equal(reconnects(&S), 0);
 
     for (int round = 0; round < 4; round++) {
         pg_server("halt");
