@@ -115,7 +115,12 @@ export async function agenda() {
           if (!horarios.has(b.id))
             horarios.set(
               b.id,
-              get(`/api/barberos/${encodeURIComponent(b.id)}/horario`).then((x) => x.horario),
+              get(`/api/barberos/${encodeURIComponent(b.id)}/horario`)
+                .then((x) => x.horario)
+                .catch((e) => {
+                  horarios.delete(b.id); // asked again next time
+                  throw e;
+                }),
             );
           return horarios.get(b.id);
         }),
@@ -180,6 +185,30 @@ export async function agenda() {
       n === 1 ? dateLabel(fecha) : `Semana del ${dateLabel(fecha)}`,
     );
     body.replaceChildren(title, h('p', { class: 'hint' }, 'Cargando…'));
+    try {
+      return await fill(title, n, keep);
+    } catch (e) {
+      // a failed request (the session ended, the server away): said in
+      // the day's place, with the focus on it
+      const err = alertBox();
+      showError(err, e);
+      body.replaceChildren(
+        title,
+        err,
+        e.expired
+          ? null
+          : h(
+              'p',
+              {},
+              btn('Reintentar', () => show(keep).then(focus)),
+            ),
+      );
+      focus(err);
+      return err;
+    }
+  }
+
+  async function fill(title, n, keep) {
     const cols = barberos.filter((b) => !ver || b.id === ver);
     const [{ citas: all }, tr] = await Promise.all([
       get(
@@ -409,9 +438,17 @@ async function earlier(c, me, more) {
   const list = h('div', {}, h('p', { class: 'hint' }, 'Cargando…'));
   more.replaceChildren(t, list);
   focus(t);
-  const { citas } = await get(
-    '/api/citas?' + qs({ cliente_id: c.cliente_id, hasta: c.fecha_inicio, limit: 1000 }),
-  );
+  let citas;
+  try {
+    ({ citas } = await get(
+      '/api/citas?' + qs({ cliente_id: c.cliente_id, hasta: c.fecha_inicio, limit: 1000 }),
+    ));
+  } catch (e) {
+    const err = alertBox();
+    showError(err, e);
+    list.replaceChildren(err);
+    return;
+  }
   const prev = citas
     .filter((x) => x.cliente_id === c.cliente_id && x.id !== c.id && x.estado !== 'cancelada')
     .reverse();

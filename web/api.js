@@ -1,8 +1,12 @@
 // api.js - the JSON API of the same origin (the session cookie goes along).
+// expired: a 401 from anything but signing in (a session ended: signed
+// out elsewhere, a new password, an administrator's change); the flag of
+// signedIn() goes with it.
 export class ApiError extends Error {
-  constructor(status, message) {
+  constructor(status, message, expired) {
     super(message);
     this.status = status;
+    this.expired = !!expired;
   }
 }
 
@@ -27,7 +31,11 @@ export async function api(method, path, body) {
       data = null;
     }
   }
-  if (!res.ok) throw new ApiError(res.status, (data && data.error) || 'Error ' + res.status);
+  if (!res.ok) {
+    const expired = res.status === 401 && !path.startsWith('/api/auth/login');
+    if (expired) signedOut();
+    throw new ApiError(res.status, (data && data.error) || 'Error ' + res.status, expired);
+  }
   return data;
 }
 

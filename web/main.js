@@ -1,7 +1,7 @@
 // main.js - starts the app: settings, session, navigation, and the page of
 // the current path (its module loaded on demand).
 import { loadConfig, session, signedOut, post, rol } from './api.js';
-import { h, page, go, announce } from './ui.js';
+import { h, page, go, announce, alertBox, showError } from './ui.js';
 
 const pages = {
   '/': () => import('./book.js').then((m) => m.home()),
@@ -66,9 +66,11 @@ async function render() {
     if (show) await show();
     else page('Página no encontrada', h('p', {}, h('a', { href: '/' }, 'Volver al inicio')));
   } catch (e) {
+    const err = alertBox();
+    showError(err, e);
     page(
       'Algo ha fallado',
-      h('p', { class: 'alert', role: 'alert' }, e.message || String(e)),
+      err,
       h('p', {}, h('button', { type: 'button', onclick: render }, 'Reintentar')),
     );
   }

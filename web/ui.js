@@ -1,6 +1,6 @@
 // ui.js - building the page: elements, steps and focus, announcements, and
 // times in the shop's zone.
-import { cfg } from './api.js';
+import { cfg, qs } from './api.js';
 
 // h('button', {class: 'x', onclick: f}, 'text', child...) -> element
 export function h(tag, attrs, ...kids) {
@@ -50,12 +50,24 @@ export function announce(msg) {
   }, 8000);
 }
 
-// An error line inside a form or step (role=alert is read at once).
+// An error line inside a form or step (role=alert is read at once). A lost
+// session (api.js: ApiError.expired) says so, with a way back to this page
+// through signing in.
 export const alertBox = () => h('p', { class: 'alert', role: 'alert', hidden: true });
 export function showError(box, err) {
-  box.textContent = err && err.message ? err.message : String(err);
+  if (err && err.expired) box.replaceChildren(...expiredText());
+  else box.textContent = err && err.message ? err.message : String(err);
   box.hidden = false;
 }
+export const expiredText = () => [
+  'Tu sesión ha caducado. ',
+  h(
+    'a',
+    { href: '/entrar?' + qs({ volver: location.pathname + location.search }) },
+    'Entra de nuevo',
+  ),
+  ' para seguir.',
+];
 
 // Asks before a destructive action, in area (whatever it held is replaced):
 // the question (a text, or an element such as a heading) gets the focus, then

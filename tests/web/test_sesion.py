@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""web/sesion - requests that fail while a page is open: the session ended
+meanwhile (an administrator set a new password, which signs the user out
+everywhere) or the server out of reach (the browser offline). Each page
+says so where the answer was awaited, in Spanish, never "Cargando…" for
+ever nor an empty list; a lost session says "Tu sesión ha caducado" with a
+link that signs in and comes back to the same page:
+- /agenda: the Día/Semana/Anterior/Hoy/Siguiente buttons and "Ver".
+Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
+import os
+import sys
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webtest  # noqa: E402
+from webtest import By  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
+
+
+def offline(br, on):
+    br.d.execute_cdp_cmd("Network.enable", {})
+    br.d.execute_cdp_cmd("Network.emulateNetworkConditions", {
+        "offline": on, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+
+
+def signin(br, email, password, volver):
+    br.open("/entrar?volver=" + volver)
+    br.fill("Correo electrónico", email)
+    br.fill("Contraseña", password)
+    br.click("Entrar")
+
+
+def expired_link(br, page):
+    """The "session expired" line and its link, which returns to page."""
+    br.see("Tu sesión ha caducado")
+    a = br.button("Entra de nuevo")
+    href = urllib.parse.urlsplit(a.get_attribute("href"))
+    assert href.path == "/entrar", href
+    volver = urllib.parse.parse_qs(href.query)["volver"][0]
+    assert volver.startswith(page), volver
+    return a
+
+
+def agenda(srv, br):
+    _, uid = srv.signup("pepe.sesion@example.com", "Pepe Sesión")
+    srv.ok("PATCH", "/api/admin/usuarios", {"userId": uid, "rol": "barbero"}, token=srv.admin)
+    signin(br, "pepe.sesion@example.com", "secreto1", "/agenda")
+    br.focused_heading("Agenda")
+    br.see("No hay citas")
+
+    # the server out of reach: "Ver" another barber
+    br.allowed_errors.append(r"ERR_INTERNET_DISCONNECTED")
+    offline(br, True)
+    Select(br.d.find_element(By.ID, "ver-barbero")).select_by_index(1)
+    br.see("No hay conexión con el servidor")
+    assert "Cargando" not in br.text(), br.text()
+    br.wait(lambda: "No hay conexión" in br.active().text, what="focus on the error")
+    offline(br, False)
+    br.check("Sesion - agenda sin conexion")
+    br.click("Reintentar")
+    br.see("No hay citas")
+    # and a week button, still offline
+    offline(br, True)
+    br.click("Semana")
+    br.see("No hay conexión con el servidor")
+    offline(br, False)
+    br.click("Reintentar")
+    br.see("Semana del")
+    br.see("No hay citas")
+
+    # the session ends (a new password): the next view says so
+    srv.ok("PATCH", "/api/admin/usuarios", {"userId": uid, "password": "otraclave1"}, token=srv.admin)
+    br.allowed_errors.append(r"status of 401")
+    br.click("Siguiente ›")
+    a = expired_link(br, "/agenda")
+    assert "Cargando" not in br.text(), br.text()
+    assert not br.d.find_elements(By.XPATH, "//main//button[normalize-space()='Reintentar']")
+    br.check("Sesion - agenda caducada")
+    for label in ("Día", "‹ Anterior", "Hoy"):
+        br.click(label)
+        expired_link(br, "/agenda")
+    Select(br.d.find_element(By.ID, "ver-barbero")).select_by_index(0)
+    a = expired_link(br, "/agenda")
+    # signing in again comes back to the agenda
+    a.click()
+    br.focused_heading("Entrar")
+    br.fill("Correo electrónico", "pepe.sesion@example.com")
+    br.fill("Contraseña", "otraclave1")
+    br.click("Entrar")
+    br.focused_heading("Agenda")
+    br.see("No hay citas")
+    assert br.d.current_url.startswith(srv.base + "/agenda"), br.d.current_url
+
+
+def test(srv, br):
+    agenda(srv, br)
+
+
+if __name__ == "__main__":
+    webtest.main(test)
