@@ -173,15 +173,6 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
     /* each photo's intent in the target first: a crash before the database
      * is in place leaves the sweeper objects no record names, to remove */
     if (!rc) rc = photos_bulk_begin(app, &p.hold);
-    /* the folder store must hold no photo yet (it is the data folder's own;
-     * an S3 bucket may be shared, and its other objects are never touched) */
-    bool any = false;
-    if (!rc && !app->cfg->storage_url) rc = obj_bucket_holds_any(app->obj, PHOTO_BUCKET, &any);
-    if (!rc && any)
-        rc = err_set(BR_CONFLICT,
-                     "the target's object store already holds photos (bucket %s): "
-                     "a restore needs an empty one",
-                     PHOTO_BUCKET);
     if (!rc) rc = store_dump(b.st, copy_row, &p);
     side_close(&b);
     /* the database replaced takes the intents with it (no write of this

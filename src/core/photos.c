@@ -138,6 +138,17 @@ br_err photos_bulk_begin(struct app *app, struct photos_bulk **out)
     int64_t lease_ms = 3 * (int64_t)(app->cfg ? app->cfg->sweep_interval_ms : 10000);
     br_err rc = sweep_intents(app, lease_ms, NULL);
     if (rc) return rc;
+    /* then the folder store must hold no photo: it is the data folder's
+     * own (an S3 bucket may be shared, its other objects never touched) */
+    bool any = false;
+    if (!app->cfg || !app->cfg->storage_url)
+        rc = obj_bucket_holds_any(app->obj, PHOTO_BUCKET, &any);
+    if (!rc && any)
+        rc = err_set(BR_CONFLICT,
+                     "the target's folder store already holds photos (storage/%s): it must be "
+                     "empty",
+                     PHOTO_BUCKET);
+    if (rc) return rc;
     struct photos_bulk *b = xcalloc(1, sizeof *b);
     b->app = app;
     if (!worker_start(lease_run, b, &b->lease)) {

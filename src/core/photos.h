@@ -58,7 +58,8 @@ br_err photos_erase(struct app *app, const struct foto *f) WARN_UNUSED;
  * process's lease is renewed on a thread of its own meanwhile (so that no
  * node's sweeper takes the intents while it lives). photos_bulk_begin
  * first finishes the intents of gone processes (a crashed earlier import's
- * objects, which no record names, are removed). OUT: *out. */
+ * objects, which no record names, are removed), then refuses a folder
+ * store that still holds a photo (BR_CONFLICT). OUT: *out. */
 struct photos_bulk;
 br_err photos_bulk_begin(struct app *app, struct photos_bulk **out) WARN_UNUSED;
 /* Records the put intent of key (in the photo bucket) before its object is

@@ -745,16 +745,6 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
     struct put_list done = {0};
     struct photos_bulk *hold = NULL;
     if (!rc) rc = photos_bulk_begin(app, &hold);
-    /* once a crashed predecessor's objects are gone, the folder store must
-     * hold no photo yet (it is the data folder's own; an S3 bucket may be
-     * shared, and its other objects are never touched) */
-    bool any = false;
-    if (!rc && !app->cfg->storage_url) rc = obj_bucket_holds_any(app->obj, PHOTO_BUCKET, &any);
-    if (!rc && any)
-        rc = err_set(BR_CONFLICT,
-                     "the target's object store already holds photos (bucket %s): "
-                     "an import needs an empty one",
-                     PHOTO_BUCKET);
     if (!rc) rc = put_objects(app, hold, dir, &done);
     struct loader l = {.dir = dir, .m = &m, .ntables = (int)json_array_size(m.tables)};
     /* version 1 had no schedules: its barbers get the default week, as the
