@@ -210,7 +210,7 @@ export async function agenda() {
 
   async function fill(title, n, keep) {
     const cols = barberos.filter((b) => !ver || b.id === ver);
-    const [{ citas: all }, tr] = await Promise.all([
+    const got = await Promise.allSettled([
       get(
         '/api/citas?' +
           qs({
@@ -220,6 +220,10 @@ export async function agenda() {
       ),
       n === 1 ? tramos(cols) : null,
     ]);
+    // a lost session first: the closures (an admin path) then answer 403
+    const bad = got.filter((r) => r.status === 'rejected').map((r) => r.reason);
+    if (bad.length) throw bad.find((e) => e.expired) || bad[0];
+    const [{ citas: all }, tr] = got.map((r) => r.value);
     const citas = all.filter((c) => !ver || c.barbero_id === ver);
     await withNoShows(citas);
     const byDay = new Map();

@@ -1,9 +1,23 @@
 // slots.js - the day and free-slot picker (booking and rescheduling).
 // Days shown are a week at a time; each day shown is asked for once
 // (GET /api/disponibilidad), days without a free slot are disabled, and the
-// picker opens on the first day that has one.
+// picker opens on the first day that has one. A day that cannot be read
+// is not a day without slots: the picker says the request failed (a lost
+// session: that it expired, with a link to sign in again), and a tap on
+// that day asks again.
 import { get, qs, cfg } from './api.js';
-import { h, announce, today, addDays, dateLabel, dateShort, whenLabel, zoneName } from './ui.js';
+import {
+  h,
+  announce,
+  alertBox,
+  showError,
+  today,
+  addDays,
+  dateLabel,
+  dateShort,
+  whenLabel,
+  zoneName,
+} from './ui.js';
 
 // `huecos`, when given, names where a day's slots are read instead (a move:
 // GET /api/citas/{id}/huecos, where the appointment's own time is free).
@@ -45,6 +59,13 @@ export function picker({ servicio, barbero, huecos, onPick, heading }) {
   const slots = h('div', { class: 'slots', role: 'group', 'aria-labelledby': 'slots-title' });
   slotsTitle.id = 'slots-title';
   const msg = h('p', { class: 'hint', role: 'status' });
+  // a failed request, or a word about the list (a slot lost meanwhile)
+  const alert = alertBox();
+  const fail = (e) => {
+    msg.textContent = '';
+    showError(alert, e.expired ? e : 'No se pudieron cargar las horas. Inténtalo de nuevo.');
+  };
+  let lastFail = null; // the error of the last week() that had one
   const el = h(
     'section',
     { class: 'picker' },
@@ -54,6 +75,7 @@ export function picker({ servicio, barbero, huecos, onPick, heading }) {
     days,
     msg,
     slotsTitle,
+    alert,
     slots,
   );
 
@@ -84,29 +106,44 @@ export function picker({ servicio, barbero, huecos, onPick, heading }) {
         );
       }),
     );
-    const answers = await Promise.all(fechas.map((d) => fetchDay(d).catch(() => null)));
+    let failed = null;
+    const answers = await Promise.all(
+      fechas.map((d) =>
+        fetchDay(d).catch((e) => {
+          failed = failed || e;
+          return null;
+        }),
+      ),
+    );
     if (start !== (s < first ? first : s)) return null; // another week was asked meanwhile
+    lastFail = failed;
     let firstFree = null;
     answers.forEach((a, i) => {
       const b = days.children[i];
       const n = a ? a.huecos.length : 0;
-      b.disabled = n === 0;
+      // a day not read stays enabled: a tap asks again
+      b.disabled = a ? n === 0 : false;
       b.setAttribute(
         'aria-label',
         dateLabel(fechas[i]) +
-          (n ? `, ${n} ${n === 1 ? 'hora libre' : 'horas libres'}` : ', sin horas libres'),
+          (!a
+            ? ', no se pudo cargar'
+            : n
+              ? `, ${n} ${n === 1 ? 'hora libre' : 'horas libres'}`
+              : ', sin horas libres'),
       );
       b.onclick = () => openDay(fechas[i], true);
       if (n && !firstFree) firstFree = fechas[i];
     });
     if (autoOpen) return firstFree;
-    if (chosen && fechas.includes(chosen)) openDay(chosen, false);
-    else if (firstFree) openDay(firstFree, false);
+    if (chosen && fechas.includes(chosen)) await openDay(chosen, false);
+    else if (firstFree) await openDay(firstFree, false);
     else {
-      slotsTitle.textContent = '';
+      slotsTitle.textContent = 'Horas libres'; // no day open
       slots.replaceChildren();
-      msg.textContent = 'No quedan horas libres esta semana.';
+      msg.textContent = failed ? '' : 'No quedan horas libres esta semana.';
     }
+    if (failed) fail(failed);
     return firstFree;
   }
 
@@ -114,8 +151,14 @@ export function picker({ servicio, barbero, huecos, onPick, heading }) {
     chosen = fecha;
     for (const b of days.children)
       b.setAttribute('aria-pressed', String(b.dataset.fecha === fecha));
-    const a = await fetchDay(fecha, fresh).catch(() => null);
-    msg.textContent = a ? '' : 'No se pudieron cargar las horas. Inténtalo de nuevo.';
+    alert.hidden = true;
+    let failed = null;
+    const a = await fetchDay(fecha, fresh).catch((e) => {
+      failed = e;
+      return null;
+    });
+    msg.textContent = '';
+    if (failed) fail(failed);
     const huecos = a ? a.huecos : [];
     slotsTitle.textContent = `Horas libres el ${dateLabel(fecha)}`;
     slots.replaceChildren(
@@ -135,7 +178,7 @@ export function picker({ servicio, barbero, huecos, onPick, heading }) {
     if (!huecos.length && a)
       slots.append(h('p', { class: 'hint' }, 'Este día ya no quedan horas libres.'));
     if (moveFocus) slotsTitle.focus();
-    return huecos;
+    return a ? huecos : null;
   }
 
   // Opens on the first day with a free slot, looking ahead week by week.
@@ -146,7 +189,15 @@ export function picker({ servicio, barbero, huecos, onPick, heading }) {
       if (free) {
         msg.textContent = '';
         await openDay(free, false);
+        if (lastFail) fail(lastFail);
         return free;
+      }
+      if (lastFail) {
+        // not "no free slots": that week could not be read
+        slotsTitle.textContent = 'Horas libres';
+        slots.replaceChildren();
+        fail(lastFail);
+        return null;
       }
     }
     msg.textContent = 'No hay horas libres en las próximas semanas.';
@@ -158,6 +209,7 @@ export function picker({ servicio, barbero, huecos, onPick, heading }) {
   async function refresh(fecha) {
     if (fecha < start || fecha >= addDays(start, 7)) await week(fecha);
     const huecos = await openDay(fecha, false, true);
+    if (!huecos) return []; // not read: said, and its day stays as it was
     const i = [...days.children].findIndex((b) => b.dataset.fecha === fecha);
     if (i >= 0) {
       days.children[i].disabled = huecos.length === 0;

@@ -5,8 +5,11 @@ everywhere) or the server out of reach (the browser offline). Each page
 says so where the answer was awaited, in Spanish, never "Cargando…" for
 ever nor an empty list; a lost session says "Tu sesión ha caducado" with a
 link that signs in and comes back to the same page:
-- /agenda: the Día/Semana/Anterior/Hoy/Siguiente buttons and "Ver".
+- /agenda: the Día/Semana/Anterior/Hoy/Siguiente buttons and "Ver";
+- /mis-citas: "Cambiar hora" (the slot picker: a day not read is not a day
+  without free slots) and "Cancelar cita".
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
+import datetime
 import os
 import sys
 import urllib.parse
@@ -71,6 +74,9 @@ def agenda(srv, br):
     # the session ends (a new password): the next view says so
     srv.ok("PATCH", "/api/admin/usuarios", {"userId": uid, "password": "otraclave1"}, token=srv.admin)
     br.allowed_errors.append(r"status of 401")
+    # the day's closures (GET /api/admin/ausencias) answer 403 without a
+    # session, as every admin path: the page still says the session expired
+    br.allowed_errors.append(r"/api/admin/ausencias - .*status of 403")
     br.click("Siguiente ›")
     a = expired_link(br, "/agenda")
     assert "Cargando" not in br.text(), br.text()
@@ -92,8 +98,73 @@ def agenda(srv, br):
     assert br.d.current_url.startswith(srv.base + "/agenda"), br.d.current_url
 
 
+def free_slot(srv, servicio, barbero, after=2):
+    day = datetime.date.today() + datetime.timedelta(days=after)
+    for _ in range(30):
+        js = srv.ok("GET", "/api/disponibilidad?servicio_id=%s&fecha=%s&barbero_id=%s" % (servicio, day.isoformat(), barbero))
+        if js["huecos"]:
+            return js["huecos"][0]["inicio"]
+        day += datetime.timedelta(days=1)
+    raise AssertionError("no free slot")
+
+
+def no_slots_said(br):
+    t = br.text()
+    assert "No quedan horas libres" not in t and "No hay horas libres" not in t, t
+
+
+def mis_citas(srv, br):
+    servicios, barberos = srv.catalog()
+    s, b = servicios[0], barberos[0]
+    token, uid = srv.signup("lola.sesion@example.com", "Lola Sesión")
+    inicio = free_slot(srv, s["id"], b["id"])
+    srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": inicio}, token=token)
+    br.click("Salir")
+    signin(br, "lola.sesion@example.com", "secreto1", "/mis-citas")
+    br.focused_heading("Mis citas")
+
+    # offline: the picker says the hours could not be read
+    offline(br, True)
+    br.click("Cambiar hora")
+    br.focused_heading("Elige la nueva hora")
+    br.see("No se pudieron cargar las horas. Inténtalo de nuevo.")
+    no_slots_said(br)
+    offline(br, False)
+    br.check("Sesion - horas sin conexion")
+    # a tap on a day not read asks again
+    day = br.d.find_element(By.CSS_SELECTOR, ".days button.day")
+    assert day.is_enabled() and "no se pudo cargar" in day.get_attribute("aria-label"), day.get_attribute("aria-label")
+    day.click()
+    br.wait(lambda: "No se pudieron cargar" not in br.text(), what="the error gone")
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot, .slots p.hint"), what="the day read")
+    br.click("No cambiar")
+
+    # the session ends: the picker and the cancel say so
+    srv.ok("PATCH", "/api/admin/usuarios", {"userId": uid, "password": "otraclave1"}, token=srv.admin)
+    br.click("Cambiar hora")
+    br.focused_heading("Elige la nueva hora")
+    expired_link(br, "/mis-citas")
+    no_slots_said(br)
+    br.check("Sesion - horas caducada")
+    br.click("No cambiar")
+    br.click("Cancelar cita")
+    br.click("Sí, cancelar")
+    a = expired_link(br, "/mis-citas")
+    assert "No autenticado" not in br.text(), br.text()
+    br.check("Sesion - cancelar caducada")
+    assert srv.ok("GET", "/api/citas", token=srv.admin)["citas"][0]["estado"] == "confirmada"
+    a.click()
+    br.focused_heading("Entrar")
+    br.fill("Correo electrónico", "lola.sesion@example.com")
+    br.fill("Contraseña", "otraclave1")
+    br.click("Entrar")
+    br.focused_heading("Mis citas")
+    br.see(s["nombre"])
+
+
 def test(srv, br):
     agenda(srv, br)
+    mis_citas(srv, br)
 
 
 if __name__ == "__main__":
