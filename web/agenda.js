@@ -19,6 +19,7 @@ import {
   hm,
   ymd,
   whenLabel,
+  estadoLabel,
 } from './ui.js';
 import { photos } from './citas.js';
 import { mensajes } from './mensajes.js';
@@ -378,8 +379,6 @@ function attendance(c, redraw) {
   return null;
 }
 
-const ESTADOS = { cancelada: 'Cancelada', completada: 'Vino', no_presentado: 'No vino' };
-
 function row(c, me, redraw) {
   const cl = c.perfil || {};
   const more = h('div');
@@ -406,7 +405,7 @@ function row(c, me, redraw) {
     h(
       'p',
       {},
-      `${c.servicio ? c.servicio.nombre : ''}${ESTADOS[c.estado] ? ' · ' + ESTADOS[c.estado] : ''}`,
+      `${c.servicio ? c.servicio.nombre : ''}${c.estado !== 'confirmada' ? ' · ' + estadoLabel(c.estado) : ''}`,
     ),
     c.notas ? h('p', { class: 'notes' }, 'Notas: ' + c.notas) : null,
     attendance(c, redraw),

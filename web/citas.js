@@ -12,6 +12,7 @@ import {
   whenFull,
   whenLabel,
   euros,
+  estadoLabel,
 } from './ui.js';
 import { picker } from './slots.js';
 import { waitList } from './espera.js';
@@ -34,8 +35,13 @@ export async function mine() {
     get('/api/citas'),
     get('/api/auth/me/consentimientos'),
   ]);
+  // upcoming: not cancelled and not over; one whose attendance is marked
+  // (it has started) is over already
   const now = Date.now();
-  const upcoming = citas.filter((c) => c.estado !== 'cancelada' && new Date(c.fecha_fin) > now);
+  const marked = (c) => c.estado === 'completada' || c.estado === 'no_presentado';
+  const upcoming = citas.filter(
+    (c) => c.estado !== 'cancelada' && new Date(marked(c) ? c.fecha_inicio : c.fecha_fin) > now,
+  );
   const past = citas.filter((c) => !upcoming.includes(c)).reverse();
   page(
     'Mis citas',
@@ -79,10 +85,7 @@ function card(c, me, upcoming, consent) {
     h(
       'p',
       { class: 'hint' },
-      [
-        c.servicio ? euros(c.servicio.precio) : '',
-        c.estado === 'cancelada' ? 'Cancelada' : c.estado,
-      ]
+      [c.servicio ? euros(c.servicio.precio) : '', estadoLabel(c.estado)]
         .filter(Boolean)
         .join(' · '),
     ),

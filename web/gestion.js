@@ -3,7 +3,17 @@
 // the cut-off "Cambiar hora" and "Cancelar" (each after a confirmation);
 // after it, the shop's phone. Opening the page changes nothing.
 import { get, post } from './api.js';
-import { h, page, focus, announce, alertBox, showError, whenFull, whenLabel } from './ui.js';
+import {
+  h,
+  page,
+  focus,
+  announce,
+  alertBox,
+  showError,
+  whenFull,
+  whenLabel,
+  estadoLabel,
+} from './ui.js';
 import { picker } from './slots.js';
 import { askCancel } from './citas.js';
 
@@ -44,7 +54,7 @@ function render(g) {
     h('dt', {}, 'Dónde'),
     h('dd', {}, [t.nombre || 'Barbería', t.direccion].filter(Boolean).join(', ')),
     h('dt', {}, 'Estado'),
-    h('dd', { class: 'estado' }, cancelada ? 'Cancelada' : 'Confirmada'),
+    h('dd', { class: 'estado' }, estadoLabel(c.estado)),
   );
   const kids = [dl, err];
   if (cancelada) {

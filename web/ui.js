@@ -111,6 +111,16 @@ export function askFirst(area, { question, more = [], yes, no, run, err, back })
   return box;
 }
 
+// An appointment's state in words, the same on every page (the front
+// desk's: "Vino", "No vino" for the attendance it marks).
+const ESTADOS = {
+  confirmada: 'Confirmada',
+  cancelada: 'Cancelada',
+  completada: 'Vino',
+  no_presentado: 'No vino',
+};
+export const estadoLabel = (estado) => ESTADOS[estado] || estado;
+
 export function go(path) {
   history.pushState(null, '', path);
   window.dispatchEvent(new Event('popstate'));
