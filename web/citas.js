@@ -106,11 +106,7 @@ function card(c, me, upcoming, consent) {
         ),
       );
       actions.append(
-        h(
-          'button',
-          { type: 'button', onclick: () => reschedule(c, area, err, title) },
-          'Cambiar hora',
-        ),
+        h('button', { type: 'button', onclick: () => reschedule(c, area) }, 'Cambiar hora'),
         h(
           'button',
           {
@@ -163,10 +159,11 @@ export const askCancel = (area, err, run) =>
     run,
   });
 
-function reschedule(c, area, err) {
+function reschedule(c, area) {
   const pk = picker({
     huecos: `/api/citas/${encodeURIComponent(c.id)}/huecos`,
     heading: 'Elige la nueva hora',
+    actual: c.fecha_inicio,
     onPick: (hu, fecha) => {
       const ok = h(
         'button',
@@ -183,11 +180,17 @@ function reschedule(c, area, err) {
               await mine();
             } catch (ex) {
               ok.disabled = false;
-              showError(err, ex);
               if (ex.status === 409) {
+                // taken meanwhile: said beside the fresh list, where the focus goes
                 box.remove();
                 await pk.refresh(fecha);
+                pk.say(
+                  'Lo sentimos: alguien acaba de reservar esa hora. Elige otra de la lista actualizada.',
+                );
                 focus(pk.slotsTitle);
+              } else {
+                showError(boxErr, ex);
+                focus(boxErr);
               }
             }
           },
@@ -195,7 +198,8 @@ function reschedule(c, area, err) {
         'Confirmar cambio',
       );
       const t = h('p', { tabindex: '-1' }, `Nueva hora: ${whenFull(hu.inicio)}`);
-      const box = h('div', { class: 'confirm' }, t, h('p', { class: 'actions' }, ok));
+      const boxErr = alertBox();
+      const box = h('div', { class: 'confirm' }, t, boxErr, h('p', { class: 'actions' }, ok));
       area.querySelector('.confirm')?.remove();
       area.append(box);
       focus(t);

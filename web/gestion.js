@@ -72,7 +72,7 @@ function render(g) {
       h(
         'p',
         { class: 'actions' },
-        h('button', { type: 'button', onclick: () => reschedule(c, area, err) }, 'Cambiar hora'),
+        h('button', { type: 'button', onclick: () => reschedule(c, area) }, 'Cambiar hora'),
         h(
           'button',
           {
@@ -106,10 +106,11 @@ function render(g) {
   page(cancelada ? 'Cita cancelada' : 'Tu cita', ...kids);
 }
 
-function reschedule(c, area, err) {
+function reschedule(c, area) {
   const pk = picker({
     huecos: base() + '/huecos',
     heading: 'Elige la nueva hora',
+    actual: c.fecha_inicio,
     onPick: (hu, fecha) => {
       const ok = h(
         'button',
@@ -124,11 +125,17 @@ function reschedule(c, area, err) {
               announce('Cita cambiada al ' + whenLabel(hu.inicio));
             } catch (ex) {
               ok.disabled = false;
-              showError(err, ex);
               if (ex.status === 409) {
+                // taken meanwhile: said beside the fresh list, where the focus goes
                 box.remove();
                 await pk.refresh(fecha);
+                pk.say(
+                  'Lo sentimos: alguien acaba de reservar esa hora. Elige otra de la lista actualizada.',
+                );
                 focus(pk.slotsTitle);
+              } else {
+                showError(boxErr, ex);
+                focus(boxErr);
               }
             }
           },
@@ -136,7 +143,8 @@ function reschedule(c, area, err) {
         'Confirmar cambio',
       );
       const t = h('p', { tabindex: '-1' }, `Nueva hora: ${whenFull(hu.inicio)}`);
-      const box = h('div', { class: 'confirm' }, t, h('p', { class: 'actions' }, ok));
+      const boxErr = alertBox();
+      const box = h('div', { class: 'confirm' }, t, boxErr, h('p', { class: 'actions' }, ok));
       area.querySelector('.confirm')?.remove();
       area.append(box);
       focus(t);

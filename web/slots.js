@@ -17,11 +17,14 @@ import {
   dateShort,
   whenLabel,
   zoneName,
+  ymd,
 } from './ui.js';
 
 // `huecos`, when given, names where a day's slots are read instead (a move:
-// GET /api/citas/{id}/huecos, where the appointment's own time is free).
-export function picker({ servicio, barbero, huecos, onPick, heading }) {
+// GET /api/citas/{id}/huecos, where the appointment's own time is free);
+// `actual`, the start of the appointment being moved: the picker opens on
+// its day and shows that time as hers, not to be chosen.
+export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
   const cache = new Map(); // fecha -> Promise of the answer
   const url = (fecha) =>
     huecos
@@ -161,19 +164,32 @@ export function picker({ servicio, barbero, huecos, onPick, heading }) {
     if (failed) fail(failed);
     const huecos = a ? a.huecos : [];
     slotsTitle.textContent = `Horas libres el ${dateLabel(fecha)}`;
+    const hers = (hu) => actual && new Date(hu.inicio).getTime() === new Date(actual).getTime();
     slots.replaceChildren(
-      ...huecos.map((hu) =>
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'slot',
-            'aria-label': whenLabel(hu.inicio),
-            onclick: () => onPick(hu, fecha),
-          },
-          hu.local || whenLabel(hu.inicio).split(', ')[1],
-        ),
-      ),
+      ...huecos.map((hu) => {
+        const time = hu.local || whenLabel(hu.inicio).split(', ')[1];
+        return hers(hu)
+          ? h(
+              'button',
+              {
+                type: 'button',
+                class: 'slot actual',
+                disabled: true,
+                'aria-label': whenLabel(hu.inicio) + ', tu hora actual',
+              },
+              `${time} (tu hora actual)`,
+            )
+          : h(
+              'button',
+              {
+                type: 'button',
+                class: 'slot',
+                'aria-label': whenLabel(hu.inicio),
+                onclick: () => onPick(hu, fecha),
+              },
+              time,
+            );
+      }),
     );
     if (!huecos.length && a)
       slots.append(h('p', { class: 'hint' }, 'Este día ya no quedan horas libres.'));
@@ -181,8 +197,16 @@ export function picker({ servicio, barbero, huecos, onPick, heading }) {
     return a ? huecos : null;
   }
 
-  // Opens on the first day with a free slot, looking ahead week by week.
+  // Opens on the day of the appointment being moved, or else on the first
+  // day with a free slot, looking ahead week by week.
   async function open() {
+    const own = actual && ymd(new Date(actual));
+    if (own && own >= first && own <= last) {
+      const n = Math.round((Date.parse(own) - Date.parse(first)) / 86400000);
+      chosen = own;
+      await week(addDays(first, n - (n % 7))); // the week it falls in
+      return own;
+    }
     msg.textContent = 'Buscando horas libres…';
     for (let s = first; s <= last; s = addDays(s, 7)) {
       const free = await week(s, true);
@@ -222,5 +246,8 @@ export function picker({ servicio, barbero, huecos, onPick, heading }) {
     return huecos;
   }
 
-  return { el, title, slotsTitle, open, refresh, fetchDay, announce, day: () => chosen };
+  // A word about the list, under the day's heading (a slot lost meanwhile).
+  const say = (text) => showError(alert, text);
+
+  return { el, title, slotsTitle, open, refresh, say, fetchDay, announce, day: () => chosen };
 }

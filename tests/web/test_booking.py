@@ -129,12 +129,14 @@ def test(srv, br):
     br.click("Cambiar hora")
     br.focused_heading("Elige la nueva hora")
     br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
-    # her own time is no obstacle to a move: on its day it is offered too
+    # the picker opens on her appointment's day, her own time marked as hers
+    # (not to be chosen: a move to it would change nothing)
     pressed = br.d.find_element(By.CSS_SELECTOR, ".days button.day[aria-pressed='true']")
+    assert pressed.get_attribute("data-fecha") == booked_day, pressed.get_attribute("data-fecha")
     slots = br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot")
-    if pressed.get_attribute("data-fecha") == booked_day:
-        assert booked_time in [e.text for e in slots], [e.text for e in slots]
-    target = [e for e in slots if e.text != booked_time][-1]
+    own = [e for e in slots if e.text == booked_time + " (tu hora actual)"]
+    assert len(own) == 1 and not own[0].is_enabled(), [e.text for e in slots]
+    target = [e for e in slots if e.is_enabled()][-1]
     new_label = target.get_attribute("aria-label")
     target.click()
     br.see("Nueva hora")

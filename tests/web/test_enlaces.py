@@ -92,7 +92,10 @@ def manage_by_link(srv, br, sink, s, b):
     br.focused_heading("Elige la nueva hora")
     br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
     slots = br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot")
-    pick = slots[1] if len(slots) > 1 else slots[0]
+    # on her appointment's day, her own time marked and not to be chosen
+    own = [e for e in slots if "(tu hora actual)" in e.text]
+    assert len(own) == 1 and not own[0].is_enabled(), [e.text for e in slots]
+    pick = [e for e in slots if e.is_enabled()][0]
     label = pick.get_attribute("aria-label")
     br.check("Enlace - elegir hora")
     pick.click()
