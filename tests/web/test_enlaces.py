@@ -9,68 +9,13 @@ sink the server sends to:
   cancel frees a slot; the notice's link opens the booking on that slot and
   she books it.
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
-import base64
-import datetime
-import email
-import email.policy
-import glob
-import json
 import os
 import re
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webtest  # noqa: E402
-from webtest import By  # noqa: E402
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-SINK = os.path.join(HERE, "..", "tools", "smtp_sink.py")
-
-
-class Sink:
-    def __init__(self, root):
-        self.dir = os.path.join(root, "mail")
-        os.makedirs(self.dir, exist_ok=True)
-        self.proc = subprocess.Popen([sys.executable, SINK, "--dir", self.dir, "--port", "0"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.port = int(self.proc.stdout.readline().strip())
-
-    def messages(self):
-        out = []
-        for p in sorted(glob.glob(os.path.join(self.dir, "*.json"))):
-            with open(p) as f:
-                j = json.load(f)
-            m = email.message_from_bytes(base64.b64decode(j["data_b64"]), policy=email.policy.default)
-            text = m.get_body(preferencelist=("plain",)).get_content()
-            out.append((j["rcpt_tos"], str(m["subject"]), text))
-        return out
-
-    def wait(self, to, subject, timeout=60):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            for rcpt, subj, text in self.messages():
-                if to in rcpt and subject in subj:
-                    return text
-            time.sleep(0.1)
-        raise AssertionError("no %r mail to %s" % (subject, to))
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(10)
-
-
-def free_slot(srv, servicio, barbero, skip=0, after=1):
-    """The first free slot from `after` days on (after skipping `skip`), and its day."""
-    day = datetime.date.today() + datetime.timedelta(days=after)
-    for _ in range(30):
-        js = srv.ok("GET", "/api/disponibilidad?servicio_id=%s&fecha=%s&barbero_id=%s" % (servicio, day.isoformat(), barbero))
-        if len(js["huecos"]) > skip:
-            return js["huecos"][skip]["inicio"], day.isoformat()
-        day += datetime.timedelta(days=1)
-    raise AssertionError("no free slot")
-
+from webtest import By, Sink, free_slot  # noqa: E402
 
 def manage_by_link(srv, br, sink, s, b):
     token, _ = srv.signup("ana.enlace@example.com", "Ana Enlace")

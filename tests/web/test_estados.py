@@ -15,8 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webtest  # noqa: E402
-from webtest import By  # noqa: E402
-from test_enlaces import Sink, free_slot  # noqa: E402
+from webtest import By, Sink, free_slot  # noqa: E402
 
 RAW = ("confirmada", "cancelada", "completada", "no_presentado")
 

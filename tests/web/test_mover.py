@@ -13,8 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webtest  # noqa: E402
-from webtest import By  # noqa: E402
-from test_enlaces import free_slot  # noqa: E402
+from webtest import By, free_slot  # noqa: E402
 
 
 def test(srv, br):

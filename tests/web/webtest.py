@@ -11,6 +11,11 @@ Exit status 77 (skipped) when Chromium or selenium is missing.
 Screenshots (390x844 and 1280x800) go to $BARBERIA_SCREENSHOTS when set.
 """
 import argparse
+import base64
+import datetime
+import email
+import email.policy
+import glob
 import fcntl
 import json
 import os
@@ -316,3 +321,52 @@ def main(test, env=None):
         if br:
             br.quit()
         srv.stop()
+
+
+SMTP_SINK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "smtp_sink.py")
+
+
+class Sink:
+    """The SMTP sink (tests/tools/smtp_sink.py) the server sends to: its messages as
+    (recipients, subject, plain text)."""
+
+    def __init__(self, root):
+        self.dir = os.path.join(root, "mail")
+        os.makedirs(self.dir, exist_ok=True)
+        self.proc = subprocess.Popen([sys.executable, SMTP_SINK, "--dir", self.dir, "--port", "0"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.port = int(self.proc.stdout.readline().strip())
+
+    def messages(self):
+        out = []
+        for p in sorted(glob.glob(os.path.join(self.dir, "*.json"))):
+            with open(p) as f:
+                j = json.load(f)
+            m = email.message_from_bytes(base64.b64decode(j["data_b64"]), policy=email.policy.default)
+            text = m.get_body(preferencelist=("plain",)).get_content()
+            out.append((j["rcpt_tos"], str(m["subject"]), text))
+        return out
+
+    def wait(self, to, subject, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for rcpt, subj, text in self.messages():
+                if to in rcpt and subject in subj:
+                    return text
+            time.sleep(0.1)
+        raise AssertionError("no %r mail to %s" % (subject, to))
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def free_slot(srv, servicio, barbero, skip=0, after=1):
+    """The first free slot from `after` days on (after skipping `skip`), and its day."""
+    day = datetime.date.today() + datetime.timedelta(days=after)
+    for _ in range(30):
+        js = srv.ok("GET", "/api/disponibilidad?servicio_id=%s&fecha=%s&barbero_id=%s" % (servicio, day.isoformat(), barbero))
+        if len(js["huecos"]) > skip:
+            return js["huecos"][skip]["inicio"], day.isoformat()
+        day += datetime.timedelta(days=1)
+    raise AssertionError("no free slot")
