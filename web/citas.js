@@ -1,6 +1,6 @@
 // citas.js - my appointments: upcoming and past, cancel and reschedule
 // within the rules, before/after photos, "Repetir este corte".
-import { get, post, api, qs, session, cfg } from './api.js';
+import { get, post, api, qs, session, cfg, rol } from './api.js';
 import {
   h,
   page,
@@ -31,10 +31,14 @@ export async function mine() {
     );
     return;
   }
-  const [{ citas }, { consentimientos }] = await Promise.all([
+  const [{ citas: listed }, { consentimientos }] = await Promise.all([
     get('/api/citas'),
     get('/api/auth/me/consentimientos'),
   ]);
+  // staff are listed every appointment of the shop (the agenda's): here
+  // only those they booked for themselves
+  const staff = rol(me) !== 'cliente';
+  const citas = staff ? listed.filter((c) => c.cliente_id === me.user.id) : listed;
   // upcoming: not cancelled and not over; one whose attendance is marked
   // (it has started) is over already
   const now = Date.now();
@@ -46,6 +50,15 @@ export async function mine() {
   page(
     'Mis citas',
     h('p', {}, h('a', { class: 'button primary', href: '/reservar' }, 'Reservar otra cita')),
+    staff
+      ? h(
+          'p',
+          { class: 'hint' },
+          'Aquí están las citas que reservaste para ti. Las de la barbería están en la ',
+          h('a', { href: '/agenda' }, 'Agenda'),
+          '.',
+        )
+      : null,
     h('h2', {}, 'Próximas'),
     upcoming.length
       ? h(

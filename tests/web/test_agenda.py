@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """web/agenda - a barber opens the agenda: the day's and the week's
 appointments of every barber with the client's name, phone and notes, the
-photos, and the client's earlier cuts (with their photos) one tap away."""
+photos, and the client's earlier cuts (with their photos) one tap away. His
+"Mis citas" lists only what he booked for himself."""
 import datetime
 import os
 import sys
@@ -52,6 +53,13 @@ def test(srv, br):
     br.see("Semana del")
     br.see("Carla Gómez")
     br.check("Agenda - semana")
+    # his "Mis citas" holds his own appointments, not the shop's
+    br.open("/mis-citas")
+    br.focused_heading("Mis citas")
+    br.see("Las de la barbería están en la")
+    br.see("No tienes citas próximas")
+    assert "Lo mismo que la última vez" not in br.text() and s["nombre"] + " con" not in br.text()
+    br.check("Mis citas - barbero")
     # a client may not see it
     br.click("Salir")
     br.open("/entrar?volver=/agenda")
