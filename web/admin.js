@@ -135,8 +135,14 @@ async function usuarios(t) {
   const draw = () => {
     userQuery = search.value;
     const q = search.value.trim().toLowerCase();
+    // a phone matches however its digits are spaced ("611 22" finds 611223344)
+    const digits = (v) => (v || '').replace(/\D/g, '');
+    const qd = digits(q);
     const shown = list.filter(
-      (u) => !q || [u.nombre, u.email, u.telefono].some((v) => v && v.toLowerCase().includes(q)),
+      (u) =>
+        !q ||
+        [u.nombre, u.email, u.telefono].some((v) => v && v.toLowerCase().includes(q)) ||
+        (qd.length >= 3 && digits(u.telefono).includes(qd)),
     );
     ul.replaceChildren(...shown.slice(0, 50).map(userCard));
   };

@@ -24,6 +24,10 @@ def test(srv, br):
     br.see("Una cuenta eliminada por su titular no se muestra.")
     assert "eliminado.invalid" not in br.text() and "Cliente eliminado" not in br.text()
     br.check("Admin - usuarios")
+    # a phone is found however its digits are spaced
+    br.fill("Buscar por nombre, correo o teléfono", "600 000")
+    br.wait(lambda: "Eva Luna" not in br.text(), what="the search by phone")
+    br.see("Dani Soto")
     br.fill("Buscar por nombre, correo o teléfono", "dani")
     br.wait(lambda: "Eva Luna" not in br.text(), what="the search")
     br.click("Editar")
