@@ -23,6 +23,17 @@ import { deskList, deskWaitForm } from './espera.js';
 
 let uid = 0;
 // a labelled control: [label, control]
+
+// POST /api/agenda/citas's answers about a new client's fields: the field
+// (of the form's `fresh`) and what the desk is told
+const NEW_CLIENT_FIELDS = {
+  'Campo inválido: cliente.nombre': ['nombre', 'Escribe el nombre del cliente (una línea).'],
+  'Campo inválido: cliente.telefono': [
+    'tel',
+    'El teléfono no es válido: de 6 a 15 cifras (puede llevar +, espacios, guiones o paréntesis).',
+  ],
+  'Email inválido': ['email', 'El correo electrónico no es válido.'],
+};
 function field(label, attrs) {
   const id = 'm' + ++uid;
   return [
@@ -374,6 +385,13 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
           onDone(cita);
         } catch (ex) {
           btn.disabled = false;
+          // a new client's field the API refused: said plainly, and the
+          // focus on that field
+          const bad = ex.status === 400 && st.nuevo && NEW_CLIENT_FIELDS[ex.message];
+          if (bad) {
+            showError(err, bad[1]);
+            return focus(fresh[bad[0]]);
+          }
           showError(err, ex);
           focus(err);
         }
