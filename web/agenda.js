@@ -21,7 +21,7 @@ import {
   whenLabel,
   estadoLabel,
 } from './ui.js';
-import { photos } from './citas.js';
+import { photos, reschedule, askCancel } from './citas.js';
 import { mensajes } from './mensajes.js';
 import { dayGrid } from './grid.js';
 import { noShows, nueva } from './mostrador.js';
@@ -379,6 +379,48 @@ function attendance(c, redraw) {
   return null;
 }
 
+// A client calls to move or cancel: staff may at any time (docs/api.md),
+// here for an appointment that has not started yet; the client hears of it
+// as from her own change (e-mail, WhatsApp).
+function change(c, more, redraw) {
+  if (c.estado !== 'confirmada' || new Date(c.fecha_inicio) <= Date.now()) return null;
+  const err = alertBox();
+  const who = (c.perfil && c.perfil.nombre) || 'el cliente';
+  return h(
+    'div',
+    {},
+    h(
+      'p',
+      { class: 'actions' },
+      h(
+        'button',
+        {
+          type: 'button',
+          'aria-label': `Cambiar la hora de ${who}`,
+          onclick: () => reschedule(c, more, () => redraw({ open: c.id })),
+        },
+        'Cambiar hora',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'danger',
+          'aria-label': `Cancelar la cita de ${who}`,
+          onclick: () =>
+            askCancel(more, err, async () => {
+              await post(`/api/citas/${encodeURIComponent(c.id)}/cancelar`);
+              announce(`Cita de ${who} cancelada`);
+              await redraw({ open: c.id });
+            }),
+        },
+        'Cancelar cita',
+      ),
+    ),
+    err,
+  );
+}
+
 function row(c, me, redraw) {
   const cl = c.perfil || {};
   const more = h('div');
@@ -409,6 +451,7 @@ function row(c, me, redraw) {
     ),
     c.notas ? h('p', { class: 'notes' }, 'Notas: ' + c.notas) : null,
     attendance(c, redraw),
+    change(c, more, redraw),
     h(
       'p',
       { class: 'actions' },

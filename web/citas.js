@@ -119,7 +119,7 @@ function card(c, me, upcoming, consent) {
         ),
       );
       actions.append(
-        h('button', { type: 'button', onclick: () => reschedule(c, area) }, 'Cambiar hora'),
+        h('button', { type: 'button', onclick: () => reschedule(c, area, mine) }, 'Cambiar hora'),
         h(
           'button',
           {
@@ -172,7 +172,9 @@ export const askCancel = (area, err, run) =>
     run,
   });
 
-function reschedule(c, area) {
+// "Cambiar hora" for one appointment, in area: the picker of the times it
+// could move to, then a confirmation; done() draws the page again after it.
+export function reschedule(c, area, done) {
   const pk = picker({
     huecos: `/api/citas/${encodeURIComponent(c.id)}/huecos`,
     heading: 'Elige la nueva hora',
@@ -190,7 +192,7 @@ function reschedule(c, area) {
                 fecha_inicio: hu.inicio,
               });
               announce('Cita cambiada al ' + whenLabel(hu.inicio));
-              await mine();
+              await done();
             } catch (ex) {
               ok.disabled = false;
               if (ex.status === 409) {

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """web/agenda - a barber opens the agenda: the day's and the week's
 appointments of every barber with the client's name, phone and notes, the
-photos, and the client's earlier cuts (with their photos) one tap away. His
+photos, and the client's earlier cuts (with their photos) one tap away; he
+moves one appointment a client calls about, then cancels it. His
 "Mis citas" lists only what he booked for himself."""
 import datetime
 import os
@@ -53,6 +54,28 @@ def test(srv, br):
     br.see("Semana del")
     br.see("Carla Gómez")
     br.check("Agenda - semana")
+    # the client calls: the barber moves her appointment, then cancels it
+    # (the agenda opened afresh on her day: the transfer budget counts from a
+    # page's start)
+    br.open("/agenda?vista=dia&fecha=" + day.isoformat())
+    br.focused_heading("Agenda")
+    br.see("Carla Gómez")
+    br.click("Cambiar hora")
+    br.focused_heading("Elige la nueva hora")
+    free = br.wait(lambda: [e for e in br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot") if e.is_enabled() and e.is_displayed()], what="free slots")
+    free[-1].click()
+    br.check("Agenda - cambiar hora")
+    br.click("Confirmar cambio")
+    def moved():
+        c = [x for x in srv.ok("GET", "/api/citas", token=client)["citas"] if x["estado"] == "confirmada" and x["fecha_inicio"] > "2025"]
+        return c and c[0]["fecha_inicio"] != tomorrow.replace("Z", ".000Z") and c[0]
+    cita = br.wait(moved, what="the appointment moved")
+    br.see("Carla Gómez")
+    br.click("Cancelar cita")
+    br.click("Sí, cancelar")
+    br.wait(lambda: srv.ok("GET", "/api/citas", token=client)["citas"][-1]["estado"] == "cancelada" or None, what="the appointment cancelled")
+    assert [x["id"] for x in srv.ok("GET", "/api/citas", token=client)["citas"] if x["estado"] == "cancelada"] == [cita["id"]]
+    br.check("Agenda - cancelada")
     # his "Mis citas" holds his own appointments, not the shop's
     br.open("/mis-citas")
     br.focused_heading("Mis citas")
