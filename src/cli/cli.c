@@ -128,6 +128,7 @@ struct data_command {
     int (*check)(void *args);                /* NULL: nothing to check */
     int (*run)(struct app *app, void *args); /* NULL: opening is all (migrate) */
     void *args;                              /* where the flags' values land */
+    bool lists; /* reads only: a data folder without a database is refused, not made */
 };
 
 static int data_command_run(const struct data_command *c, int argc, char **argv)
@@ -136,6 +137,17 @@ static int data_command_run(const struct data_command *c, int argc, char **argv)
     bool done;
     int rc = cli_parse(c->name, argc, argv, CONFIG_DATA, &cfg, c->flags, c->help, &done);
     if (!rc && !done && c->check) rc = c->check(c->args);
+    if (!rc && !done && c->lists && !cfg.database_url) {
+        /* a mistyped --data would otherwise become a new, empty shop */
+        char *db = xasprintf("%s/barberia.db", cfg.data_dir);
+        struct stat sb;
+        if (stat(db, &sb) != 0) {
+            cli_error("%s: no shop at %s (no barberia.db there): check --data", c->name,
+                      cfg.data_dir);
+            rc = EXIT_REFUSED;
+        }
+        free(db);
+    }
     if (!rc && !done) {
         struct app app;
         rc = open_app(&app, &cfg);
@@ -307,7 +319,7 @@ int cli_user(int argc, char **argv)
                                      {"nombre", &a.nombre, NULL}, {"telefono", &a.telefono, NULL},
                                      {"rol", &a.rol, NULL},       {NULL, NULL, NULL}};
     const struct data_command add = {"user add", help, flags, user_add_check, user_add, &a};
-    const struct data_command list = {"user list", help, NULL, NULL, user_list, NULL};
+    const struct data_command list = {"user list", help, NULL, NULL, user_list, NULL, true};
     return add_or_list("user", argc, argv, &add, &list);
 }
 
@@ -370,7 +382,7 @@ int cli_barbero(int argc, char **argv)
         {"nombre", &a.nombre, NULL}, {"foto-url", &a.foto, NULL}, {NULL, NULL, NULL}};
     const struct data_command add = {"barbero add",     help,        flags,
                                      barbero_add_check, barbero_add, &a};
-    const struct data_command list = {"barbero list", help, NULL, NULL, barbero_list, NULL};
+    const struct data_command list = {"barbero list", help, NULL, NULL, barbero_list, NULL, true};
     return add_or_list("barbero", argc, argv, &add, &list);
 }
 
@@ -447,7 +459,7 @@ int cli_servicio(int argc, char **argv)
                                      {NULL, NULL, NULL}};
     const struct data_command add = {"servicio add",     help,         flags,
                                      servicio_add_check, servicio_add, &a};
-    const struct data_command list = {"servicio list", help, NULL, NULL, servicio_list, NULL};
+    const struct data_command list = {"servicio list", help, NULL, NULL, servicio_list, NULL, true};
     return add_or_list("servicio", argc, argv, &add, &list);
 }
 
@@ -501,8 +513,8 @@ int cli_outbox(int argc, char **argv)
     if (subcommand("outbox", argc, argv, list_only, help, &exit_status) < 0) return exit_status;
     const char *status = NULL;
     const struct cli_flag flags[] = {{"status", &status, NULL}, {NULL, NULL, NULL}};
-    const struct data_command list = {"outbox list", help,        flags,
-                                      outbox_check,  outbox_list, &status};
+    const struct data_command list = {"outbox list", help,    flags, outbox_check,
+                                      outbox_list,   &status, true};
     return data_command_run(&list, argc - 1, argv + 1);
 }
 
