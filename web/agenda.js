@@ -143,7 +143,11 @@ export async function agenda() {
 
   // keep.open: an appointment whose card stays open (its attendance just
   // marked), with the focus on its attendance action
+  // each view drawn has a number: an answer that comes back after a newer
+  // view was asked for (quick clicks through the days) is dropped
+  let drawn = 0;
   async function show(keep) {
+    const gen = ++drawn;
     history.replaceState(
       null,
       '',
@@ -187,8 +191,9 @@ export async function agenda() {
     );
     body.replaceChildren(title, h('p', { class: 'hint' }, 'Cargando…'));
     try {
-      return await fill(title, n, keep);
+      return await fill(title, n, keep, () => gen !== drawn);
     } catch (e) {
+      if (gen !== drawn) return title;
       // a failed request (the session ended, the server away): said in
       // the day's place, with the focus on it
       const err = alertBox();
@@ -209,7 +214,7 @@ export async function agenda() {
     }
   }
 
-  async function fill(title, n, keep) {
+  async function fill(title, n, keep, stale) {
     const cols = barberos.filter((b) => !ver || b.id === ver);
     const got = await Promise.allSettled([
       get(
@@ -224,9 +229,11 @@ export async function agenda() {
     // a lost session first: the closures (an admin path) then answer 403
     const bad = got.filter((r) => r.status === 'rejected').map((r) => r.reason);
     if (bad.length) throw bad.find((e) => e.expired) || bad[0];
+    if (stale()) return title;
     const [{ citas: all }, tr] = got.map((r) => r.value);
     const citas = all.filter((c) => !ver || c.barbero_id === ver);
     await withNoShows(citas);
+    if (stale()) return title;
     const byDay = new Map();
     for (const c of citas) {
       const d = ymd(new Date(c.fecha_inicio));
