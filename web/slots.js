@@ -26,6 +26,9 @@ import {
 // its day and shows that time as hers, not to be chosen.
 export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
   const cache = new Map(); // fecha -> Promise of the answer
+  // the time of the appointment being moved: shown, never counted as free
+  const hers = (hu) => actual && new Date(hu.inicio).getTime() === new Date(actual).getTime();
+  const free = (hs) => hs.filter((hu) => !hers(hu)).length;
   const url = (fecha) =>
     huecos
       ? `${huecos}?${qs({ fecha })}`
@@ -123,7 +126,7 @@ export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
     let firstFree = null;
     answers.forEach((a, i) => {
       const b = days.children[i];
-      const n = a ? a.huecos.length : 0;
+      const n = a ? free(a.huecos) : 0;
       // a day not read stays enabled: a tap asks again
       b.disabled = a ? n === 0 : false;
       b.setAttribute(
@@ -164,7 +167,6 @@ export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
     if (failed) fail(failed);
     const huecos = a ? a.huecos : [];
     slotsTitle.textContent = `Horas libres el ${dateLabel(fecha)}`;
-    const hers = (hu) => actual && new Date(hu.inicio).getTime() === new Date(actual).getTime();
     slots.replaceChildren(
       ...huecos.map((hu) => {
         const time = hu.local || whenLabel(hu.inicio).split(', ')[1];
@@ -191,7 +193,7 @@ export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
             );
       }),
     );
-    if (!huecos.length && a)
+    if (!free(huecos) && a)
       slots.append(h('p', { class: 'hint' }, 'Este día ya no quedan horas libres.'));
     if (moveFocus) slotsTitle.focus();
     return a ? huecos : null;
@@ -236,11 +238,13 @@ export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
     if (!huecos) return []; // not read: said, and its day stays as it was
     const i = [...days.children].findIndex((b) => b.dataset.fecha === fecha);
     if (i >= 0) {
-      days.children[i].disabled = huecos.length === 0;
+      days.children[i].disabled = free(huecos) === 0;
       days.children[i].setAttribute(
         'aria-label',
         dateLabel(fecha) +
-          (huecos.length ? `, ${huecos.length} horas libres` : ', sin horas libres'),
+          (free(huecos)
+            ? `, ${free(huecos)} ${free(huecos) === 1 ? 'hora libre' : 'horas libres'}`
+            : ', sin horas libres'),
       );
     }
     return huecos;
