@@ -72,11 +72,13 @@ export const expiredText = () => [
 // Asks before a destructive action, in area (whatever it held is replaced):
 // the question (a text, or an element such as a heading) gets the focus, then
 // any more (what the action touches), then "yes" (a danger button: runs
-// run(), disabled meanwhile; an error shows in err and lets it be pressed
-// again) and "no" (empties area and focuses back, or calls back if it is a
-// function). Returns the box, for run() to redraw.
-export function askFirst(area, { question, more = [], yes, no, run, err, back }) {
+// run(), disabled meanwhile; an error shows in the box itself, where the
+// eyes and the focus are, and lets it be pressed again) and "no" (empties
+// area and focuses back, or calls back if it is a function). Returns the
+// box, for run() to redraw.
+export function askFirst(area, { question, more = [], yes, no, run, back }) {
   const q = typeof question === 'string' ? h('p', { tabindex: '-1' }, question) : question;
+  const err = alertBox();
   const ok = h(
     'button',
     {
@@ -89,6 +91,7 @@ export function askFirst(area, { question, more = [], yes, no, run, err, back })
         } catch (ex) {
           ok.disabled = false;
           showError(err, ex);
+          focus(err);
         }
       },
     },
@@ -104,6 +107,7 @@ export function askFirst(area, { question, more = [], yes, no, run, err, back })
     { class: 'confirm' },
     q,
     more,
+    err,
     h('p', { class: 'actions' }, ok, h('button', { type: 'button', onclick: keep }, no)),
   );
   area.replaceChildren(box);
