@@ -310,6 +310,8 @@ int cli_user(int argc, char **argv)
     static const char help[] =
         "Usage: barberia user add --email E --password P [--nombre N] [--telefono T] [--rol R]\n"
         "       barberia user list\n"
+        "Both take --data DIR (BARBERIA_DATA) and the data store's settings, as every\n"
+        "command does (docs/operations.md).\n"
         "add: creates an identity user and its profile (rol default: cliente) and prints\n"
         "     the new user id.\n"
         "list: one tab-separated row per user: id, email, rol, nombre, telefono,\n"
@@ -374,6 +376,8 @@ int cli_barbero(int argc, char **argv)
     static const char help[] =
         "Usage: barberia barbero add --nombre N [--foto-url U]\n"
         "       barberia barbero list\n"
+        "Both take --data DIR (BARBERIA_DATA) and the data store's settings, as every\n"
+        "command does (docs/operations.md).\n"
         "add: adds a barber and prints the new id (N: at most 200 bytes, U: at most\n"
         "     2048, as the API's POST /api/admin/barberos accepts).\n"
         "list: one tab-separated row per barber: id, nombre, foto_url.\n";
@@ -449,6 +453,8 @@ int cli_servicio(int argc, char **argv)
     static const char help[] =
         "Usage: barberia servicio add --nombre N --duracion-min M --precio P\n"
         "       barberia servicio list\n"
+        "Both take --data DIR (BARBERIA_DATA) and the data store's settings, as every\n"
+        "command does (docs/operations.md).\n"
         "add: adds a service (N: at most 200 bytes; M: whole minutes, 1-1440; P: a price\n"
         "     from 0 to 1e9, as the API's POST /api/admin/servicios accepts) and prints the id.\n"
         "list: one tab-separated row per service: id, nombre, duracion_min, precio.\n";
