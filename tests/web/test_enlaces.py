@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webtest  # noqa: E402
-from webtest import By, Sink, free_slot  # noqa: E402
+from webtest import By, free_slot  # noqa: E402
 
 def manage_by_link(srv, br, sink, s, b):
     token, _ = srv.signup("ana.enlace@example.com", "Ana Enlace")
@@ -120,35 +120,11 @@ def waiting_list_to_booking(srv, br, sink, s, b):
     assert [c for c in mine if c["fecha_inicio"] == inicio and c["estado"] == "confirmada"], mine
 
 
-def main():
-    import argparse
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    a = ap.parse_args()
-    if webtest.webdriver is None:
-        webtest.skip("python3-selenium is missing (scripts/deps --test installs it)")
-    if not (os.access(webtest.CHROMIUM, os.X_OK) and os.access(webtest.DRIVER, os.X_OK)):
-        webtest.skip("chromium or chromium-driver is missing (scripts/deps --test installs them)")
-    webtest.install_axe()
-    import tempfile
-    root = tempfile.mkdtemp(prefix="barberia-web-mail-")
-    sink = Sink(root)
-    srv = webtest.Server(a.bin, {"BARBERIA_SMTP_URL": "smtp://127.0.0.1:%d" % sink.port,
-                                 "BARBERIA_SMTP_FROM": "citas@barberia.test",
-                                 "BARBERIA_SHOP_PHONE": "+34 910 000 000"})
-    br = None
-    try:
-        br = webtest.Browser(srv, "enlaces")
-        servicios, barberos = srv.catalog()
-        manage_by_link(srv, br, sink, servicios[0], barberos[0])
-        waiting_list_to_booking(srv, br, sink, servicios[0], barberos[-1])
-        print("ok: %d page states checked" % br.states)
-    finally:
-        if br:
-            br.quit()
-        srv.stop()
-        sink.stop()
+def test(srv, br, sink):
+    servicios, barberos = srv.catalog()
+    manage_by_link(srv, br, sink, servicios[0], barberos[0])
+    waiting_list_to_booking(srv, br, sink, servicios[0], barberos[-1])
 
 
 if __name__ == "__main__":
-    main()
+    webtest.main(test, {"BARBERIA_SHOP_PHONE": "+34 910 000 000"}, mail=True)

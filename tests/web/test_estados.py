@@ -10,12 +10,11 @@ import datetime
 import os
 import re
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webtest  # noqa: E402
-from webtest import By, Sink, free_slot  # noqa: E402
+from webtest import By, free_slot  # noqa: E402
 
 RAW = ("confirmada", "cancelada", "completada", "no_presentado")
 
@@ -97,30 +96,5 @@ def test(srv, br, sink):
     assert br.d.find_element(By.CSS_SELECTOR, "dd.estado").text == "Confirmada"
 
 
-def main():
-    import argparse
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    a = ap.parse_args()
-    if webtest.webdriver is None:
-        webtest.skip("python3-selenium is missing (scripts/deps --test installs it)")
-    if not (os.access(webtest.CHROMIUM, os.X_OK) and os.access(webtest.DRIVER, os.X_OK)):
-        webtest.skip("chromium or chromium-driver is missing (scripts/deps --test installs them)")
-    webtest.install_axe()
-    sink = Sink(tempfile.mkdtemp(prefix="barberia-web-mail-"))
-    srv = webtest.Server(a.bin, {"BARBERIA_SMTP_URL": "smtp://127.0.0.1:%d" % sink.port,
-                                 "BARBERIA_SMTP_FROM": "citas@barberia.test"})
-    br = None
-    try:
-        br = webtest.Browser(srv, "estados")
-        test(srv, br, sink)
-        print("ok: %d page states checked" % br.states)
-    finally:
-        if br:
-            br.quit()
-        srv.stop()
-        sink.stop()
-
-
 if __name__ == "__main__":
-    main()
+    webtest.main(test, mail=True)

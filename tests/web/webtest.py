@@ -301,8 +301,9 @@ class Browser:
         assert not bad, "%s: console errors: %s" % (state, bad)
 
 
-def main(test, env=None):
-    """Runs test(srv, br); env: more settings for the server (a dict)."""
+def main(test, env=None, mail=False):
+    """Runs test(srv, br); env: more settings for the server (a dict). With
+    mail, the server sends to an SMTP sink, and test(srv, br, sink) reads it."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     a = ap.parse_args()
@@ -311,16 +312,25 @@ def main(test, env=None):
     if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
         skip("chromium or chromium-driver is missing (scripts/deps --test installs them)")
     install_axe()
+    sink = Sink(tempfile.mkdtemp(prefix="barberia-web-mail-")) if mail else None
+    if sink:
+        env = dict(env or {}, BARBERIA_SMTP_URL="smtp://127.0.0.1:%d" % sink.port,
+                   BARBERIA_SMTP_FROM="citas@barberia.test")
     srv = Server(a.bin, env)
     br = None
     try:
         br = Browser(srv, os.path.splitext(os.path.basename(sys.argv[0]))[0].replace("test_", ""))
-        test(srv, br)
+        if sink:
+            test(srv, br, sink)
+        else:
+            test(srv, br)
         print("ok: %d page states checked" % br.states)
     finally:
         if br:
             br.quit()
         srv.stop()
+        if sink:
+            sink.stop()
 
 
 SMTP_SINK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "smtp_sink.py")
