@@ -41,13 +41,6 @@ def working_day(after):
     return day
 
 
-def sign_in(br, email, password, volver):
-    br.open("/entrar?volver=" + volver)
-    br.fill("Correo electrónico", email)
-    br.fill("Contraseña", password)
-    br.click("Entrar")
-
-
 def control(br, label):
     """The form control its visible <label> names."""
     lab = next(e for e in br.d.find_elements(By.TAG_NAME, "label") if e.text.strip() == label and e.is_displayed())
@@ -275,7 +268,7 @@ def closure(srv, br, day, b, s):
                                                     "cliente": {"nombre": "Nuria Sanz", "telefono": "644 555 666"}}, token=srv.admin)["cita"]["id"])
     br.click("Salir")
     br.button("Entrar")  # signed out (the app forgot the session) before leaving the page
-    sign_in(br, "admin@barberia.local", srv.admin_password, "/admin")
+    br.sign_in("admin@barberia.local", srv.admin_password, "/admin")
     br.focused_heading("Administración")
     br.click("Cierres y días libres")
     br.focused_heading("Cierres y días libres")
@@ -378,7 +371,7 @@ def test(srv, br):
     day = working_day(today)
     srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": utc(day, 10)}, token=client)
 
-    sign_in(br, "barbero@example.com", "secreto1", "/agenda")
+    br.sign_in("barbero@example.com", "secreto1", "/agenda")
     br.focused_heading("Agenda")
     grid_at_tablet(srv, br, day, b)
     phone_desk(srv, br, b)

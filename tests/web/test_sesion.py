@@ -26,13 +26,6 @@ def offline(br, on):
         "offline": on, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
 
 
-def signin(br, email, password, volver):
-    br.open("/entrar?volver=" + volver)
-    br.fill("Correo electrónico", email)
-    br.fill("Contraseña", password)
-    br.click("Entrar")
-
-
 def expired_link(br, page):
     """The "session expired" line and its link, which returns to page."""
     br.see("Tu sesión ha caducado")
@@ -47,7 +40,7 @@ def expired_link(br, page):
 def agenda(srv, br):
     _, uid = srv.signup("pepe.sesion@example.com", "Pepe Sesión")
     srv.ok("PATCH", "/api/admin/usuarios", {"userId": uid, "rol": "barbero"}, token=srv.admin)
-    signin(br, "pepe.sesion@example.com", "secreto1", "/agenda")
+    br.sign_in("pepe.sesion@example.com", "secreto1", "/agenda")
     br.focused_heading("Agenda")
     br.see("No hay citas")
 
@@ -120,7 +113,7 @@ def mis_citas(srv, br):
     inicio = free_slot(srv, s["id"], b["id"])
     srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": inicio}, token=token)
     br.click("Salir")
-    signin(br, "lola.sesion@example.com", "secreto1", "/mis-citas")
+    br.sign_in("lola.sesion@example.com", "secreto1", "/mis-citas")
     br.focused_heading("Mis citas")
 
     # offline: the picker says the hours could not be read

@@ -226,6 +226,13 @@ class Browser:
         e.click()
         return e
 
+    def sign_in(self, email, password, volver):
+        """Signs in through /entrar, to come back to volver."""
+        self.open("/entrar?volver=" + volver)
+        self.fill("Correo electrónico", email)
+        self.fill("Contraseña", password)
+        self.click("Entrar")
+
     def fill(self, label, value):
         """Types into the input its <label> names."""
         lab = self.wait(lambda: next((l for l in self.d.find_elements(By.TAG_NAME, "label") if l.text.strip() == label and l.is_displayed()), None), what="label " + label)
