@@ -392,6 +392,15 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
             showError(err, bad[1]);
             return focus(fresh[bad[0]]);
           }
+          // a walk-in whose barber is with someone: said as it is
+          if (ex.status === 409 && st.ahora && ex.message === 'El horario ya no está disponible') {
+            const who = barber.selectedOptions[0] ? barber.selectedOptions[0].textContent : '';
+            showError(
+              err,
+              `${who || 'El barbero'} está ocupado ahora: elige otra hora u otro barbero.`,
+            );
+            return focus(err);
+          }
           showError(err, ex);
           focus(err);
         }
