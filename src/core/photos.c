@@ -110,20 +110,11 @@ struct photos_bulk {
  * takes a live bulk writer's intents */
 #define BULK_LEASE_EVERY_MS 100
 
-static void renew(struct app *app)
-{
-    const struct procid *me = procid_self();
-    br_ts now;
-    iso8601_format(clock_now_ms(), now);
-    if (store_lease_renew(app->store, me->instance, me->node, me->pid, now) != BR_OK)
-        log_warn("fotos: cannot renew this process's lease: %s", err_msg());
-}
-
 static void lease_run(struct worker *w, void *ud)
 {
     struct photos_bulk *b = ud;
     while (!worker_stopping(w)) {
-        renew(b->app);
+        sweep_lease_renew(b->app); /* logged; the next turn tries again */
         worker_nap(w, BULK_LEASE_EVERY_MS);
     }
 }
@@ -162,11 +153,8 @@ br_err photos_bulk_begin(struct app *app, struct photos_bulk **out)
 br_err photos_bulk_intent(struct photos_bulk *b, const char *key)
 {
     struct obj_intent in;
-    char *k = xstrdup(key);
-    new_intent(&in, "put", k);
-    br_err rc = store_intent_add(b->app->store, &in);
-    free(k);
-    return rc;
+    new_intent(&in, "put", (char *)key); /* borrowed for the call */
+    return store_intent_add(b->app->store, &in);
 }
 
 void photos_bulk_end(struct photos_bulk *b, bool done)

@@ -118,17 +118,23 @@ static br_err finish(struct pass *p, const struct obj_intent *in)
     return rc;
 }
 
+br_err sweep_lease_renew(struct app *app)
+{
+    const struct procid *me = procid_self();
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    br_err rc = store_lease_renew(app->store, me->instance, me->node, me->pid, now);
+    if (rc) log_error("sweep: cannot renew this process's lease: %s", err_msg());
+    return rc;
+}
+
 /* This process's lease renewed, then the intents of gone processes
  * finished: the first error. */
 static br_err intents_pass(struct pass *p, int64_t lease_ms)
 {
-    int64_t now = clock_now_ms();
-    br_ts now_ts;
-    iso8601_format(now, now_ts);
-    iso8601_format(now - lease_ms, p->since);
+    iso8601_format(clock_now_ms() - lease_ms, p->since);
     struct store *st = p->app->store;
-    br_err first = store_lease_renew(st, p->me->instance, p->me->node, p->me->pid, now_ts);
-    if (first) log_error("sweep: cannot renew this process's lease: %s", err_msg());
+    br_err first = sweep_lease_renew(p->app);
     br_err rc = store_intents_each(st, collect, p);
     for (size_t i = 0; !rc && i < p->n; i++) {
         const struct obj_intent *in = &p->v[i];

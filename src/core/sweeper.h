@@ -41,6 +41,11 @@ struct sweep_stats {
 br_err sweep_once(struct app *app, const char *spool_dir, int64_t lease_ms,
                   struct sweep_stats *stats) WARN_UNUSED;
 
+/* Records that this process is alive now (its lease, which every node's
+ * sweeper reads before it finishes this process's intents); logs a
+ * failure. */
+br_err sweep_lease_renew(struct app *app);
+
 /* The intents part of a pass alone (this process's lease renewed, the
  * intents of gone processes finished): what a bulk writer (import,
  * restore) runs before it starts, so that a crashed predecessor's objects

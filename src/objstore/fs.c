@@ -408,11 +408,12 @@ static br_err each_under(const char *dir, char *key, size_t len, obj_key_fn fn, 
         memcpy(key + len, e->d_name, n + 1);
         char *path = xasprintf("%s/%s", dir, e->d_name);
         struct stat sb;
-        if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        bool seen = lstat(path, &sb) == 0;
+        if (seen && S_ISDIR(sb.st_mode)) {
             key[len + n] = '/';
             key[len + n + 1] = '\0';
             rc = each_under(path, key, len + n + 1, fn, ud);
-        } else if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        } else if (seen && S_ISREG(sb.st_mode)) {
             rc = fn(ud, key);
         }
         free(path);
