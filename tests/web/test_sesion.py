@@ -83,9 +83,7 @@ def agenda(srv, br):
     # signing in again comes back to the agenda
     a.click()
     br.focused_heading("Entrar")
-    br.fill("Correo electrónico", "pepe.sesion@example.com")
-    br.fill("Contraseña", "otraclave1")
-    br.click("Entrar")
+    br.enter("pepe.sesion@example.com", "otraclave1")
     br.focused_heading("Agenda")
     br.see("No hay citas")
     assert br.d.current_url.startswith(srv.base + "/agenda"), br.d.current_url
@@ -148,9 +146,7 @@ def mis_citas(srv, br):
     assert srv.ok("GET", "/api/citas", token=srv.admin)["citas"][0]["estado"] == "confirmada"
     a.click()
     br.focused_heading("Entrar")
-    br.fill("Correo electrónico", "lola.sesion@example.com")
-    br.fill("Contraseña", "otraclave1")
-    br.click("Entrar")
+    br.enter("lola.sesion@example.com", "otraclave1")
     br.focused_heading("Mis citas")
     br.see(s["nombre"])
 

@@ -229,6 +229,10 @@ class Browser:
     def sign_in(self, email, password, volver):
         """Signs in through /entrar, to come back to volver."""
         self.open("/entrar?volver=" + volver)
+        self.enter(email, password)
+
+    def enter(self, email, password):
+        """Fills the sign-in form on the page and sends it."""
         self.fill("Correo electrónico", email)
         self.fill("Contraseña", password)
         self.click("Entrar")
