@@ -12,6 +12,7 @@
 #include "../core/photos.h"
 #include "../core/transfer.h"
 #include "../domain/rules.h"
+#include "../util/jsonw.h"
 #include "../util/log.h"
 
 #include <errno.h>
@@ -107,10 +108,24 @@ int cli_parse(const char *cmd, int argc, char **argv, unsigned scopes, struct co
     return 0;
 }
 
+/* Prints the thread's last error, after "cmd: " unless cmd is NULL. A busy
+ * store (the API's 503 "Servicio ocupado") also says what held it up and
+ * what to do. */
+static void say_error(const char *cmd)
+{
+    const char *sep = cmd ? ": " : "";
+    if (err_retry_after() > 0)
+        cli_error("%s%s%s (the data store stayed busy: another writer, such as serve under load "
+                  "or an import, held it past BARBERIA_DB_LOCK_WAIT_MS; run it again)",
+                  cmd ? cmd : "", sep, err_msg());
+    else
+        cli_error("%s%s%s", cmd ? cmd : "", sep, err_msg());
+}
+
 static int open_app(struct app *app, const struct config *cfg)
 {
     if (app_open(app, cfg, 1) != BR_OK) {
-        cli_error("%s", err_msg());
+        say_error(NULL);
         return EXIT_REFUSED;
     }
     app->public_url = cfg->public_url ? cfg->public_url : "";
@@ -174,7 +189,7 @@ static int usage_error(const char *fmt, ...)
 /* cmd failed with the error at hand: one line, and status. */
 static int failed(const char *cmd, int status)
 {
-    cli_error("%s: %s", cmd, err_msg());
+    say_error(cmd);
     return status;
 }
 
@@ -393,9 +408,14 @@ int cli_barbero(int argc, char **argv)
 static br_err print_servicio(void *ud, const struct servicio *s)
 {
     (void)ud;
-    char dur[32], precio[64];
+    char dur[32], precio[JW_REAL_MAX];
     snprintf(dur, sizeof dur, "%lld", (long long)s->duracion_min);
-    snprintf(precio, sizeof precio, "%.2f", s->precio);
+    /* a price in whole cents with two decimals (9.00, 12.50); any other
+     * exactly as stored (1.999, never rounded to 2.00) */
+    if (s->precio < 1e13 && (double)(int64_t)(s->precio * 100 + 0.5) / 100 == s->precio)
+        snprintf(precio, sizeof precio, "%.2f", s->precio);
+    else if (jw_real_text(s->precio, precio) < 0)
+        precio[0] = '\0';
     field(s->id, false);
     field(s->nombre, false);
     field(dur, false);
@@ -457,7 +477,8 @@ int cli_servicio(int argc, char **argv)
         "command does (docs/operations.md).\n"
         "add: adds a service (N: at most 200 bytes; M: whole minutes, 1-1440; P: a price\n"
         "     from 0 to 1e9, as the API's POST /api/admin/servicios accepts) and prints the id.\n"
-        "list: one tab-separated row per service: id, nombre, duracion_min, precio.\n";
+        "list: one tab-separated row per service: id, nombre, duracion_min, precio (whole\n"
+        "      cents with two decimals, any other price as stored).\n";
     struct servicio_args a = {0};
     const struct cli_flag flags[] = {{"nombre", &a.nombre, NULL},
                                      {"duracion-min", &a.dur, NULL},

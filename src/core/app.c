@@ -71,10 +71,10 @@ br_err app_open(struct app *app, const struct config *cfg, int pool_size)
     if (!rc) store_avisos_enable(app->store, mailer_enabled(app->mailer));
     if (rc) {
         /* keep the detail: closing must not overwrite it */
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", err_msg());
+        struct err_kept why;
+        err_keep(&why);
         app_close(app);
-        return err_set(rc, "%s", msg);
+        return err_restore(rc, &why);
     }
     return BR_OK;
 }

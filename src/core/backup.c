@@ -181,10 +181,10 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
     photos_bulk_end(p.hold, false);
     if (!rc) rc = store_restore(app->store, db);
     if (rc) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", err_msg());
+        struct err_kept why;
+        err_keep(&why);
         forget(&p, true);
-        err_set(rc, "%s", msg);
+        err_restore(rc, &why);
     } else {
         forget(&p, false);
     }

@@ -215,10 +215,10 @@ static br_err put_object(struct app *app, const struct principal *caller, const 
         if (!rc) break;
         /* a failed put leaves no object behind, and an object that was
          * already there (BR_CONFLICT) is not this upload's */
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", err_msg());
+        struct err_kept why;
+        err_keep(&why);
         settle_intent(app, in, true);
-        rc = err_set(rc, "%s", msg);
+        err_restore(rc, &why);
         free(*key);
         *key = NULL;
         if (rc != BR_CONFLICT) break;
@@ -303,8 +303,8 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
     iso8601_format(clock_now_ms(), out->created_at);
     rc = store_foto_insert_put(app->store, out, (int64_t)up->size, PHOTO_MAX_PER_TIPO, quota, &in);
     if (rc) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", err_msg());
+        struct err_kept why;
+        err_keep(&why);
         bool removed = obj_remove(app->obj, PHOTO_BUCKET, key) == BR_OK;
         if (removed) metric_inc(M_PHOTOS_REMOVED);
         if (!removed)
@@ -314,9 +314,9 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
         foto_clear(out);
         if (rc == BR_CONFLICT) return err_set(BR_INVALID, "Máximo 3 fotos por tipo");
         if (rc == BR_TOOLARGE) return err_set(BR_INVALID, PHOTO_QUOTA_MSG);
-        log_error("fotos: storing the record for cita %s failed: %s", cita_id, msg);
-        if (rc == BR_BUSY) return err_set_retry(BR_BUSY, 1, "%s", msg);
-        return err_set(BR_STORE, "%s", msg);
+        log_error("fotos: storing the record for cita %s failed: %s", cita_id, why.msg);
+        if (rc == BR_BUSY) return err_restore(BR_BUSY, &why);
+        return err_set(BR_STORE, "%s", why.msg);
     }
     metric_inc(M_PHOTOS_STORED);
     return BR_OK;

@@ -755,11 +755,11 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
     free(l.line);
     if (rc && done.n) {
         /* the rows are not there: neither may their photos be */
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", err_msg());
+        struct err_kept why;
+        err_keep(&why);
         for (size_t i = 0; i < done.n; i++)
             (void)obj_remove(app->obj, PHOTO_BUCKET, done.keys[i]);
-        err_set(rc, "%s", msg);
+        err_restore(rc, &why);
     }
     /* on a failure the intents stay: a sweep removes what is still there */
     photos_bulk_end(hold, !rc);

@@ -609,14 +609,12 @@ static br_err credentials_check(struct ident *id, const char *email_in, const ch
     if (rc) {
         /* never checked (no hashing slot in time, a store error): not a
          * failure; the answer is rc's whatever the give-back does */
-        br_err why = rc;
-        char msg[256];
-        int retry = err_retry_after();
-        snprintf(msg, sizeof msg, "%s", err_msg());
+        struct err_kept why;
+        err_keep(&why);
         if (throttle_give_back(id, &t, false))
             log_warn("auth: an unchecked sign-in stays counted for %s: %s",
                      t.key[KEY_ACCOUNT] ? t.key[KEY_ACCOUNT] : t.key[KEY_ADDRESS], err_msg());
-        rc = retry > 0 ? err_set_retry(why, retry, "%s", msg) : err_set(why, "%s", msg);
+        err_restore(rc, &why);
     } else if (!ok) {
         throttle_confirm(id, &t); /* the reservation stays */
         rc = err_set(BR_UNAUTH, "Credenciales inválidas");

@@ -823,12 +823,11 @@ static br_err pg_exec(struct db_conn *c, const char *sql, const struct db_val *p
  * (code, message, retry hint) rather than the rollback's. */
 static br_err undo(struct db_conn *c, br_err rc)
 {
-    char msg[512];
-    int retry = err_retry_after();
-    snprintf(msg, sizeof msg, "%s", err_msg());
+    struct err_kept why;
+    err_keep(&why);
     pipe_leave(c);
     pg_rollback(c);
-    return retry > 0 ? err_set_retry(rc, retry, "%s", msg) : err_set(rc, "%s", msg);
+    return err_restore(rc, &why);
 }
 
 /* One attempt of a write transaction on c. */

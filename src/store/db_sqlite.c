@@ -215,11 +215,7 @@ static br_err conn_open(const char *path, int busy_ms, struct db_conn *c)
                                 "PRAGMA synchronous=FULL;"
                                 "PRAGMA foreign_keys=ON;"
                                 "PRAGMA wal_autocheckpoint=0;");
-    if (e) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", err_msg());
-        e = err_set(e, "%s: %s", path, msg);
-    }
+    if (e) e = err_prefix(e, path);
     return e;
 }
 
@@ -387,13 +383,13 @@ static void run_batch(struct sqlite_db *s, struct wjob *batch)
         if (rc) {
             /* the savepoint machinery itself failed: nothing of the batch
              * can be trusted; undo it all */
-            char msg[512];
-            snprintf(msg, sizeof msg, "%s", err_msg());
+            struct err_kept why;
+            err_keep(&why);
             sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
-            err_set(rc, "%s", msg);
+            err_restore(rc, &why);
             for (struct wjob *k = batch; k; k = k->next)
                 if (k->rc == BR_OK) job_fail(k, rc);
-            log_error("db: a write batch failed and was rolled back: %s", msg);
+            log_error("db: a write batch failed and was rolled back: %s", why.msg);
             return;
         }
     }
@@ -404,13 +400,13 @@ static void run_batch(struct sqlite_db *s, struct wjob *batch)
     if (!rc) journal_commit(s, batch, pre_ok ? pre : NULL);
     if (rc) {
         journal_forget(s);
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", err_msg());
+        struct err_kept why;
+        err_keep(&why);
         if (!sqlite3_get_autocommit(h)) sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
-        err_set(rc, "%s", msg);
+        err_restore(rc, &why);
         for (struct wjob *j = batch; j; j = j->next)
             if (j->rc == BR_OK) job_fail(j, rc);
-        log_error("db: committing a write batch failed: %s", msg);
+        log_error("db: committing a write batch failed: %s", why.msg);
     }
 }
 
@@ -964,10 +960,11 @@ static br_err sq_migrate(struct db *db)
                      schema_sqlite_count);
     if (!rc) rc = exec_plain(c->h, "COMMIT");
     if (rc) {
+        struct err_kept why;
+        err_keep(&why);
         sq_rollback(c);
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", err_msg());
-        rc = err_set(rc, "%s: %s", ((struct sqlite_db *)db)->path, msg);
+        err_restore(rc, &why);
+        rc = err_prefix(rc, ((struct sqlite_db *)db)->path);
     }
     /* statements prepared before the migration may refer to the old schema */
     for (int i = 0; i < STMT_CACHE; i++) {

@@ -9,6 +9,7 @@
 
 static _Thread_local char detail[512];
 static _Thread_local int retry_after;
+_Static_assert(sizeof detail == sizeof((struct err_kept *)0)->msg, "a kept detail holds it whole");
 
 static void set_detail(const char *fmt, va_list ap) PRINTF_LIKE(1, 0);
 static void set_detail(const char *fmt, va_list ap)
@@ -28,6 +29,27 @@ br_err err_set_retry(br_err code, int retry_after_s, const char *fmt, ...)
     set_detail(fmt, ap);
     va_end(ap);
     retry_after = retry_after_s > 0 ? retry_after_s : 1;
+    return code;
+}
+
+void err_keep(struct err_kept *k)
+{
+    memcpy(k->msg, detail, sizeof k->msg);
+    k->retry_after = retry_after;
+}
+
+br_err err_restore(br_err code, const struct err_kept *k)
+{
+    memcpy(detail, k->msg, sizeof detail);
+    retry_after = k->retry_after;
+    return code;
+}
+
+br_err err_prefix(br_err code, const char *prefix)
+{
+    int keep = retry_after;
+    err_set(code, "%s: %s", prefix, detail);
+    retry_after = keep;
     return code;
 }
 

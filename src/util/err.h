@@ -48,6 +48,19 @@ int err_retry_after(void);
  * next err_set() on this thread. */
 const char *err_msg(void);
 
+/* A thread's detail (and retry hint) kept aside across calls that may set
+ * their own: a rollback, a cleanup after the failure being reported. */
+struct err_kept {
+    char msg[512];
+    int retry_after;
+};
+void err_keep(struct err_kept *k);
+/* Sets the kept detail and hint back, as code's; returns code. */
+br_err err_restore(br_err code, const struct err_kept *k);
+/* Puts "prefix: " before the thread's detail (the file or the step that
+ * failed), keeping its retry hint; returns code. */
+br_err err_prefix(br_err code, const char *prefix);
+
 /* Clears the calling thread's detail. */
 void err_clear(void);
 

@@ -230,28 +230,31 @@ static bool real_cents(double v, char *tmp, int *n)
     return true;
 }
 
-void jw_real(struct jw *w, double v)
+int jw_real_text(double v, char out[JW_REAL_MAX])
 {
-    if (!isfinite(v)) {
-        jw_null(w);
-        return;
-    }
-    char tmp[40];
+    if (!isfinite(v)) return -1;
     int n = 0;
-    if (real_cents(v, tmp, &n)) {
-        value_start(w);
-        put(w, tmp, (size_t)n);
-        return;
-    }
+    if (real_cents(v, out, &n)) return n;
     /* the shortest precision that reads back as the same double */
     for (int prec = 15; prec <= 17; prec++) {
-        n = snprintf(tmp, sizeof tmp, "%.*g", prec, v);
-        if (strtod(tmp, NULL) == v) break;
+        n = snprintf(out, JW_REAL_MAX, "%.*g", prec, v);
+        if (strtod(out, NULL) == v) break;
     }
-    if (!strpbrk(tmp, ".eE")) {
-        tmp[n++] = '.';
-        tmp[n++] = '0';
-        tmp[n] = '\0';
+    if (!strpbrk(out, ".eE")) {
+        out[n++] = '.';
+        out[n++] = '0';
+        out[n] = '\0';
+    }
+    return n;
+}
+
+void jw_real(struct jw *w, double v)
+{
+    char tmp[JW_REAL_MAX];
+    int n = jw_real_text(v, tmp);
+    if (n < 0) {
+        jw_null(w);
+        return;
     }
     value_start(w);
     put(w, tmp, (size_t)n);

@@ -43,6 +43,9 @@ void jw_key(struct jw *w, const char *key);
 /* A string value; NULL writes null. */
 void jw_str(struct jw *w, const char *s);
 void jw_int(struct jw *w, int64_t v);
+/* A number as JSON writes it: whole cents plainly (12.5, 12.05), any
+ * other value in the shortest form that reads back as the same double;
+ * NaN and the infinities, which JSON has no form for, write null. */
 void jw_real(struct jw *w, double v);
 void jw_bool(struct jw *w, bool v);
 void jw_null(struct jw *w);
@@ -51,6 +54,11 @@ void jw_null(struct jw *w);
 void jw_kstr(struct jw *w, const char *key, const char *s);
 void jw_kint(struct jw *w, const char *key, int64_t v);
 void jw_kreal(struct jw *w, const char *key, double v);
+
+/* The text jw_real writes for a finite v (NUL-terminated), and its length;
+ * -1 for NaN and the infinities. */
+#define JW_REAL_MAX 40
+int jw_real_text(double v, char out[JW_REAL_MAX]);
 
 /* Ends the document. On success hands over the text (NUL-terminated,
  * caller frees) and its length; on failure (including unclosed nesting)

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "harness.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,15 +350,23 @@ static void add_commands_print_ids_and_lists_print_tab_separated_rows(void **sta
                         "--duracion-min", "30",  "--precio", "12.5", NULL};
     const char *s2[] = {"servicio",          "add",        "--data", d, "--nombre", "Afeitado",
                         "--duracion-min=20", "--precio=9", NULL};
-    char sid1[40], sid2[40];
+    /* a price the API takes too, not in whole cents: listed as stored */
+    const char *s3[] = {"servicio", "add", "--data", d, "--nombre", "Tinte", "--duracion-min", "45",
+                        "--precio", "1.999", NULL};
+    char sid1[40], sid2[40], sid3[40];
     out = expect_ok(&s, s1);
     snprintf(sid1, sizeof sid1, "%s", expect_id_line(out));
     free(out);
     out = expect_ok(&s, s2);
     snprintf(sid2, sizeof sid2, "%s", expect_id_line(out));
     free(out);
+    out = expect_ok(&s, s3);
+    snprintf(sid3, sizeof sid3, "%s", expect_id_line(out));
+    free(out);
     out = expect_ok(&s, sl);
-    snprintf(want, sizeof want, "%s\tAfeitado\t20\t9.00\n%s\tCorte\t30\t12.50\n", sid2, sid1);
+    snprintf(want, sizeof want,
+             "%s\tAfeitado\t20\t9.00\n%s\tCorte\t30\t12.50\n%s\tTinte\t45\t1.999\n", sid2, sid1,
+             sid3);
     assert_string_equal(out, want);
     free(out);
     assert_int_equal(db_count(&s,
@@ -387,6 +396,42 @@ static void add_commands_print_ids_and_lists_print_tab_separated_rows(void **sta
 }
 
 /* --- beside a running server ------------------------------------------------------------- */
+
+/* A write that waits past BARBERIA_DB_LOCK_WAIT_MS for another process's
+ * write lock is refused (exit 1, nothing added) with a line that says what
+ * held it up and which setting bounds the wait, not the API's bare 503
+ * text. SQLite's lock only: PostgreSQL's writers do not take one. */
+static void a_write_held_up_past_the_lock_wait_says_why(void **state)
+{
+    (void)state;
+    if (test_pg()) skip();
+    struct srv s = {0};
+    srv_init(&s);
+    const char *migrate[] = {"migrate", "--data", s.data, NULL};
+    free(expect_ok(&s, migrate));
+    char path[400];
+    snprintf(path, sizeof path, "%s/barberia.db", s.data);
+    sqlite3 *h = NULL;
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+
+    const char *env[] = {"BARBERIA_DB_LOCK_WAIT_MS=200", NULL};
+    const char *add[] = {"servicio",       "add", "--nombre", "Corte", "--duracion-min",
+                         "30",             "--precio", "12", NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(run_cli(&s, env, add, true, &out, &err), 1);
+    assert_string_equal(out, "");
+    assert_non_null(strstr(err, "Servicio ocupado (the data store stayed busy"));
+    assert_non_null(strstr(err, "BARBERIA_DB_LOCK_WAIT_MS"));
+    assert_int_equal(count_lines(err), 1);
+    free(out);
+    free(err);
+
+    assert_int_equal(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    assert_int_equal(db_count(&s, "SELECT count(*) FROM servicios"), 0);
+    srv_cleanup(&s);
+}
 
 static void cli_works_while_serve_runs_on_the_same_data(void **state)
 {
@@ -645,6 +690,7 @@ int main(void)
         cmocka_unit_test(user_add_with_a_registered_email_exits_1),
         cmocka_unit_test(add_commands_print_ids_and_lists_print_tab_separated_rows),
         cmocka_unit_test(cli_works_while_serve_runs_on_the_same_data),
+        cmocka_unit_test(a_write_held_up_past_the_lock_wait_says_why),
         cmocka_unit_test(cli_and_api_accept_and_refuse_the_same_catalog_values),
         cmocka_unit_test(migrate_on_an_empty_folder_creates_the_spec_tables),
         cmocka_unit_test(migrate_creates_a_missing_data_folder),

@@ -18,6 +18,7 @@
 #include "core/outbox.h"
 #include "http/http.h"
 #include "util/buf.h"
+#include "util/err.h"
 #include "util/log.h"
 
 static void buffer_refuses_to_grow_past_its_cap_and_stays_intact(void **state)
@@ -177,6 +178,33 @@ static void request_paths_are_logged_without_their_tokens(void **state)
 }
 
 /* The key of a textual address, through the sockaddr the server gets. */
+/* A detail kept aside survives whatever a cleanup sets meanwhile, retry
+ * hint included; a prefix keeps the hint too. */
+static void a_kept_error_survives_a_cleanup_with_its_retry_hint(void **state)
+{
+    (void)state;
+    struct err_kept k;
+    err_set_retry(BR_BUSY, 7, "Servicio ocupado");
+    err_keep(&k);
+    err_set(BR_STORE, "rollback failed: disk I/O error");
+    assert_int_equal(err_restore(BR_BUSY, &k), BR_BUSY);
+    assert_string_equal(err_msg(), "Servicio ocupado");
+    assert_int_equal(err_retry_after(), 7);
+    assert_int_equal(err_prefix(BR_BUSY, "/data/barberia.db"), BR_BUSY);
+    assert_string_equal(err_msg(), "/data/barberia.db: Servicio ocupado");
+    assert_int_equal(err_retry_after(), 7);
+    /* a plain detail stays plain */
+    err_set(BR_STORE, "no such table: citas");
+    err_keep(&k);
+    err_set_retry(BR_BUSY, 1, "other");
+    err_restore(BR_STORE, &k);
+    assert_string_equal(err_msg(), "no such table: citas");
+    assert_int_equal(err_retry_after(), 0);
+    err_prefix(BR_STORE, "migration 12");
+    assert_string_equal(err_msg(), "migration 12: no such table: citas");
+    assert_int_equal(err_retry_after(), 0);
+}
+
 static void client_key_of(const char *text, char *out, size_t n)
 {
     struct sockaddr_in v4 = {.sin_family = AF_INET};
@@ -222,6 +250,7 @@ int main(void)
         cmocka_unit_test(backoff_doubles_from_one_second_up_to_five_minutes),
         cmocka_unit_test(request_paths_are_logged_without_their_tokens),
         cmocka_unit_test(a_client_is_an_ipv4_address_or_an_ipv6_slash_64),
+        cmocka_unit_test(a_kept_error_survives_a_cleanup_with_its_retry_hint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
