@@ -146,6 +146,7 @@ export async function agenda() {
   // each view drawn has a number: an answer that comes back after a newer
   // view was asked for (quick clicks through the days) is dropped
   let drawn = 0;
+  let atNow = false; // today's grid was scrolled to the current time once
   async function show(keep) {
     const gen = ++drawn;
     history.replaceState(
@@ -296,6 +297,12 @@ export async function agenda() {
       const c = citas.find((x) => x.id === keep.open);
       if (c) openCard(c);
       refocus();
+    }
+    // the first time today's grid is shown, the current time is in view
+    const line = grid.querySelector('.ahora');
+    if (!atNow && line && line.offsetParent !== null) {
+      atNow = true;
+      line.scrollIntoView({ block: 'center', inline: 'nearest' });
     }
     return title;
   }

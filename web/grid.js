@@ -2,9 +2,9 @@
 // a row per paso_min minutes. Booked time shows the appointment (a tap opens
 // its card); free time within the barber's hours is a button that starts a
 // booking with that barber at that hour; the rest (off hours, a closure, the
-// past) stays grey.
+// past) stays grey. On today's grid a line marks the current time.
 import { cfg } from './api.js';
-import { h, hm, ymd, dayStart } from './ui.js';
+import { h, hm, ymd, dayStart, estadoLabel, today } from './ui.js';
 
 const toMin = (s) => +s.slice(0, 2) * 60 + +s.slice(3, 5);
 export const hhmm = (m) =>
@@ -51,10 +51,20 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
     return el;
   };
   const now = Date.now();
+  // the current time, in minutes of the day, when the grid shows it
+  const ahora = fecha === today() ? toMin(hm(now)) : -1;
+  const marks = ahora >= lo && ahora < hi;
+  const line = () => {
+    const el = place(h('div', { class: 'ahora', 'aria-hidden': 'true' }), ahora, ahora + 1);
+    el.style.gridColumn = '1'; // over the row's block or button, not beside it
+    el.style.marginTop = `calc(var(--fila) * ${((ahora - lo) % paso) / paso})`;
+    return el;
+  };
 
   const axis = body();
   for (let m = Math.ceil(lo / 60) * 60; m < hi; m += 60)
     axis.append(place(h('span', {}, hhmm(m)), m, m + paso));
+  if (marks) axis.append(line());
   const cols = barberos.map((b) => {
     const mine = live.filter((c) => c.barbero_id === b.id).map((c) => [span(c, fecha), c]);
     const items = mine.map(([[a, e], c]) => {
@@ -64,6 +74,8 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
         h('strong', {}, `${hm(c.fecha_inicio)}–${hm(c.fecha_fin)}`),
         h('span', {}, (c.perfil && c.perfil.nombre) || 'Cliente'),
         h('span', {}, c.servicio ? c.servicio.nombre : ''),
+        // attendance in words, not by colour alone
+        c.estado !== 'confirmada' ? h('span', { class: 'estado' }, estadoLabel(c.estado)) : null,
         badge(c),
       );
       return [a, place(btn, a, e)];
@@ -96,6 +108,7 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
     const id = 'col-' + b.id;
     const el = body();
     el.append(...items.map((x) => x[1]));
+    if (marks) el.append(line());
     return h(
       'section',
       { class: 'col', 'aria-labelledby': id },

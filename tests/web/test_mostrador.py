@@ -372,6 +372,32 @@ def barber_card(br, b):
     return br.wait(lambda: next((c for c in br.d.find_elements(By.CSS_SELECTOR, "li.card") if c.find_element(By.TAG_NAME, "h3").text == b["nombre"]), None), what="the barber's card")
 
 
+def now_line(srv, br, b, s):
+    """On a tablet today's grid marks the current time with a line across
+    the columns, scrolled into view when the agenda opens; a no-show's
+    block says so in words, not by its colour alone."""
+    now = datetime.datetime.now(MADRID)
+    if not datetime.time(0, 10) <= now.time() <= datetime.time(22, 30):
+        return  # the appointment that widens today's grid to now would cross midnight
+    start = (now - datetime.timedelta(minutes=2)).astimezone(datetime.timezone.utc)
+    cita = srv.ok("POST", "/api/agenda/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": start.strftime("%Y-%m-%dT%H:%M:00Z"),
+                                                "cliente_id": carla_id(srv), "fuera_de_horario": True}, token=srv.admin)["cita"]
+    srv.ok("POST", "/api/citas/%s/asistencia" % cita["id"], {"estado": "no_presentado"}, token=srv.admin)
+    br.d.set_window_size(1024, 500)
+    br.open("/agenda?fecha=" + now.date().isoformat())
+    Select(br.wait(lambda: control(br, "Ver"), what="the barber filter")).select_by_visible_text("Todos los barberos")
+
+    def lines():
+        return [e for e in br.d.find_elements(By.CSS_SELECTOR, ".rejilla .ahora") if e.is_displayed()]
+    br.wait(lambda: len(lines()) == len(srv.catalog()[1]) + 1, what=lambda: "a line in the axis and each column, not %d" % len(lines()))
+    top, height = br.d.execute_script("return [arguments[0].getBoundingClientRect().top, innerHeight]", lines()[0])
+    assert 0 <= top <= height, "the current time is out of view: line at %s of %s px" % (top, height)
+    block = br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, ".rejilla .bloque") if e.is_displayed() and "Carla Gómez" in e.text and "No vino" in e.text), None),
+                    what="Carla's no-show block, in words")
+    assert "no_presentado" in block.get_attribute("class")
+    br.d.set_window_size(390, 844)
+
+
 def test(srv, br):
     servicios, barberos = srv.catalog()
     s, b = servicios[0], barberos[0]
@@ -390,6 +416,7 @@ def test(srv, br):
     phone_desk(srv, br, b)
     waiting_list(srv, br, b, s, working_day(day))
     closure(srv, br, working_day(day), b, s)
+    now_line(srv, br, barberos[-1], s)
 
 
 if __name__ == "__main__":
