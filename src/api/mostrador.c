@@ -120,7 +120,8 @@ void api_clientes_get(struct http_req *r)
         struct jw w;
         api_list_begin(&w, "clientes");
         if (!rc) {
-            rc = w_cliente(&w, &c);
+            /* a staff account is not a client the desk serves */
+            if (!rol_is_staff(c.perfil.rol)) rc = w_cliente(&w, &c);
             cliente_view_clear(&c);
         }
         api_list_reply(r, rc == BR_NOTFOUND ? BR_OK : rc, &w);

@@ -215,14 +215,16 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
     char dia[11];
     const char *espera = tz_local_date(start_ms, dia, NULL) ? dia : NULL;
     rc = para->staff
-             ? store_cita_book_desk(app->store, out, queued, para->nuevo, srv.margen_min, espera)
+             ? store_cita_book_desk(app->store, out, queued, para->quien, srv.margen_min, espera)
              : store_cita_book_capped(app->store, out, queued, now, cap, espera);
     if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE) {
         /* nothing was stored: the event goes too */
         int retry = err_retry_after();
         if (out->google_event_id && calendar_delete_event(app->cal, out->google_event_id) != BR_OK)
             log_warn("calendar: could not delete event of lost booking %s: %s", out->id, err_msg());
-        bool email_taken = rc == BR_CONFLICT && para->nuevo && !strcmp(err_msg(), "email taken");
+        bool email_taken = rc == BR_CONFLICT && para->quien &&
+                           (!strcmp(err_msg(), "email taken") || !strcmp(err_msg(), "client exists"));
+        if (email_taken && para->existe) *para->existe = true;
         rc = rc == BR_BUSY       ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
              : rc == BR_TOOLARGE ? err_set(BR_INVALID, BOOKING_CAP_MSG)
              : email_taken       ? err_set(BR_CONFLICT, "El email ya está registrado")

@@ -42,11 +42,15 @@ struct booking_para {
     const char *email;  /* NULL: none (no confirmation, no attendee) */
     const char *nombre; /* in the event's title and the e-mail */
     bool has_perfil;
-    /* staff: no cap on upcoming appointments; the client nuevo (nullable)
-     * is created in the booking's own transaction (BR_CONFLICT "El email
-     * ya está registrado" when its e-mail is taken meanwhile) */
+    /* staff: no cap on upcoming appointments; the client the desk typed
+     * in (quien, nullable) is settled in the booking's own transaction
+     * (store_cita_book_desk). When she turns out to exist by then (her
+     * e-mail taken, her twin created meanwhile) the answer is BR_CONFLICT
+     * "El email ya está registrado", nothing is stored, and *existe (when
+     * given) is set: asked again, the desk finds her. */
     bool staff;
-    const struct new_user *nuevo;
+    const struct desk_cliente *quien;
+    bool *existe;
     /* nullable: called after the barber's lookup (step 5), before the
      * overlap check; its error is the answer */
     br_err (*check)(void *ud, struct app *app, const struct servicio *s, const struct barbero *b,

@@ -159,6 +159,119 @@ br_err mostrador_solo_cliente(struct app *app, const char *cliente_id, struct cl
     return rc;
 }
 
+/* The folded name and the digits of a new client's number (the twin's
+ * key, store_cliente_gemela); both caller-freed. */
+static void gemela_key(const struct mostrador_cliente *c, char **plegado, char **digitos)
+{
+    size_t nn = strlen(c->nombre), tn = strlen(c->telefono);
+    *plegado = xmalloc(nn + 1);
+    *digitos = xmalloc(tn + 1);
+    while (nn && c->nombre[nn - 1] == ' ')
+        nn--;
+    const char *nb = c->nombre;
+    while (*nb == ' ')
+        nb++, nn--;
+    rule_busqueda_fold(nb, nn, *plegado);
+    rule_telefono_digitos(c->telefono, tn, *digitos);
+}
+
+/* One attempt of mostrador_reservar, the fields checked; *existe is set
+ * when the client typed in turned out to exist by the time the booking
+ * committed (then nothing is stored, and another attempt finds her). */
+static br_err reservar(struct app *app, const struct mostrador_reserva *in, const char *email,
+                       struct cita *out, bool *existe)
+{
+    const struct booking_input *ci = &in->cita;
+    const struct mostrador_cliente *c = in->nuevo;
+    struct cliente_view cv;
+    memset(&cv, 0, sizeof cv);
+    char *placeholder = NULL, *plegado = NULL, *digitos = NULL;
+    struct new_user nu;
+    memset(&nu, 0, sizeof nu);
+    struct desk_cliente quien = {0};
+    br_id id = "";
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    struct booking_para para = {.staff = true, .has_perfil = true, .existe = existe};
+    br_err rc = BR_OK;
+
+    if (!c) {
+        snprintf(id, sizeof id, "%s", in->cliente_id);
+    } else {
+        if (email) {
+            /* an address that has an account already: her booking (a
+             * staff account's is not a client's) */
+            struct user u;
+            char *hash = NULL;
+            rc = store_user_by_email(app->store, email, &u, &hash);
+            free(hash);
+            if (rc == BR_OK) {
+                snprintf(id, sizeof id, "%s", u.id);
+                user_clear(&u);
+            } else if (rc != BR_NOTFOUND) {
+                goto fail;
+            }
+            rc = BR_OK;
+        }
+        if (!missing(c->telefono)) gemela_key(c, &plegado, &digitos);
+        if (!id[0] && digitos) {
+            /* the same name and number as a client the shop knows: her,
+             * however either was written, not a second person; an e-mail
+             * typed for her, when she has none, becomes hers */
+            rc = store_cliente_gemela(app->store, plegado, digitos, id);
+            if (rc) goto fail;
+            if (id[0] && email) quien.email = email;
+        }
+        if (!id[0]) {
+            uuid_v4(id);
+            if (!email) placeholder = xasprintf("%s%s", EMAIL_NINGUNO_PREFIX, id);
+            nu = (struct new_user){
+                .id = id,
+                .email = email ? email : placeholder,
+                .password_hash = "", /* none: she cannot sign in until she claims it */
+                .created_at = now,
+                .rol = "cliente",
+                .nombre = c->nombre,
+                .telefono = missing(c->telefono) ? NULL : c->telefono,
+            };
+            quien.nuevo = &nu;
+            quien.plegado = plegado;
+            quien.digitos = digitos;
+            para.cliente_id = id;
+            para.email = email;
+            para.nombre = c->nombre;
+        }
+        para.quien = &quien;
+    }
+    if (!quien.nuevo) {
+        rc = mostrador_solo_cliente(app, id, &cv);
+        if (rc == BR_NOTFOUND && c && email) {
+            rc = err_set(BR_CONFLICT, "El email ya está registrado"); /* a staff account's */
+            goto out;
+        }
+        if (rc == BR_NOTFOUND) goto out;
+        if (rc) goto fail;
+        para.cliente_id = cv.perfil.id;
+        if (cv.email) quien.email = NULL; /* hers stays */
+        para.email = cv.email ? cv.email : quien.email;
+        para.nombre = cv.perfil.nombre && *cv.perfil.nombre ? cv.perfil.nombre : cv.email;
+    }
+    struct desk_check dc = {in->fuera_de_horario};
+    para.check = desk_check;
+    para.check_ud = &dc;
+    rc = booking_create_para(app, &para, ci, out);
+    goto out;
+fail:
+    log_error("mostrador: client lookup: %s", err_msg());
+    if (rc != BR_BUSY) rc = err_set(BR_INTERNAL, "Error interno del servidor");
+out:
+    cliente_view_clear(&cv);
+    free(placeholder);
+    free(plegado);
+    free(digitos);
+    return rc;
+}
+
 br_err mostrador_reservar(struct app *app, const struct principal *caller,
                           const struct mostrador_reserva *in, struct cita *out)
 {
@@ -172,16 +285,7 @@ br_err mostrador_reservar(struct app *app, const struct principal *caller,
         return err_set(BR_INVALID, "Faltan campos requeridos");
     if (has_id && in->nuevo) return err_set(BR_INVALID, "Indique cliente_id o cliente, no ambos");
 
-    struct cliente_view cv;
-    memset(&cv, 0, sizeof cv);
-    char *email = NULL, *placeholder = NULL;
-    struct new_user nu;
-    memset(&nu, 0, sizeof nu);
-    br_id nuevo_id;
-    br_ts now;
-    iso8601_format(clock_now_ms(), now);
-    struct booking_para para = {.staff = true, .has_perfil = true};
-
+    char *email = NULL;
     if (in->nuevo) {
         const struct mostrador_cliente *c = in->nuevo;
         if (!rule_nombre_ok(c->nombre))
@@ -192,80 +296,16 @@ br_err mostrador_reservar(struct app *app, const struct principal *caller,
             return err_set(BR_INVALID, "Email inválido");
         if (missing(c->telefono) && !email)
             return err_set(BR_INVALID, "Indique el teléfono o el email del cliente");
-        if (email) {
-            /* an address that has an account already: her booking */
-            struct user u;
-            char *hash = NULL;
-            rc = store_user_by_email(app->store, email, &u, &hash);
-            free(hash);
-            if (rc == BR_OK) {
-                has_id = true;
-                snprintf(nuevo_id, sizeof nuevo_id, "%s", u.id);
-                user_clear(&u);
-            } else if (rc != BR_NOTFOUND) {
-                goto fail;
-            }
-        }
-        if (!has_id && !missing(c->telefono)) {
-            /* the same name and number as a client the shop knows: her,
-             * however either was written, not a second person */
-            size_t nn = strlen(c->nombre), tn = strlen(c->telefono);
-            char *plegado = xmalloc(nn + 1), *digitos = xmalloc(tn + 1);
-            while (nn && c->nombre[nn - 1] == ' ')
-                nn--;
-            const char *nb = c->nombre;
-            while (*nb == ' ')
-                nb++, nn--;
-            rule_busqueda_fold(nb, nn, plegado);
-            rule_telefono_digitos(c->telefono, tn, digitos);
-            br_id known;
-            rc = store_cliente_gemela(app->store, plegado, digitos, known);
-            free(plegado);
-            free(digitos);
-            if (rc) goto fail;
-            if (known[0]) {
-                has_id = true;
-                snprintf(nuevo_id, sizeof nuevo_id, "%s", known);
-            }
-        }
-        if (!has_id) {
-            uuid_v4(nuevo_id);
-            if (!email) placeholder = xasprintf("%s%s", EMAIL_NINGUNO_PREFIX, nuevo_id);
-            nu = (struct new_user){
-                .id = nuevo_id,
-                .email = email ? email : placeholder,
-                .password_hash = "", /* none: she cannot sign in until she claims it */
-                .created_at = now,
-                .rol = "cliente",
-                .nombre = c->nombre,
-                .telefono = missing(c->telefono) ? NULL : c->telefono,
-            };
-            para.cliente_id = nuevo_id;
-            para.email = email;
-            para.nombre = c->nombre;
-            para.nuevo = &nu;
-        }
     }
-    if (has_id) {
-        rc = mostrador_cliente(app, in->nuevo ? nuevo_id : in->cliente_id, &cv);
-        if (rc == BR_NOTFOUND) goto out;
-        if (rc) goto fail;
-        para.cliente_id = cv.perfil.id;
-        para.email = cv.email;
-        para.nombre = cv.perfil.nombre && *cv.perfil.nombre ? cv.perfil.nombre : cv.email;
+    /* a client typed in who came into being meanwhile (another desk typed
+     * her at the same moment): asked once more, she is found */
+    bool existe = false;
+    rc = reservar(app, in, email, out, &existe);
+    if (existe) {
+        existe = false;
+        rc = reservar(app, in, email, out, &existe);
     }
-    struct desk_check dc = {in->fuera_de_horario};
-    para.check = desk_check;
-    para.check_ud = &dc;
-    rc = booking_create_para(app, &para, ci, out);
-    goto out;
-fail:
-    log_error("mostrador: client lookup: %s", err_msg());
-    if (rc != BR_BUSY) rc = err_set(BR_INTERNAL, "Error interno del servidor");
-out:
-    cliente_view_clear(&cv);
     free(email);
-    free(placeholder);
     return rc;
 }
 

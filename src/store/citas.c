@@ -181,7 +181,7 @@ struct book_args {
     const char *now;              /* with cap: what "upcoming" is counted from */
     int64_t cap;                  /* upcoming appointments the client may hold; 0: any */
     bool avisos;                  /* the barber's notice too (store/avisos.h) */
-    const struct new_user *nuevo; /* created first, in the same transaction */
+    const struct desk_cliente *quien; /* settled first, in the same transaction */
     int64_t margen;               /* >= 0: the clean-up margins are kept (the desk's) */
     const char *dia;              /* the shop's date of the start: waiting-list entries go */
 };
@@ -227,11 +227,8 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
      * bookings take turns before it, so that they never deadlock there;
      * bookings of one barber in other hours never wait for each other.
      * The check here answers the common case without an error. */
-    br_err rc = BR_OK;
-    if (a->nuevo) {
-        rc = user_insert(db, conn, a->nuevo);
-        if (rc) return rc;
-    }
+    br_err rc = a->quien ? desk_cliente_settle(db, conn, a->quien, c->cliente_id) : BR_OK;
+    if (rc) return rc;
     if (a->cap > 0) {
         /* one client's bookings take turns on PostgreSQL, before any hour
          * lock (always in this order: they never wait for each other) */
@@ -334,9 +331,9 @@ br_err store_cita_book_capped(struct store *st, const struct cita *c, const stru
 }
 
 br_err store_cita_book_desk(struct store *st, const struct cita *c, const struct outbox_msg *mail,
-                            const struct new_user *nuevo, int64_t margen_min, const char *dia)
+                            const struct desk_cliente *quien, int64_t margen_min, const char *dia)
 {
-    struct book_args a = {c, mail, NULL, 0, st->avisos, nuevo, margen_min, dia};
+    struct book_args a = {c, mail, NULL, 0, st->avisos, quien, margen_min, dia};
     return in_tx_as(st, db_touch_key(c->cliente_id), book_tx, &a);
 }
 

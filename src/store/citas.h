@@ -41,13 +41,25 @@ br_err store_cita_book_capped(struct store *st, const struct cita *c, const stru
                               const char *now, int64_t cap,
                               const char *dia) STORE_WRITE WARN_UNUSED;
 
+/* Who a desk booking is for when the desk typed her in, settled in the
+ * booking's own transaction (so that two desks typing the same person at
+ * once make one person):
+ * - nuevo (nullable): created first, unless by then a client with the
+ *   same folded name (plegado) and number (digitos, store_cliente_gemela's
+ *   rule) exists: BR_CONFLICT "client exists", nothing written;
+ * - email (nullable): given to the existing client c->cliente_id when she
+ *   has none (a client the desk made without one).
+ * Either way an e-mail taken meanwhile is BR_CONFLICT "email taken". */
+struct desk_cliente {
+    const struct new_user *nuevo;
+    const char *plegado, *digitos;
+    const char *email;
+};
+
 /* store_cita_book for a booking the staff make (the front desk): no cap
- * (dia as store_cita_book_capped's);
- * when nuevo is set, that user and profile are created in the same
- * transaction first (BR_CONFLICT "email taken" when its e-mail is, nothing
- * written). */
+ * (dia as store_cita_book_capped's); quien (nullable) as above. */
 br_err store_cita_book_desk(struct store *st, const struct cita *c, const struct outbox_msg *mail,
-                            const struct new_user *nuevo, int64_t margen_min,
+                            const struct desk_cliente *quien, int64_t margen_min,
                             const char *dia) STORE_WRITE WARN_UNUSED;
 /* (and keeps the clean-up margins: BR_CONFLICT when the new appointment,
  * with its service's margen_min after it, meets another live one with

@@ -3,6 +3,7 @@
  * appointments (see store/clientes.h).
  */
 #include "store_int.h"
+#include "citas.h"
 #include "../domain/roles.h"
 
 /* --- finding clients ------------------------------------------------------------------ */
@@ -77,9 +78,11 @@ br_err store_clientes_page(struct store *st, const char *patron, const char *dig
         p[n++] = db_text(after_id);
     }
     p[n++] = db_int(limit > 0 ? limit : INT64_MAX);
-    /* a deleted account is nobody to find (store_cliente_get still reads it);
+    /* a deleted account is nobody to find (store_cliente_get still reads it),
+     * nor a staff account (the desk serves clients);
      * known by its address, which an export carries (eliminado_en it does not) */
-#define CLIENTE_LIVE CLIENTE_COLS "WHERE u.email NOT LIKE '%" EMAIL_ELIMINADO_SUFFIX "'"
+#define CLIENTE_LIVE                                                                               \
+    CLIENTE_COLS "WHERE u.email NOT LIKE '%" EMAIL_ELIMINADO_SUFFIX "' AND p.rol NOT IN " ROL_STAFF_SQL
     static const char *const sql[4] = {
         CLIENTE_LIVE CLIENTE_ORDER,
         CLIENTE_LIVE " AND " CLIENTE_MATCH CLIENTE_ORDER,
@@ -131,21 +134,50 @@ static br_err id_row(void *ud, const struct db_val *c, int n)
     return BR_OK;
 }
 
+static const char sql_gemela[] =
+    "SELECT p.id FROM perfiles p JOIN auth_users u ON u.id = p.id WHERE p.rol = 'cliente' "
+    "AND u.eliminado_en IS NULL AND " FOLD("coalesce(p.nombre, '')") " = ? AND (" DIGITS
+    " = ? OR (length(" DIGITS ") >= 9 AND length(?) >= 9 AND (? LIKE '%' || " DIGITS
+    " OR " DIGITS " LIKE '%' || ?))) ORDER BY p.created_at, p.id LIMIT 1";
+
 br_err store_cliente_gemela(struct store *st, const char *nombre_plegado, const char *digitos,
                             br_id id)
 {
     id[0] = '\0';
-    static const char sql[] =
-        "SELECT p.id FROM perfiles p JOIN auth_users u ON u.id = p.id WHERE p.rol = 'cliente' "
-        "AND u.eliminado_en IS NULL AND " FOLD(
-            "coalesce(p.nombre, '')") " = ? AND (" DIGITS " = ? OR (length(" DIGITS
-                                      ") >= 9 AND length(?) >= 9 AND (? LIKE '%' || " DIGITS
-                                      " OR " DIGITS
-                                      " LIKE '%' || ?))) ORDER BY p.created_at, p.id LIMIT 1";
-    return run(st, sql,
+    return run(st, sql_gemela,
                DB_ARGS(db_text(nombre_plegado), db_text(digitos), db_text(digitos),
                        db_text(digitos), db_text(digitos)),
                id_row, id, NULL);
+}
+
+br_err desk_cliente_settle(struct db *db, struct db_conn *c, const struct desk_cliente *q,
+                           const char *cliente_id)
+{
+    if (q->nuevo) {
+        br_err rc = BR_OK;
+        if (q->digitos && *q->digitos) {
+            /* two desks typing the same person take turns (PostgreSQL; on
+             * SQLite the writers do anyway): numbers that match share their
+             * last nine digits, or are the same */
+            size_t n = strlen(q->digitos);
+            rc = lock_on(db, c, "cliente-telefono", q->digitos + (n > 9 ? n - 9 : 0));
+            br_id twin = "";
+            if (!rc) {
+                struct db_val p[] = {db_text(q->plegado), db_text(q->digitos), db_text(q->digitos),
+                                     db_text(q->digitos), db_text(q->digitos)};
+                rc = EXEC(db, c, sql_gemela, p, id_row, twin, NULL);
+            }
+            if (!rc && twin[0]) rc = err_set(BR_CONFLICT, "client exists");
+        }
+        return rc ? rc : user_insert(db, c, q->nuevo);
+    }
+    if (!q->email) return BR_OK;
+    /* the address the desk typed, for a client it made without one (a
+     * placeholder stands in its place) */
+    struct db_val p[] = {db_text(q->email), db_text(cliente_id), db_text(EMAIL_NINGUNO_PREFIX "%")};
+    br_err rc = EXEC(db, c, "UPDATE auth_users SET email = ? WHERE id = ? AND email LIKE ?", p, NULL,
+                     NULL, NULL);
+    return rc == BR_CONFLICT ? err_set(BR_CONFLICT, "email taken") : rc;
 }
 
 static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)

@@ -474,6 +474,11 @@ br_err principal_row(void *ud, const struct db_val *c, int n);
 /* identity.c: inserts the user u and its profile (and its first session,
  * when u->session_hash) in the transaction on c. BR_CONFLICT "email taken". */
 br_err user_insert(struct db *db, struct db_conn *c, const struct new_user *u);
+/* A desk booking's client, in its transaction (store_cita_book_desk):
+ * creates q->nuevo or gives q->email to cliente_id. */
+struct desk_cliente;
+br_err desk_cliente_settle(struct db *db, struct db_conn *c, const struct desk_cliente *q,
+                           const char *cliente_id);
 
 /* identity.c: sets the password hash of the user user_id in the
  * transaction on c, and ends her account links (account_links_end);

@@ -783,6 +783,142 @@ static void a_client_is_found_as_the_desk_types_her(void **state)
     }
 }
 
+/* Several desks typing the same new client at once, each booking her with
+ * another barber or hour: one person, every booking hers. */
+struct typer {
+    const char *cliente;
+    const char *barbero;
+    char fecha[ISO8601_LEN + 1];
+    long status;
+    char cliente_id[40];
+};
+
+static void type_one(void *item)
+{
+    struct typer *x = item;
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\","
+             "\"cliente\":%s}",
+             x->barbero, SERVICIO, x->fecha, x->cliente);
+    struct resp r;
+    http_json(&S, "POST", "/api/agenda/citas", BARB.token, body, &r);
+    x->status = r.status;
+    if (r.status == 201)
+        snprintf(x->cliente_id, sizeof x->cliente_id, "%s",
+                 jstr(json_object_get(r.json, "cita"), "cliente_id"));
+    else
+        fprintf(stderr, "desk: %ld %s\n", r.status, r.body);
+    resp_free(&r);
+}
+
+static void one_client_typed_at_several_desks_at_once_is_one_person(void **state)
+{
+    (void)state;
+    static const char *const who[] = {
+        "{\"nombre\":\"Nuria Sanz\",\"telefono\":\"622 10 20 30\"}",
+        "{\"nombre\":\"Irene Sáez\",\"telefono\":\"622 40 50 60\",\"email\":\"irene@example.com\"}",
+    };
+    for (size_t k = 0; k < ARRAY_LEN(who); k++) {
+        struct typer xs[6];
+        for (size_t i = 0; i < ARRAY_LEN(xs); i++) {
+            xs[i] = (struct typer){who[k], i % 2 ? BARBERO2 : BARBERO, "", 0, ""};
+            if (i % 2 == 0) next_slot(xs[i].fecha);
+            else memcpy(xs[i].fecha, xs[i - 1].fecha, sizeof xs[i].fecha);
+        }
+        race_threads(ARRAY_LEN(xs), type_one, xs, sizeof xs[0]);
+        for (size_t i = 0; i < ARRAY_LEN(xs); i++) {
+            assert_int_equal(xs[i].status, 201);
+            assert_string_equal(xs[i].cliente_id, xs[0].cliente_id);
+        }
+        assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE cliente_id = '%s'",
+                                  xs[0].cliente_id),
+                         ARRAY_LEN(xs));
+    }
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM perfiles WHERE nombre IN ('Nuria Sanz', "
+                                  "'Irene Sáez')"),
+                     2);
+}
+
+/* An address the desk types for a client it knows without one becomes
+ * hers (her confirmation goes there, and she can claim her account with
+ * it); a client with an address keeps hers. */
+static void an_email_typed_for_a_known_client_without_one_becomes_hers(void **state)
+{
+    (void)state;
+    char fecha[ISO8601_LEN + 1], rosa[40], again[40];
+    next_slot(fecha);
+    char *b = body_new("{\"nombre\":\"Rosa Vidal\",\"telefono\":\"633 11 22 33\"}", fecha, NULL);
+    free(desk_ok(&BARB, b, rosa));
+    free(b);
+    next_slot(fecha);
+    b = body_new("{\"nombre\":\"Rosa Vidal\",\"telefono\":\"633112233\","
+                 "\"email\":\"Rosa.Vidal@Example.com\"}",
+                 fecha, NULL);
+    char *cita = desk_ok(&BARB, b, again);
+    free(b);
+    assert_string_equal(again, rosa);
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM auth_users WHERE id = '%s' AND email = "
+                     "'rosa.vidal@example.com'", rosa),
+        1);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND "
+                                  "recipient = 'rosa.vidal@example.com'", cita),
+                     1);
+    free(cita);
+    /* another address typed later does not replace hers */
+    next_slot(fecha);
+    b = body_new("{\"nombre\":\"Rosa Vidal\",\"telefono\":\"633112233\","
+                 "\"email\":\"otra@example.com\"}",
+                 fecha, NULL);
+    free(desk_ok(&BARB, b, again));
+    free(b);
+    assert_string_equal(again, rosa);
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM auth_users WHERE id = '%s' AND email = "
+                     "'rosa.vidal@example.com'", rosa),
+        1);
+    /* she claims the account by that address: her bookings are hers */
+    struct resp r;
+    http_json(&S, "POST", "/api/auth/signup", NULL,
+              "{\"email\":\"rosa.vidal@example.com\",\"password\":\"secreto1\"}", &r);
+    assert_int_equal(r.status, 201);
+    assert_string_equal(jstr(json_object_get(r.json, "user"), "id"), rosa);
+    resp_free(&r);
+}
+
+/* The desk books for clients: a staff account is no client to name, to
+ * type in by its address, or to find. */
+static void a_staff_account_is_no_client_of_the_desk(void **state)
+{
+    (void)state;
+    char fecha[ISO8601_LEN + 1];
+    next_slot(fecha);
+    struct resp r;
+    char *b = body_for(ADMIN.id, fecha, NULL);
+    desk(&BARB, b, &r);
+    expect_error(&r, 404, "Cliente no encontrado");
+    resp_free(&r);
+    free(b);
+    char cliente[300];
+    snprintf(cliente, sizeof cliente, "{\"nombre\":\"Quien Sea\",\"email\":\"%s\"}", ADMIN.email);
+    b = body_new(cliente, fecha, NULL);
+    desk(&BARB, b, &r);
+    expect_error(&r, 409, "El email ya está registrado");
+    resp_free(&r);
+    free(b);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE fecha_inicio = '%s'", fecha), 0);
+    char path[200];
+    snprintf(path, sizeof path, "/api/clientes?q=%s", "Admin%20Uno");
+    if (find_in(path, &BARB, "clientes", ADMIN.id, &r)) fail_msg("the search finds a staff account");
+    resp_free(&r);
+    snprintf(path, sizeof path, "/api/clientes?id=%s", BARB.id);
+    http_get(&S, path, BARB.token, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(r.json, "clientes")), 0);
+    resp_free(&r);
+}
+
 static void desk_and_clients_race_for_one_slot_and_one_wins(void **state)
 {
     (void)state;
@@ -1000,6 +1136,9 @@ int main(void)
         cmocka_unit_test(desk_and_clients_race_for_one_slot_and_one_wins),
         cmocka_unit_test(clientes_are_paged),
         cmocka_unit_test(a_client_is_found_as_the_desk_types_her),
+        cmocka_unit_test(one_client_typed_at_several_desks_at_once_is_one_person),
+        cmocka_unit_test(an_email_typed_for_a_known_client_without_one_becomes_hers),
+        cmocka_unit_test(a_staff_account_is_no_client_of_the_desk),
         cmocka_unit_test(margin_is_set_by_the_admin_within_0_to_120),
         cmocka_unit_test(margins_stay_free_in_slots_desk_bookings_and_reschedules_only),
     };
