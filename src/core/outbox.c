@@ -117,7 +117,7 @@ static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char 
     const char *why = NULL;
     br_err rc = store_whatsapp_sendable(o->st, msg->cita_id, msg->kind, &why);
     if (!check_passed(o, msg, what, "whatsapp", rc, why)) return false;
-    int64_t until = strcmp(msg->kind, "cancelacion") ? quiet_until(o, clock_now_ms()) : 0;
+    int64_t until = outbox_kind_cancela(msg->kind) ? 0 : quiet_until(o, clock_now_ms());
     int64_t start;
     if (until && iso8601_parse(msg->fecha_inicio, strlen(msg->fecha_inicio), &start) &&
         start <= until)

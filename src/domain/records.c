@@ -85,6 +85,12 @@ const char *outbox_kind(const char *s)
     return kinds[0];
 }
 
+bool outbox_kind_cancela(const char *kind)
+{
+    const char *k = outbox_kind(kind);
+    return !strcmp(k, "cancelacion") || !strcmp(k, "cierre");
+}
+
 void cuenta_mail_clear(struct cuenta_mail *m)
 {
     if (m->enlace) {

@@ -212,9 +212,14 @@ struct cita_detail {
 
 void cita_detail_clear(struct cita_detail *d);
 
-/* The kind of an outbox message as stored text: one of the four, whatever
- * s holds (unknown or NULL text reads as confirmacion). */
+/* The kind of an outbox message as stored text: one of the known kinds,
+ * whatever s holds (unknown or NULL text reads as confirmacion). */
 const char *outbox_kind(const char *s);
+/* Whether a message of that kind tells the client her appointment is
+ * cancelled: hers (cancelacion) or by a closure of the shop (cierre). Such
+ * a message is sent although its appointment is cancelled, and in the
+ * quiet hours too. */
+bool outbox_kind_cancela(const char *kind);
 /* The channel of an outbox message as stored text: "whatsapp", else "email". */
 const char *outbox_canal(const char *s);
 

@@ -140,7 +140,7 @@ void whatsapp_cancel(struct whatsapp *w)
 static const char *template_of(const struct whatsapp *w, const char *kind)
 {
     const char *k = outbox_kind(kind);
-    if (!strcmp(k, "cancelacion")) return w->tpl[1];
+    if (outbox_kind_cancela(k)) return w->tpl[1]; /* a closure's too */
     if (!strcmp(k, "reprogramacion")) return w->tpl[2];
     if (!strcmp(k, "recordatorio")) return w->tpl[3];
     if (!strcmp(k, "aviso_espera")) return w->tpl[4];

@@ -114,7 +114,7 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
         *why = of->gone;
     else if (!r.consent)
         *why = "el cliente retiró su consentimiento a WhatsApp";
-    else if (r.cancelada && strcmp(outbox_kind(kind), "cancelacion") != 0)
+    else if (r.cancelada && !outbox_kind_cancela(kind))
         *why = "la cita está cancelada";
     return BR_OK;
 }

@@ -622,6 +622,53 @@ static void in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes(void
     free(id);
 }
 
+/* A closure's cancellation of her appointment is a cancellation too: it
+ * goes by WhatsApp (the cancellation's template), in the quiet hours too,
+ * although the appointment is cancelled by then. */
+static void a_closures_cancellation_goes_by_whatsapp_as_hers_would(void **state)
+{
+    (void)state;
+    quiet_around_now(ENV_QUIET);
+    const char *extra[] = {ENV_QUIET, NULL};
+    start_shop(extra);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    char f[32];
+    at(3 * 86400000LL, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    /* the shop closes the days around it (whatever her local date) */
+    char desde[32], hasta[32], body[160];
+    at(2 * 86400000LL, desde);
+    at(4 * 86400000LL, hasta);
+    snprintf(body, sizeof body, "{\"desde\":\"%.10s\",\"hasta\":\"%.10s\"}", desde, hasta);
+    http_json(&S, "POST", "/api/admin/ausencias", ADMIN.token, body, &r);
+    assert_int_equal(r.status, 201);
+    char cierre[40];
+    snprintf(cierre, sizeof cierre, "%s", jstr(json_object_get(r.json, "ausencia"), "id"));
+    resp_free(&r);
+    char path[160];
+    snprintf(path, sizeof path, "/api/admin/ausencias/%s/cancelar-citas", cierre);
+    http_json(&S, "POST", path, ADMIN.token, "{\"mensaje\":\"Cerramos por obras.\"}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    wait_requests("barberia_cancelacion", 200, 1);
+    json_t *all = dbl_requests();
+    json_t *m = NULL;
+    for (size_t i = 0; i < json_array_size(all) && !m; i++) {
+        json_t *x = req_message(json_array_get(all, i));
+        if (!strcmp(msg_template(x), "barberia_cancelacion")) m = x;
+        else json_decref(x);
+    }
+    assert_non_null(m);
+    assert_string_equal(jstr(m, "to"), "34612345678");
+    assert_string_equal(msg_param(m, 0), "Ana Pérez");
+    json_decref(m);
+    json_decref(all);
+    assert_int_equal(wa_rows(id, "cierre", "sent"), 1);
+    free(id);
+}
+
 static void the_webhook_verifies_and_records_signed_statuses_for_the_admin(void **state)
 {
     (void)state;
@@ -889,6 +936,8 @@ int main(void)
         cmocka_unit_test_teardown(a_5xx_and_a_429_are_retried_with_backoff_and_sent_once, teardown),
         cmocka_unit_test_teardown(a_wrong_token_is_retried_and_never_logged, teardown),
         cmocka_unit_test_teardown(in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes,
+                                  teardown),
+        cmocka_unit_test_teardown(a_closures_cancellation_goes_by_whatsapp_as_hers_would,
                                   teardown),
         cmocka_unit_test_teardown(the_webhook_verifies_and_records_signed_statuses_for_the_admin,
                                   teardown),
