@@ -19,7 +19,8 @@ function after(me) {
   go(r === 'admin' ? '/admin' : r === 'barbero' ? '/agenda' : '/mis-citas');
 }
 
-function form(submitLabel, fields, send) {
+// explain(err) -> extra content shown after an error's message, or null
+function form(submitLabel, fields, send, explain = () => null) {
   const err = alertBox();
   const btn = h('button', { type: 'submit', class: 'primary' }, submitLabel);
   const f = h(
@@ -39,6 +40,8 @@ function form(submitLabel, fields, send) {
           after(me);
         } catch (ex) {
           showError(err, ex);
+          const more = explain(ex);
+          if (more) err.append(' ', ...more);
           btn.disabled = false;
         }
       },
@@ -108,6 +111,19 @@ export function signup() {
           password: d.get('password'),
           telefono: d.get('telefono') || undefined,
         }),
+      // the address is taken: hers from the front desk (a link to choose
+      // her password is on its way to it), or an account she forgot
+      (ex) =>
+        ex.status === 409
+          ? [
+              'Si la barbería ya te dio de alta con este correo, te hemos enviado un enlace para ' +
+                'elegir tu contraseña. Si ya tenías cuenta, ',
+              h('a', { href: '/entrar' + keep() }, 'entra'),
+              ' o ',
+              h('a', { href: '/recuperar' }, 'recupera tu contraseña'),
+              '.',
+            ]
+          : null,
     ),
     h('p', {}, '¿Ya tienes cuenta? ', h('a', { href: '/entrar' + keep() }, 'Entra')),
   );

@@ -3,6 +3,7 @@
  * login, logout and me.
  */
 #include "api.h"
+#include "../core/cuenta.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -67,7 +68,7 @@ void api_auth_signup(struct http_req *r)
     if (in.nombre && !*in.nombre) in.nombre = NULL;
     if (in.telefono && !*in.telefono) in.telefono = NULL;
     struct ident_session s;
-    br_err rc = ident_signup(api_app(r)->ident, &in, true, &s);
+    br_err rc = cuenta_alta(api_app(r), &in, http_req_client(r), &s);
     api_auth_reply_session(r, rc, 201, &s);
 }
 

@@ -31,6 +31,22 @@ br_err cuenta_recuperar(struct app *app, const char *email, const char *remote)
     return BR_OK;
 }
 
+br_err cuenta_alta(struct app *app, const struct ident_signup *in, const char *remote,
+                   struct ident_session *out)
+{
+    br_err rc = ident_signup(app->ident, in, true, out);
+    if (rc != BR_CONFLICT) return rc;
+    struct err_kept taken;
+    err_keep(&taken);
+    bool queued = false;
+    const char *base = mailer_enabled(app->mailer) ? app->public_url : NULL;
+    br_err link = ident_claim_link(app->ident, in->email, remote, base, &queued);
+    if (link && link != BR_THROTTLED)
+        log_warn("auth: no claim link for a desk client's address: %s", err_msg());
+    if (queued) cuenta_correo_wake(app->correo);
+    return err_restore(rc, &taken);
+}
+
 br_err cuenta_perfil(struct app *app, const struct principal *caller, const struct cuenta_patch *p,
                      const char *remote, const char *keep_token, size_t keep_n,
                      char **email_pendiente)

@@ -17,6 +17,13 @@
  * same whether or not the address names an account. */
 br_err cuenta_recuperar(struct app *app, const char *email, const char *remote) WARN_UNUSED;
 
+/* POST /api/auth/signup: see ident_signup (open_session); when the address
+ * is taken by a client the front desk created without a password, her
+ * reset link goes to it (ident_claim_link) and the answer stays the
+ * contract's 409 "El email ya está registrado". */
+br_err cuenta_alta(struct app *app, const struct ident_signup *in, const char *remote,
+                   struct ident_session *out) WARN_UNUSED;
+
 /* What PATCH /api/auth/me may change; NULL: left alone. */
 struct cuenta_patch {
     const char *nombre;

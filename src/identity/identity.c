@@ -292,13 +292,13 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
         .session_expires_at = open_session ? expires : NULL,
     };
     if (!rc) rc = store_user_create(id->st, &u);
-    if (rc == BR_CONFLICT) {
-        /* a client the front desk created, who never had a password,
-         * takes her account (docs/decisions.md): her bookings are hers */
+    if (rc == BR_CONFLICT && !open_session) {
+        /* the operator gives a client the front desk created, who never
+         * had a password, her account (docs/decisions.md) */
         bool claimed = false;
         rc = store_user_claim(id->st, &u, &claimed, uid);
         if (!rc && !claimed) rc = BR_CONFLICT;
-        if (claimed) log_info("auth: a front-desk client's account %s was claimed at sign-up", uid);
+        if (claimed) log_info("auth: a front-desk client's account %s was given a password", uid);
     }
     if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "El email ya está registrado");
     if (rc) {
@@ -796,6 +796,24 @@ br_err ident_reset_request(struct ident *id, const char *email_in, const char *r
     struct reset_request r = {email, l.th, l.now, l.expires, l.link ? &m : NULL};
     rc = store_reset_request(id->st, &r, queued);
     wipe_free(l.link);
+    free(email);
+    return rc;
+}
+
+br_err ident_claim_link(struct ident *id, const char *email_in, const char *remote,
+                        const char *link_base, bool *queued)
+{
+    *queued = false;
+    char *email = NULL;
+    if (!email_in || !ident_normalize_email(email_in, &email)) return BR_OK;
+    struct user u;
+    char *hash = NULL;
+    br_err rc = store_user_by_email(id->st, email, &u, &hash);
+    bool sin_clave = rc == BR_OK && hash && !*hash;
+    if (rc == BR_OK) user_clear(&u);
+    free(hash);
+    rc = rc == BR_NOTFOUND ? BR_OK : rc;
+    if (!rc && sin_clave) rc = ident_reset_request(id, email, remote, link_base, queued);
     free(email);
     return rc;
 }

@@ -47,7 +47,11 @@ struct ident_signup {
 };
 
 /* Creates a user and its profile; with open_session, also signs them in
- * (the sign-up counts as a sign-in). Errors, with the contract's messages:
+ * (the sign-up counts as a sign-in). Without open_session (the operator's
+ * CLI) an address that names a client the front desk created, who has no
+ * password yet, gets that password: her account, her bookings. A sign-up
+ * over HTTP never does (it proves nothing of the mailbox): see
+ * ident_claim_link. Errors, with the contract's messages:
  * BR_INVALID "Faltan campos requeridos" (e-mail or password empty),
  * "Mínimo 6 caracteres", "Email inválido"; BR_CONFLICT
  * "El email ya está registrado"; BR_BUSY "Servicio ocupado" (no hashing
@@ -112,6 +116,14 @@ bool ident_normalize_email(const char *in, char **out) WARN_UNUSED;
  * BR_INVALID "Faltan campos requeridos", "Email inválido". */
 br_err ident_reset_request(struct ident *id, const char *email_in, const char *remote,
                            const char *link_base, bool *queued) WARN_UNUSED;
+
+/* After a sign-up refused with BR_CONFLICT for email_in: when the address
+ * names an account without a password (a client the front desk created),
+ * the reset link of ident_reset_request is queued for it, so that the
+ * owner of the mailbox claims her account (her bookings) by opening it.
+ * Throttled as ident_reset_request (BR_THROTTLED: nothing queued). */
+br_err ident_claim_link(struct ident *id, const char *email_in, const char *remote,
+                        const char *link_base, bool *queued) WARN_UNUSED;
 
 /* Uses a reset link: sets the password (the sign-up's rules), ends every
  * session and opens a new one. BR_INVALID "Faltan campos requeridos",

@@ -372,6 +372,51 @@ static void an_expired_link_is_refused(void **state)
     assert_int_equal(login_status(ana.email, ana.password), 200);
 }
 
+/* A sign-up with the address of an account that has no password yet (a
+ * client the front desk made) takes nothing: the contract's 409, and the
+ * reset link goes to that mailbox, whose owner claims the account with it.
+ * Whoever merely knew the address gets nothing of hers. */
+static void a_sign_up_over_an_account_without_a_password_sends_her_the_link(void **state)
+{
+    (void)state;
+    struct user eva;
+    signup_user(&S, &eva, "Eva");
+    char *sql = NULL;
+    if (asprintf(&sql, "UPDATE auth_users SET password_hash = '' WHERE id = '%s'", eva.id) < 0)
+        fail_msg("asprintf");
+    assert_int_equal(db_exec(&S, sql, NULL), 0);
+    free(sql);
+    size_t before = mail_count(eva.email);
+    char body[300];
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"del-intruso\"}", eva.email);
+    struct resp r;
+    post("/api/auth/signup", NULL, body, &r);
+    expect_error(&r, 409, "El email ya está registrado");
+    assert_null(json_object_get(r.json, "token"));
+    resp_free(&r);
+    assert_int_equal(login_status(eva.email, "del-intruso"), 401);
+    struct mail_wait w = {eva.email, "/restablecer#token="};
+    while (mail_count(eva.email) <= before)
+        if (!wait_until(has_mail, &w, WAIT_MAIL_MS)) fail_msg("no link for her after the sign-up");
+    char *text = wait_mail(eva.email, "/restablecer#token=");
+    char tok[TOKEN_LEN + 1];
+    link_token(text, "restablecer", tok);
+    free(text);
+    restablecer(tok, "mi-primera-clave", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(json_object_get(r.json, "user"), "id"), eva.id);
+    resp_free(&r);
+    assert_int_equal(login_status(eva.email, "mi-primera-clave"), 200);
+    assert_int_equal(login_status(eva.email, "del-intruso"), 401);
+    /* an account with a password gets no mail from a sign-up */
+    before = mail_count(eva.email);
+    post("/api/auth/signup", NULL, body, &r);
+    expect_error(&r, 409, "El email ya está registrado");
+    resp_free(&r);
+    sleep_ms(1000);
+    assert_int_equal(mail_count(eva.email), before);
+}
+
 static void an_account_without_a_password_is_claimed_by_a_reset(void **state)
 {
     (void)state;
@@ -1046,6 +1091,7 @@ int main(void)
         cmocka_unit_test(an_email_change_is_bounded_and_names_the_address_as_stored),
         cmocka_unit_test(an_expired_link_is_refused),
         cmocka_unit_test(an_account_without_a_password_is_claimed_by_a_reset),
+        cmocka_unit_test(a_sign_up_over_an_account_without_a_password_sends_her_the_link),
         cmocka_unit_test(patch_me_changes_the_profile_by_the_rules),
         cmocka_unit_test(a_new_password_needs_the_current_one_and_ends_other_sessions),
         cmocka_unit_test(an_email_change_waits_for_the_link_sent_to_the_new_address),

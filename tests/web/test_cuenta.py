@@ -60,6 +60,34 @@ def mail_text(to, needle, timeout=60):
     raise AssertionError("no message to %s holding %r" % (to, needle))
 
 
+def desk_client_signs_up(srv, br):
+    """A client the front desk booked with her e-mail signs up herself: she
+    is told a link to choose her password is on its way; it is, and with it
+    she is in, her booking hers."""
+    servicios, barberos = srv.catalog()
+    addr = "lola@example.com"
+    inicio, _ = webtest.free_slot(srv, servicios[0]["id"], barberos[0]["id"])
+    cita = srv.ok("POST", "/api/agenda/citas", {"barbero_id": barberos[0]["id"], "servicio_id": servicios[0]["id"], "fecha_inicio": inicio,
+                                                "cliente": {"nombre": "Lola Ruiz", "email": addr}}, token=srv.admin)["cita"]
+    br.allowed_errors.append(r"/api/auth/signup - Failed to load resource: the server responded with a status of 409")
+    br.open("/registro")
+    br.focused_heading("Crear cuenta")
+    br.fill("Nombre", "Lola Ruiz")
+    br.fill("Correo electrónico", addr)
+    br.fill("Contraseña", "la-de-lola")
+    br.click("Crear cuenta")
+    br.see("te hemos enviado un enlace para elegir tu contraseña")
+    br.check("Crear cuenta - ya dada de alta")
+    text = mail_text(addr, "#token=")
+    br.d.get(re.search(r"(\S+/restablecer#token=[A-Za-z0-9_-]{43})", text).group(1))
+    br.focused_heading("Elige tu contraseña")
+    br.fill("Contraseña nueva", "la-de-lola")
+    br.click("Guardar y entrar")
+    br.focused_heading("Mis citas")
+    token = srv.login(addr, "la-de-lola")
+    assert [c["id"] for c in srv.ok("GET", "/api/citas", token=token)["citas"]] == [cita["id"]]
+
+
 def test(srv, br):
     addr = "eva@example.com"
     srv.signup(addr, "Eva Gómez", password="antigua1")
@@ -169,6 +197,7 @@ def test(srv, br):
     br.check("Cuenta eliminada")
     assert br.button("Entrar")  # signed out
     assert srv.call("POST", "/api/auth/login", {"email": addr, "password": "nueva-clave-1"})[0] == 401
+    desk_client_signs_up(srv, br)
 
 
 if __name__ == "__main__":
