@@ -374,9 +374,13 @@ br_err store_consent_get(struct store *st, const char *cliente_id, const char *t
 br_err store_fotos_refused(struct store *st, const char *cita_id, bool *refused)
 {
     *refused = false;
+    /* a deleted account's consent went with it: that is a refusal too
+     * (known by its address, which an export carries) */
     return run(st,
-               "SELECT 1 FROM citas c JOIN consentimientos k ON k.cliente_id = c.cliente_id AND "
-               "k.tipo = 'fotos' WHERE c.id = ? AND k.retirado_en IS NOT NULL",
+               "SELECT 1 FROM citas c JOIN auth_users u ON u.id = c.cliente_id WHERE c.id = ? AND "
+               "(u.email LIKE '%" EMAIL_ELIMINADO_SUFFIX "' OR EXISTS (SELECT 1 FROM "
+               "consentimientos k WHERE k.cliente_id = c.cliente_id AND k.tipo = 'fotos' AND "
+               "k.retirado_en IS NOT NULL))",
                DB_ARGS(db_text(cita_id)), one_flag, refused, NULL);
 }
 

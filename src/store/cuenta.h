@@ -85,7 +85,7 @@ br_err store_consent_get(struct store *st, const char *cliente_id, const char *t
                          int *state) WARN_UNUSED;
 
 /* OUT: *refused, whether the client of that cita has withdrawn her
- * consent to photos. */
+ * consent to photos, or deleted her account. */
 br_err store_fotos_refused(struct store *st, const char *cita_id, bool *refused) WARN_UNUSED;
 
 /* --- what the shop holds about a client ------------------------------------------- */

@@ -976,6 +976,20 @@ static void deleting_her_account_cancels_anonymises_and_keeps_the_books(void **s
     assert_int_equal(
         db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cliente_id = '%s'", ana.id), 0);
     assert_false(obj_exists(&S, key));
+    /* and none ever again: her consent went with her account, which is a
+     * refusal, not a "never asked" */
+    struct user staff;
+    make_user(&S, &staff, "Barbero Tras Borrar", "barbero");
+    struct part parts[] = {
+        {"file", (const char *)PNG, sizeof PNG, "a.png", "image/png"},
+        {"cita_id", cita, 0, NULL, NULL},
+        {"tipo", "despues", 0, NULL, NULL},
+    };
+    http_multipart(&S, "/api/fotos", staff.token, parts, 3, &r);
+    expect_error(&r, 403, "La clienta o el cliente de la cita no autoriza fotos");
+    resp_free(&r);
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 0);
     /* her sign-in's new address is nobody's: neither a sign-up nor another
      * client's e-mail change takes (or claims) it */
     snprintf(body, sizeof body, "{\"email\":\"%s@eliminado.invalid\",\"password\":\"otra-vida\"}",
