@@ -55,12 +55,54 @@ br_err agenda_horario_check(struct horario_tramo *t, int n)
     return BR_OK;
 }
 
+struct semana {
+    struct horario_tramo t[RULE_TRAMOS_MAX];
+    int n;
+};
+
+static br_err semana_add(void *ud, const char *id, const char *nombre, const struct horario_tramo *t)
+{
+    (void)id;
+    (void)nombre;
+    struct semana *w = ud;
+    if (w->n < RULE_TRAMOS_MAX) w->t[w->n++] = *t;
+    return BR_OK;
+}
+
+/* Whether the week t (n intervals) holds a minute the week old does not:
+ * time added, which may free a slot. */
+static bool semana_amplia(const struct semana *old, const struct horario_tramo *t, int n)
+{
+    for (int i = 0; i < n; i++) {
+        /* walk t[i] from its start over old's intervals of that day */
+        int at = t[i].inicio;
+        bool moved = true;
+        while (at < t[i].fin && moved) {
+            moved = false;
+            for (int k = 0; k < old->n; k++)
+                if (old->t[k].dia == t[i].dia && old->t[k].inicio <= at && old->t[k].fin > at) {
+                    at = old->t[k].fin;
+                    moved = true;
+                }
+        }
+        if (at < t[i].fin) return true;
+    }
+    return false;
+}
+
 br_err agenda_horario_set(struct app *app, const char *barbero_id, struct horario_tramo *t, int n)
 {
     br_err rc = agenda_horario_check(t, n);
-    /* hours widened may free slots someone waits for */
+    /* hours widened may free slots someone waits for; the same hours, or
+     * fewer, free none (the week as it was is read first: a failed read
+     * counts as widened, a notice too many rather than one missed) */
+    struct semana *old = xcalloc(1, sizeof *old);
+    bool widened = rc || store_horario_each(app->store, barbero_id, semana_add, old) != BR_OK ||
+                   semana_amplia(old, t, n);
+    free(old);
     struct espera_liberacion libera;
-    bool frees = espera_liberacion_dias(app, &libera, barbero_id, NULL, NULL); /* every day ahead */
+    bool frees = widened && espera_liberacion_dias(app, &libera, barbero_id, NULL,
+                                                   NULL); /* every day ahead */
     if (!rc) rc = store_horario_set(app->store, barbero_id, t, n, frees ? &libera : NULL);
     if (!rc && frees) espera_liberado(app);
     return rc;

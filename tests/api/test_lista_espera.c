@@ -447,6 +447,19 @@ static void wider_hours_tell_the_waiting(void **state)
     resp_free(&r);
     char inicio[ISO8601_LEN + 1];
     notice_link(&dana, barbero, d, inicio);
+    assert_int_equal(notices_to(&dana), 1);
+    /* the same hours again, or fewer, free nothing: nobody is told (her
+     * day's first free slot would now be another, 10:00) */
+    http_json(&S, "PUT", path, ADMIN.token, week, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    for (char *p = week; (p = strstr(p, "09:00")) != NULL; p += 5)
+        memcpy(p, "10:00", 5);
+    http_json(&S, "PUT", path, ADMIN.token, week, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    sleep_ms(2000);
+    assert_int_equal(notices_to(&dana), 1);
     free(barbero);
 }
 
