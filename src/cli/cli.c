@@ -277,7 +277,7 @@ static br_err print_user(void *ud, const struct user *u, const struct perfil *p)
 {
     (void)ud;
     field(u->id, false);
-    field(u->email, false);
+    field(email_es_direccion(u->email) ? u->email : NULL, false); /* a desk client may have none */
     field(p ? p->rol : NULL, false);
     field(p ? p->nombre : NULL, false);
     field(p ? p->telefono : NULL, false);
@@ -329,8 +329,8 @@ int cli_user(int argc, char **argv)
         "command does (docs/operations.md).\n"
         "add: creates an identity user and its profile (rol default: cliente) and prints\n"
         "     the new user id.\n"
-        "list: one tab-separated row per user: id, email, rol, nombre, telefono,\n"
-        "      created_at, last sign-in.\n";
+        "list: one tab-separated row per user: id, email (empty for a client the front\n"
+        "      desk made without one), rol, nombre, telefono, created_at, last sign-in.\n";
     struct user_args a = {0};
     const struct cli_flag flags[] = {{"email", &a.email, NULL},   {"password", &a.password, NULL},
                                      {"nombre", &a.nombre, NULL}, {"telefono", &a.telefono, NULL},

@@ -876,11 +876,14 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
     mail_ics_utc(end, f.ics_end);
     mail_ics_utc(stamp, f.ics_stamp);
     /* a change made later must replace the event a calendar imported from
-     * an earlier message: its SEQUENCE is the minutes from 2020 to when it
-     * was queued (later is larger, and it fits 31 bits for 4000 years) */
+     * an earlier message: its SEQUENCE is the seconds from 2020 to when it
+     * was queued (later is larger, also for two changes in one minute; it
+     * fits an iCalendar INTEGER, 31 bits, until 2088; and it is larger than
+     * the minutes once used, so a change queued now replaces what an older
+     * message said) */
     const struct kind_text *kt = kind_text_of(m);
     int64_t seq = 0;
-    if (kt != &kind_texts[0] && stamp > 1577836800000LL) seq = (stamp - 1577836800000LL) / 60000;
+    if (kt != &kind_texts[0] && stamp > 1577836800000LL) seq = (stamp - 1577836800000LL) / 1000;
     /* the barber's notices count themselves: 0, 1, 2 ... across the cita's life */
     f.ics_sequence = kt->aviso ? m->secuencia : seq;
 

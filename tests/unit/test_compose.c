@@ -562,6 +562,35 @@ static struct outbox_msg sample(void)
     return m;
 }
 
+/* Two changes of one appointment queued in the same minute: the later one's
+ * .ics has the higher SEQUENCE (a calendar keeps the newest), and either is
+ * higher than the minutes since 2020 that messages once carried. */
+static void changes_in_one_minute_have_rising_sequences(void **state)
+{
+    (void)state;
+    assert_int_equal(mail_tz_use("UTC"), BR_OK);
+    struct mail_compose_opts o = {.from = "citas@barberia.example", .tz = "UTC"};
+    long long seq[2];
+    static const char *const when[2] = {"2026-11-01T12:00:10.000Z", "2026-11-01T12:00:40.000Z"};
+    for (int i = 0; i < 2; i++) {
+        struct outbox_msg m = sample();
+        m.kind = i ? "cancelacion" : "reprogramacion";
+        snprintf(m.created_at, sizeof m.created_at, "%s", when[i]);
+        char *msg = NULL;
+        size_t len = 0;
+        assert_int_equal(mail_compose(&o, &m, &msg, &len), BR_OK);
+        char *ics = part_body(msg, i ? "Content-Type: text/calendar; charset=utf-8; method=CANCEL"
+                                     : "Content-Type: text/calendar; charset=utf-8; method=PUBLISH");
+        const char *at = strstr(ics, "\r\nSEQUENCE:");
+        assert_non_null(at);
+        seq[i] = strtoll(at + 11, NULL, 10);
+        free(ics);
+        free(msg);
+    }
+    assert_true(seq[1] > seq[0]);
+    assert_true(seq[0] > (1793880010000LL - 1577836800000LL) / 60000);
+}
+
 static void composed_message_has_everything_a_client_needs(void **state)
 {
     (void)state;
@@ -781,6 +810,7 @@ int main(void)
         cmocka_unit_test(time_zone_names_are_checked),
         cmocka_unit_test(addresses_are_checked),
         cmocka_unit_test(composed_message_has_everything_a_client_needs),
+        cmocka_unit_test(changes_in_one_minute_have_rising_sequences),
         cmocka_unit_test(a_barbers_notice_requests_or_cancels_the_same_event),
         cmocka_unit_test(user_text_cannot_inject_headers_or_parts),
         cmocka_unit_test(unusable_input_is_refused),
