@@ -60,7 +60,8 @@ struct semana {
     int n;
 };
 
-static br_err semana_add(void *ud, const char *id, const char *nombre, const struct horario_tramo *t)
+static br_err semana_add(void *ud, const char *id, const char *nombre,
+                         const struct horario_tramo *t)
 {
     (void)id;
     (void)nombre;
@@ -101,8 +102,8 @@ br_err agenda_horario_set(struct app *app, const char *barbero_id, struct horari
                    semana_amplia(old, t, n);
     free(old);
     struct espera_liberacion libera;
-    bool frees = widened && espera_liberacion_dias(app, &libera, barbero_id, NULL,
-                                                   NULL); /* every day ahead */
+    bool frees = widened &&
+                 espera_liberacion_dias(app, &libera, barbero_id, NULL, NULL); /* every day ahead */
     if (!rc) rc = store_horario_set(app->store, barbero_id, t, n, frees ? &libera : NULL);
     if (!rc && frees) espera_liberado(app);
     return rc;

@@ -222,8 +222,9 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
         int retry = err_retry_after();
         if (out->google_event_id && calendar_delete_event(app->cal, out->google_event_id) != BR_OK)
             log_warn("calendar: could not delete event of lost booking %s: %s", out->id, err_msg());
-        bool email_taken = rc == BR_CONFLICT && para->quien &&
-                           (!strcmp(err_msg(), "email taken") || !strcmp(err_msg(), "client exists"));
+        bool email_taken =
+            rc == BR_CONFLICT && para->quien &&
+            (!strcmp(err_msg(), "email taken") || !strcmp(err_msg(), "client exists"));
         if (email_taken && para->existe) *para->existe = true;
         rc = rc == BR_BUSY       ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
              : rc == BR_TOOLARGE ? err_set(BR_INVALID, BOOKING_CAP_MSG)

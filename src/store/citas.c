@@ -178,12 +178,12 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
 struct book_args {
     const struct cita *c;
     const struct outbox_msg *m;
-    const char *now;              /* with cap: what "upcoming" is counted from */
-    int64_t cap;                  /* upcoming appointments the client may hold; 0: any */
-    bool avisos;                  /* the barber's notice too (store/avisos.h) */
+    const char *now;                  /* with cap: what "upcoming" is counted from */
+    int64_t cap;                      /* upcoming appointments the client may hold; 0: any */
+    bool avisos;                      /* the barber's notice too (store/avisos.h) */
     const struct desk_cliente *quien; /* settled first, in the same transaction */
-    int64_t margen;               /* >= 0: the clean-up margins are kept (the desk's) */
-    const char *dia;              /* the shop's date of the start: waiting-list entries go */
+    int64_t margen;                   /* >= 0: the clean-up margins are kept (the desk's) */
+    const char *dia;                  /* the shop's date of the start: waiting-list entries go */
 };
 
 /* On PostgreSQL, the bookings and moves of one barber whose times could

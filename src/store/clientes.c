@@ -82,7 +82,8 @@ br_err store_clientes_page(struct store *st, const char *patron, const char *dig
      * nor a staff account (the desk serves clients);
      * known by its address, which an export carries (eliminado_en it does not) */
 #define CLIENTE_LIVE                                                                               \
-    CLIENTE_COLS "WHERE u.email NOT LIKE '%" EMAIL_ELIMINADO_SUFFIX "' AND p.rol NOT IN " ROL_STAFF_SQL
+    CLIENTE_COLS "WHERE u.email NOT LIKE '%" EMAIL_ELIMINADO_SUFFIX                                \
+                 "' AND p.rol NOT IN " ROL_STAFF_SQL
     static const char *const sql[4] = {
         CLIENTE_LIVE CLIENTE_ORDER,
         CLIENTE_LIVE " AND " CLIENTE_MATCH CLIENTE_ORDER,
@@ -136,9 +137,11 @@ static br_err id_row(void *ud, const struct db_val *c, int n)
 
 static const char sql_gemela[] =
     "SELECT p.id FROM perfiles p JOIN auth_users u ON u.id = p.id WHERE p.rol = 'cliente' "
-    "AND u.eliminado_en IS NULL AND " FOLD("coalesce(p.nombre, '')") " = ? AND (" DIGITS
-    " = ? OR (length(" DIGITS ") >= 9 AND length(?) >= 9 AND (? LIKE '%' || " DIGITS
-    " OR " DIGITS " LIKE '%' || ?))) ORDER BY p.created_at, p.id LIMIT 1";
+    "AND u.eliminado_en IS NULL AND " FOLD(
+        "coalesce(p.nombre, '')") " = ? AND (" DIGITS " = ? OR (length(" DIGITS
+                                  ") >= 9 AND length(?) >= 9 AND (? LIKE '%' || " DIGITS
+                                  " OR " DIGITS
+                                  " LIKE '%' || ?))) ORDER BY p.created_at, p.id LIMIT 1";
 
 br_err store_cliente_gemela(struct store *st, const char *nombre_plegado, const char *digitos,
                             br_id id)
@@ -175,8 +178,8 @@ br_err desk_cliente_settle(struct db *db, struct db_conn *c, const struct desk_c
     /* the address the desk typed, for a client it made without one (a
      * placeholder stands in its place) */
     struct db_val p[] = {db_text(q->email), db_text(cliente_id), db_text(EMAIL_NINGUNO_PREFIX "%")};
-    br_err rc = EXEC(db, c, "UPDATE auth_users SET email = ? WHERE id = ? AND email LIKE ?", p, NULL,
-                     NULL, NULL);
+    br_err rc = EXEC(db, c, "UPDATE auth_users SET email = ? WHERE id = ? AND email LIKE ?", p,
+                     NULL, NULL, NULL);
     return rc == BR_CONFLICT ? err_set(BR_CONFLICT, "email taken") : rc;
 }
 

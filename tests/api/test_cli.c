@@ -351,8 +351,8 @@ static void add_commands_print_ids_and_lists_print_tab_separated_rows(void **sta
     const char *s2[] = {"servicio",          "add",        "--data", d, "--nombre", "Afeitado",
                         "--duracion-min=20", "--precio=9", NULL};
     /* a price the API takes too, not in whole cents: listed as stored */
-    const char *s3[] = {"servicio", "add", "--data", d, "--nombre", "Tinte", "--duracion-min", "45",
-                        "--precio", "1.999", NULL};
+    const char *s3[] = {"servicio",       "add", "--data",   d,       "--nombre", "Tinte",
+                        "--duracion-min", "45",  "--precio", "1.999", NULL};
     char sid1[40], sid2[40], sid3[40];
     out = expect_ok(&s, s1);
     snprintf(sid1, sizeof sid1, "%s", expect_id_line(out));
@@ -416,8 +416,8 @@ static void a_write_held_up_past_the_lock_wait_says_why(void **state)
     assert_int_equal(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
 
     const char *env[] = {"BARBERIA_DB_LOCK_WAIT_MS=200", NULL};
-    const char *add[] = {"servicio",       "add", "--nombre", "Corte", "--duracion-min",
-                         "30",             "--precio", "12", NULL};
+    const char *add[] = {"servicio", "add",      "--nombre", "Corte", "--duracion-min",
+                         "30",       "--precio", "12",       NULL};
     char *out = NULL, *err = NULL;
     assert_int_equal(run_cli(&s, env, add, true, &out, &err), 1);
     assert_string_equal(out, "");

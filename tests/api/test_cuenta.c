@@ -988,8 +988,7 @@ static void deleting_her_account_cancels_anonymises_and_keeps_the_books(void **s
     http_multipart(&S, "/api/fotos", staff.token, parts, 3, &r);
     expect_error(&r, 403, "La clienta o el cliente de la cita no autoriza fotos");
     resp_free(&r);
-    assert_int_equal(
-        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 0);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 0);
     /* her sign-in's new address is nobody's: neither a sign-up nor another
      * client's e-mail change takes (or claims) it */
     snprintf(body, sizeof body, "{\"email\":\"%s@eliminado.invalid\",\"password\":\"otra-vida\"}",

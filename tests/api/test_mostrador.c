@@ -814,17 +814,19 @@ static void one_client_typed_at_several_desks_at_once_is_one_person(void **state
         struct typer xs[6];
         for (size_t i = 0; i < ARRAY_LEN(xs); i++) {
             xs[i] = (struct typer){who[k], i % 2 ? BARBERO2 : BARBERO, "", 0, ""};
-            if (i % 2 == 0) next_slot(xs[i].fecha);
-            else memcpy(xs[i].fecha, xs[i - 1].fecha, sizeof xs[i].fecha);
+            if (i % 2 == 0)
+                next_slot(xs[i].fecha);
+            else
+                memcpy(xs[i].fecha, xs[i - 1].fecha, sizeof xs[i].fecha);
         }
         race_threads(ARRAY_LEN(xs), type_one, xs, sizeof xs[0]);
         for (size_t i = 0; i < ARRAY_LEN(xs); i++) {
             assert_int_equal(xs[i].status, 201);
             assert_string_equal(xs[i].cliente_id, xs[0].cliente_id);
         }
-        assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE cliente_id = '%s'",
-                                  xs[0].cliente_id),
-                         ARRAY_LEN(xs));
+        assert_int_equal(
+            db_count(&S, "SELECT count(*) FROM citas WHERE cliente_id = '%s'", xs[0].cliente_id),
+            ARRAY_LEN(xs));
     }
     assert_int_equal(db_count(&S, "SELECT count(*) FROM perfiles WHERE nombre IN ('Nuria Sanz', "
                                   "'Irene Sáez')"),
@@ -849,12 +851,15 @@ static void an_email_typed_for_a_known_client_without_one_becomes_hers(void **st
     char *cita = desk_ok(&BARB, b, again);
     free(b);
     assert_string_equal(again, rosa);
-    assert_int_equal(
-        db_count(&S, "SELECT count(*) FROM auth_users WHERE id = '%s' AND email = "
-                     "'rosa.vidal@example.com'", rosa),
-        1);
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND "
-                                  "recipient = 'rosa.vidal@example.com'", cita),
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM auth_users WHERE id = '%s' AND email = "
+                              "'rosa.vidal@example.com'",
+                              rosa),
+                     1);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND "
+                              "recipient = 'rosa.vidal@example.com'",
+                              cita),
                      1);
     free(cita);
     /* another address typed later does not replace hers */
@@ -865,21 +870,23 @@ static void an_email_typed_for_a_known_client_without_one_becomes_hers(void **st
     free(desk_ok(&BARB, b, again));
     free(b);
     assert_string_equal(again, rosa);
-    assert_int_equal(
-        db_count(&S, "SELECT count(*) FROM auth_users WHERE id = '%s' AND email = "
-                     "'rosa.vidal@example.com'", rosa),
-        1);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM auth_users WHERE id = '%s' AND email = "
+                              "'rosa.vidal@example.com'",
+                              rosa),
+                     1);
     /* she claims the account by that address (the link a sign-up or a
      * reset sends there): it is hers, and her bookings */
-    assert_int_equal(
-        db_count(&S, "SELECT count(*) FROM cuenta_correo WHERE user_id = '%s'", rosa), 0);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM cuenta_correo WHERE user_id = '%s'", rosa),
+                     0);
     struct resp r;
     http_json(&S, "POST", "/api/auth/signup", NULL,
               "{\"email\":\"rosa.vidal@example.com\",\"password\":\"secreto1\"}", &r);
     expect_error(&r, 409, "El email ya está registrado");
     resp_free(&r);
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM cuenta_correo WHERE user_id = '%s' AND "
-                                  "kind = 'restablecer' AND recipient = 'rosa.vidal@example.com'",
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM cuenta_correo WHERE user_id = '%s' AND "
+                              "kind = 'restablecer' AND recipient = 'rosa.vidal@example.com'",
                               rosa),
                      1);
 }
@@ -904,10 +911,12 @@ static void a_staff_account_is_no_client_of_the_desk(void **state)
     expect_error(&r, 409, "El email ya está registrado");
     resp_free(&r);
     free(b);
-    assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE fecha_inicio = '%s'", fecha), 0);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE fecha_inicio = '%s'", fecha),
+                     0);
     char path[200];
     snprintf(path, sizeof path, "/api/clientes?q=%s", "Admin%20Uno");
-    if (find_in(path, &BARB, "clientes", ADMIN.id, &r)) fail_msg("the search finds a staff account");
+    if (find_in(path, &BARB, "clientes", ADMIN.id, &r))
+        fail_msg("the search finds a staff account");
     resp_free(&r);
     snprintf(path, sizeof path, "/api/clientes?id=%s", BARB.id);
     http_get(&S, path, BARB.token, &r);

@@ -657,8 +657,10 @@ static void a_closures_cancellation_goes_by_whatsapp_as_hers_would(void **state)
     json_t *m = NULL;
     for (size_t i = 0; i < json_array_size(all) && !m; i++) {
         json_t *x = req_message(json_array_get(all, i));
-        if (!strcmp(msg_template(x), "barberia_cancelacion")) m = x;
-        else json_decref(x);
+        if (!strcmp(msg_template(x), "barberia_cancelacion"))
+            m = x;
+        else
+            json_decref(x);
     }
     assert_non_null(m);
     assert_string_equal(jstr(m, "to"), "34612345678");
@@ -937,8 +939,7 @@ int main(void)
         cmocka_unit_test_teardown(a_wrong_token_is_retried_and_never_logged, teardown),
         cmocka_unit_test_teardown(in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes,
                                   teardown),
-        cmocka_unit_test_teardown(a_closures_cancellation_goes_by_whatsapp_as_hers_would,
-                                  teardown),
+        cmocka_unit_test_teardown(a_closures_cancellation_goes_by_whatsapp_as_hers_would, teardown),
         cmocka_unit_test_teardown(the_webhook_verifies_and_records_signed_statuses_for_the_admin,
                                   teardown),
         cmocka_unit_test_teardown(reminders_go_at_each_offset_by_both_channels_once, teardown),

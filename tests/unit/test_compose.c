@@ -579,8 +579,9 @@ static void changes_in_one_minute_have_rising_sequences(void **state)
         char *msg = NULL;
         size_t len = 0;
         assert_int_equal(mail_compose(&o, &m, &msg, &len), BR_OK);
-        char *ics = part_body(msg, i ? "Content-Type: text/calendar; charset=utf-8; method=CANCEL"
-                                     : "Content-Type: text/calendar; charset=utf-8; method=PUBLISH");
+        char *ics =
+            part_body(msg, i ? "Content-Type: text/calendar; charset=utf-8; method=CANCEL"
+                             : "Content-Type: text/calendar; charset=utf-8; method=PUBLISH");
         const char *at = strstr(ics, "\r\nSEQUENCE:");
         assert_non_null(at);
         seq[i] = strtoll(at + 11, NULL, 10);
