@@ -846,6 +846,21 @@ static void what_was_sent_to_her_old_address_stays_hers_and_what_is_due_follows_
     free(cita);
 }
 
+/* An "antes" photo of cita sent as u (NULL: no session) gets status and
+ * message. */
+static void photo_expect(const struct user *u, const char *cita, long status, const char *message)
+{
+    struct part parts[] = {
+        {"file", (const char *)PNG, sizeof PNG, "a.png", "image/png"},
+        {"cita_id", cita, 0, NULL, NULL},
+        {"tipo", "antes", 0, NULL, NULL},
+    };
+    struct resp r;
+    http_multipart(&S, "/api/fotos", u ? u->token : NULL, parts, 3, &r);
+    expect_error(&r, status, message);
+    resp_free(&r);
+}
+
 static void withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones(void **state)
 {
     (void)state;
@@ -873,17 +888,8 @@ static void withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones(vo
     assert_false(obj_exists(&S, k2));
     assert_int_equal(db_count(&S, "SELECT count(*) FROM obj_intents"), 0);
     /* no photo of her cut now, by anyone, after the specification's checks */
-    struct part parts[] = {
-        {"file", (const char *)PNG, sizeof PNG, "a.png", "image/png"},
-        {"cita_id", cita, 0, NULL, NULL},
-        {"tipo", "antes", 0, NULL, NULL},
-    };
-    http_multipart(&S, "/api/fotos", staff.token, parts, 3, &r);
-    expect_error(&r, 403, "La clienta o el cliente de la cita no autoriza fotos");
-    resp_free(&r);
-    http_multipart(&S, "/api/fotos", NULL, parts, 3, &r);
-    expect_error(&r, 401, "No autenticado");
-    resp_free(&r);
+    photo_expect(&staff, cita, 403, "La clienta o el cliente de la cita no autoriza fotos");
+    photo_expect(NULL, cita, 401, "No autenticado");
     post("/api/auth/me/consentimientos", ana.token, "{\"fotos\":\"si\"}", &r);
     expect_error(&r, 400, "Campo inválido: fotos");
     resp_free(&r);
@@ -980,14 +986,7 @@ static void deleting_her_account_cancels_anonymises_and_keeps_the_books(void **s
      * refusal, not a "never asked" */
     struct user staff;
     make_user(&S, &staff, "Barbero Tras Borrar", "barbero");
-    struct part parts[] = {
-        {"file", (const char *)PNG, sizeof PNG, "a.png", "image/png"},
-        {"cita_id", cita, 0, NULL, NULL},
-        {"tipo", "despues", 0, NULL, NULL},
-    };
-    http_multipart(&S, "/api/fotos", staff.token, parts, 3, &r);
-    expect_error(&r, 403, "La clienta o el cliente de la cita no autoriza fotos");
-    resp_free(&r);
+    photo_expect(&staff, cita, 403, "La clienta o el cliente de la cita no autoriza fotos");
     assert_int_equal(db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita), 0);
     /* her sign-in's new address is nobody's: neither a sign-up nor another
      * client's e-mail change takes (or claims) it */

@@ -549,9 +549,10 @@ static void quiet_around_now(char out[64])
              to / 60, to % 60);
 }
 
-static void in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes(void **state)
+/* A shop in its quiet hours now, where Ana consented to WhatsApp and
+ * booked in three days: her appointment's id (caller frees). */
+static char *quiet_shop_with_ana_booked(void)
 {
-    (void)state;
     quiet_around_now(ENV_QUIET);
     const char *extra[] = {ENV_QUIET, NULL};
     start_shop(extra);
@@ -560,7 +561,14 @@ static void in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes(void
     resp_free(&r);
     char f[32];
     at(3 * 86400000LL, f);
-    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    return book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+}
+
+static void in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes(void **state)
+{
+    (void)state;
+    char *id = quiet_shop_with_ana_booked();
+    struct resp r;
     /* the e-mail leaves; the WhatsApp confirmation waits for the end */
     assert_true(smtp_sink_wait(&K, 1, WAIT_MS));
     assert_true(srv_wait_log(&S, "waits for the end of the quiet hours", WAIT_MS));
@@ -628,15 +636,8 @@ static void in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes(void
 static void a_closures_cancellation_goes_by_whatsapp_as_hers_would(void **state)
 {
     (void)state;
-    quiet_around_now(ENV_QUIET);
-    const char *extra[] = {ENV_QUIET, NULL};
-    start_shop(extra);
+    char *id = quiet_shop_with_ana_booked();
     struct resp r;
-    consent(&ANA, "{\"acepta\": true}", 200, &r);
-    resp_free(&r);
-    char f[32];
-    at(3 * 86400000LL, f);
-    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
     /* the shop closes the days around it (whatever her local date) */
     char desde[32], hasta[32], body[160];
     at(2 * 86400000LL, desde);
