@@ -568,7 +568,6 @@ static void in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes(void
 {
     (void)state;
     char *id = quiet_shop_with_ana_booked();
-    struct resp r;
     /* the e-mail leaves; the WhatsApp confirmation waits for the end */
     assert_true(smtp_sink_wait(&K, 1, WAIT_MS));
     assert_true(srv_wait_log(&S, "waits for the end of the quiet hours", WAIT_MS));
