@@ -218,14 +218,15 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
              ? store_cita_book_desk(app->store, out, queued, para->quien, srv.margen_min, espera)
              : store_cita_book_capped(app->store, out, queued, now, cap, espera);
     if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE) {
-        /* nothing was stored: the event goes too */
+        /* nothing was stored: the event goes too (what the store said is
+         * read first: the calendar call may set a detail of its own) */
         int retry = err_retry_after();
-        if (out->google_event_id && calendar_delete_event(app->cal, out->google_event_id) != BR_OK)
-            log_warn("calendar: could not delete event of lost booking %s: %s", out->id, err_msg());
         bool email_taken =
             rc == BR_CONFLICT && para->quien &&
             (!strcmp(err_msg(), "email taken") || !strcmp(err_msg(), "client exists"));
         if (email_taken && para->existe) *para->existe = true;
+        if (out->google_event_id && calendar_delete_event(app->cal, out->google_event_id) != BR_OK)
+            log_warn("calendar: could not delete event of lost booking %s: %s", out->id, err_msg());
         rc = rc == BR_BUSY       ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
              : rc == BR_TOOLARGE ? err_set(BR_INVALID, BOOKING_CAP_MSG)
              : email_taken       ? err_set(BR_CONFLICT, "El email ya está registrado")
@@ -236,14 +237,14 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
     if (rc) {
         /* the detail is the answer (the store's message): keep it across
          * the calendar call */
-        char why[512];
-        snprintf(why, sizeof why, "%s", err_msg());
-        log_error("citas: storing cita %s failed: %s", out->id, why);
+        struct err_kept why;
+        err_keep(&why);
+        log_error("citas: storing cita %s failed: %s", out->id, why.msg);
         /* no booking, so no event either */
         if (out->google_event_id && calendar_delete_event(app->cal, out->google_event_id) != BR_OK)
             log_warn("calendar: could not delete event of unstored booking %s: %s", out->id,
                      err_msg());
-        rc = err_set(BR_STORE, "%s", why);
+        rc = err_set(BR_STORE, "%s", why.msg);
         cita_clear(out);
         goto out;
     }
