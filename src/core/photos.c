@@ -189,6 +189,9 @@ static void settle_intent(struct app *app, const struct obj_intent *in, bool don
 static br_err put_object(struct app *app, const struct principal *caller, const char *cita_id,
                          const struct photo_upload *up, char **key, struct obj_intent *in)
 {
+    /* the specification does not judge tipo: one too long for a key fails
+     * as any key the object store refuses */
+    if (up->tipo_cut) return err_set(BR_OBJSTORE, "clave de objeto inválida");
     br_err rc = ensure_bucket(app);
     if (rc) return rc;
     char *ext = photo_ext(up->filename);

@@ -4,7 +4,7 @@
  * through libmicrohttpd's post processor as it streams in, its file part
  * written to an unlinked temporary file in spool_dir and dropped (truncated,
  * only counted) past file_max, its other fields kept up to FIELD_MAX bytes
- * each.
+ * each (a longer one is marked so, http_req_field_whole, not refused).
  *
  * The post processor has no end-of-body callback: the result of
  * MHD_destroy_post_processor() (MHD_NO: truncated or malformed) decides
@@ -259,7 +259,13 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
     if (r->cur == -2) {
         spool_write(r, data, size);
     } else if (r->cur >= 0) {
-        if (buf_append(&r->fields[r->cur].value, data, size) != BR_OK) r->form_bad = true;
+        /* a field past its cap is not a malformed form: the handler
+         * judges it (a part it does not read is ignored, whatever its size) */
+        struct field *f = &r->fields[r->cur];
+        size_t room = FIELD_MAX - f->value.len;
+        if (size > room) f->overlong = true;
+        size_t keep = size > room ? room : size;
+        if (keep && buf_append(&f->value, data, keep) != BR_OK) r->form_bad = true;
     }
     return MHD_YES;
 }

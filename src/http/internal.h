@@ -80,6 +80,7 @@ struct http_server {
 struct field {
     char *name;
     struct buf value;
+    bool overlong; /* more than FIELD_MAX arrived: value holds the first FIELD_MAX */
 };
 
 struct http_req {

@@ -112,6 +112,13 @@ const char *http_req_field(struct http_req *r, const char *name)
     return NULL;
 }
 
+bool http_req_field_whole(struct http_req *r, const char *name)
+{
+    for (int i = 0; i < r->nfields; i++)
+        if (!strcmp(r->fields[i].name, name)) return !r->fields[i].overlong;
+    return true;
+}
+
 void http_req_set_detail(struct http_req *r, const char *detail)
 {
     free(r->detail);
