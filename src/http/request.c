@@ -32,9 +32,35 @@ const char *http_req_path(struct http_req *r)
     return r->path;
 }
 
+/* libmicrohttpd matches names ignoring case; a query parameter's and a
+ * cookie's name are matched exactly (`?ID=` is not `?id=`). */
+struct exact_name {
+    const char *name;
+    const char *value;
+    bool found;
+};
+
+static enum MHD_Result exact_value(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    struct exact_name *e = cls;
+    if (!key || strcmp(key, e->name) != 0) return MHD_YES;
+    e->value = value;
+    e->found = true;
+    return MHD_NO; /* the first one counts, as libmicrohttpd's own lookup */
+}
+
+static const char *lookup_exact(struct http_req *r, enum MHD_ValueKind kind, const char *name)
+{
+    struct exact_name e = {name, NULL, false};
+    MHD_get_connection_values(r->conn, kind, exact_value, &e);
+    return e.found ? e.value : NULL;
+}
+
 const char *http_req_query(struct http_req *r, const char *name)
 {
-    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+    return lookup_exact(r, MHD_GET_ARGUMENT_KIND, name);
 }
 
 const char *http_req_header(struct http_req *r, const char *name)
@@ -44,7 +70,7 @@ const char *http_req_header(struct http_req *r, const char *name)
 
 const char *http_req_cookie(struct http_req *r, const char *name)
 {
-    return MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, name);
+    return lookup_exact(r, MHD_COOKIE_KIND, name);
 }
 
 const char *http_req_remote(struct http_req *r)

@@ -414,6 +414,9 @@ static void login_is_200_and_bearer_and_cookie_both_work(void **state)
     assert_int_equal(r.status, 200);
     assert_string_equal(jstr(json_object_get(r.json, "user"), "email"), u.email);
     resp_free(&r);
+    /* a cookie's name is matched exactly */
+    snprintf(cookie, sizeof cookie, "Barberia_Session=%s", tok);
+    assert_int_equal(status_of("GET", "/api/auth/me", &o), 401);
     snprintf(cookie, sizeof cookie, "theme=dark; barberia_session=%s; lang=es", tok);
     assert_int_equal(status_of("GET", "/api/auth/me", &o), 200);
     /* the cookie works on the appointment endpoints too */

@@ -849,8 +849,13 @@ static void get_fotos_without_cita_id_is_400(void **state)
 {
     (void)state;
     struct resp r;
-    static const char *const paths[] = {"/api/fotos", "/api/fotos?cita_id=", "/api/fotos?cita_id",
-                                        "/api/fotos?id=" NO_SUCH_UUID};
+    /* a parameter's name is matched exactly: CITA_ID is not cita_id */
+    static const char *const paths[] = {"/api/fotos",
+                                        "/api/fotos?cita_id=",
+                                        "/api/fotos?cita_id",
+                                        "/api/fotos?id=" NO_SUCH_UUID,
+                                        "/api/fotos?CITA_ID=" NO_SUCH_UUID,
+                                        "/api/fotos?Cita_Id=" NO_SUCH_UUID};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         http_get(&F.s, paths[i], A.token, &r);
         expect_error(&r, 400, "Falta cita_id");
@@ -946,7 +951,8 @@ static void delete_without_id_is_400(void **state)
 {
     (void)state;
     struct resp r;
-    static const char *const q[] = {"", "?id=", "?id", "?cita_id=" NO_SUCH_UUID};
+    static const char *const q[] = {"", "?id=", "?id", "?cita_id=" NO_SUCH_UUID,
+                                    "?ID=" NO_SUCH_UUID};
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
         delete_foto(&A, q[i], &r);
         expect_error(&r, 400, "Falta id");
