@@ -217,7 +217,7 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
     rc = para->staff
              ? store_cita_book_desk(app->store, out, queued, para->quien, srv.margen_min, espera)
              : store_cita_book_capped(app->store, out, queued, now, cap, espera);
-    if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE) {
+    if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE || rc == BR_UNAUTH) {
         /* nothing was stored: the event goes too (what the store said is
          * read first: the calendar call may set a detail of its own) */
         int retry = err_retry_after();
@@ -227,10 +227,13 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
         if (email_taken && para->existe) *para->existe = true;
         if (out->google_event_id && calendar_delete_event(app->cal, out->google_event_id) != BR_OK)
             log_warn("calendar: could not delete event of lost booking %s: %s", out->id, err_msg());
-        rc = rc == BR_BUSY       ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
-             : rc == BR_TOOLARGE ? err_set(BR_INVALID, BOOKING_CAP_MSG)
-             : email_taken       ? err_set(BR_CONFLICT, "El email ya está registrado")
-                                 : err_set(BR_CONFLICT, "El horario ya no está disponible");
+        /* BR_UNAUTH: the client's account closed while she booked */
+        rc = rc == BR_UNAUTH && para->staff ? err_set(BR_NOTFOUND, "Cliente no encontrado")
+             : rc == BR_UNAUTH              ? err_set(BR_UNAUTH, "No autenticado")
+             : rc == BR_BUSY                ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
+             : rc == BR_TOOLARGE            ? err_set(BR_INVALID, BOOKING_CAP_MSG)
+             : email_taken                  ? err_set(BR_CONFLICT, "El email ya está registrado")
+                           : err_set(BR_CONFLICT, "El horario ya no está disponible");
         cita_clear(out);
         goto out;
     }

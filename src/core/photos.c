@@ -316,6 +316,7 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
         settle_intent(app, &in, removed);
         foto_clear(out);
         if (rc == BR_CONFLICT) return err_set(BR_INVALID, "Máximo 3 fotos por tipo");
+        if (rc == BR_FORBIDDEN) return err_set(BR_FORBIDDEN, PHOTO_CONSENT_MSG); /* meanwhile */
         if (rc == BR_TOOLARGE) return err_set(BR_INVALID, PHOTO_QUOTA_MSG);
         log_error("fotos: storing the record for cita %s failed: %s", cita_id, why.msg);
         if (rc == BR_BUSY) return err_restore(BR_BUSY, &why);

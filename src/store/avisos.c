@@ -48,14 +48,6 @@ br_err contacto_patch(struct db *db, struct db_conn *conn, const char *barbero_i
     return rc;
 }
 
-static br_err one_id(void *ud, const struct db_val *c, int n)
-{
-    bool fits = true;
-    char *out = ud;
-    if (n > 0 && c[0].type == DB_TEXT) fits = copy_fixed(out, sizeof(br_id), &c[0]);
-    return fits ? BR_OK : too_long();
-}
-
 br_err store_barbero_de_usuario(struct store *st, const char *user_id, br_id out)
 {
     out[0] = '\0';

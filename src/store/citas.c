@@ -229,11 +229,20 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
      * The check here answers the common case without an error. */
     br_err rc = a->quien ? desk_cliente_settle(db, conn, a->quien, c->cliente_id) : BR_OK;
     if (rc) return rc;
+    /* one client's bookings, and the end of her account, take turns on
+     * PostgreSQL, before any hour lock (always in this order: they never
+     * wait for each other); an account closed meanwhile books nothing */
+    rc = lock_on(db, conn, LOCK_CITAS_CLIENTE, c->cliente_id);
+    bool gone = false;
+    struct db_val pg[] = {db_text(c->cliente_id)};
+    if (!rc)
+        rc = EXEC(db, conn,
+                  "SELECT 1 FROM auth_users WHERE id = ? AND email LIKE '%" EMAIL_ELIMINADO_SUFFIX
+                  "'",
+                  pg, one_flag, &gone, NULL);
+    if (!rc && gone) rc = err_set(BR_UNAUTH, "client gone");
+    if (rc) return rc;
     if (a->cap > 0) {
-        /* one client's bookings take turns on PostgreSQL, before any hour
-         * lock (always in this order: they never wait for each other) */
-        rc = lock_on(db, conn, "citas-cliente", c->cliente_id);
-        if (rc) return rc;
         int64_t n = 0;
         struct db_val pn[] = {db_text(c->cliente_id), db_text(a->now), db_int(a->cap)};
         rc = EXEC(db, conn, sql_citas_upcoming, pn, count_row, &n, NULL);

@@ -128,13 +128,6 @@ struct claim {
     br_id id;
 };
 
-static br_err id_row(void *ud, const struct db_val *c, int n)
-{
-    (void)n;
-    if (!copy_fixed(ud, sizeof(br_id), &c[0])) return too_long();
-    return BR_OK;
-}
-
 static const char sql_gemela[] =
     "SELECT p.id FROM perfiles p JOIN auth_users u ON u.id = p.id WHERE p.rol = 'cliente' "
     "AND u.eliminado_en IS NULL AND " FOLD(
@@ -150,7 +143,7 @@ br_err store_cliente_gemela(struct store *st, const char *nombre_plegado, const 
     return run(st, sql_gemela,
                DB_ARGS(db_text(nombre_plegado), db_text(digitos), db_text(digitos),
                        db_text(digitos), db_text(digitos)),
-               id_row, id, NULL);
+               one_id, id, NULL);
 }
 
 br_err desk_cliente_settle(struct db *db, struct db_conn *c, const struct desk_cliente *q,
@@ -168,7 +161,7 @@ br_err desk_cliente_settle(struct db *db, struct db_conn *c, const struct desk_c
             if (!rc) {
                 struct db_val p[] = {db_text(q->plegado), db_text(q->digitos), db_text(q->digitos),
                                      db_text(q->digitos), db_text(q->digitos)};
-                rc = EXEC(db, c, sql_gemela, p, id_row, twin, NULL);
+                rc = EXEC(db, c, sql_gemela, p, one_id, twin, NULL);
             }
             if (!rc && twin[0]) rc = err_set(BR_CONFLICT, "client exists");
         }
@@ -197,7 +190,7 @@ static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
                      "SELECT u.id FROM auth_users u JOIN perfiles p ON p.id = u.id "
                      "WHERE u.email = ? AND u.password_hash = '' AND u.eliminado_en IS NULL "
                      "AND p.rol NOT IN " ROL_STAFF_SQL,
-                     pe, id_row, who.id, NULL);
+                     pe, one_id, who.id, NULL);
     if (rc) return rc;
     if (!who.id[0]) return BR_OK;
     int64_t changes = 0;

@@ -46,14 +46,6 @@ br_err store_reset_request(struct store *st, const struct reset_request *r, bool
     return rc;
 }
 
-static br_err id_row(void *ud, const struct db_val *c, int n)
-{
-    (void)n;
-    char *out = ud;
-    copy_fixed(out, sizeof(br_id), &c[0]);
-    return BR_OK;
-}
-
 #define TOKEN_USABLE                                                                               \
     "SELECT t.user_id FROM cuenta_tokens t JOIN auth_users u ON u.id = t.user_id "                 \
     "WHERE t.token_hash = ? AND t.proposito = ? AND t.used_at IS NULL AND t.expires_at > ? "       \
@@ -65,7 +57,7 @@ br_err store_token_check(struct store *st, const char *token_hash, const char *p
     user_id[0] = '\0';
     br_err rc =
         run(st, TOKEN_USABLE, DB_ARGS(db_text(token_hash), db_text(proposito), db_text(now)),
-            id_row, user_id, NULL);
+            one_id, user_id, NULL);
     if (!rc && !user_id[0]) rc = err_set(BR_NOTFOUND, "no such link");
     return rc;
 }
@@ -77,7 +69,7 @@ static br_err token_take(struct db *db, struct db_conn *c, const char *token_has
 {
     user_id[0] = '\0';
     struct db_val p[] = {db_text(token_hash), db_text(proposito), db_text(now)};
-    br_err rc = EXEC(db, c, TOKEN_USABLE, p, id_row, user_id, NULL);
+    br_err rc = EXEC(db, c, TOKEN_USABLE, p, one_id, user_id, NULL);
     if (rc) return rc;
     if (!user_id[0]) return err_set(BR_NOTFOUND, "no such link");
     int64_t changes = 0;
@@ -340,8 +332,13 @@ br_err store_cuenta_correo_next_due(struct store *st, br_ts next)
 
 /* --- consents ---------------------------------------------------------------------- */
 
-br_err store_consent_set(struct store *st, const char *cliente_id, const char *tipo, bool granted,
-                         const char *now)
+struct consent_set {
+    const char *cliente_id, *tipo, *now;
+    bool granted;
+    bool cerrar; /* the account closing: her sessions end too */
+};
+
+static br_err consent_set_tx(struct db *db, struct db_conn *c, void *ud)
 {
     static const char *const sql[] = {
         "INSERT INTO consentimientos (cliente_id, tipo, retirado_en) VALUES (?, ?, ?) "
@@ -349,9 +346,28 @@ br_err store_consent_set(struct store *st, const char *cliente_id, const char *t
         "INSERT INTO consentimientos (cliente_id, tipo, otorgado_en) VALUES (?, ?, ?) "
         "ON CONFLICT (cliente_id, tipo) DO UPDATE SET otorgado_en = ?, retirado_en = NULL",
     };
-    return run_write_aside(st, sql[granted],
-                           DB_ARGS(db_text(cliente_id), db_text(tipo), db_text(now), db_text(now)),
-                           NULL);
+    const struct consent_set *a = ud;
+    br_err rc = lock_on(db, c, LOCK_CONSENTIMIENTO, a->cliente_id);
+    struct db_val p[] = {db_text(a->cliente_id), db_text(a->tipo), db_text(a->now),
+                         db_text(a->now)};
+    if (!rc) rc = EXEC(db, c, sql[a->granted], p, NULL, NULL, NULL);
+    struct db_val pid[] = {db_text(a->cliente_id)};
+    if (!rc && a->cerrar)
+        rc = EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ?", pid, NULL, NULL, NULL);
+    return rc;
+}
+
+br_err store_consent_set(struct store *st, const char *cliente_id, const char *tipo, bool granted,
+                         const char *now)
+{
+    struct consent_set a = {cliente_id, tipo, now, granted, false};
+    return in_tx_as(st, DB_TOUCH_NONE, consent_set_tx, &a);
+}
+
+br_err store_cuenta_cerrar(struct store *st, const char *user_id, const char *now)
+{
+    struct consent_set a = {user_id, "fotos", now, false, true};
+    return in_tx(st, consent_set_tx, &a); /* every write: the sessions' memo forgets hers */
 }
 
 static br_err consent_row(void *ud, const struct db_val *c, int n)
@@ -374,14 +390,8 @@ br_err store_consent_get(struct store *st, const char *cliente_id, const char *t
 br_err store_fotos_refused(struct store *st, const char *cita_id, bool *refused)
 {
     *refused = false;
-    /* a deleted account's consent went with it: that is a refusal too
-     * (known by its address, which an export carries) */
-    return run(st,
-               "SELECT 1 FROM citas c JOIN auth_users u ON u.id = c.cliente_id WHERE c.id = ? AND "
-               "(u.email LIKE '%" EMAIL_ELIMINADO_SUFFIX "' OR EXISTS (SELECT 1 FROM "
-               "consentimientos k WHERE k.cliente_id = c.cliente_id AND k.tipo = 'fotos' AND "
-               "k.retirado_en IS NOT NULL))",
-               DB_ARGS(db_text(cita_id)), one_flag, refused, NULL);
+    /* a deleted account's consent went with it: that is a refusal too */
+    return run(st, SQL_FOTOS_REFUSED, DB_ARGS(db_text(cita_id)), one_flag, refused, NULL);
 }
 
 /* --- what the shop holds about a client ------------------------------------------- */
@@ -557,6 +567,19 @@ static br_err anonimizar_tx(struct db *db, struct db_conn *c, void *ud)
                   one_text_dup, &a->email, NULL);
     if (rc) return rc;
     if (!a->email) return err_set(BR_NOTFOUND, "Usuario no encontrado");
+    /* a booking of hers that began before her sessions ended and committed
+     * after her appointments were cancelled: cancelled first (the caller
+     * goes round again); one after this commit sees her gone */
+    bool booked = false;
+    struct db_val pf[] = {db_text(a->user_id), db_text(a->now)};
+    rc = lock_on(db, c, LOCK_CITAS_CLIENTE, a->user_id);
+    if (!rc)
+        rc = EXEC(db, c,
+                  "SELECT 1 FROM citas WHERE cliente_id = ? AND estado = 'confirmada' AND "
+                  "fecha_inicio > ? LIMIT 1",
+                  pf, one_flag, &booked, NULL);
+    if (!rc && booked) rc = err_set(BR_CONFLICT, "booked meanwhile");
+    if (rc) return rc;
     char *key = xasprintf("email:%s", a->email);
     struct db_val pk[] = {db_text(key)};
     if (!rc) rc = EXEC(db, c, "DELETE FROM auth_throttle WHERE key = ?", pk, NULL, NULL, NULL);

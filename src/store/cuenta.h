@@ -123,12 +123,18 @@ br_err store_citas_futuras_each(struct store *st, const char *cliente_id, const 
 /* Her photos: uploaded by her, or of her appointments (whoever uploaded). */
 br_err store_fotos_de_cliente_each(struct store *st, const char *cliente_id, store_foto_fn fn,
                                    void *ud) WARN_UNUSED;
-/* In one transaction: the sign-in (e-mail replaced by "<id>@eliminado.invalid",
- * no usable password, eliminado_en), sessions, links, consents, the
- * account's messages and the finished outbox rows to her address go;
- * the profile keeps its id and rol with nombre `nombre` and no telefono;
- * her appointments' notes are cleared. */
+/* In one transaction (BR_CONFLICT "booked meanwhile", nothing done, when
+ * an appointment of hers not cancelled starts after now: cancel it first): the sign-in (e-mail
+ * replaced by "<id>@eliminado.invalid", no usable password, eliminado_en), sessions, links,
+ * consents, the account's messages and the finished outbox rows to her address go; the profile
+ * keeps its id and rol with nombre `nombre` and no telefono; her appointments' notes are cleared.
+ */
 br_err store_cuenta_anonimizar(struct store *st, const char *user_id, const char *nombre,
                                const char *now) STORE_WRITE WARN_UNUSED;
+/* The first step of deleting an account, in one transaction: every session
+ * of hers ends (no booking of hers starts any more) and her photo consent
+ * is withdrawn (no photo of her appointments is stored any more). */
+br_err store_cuenta_cerrar(struct store *st, const char *user_id,
+                           const char *now) STORE_WRITE WARN_UNUSED;
 
 #endif

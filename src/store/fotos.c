@@ -50,6 +50,18 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
     const struct foto *f = a->f;
     br_err rc = lock_on(db, c, "fotos", f->cita_id);
     if (rc) return rc;
+    /* refused since the upload's first look (her consent withdrawn, her
+     * account closed): checked again under her consent's lock, so that a
+     * withdrawal either comes first and refuses this photo, or comes after
+     * and finds it to remove */
+    br_id cliente = "";
+    bool refused = false;
+    struct db_val pcita[] = {db_text(f->cita_id)};
+    rc = EXEC(db, c, "SELECT cliente_id FROM citas WHERE id = ?", pcita, one_id, cliente, NULL);
+    if (!rc && cliente[0]) rc = lock_on(db, c, LOCK_CONSENTIMIENTO, cliente);
+    if (!rc) rc = EXEC(db, c, SQL_FOTOS_REFUSED, pcita, one_flag, &refused, NULL);
+    if (!rc && refused) rc = err_set(BR_FORBIDDEN, "refused");
+    if (rc) return rc;
     if (a->put) {
         /* the intent must still be ours: a sweeper that took it over may
          * be removing the object right now */

@@ -164,6 +164,14 @@ static inline br_err too_long(void)
     return err_set(BR_STORE, "a stored id or timestamp does not fit its field");
 }
 
+/* The first column, an id, into the br_id at ud (left as it was when there
+ * is no row; "" for NULL; a value too long for an id is too_long()). */
+static inline br_err one_id(void *ud, const struct db_val *c, int n)
+{
+    if (n > 0 && !copy_fixed(ud, sizeof(br_id), &c[0])) return too_long();
+    return BR_OK;
+}
+
 static inline int64_t as_int(const struct db_val *v)
 {
     switch (v->type) {
@@ -244,6 +252,20 @@ static inline bool unchanged(struct store *st, const struct db_mark *m)
 /* The lock kind by which a client's messages' end (outbox_done) and the
  * deletion of her account take turns. */
 #define OUTBOX_LOCK_CLIENTE "mensajes-cliente"
+/* The lock kind by which a client's photo consent changing (and her
+ * account closing) and a photo of her appointment being stored take turns,
+ * so that a photo is either refused or there for the removal to find. */
+#define LOCK_CONSENTIMIENTO "consentimiento"
+/* The lock kind by which a client's bookings and the end of her account
+ * take turns (and, with the upcoming cap, her bookings with each other). */
+#define LOCK_CITAS_CLIENTE "citas-cliente"
+/* One row when a photo of appointment ? is refused: its client withdrew
+ * her consent, or deleted her account (known by its address, which an
+ * export carries: eliminado_en it does not). */
+#define SQL_FOTOS_REFUSED                                                                          \
+    "SELECT 1 FROM citas c JOIN auth_users u ON u.id = c.cliente_id WHERE c.id = ? AND "           \
+    "(u.email LIKE '%" EMAIL_ELIMINADO_SUFFIX "' OR EXISTS (SELECT 1 FROM consentimientos k "      \
+    "WHERE k.cliente_id = c.cliente_id AND k.tipo = 'fotos' AND k.retirado_en IS NOT NULL))"
 
 static inline br_err lock_on(struct db *db, struct db_conn *c, const char *kind, const char *id)
 {

@@ -911,6 +911,103 @@ static void withdrawing_photo_consent_deletes_her_photos_and_refuses_new_ones(vo
     free(cita);
 }
 
+/* A client's own requests racing the end of her account or of her photo
+ * consent: the one that ends things (closer) and the others (a booking
+ * each, or a photo each). */
+struct closing_racer {
+    const struct user *u;
+    bool closer;
+    bool fotos;                      /* the closer withdraws the photo consent, the rest upload */
+    const char *cita;                /* the photo's appointment */
+    char fecha[12][ISO8601_LEN + 1]; /* a booker's slots, one after the other */
+    long status;
+};
+
+static void closing_race(void *item)
+{
+    struct closing_racer *x = item;
+    struct resp r;
+    char body[400];
+    struct req_opts o = {.token = x->u->token, .body = body};
+    if (x->closer && x->fotos) {
+        snprintf(body, sizeof body, "{\"fotos\":false}");
+        x->status = http_try(&S, "POST", "/api/auth/me/consentimientos", &o, &r);
+    } else if (x->closer) {
+        snprintf(body, sizeof body, "{\"password\":\"%s\"}", x->u->password);
+        x->status = http_try(&S, "DELETE", "/api/auth/me", &o, &r);
+    } else if (x->fotos) {
+        struct part parts[] = {
+            {"file", (const char *)PNG, sizeof PNG, "a.png", "image/png"},
+            {"cita_id", x->cita, 0, NULL, NULL},
+            {"tipo", "antes", 0, NULL, NULL},
+        };
+        x->status = http_multipart_try(&S, "/api/fotos", x->u->token, parts, 3, &r);
+    } else {
+        /* books on until her session is gone: some bookings run while the
+         * deletion does */
+        for (size_t i = 0; i < 40 * ARRAY_LEN(x->fecha); i++) {
+            snprintf(body, sizeof body,
+                     "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\"}",
+                     BARBERO, SERVICIO, x->fecha[i % ARRAY_LEN(x->fecha)]);
+            x->status = http_try(&S, "POST", "/api/citas", &o, &r);
+            resp_free(&r);
+            if (x->status == 401 || x->status == 0) return; /* her session ended */
+        }
+        return;
+    }
+    resp_free(&r);
+}
+
+/* Bookings she began while deleting her account either fail or are
+ * cancelled with the rest: no live appointment is left on a deleted
+ * account (they would block the barber's time for nobody). */
+static void bookings_racing_her_deletion_leave_none_behind(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3; round++) {
+        struct user ana;
+        signup_user(&S, &ana, "Ana Prisa");
+        struct closing_racer xs[9];
+        for (size_t i = 0; i < ARRAY_LEN(xs); i++) {
+            xs[i] = (struct closing_racer){.u = &ana, .closer = i == 4};
+            for (size_t k = 0; k < ARRAY_LEN(xs[i].fecha); k++)
+                next_slot(xs[i].fecha[k]);
+        }
+        race_threads(ARRAY_LEN(xs), closing_race, xs, sizeof xs[0]);
+        assert_int_equal(xs[4].status, 200);
+        assert_int_equal(db_count(&S,
+                                  "SELECT count(*) FROM citas WHERE cliente_id = '%s' AND "
+                                  "estado <> 'cancelada'",
+                                  ana.id),
+                         0);
+    }
+}
+
+/* Photos uploaded while she withdraws her photo consent are either refused
+ * or removed with the rest: none is left of her appointment. */
+static void photos_racing_a_withdrawn_consent_leave_none_behind(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3; round++) {
+        struct user ana, staff;
+        signup_user(&S, &ana, "Ana Fotos Prisa");
+        make_user(&S, &staff, "Barbero Prisa", "barbero");
+        char *cita = book_one(&ana);
+        struct closing_racer xs[7];
+        for (size_t i = 0; i < ARRAY_LEN(xs); i++)
+            xs[i] = (struct closing_racer){
+                .u = i == 3 ? &ana : &staff, .closer = i == 3, .fotos = true, .cita = cita};
+        race_threads(ARRAY_LEN(xs), closing_race, xs, sizeof xs[0]);
+        assert_int_equal(xs[3].status, 200);
+        for (size_t i = 0; i < ARRAY_LEN(xs); i++)
+            if (i != 3 && xs[i].status != 201 && xs[i].status != 403 && xs[i].status != 400)
+                fail_msg("an upload answered %ld", xs[i].status);
+        assert_int_equal(db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita),
+                         0);
+        free(cita);
+    }
+}
+
 struct deleted_msgs {
     const char *cliente_id;
 };
@@ -1104,6 +1201,8 @@ int main(void)
         cmocka_unit_test(an_expired_link_is_refused),
         cmocka_unit_test(an_account_without_a_password_is_claimed_by_a_reset),
         cmocka_unit_test(a_sign_up_over_an_account_without_a_password_sends_her_the_link),
+        cmocka_unit_test(bookings_racing_her_deletion_leave_none_behind),
+        cmocka_unit_test(photos_racing_a_withdrawn_consent_leave_none_behind),
         cmocka_unit_test(patch_me_changes_the_profile_by_the_rules),
         cmocka_unit_test(a_new_password_needs_the_current_one_and_ends_other_sessions),
         cmocka_unit_test(an_email_change_waits_for_the_link_sent_to_the_new_address),
