@@ -128,9 +128,12 @@ struct claim {
     br_id id;
 };
 
+/* only the desk's own records (no password: nobody has signed in to them),
+ * since a guess must never hand a booking to an account someone else holds
+ * (anyone may sign up with another's name and number) */
 static const char sql_gemela[] =
     "SELECT p.id FROM perfiles p JOIN auth_users u ON u.id = p.id WHERE p.rol = 'cliente' "
-    "AND u.eliminado_en IS NULL AND " FOLD(
+    "AND u.password_hash = '' AND u.eliminado_en IS NULL AND " FOLD(
         "coalesce(p.nombre, '')") " = ? AND (" DIGITS " = ? OR (length(" DIGITS
                                   ") >= 9 AND length(?) >= 9 AND (? LIKE '%' || " DIGITS
                                   " OR " DIGITS

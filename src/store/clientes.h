@@ -26,7 +26,8 @@ br_err store_clientes_page(struct store *st, const char *patron, const char *dig
 br_err store_cliente_get(struct store *st, const char *id, struct cliente_view *c) WARN_UNUSED;
 void cliente_view_clear(struct cliente_view *c);
 
-/* The client (rol cliente, not deleted) whose nombre folds to
+/* The client the front desk made (rol cliente, no password: she has not
+ * claimed her account, not deleted) whose nombre folds to
  * nombre_plegado (rule_busqueda_fold) and whose telefono's digits are
  * digitos, or end them or are ended by them with 9 or more on each side
  * (a country code written on one side only), the oldest when several: the

@@ -764,6 +764,26 @@ static void a_client_is_found_as_the_desk_types_her(void **state)
     free(desk_ok(&BARB, b, other));
     free(b);
     assert_string_not_equal(other, lucia);
+    /* an account someone signed up with her name and number is not her:
+     * the desk's guess never hands a booking to an account another holds */
+    struct user mallory;
+    char ficha[400];
+    unique_email(mallory.email, sizeof mallory.email, "mallory");
+    snprintf(ficha, sizeof ficha,
+             "{\"email\":\"%s\",\"password\":\"secreto1\",\"nombre\":\"Sara Prieto\","
+             "\"telefono\":\"644 55 66 77\"}",
+             mallory.email);
+    struct resp rs;
+    http_json(&S, "POST", "/api/auth/signup", NULL, ficha, &rs);
+    assert_int_equal(rs.status, 201);
+    snprintf(mallory.id, sizeof mallory.id, "%s", jstr(json_object_get(rs.json, "user"), "id"));
+    resp_free(&rs);
+    char sara[40];
+    next_slot(fecha);
+    b = body_new("{\"nombre\":\"Sara Prieto\",\"telefono\":\"+34 644 556 677\"}", fecha, NULL);
+    free(desk_ok(&BARB, b, sara));
+    free(b);
+    assert_string_not_equal(sara, mallory.id);
     static const char *const misses[] = {"sin-email", "email", "611%2099", "34611223345"};
     for (size_t i = 0; i < ARRAY_LEN(misses); i++) {
         char path[200];
