@@ -87,8 +87,11 @@ static void reply_json(struct http_req *r, const struct informe *inf)
  * quoted when it holds the separator, a quote, a line end or edge spaces. */
 static br_err csv_text(struct buf *b, const char *s)
 {
+    /* after any spaces: a spreadsheet that trims them on import would
+     * read the rest as a formula */
+    const char *f = s + strspn(s, " ");
     bool formula =
-        s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r';
+        f[0] == '=' || f[0] == '+' || f[0] == '-' || f[0] == '@' || f[0] == '\t' || f[0] == '\r';
     size_t n = strlen(s);
     bool quote = strpbrk(s, ";\"\r\n") != NULL || (n && (s[0] == ' ' || s[n - 1] == ' '));
     br_err rc = BR_OK;
