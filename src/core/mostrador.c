@@ -194,6 +194,7 @@ static br_err reservar(struct app *app, const struct mostrador_reserva *in, cons
     iso8601_format(clock_now_ms(), now);
     struct booking_para para = {.staff = true, .has_perfil = true, .existe = existe};
     br_err rc = BR_OK;
+    bool por_email = false; /* id is the account of the e-mail typed */
 
     if (!c) {
         snprintf(id, sizeof id, "%s", in->cliente_id);
@@ -207,6 +208,7 @@ static br_err reservar(struct app *app, const struct mostrador_reserva *in, cons
             free(hash);
             if (rc == BR_OK) {
                 snprintf(id, sizeof id, "%s", u.id);
+                por_email = true;
                 user_clear(&u);
             } else if (rc != BR_NOTFOUND) {
                 goto fail;
@@ -245,7 +247,7 @@ static br_err reservar(struct app *app, const struct mostrador_reserva *in, cons
     }
     if (!quien.nuevo) {
         rc = mostrador_solo_cliente(app, id, &cv);
-        if (rc == BR_NOTFOUND && c && email) {
+        if (rc == BR_NOTFOUND && por_email) {
             rc = err_set(BR_CONFLICT, "El email ya está registrado"); /* a staff account's */
             goto out;
         }
