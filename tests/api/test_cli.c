@@ -489,9 +489,28 @@ static void cli_works_while_serve_runs_on_the_same_data(void **state)
     snprintf(u.id, sizeof u.id, "%s", uid);
     snprintf(u.token, sizeof u.token, "%s", tok);
     free(book(&s, &u, barb, serv, "2031-01-01T10:00:00Z", NULL));
-    /* list commands read while serve runs */
+    /* a client the desk made without an e-mail */
+    struct user desk;
+    make_user(&s, &desk, "Mostrador", "barbero");
+    char cita[400];
+    snprintf(cita, sizeof cita,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":"
+             "\"2031-01-02T10:00:00Z\",\"fuera_de_horario\":true,"
+             "\"cliente\":{\"nombre\":\"Sin Correo\",\"telefono\":\"655 44 33 22\"}}",
+             barb, serv);
+    http_json(&s, "POST", "/api/agenda/citas", desk.token, cita, &r);
+    assert_int_equal(r.status, 201);
+    char sin[40];
+    snprintf(sin, sizeof sin, "%s", jstr(json_object_get(r.json, "cita"), "cliente_id"));
+    resp_free(&r);
+    /* list commands read while serve runs; her e-mail is empty, not the
+     * placeholder the database holds */
     assert_int_equal(srv_cli(&s, &out, &err, "user", "list", NULL), 0);
     assert_non_null(strstr(out, uid));
+    char row[80];
+    snprintf(row, sizeof row, "%s\t\tcliente\tSin Correo\t", sin);
+    assert_non_null(strstr(out, row));
+    assert_null(strstr(out, "sin-email:"));
     free(out);
     free(err);
     free(barb);
