@@ -31,6 +31,7 @@ void api_fotos_post(struct http_req *r)
         .content_type = hu->content_type,
         .cita_id = http_req_field(r, "cita_id"),
         .tipo = http_req_field(r, "tipo"),
+        .cita_id_cut = !http_req_field_whole(r, "cita_id"),
         .tipo_cut = !http_req_field_whole(r, "tipo"),
     };
     struct foto f;

@@ -257,7 +257,7 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
     br_id cita_id;
     bool exists = false;
     br_err rc = BR_OK;
-    if (uuid_parse(up->cita_id, strlen(up->cita_id), cita_id))
+    if (!up->cita_id_cut && uuid_parse(up->cita_id, strlen(up->cita_id), cita_id))
         rc = store_cita_exists(app->store, cita_id, &exists);
     if (rc) return store_failed(rc);
     if (!exists) return err_set(BR_NOTFOUND, "Cita no encontrada");

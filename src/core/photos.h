@@ -24,6 +24,7 @@ struct photo_upload {
     const char *content_type; /* nullable */
     const char *cita_id;      /* NULL or "": missing */
     const char *tipo;         /* NULL or "": missing */
+    bool cita_id_cut;         /* cita_id is the start of a longer text: no cita's id */
     bool tipo_cut;            /* tipo is the start of a longer text: no key can hold it */
 };
 

@@ -265,6 +265,9 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
         size_t room = FIELD_MAX - f->value.len;
         if (size > room) f->overlong = true;
         size_t keep = size > room ? room : size;
+        /* a NUL ends the text a handler reads: what follows would be lost
+         * unseen, so the field is marked as cut short, as a long one is */
+        if (memchr(data, '\0', keep)) f->overlong = true;
         if (keep && buf_append(&f->value, data, keep) != BR_OK) r->form_bad = true;
     }
     return MHD_YES;

@@ -195,7 +195,8 @@ const struct http_upload *http_req_upload(struct http_req *r);
 /* The first value of a non-file part; NULL when absent. Of a value longer
  * than a field may keep (1 KiB), its first KiB: see http_req_field_whole. */
 const char *http_req_field(struct http_req *r, const char *name);
-/* False when the part named arrived longer than a field may keep. */
+/* False when the part named arrived longer than a field may keep, or
+ * with a NUL byte in it: the value read is then not all it held. */
 bool http_req_field_whole(struct http_req *r, const char *name);
 
 /* Keeps what went wrong for this request (copied; the last one given

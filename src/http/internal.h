@@ -80,7 +80,7 @@ struct http_server {
 struct field {
     char *name;
     struct buf value;
-    bool overlong; /* more than FIELD_MAX arrived: value holds the first FIELD_MAX */
+    bool overlong; /* value is not all that arrived: past FIELD_MAX, or a NUL in it */
 };
 
 struct http_req {

@@ -433,6 +433,19 @@ static void a_form_field_over_1kib_is_judged_not_refused(void **state)
         expect_error(&r, 404, "Cita no encontrada");
         resp_free(&r);
     }
+    /* a NUL cuts a field short too: an existing cita's id before it is not
+     * the id sent */
+    char with_nul[64];
+    int wl = snprintf(with_nul, sizeof with_nul, "%s", cita);
+    memcpy(with_nul + wl, "\0x", 3);
+    struct part nul_id[3] = {
+        {"file", "x", 1, "a.png", "image/png"},
+        {"cita_id", with_nul, (size_t)wl + 2, NULL, NULL},
+        {"tipo", "antes", 0, NULL, NULL},
+    };
+    http_multipart(&F.s, "/api/fotos", U.token, nul_id, 3, &r);
+    expect_error(&r, 404, "Cita no encontrada");
+    resp_free(&r);
     /* still after the specification's earlier checks: no file part */
     http_multipart(&F.s, "/api/fotos", U.token, parts + 1, 2, &r);
     expect_error(&r, 400, "Faltan campos requeridos");
@@ -450,6 +463,11 @@ static void a_form_field_over_1kib_is_judged_not_refused(void **state)
     assert_int_equal(r.status, 201);
     resp_free(&r);
     extra[4].data = big; /* tipo */
+    http_multipart(&F.s, "/api/fotos", U.token, extra, 5, &r);
+    expect_error(&r, 500, "Error al subir imagen: clave de objeto inválida");
+    resp_free(&r);
+    extra[4].data = "antes\0x";
+    extra[4].len = 7;
     http_multipart(&F.s, "/api/fotos", U.token, extra, 5, &r);
     expect_error(&r, 500, "Error al subir imagen: clave de objeto inválida");
     resp_free(&r);
