@@ -176,8 +176,10 @@ struct outbox_msg {
     /* in a record to write: also queue a WhatsApp copy for this client
      * when her consent holds (NULL: none); recipient NULL: no e-mail */
     const char *wa_cliente_id;
-    /* read only: for a barber's notice, how many notices of the cita were
-     * queued before it (the .ics SEQUENCE: one event updated in place) */
+    /* read only: how many messages of the cita in this one's stream were
+     * queued before it (a barber's notice: the barber's notices; a
+     * client's message: hers on its channel): the .ics SEQUENCE, one event
+     * updated in place */
     int64_t secuencia;
 };
 

@@ -884,8 +884,10 @@ br_err mail_compose(const struct mail_compose_opts *o, const struct outbox_msg *
     const struct kind_text *kt = kind_text_of(m);
     int64_t seq = 0;
     if (kt != &kind_texts[0] && stamp > 1577836800000LL) seq = (stamp - 1577836800000LL) / 1000;
-    /* the barber's notices count themselves: 0, 1, 2 ... across the cita's life */
-    f.ics_sequence = kt->aviso ? m->secuencia : seq;
+    /* the barber's notices count themselves: 0, 1, 2 ... across the cita's
+     * life; a client's message adds the messages of hers queued before it,
+     * so that two in the same second still rise */
+    f.ics_sequence = kt->aviso ? m->secuencia : seq + m->secuencia;
 
     struct wr text, html, ics, msg;
     wr_init(&text, PART_MAX);

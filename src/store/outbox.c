@@ -73,14 +73,19 @@ br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_ms
     "fecha_fin, notas, created_at, status, attempts, next_attempt_at, last_error, kind, due_at, "  \
     "enlace, canal, antelacion_min, " OUTBOX_SECUENCIA
 
-/* A barber's notice's place among the cita's notices (the .ics SEQUENCE),
- * counted from the rows themselves: the same on every retry, one more for
- * each change, with no column to keep in step */
+/* A message's place among the cita's messages of its stream (the .ics
+ * SEQUENCE): a barber's notice among the barber's notices, a client's
+ * message among hers on its channel. Counted from the rows themselves: the
+ * same on every retry, one more for each change, with no column to keep in
+ * step */
+#define OUTBOX_ANTES(same_stream)                                                                  \
+    "(SELECT count(*) FROM mail_outbox x WHERE x.cita_id = mail_outbox.cita_id AND " same_stream   \
+    " AND (x.created_at < mail_outbox.created_at OR (x.created_at = mail_outbox.created_at AND "   \
+    "x.id < mail_outbox.id)))"
 #define OUTBOX_SECUENCIA                                                                           \
-    "CASE WHEN kind IN " OUTBOX_AVISOS " THEN (SELECT count(*) FROM mail_outbox x "                \
-    "WHERE x.cita_id = mail_outbox.cita_id AND x.kind IN " OUTBOX_AVISOS " AND "                   \
-    "(x.created_at < mail_outbox.created_at OR (x.created_at = mail_outbox.created_at AND "        \
-    "x.id < mail_outbox.id))) ELSE 0 END"
+    "CASE WHEN kind IN " OUTBOX_AVISOS                                                             \
+    " THEN " OUTBOX_ANTES("x.kind IN " OUTBOX_AVISOS) " ELSE " OUTBOX_ANTES(                       \
+        "x.kind NOT IN " OUTBOX_AVISOS " AND x.canal = mail_outbox.canal") " END"
 
 static bool outbox_view(struct outbox_msg *m, const struct db_val *c)
 {

@@ -680,6 +680,7 @@ static void each_change_mails_the_client_with_its_kind(void **state)
     json_t *all = mails_for(id);
     assert_int_equal(json_array_size(all), 3);
     bool seen[3] = {false, false, false};
+    long long seq_cambio = -1, seq_cancel = -1;
     size_t i;
     json_t *m;
     json_array_foreach(all, i, m)
@@ -701,8 +702,10 @@ static void each_change_mails_the_client_with_its_kind(void **state)
                      g + 17);
             assert_string_equal(ics_value(m, "DTSTART"), dt);
             assert_string_not_equal(ics_value(m, "SEQUENCE"), "0");
+            seq_cambio = strtoll(ics_value(m, "SEQUENCE"), NULL, 10);
         } else if (strstr(subject, "Cita cancelada")) {
             seen[2] = true;
+            seq_cancel = strtoll(ics_value(m, "SEQUENCE"), NULL, 10);
             assert_non_null(strstr(text, "ha sido cancelada"));
             assert_string_equal(ics_value(m, "METHOD"), "CANCEL");
             assert_string_equal(ics_value(m, "STATUS"), "CANCELLED");
@@ -711,6 +714,11 @@ static void each_change_mails_the_client_with_its_kind(void **state)
         }
     }
     assert_true(seen[0] && seen[1] && seen[2]);
+    /* queued in that order, however close together: the later one's
+     * SEQUENCE is higher, so a calendar keeps it */
+    if (seq_cancel <= seq_cambio)
+        fail_msg("SEQUENCE %lld of the cancellation is not above %lld of the change", seq_cancel,
+                 seq_cambio);
     json_decref(all);
     /* the outbox names each kind */
     char *kinds = db_query(&S,
