@@ -271,6 +271,10 @@ void api_citas_get(struct http_req *r);
 void api_citas_post(struct http_req *r);
 void api_fotos_get(struct http_req *r);
 void api_fotos_post(struct http_req *r);
+/* The parts of a form other than the file that a handler reads (POST
+ * /api/fotos's cita_id and tipo): the HTTP layer keeps these and ignores
+ * every other part, however many (http_options.form_fields). */
+extern const char *const api_form_fields[];
 void api_fotos_delete(struct http_req *r);
 void api_admin_usuarios_get(struct http_req *r);
 void api_admin_usuarios_patch(struct http_req *r);

@@ -19,6 +19,8 @@ void api_fotos_get(struct http_req *r)
     api_list_reply(r, rc, &w);
 }
 
+const char *const api_form_fields[] = {"cita_id", "tipo", NULL};
+
 void api_fotos_post(struct http_req *r)
 {
     const struct http_upload *hu = http_req_upload(r);

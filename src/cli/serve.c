@@ -169,6 +169,7 @@ int cli_serve(int argc, char **argv)
         .multipart_max = MULTIPART_MAX,
         .too_large_msg = "Máximo 5MB por imagen",
         .file_field = "file",
+        .form_fields = api_form_fields,
         .cors_origins = cfg.cors_origins,
         .public_url = cfg.public_url,
         .routes = api_routes,

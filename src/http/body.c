@@ -201,6 +201,16 @@ static bool same_text(const char *a, const char *b)
     return a && b ? !strcmp(a, b) : a == b;
 }
 
+/* Whether a part other than the file is one a handler reads. */
+static bool field_wanted(const struct http_req *r, const char *key)
+{
+    const char *const *f = r->srv->o.form_fields;
+    if (!f) return true;
+    for (; *f; f++)
+        if (!strcmp(*f, key)) return true;
+    return false;
+}
+
 /* A new part begins: decide what it feeds. */
 static void part_open(struct http_req *r, const char *key, const char *filename,
                       const char *content_type)
@@ -222,7 +232,7 @@ static void part_open(struct http_req *r, const char *key, const char *filename,
         r->up.content_type = r->content_type;
         if (spool_open(r) != BR_OK) r->form_bad = true;
         r->cur = -2;
-    } else if (!http_req_field(r, key) && r->nfields < MAX_FIELDS) {
+    } else if (field_wanted(r, key) && !http_req_field(r, key) && r->nfields < MAX_FIELDS) {
         struct field *f = &r->fields[r->nfields++];
         f->name = xstrdup(key);
         buf_init(&f->value, FIELD_MAX);

@@ -107,12 +107,14 @@ struct http_options {
     uint64_t multipart_max;    /* a multipart body past this is refused */
     const char *too_large_msg; /* the 400 message for multipart_max */
     const char *file_field;    /* name of the file part */
-    const char *cors_origins;  /* comma-separated origins a browser app may call from
-                                * (NULL: same-origin only) */
-    const char *public_url;    /* the URL clients use (BARBERIA_PUBLIC_URL; NULL: none
-                                * but the one each request is addressed to): its
-                                * origin counts as the service's own, as behind a
-                                * proxy that forwards another Host or scheme */
+    const char *const *form_fields; /* the other parts kept (NULL-terminated): any other
+                                     * is ignored, however many (NULL: the first 8) */
+    const char *cors_origins;       /* comma-separated origins a browser app may call from
+                                     * (NULL: same-origin only) */
+    const char *public_url;         /* the URL clients use (BARBERIA_PUBLIC_URL; NULL: none
+                                     * but the one each request is addressed to): its
+                                     * origin counts as the service's own, as behind a
+                                     * proxy that forwards another Host or scheme */
     const struct http_route *routes;
     size_t nroutes;
     http_auth_fn authorize;

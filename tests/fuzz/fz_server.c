@@ -190,6 +190,7 @@ const struct fz_fixture *fz_start(void)
         .multipart_max = 256ull * 1024 * 1024,
         .too_large_msg = "Máximo 5MB por imagen",
         .file_field = "file",
+        .form_fields = api_form_fields,
         .routes = api_routes,
         .nroutes = api_nroutes,
         .authorize = api_authorize,
