@@ -2,6 +2,7 @@
  * identity.c - the embedded identity provider (see identity.h).
  */
 #include "identity.h"
+#include "../domain/roles.h"
 #include "../domain/records.h"
 #include "../domain/rules.h"
 #include "../util/cond.h"
@@ -810,8 +811,19 @@ br_err ident_claim_link(struct ident *id, const char *email_in, const char *remo
     char *hash = NULL;
     br_err rc = store_user_by_email(id->st, email, &u, &hash);
     bool sin_clave = rc == BR_OK && hash && !*hash;
-    if (rc == BR_OK) user_clear(&u);
     free(hash);
+    if (rc == BR_OK) {
+        if (sin_clave) {
+            /* a client's only: a staff account without a password (a desk
+             * client an administrator made staff) is never claimed so */
+            struct perfil p;
+            memset(&p, 0, sizeof p);
+            rc = store_perfil_get(id->st, u.id, &p);
+            sin_clave = rc == BR_OK && !rol_is_staff(p.rol);
+            perfil_clear(&p);
+        }
+        user_clear(&u);
+    }
     rc = rc == BR_NOTFOUND ? BR_OK : rc;
     if (!rc && sin_clave) rc = ident_reset_request(id, email, remote, link_base, queued);
     free(email);

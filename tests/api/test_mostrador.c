@@ -474,6 +474,9 @@ static void a_passwordless_staff_account_is_never_claimed(void **state)
     http_json(&S, "POST", "/api/auth/signup", NULL, signup, &r);
     expect_error(&r, 409, "El email ya está registrado");
     resp_free(&r);
+    /* nor is a link to claim it sent (a client's account only) */
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM cuenta_correo WHERE user_id = '%s'", cliente), 0);
     free(id);
 }
 
