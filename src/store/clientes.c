@@ -203,10 +203,13 @@ static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
               "WHERE id = ? AND password_hash = ''",
               pu, NULL, NULL, &changes);
     if (rc || changes != 1) return rc;
-    struct db_val pp[] = {db_text(u->nombre), db_text(u->telefono), db_text(who.id)};
+    /* the role asked for too (the operator's `user add --rol`; a client's
+     * otherwise, which she is) */
+    struct db_val pp[] = {db_text(u->nombre), db_text(u->telefono), db_text(u->rol),
+                          db_text(who.id)};
     rc = EXEC(db, c,
-              "UPDATE perfiles SET nombre = coalesce(nombre, ?), telefono = coalesce(telefono, ?) "
-              "WHERE id = ?",
+              "UPDATE perfiles SET nombre = coalesce(nombre, ?), telefono = coalesce(telefono, ?), "
+              "rol = coalesce(?, rol) WHERE id = ?",
               pp, NULL, NULL, NULL);
     if (!rc && u->session_hash)
         rc = session_insert(db, c, u->session_hash, who.id, u->created_at, u->session_expires_at);

@@ -38,7 +38,8 @@ br_err store_cliente_gemela(struct store *st, const char *nombre_plegado, const 
 /* Sign-up over a client the desk created: when the user with u->email has
  * no password and a client's rol and was not deleted, sets u->password_hash, opens the
  * session of u (session_hash, created_at as the sign-in), fills her
- * profile's empty nombre and telefono from u, all in one transaction.
+ * profile's empty nombre and telefono from u and sets its rol to u->rol
+ * (when given), all in one transaction.
  * OUT: *claimed, and her id in claimed_id (u->id is not used). Nothing is
  * written when there is no such account. */
 br_err store_user_claim(struct store *st, const struct new_user *u, bool *claimed,

@@ -513,6 +513,26 @@ static void cli_works_while_serve_runs_on_the_same_data(void **state)
     assert_null(strstr(out, "sin-email:"));
     free(out);
     free(err);
+    /* the operator's user add with the address of a client the desk made
+     * gives her that account, with the role asked for */
+    snprintf(cita, sizeof cita,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":"
+             "\"2031-01-03T10:00:00Z\",\"fuera_de_horario\":true,"
+             "\"cliente\":{\"nombre\":\"Futura Admin\",\"email\":\"futura@example.com\"}}",
+             barb, serv);
+    http_json(&s, "POST", "/api/agenda/citas", desk.token, cita, &r);
+    assert_int_equal(r.status, 201);
+    char futura[40];
+    snprintf(futura, sizeof futura, "%s", jstr(json_object_get(r.json, "cita"), "cliente_id"));
+    resp_free(&r);
+    assert_int_equal(srv_cli(&s, &out, &err, "user", "add", "--email", "futura@example.com",
+                             "--password", "clave-futura", "--rol", "admin", NULL),
+                     0);
+    assert_string_equal(expect_id_line(out), futura);
+    free(out);
+    free(err);
+    assert_int_equal(
+        db_count(&s, "SELECT count(*) FROM perfiles WHERE id = '%s' AND rol = 'admin'", futura), 1);
     free(barb);
     free(serv);
     srv_cleanup(&s);
