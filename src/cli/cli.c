@@ -328,7 +328,8 @@ int cli_user(int argc, char **argv)
         "Both take --data DIR (BARBERIA_DATA) and the data store's settings, as every\n"
         "command does (docs/operations.md).\n"
         "add: creates an identity user and its profile (rol default: cliente) and prints\n"
-        "     the new user id.\n"
+        "     the new user id. The address of a client the front desk made (no password\n"
+        "     yet) gives her account the password and the rol, and prints her id.\n"
         "list: one tab-separated row per user: id, email (empty for a client the front\n"
         "      desk made without one), rol, nombre, telefono, created_at, last sign-in.\n";
     struct user_args a = {0};
