@@ -943,8 +943,15 @@ static br_err sq_migrate(struct db *db)
     struct db_conn *c = NULL;
     br_err rc = sq_acquire(db, &c);
     if (rc) return rc;
-    rc = exec_plain(c->h, "BEGIN IMMEDIATE");
+    /* a schema already current needs no write lock: a read (`user list`,
+     * a node starting) goes ahead while another process writes */
     int v = 0;
+    rc = user_version(c->h, &v);
+    if (!rc && v == schema_sqlite_count) {
+        sq_release(db, c);
+        return BR_OK;
+    }
+    if (!rc) rc = exec_plain(c->h, "BEGIN IMMEDIATE");
     if (!rc) rc = user_version(c->h, &v);
     for (int i = v; !rc && i < schema_sqlite_count; i++) {
         rc = exec_plain(c->h, schema_sqlite[i]);
