@@ -277,7 +277,8 @@ static br_err print_user(void *ud, const struct user *u, const struct perfil *p)
 {
     (void)ud;
     field(u->id, false);
-    field(email_es_direccion(u->email) ? u->email : NULL, false); /* a desk client may have none */
+    /* a desk client may have none; a deleted account's is no address */
+    field(email_es_direccion(u->email) && !email_es_eliminado(u->email) ? u->email : NULL, false);
     field(p ? p->rol : NULL, false);
     field(p ? p->nombre : NULL, false);
     field(p ? p->telefono : NULL, false);
@@ -331,7 +332,8 @@ int cli_user(int argc, char **argv)
         "     the new user id. The address of a client the front desk made (no password\n"
         "     yet) gives her account the password and the rol, and prints her id.\n"
         "list: one tab-separated row per user: id, email (empty for a client the front\n"
-        "      desk made without one), rol, nombre, telefono, created_at, last sign-in.\n";
+        "      desk made without one, and for a deleted account), rol, nombre, telefono,\n"
+        "      created_at, last sign-in.\n";
     struct user_args a = {0};
     const struct cli_flag flags[] = {{"email", &a.email, NULL},   {"password", &a.password, NULL},
                                      {"nombre", &a.nombre, NULL}, {"telefono", &a.telefono, NULL},
