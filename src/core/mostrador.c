@@ -159,20 +159,16 @@ br_err mostrador_solo_cliente(struct app *app, const char *cliente_id, struct cl
     return rc;
 }
 
-/* The folded name and the digits of a new client's number (the twin's
- * key, store_cliente_gemela); both caller-freed. */
-static void gemela_key(const struct mostrador_cliente *c, char **plegado, char **digitos)
+/* The folded name (nombre: as the desk keeps it, rule_espacios_simples)
+ * and the digits of a new client's number: the twin's key,
+ * store_cliente_gemela. Both caller-freed. */
+static void gemela_key(const char *nombre, const char *telefono, char **plegado, char **digitos)
 {
-    size_t nn = strlen(c->nombre), tn = strlen(c->telefono);
+    size_t nn = strlen(nombre), tn = strlen(telefono);
     *plegado = xmalloc(nn + 1);
     *digitos = xmalloc(tn + 1);
-    while (nn && c->nombre[nn - 1] == ' ')
-        nn--;
-    const char *nb = c->nombre;
-    while (*nb == ' ')
-        nb++, nn--;
-    rule_busqueda_fold(nb, nn, *plegado);
-    rule_telefono_digitos(c->telefono, tn, *digitos);
+    rule_busqueda_fold(nombre, nn, *plegado);
+    rule_telefono_digitos(telefono, tn, *digitos);
 }
 
 /* One attempt of mostrador_reservar, the fields checked; *existe is set
@@ -185,7 +181,7 @@ static br_err reservar(struct app *app, const struct mostrador_reserva *in, cons
     const struct mostrador_cliente *c = in->nuevo;
     struct cliente_view cv;
     memset(&cv, 0, sizeof cv);
-    char *placeholder = NULL, *plegado = NULL, *digitos = NULL;
+    char *placeholder = NULL, *plegado = NULL, *digitos = NULL, *nombre = NULL;
     struct new_user nu;
     memset(&nu, 0, sizeof nu);
     struct desk_cliente quien = {0};
@@ -199,6 +195,8 @@ static br_err reservar(struct app *app, const struct mostrador_reserva *in, cons
     if (!c) {
         snprintf(id, sizeof id, "%s", in->cliente_id);
     } else {
+        nombre = xmalloc(strlen(c->nombre) + 1);
+        rule_espacios_simples(c->nombre, nombre);
         if (email) {
             /* an address that has an account already: her booking (a
              * staff account's is not a client's) */
@@ -215,7 +213,7 @@ static br_err reservar(struct app *app, const struct mostrador_reserva *in, cons
             }
             rc = BR_OK;
         }
-        if (!missing(c->telefono)) gemela_key(c, &plegado, &digitos);
+        if (!missing(c->telefono)) gemela_key(nombre, c->telefono, &plegado, &digitos);
         if (!id[0] && digitos) {
             /* the same name and number as a client the shop knows: her,
              * however either was written, not a second person; an e-mail
@@ -233,7 +231,7 @@ static br_err reservar(struct app *app, const struct mostrador_reserva *in, cons
                 .password_hash = "", /* none: she cannot sign in until she claims it */
                 .created_at = now,
                 .rol = "cliente",
-                .nombre = c->nombre,
+                .nombre = nombre,
                 .telefono = missing(c->telefono) ? NULL : c->telefono,
             };
             quien.nuevo = &nu;
@@ -241,7 +239,7 @@ static br_err reservar(struct app *app, const struct mostrador_reserva *in, cons
             quien.digitos = digitos;
             para.cliente_id = id;
             para.email = email;
-            para.nombre = c->nombre;
+            para.nombre = nombre;
         }
         para.quien = &quien;
     }
@@ -271,6 +269,7 @@ out:
     free(placeholder);
     free(plegado);
     free(digitos);
+    free(nombre);
     return rc;
 }
 

@@ -144,6 +144,23 @@ bool rule_margen_ok(int64_t minutes)
     return minutes >= 0 && minutes <= RULE_MARGEN_MAX;
 }
 
+size_t rule_espacios_simples(const char *in, char *out)
+{
+    size_t k = 0;
+    bool gap = false;
+    for (const char *p = in; *p; p++) {
+        if (*p == ' ' || *p == '\t') {
+            gap = k > 0;
+            continue;
+        }
+        if (gap) out[k++] = ' ';
+        gap = false;
+        out[k++] = *p;
+    }
+    out[k] = '\0';
+    return k;
+}
+
 size_t rule_busqueda_fold(const char *in, size_t n, char *out)
 {
     /* the second byte of each letter after 0xC3, and its plain letter */

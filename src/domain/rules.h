@@ -113,6 +113,11 @@ bool rule_password_short_enough(const char *pw);
 
 /* --- finding a client ------------------------------------------------------------------ */
 
+/* A name as the desk keeps it: no spaces or tabs at either end, and each
+ * run of them inside one space ("Dora \t Ruiz" is "Dora Ruiz"). Writes it
+ * to out (at least strlen(in) + 1 bytes) and returns its length. */
+size_t rule_espacios_simples(const char *in, char *out);
+
 /* How a name is compared when the desk searches: lowercase, and the
  * Spanish accented letters (á é í ó ú ü ñ, either case) as their plain
  * ones, so that "lucia" finds "Lucía". Writes the folded in[0..n) to out

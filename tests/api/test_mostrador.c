@@ -762,6 +762,13 @@ static void a_client_is_found_as_the_desk_types_her(void **state)
     free(desk_ok(&BARB, b, again));
     free(b);
     assert_string_equal(again, lucia);
+    /* spaces and tabs inside the name, however many */
+    next_slot(fecha);
+    b = body_new("{\"nombre\":\"  Lucía \\t Gómez  Núñez\",\"telefono\":\"611223344\"}", fecha,
+                 NULL);
+    free(desk_ok(&BARB, b, again));
+    free(b);
+    assert_string_equal(again, lucia);
     next_slot(fecha);
     b = body_new("{\"nombre\":\"Pablo Gómez\",\"telefono\":\"611223344\"}", fecha, NULL);
     free(desk_ok(&BARB, b, other));

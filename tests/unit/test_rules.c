@@ -299,6 +299,18 @@ static void a_search_folds_accents_and_reads_a_number_by_its_digits(void **state
         if (strcmp(out, fold[i][1]) || n != strlen(fold[i][1]))
             fail_msg("fold(%s) = %s", fold[i][0], out);
     }
+    static const char *const spaced[][2] = {
+        {"Dora  Ruiz", "Dora Ruiz"},
+        {"\tDora\t \tRuiz  ", "Dora Ruiz"},
+        {"  ", ""},
+        {"Peña", "Peña"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < LEN(spaced); i++) {
+        size_t n = rule_espacios_simples(spaced[i][0], out);
+        if (strcmp(out, spaced[i][1]) || n != strlen(spaced[i][1]))
+            fail_msg("espacios_simples(%s) = \"%s\"", spaced[i][0], out);
+    }
     static const char *const digits[][2] = {
         {"611 22 33 44", "611223344"},
         {"+34 611-22.33(44)", "34611223344"},
