@@ -83,13 +83,29 @@ static void reply_json(struct http_req *r, const struct informe *inf)
 
 /* --- CSV ---------------------------------------------------------------------------- */
 
+/* The length of the space that s starts with: an ASCII one, or one of
+ * Unicode's (no-break, en to hair, narrow no-break, medium mathematical,
+ * ideographic); 0 when it starts with none. */
+static size_t space_len(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (u[0] == ' ') return 1;
+    if (u[0] == 0xc2 && u[1] == 0xa0) return 2;
+    if (u[0] == 0xe2 && u[1] == 0x80 && ((u[2] >= 0x80 && u[2] <= 0x8a) || u[2] == 0xaf)) return 3;
+    if (u[0] == 0xe2 && u[1] == 0x81 && u[2] == 0x9f) return 3;
+    if (u[0] == 0xe3 && u[1] == 0x80 && u[2] == 0x80) return 3;
+    return 0;
+}
+
 /* A text cell: kept as text when a spreadsheet would read it as a formula,
  * quoted when it holds the separator, a quote, a line end or edge spaces. */
 static br_err csv_text(struct buf *b, const char *s)
 {
-    /* after any spaces: a spreadsheet that trims them on import would
-     * read the rest as a formula */
-    const char *f = s + strspn(s, " ");
+    /* after any spaces (Unicode's too): a spreadsheet that trims them on
+     * import would read the rest as a formula */
+    const char *f = s;
+    for (size_t n; (n = space_len(f)) > 0;)
+        f += n;
     bool formula =
         f[0] == '=' || f[0] == '+' || f[0] == '-' || f[0] == '@' || f[0] == '\t' || f[0] == '\r';
     size_t n = strlen(s);
