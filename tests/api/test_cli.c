@@ -441,6 +441,23 @@ static void a_write_held_up_past_the_lock_wait_says_why_and_a_read_goes_ahead(vo
     srv_cleanup(&s);
 }
 
+/* The front desk (desk) books a client it types in (cliente, JSON) with
+ * barb at fecha, out of hours allowed. OUT: her id. */
+static void desk_booking(const struct srv *s, const struct user *desk, const char *barb,
+                         const char *serv, const char *fecha, const char *cliente, char id[40])
+{
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\","
+             "\"fuera_de_horario\":true,\"cliente\":%s}",
+             barb, serv, fecha, cliente);
+    struct resp r;
+    http_json(s, "POST", "/api/agenda/citas", desk->token, body, &r);
+    assert_int_equal(r.status, 201);
+    snprintf(id, 40, "%s", jstr(json_object_get(r.json, "cita"), "cliente_id"));
+    resp_free(&r);
+}
+
 static void cli_works_while_serve_runs_on_the_same_data(void **state)
 {
     (void)state;
@@ -500,17 +517,9 @@ static void cli_works_while_serve_runs_on_the_same_data(void **state)
     /* a client the desk made without an e-mail */
     struct user desk;
     make_user(&s, &desk, "Mostrador", "barbero");
-    char cita[400];
-    snprintf(cita, sizeof cita,
-             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":"
-             "\"2031-01-02T10:00:00Z\",\"fuera_de_horario\":true,"
-             "\"cliente\":{\"nombre\":\"Sin Correo\",\"telefono\":\"655 44 33 22\"}}",
-             barb, serv);
-    http_json(&s, "POST", "/api/agenda/citas", desk.token, cita, &r);
-    assert_int_equal(r.status, 201);
     char sin[40];
-    snprintf(sin, sizeof sin, "%s", jstr(json_object_get(r.json, "cita"), "cliente_id"));
-    resp_free(&r);
+    desk_booking(&s, &desk, barb, serv, "2031-01-02T10:00:00Z",
+                 "{\"nombre\":\"Sin Correo\",\"telefono\":\"655 44 33 22\"}", sin);
     /* list commands read while serve runs; her e-mail is empty, not the
      * placeholder the database holds */
     assert_int_equal(srv_cli(&s, &out, &err, "user", "list", NULL), 0);
@@ -523,16 +532,9 @@ static void cli_works_while_serve_runs_on_the_same_data(void **state)
     free(err);
     /* the operator's user add with the address of a client the desk made
      * gives her that account, with the role asked for */
-    snprintf(cita, sizeof cita,
-             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":"
-             "\"2031-01-03T10:00:00Z\",\"fuera_de_horario\":true,"
-             "\"cliente\":{\"nombre\":\"Futura Admin\",\"email\":\"futura@example.com\"}}",
-             barb, serv);
-    http_json(&s, "POST", "/api/agenda/citas", desk.token, cita, &r);
-    assert_int_equal(r.status, 201);
     char futura[40];
-    snprintf(futura, sizeof futura, "%s", jstr(json_object_get(r.json, "cita"), "cliente_id"));
-    resp_free(&r);
+    desk_booking(&s, &desk, barb, serv, "2031-01-03T10:00:00Z",
+                 "{\"nombre\":\"Futura Admin\",\"email\":\"futura@example.com\"}", futura);
     assert_int_equal(srv_cli(&s, &out, &err, "user", "add", "--email", "futura@example.com",
                              "--password", "clave-futura", "--rol", "admin", NULL),
                      0);

@@ -756,19 +756,18 @@ static void a_client_is_found_as_the_desk_types_her(void **state)
     /* given again as a new client, however written, she is not a second person;
      * another name on the same number (a family's phone) is */
     char again[40], other[40];
-    next_slot(fecha);
-    b = body_new("{\"nombre\":\"LUCIA GOMEZ NUÑEZ \",\"telefono\":\"+34 611-22-33-44\"}", fecha,
-                 NULL);
-    free(desk_ok(&BARB, b, again));
-    free(b);
-    assert_string_equal(again, lucia);
-    /* spaces and tabs inside the name, however many */
-    next_slot(fecha);
-    b = body_new("{\"nombre\":\"  Lucía \\t Gómez  Núñez\",\"telefono\":\"611223344\"}", fecha,
-                 NULL);
-    free(desk_ok(&BARB, b, again));
-    free(b);
-    assert_string_equal(again, lucia);
+    static const char *const retyped[] = {
+        "{\"nombre\":\"LUCIA GOMEZ NUÑEZ \",\"telefono\":\"+34 611-22-33-44\"}",
+        /* spaces and tabs inside the name, however many */
+        "{\"nombre\":\"  Lucía \\t Gómez  Núñez\",\"telefono\":\"611223344\"}",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(retyped); i++) {
+        next_slot(fecha);
+        b = body_new(retyped[i], fecha, NULL);
+        free(desk_ok(&BARB, b, again));
+        free(b);
+        assert_string_equal(again, lucia);
+    }
     next_slot(fecha);
     b = body_new("{\"nombre\":\"Pablo Gómez\",\"telefono\":\"611223344\"}", fecha, NULL);
     free(desk_ok(&BARB, b, other));
