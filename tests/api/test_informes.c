@@ -471,6 +471,21 @@ static void a_day_the_clocks_change_is_open_for_its_real_length(void **state)
     free(dora);
 }
 
+/* A name whose formula hides behind spaces (ASCII or Unicode's, which a
+ * spreadsheet may trim on import) is kept as text too. Last: it adds
+ * services the other tests do not expect. */
+static void a_formula_behind_spaces_is_kept_as_text(void **state)
+{
+    (void)state;
+    free(make_servicio(&S, " =1+1", 30, 10.0));
+    free(make_servicio(&S, "\xc2\xa0=2+2", 30, 10.0));
+    struct resp r;
+    const char *body = csv(SEMANA "&agrupar=servicio", &r);
+    if (!strstr(body, "\"' =1+1\";") || !strstr(body, "\r\n'\xc2\xa0=2+2;"))
+        fail_msg("a formula behind spaces is not kept as text:\n%s", body);
+    resp_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +500,7 @@ int main(void)
         cmocka_unit_test(bad_input_is_answered_400_with_what_is_wrong),
         cmocka_unit_test(an_export_carries_the_prices_and_its_import_reports_the_same),
         cmocka_unit_test(a_day_the_clocks_change_is_open_for_its_real_length),
+        cmocka_unit_test(a_formula_behind_spaces_is_kept_as_text),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
