@@ -85,9 +85,7 @@ def waiting_list_to_booking(srv, br, sink, s, b):
     br.d.execute_script("arguments[0].value = arguments[1]", day, fecha)
     br.click("Avísame si se libera")
     br.click("Entra en tu cuenta")
-    br.fill("Correo electrónico", "eva.espera@example.com")
-    br.fill("Contraseña", "secreto1")
-    br.click("Entrar")
+    br.enter("eva.espera@example.com", "secreto1")
     br.focused_heading("Elige día y hora")
     br.see("¿No hay una hora que te venga bien?")
     assert "servicio=%s" % s["id"] in br.d.current_url and "barbero=%s" % b["id"] in br.d.current_url, br.d.current_url

@@ -71,10 +71,7 @@ def test(srv, br, sink):
     past = srv.ok("POST", "/api/citas", {"barbero_id": barberos[2]["id"], "servicio_id": s["id"], "fecha_inicio": "2024-03-05T10:00:00Z"}, token=token)["cita"]
     srv.ok("POST", "/api/citas/%s/asistencia" % past["id"], {"estado": "completada"}, token=srv.admin)
 
-    br.open("/entrar?volver=/mis-citas")
-    br.fill("Correo electrónico", "rosa.estados@example.com")
-    br.fill("Contraseña", "secreto1")
-    br.click("Entrar")
+    br.sign_in("rosa.estados@example.com", "secreto1", "/mis-citas")
     br.focused_heading("Mis citas")
     br.see("Anteriores")
     proximas, anteriores = section(br, "Próximas"), section(br, "Anteriores")

@@ -25,10 +25,7 @@ def test(srv, br):
     inicio, fecha = free_slot(srv, s["id"], b["id"], skip=1, after=9)
     cita = srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": inicio}, token=token)["cita"]
 
-    br.open("/entrar?volver=/mis-citas")
-    br.fill("Correo electrónico", "mar.mover@example.com")
-    br.fill("Contraseña", "secreto1")
-    br.click("Entrar")
+    br.sign_in("mar.mover@example.com", "secreto1", "/mis-citas")
     br.focused_heading("Mis citas")
     br.click("Cambiar hora")
     br.focused_heading("Elige la nueva hora")
