@@ -156,22 +156,22 @@ br_err cuenta_eliminar(struct app *app, const struct principal *caller, const ch
     br_ts now;
     iso8601_format(clock_now_ms(), now);
     rc = store_cuenta_cerrar(app->store, caller->user_id, now);
+    /* her photos: once, none is stored after the door closed */
+    if (!rc) rc = fotos_borrar(app, caller->user_id);
     /* her future appointments, cancelled as the shop cancels them: at any
      * time before they start, calendar and e-mail following; once more
      * when a booking she began before the door closed landed meanwhile
      * (the last step refuses to run over it) */
+    const struct principal as_shop = {.has_perfil = true, .perfil = {.rol = "admin"}};
     for (int round = 0; !rc && round < 3; round++) {
         struct ids l = {0};
         rc = store_citas_futuras_each(app->store, caller->user_id, now, id_collect, &l);
-        struct perfil shop = {.rol = "admin"};
-        struct principal as_shop = {.has_perfil = true, .perfil = shop};
         for (size_t i = 0; !rc && i < l.n; i++) {
             br_id done;
             rc = cambios_apply(app, &as_shop, l.v[i], false, NULL, done);
             if (rc == BR_CONFLICT || rc == BR_NOTFOUND) rc = BR_OK; /* cancelled meanwhile */
         }
         free(l.v);
-        if (!rc) rc = fotos_borrar(app, caller->user_id);
         if (!rc)
             rc = store_cuenta_anonimizar(app->store, caller->user_id, CUENTA_NOMBRE_ELIMINADO, now);
         if (rc == BR_CONFLICT)
