@@ -148,6 +148,29 @@ static bool slot_ready(struct outbox *o, struct outbox_msg *msg, const char *wha
     return check_passed(o, msg, what, chan, rc, why);
 }
 
+/* A reminder speaks of a time its client was told first: it never leaves
+ * while the cita's confirmation (or a reschedule's mail) on its channel
+ * still waits, say after an outage, but is put off until that one's next
+ * attempt; nor once the cita has begun. True when it may go now. */
+static bool announced(struct outbox *o, struct outbox_msg *msg, const char *what, const char *chan)
+{
+    if (strcmp(outbox_kind(msg->kind), "recordatorio") != 0) return true;
+    int64_t now = clock_now_ms(), start, next_ms;
+    if (iso8601_parse(msg->fecha_inicio, strlen(msg->fecha_inicio), &start) && start <= now)
+        return check_passed(o, msg, what, chan, BR_OK, "la cita ya ha empezado");
+    br_ts next;
+    br_err rc = store_outbox_anuncio_pendiente(o->st, msg, next);
+    if (rc || !next[0]) return check_passed(o, msg, what, chan, rc, NULL);
+    if (!iso8601_parse(next, strlen(next), &next_ms) || next_ms <= now) next_ms = now + 1000;
+    br_ts at;
+    iso8601_format(next_ms, at);
+    log_info("%s: %s %s for cita %s waits for the message that announced its time (%s)", chan, what,
+             msg->id, msg->cita_id, at);
+    if (store_outbox_defer(o->st, msg->id, at) != BR_OK)
+        log_error("%s: could not put off %s: %s", chan, msg->id, err_msg());
+    return false;
+}
+
 /* Delivers one message by its channel and records the outcome. */
 static void deliver(struct outbox *o, struct outbox_msg *msg)
 {
@@ -158,6 +181,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
         msg->enlace = gestion_link(o->link_key, o->link_base, msg->cita_id);
     bool wa = !strcmp(msg->canal, "whatsapp");
     const char *chan = wa ? "whatsapp" : "mail";
+    if (!announced(o, msg, what, chan)) return;
     err_clear();
     br_err rc;
     char wamid[128] = "";

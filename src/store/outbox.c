@@ -272,6 +272,21 @@ br_err store_outbox_next_due(struct store *st, br_ts next)
                NULL, 0, one_ts, next, NULL);
 }
 
+br_err store_outbox_anuncio_pendiente(struct store *st, const struct outbox_msg *m, br_ts next)
+{
+    next[0] = '\0';
+    const char *canal = m->canal ? m->canal : "email";
+    return run(st,
+               "SELECT min(CASE WHEN locked_until IS NOT NULL AND locked_until > next_attempt_at "
+               "THEN locked_until ELSE next_attempt_at END) FROM mail_outbox "
+               "WHERE cita_id = ? AND kind IN ('confirmacion', 'reprogramacion') "
+               "AND status = 'pending' AND canal = ? "
+               "AND (created_at < ? OR (created_at = ? AND id < ?))",
+               DB_ARGS(db_text(m->cita_id), db_text(canal), db_text(m->created_at),
+                       db_text(m->created_at), db_text(m->id)),
+               one_ts, next, NULL);
+}
+
 br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn fn, void *ud)
 {
     struct outbox_cb a = {.fn = fn, .ud = ud};

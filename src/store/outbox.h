@@ -25,6 +25,11 @@ br_err store_outbox_counts(struct store *st, int64_t *pending, int64_t *dropped)
 /* OUT: *next, the earliest next_attempt_at among pending messages ("" when
  * none), so the worker knows how long it may sleep. */
 br_err store_outbox_next_due(struct store *st, br_ts next) WARN_UNUSED;
+/* OUT: *next, when the earliest message still waiting that announces m's
+ * cita and time on m's channel (its confirmation or a reschedule's mail),
+ * queued before m, is next tried ("" when none): a reminder waits for it. */
+br_err store_outbox_anuncio_pendiente(struct store *st, const struct outbox_msg *m,
+                                      br_ts next) WARN_UNUSED;
 typedef br_err (*store_outbox_fn)(void *ud, const struct outbox_msg *m);
 /* Messages in the given status (NULL: pending and dropped), oldest first. */
 br_err store_outbox_each(struct store *st, const char *status, store_outbox_fn fn,

@@ -42,7 +42,8 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
 br_err store_outbox_skip(struct store *st, const char *id, const char *why,
                          const char *now) STORE_WRITE WARN_UNUSED;
 /* A claimed message put off until `until` without counting the attempt
- * (quiet hours): its retry window starts then. */
+ * (quiet hours, a reminder waiting for its confirmation): its retry window
+ * starts then. */
 br_err store_outbox_defer(struct store *st, const char *id,
                           const char *until) STORE_WRITE WARN_UNUSED;
 /* A WhatsApp message the Graph API accepted, with the id it gave it. */

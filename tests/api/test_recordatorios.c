@@ -3,7 +3,8 @@
  * BARBERIA_REMINDER_HOURS before the start, exactly once, never for a
  * cancelled cita, at the new time after a reschedule, after a restart, by
  * one of two nodes, and not at all for a booking made inside the window or
- * with reminders off. The window is one hour and the bookings start just
+ * with reminders off, and never before the confirmation after a mail
+ * outage. The window is one hour and the bookings start just
  * over an hour ahead, so a reminder falls due seconds into the test; the
  * mails are read back from the real SMTP sink.
  */
@@ -313,6 +314,37 @@ static void of_two_nodes_only_one_sends_the_reminder(void **state)
         free(ids[i]);
 }
 
+/* After a mail outage the confirmation, tried less and less often, may be
+ * due after the reminder queued meanwhile: the reminder waits for it, and
+ * she reads of her booking before she is reminded of it. */
+static void after_an_outage_the_reminder_comes_after_the_confirmation(void **state)
+{
+    (void)state;
+    start_shop(ENV_ON);
+    int port = K.port;
+    assert_int_equal(smtp_sink_stop(&K), 0);
+    char f[32];
+    at(HOUR_MS + 5000, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    /* the reminder falls due while the confirmation is still being retried */
+    assert_true(srv_wait_log(&S, "reminder(s) queued", WAIT_MAIL_MS));
+    sleep_ms(2000);
+    smtp_sink_start(&K, S.dir, port, NULL);
+    assert_true(smtp_sink_wait(&K, 2, 2 * WAIT_MAIL_MS));
+    char **paths;
+    size_t n = smtp_sink_files(&K, &paths);
+    assert_int_equal(n, 2);
+    json_t *first = smtp_sink_message(paths[0]), *second = smtp_sink_message(paths[1]);
+    const char *s1 = jstr(first, "subject"), *s2 = jstr(second, "subject");
+    if (!s1 || !s2 || strncmp(s2, "Recordatorio", 12) != 0)
+        fail_msg("the reminder came first: \"%s\", then \"%s\"", s1 ? s1 : "", s2 ? s2 : "");
+    assert_null(strstr(s1, "Recordatorio"));
+    json_decref(first);
+    json_decref(second);
+    smtp_sink_free_paths(paths, n);
+    free(id);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +358,8 @@ int main(void)
         cmocka_unit_test_teardown(a_reminder_due_while_stopped_goes_after_the_restart_once,
                                   teardown),
         cmocka_unit_test_teardown(of_two_nodes_only_one_sends_the_reminder, teardown),
+        cmocka_unit_test_teardown(after_an_outage_the_reminder_comes_after_the_confirmation,
+                                  teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
