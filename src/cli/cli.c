@@ -143,7 +143,8 @@ struct data_command {
     int (*check)(void *args);                /* NULL: nothing to check */
     int (*run)(struct app *app, void *args); /* NULL: opening is all (migrate) */
     void *args;                              /* where the flags' values land */
-    bool lists; /* reads only: a data folder without a database is refused, not made */
+    bool existing; /* reads a shop that must be there: a data folder without a
+                    * database is refused, not made */
 };
 
 static int data_command_run(const struct data_command *c, int argc, char **argv)
@@ -152,8 +153,9 @@ static int data_command_run(const struct data_command *c, int argc, char **argv)
     bool done;
     int rc = cli_parse(c->name, argc, argv, CONFIG_DATA, &cfg, c->flags, c->help, &done);
     if (!rc && !done && c->check) rc = c->check(c->args);
-    if (!rc && !done && c->lists && !cfg.database_url) {
-        /* a mistyped --data would otherwise become a new, empty shop */
+    if (!rc && !done && c->existing && !cfg.database_url) {
+        /* a mistyped --data would otherwise become a new, empty shop (and
+         * a backup of it, empty, would look like one) */
         char *db = xasprintf("%s/barberia.db", cfg.data_dir);
         struct stat sb;
         if (stat(db, &sb) != 0) {
@@ -620,8 +622,9 @@ static int transfer_run(struct app *app, void *args)
     const struct transfer_args *a = args;
     struct transfer_stats st = {0};
     if (a->fn(app, a->dir, &st) != BR_OK) return failed(a->cmd, EXIT_REFUSED);
-    printf("%s: %lld rows, %lld photos (%lld bytes)\n", a->done_word, (long long)st.rows,
-           (long long)st.objects, (long long)st.bytes);
+    printf("%s: %lld row%s, %lld photo%s (%lld bytes)\n", a->done_word, (long long)st.rows,
+           st.rows == 1 ? "" : "s", (long long)st.objects, st.objects == 1 ? "" : "s",
+           (long long)st.bytes);
     return 0;
 }
 
@@ -631,7 +634,10 @@ static int transfer(const char *cmd, const char *flag, transfer_fn fn, const cha
 {
     struct transfer_args a = {.cmd = cmd, .flag = flag, .done_word = done_word, .fn = fn};
     const struct cli_flag flags[] = {{flag, &a.dir, NULL}, {NULL, NULL, NULL}};
-    const struct data_command c = {cmd, help, flags, transfer_check, transfer_run, &a};
+    /* export and backup read the shop the settings name; import and
+     * restore fill a new one */
+    const struct data_command c = {
+        cmd, help, flags, transfer_check, transfer_run, &a, !strcmp(flag, "to")};
     return data_command_run(&c, argc, argv);
 }
 

@@ -304,13 +304,21 @@ static void add_commands_print_ids_and_lists_print_tab_separated_rows(void **sta
     const char *ul[] = {"user", "list", "--data", d, NULL};
     if (!test_pg()) {
         /* a folder that holds no shop (a mistyped --data) is refused, and
-         * left as it was: a list never makes one */
-        char *o = NULL, *e = NULL;
-        assert_int_equal(cli(&s, &o, &e, ul), 1);
-        assert_non_null(strstr(e, "no shop at"));
-        free(o);
-        free(e);
-        assert_false(db_exists(&s));
+         * left as it was: a list, an export or a backup never makes one */
+        char to[600];
+        snprintf(to, sizeof to, "%s/copia", s.dir);
+        const char *ex[] = {"export", "--data", d, "--to", to, NULL};
+        const char *bk[] = {"backup", "--data", d, "--to", to, NULL};
+        const char *const *reads[] = {ul, ex, bk};
+        for (size_t i = 0; i < 3; i++) {
+            char *o = NULL, *e = NULL;
+            assert_int_equal(cli(&s, &o, &e, reads[i]), 1);
+            assert_non_null(strstr(e, "no shop at"));
+            free(o);
+            free(e);
+            assert_false(db_exists(&s));
+            assert_int_equal(access(to, F_OK), -1);
+        }
         const char *migrate[] = {"migrate", "--data", d, NULL};
         free(expect_ok(&s, migrate));
     }
