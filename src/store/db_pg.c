@@ -147,13 +147,67 @@ static void ignore_notice(void *arg, const PGresult *r)
     (void)r;
 }
 
-/* libpq's messages end with a newline; ours do not. */
-static const char *conn_msg(PGconn *h, char *buf, size_t n)
+/* What a message about connecting to target may show (in place, buf of n
+ * bytes). libpq quotes the connection string, or a value of it, in some of
+ * its messages, and the string may carry a password: when target parses,
+ * each occurrence of its password becomes "***"; when it does not, every
+ * quoted text becomes "...". */
+static void scrubbed(const char *target, char *buf, size_t n)
+{
+    char *perr = NULL;
+    PQconninfoOption *opts = PQconninfoParse(target, &perr);
+    PQfreemem(perr);
+    if (!opts) {
+        char out[256];
+        size_t o = 0;
+        bool quoted = false;
+        for (const char *p = buf; *p && o + 4 < sizeof out; p++) {
+            if (*p == '"') {
+                quoted = !quoted;
+                if (quoted) {
+                    memcpy(out + o, "\"...", 4);
+                    o += 4;
+                } else {
+                    out[o++] = '"';
+                }
+            } else if (!quoted) {
+                out[o++] = *p;
+            }
+        }
+        out[o] = '\0';
+        snprintf(buf, n, "%s", out);
+        return;
+    }
+    const char *pw = NULL;
+    for (PQconninfoOption *o = opts; o->keyword; o++)
+        if (!strcmp(o->keyword, "password") && o->val && *o->val) pw = o->val;
+    if (pw) {
+        char out[256];
+        size_t o = 0, len = strlen(pw);
+        for (const char *p = buf; *p && o + 4 < sizeof out;) {
+            if (!strncmp(p, pw, len)) {
+                memcpy(out + o, "***", 3);
+                o += 3;
+                p += len;
+            } else {
+                out[o++] = *p++;
+            }
+        }
+        out[o] = '\0';
+        snprintf(buf, n, "%s", out);
+    }
+    PQconninfoFree(opts);
+}
+
+/* libpq's last message on h, on one line without its final newline;
+ * scrubbed of target's password when target is given. */
+static const char *conn_msg(PGconn *h, const char *target, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", h ? PQerrorMessage(h) : "out of memory");
     size_t len = strlen(buf);
     while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
         buf[--len] = '\0';
+    if (target) scrubbed(target, buf, n);
     return buf;
 }
 
@@ -229,7 +283,7 @@ static br_err result_error(struct db_conn *c, const PGresult *r)
     const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
     const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
     char buf[256];
-    if (!msg) msg = conn_msg(c->h, buf, sizeof buf);
+    if (!msg) msg = conn_msg(c->h, NULL, buf, sizeof buf);
     if (!state || PQstatus(c->h) != CONNECTION_OK) return down(c, msg);
     if (!strcmp(state, "23505") || !strcmp(state, "23P01")) /* unique, exclusion */
         return err_set(BR_CONFLICT, "%s", msg);
@@ -432,7 +486,7 @@ static br_err conn_open(const char *target, int op_ms, int lock_wait_ms, struct 
     c->h = PQconnectStartParams(keys, vals, 1);
     char buf[256];
     if (!c->h || PQstatus(c->h) == CONNECTION_BAD) {
-        br_err rc = down(c, conn_msg(c->h, buf, sizeof buf));
+        br_err rc = down(c, conn_msg(c->h, target, buf, sizeof buf));
         conn_drop(c);
         return rc;
     }
@@ -445,7 +499,7 @@ static br_err conn_open(const char *target, int op_ms, int lock_wait_ms, struct 
         if (s == PGRES_POLLING_READING || s == PGRES_POLLING_WRITING)
             ready = wait_socket(c->h, s == PGRES_POLLING_WRITING, deadline);
         if (!ready) {
-            const char *why = s == PGRES_POLLING_FAILED ? conn_msg(c->h, buf, sizeof buf)
+            const char *why = s == PGRES_POLLING_FAILED ? conn_msg(c->h, target, buf, sizeof buf)
                                                         : "connection attempt timed out";
             br_err rc = down(c, why);
             conn_drop(c);
@@ -453,7 +507,7 @@ static br_err conn_open(const char *target, int op_ms, int lock_wait_ms, struct 
         }
     }
     if (PQsetnonblocking(c->h, 1) != 0) {
-        br_err rc = down(c, conn_msg(c->h, buf, sizeof buf));
+        br_err rc = down(c, conn_msg(c->h, target, buf, sizeof buf));
         conn_drop(c);
         return rc;
     }

@@ -578,6 +578,24 @@ static void an_unusable_database_or_storage_url_is_refused(void **state)
     assert_null(strstr(err ? err : "", "secreto99"));
     free(out);
     free(err);
+    /* nor one libpq cannot parse or refuses, whose message quotes the URL or
+     * a value of it; nor a password given as a parameter */
+    static const char *const malformed[] = {
+        "BARBERIA_DATABASE_URL=postgresql://u:secreto99@[::1",
+        "BARBERIA_DATABASE_URL=postgresql://u:secreto99@127.0.0.1:1/b?sslmode=secreto99",
+        "BARBERIA_DATABASE_URL=postgresql://u:secreto99@127.0.0.1:1/b?nada=1",
+        "BARBERIA_DATABASE_URL=postgresql://u@127.0.0.1:1/b?password=secreto99&sslmode=nada"};
+    for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+        const char *env[] = {malformed[i], NULL};
+        out = err = NULL;
+        st = run_cli_within(&S, env, argv, false, 60000, &out, &err);
+        assert_int_not_equal(st, 0);
+        assert_int_not_equal(st, -1);
+        expect_one_error_line(out ? out : "", err ? err : "", "PostgreSQL");
+        if (strstr(err ? err : "", "secreto99")) fail_msg("the password is in the error: %s", err);
+        free(out);
+        free(err);
+    }
     const char *both[] = {"BARBERIA_DATABASE_URL=postgresql://x", "BARBERIA_STORAGE_URL=http://y",
                           NULL};
     expect_refused_start(both, args, NULL);
