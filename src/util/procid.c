@@ -32,8 +32,25 @@ const struct procid *procid_self(void)
     return &self;
 }
 
+/* A zombie (killed, not yet reaped by its parent) still answers kill(0),
+ * but does nothing more: Linux's /proc/<pid>/stat says so by its state,
+ * the field after the parenthesised name (which may hold any byte). */
+static bool zombie(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close = strrchr(buf, ')');
+    return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
+
 bool procid_pid_alive(long pid)
 {
     if (pid <= 0) return false;
-    return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+    if (kill((pid_t)pid, 0) != 0) return errno != ESRCH;
+    return !zombie(pid);
 }

@@ -21,7 +21,8 @@ struct procid {
  * the life of the process. */
 const struct procid *procid_self(void);
 
-/* True unless the kernel says no process has that pid on this node. */
+/* True unless the kernel says no process has that pid on this node, or
+ * that it is a zombie (killed or ended, not yet reaped by its parent). */
 bool procid_pid_alive(long pid);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * test_util.c - the small utilities: capped buffers, UTF-8 checks, e-mail
  * normalisation, the outbox's backoff schedule, the redaction of secrets
- * in the request paths the log writes, the client key the throttles count.
+ * in the request paths the log writes, the client key the throttles count,
+ * whether a process another one left behind is still there.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,10 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "identity/identity.h"
 #include "core/outbox.h"
@@ -20,6 +25,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/procid.h"
 
 static void buffer_refuses_to_grow_past_its_cap_and_stays_intact(void **state)
 {
@@ -240,6 +246,32 @@ static void a_client_is_an_ipv4_address_or_an_ipv6_slash_64(void **state)
     assert_string_equal(key, "");
 }
 
+/* A process killed but not yet reaped by its parent (a zombie) is gone:
+ * the crash sweeps of the next command must not wait on it. */
+static void a_killed_process_is_gone_before_it_is_reaped(void **state)
+{
+    (void)state;
+    assert_true(procid_pid_alive((long)getpid()));
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    assert_true(procid_pid_alive((long)child));
+    assert_int_equal(kill(child, SIGKILL), 0);
+    /* dead once the kernel has made it a zombie: a few milliseconds */
+    bool gone = false;
+    for (int i = 0; i < 2000 && !gone; i++) {
+        gone = !procid_pid_alive((long)child);
+        if (!gone) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    assert_true(gone);
+    /* still unreaped: it was the zombie that counted as gone */
+    assert_int_equal(waitpid(child, NULL, WNOHANG), child);
+    assert_false(procid_pid_alive((long)child));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +283,7 @@ int main(void)
         cmocka_unit_test(request_paths_are_logged_without_their_tokens),
         cmocka_unit_test(a_client_is_an_ipv4_address_or_an_ipv6_slash_64),
         cmocka_unit_test(a_kept_error_survives_a_cleanup_with_its_retry_hint),
+        cmocka_unit_test(a_killed_process_is_gone_before_it_is_reaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
