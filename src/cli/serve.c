@@ -235,6 +235,12 @@ int cli_serve(int argc, char **argv)
              store_backend(app.store), app.obj->ops->name, app.cal->ops->name,
              app.mailer->ops->name);
     log_info("http: %s", http_capacity(srv));
+    if (!cfg.public_url && http_listens_everywhere(srv))
+        /* the links of every e-mail and the URL of every photo stored
+         * would name this machine's loopback, which no client reaches */
+        log_warn("listening on every address, but links and photo URLs say %s: set "
+                 "BARBERIA_PUBLIC_URL to the address clients use",
+                 public_url);
 
     int sig = 0;
     sigwait(&stop, &sig);

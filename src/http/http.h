@@ -133,6 +133,8 @@ br_err http_serve(struct http_server *s) WARN_UNUSED;
 /* "http://host:port" of the bound socket (with the real port when 0 was
  * asked for; a wildcard address shows as loopback). Borrowed. */
 const char *http_bound_url(const struct http_server *s);
+/* Whether the socket is bound to every address (":port", "[::]:port"). */
+bool http_listens_everywhere(const struct http_server *s);
 
 /* After http_serve(): a one-line summary of the threads and connection
  * limits in force, for the start log. Borrowed. */

@@ -58,6 +58,7 @@ struct http_server {
     struct MHD_Daemon *d;
     int listen_fd;
     char url[96];
+    bool everywhere;      /* bound to every address (the url shows loopback) */
     char capacity[160];   /* threads and connection limits, for the start log */
     atomic_int in_flight; /* requests between their first byte and their end */
     atomic_bool stopping;

@@ -137,7 +137,8 @@ static br_err open_listener(struct http_server *s, bool *v6)
     unsigned bound_port;
     if (ss.ss_family == AF_INET6) {
         struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-        if (IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr))
+        s->everywhere = IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr);
+        if (s->everywhere)
             snprintf(addr, sizeof addr, "::1");
         else
             inet_ntop(AF_INET6, &a->sin6_addr, addr, sizeof addr);
@@ -145,7 +146,8 @@ static br_err open_listener(struct http_server *s, bool *v6)
         snprintf(s->url, sizeof s->url, "http://[%s]:%u", addr, bound_port);
     } else {
         struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-        if (a->sin_addr.s_addr == htonl(INADDR_ANY))
+        s->everywhere = a->sin_addr.s_addr == htonl(INADDR_ANY);
+        if (s->everywhere)
             snprintf(addr, sizeof addr, "127.0.0.1");
         else
             inet_ntop(AF_INET, &a->sin_addr, addr, sizeof addr);
@@ -700,6 +702,11 @@ br_err http_serve(struct http_server *s)
 const char *http_bound_url(const struct http_server *s)
 {
     return s->url;
+}
+
+bool http_listens_everywhere(const struct http_server *s)
+{
+    return s->everywhere;
 }
 
 const char *http_capacity(const struct http_server *s)

@@ -262,6 +262,13 @@ static void start_line_names_the_chosen_port(void **state)
     http_get(&probe, "/healthz", NULL, &r);
     assert_int_equal(r.status, 200);
     resp_free(&r);
+    assert_false(srv_wait_log(&S, "BARBERIA_PUBLIC_URL", 0));
+    /* on every address, with no public URL to put in links and photo
+     * URLs, the loopback it falls back to is pointed out */
+    assert_int_equal(srv_stop(&S), 0);
+    const char *everywhere[] = {"--listen", ":0", NULL};
+    srv_start(&S, NULL, everywhere);
+    assert_true(srv_wait_log(&S, "set BARBERIA_PUBLIC_URL to the address clients use", 0));
 }
 
 /* --- stopping ------------------------------------------------------------------------------- */
