@@ -11,6 +11,7 @@
 #include "../core/catalog.h"
 #include "../core/photos.h"
 #include "../core/transfer.h"
+#include "../domain/roles.h"
 #include "../domain/rules.h"
 #include "../util/jsonw.h"
 #include "../util/log.h"
@@ -301,6 +302,12 @@ static int user_add_check(void *args)
         return usage_error("user add: --email and --password are required");
     struct ident_signup check = {a->email, a->password, NULL, NULL, NULL};
     if (ident_signup_check(&check) != BR_OK) return failed("user add", EXIT_USAGE);
+    if (a->rol && *a->rol && !rol_is_known(a->rol))
+        /* stored as given, as the API stores it; a typo of a staff role is
+         * said now, not found at the user's first 403 */
+        cli_error("user add: warning: rol \"%s\" is none of cliente, barbero, admin: the "
+                  "user is an ordinary client",
+                  a->rol);
     return 0;
 }
 
@@ -330,8 +337,9 @@ int cli_user(int argc, char **argv)
         "       barberia user list\n"
         "Both take --data DIR (BARBERIA_DATA) and the data store's settings, as every\n"
         "command does (docs/operations.md).\n"
-        "add: creates an identity user and its profile (rol default: cliente) and prints\n"
-        "     the new user id. The address of a client the front desk made (no password\n"
+        "add: creates an identity user and its profile (rol default: cliente; admin and\n"
+        "     barbero are staff; any other rol is kept, with a warning, and is a client)\n"
+        "     and prints the new user id. The address of a client the front desk made (no password\n"
         "     yet) gives her account the password and the rol, and prints her id.\n"
         "list: one tab-separated row per user: id, email (empty for a client the front\n"
         "      desk made without one, and for a deleted account), rol, nombre, telefono,\n"

@@ -230,7 +230,7 @@ static br_err reservar(struct app *app, const struct mostrador_reserva *in, cons
                 .email = email ? email : placeholder,
                 .password_hash = "", /* none: she cannot sign in until she claims it */
                 .created_at = now,
-                .rol = "cliente",
+                .rol = ROL_CLIENTE,
                 .nombre = nombre,
                 .telefono = missing(c->telefono) ? NULL : c->telefono,
             };

@@ -15,6 +15,11 @@ bool rol_is_staff(const char *rol)
     return rol_is_admin(rol) || (rol && !strcmp(rol, ROL_BARBERO));
 }
 
+bool rol_is_known(const char *rol)
+{
+    return rol_is_staff(rol) || (rol && !strcmp(rol, ROL_CLIENTE));
+}
+
 bool principal_is_admin(const struct principal *p)
 {
     return p->has_perfil && rol_is_admin(p->perfil.rol);

@@ -286,7 +286,7 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
         .password_hash = hash,
         .created_at = now,
         .last_sign_in_at = open_session ? now : NULL,
-        .rol = in->rol ? in->rol : "cliente",
+        .rol = in->rol ? in->rol : ROL_CLIENTE,
         .nombre = in->nombre ? nombre : NULL,
         .telefono = in->telefono ? telefono : NULL,
         .session_hash = open_session ? th : NULL,

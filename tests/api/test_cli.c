@@ -400,6 +400,18 @@ static void add_commands_print_ids_and_lists_print_tab_separated_rows(void **sta
     assert_string_equal(out, want);
     free(created);
     free(out);
+    /* a role the shop does not know is stored as given (the API's PATCH
+     * does the same), with a warning: the typo of a staff role shows now */
+    unique_email(email, sizeof email, "rolraro");
+    const char *u2[] = {"user",       "add",      "--data", d,       "--email", email,
+                        "--password", "secreto1", "--rol",  "Admin", NULL};
+    char *err = NULL;
+    out = NULL;
+    assert_int_equal(cli(&s, &out, &err, u2), 0);
+    expect_id_line(out);
+    assert_non_null(strstr(err, "warning: rol \"Admin\" is none of cliente, barbero, admin"));
+    free(out);
+    free(err);
     srv_cleanup(&s);
 }
 

@@ -15,13 +15,15 @@
 
 struct row {
     const char *rol;
-    bool admin, staff;
+    bool admin, staff, known;
 };
 
 static const struct row rows[] = {
-    {"admin", true, true},    {"barbero", false, true},   {"cliente", false, false},
-    {NULL, false, false},     {"", false, false},         {"Admin", false, false},
-    {"admin ", false, false}, {"barberos", false, false}, {"root", false, false},
+    {"admin", true, true, true},     {"barbero", false, true, true},
+    {"cliente", false, false, true}, {NULL, false, false, false},
+    {"", false, false, false},       {"Admin", false, false, false},
+    {"admin ", false, false, false}, {"barberos", false, false, false},
+    {"root", false, false, false},
 };
 
 static void each_rol_is_what_the_specification_says(void **state)
@@ -31,6 +33,7 @@ static void each_rol_is_what_the_specification_says(void **state)
         const struct row *r = &rows[i];
         assert_int_equal(rol_is_admin(r->rol), r->admin);
         assert_int_equal(rol_is_staff(r->rol), r->staff);
+        assert_int_equal(rol_is_known(r->rol), r->known);
         struct principal p = {.has_perfil = true, .perfil = {.rol = (char *)r->rol}};
         assert_int_equal(principal_is_admin(&p), r->admin);
         assert_int_equal(principal_is_staff(&p), r->staff);
