@@ -339,8 +339,9 @@ int cli_user(int argc, char **argv)
         "command does (docs/operations.md).\n"
         "add: creates an identity user and its profile (rol default: cliente; admin and\n"
         "     barbero are staff; any other rol is kept, with a warning, and is a client)\n"
-        "     and prints the new user id. The address of a client the front desk made (no password\n"
-        "     yet) gives her account the password and the rol, and prints her id.\n"
+        "     and prints the new user id. The address of a client the front desk made\n"
+        "     (no password yet) gives her account the password and the rol, and prints\n"
+        "     her id.\n"
         "list: one tab-separated row per user: id, email (empty for a client the front\n"
         "      desk made without one, and for a deleted account), rol, nombre, telefono,\n"
         "      created_at, last sign-in.\n";
