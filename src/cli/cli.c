@@ -504,13 +504,21 @@ int cli_servicio(int argc, char **argv)
     return add_or_list("servicio", argc, argv, &add, &list);
 }
 
-static br_err print_outbox(void *ud, const struct outbox_msg *m)
+/* One row of `outbox list`; a pending message already tried is
+ * "retrying". want: the state asked for (NULL: any). */
+struct outbox_row {
+    const char *id, *status, *created_at, *next_attempt_at, *recipient, *cita_id, *last_error,
+        *kind, *canal;
+    int64_t attempts;
+};
+
+static br_err print_outbox_row(const char *want, const struct outbox_row *m)
 {
-    (void)ud;
-    char attempts[32];
-    snprintf(attempts, sizeof attempts, "%lld", (long long)m->attempts);
     const char *state = m->status;
     if (!strcmp(state, "pending") && m->attempts > 0) state = "retrying";
+    if (want && !strcmp(want, "retrying") && strcmp(state, want) != 0) return BR_OK;
+    char attempts[32];
+    snprintf(attempts, sizeof attempts, "%lld", (long long)m->attempts);
     field(m->id, false);
     field(state, false);
     field(attempts, false);
@@ -524,31 +532,58 @@ static br_err print_outbox(void *ud, const struct outbox_msg *m)
     return BR_OK;
 }
 
+static br_err print_outbox(void *ud, const struct outbox_msg *m)
+{
+    const struct outbox_row r = {m->id,        m->status,  m->created_at, m->next_attempt_at,
+                                 m->recipient, m->cita_id, m->last_error, m->kind,
+                                 m->canal,     m->attempts};
+    return print_outbox_row(ud, &r);
+}
+
+static br_err print_cuenta_correo(void *ud, const struct cuenta_correo_view *m)
+{
+    const struct outbox_row r = {m->id,        m->status,  m->created_at, m->next_attempt_at,
+                                 m->recipient, "",         m->last_error, m->kind,
+                                 "email",      m->attempts};
+    return print_outbox_row(ud, &r);
+}
+
 static int outbox_check(void *args)
 {
     const char *status = *(const char **)args;
-    if (status && strcmp(status, "pending") && strcmp(status, "sent") && strcmp(status, "dropped"))
-        return usage_error("outbox list: --status must be pending, sent or dropped");
+    static const char *const states[] = {"pending", "retrying", "sent", "dropped", "skipped"};
+    for (size_t i = 0; status && i < sizeof states / sizeof states[0]; i++)
+        if (!strcmp(status, states[i])) return 0;
+    if (status)
+        return usage_error(
+            "outbox list: --status must be pending, retrying, sent, dropped or skipped");
     return 0;
 }
 
 static int outbox_list(struct app *app, void *args)
 {
-    const char *status = *(const char **)args;
-    return refused_unless_ok("outbox list",
-                             store_outbox_each(app->store, status, print_outbox, NULL));
+    const char *want = *(const char **)args;
+    /* retrying is pending, told apart row by row */
+    const char *status = want && !strcmp(want, "retrying") ? "pending" : want;
+    br_err rc = store_outbox_each(app->store, status, print_outbox, (void *)want);
+    if (!rc) rc = store_cuenta_correo_each(app->store, status, print_cuenta_correo, (void *)want);
+    return refused_unless_ok("outbox list", rc);
 }
 
 int cli_outbox(int argc, char **argv)
 {
     static const char help[] =
-        "Usage: barberia outbox list [--status pending|sent|dropped]\n"
+        "Usage: barberia outbox list [--status pending|retrying|sent|dropped|skipped]\n"
         "Lists the messages of the outbox (to clients and barbers, by e-mail and WhatsApp),\n"
-        "oldest first (default: every message not yet delivered, i.e. pending, retrying and\n"
-        "dropped). One tab-separated row each: id, state (pending, retrying, sent,\n"
-        "dropped), attempts, queued at, next attempt, recipient, cita id, last error, kind\n"
-        "(confirmacion, cancelacion, reprogramacion, recordatorio, cierre, aviso_espera,\n"
-        "aviso_cita, aviso_cambio, aviso_cancelacion), channel (email, whatsapp).\n";
+        "oldest first, then the account's e-mails (password resets, address changes),\n"
+        "oldest first (default: every message not delivered, i.e. pending, retrying,\n"
+        "dropped and skipped). One tab-separated row each: id, state (pending, retrying,\n"
+        "sent, dropped, skipped: not to be sent any more, as a withdrawn consent or a\n"
+        "cancelled appointment), attempts, queued at, next attempt, recipient, cita id\n"
+        "(empty for the account's), last error, kind (confirmacion, cancelacion,\n"
+        "reprogramacion, recordatorio, cierre, aviso_espera, aviso_cita, aviso_cambio,\n"
+        "aviso_cancelacion; restablecer, email_confirmar, email_aviso), channel (email,\n"
+        "whatsapp).\n";
     static const char *const list_only[] = {"list", NULL};
     int exit_status;
     if (subcommand("outbox", argc, argv, list_only, help, &exit_status) < 0) return exit_status;

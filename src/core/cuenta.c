@@ -8,6 +8,7 @@
 #include "../domain/roles.h"
 #include "../domain/rules.h"
 #include "../util/log.h"
+#include "../util/metrics.h"
 #include "../util/worker.h"
 #include "../util/vec.h"
 
@@ -219,6 +220,7 @@ static void deliver(struct cuenta_correo *w, const struct cuenta_mail *m)
             log_error("mail: could not release %s for the next start: %s", m->id, err_msg());
         return;
     }
+    metric_inc(M_MAIL_FAILURES);
     int64_t queued = 0;
     bool aged = iso8601_parse(m->created_at, strlen(m->created_at), &queued) &&
                 now - queued >= w->retry_for_ms;

@@ -330,6 +330,35 @@ br_err store_cuenta_correo_next_due(struct store *st, br_ts next)
                0, one_ts, next, NULL);
 }
 
+struct correo_each {
+    store_cuenta_correo_fn fn;
+    void *ud;
+};
+
+static br_err correo_view_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    const struct correo_each *a = ud;
+    struct cuenta_correo_view v = {text_or_empty(&c[0]), text_or_empty(&c[1]), text_or_empty(&c[2]),
+                                   text_or_empty(&c[3]), text_or_empty(&c[4]), text_or_empty(&c[5]),
+                                   text_or_null(&c[6]),  as_int(&c[7])};
+    return a->fn(a->ud, &v);
+}
+
+br_err store_cuenta_correo_each(struct store *st, const char *status, store_cuenta_correo_fn fn,
+                                void *ud)
+{
+#define CORREO_VIEW_COLS                                                                           \
+    "SELECT id, kind, recipient, status, created_at, next_attempt_at, last_error, attempts "       \
+    "FROM cuenta_correo "
+    struct correo_each a = {fn, ud};
+    if (!status)
+        return run(st, CORREO_VIEW_COLS "WHERE status <> 'sent' ORDER BY created_at, id", NULL, 0,
+                   correo_view_row, &a, NULL);
+    return run(st, CORREO_VIEW_COLS "WHERE status = ? ORDER BY created_at, id",
+               DB_ARGS(db_text(status)), correo_view_row, &a, NULL);
+}
+
 /* --- consents ---------------------------------------------------------------------- */
 
 struct consent_set {

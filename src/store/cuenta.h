@@ -75,6 +75,17 @@ br_err store_cuenta_correo_retry(struct store *st, const char *id, const char *e
 /* OUT: the earliest next_attempt_at of a pending message ("" when none). */
 br_err store_cuenta_correo_next_due(struct store *st, br_ts next) WARN_UNUSED;
 
+/* One account message as the operator sees it (never its link). */
+struct cuenta_correo_view {
+    const char *id, *kind, *recipient, *status, *created_at, *next_attempt_at, *last_error;
+    int64_t attempts;
+};
+typedef br_err (*store_cuenta_correo_fn)(void *ud, const struct cuenta_correo_view *m);
+/* The account's messages of status (NULL: every one not sent), oldest
+ * first; fields borrowed for the call. */
+br_err store_cuenta_correo_each(struct store *st, const char *status, store_cuenta_correo_fn fn,
+                                void *ud) WARN_UNUSED;
+
 /* --- consents ---------------------------------------------------------------------- */
 
 /* Gives (granted) or withdraws the consent of that tipo at now. */

@@ -170,7 +170,7 @@ static const struct {
      "Bookings whose Google Calendar event could not be made."},
     {M_MAIL_SENT, "barberia_mail_sent_total", "counter", "Confirmation e-mails delivered."},
     {M_MAIL_FAILURES, "barberia_mail_failures_total", "counter",
-     "Delivery attempts that failed (and are retried)."},
+     "E-mail delivery attempts that failed (and are retried)."},
     {M_MAIL_DROPPED, "barberia_mail_dropped_total", "counter", "Confirmation e-mails given up."},
     {M_PHOTOS_STORED, "barberia_photos_stored_total", "counter", "Photos stored."},
     {M_PHOTOS_REMOVED, "barberia_photos_removed_total", "counter",

@@ -488,6 +488,31 @@ static void retrying_is_visible_while_the_server_is_down(void **state)
     char *pending = outbox_list(&S, "pending");
     expect_contains(pending, id, "outbox list --status pending");
     free(pending);
+    char *retrying = outbox_list(&S, "retrying");
+    expect_contains(retrying, id, "outbox list --status retrying");
+    free(retrying);
+    /* the account's e-mails wait in the same list, their links never shown */
+    char body[256];
+    snprintf(body, sizeof body, "{\"email\":\"%s\"}", u.email);
+    struct resp r;
+    http_json(&S, "POST", "/api/auth/recuperar", NULL, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    int64_t until = clock_mono_ms() + 60000;
+    char *list = NULL;
+    for (;;) {
+        list = outbox_list(&S, "retrying");
+        if (strstr(list, "\trestablecer\temail\n") || clock_mono_ms() > until) break;
+        free(list);
+        sleep_ms(200);
+    }
+    expect_contains(list, u.email, "outbox list --status retrying");
+    expect_contains(list, "\trestablecer\temail\n", "outbox list --status retrying");
+    if (strstr(list, "/recuperar") || strstr(list, "token")) fail_msg("a link is listed: %s", list);
+    free(list);
+    char *skipped = outbox_list(&S, "skipped");
+    assert_string_equal(skipped, "");
+    free(skipped);
     free(id);
 }
 
