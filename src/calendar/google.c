@@ -102,7 +102,6 @@ struct call {
     bool too_large;  /* OUT: the answer passed the cap */
 };
 
-/* Frees a string that held a secret, wiping it first. */
 /* RFC 3986 percent-encoding of everything but the unreserved characters:
  * safe both for a path segment (a calendar id holds '@', maybe '#' or '/')
  * and for a form value. Caller frees. */
@@ -459,6 +458,11 @@ static br_err authorized_call(struct gcal *g, int64_t deadline, struct call *c,
     if (!rc) rc = http_call(deadline, c);
     c->headers = NULL;
     curl_slist_free_all(hdrs);
+    /* a refusal may quote what it was sent: its text never holds the token */
+    if (!rc && c->resp.p && (c->status < 200 || c->status > 299)) {
+        secret_scrub(c->resp.p, c->resp.len + 1, token);
+        c->resp.len = strlen(c->resp.p);
+    }
     if (!rc && c->status == 401) forget_token(g, deadline, token);
     wipe_free(token);
     return rc;

@@ -20,6 +20,8 @@
 #define ANSWER_MAX (64 * 1024) /* the Graph API's answers are small */
 #define PARAM_MAX  200         /* a name, the day, the address: what a message shows */
 
+#define AUTH_PREFIX "Authorization: Bearer "
+
 struct whatsapp {
     char *url;  /* {api}/{phone-number-id}/messages */
     char *auth; /* "Authorization: Bearer <token>"; wiped on close */
@@ -107,7 +109,7 @@ br_err whatsapp_open(const struct config *cfg, struct whatsapp **out)
     snprintf(w->url, nu, "%.*s/%s/messages", (int)na, api, pid);
     size_t nt = strlen(tok) + 32;
     w->auth = xmalloc(nt);
-    snprintf(w->auth, nt, "Authorization: Bearer %s", tok);
+    snprintf(w->auth, nt, AUTH_PREFIX "%s", tok);
     w->language = xstrdup(lang);
     for (int i = 0; i < 5; i++)
         w->tpl[i] = xstrdup(tpl[i]);
@@ -216,8 +218,9 @@ static bool code_transient(long long code)
     return false;
 }
 
-/* The verdict on an answer that is not a 2xx. */
-static br_err refusal(long status, const struct answer *a)
+/* The verdict on an answer that is not a 2xx; its text never holds w's
+ * token, should the answer quote what it was sent. */
+static br_err refusal(const struct whatsapp *w, long status, const struct answer *a)
 {
     json_t *j = a->p ? json_loads(a->p, 0, NULL) : NULL;
     json_t *e = json_object_get(j, "error");
@@ -225,6 +228,7 @@ static br_err refusal(long status, const struct answer *a)
     long long sub = json_integer_value(json_object_get(e, "error_subcode"));
     char msg[200];
     whatsapp_param_text(json_string_value(json_object_get(e, "message")), msg, sizeof msg);
+    secret_scrub(msg, sizeof msg, w->auth + strlen(AUTH_PREFIX));
     bool transient = status >= 500 || status == 429 || status == 408 || code_transient(code);
     br_err rc = err_set(transient ? BR_UPSTREAM : BR_INVALID,
                         "whatsapp: HTTP %ld, code %lld (subcode %lld): %s", status, code, sub,
@@ -271,7 +275,7 @@ br_err whatsapp_send(struct whatsapp *w, const struct outbox_msg *msg, const cha
                      curl_easy_strerror(cc));
     } else if (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK || status < 200 ||
                status > 299) {
-        rc = refusal(status, &a);
+        rc = refusal(w, status, &a);
     } else {
         /* accepted: whatever the answer says, never sent twice */
         json_t *j = a.p ? json_loads(a.p, 0, NULL) : NULL;

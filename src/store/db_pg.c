@@ -181,21 +181,7 @@ static void scrubbed(const char *target, char *buf, size_t n)
     const char *pw = NULL;
     for (PQconninfoOption *o = opts; o->keyword; o++)
         if (!strcmp(o->keyword, "password") && o->val && *o->val) pw = o->val;
-    if (pw) {
-        char out[256];
-        size_t o = 0, len = strlen(pw);
-        for (const char *p = buf; *p && o + 4 < sizeof out;) {
-            if (!strncmp(p, pw, len)) {
-                memcpy(out + o, "***", 3);
-                o += 3;
-                p += len;
-            } else {
-                out[o++] = *p++;
-            }
-        }
-        out[o] = '\0';
-        snprintf(buf, n, "%s", out);
-    }
+    secret_scrub(buf, n, pw);
     PQconninfoFree(opts);
 }
 

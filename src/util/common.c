@@ -80,6 +80,28 @@ void wipe_free(char *s)
     free(s);
 }
 
+void secret_scrub(char *buf, size_t n, const char *secret)
+{
+    size_t len = secret ? strlen(secret) : 0;
+    if (!len || !n || !strstr(buf, secret)) return;
+    char *out = xmalloc(n);
+    size_t o = 0;
+    for (const char *p = buf; *p && o + 1 < n;) {
+        if (!strncmp(p, secret, len)) {
+            size_t k = o + 3 < n ? 3 : n - 1 - o;
+            memcpy(out + o, "***", k);
+            o += k;
+            p += len;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = '\0';
+    memcpy(buf, out, o + 1);
+    sodium_memzero(out, n);
+    free(out);
+}
+
 int64_t clock_now_ms(void)
 {
     struct timespec ts;

@@ -32,6 +32,10 @@ char *xasprintf(const char *fmt, ...) PRINTF_LIKE(1, 2);
 /* Zeroes a secret string (a key, a password, a token or a link holding one)
  * where the optimiser cannot drop the write, then frees it. NULL is a no-op. */
 void wipe_free(char *s);
+/* Every occurrence of secret (NULL or "": none) in the text of buf (n
+ * bytes) becomes "***", in place, cut to fit: for a message of another
+ * party (a server's error, a library's) that may quote what it was given. */
+void secret_scrub(char *buf, size_t n, const char *secret);
 
 /* Milliseconds since the Unix epoch, wall clock. */
 int64_t clock_now_ms(void);

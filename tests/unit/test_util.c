@@ -23,6 +23,7 @@
 #include "core/outbox.h"
 #include "http/http.h"
 #include "util/buf.h"
+#include "util/common.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/procid.h"
@@ -246,6 +247,32 @@ static void a_client_is_an_ipv4_address_or_an_ipv6_slash_64(void **state)
     assert_string_equal(key, "");
 }
 
+/* What another party says may quote a secret it was given: every
+ * occurrence goes, whatever the secret holds, and the text stays within
+ * its buffer. */
+static void a_secret_quoted_in_a_message_is_scrubbed(void **state)
+{
+    (void)state;
+    char b[64];
+    snprintf(b, sizeof b, "bad token Bearer s3cr3t; again s3cr3t");
+    secret_scrub(b, sizeof b, "s3cr3t");
+    assert_string_equal(b, "bad token Bearer ***; again ***");
+    snprintf(b, sizeof b, "nothing here");
+    secret_scrub(b, sizeof b, "s3cr3t");
+    assert_string_equal(b, "nothing here");
+    secret_scrub(b, sizeof b, NULL);
+    secret_scrub(b, sizeof b, "");
+    assert_string_equal(b, "nothing here");
+    /* a secret shorter than its mask, or made of it, ends */
+    snprintf(b, sizeof b, "a*b*");
+    secret_scrub(b, sizeof b, "*");
+    assert_string_equal(b, "a***b***");
+    /* cut to fit: a buffer of 8 bytes */
+    char small[8] = "xyxyxy";
+    secret_scrub(small, sizeof small, "y");
+    assert_string_equal(small, "x***x**");
+}
+
 /* A process killed but not yet reaped by its parent (a zombie) is gone:
  * the crash sweeps of the next command must not wait on it. */
 static void a_killed_process_is_gone_before_it_is_reaped(void **state)
@@ -284,6 +311,7 @@ int main(void)
         cmocka_unit_test(a_client_is_an_ipv4_address_or_an_ipv6_slash_64),
         cmocka_unit_test(a_kept_error_survives_a_cleanup_with_its_retry_hint),
         cmocka_unit_test(a_killed_process_is_gone_before_it_is_reaped),
+        cmocka_unit_test(a_secret_quoted_in_a_message_is_scrubbed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
