@@ -350,16 +350,19 @@ static void run(struct worker *wk, void *ud)
     }
 }
 
-/* The reminder offsets the configuration asks for, largest first. */
+/* The reminder offsets the configuration asks for, largest first. False
+ * when REMINDER_OFFSETS does not parse, even where REMINDER_HOURS decides:
+ * a setting that is wrong is said at the start, not when it takes over. */
 static bool offsets_of(const struct config *cfg, int64_t out_min[RULE_OFFSETS_MAX], int *n)
 {
+    if (!rule_reminder_offsets_parse(cfg->reminder_offsets ? cfg->reminder_offsets : "", out_min,
+                                     n))
+        return false;
     if (cfg->reminder_hours >= 0) {
         *n = cfg->reminder_hours > 0;
         out_min[0] = (int64_t)cfg->reminder_hours * 60;
-        return true;
     }
-    return rule_reminder_offsets_parse(cfg->reminder_offsets ? cfg->reminder_offsets : "", out_min,
-                                       n);
+    return true;
 }
 
 br_err outbox_check(const struct config *cfg)

@@ -811,6 +811,12 @@ static void unusable_smtp_settings_stop_the_start(void **state)
          "BARBERIA_SMTP_USER"},
         {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_SMTP_CA_FILE=/no/such/ca.pem"},
          "BARBERIA_SMTP_CA_FILE"},
+        {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_REMINDER_OFFSETS=pronto"},
+         "BARBERIA_REMINDER_OFFSETS"},
+        /* wrong even where REMINDER_HOURS decides for now */
+        {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_REMINDER_HOURS=5",
+          "BARBERIA_REMINDER_OFFSETS=pronto"},
+         "BARBERIA_REMINDER_OFFSETS"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *argv[] = {BARBERIA_BIN, "serve", "--listen", "127.0.0.1:0",
