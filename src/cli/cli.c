@@ -658,6 +658,21 @@ static int transfer_check(void *args)
         cli_error("%s: %s is not a folder", a->cmd, a->dir);
         return EXIT_REFUSED;
     }
+    /* nor one that holds no export (its manifest) or no backup (its
+     * database): a mix-up of the two is said before anything is made */
+    const char *needs = !strcmp(a->cmd, "import")    ? "manifest.json"
+                        : !strcmp(a->cmd, "restore") ? "barberia.db"
+                                                     : NULL;
+    if (needs) {
+        char *path = xasprintf("%s/%s", a->dir, needs);
+        bool there = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+        free(path);
+        if (!there) {
+            cli_error("%s: %s holds no %s (no %s there)", a->cmd, a->dir,
+                      !strcmp(a->cmd, "import") ? "export" : "backup", needs);
+            return EXIT_REFUSED;
+        }
+    }
     return 0;
 }
 

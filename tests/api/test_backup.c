@@ -119,6 +119,22 @@ static void sqlite_backup_while_serving_and_restore(void)
     assert_non_null(strstr(err, "already holds data"));
     free(err);
     srv_cleanup(&C);
+    /* a backup is no export, nor an export a backup: refused before the
+     * target is made */
+    struct srv E = {0};
+    srv_init(&E);
+    assert_int_equal(cli(&E, "import", "--from", dir, &err), 1);
+    assert_non_null(strstr(err, "holds no export (no manifest.json there)"));
+    free(err);
+    char ex[300];
+    snprintf(ex, sizeof ex, "%s/export", A.s.dir);
+    assert_int_equal(cli(&A.s, "export", "--to", ex, &err), 0);
+    free(err);
+    assert_int_equal(cli(&E, "restore", "--from", ex, &err), 1);
+    assert_non_null(strstr(err, "holds no backup (no barberia.db there)"));
+    free(err);
+    assert_false(file_exists(E.data));
+    srv_cleanup(&E);
     free(at_backup);
     free(from_backup);
     free(restored);
