@@ -6,11 +6,13 @@
 #include "transfer.h"
 #include "photos.h"
 #include "../util/iso8601.h"
+#include "../util/log.h"
 #include "../util/objkey.h"
 #include "../util/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <sodium.h>
@@ -308,9 +310,41 @@ static br_err write_manifest(struct exporter *x, char sums[][65], const char *ob
     return rc;
 }
 
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* A failed export takes back what it wrote (its table files, its objects
+ * folder, a manifest half written) and the folder when it made it, so the
+ * same command can simply run again; nothing else in dir is touched. */
+static void export_undo(const struct exporter *x, bool made_dir)
+{
+    for (int i = 0; i < x->ntables; i++) {
+        char *path = xasprintf("%s/%s.jsonl", x->dir, x->tables[i].name);
+        unlink(path);
+        free(path);
+    }
+    static const char *const ours[] = {"objects.jsonl", "manifest.json.tmp"};
+    for (size_t i = 0; i < ARRAY_LEN(ours); i++) {
+        char *path = xasprintf("%s/%s", x->dir, ours[i]);
+        unlink(path);
+        free(path);
+    }
+    char *objdir = xasprintf("%s/objects", x->dir);
+    if (nftw(objdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+        log_warn("export: could not remove %s: %s", objdir, strerror(errno));
+    free(objdir);
+    if (made_dir && rmdir(x->dir) != 0)
+        log_warn("export: could not remove %s: %s", x->dir, strerror(errno));
+}
+
 br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *st)
 {
-    if (mkdir(dir, DIR_MODE) != 0 && errno != EEXIST) return io_fail("cannot create", dir);
+    bool made_dir = mkdir(dir, DIR_MODE) == 0;
+    if (!made_dir && errno != EEXIST) return io_fail("cannot create", dir);
     char *objdir = xasprintf("%s/objects", dir);
     int made = mkdir(objdir, DIR_MODE);
     free(objdir);
@@ -340,6 +374,12 @@ br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *
     }
     if (!rc) rc = write_manifest(&x, sums, objects_sum);
     if (!rc && st) *st = x.st;
+    if (rc) {
+        struct err_kept why;
+        err_keep(&why);
+        export_undo(&x, made_dir);
+        rc = err_restore(rc, &why);
+    }
     return rc;
 }
 
