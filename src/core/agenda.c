@@ -241,19 +241,6 @@ static br_err on_busy(void *ud, const char *inicio, const char *fin, int64_t mar
     return BR_OK;
 }
 
-/* The instant of local (date, minute); minute may be 1440 (the next day's
- * midnight). A time in a gap moves on to the first one that exists. */
-static bool instant_from(const struct tz_date *d, int minute, int64_t *ms)
-{
-    int64_t days = tz_days_from_civil(d);
-    for (int k = 0; k <= 24 * 60; k++, minute++) {
-        struct tz_date dd;
-        tz_civil_from_days(days + minute / 1440, &dd);
-        if (tz_local_to_utc(&dd, minute % 1440, ms)) return true;
-    }
-    return false;
-}
-
 struct cand {
     int64_t ini;
     int local_min;
@@ -323,8 +310,8 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
         struct barber_day *b = &c.b[i];
         if (b->off || b->nt == 0) continue;
         int64_t lo, hi;
-        if (!instant_from(&day, b->t[0].inicio, &lo) ||
-            !instant_from(&day, b->t[b->nt - 1].fin, &hi))
+        if (!tz_local_instant(&day, b->t[0].inicio, &lo) ||
+            !tz_local_instant(&day, b->t[b->nt - 1].fin, &hi))
             continue;
         br_ts lo_s, hi_s;
         /* what may reach the day with its margin: what starts up to a day
@@ -335,7 +322,7 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
         rc = store_citas_busy_margen(app->store, b->id, lo_s, hi_s, q->sin_cita, on_busy, b);
         for (int k = 0; !rc && k < b->nt; k++) {
             int64_t end_limit;
-            if (!instant_from(&day, b->t[k].fin, &end_limit)) continue;
+            if (!tz_local_instant(&day, b->t[k].fin, &end_limit)) continue;
             for (int m = b->t[k].inicio; m < b->t[k].fin; m += (int)step) {
                 int64_t s;
                 if (!tz_local_to_utc(&day, m, &s)) continue; /* in the spring gap */

@@ -29,16 +29,12 @@ const char *informe_agrupar_nombre(enum informe_agrupar a)
 
 /* --- the period's instants ------------------------------------------------------------ */
 
-/* The instant of local minute (0 to 1440) of the day days (since 1970); a
- * time the clocks skip moves on to the first one that exists. */
+/* The instant of local minute (0 to 1440) of the day days (since 1970). */
 static bool local_instant(int64_t days, int minute, int64_t *ms)
 {
-    for (int k = 0; k <= 1440; k++, minute++) {
-        struct tz_date d;
-        tz_civil_from_days(days + minute / 1440, &d);
-        if (tz_local_to_utc(&d, minute % 1440, ms)) return true;
-    }
-    return false;
+    struct tz_date d;
+    tz_civil_from_days(days, &d);
+    return tz_local_instant(&d, minute, ms);
 }
 
 /* The zone's offset at an instant, in seconds east of UTC (to the minute). */

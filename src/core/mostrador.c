@@ -79,14 +79,9 @@ static br_err on_tramo(void *ud, const char *id, const char *nombre, const struc
     struct horas *h = ud;
     h->any = true;
     int64_t lo, hi;
-    if (!tz_local_to_utc(&h->day, t->inicio, &lo)) return BR_OK;
-    if (t->fin >= 1440) {
-        struct tz_date next;
-        tz_civil_from_days(tz_days_from_civil(&h->day) + 1, &next);
-        if (!tz_local_to_utc(&next, 0, &hi)) return BR_OK;
-    } else if (!tz_local_to_utc(&h->day, t->fin, &hi)) {
+    /* bounds as the free slots read them: one the clocks skip moves on */
+    if (!tz_local_instant(&h->day, t->inicio, &lo) || !tz_local_instant(&h->day, t->fin, &hi))
         return BR_OK;
-    }
     if (lo <= h->start_ms && h->end_ms <= hi) h->fits = true;
     return BR_OK;
 }

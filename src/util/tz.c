@@ -153,6 +153,17 @@ bool tz_local_to_utc(const struct tz_date *d, int minute, int64_t *ms)
     return true;
 }
 
+bool tz_local_instant(const struct tz_date *d, int minute, int64_t *ms)
+{
+    int64_t days = tz_days_from_civil(d);
+    for (int k = 0; k <= 1440; k++, minute++) {
+        struct tz_date dd;
+        tz_civil_from_days(days + minute / 1440, &dd);
+        if (tz_local_to_utc(&dd, minute % 1440, ms)) return true;
+    }
+    return false;
+}
+
 void tz_date_format(const struct tz_date *d, char out[11])
 {
     snprintf(out, 11, "%04u-%02u-%02u", (unsigned)d->y % 10000u, (unsigned)d->m % 100u,

@@ -45,6 +45,11 @@ int tz_iso_weekday(const struct tz_date *d);
  * gives its first occurrence. */
 bool tz_local_to_utc(const struct tz_date *d, int minute, int64_t *ms);
 
+/* The same for a bound of working hours: minute may be 1440 (the next
+ * day's midnight), and a time the clocks skip moves on to the first one
+ * that exists (an interval from 02:30 on the spring day starts at 03:00). */
+bool tz_local_instant(const struct tz_date *d, int minute, int64_t *ms);
+
 /* The local date and minute of the day of a UTC instant. */
 bool tz_utc_to_local(int64_t ms, struct tz_date *d, int *minute);
 

@@ -589,6 +589,41 @@ static void changeover_days_follow_the_zone(void **state)
     free(b);
 }
 
+/* The front desk reads the hours as the free slots do: on the spring day
+ * an interval that starts or ends in the hour the clocks skip still holds
+ * every slot offered, first and last (each booked at the desk). */
+static void the_desk_books_the_first_and_last_slot_offered_on_the_spring_day(void **state)
+{
+    (void)state;
+    static const char *const weeks[] = {
+        "{\"horario\":[{\"dia\":7,\"inicio\":\"02:30\",\"fin\":\"05:00\"}]}",
+        "{\"horario\":[{\"dia\":7,\"inicio\":\"00:00\",\"fin\":\"02:30\"}]}"};
+    long spring = next_changeover(3);
+    for (size_t w = 0; w < 2; w++) {
+        char *b = make_barbero(&S, w ? "Trasnochador" : "Tempranero");
+        put_horario(&S, b, weeks[w]);
+        struct resp r;
+        json_t *h = huecos(&S, SERVICIO, spring, b, &r);
+        size_t n = json_array_size(h);
+        assert_true(n >= 2);
+        const char *pick[] = {jstr(json_array_get(h, 0), "inicio"),
+                              jstr(json_array_get(h, n - 1), "inicio")};
+        for (size_t i = 0; i < 2; i++) {
+            char body[400];
+            snprintf(body, sizeof body,
+                     "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\","
+                     "\"cliente_id\":\"%s\"}",
+                     b, SERVICIO, pick[i], ANA.id);
+            struct resp d;
+            http_json(&S, "POST", "/api/agenda/citas", ADMIN.token, body, &d);
+            if (d.status != 201) fail_msg("%s at %s: %ld %s", weeks[w], pick[i], d.status, d.body);
+            resp_free(&d);
+        }
+        resp_free(&r);
+        free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -601,6 +636,7 @@ int main(void)
         cmocka_unit_test(notice_and_the_furthest_date_bound_the_offer),
         cmocka_unit_test(any_barber_lists_who_is_free_by_name),
         cmocka_unit_test(changeover_days_follow_the_zone),
+        cmocka_unit_test(the_desk_books_the_first_and_last_slot_offered_on_the_spring_day),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -49,6 +49,31 @@ static void madrid_spring_gap_is_skipped(void **state)
     local("2027-03-28", 0, 0, "2027-03-27T23:00:00.000Z");
 }
 
+/* A bound of working hours in the gap moves on to 03:00; 24:00 is the
+ * next day's midnight. */
+static void an_hours_bound_in_the_gap_moves_on(void **state)
+{
+    (void)state;
+    assert_int_equal(tz_use("Europe/Madrid"), BR_OK);
+    struct tz_date d;
+    assert_true(tz_date_parse("2027-03-28", &d));
+    static const struct {
+        int minute;
+        const char *want;
+    } cases[] = {{2 * 60 + 30, "2027-03-28T01:00:00.000Z"},
+                 {2 * 60, "2027-03-28T01:00:00.000Z"},
+                 {1 * 60 + 59, "2027-03-28T00:59:00.000Z"},
+                 {5 * 60, "2027-03-28T03:00:00.000Z"},
+                 {1440, "2027-03-28T22:00:00.000Z"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t ms = 0;
+        assert_true(tz_local_instant(&d, cases[i].minute, &ms));
+        char got[ISO8601_LEN + 1];
+        iso8601_format(ms, got);
+        assert_string_equal(got, cases[i].want);
+    }
+}
+
 static void madrid_autumn_repeat_takes_the_first(void **state)
 {
     (void)state;
@@ -118,6 +143,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(madrid_spring_gap_is_skipped),
+        cmocka_unit_test(an_hours_bound_in_the_gap_moves_on),
         cmocka_unit_test(madrid_autumn_repeat_takes_the_first),
         cmocka_unit_test(utc_to_local_follows_the_offset),
         cmocka_unit_test(dates_and_weekdays),
