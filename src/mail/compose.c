@@ -183,6 +183,15 @@ static bool local_tm(int64_t ms, struct tm *tm)
     return localtime_r(&t, tm) != NULL;
 }
 
+/* The wall clock's seconds since 1970 that tm shows (no tm_gmtoff needed). */
+static int64_t wall_seconds(const struct tm *tm)
+{
+    return iso8601_days_from_civil(tm->tm_year + 1900, (unsigned)tm->tm_mon + 1,
+                                   (unsigned)tm->tm_mday) *
+               86400 +
+           tm->tm_hour * 3600 + tm->tm_min * 60 + tm->tm_sec;
+}
+
 void mail_when(int64_t ms, char *out, size_t n)
 {
     struct tm tm;
@@ -190,8 +199,26 @@ void mail_when(int64_t ms, char *out, size_t n)
         snprintf(out, n, "?");
         return;
     }
-    snprintf(out, n, "%s %d de %s de %d, %02d:%02d", dias[tm.tm_wday], tm.tm_mday, meses[tm.tm_mon],
-             tm.tm_year + 1900, tm.tm_hour, tm.tm_min);
+    int len = snprintf(out, n, "%s %d de %s de %d, %02d:%02d", dias[tm.tm_wday], tm.tm_mday,
+                       meses[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min);
+    /* a wall time the clocks show twice (the night they go back) says
+     * which: "02:30 UTC+2", then "02:15 UTC+1", never an end before the
+     * start */
+    int64_t t = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000), wall = wall_seconds(&tm);
+    bool twice = false;
+    for (int64_t d = -3 * 3600; d <= 3 * 3600 && !twice; d += 900) {
+        struct tm o;
+        twice = d != 0 && local_tm((t + d) * 1000, &o) && wall_seconds(&o) == wall;
+    }
+    if (!twice || len < 0 || (size_t)len >= n) return;
+    int64_t off = (wall - t) / 60;
+    char sign = off < 0 ? '-' : '+';
+    if (off < 0) off = -off;
+    if (off % 60)
+        snprintf(out + len, n - (size_t)len, " UTC%c%d:%02d", sign, (int)(off / 60 % 100),
+                 (int)(off % 60));
+    else
+        snprintf(out + len, n - (size_t)len, " UTC%c%d", sign, (int)(off / 60 % 100));
 }
 
 void mail_date_header(int64_t ms, char out[40])
@@ -205,13 +232,8 @@ void mail_date_header(int64_t ms, char out[40])
         snprintf(out, 40, "Thu, 1 Jan 1970 00:00:00 +0000");
         return;
     }
-    /* the offset is what the local wall clock says minus UTC; computed
-     * from the civil date so it needs no tm_gmtoff extension */
-    int64_t local =
-        iso8601_days_from_civil(tm.tm_year + 1900, (unsigned)tm.tm_mon + 1, (unsigned)tm.tm_mday) *
-            86400 +
-        tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec;
-    int64_t off = (local - t) / 60;
+    /* the offset is what the local wall clock says minus UTC */
+    int64_t off = (wall_seconds(&tm) - t) / 60;
     char sign = off < 0 ? '-' : '+';
     if (off < 0) off = -off;
     snprintf(out, 40, "%s, %d %s %04d %02d:%02d:%02d %c%02d%02d", wd[tm.tm_wday], tm.tm_mday,

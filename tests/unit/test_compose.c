@@ -309,11 +309,15 @@ static void spanish_dates_follow_the_zone_and_its_dst(void **state)
          "Sun, 29 Mar 2026 01:30:00 +0100"},
         {"Europe/Madrid", "2026-03-29T01:30:00Z", "domingo 29 de marzo de 2026, 03:30",
          "Sun, 29 Mar 2026 03:30:00 +0200"},
-        /* the night they go back: 02:30 happens twice */
-        {"Europe/Madrid", "2026-10-25T00:30:00Z", "domingo 25 de octubre de 2026, 02:30",
+        /* the night they go back: 02:30 happens twice, and says which */
+        {"Europe/Madrid", "2026-10-25T00:30:00Z", "domingo 25 de octubre de 2026, 02:30 UTC+2",
          "Sun, 25 Oct 2026 02:30:00 +0200"},
-        {"Europe/Madrid", "2026-10-25T01:30:00Z", "domingo 25 de octubre de 2026, 02:30",
+        {"Europe/Madrid", "2026-10-25T01:30:00Z", "domingo 25 de octubre de 2026, 02:30 UTC+1",
          "Sun, 25 Oct 2026 02:30:00 +0100"},
+        {"Europe/Madrid", "2026-10-25T02:00:00Z", "domingo 25 de octubre de 2026, 03:00",
+         "Sun, 25 Oct 2026 03:00:00 +0100"},
+        {"Europe/Madrid", "2026-10-24T23:59:00Z", "domingo 25 de octubre de 2026, 01:59",
+         "Sun, 25 Oct 2026 01:59:00 +0200"},
         {"America/New_York", "2031-01-01T03:00:00Z", "martes 31 de diciembre de 2030, 22:00",
          "Tue, 31 Dec 2030 22:00:00 -0500"},
         {"Asia/Kolkata", "2031-05-04T08:30:00Z", "domingo 4 de mayo de 2031, 14:00",
