@@ -27,7 +27,7 @@ void cli_usage(void *file)
           "  barbero list\n"
           "  servicio add --nombre N --duracion-min M --precio P\n"
           "  servicio list\n"
-          "  outbox list [--status pending|sent|dropped]\n"
+          "  outbox list [--status pending|retrying|sent|dropped|skipped]\n"
           "  fotos retype                   store old photos' types as uploads get them now\n"
           "  export --to DIR                write the data and photos to a new folder\n"
           "  import --from DIR              load an export into an empty data store\n"
