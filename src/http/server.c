@@ -133,27 +133,20 @@ static br_err open_listener(struct http_server *s, bool *v6)
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     getsockname(fd, (struct sockaddr *)&ss, &sl);
-    char addr[INET6_ADDRSTRLEN];
-    unsigned bound_port;
-    if (ss.ss_family == AF_INET6) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-        s->everywhere = IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr);
-        if (s->everywhere)
-            snprintf(addr, sizeof addr, "::1");
-        else
-            inet_ntop(AF_INET6, &a->sin6_addr, addr, sizeof addr);
-        bound_port = ntohs(a->sin6_port);
-        snprintf(s->url, sizeof s->url, "http://[%s]:%u", addr, bound_port);
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-        s->everywhere = a->sin_addr.s_addr == htonl(INADDR_ANY);
-        if (s->everywhere)
-            snprintf(addr, sizeof addr, "127.0.0.1");
-        else
-            inet_ntop(AF_INET, &a->sin_addr, addr, sizeof addr);
-        bound_port = ntohs(a->sin_port);
-        snprintf(s->url, sizeof s->url, "http://%s:%u", addr, bound_port);
-    }
+    /* the URL names the bound address, or the loopback for a wildcard */
+    bool six = ss.ss_family == AF_INET6;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    s->everywhere =
+        six ? IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr) : a4->sin_addr.s_addr == htonl(INADDR_ANY);
+    char addr[INET6_ADDRSTRLEN] = "";
+    if (s->everywhere)
+        snprintf(addr, sizeof addr, "%s", six ? "::1" : "127.0.0.1");
+    else
+        inet_ntop(ss.ss_family, six ? (void *)&a6->sin6_addr : (void *)&a4->sin_addr, addr,
+                  sizeof addr);
+    snprintf(s->url, sizeof s->url, six ? "http://[%s]:%u" : "http://%s:%u", addr,
+             (unsigned)ntohs(six ? a6->sin6_port : a4->sin_port));
     s->listen_fd = fd;
     return BR_OK;
 }
