@@ -50,7 +50,7 @@ br_err store_cita_detail(struct store *st, const char *id, struct cita_detail *d
 /* The row a change starts from, read inside its transaction. */
 struct change_row {
     br_id cliente_id;
-    br_ts fecha_inicio;
+    br_ts fecha_inicio, fecha_fin;
     br_id barbero_id;
     char *estado, *event_id;
 };
@@ -64,6 +64,7 @@ static bool change_decode(void *out, const struct db_val *c, int n)
     COPY(r->cliente_id, &c[0]);
     COPY(r->fecha_inicio, &c[1]);
     COPY(r->barbero_id, &c[2]);
+    COPY(r->fecha_fin, &c[5]);
     if (!fits) return false;
     r->estado = dup_or_null(&c[3]);
     r->event_id = dup_or_null(&c[4]);
@@ -93,8 +94,8 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     struct change_row r = {.estado = NULL};
     struct db_val pi[] = {db_text(ch->id)};
     rc = EXEC_ONE(db, conn,
-                  "SELECT cliente_id, fecha_inicio, barbero_id, estado, google_event_id FROM citas "
-                  "WHERE id = ?",
+                  "SELECT cliente_id, fecha_inicio, barbero_id, estado, google_event_id, "
+                  "fecha_fin FROM citas WHERE id = ?",
                   pi, change_decode, &r, "no such cita");
     if (!rc && ch->cliente_id && strcmp(r.cliente_id, ch->cliente_id) != 0)
         rc = err_set(BR_NOTFOUND, "no such cita");
@@ -163,6 +164,17 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
         if (!rc)
             rc = EXEC(db, conn, "DELETE FROM historial_cortes WHERE cita_id = ?", pi, NULL, NULL,
                       NULL);
+    }
+    /* what the caller read before may have moved meanwhile (another change
+     * committed first): the stretch that frees and the time a cancellation
+     * names are the row's, as read under the lock */
+    if (!rc && ch->libera) {
+        memcpy(ch->libera->inicio, r.fecha_inicio, sizeof r.fecha_inicio);
+        memcpy(ch->libera->fin, r.fecha_fin, sizeof r.fecha_fin);
+    }
+    if (!rc && ch->mail && !ch->inicio) {
+        memcpy(ch->mail->fecha_inicio, r.fecha_inicio, sizeof r.fecha_inicio);
+        memcpy(ch->mail->fecha_fin, r.fecha_fin, sizeof r.fecha_fin);
     }
     /* a pending reminder is for the old time or for nothing now */
     if (!rc) rc = EXEC(db, conn, sql_reminders_drop, pi, NULL, NULL, NULL);

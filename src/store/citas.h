@@ -147,9 +147,12 @@ struct cita_change {
     const char *cliente_id; /* non-NULL: the caller is this client */
     const char *plazo;      /* with cliente_id: the earliest start still changeable */
     const char *inicio, *fin;
-    const struct outbox_msg *mail; /* nullable */
-    /* the stretch it frees, recorded for the waiting list (nullable) */
-    const struct espera_liberacion *libera;
+    /* the client's message (nullable); a cancel's names the time the row
+     * holds as read under the lock (another change may have moved it) */
+    struct outbox_msg *mail;
+    /* the stretch it frees, recorded for the waiting list (nullable): the
+     * row's, as read under the lock */
+    struct espera_liberacion *libera;
     enum cambio_why why; /* OUT */
     char *event_id;      /* OUT on success: the cita's Google event (caller frees) */
 };

@@ -520,6 +520,53 @@ static void reschedules_and_bookings_racing_for_one_slot_leave_exactly_one_winne
         free(ids[i]);
 }
 
+/* A cancel racing reschedules of the same appointment cancels it where
+ * the last of them put it, and its message names that time, not the one
+ * it read before the others committed. */
+static void a_cancel_racing_reschedules_names_the_time_it_cancelled(void **state)
+{
+    (void)state;
+    enum { CITAS = 8, MOVES = 3, PER = MOVES + 1 };
+    char *ids[CITAS];
+    struct racer rs[CITAS * PER];
+    for (int c = 0; c < CITAS; c++) {
+        char f[32];
+        next_slot(f);
+        ids[c] = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+        for (int k = 0; k < PER; k++) {
+            struct racer *r = &rs[c * PER + k];
+            memset(r, 0, sizeof *r);
+            r->token = ANA.token;
+            if (k < MOVES) {
+                char g[32];
+                next_slot(g);
+                snprintf(r->path, sizeof r->path, "/api/citas/%s/reprogramar", ids[c]);
+                snprintf(r->body, sizeof r->body, "{\"fecha_inicio\":\"%s\"}", g);
+            } else {
+                snprintf(r->path, sizeof r->path, "/api/citas/%s/cancelar", ids[c]);
+                snprintf(r->body, sizeof r->body, "{}");
+            }
+        }
+    }
+    race_threads(CITAS * PER, racer_run, rs, sizeof rs[0]);
+    for (int c = 0; c < CITAS; c++) {
+        char *estado = db_query(&S, "SELECT estado FROM citas WHERE id = '%s'", ids[c]);
+        if (!strcmp(estado, "cancelada")) {
+            char *at = db_query(&S, "SELECT fecha_inicio FROM citas WHERE id = '%s'", ids[c]);
+            char *said = db_query(&S,
+                                  "SELECT fecha_inicio FROM mail_outbox WHERE cita_id = '%s' AND "
+                                  "kind = 'cancelacion'",
+                                  ids[c]);
+            if (strcmp(at, said) != 0)
+                fail_msg("cita %s cancelled at %s, its message says %s", ids[c], at, said);
+            free(at);
+            free(said);
+        }
+        free(estado);
+        free(ids[c]);
+    }
+}
+
 /* --- the calendar ---------------------------------------------------------------------- */
 
 static const json_t *entry(const json_t *all, const char *method, const char *event_id)
@@ -745,6 +792,8 @@ int main(void)
             reschedule_moves_the_cita_its_end_and_its_history_and_frees_the_old_slot, reset_double),
         cmocka_unit_test_setup(
             reschedules_and_bookings_racing_for_one_slot_leave_exactly_one_winner, reset_double),
+        cmocka_unit_test_setup(a_cancel_racing_reschedules_names_the_time_it_cancelled,
+                               reset_double),
         cmocka_unit_test_setup(cancel_deletes_the_event_and_reschedule_patches_its_times,
                                reset_double),
         cmocka_unit_test_setup(
