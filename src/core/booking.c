@@ -19,6 +19,7 @@
  * bookings of one client never pass it together.
  */
 #include "booking.h"
+#include "mostrador.h"
 #include "catalog.h"
 #include "../domain/roles.h"
 #include "outbox.h"
@@ -228,12 +229,11 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
         if (out->google_event_id && calendar_delete_event(app->cal, out->google_event_id) != BR_OK)
             log_warn("calendar: could not delete event of lost booking %s: %s", out->id, err_msg());
         /* BR_UNAUTH: the client's account closed while she booked */
-        rc = rc == BR_UNAUTH && para->staff ? err_set(BR_NOTFOUND, "Cliente no encontrado")
-             : rc == BR_UNAUTH              ? err_set(BR_UNAUTH, "No autenticado")
-             : rc == BR_BUSY                ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
-             : rc == BR_TOOLARGE            ? err_set(BR_INVALID, BOOKING_CAP_MSG)
-             : email_taken                  ? err_set(BR_CONFLICT, "El email ya está registrado")
-                           : err_set(BR_CONFLICT, "El horario ya no está disponible");
+        rc = rc == BR_UNAUTH     ? mostrador_cliente_cerrado(rc, para->staff)
+             : rc == BR_BUSY     ? err_set_retry(BR_BUSY, retry, "Servicio ocupado")
+             : rc == BR_TOOLARGE ? err_set(BR_INVALID, BOOKING_CAP_MSG)
+             : email_taken       ? err_set(BR_CONFLICT, "El email ya está registrado")
+                                 : err_set(BR_CONFLICT, "El horario ya no está disponible");
         cita_clear(out);
         goto out;
     }

@@ -3,6 +3,7 @@
  */
 #include "cuenta.h"
 #include "cambios.h"
+#include "mostrador.h"
 #include "outbox.h"
 #include "photos.h"
 #include "../domain/roles.h"
@@ -78,8 +79,9 @@ br_err cuenta_perfil(struct app *app, const struct principal *caller, const stru
         .nombre = p->nombre,
         .set_telefono = p->has_telefono,
         .telefono = given(p->telefono) ? p->telefono : NULL,
+        .by_client = true,
     };
-    rc = store_perfil_update(app->store, caller->user_id, &pp);
+    rc = mostrador_cliente_cerrado(store_perfil_update(app->store, caller->user_id, &pp), false);
     if (rc) {
         free(*email_pendiente);
         *email_pendiente = NULL;
@@ -127,7 +129,8 @@ br_err cuenta_consentir(struct app *app, const struct principal *caller, const c
     br_ts now;
     iso8601_format(clock_now_ms(), now);
     /* recorded first: an upload that starts now is refused */
-    br_err rc = store_consent_set(app->store, caller->user_id, tipo, granted, now);
+    br_err rc = mostrador_cliente_cerrado(
+        store_consent_set(app->store, caller->user_id, tipo, granted, now), false);
     if (!rc && !granted) rc = fotos_borrar(app, caller->user_id);
     return rc;
 }

@@ -122,7 +122,8 @@ br_err espera_add(struct app *app, const struct principal *caller, const struct 
     memcpy(out->cliente_id, para.cliente_id, sizeof out->cliente_id);
     snprintf(out->fecha, sizeof out->fecha, "%s", in->fecha);
     iso8601_format(clock_now_ms(), out->created_at);
-    rc = store_espera_add(app->store, out, today, ESPERA_MAX);
+    rc = mostrador_cliente_cerrado(store_espera_add(app->store, out, today, ESPERA_MAX), para.desk);
+    if (rc == BR_UNAUTH || rc == BR_NOTFOUND) return rc;
     if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, ESPERA_DUP_MSG);
     if (rc == BR_TOOLARGE) return err_set(BR_INVALID, ESPERA_MAX_MSG);
     if (rc) return unexpected(rc, "adding");

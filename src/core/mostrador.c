@@ -144,6 +144,13 @@ br_err mostrador_cliente(struct app *app, const char *cliente_id, struct cliente
     return rc;
 }
 
+br_err mostrador_cliente_cerrado(br_err rc, bool staff)
+{
+    if (rc != BR_UNAUTH) return rc;
+    return staff ? err_set(BR_NOTFOUND, MOSTRADOR_CLIENTE_MSG)
+                 : err_set(BR_UNAUTH, "No autenticado");
+}
+
 br_err mostrador_solo_cliente(struct app *app, const char *cliente_id, struct cliente_view *cv)
 {
     br_err rc = mostrador_cliente(app, cliente_id, cv);

@@ -42,6 +42,12 @@ br_err mostrador_cliente(struct app *app, const char *cliente_id,
 br_err mostrador_solo_cliente(struct app *app, const char *cliente_id,
                               struct cliente_view *cv) WARN_UNUSED;
 
+/* A write for a client that found her account closed meanwhile (the
+ * store's BR_UNAUTH): to the desk (staff) she is no client any more, 404
+ * MOSTRADOR_CLIENTE_MSG; to herself her session is gone, 401 "No
+ * autenticado". Any other rc is returned as it is. */
+br_err mostrador_cliente_cerrado(br_err rc, bool staff) WARN_UNUSED;
+
 /* A new client as the desk types her. */
 struct mostrador_cliente {
     const char *nombre;   /* required */

@@ -34,8 +34,9 @@ static br_err consent_set(struct app *app, const char *cliente_id, bool acepta,
         if (!rule_telefono_e164(given, app->cfg->whatsapp_country, e164))
             return err_set(BR_INVALID, "Teléfono inválido");
     }
-    br_err rc =
-        store_whatsapp_consent_set(app->store, cliente_id, acepta ? e164 : NULL, now, por, c);
+    br_err rc = mostrador_cliente_cerrado(
+        store_whatsapp_consent_set(app->store, cliente_id, acepta ? e164 : NULL, now, por, c),
+        por != NULL);
     if (!rc && por)
         log_info("whatsapp: consent of %s %s at the front desk by %s", cliente_id,
                  acepta ? "given" : "withdrawn", por);

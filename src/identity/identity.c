@@ -939,6 +939,8 @@ br_err ident_email_change_request(struct ident *id, const struct principal *p, c
     struct email_request r = {p->user_id, email, l.th, l.now, l.expires, &confirm, &notice};
     rc = store_email_request(id->st, &r);
     if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "El email ya está registrado");
+    /* her account closed after her session was read: nothing of hers now */
+    if (rc == BR_UNAUTH) rc = err_set(BR_UNAUTH, "No autenticado");
     wipe_free(l.link);
     if (!rc)
         *pending = email;

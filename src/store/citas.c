@@ -232,15 +232,7 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
     /* one client's bookings, and the end of her account, take turns on
      * PostgreSQL, before any hour lock (always in this order: they never
      * wait for each other); an account closed meanwhile books nothing */
-    rc = lock_on(db, conn, LOCK_CITAS_CLIENTE, c->cliente_id);
-    bool gone = false;
-    struct db_val pg[] = {db_text(c->cliente_id)};
-    if (!rc)
-        rc = EXEC(db, conn,
-                  "SELECT 1 FROM auth_users WHERE id = ? AND email LIKE '%" EMAIL_ELIMINADO_SUFFIX
-                  "'",
-                  pg, one_flag, &gone, NULL);
-    if (!rc && gone) rc = err_set(BR_UNAUTH, "client gone");
+    rc = client_turn(db, conn, c->cliente_id);
     if (rc) return rc;
     if (a->cap > 0) {
         int64_t n = 0;

@@ -172,7 +172,9 @@ static br_err email_request_tx(struct db *db, struct db_conn *c, void *ud)
     const struct email_request *r = ud;
     bool taken = false;
     struct db_val pe[] = {db_text(r->email_nuevo)};
-    br_err rc = EXEC(db, c, "SELECT 1 FROM auth_users WHERE email = ?", pe, one_flag, &taken, NULL);
+    br_err rc = client_turn(db, c, r->user_id);
+    if (!rc)
+        rc = EXEC(db, c, "SELECT 1 FROM auth_users WHERE email = ?", pe, one_flag, &taken, NULL);
     if (rc) return rc;
     if (taken) return err_set(BR_CONFLICT, "email taken");
     struct db_val po[] = {db_text(r->now), db_text(r->user_id)};
@@ -376,7 +378,8 @@ static br_err consent_set_tx(struct db *db, struct db_conn *c, void *ud)
         "ON CONFLICT (cliente_id, tipo) DO UPDATE SET otorgado_en = ?, retirado_en = NULL",
     };
     const struct consent_set *a = ud;
-    br_err rc = lock_on(db, c, LOCK_CONSENTIMIENTO, a->cliente_id);
+    br_err rc = client_turn(db, c, a->cliente_id);
+    if (!rc) rc = lock_on(db, c, LOCK_CONSENTIMIENTO, a->cliente_id);
     struct db_val p[] = {db_text(a->cliente_id), db_text(a->tipo), db_text(a->now),
                          db_text(a->now)};
     if (!rc) rc = EXEC(db, c, sql[a->granted], p, NULL, NULL, NULL);

@@ -65,9 +65,8 @@ static br_err add_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct add_args *a = ud;
     const struct espera *e = a->e;
-    char key[64];
-    snprintf(key, sizeof key, "espera:%s", e->cliente_id);
-    br_err rc = db->ops->lock(c, key);
+    br_err rc = client_turn(db, c, e->cliente_id);
+    if (!rc) rc = lock_on(db, c, "espera", e->cliente_id);
     if (rc) return rc;
     int64_t held = 0;
     struct db_val pc[] = {db_text(e->cliente_id), db_text(a->today)};

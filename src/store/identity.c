@@ -448,18 +448,38 @@ br_err store_perfil_get(struct store *st, const char *id, struct perfil *p)
                    DB_ARGS(db_text(id)), perfil_decode, p, "no such profile");
 }
 
+struct perfil_update {
+    const char *id;
+    const struct perfil_patch *patch;
+};
+
+static br_err perfil_update_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    const struct perfil_update *a = ud;
+    const struct perfil_patch *patch = a->patch;
+    br_err rc = patch->by_client ? client_turn(db, c, a->id) : BR_OK;
+    struct db_val p[] = {db_int(patch->rol != NULL),
+                         db_text(patch->rol),
+                         db_int(patch->nombre != NULL),
+                         db_text(patch->nombre),
+                         db_int(patch->set_telefono),
+                         db_text(patch->telefono),
+                         db_text(a->id)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "UPDATE perfiles SET "
+                  "rol = CASE WHEN ? = 1 THEN ? ELSE rol END, "
+                  "nombre = CASE WHEN ? = 1 THEN ? ELSE nombre END, "
+                  "telefono = CASE WHEN ? = 1 THEN ? ELSE telefono END "
+                  "WHERE id = ?",
+                  p, NULL, NULL, NULL);
+    return rc;
+}
+
 br_err store_perfil_update(struct store *st, const char *id, const struct perfil_patch *patch)
 {
-    return run_write(st,
-                     "UPDATE perfiles SET "
-                     "rol = CASE WHEN ? = 1 THEN ? ELSE rol END, "
-                     "nombre = CASE WHEN ? = 1 THEN ? ELSE nombre END, "
-                     "telefono = CASE WHEN ? = 1 THEN ? ELSE telefono END "
-                     "WHERE id = ?",
-                     DB_ARGS(db_int(patch->rol != NULL), db_text(patch->rol),
-                             db_int(patch->nombre != NULL), db_text(patch->nombre),
-                             db_int(patch->set_telefono), db_text(patch->telefono), db_text(id)),
-                     NULL);
+    struct perfil_update a = {id, patch};
+    return in_tx(st, perfil_update_tx, &a);
 }
 
 /* A user of the admin's page from its 12 columns (borrowed). */

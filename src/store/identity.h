@@ -99,6 +99,7 @@ struct perfil_patch {
     const char *nombre;
     bool set_telefono;
     const char *telefono; /* with set_telefono: NULL stores NULL */
+    bool by_client;       /* her own change: BR_UNAUTH once her account is closed */
 };
 /* Updates the profile; a missing profile is left missing (no error). */
 br_err store_perfil_update(struct store *st, const char *id,

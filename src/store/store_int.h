@@ -274,6 +274,24 @@ static inline br_err lock_on(struct db *db, struct db_conn *c, const char *kind,
     return db->ops->lock(c, key);
 }
 
+/* In a transaction that writes something of one client's (a booking, a
+ * waiting-list entry, a consent, a change of her profile or address): her
+ * turn against the end of her account (LOCK_CITAS_CLIENTE, taken before
+ * any other lock of the transaction), and BR_UNAUTH "client gone" when her
+ * account was closed meanwhile: nothing of hers is written after it. */
+static inline br_err client_turn(struct db *db, struct db_conn *c, const char *cliente_id)
+{
+    br_err rc = lock_on(db, c, LOCK_CITAS_CLIENTE, cliente_id);
+    bool gone = false;
+    struct db_val p[] = {db_text(cliente_id)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "SELECT 1 FROM auth_users WHERE id = ? AND email LIKE '%" EMAIL_ELIMINADO_SUFFIX
+                  "'",
+                  p, one_flag, &gone, NULL);
+    return !rc && gone ? err_set(BR_UNAUTH, "client gone") : rc;
+}
+
 /* In a transaction: BR_OK when count_sql (constant text counting the rows
  * of one key, its one parameter) counts some, else BR_NOTFOUND with the
  * message missing. */

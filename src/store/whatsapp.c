@@ -35,7 +35,8 @@ struct consent_set {
 static br_err consent_set_tx(struct db *db, struct db_conn *conn, void *ud)
 {
     struct consent_set *a = ud;
-    br_err rc;
+    br_err rc = client_turn(db, conn, a->cliente_id);
+    if (rc) return rc;
     if (a->telefono) {
         struct db_val p[] = {db_text(a->cliente_id), db_text(a->telefono), db_text(a->now),
                              db_text(a->por)};

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WAIT_MAIL_MS 60000
 #define LINK_BAD     "El enlace no es válido o ha caducado"
@@ -1008,6 +1009,91 @@ static void photos_racing_a_withdrawn_consent_leave_none_behind(void **state)
     }
 }
 
+/* What staff and she write of hers while her account closes: the desk's
+ * waiting-list entries and WhatsApp consents, her name and her address
+ * change. Each is refused once the account is closed, or removed by the
+ * closing: nothing of hers is left (no entry, consent, link or account
+ * e-mail, and the profile keeps its anonymous name). */
+struct writer {
+    const struct user *u, *staff;
+    int kind; /* 0 closes, 1 waiting list, 2 WhatsApp consent, 3 name, 4 address */
+    long status;
+};
+
+static void writer_run(void *item)
+{
+    struct writer *x = item;
+    char body[400], path[160];
+    struct resp r;
+    struct req_opts o = {.token = x->kind == 1 || x->kind == 2 ? x->staff->token : x->u->token,
+                         .body = body};
+    if (x->kind == 0) {
+        snprintf(body, sizeof body, "{\"password\":\"%s\"}", x->u->password);
+        x->status = http_try(&S, "DELETE", "/api/auth/me", &o, &r);
+        resp_free(&r);
+        return;
+    }
+    for (int i = 0; i < (x->kind == 4 ? 3 : 12); i++) {
+        const char *method = "PATCH";
+        snprintf(path, sizeof path, "/api/auth/me");
+        if (x->kind == 1) {
+            char day[11];
+            time_t t = time(NULL) + (time_t)(i + 2) * 86400;
+            struct tm tm;
+            gmtime_r(&t, &tm);
+            strftime(day, sizeof day, "%Y-%m-%d", &tm);
+            method = "POST";
+            snprintf(path, sizeof path, "/api/lista-espera");
+            snprintf(body, sizeof body,
+                     "{\"cliente_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha\":\"%s\"}", x->u->id,
+                     SERVICIO, day);
+        } else if (x->kind == 2) {
+            method = "PUT";
+            snprintf(path, sizeof path, "/api/clientes/%s/whatsapp", x->u->id);
+            snprintf(body, sizeof body, "{\"acepta\":true,\"telefono\":\"+34 612 000 111\"}");
+        } else if (x->kind == 3) {
+            snprintf(body, sizeof body, "{\"nombre\":\"Ana Vuelta %d\"}", i);
+        } else {
+            snprintf(body, sizeof body, "{\"email\":\"vuelta-%d-%s\",\"password_actual\":\"%s\"}",
+                     i, x->u->email, x->u->password);
+        }
+        x->status = http_try(&S, method, path, &o, &r);
+        resp_free(&r);
+        if (x->status == 401 || x->status == 404 || x->status == 0) return; /* she is gone */
+    }
+}
+
+static void what_is_written_of_her_while_she_leaves_is_refused_or_removed(void **state)
+{
+    (void)state;
+    struct user staff;
+    make_user(&S, &staff, "Mostrador Prisa", "barbero");
+    for (int round = 0; round < 4; round++) {
+        struct user ana;
+        signup_user(&S, &ana, "Ana Se Va");
+        static const int kinds[] = {1, 2, 1, 3, 0, 4, 2, 1};
+        struct writer xs[ARRAY_LEN(kinds)];
+        for (size_t i = 0; i < ARRAY_LEN(xs); i++)
+            xs[i] = (struct writer){.u = &ana, .staff = &staff, .kind = kinds[i]};
+        race_threads(ARRAY_LEN(xs), writer_run, xs, sizeof xs[0]);
+        assert_int_equal(xs[4].status, 200);
+        long left[] = {
+            db_count(&S, "SELECT count(*) FROM lista_espera WHERE cliente_id = '%s'", ana.id),
+            db_count(&S, "SELECT count(*) FROM whatsapp_consentimientos WHERE cliente_id = '%s'",
+                     ana.id),
+            db_count(&S, "SELECT count(*) FROM cuenta_tokens WHERE user_id = '%s'", ana.id),
+            db_count(&S, "SELECT count(*) FROM cuenta_correo WHERE user_id = '%s'", ana.id),
+            db_count(&S,
+                     "SELECT count(*) FROM perfiles WHERE id = '%s' AND "
+                     "nombre <> 'Cliente eliminado'",
+                     ana.id)};
+        static const char *const what[] = {"waiting-list entries", "WhatsApp consents", "links",
+                                           "account e-mails", "her name"};
+        for (size_t k = 0; k < ARRAY_LEN(left); k++)
+            if (left[k] != 0) fail_msg("round %d: %ld %s left", round, left[k], what[k]);
+    }
+}
+
 struct deleted_msgs {
     const char *cliente_id;
 };
@@ -1203,6 +1289,7 @@ int main(void)
         cmocka_unit_test(a_sign_up_over_an_account_without_a_password_sends_her_the_link),
         cmocka_unit_test(bookings_racing_her_deletion_leave_none_behind),
         cmocka_unit_test(photos_racing_a_withdrawn_consent_leave_none_behind),
+        cmocka_unit_test(what_is_written_of_her_while_she_leaves_is_refused_or_removed),
         cmocka_unit_test(patch_me_changes_the_profile_by_the_rules),
         cmocka_unit_test(a_new_password_needs_the_current_one_and_ends_other_sessions),
         cmocka_unit_test(an_email_change_waits_for_the_link_sent_to_the_new_address),
