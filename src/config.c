@@ -287,6 +287,25 @@ int config_db_pool(const struct config *cfg)
     return cfg->workers + config_io_threads(cfg) + cfg->read_workers + 4;
 }
 
+extern char **environ;
+
+void config_unknown_env(void (*fn)(void *ud, const char *name), void *ud)
+{
+    static const char prefix[] = "BARBERIA_";
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, prefix, sizeof prefix - 1) != 0) continue;
+        const char *name = *e + sizeof prefix - 1;
+        size_t len = strcspn(name, "=");
+        bool known = false;
+        for (size_t i = 0; i < ARRAY_LEN(settings) && !known; i++)
+            known = strlen(settings[i].name) == len && !memcmp(settings[i].name, name, len);
+        if (known) continue;
+        char var[128];
+        snprintf(var, sizeof var, "%.*s", (int)(len + sizeof prefix - 1), *e);
+        fn(ud, var);
+    }
+}
+
 void config_free(struct config *cfg)
 {
     for (size_t i = 0; i < ARRAY_LEN(settings); i++) {

@@ -114,15 +114,20 @@ br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv,
 
 void config_free(struct config *cfg);
 
+/* The I/O threads to run: io_threads, or by default one per core (two on
+ * PostgreSQL, where GET requests wait for the database's round trip). */
+int config_io_threads(const struct config *cfg);
 /* The database pool `serve` opens: db_pool, or when it is 0 one connection
  * for every thread that may query (the write workers, the I/O threads,
  * where reads and the session check run and must never wait behind a burst
  * of writers for a connection, the read workers and the background
  * threads). */
-/* The I/O threads to run: io_threads, or by default one per core (two on
- * PostgreSQL, where GET requests wait for the database's round trip). */
-int config_io_threads(const struct config *cfg);
 int config_db_pool(const struct config *cfg);
+
+/* Calls fn with the name of each BARBERIA_* variable of the environment
+ * that names no setting (a typo such as BARBERIA_LISTN, otherwise silently
+ * ignored), for `serve` to warn of. */
+void config_unknown_env(void (*fn)(void *ud, const char *name), void *ud);
 
 /* Prints the settings of the given scopes as help text (flag, variable,
  * default, meaning), one per line. */

@@ -112,6 +112,12 @@ static char *trim_slash(const char *url)
     return u;
 }
 
+static void unknown_setting(void *ud, const char *name)
+{
+    (void)ud;
+    log_warn("%s is not a setting of barberia: ignored (barberia serve --help lists them)", name);
+}
+
 int cli_serve(int argc, char **argv)
 {
     bool demo = false;
@@ -235,6 +241,7 @@ int cli_serve(int argc, char **argv)
              store_backend(app.store), app.obj->ops->name, app.cal->ops->name,
              app.mailer->ops->name);
     log_info("http: %s", http_capacity(srv));
+    config_unknown_env(unknown_setting, NULL);
     if (!cfg.public_url && http_listens_everywhere(srv))
         /* the links of every e-mail and the URL of every photo stored
          * would name this machine's loopback, which no client reaches */

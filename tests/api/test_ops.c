@@ -267,8 +267,12 @@ static void start_line_names_the_chosen_port(void **state)
      * URLs, the loopback it falls back to is pointed out */
     assert_int_equal(srv_stop(&S), 0);
     const char *everywhere[] = {"--listen", ":0", NULL};
-    srv_start(&S, NULL, everywhere);
+    /* and a variable that names no setting (a typo) is said, not ignored
+     * in silence */
+    const char *typo[] = {"BARBERIA_PUBLIC_ULR=https://citas.example", NULL};
+    srv_start(&S, typo, everywhere);
     assert_true(srv_wait_log(&S, "set BARBERIA_PUBLIC_URL to the address clients use", 0));
+    assert_true(srv_wait_log(&S, "BARBERIA_PUBLIC_ULR is not a setting of barberia: ignored", 0));
 }
 
 /* --- stopping ------------------------------------------------------------------------------- */
