@@ -455,7 +455,7 @@ function row(c, me, redraw) {
           'p',
           {},
           'Teléfono: ',
-          h('a', { href: 'tel:' + cl.telefono.replace(/\s/g, '') }, cl.telefono),
+          h('a', { class: 'tap', href: 'tel:' + cl.telefono.replace(/\s/g, '') }, cl.telefono),
         )
       : null,
     h(

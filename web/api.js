@@ -10,6 +10,10 @@ export class ApiError extends Error {
   }
 }
 
+// The server out of reach (a request, or a page's module, not loaded).
+export const noConnection = () =>
+  new ApiError(0, 'No hay conexión con el servidor. Inténtalo de nuevo.');
+
 export async function api(method, path, body) {
   const opt = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
   if (body instanceof FormData) opt.body = body;
@@ -21,7 +25,7 @@ export async function api(method, path, body) {
   try {
     res = await fetch(path, opt);
   } catch {
-    throw new ApiError(0, 'No hay conexión con el servidor. Inténtalo de nuevo.');
+    throw noConnection();
   }
   let data = null;
   if (res.status !== 204) {
@@ -68,9 +72,12 @@ export function signedIn() {
   localStorage.setItem(FLAG, '1');
   return session(true);
 }
+// A session gone (signed out, or a 401: expired) fires 'signedout' on
+// window, for the menu to offer signing in again.
 export function signedOut() {
   localStorage.removeItem(FLAG);
   mine = null;
+  window.dispatchEvent(new Event('signedout'));
 }
 export const rol = (me) => (me && me.perfil && me.perfil.rol) || 'cliente';
 

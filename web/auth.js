@@ -1,6 +1,6 @@
 // auth.js - sign in, sign up (POST /api/auth/login, /api/auth/signup).
 import { post, signedIn, rol } from './api.js';
-import { h, page, alertBox, showError, go, announce } from './ui.js';
+import { h, page, focus, alertBox, showError, go, announce } from './ui.js';
 
 function field(id, label, attrs, hint) {
   const input = h('input', Object.assign({ id, name: id, required: true }, attrs));
@@ -43,6 +43,7 @@ function form(submitLabel, fields, send, explain = () => null) {
           const more = explain(ex);
           if (more) err.append(' ', ...more);
           btn.disabled = false;
+          focus(err); // the button had the focus, and was disabled
         }
       },
     },

@@ -9,7 +9,6 @@ import {
   alertBox,
   showError,
   whenFull,
-  whenLabel,
   euros,
   mins,
   ymd,
@@ -36,7 +35,11 @@ export async function home() {
         h(
           'li',
           { class: 'card' },
-          h('a', { href: '/reservar?servicio=' + encodeURIComponent(s.id) }, s.nombre),
+          h(
+            'a',
+            { class: 'tap', href: '/reservar?servicio=' + encodeURIComponent(s.id) },
+            s.nombre,
+          ),
           h('span', { class: 'hint' }, ` · ${mins(s.duracion_min)} · ${euros(s.precio)}`),
         ),
       ),
@@ -66,12 +69,19 @@ export async function book() {
     return;
   }
 
-  const keepUrl = () => {
+  // The address holds the choices made: each step is a history entry of
+  // its own (push), so Back shows the step before, drawn again from its
+  // address (main.js: popstate); replace corrects the current one.
+  const keepUrl = (push) => {
+    if (!stepBox.isConnected) return; // another page is shown meanwhile
     const q = new URLSearchParams();
     if (st.servicio) q.set('servicio', st.servicio.id);
     if (st.barbero) q.set('barbero', st.barbero === 'any' ? 'cualquiera' : st.barbero.id);
     if (st.hueco) q.set('inicio', st.hueco.inicio);
-    history.replaceState(null, '', '/reservar' + (q.toString() ? '?' + q : ''));
+    const url = '/reservar' + (q.toString() ? '?' + q : '');
+    if (url === location.pathname + location.search) return;
+    if (push) history.pushState(null, '', url);
+    else history.replaceState(null, '', url);
   };
   const barberName = (id) => (barberos.find((b) => b.id === id) || {}).nombre || '';
 
@@ -222,6 +232,20 @@ export async function book() {
     return pk.title;
   }
 
+  const otherTime = () =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'ghost',
+        onclick: () => {
+          st.hueco = null;
+          next();
+        },
+      },
+      'Elegir otra hora',
+    );
+
   async function confirm() {
     const t = step(
       '4. Confirma tu cita',
@@ -229,10 +253,25 @@ export async function book() {
     );
     focus(t);
     // the slot may have gone meanwhile: ask for the day again
-    const { huecos } = await (
-      pk ||
-      picker({ servicio: st.servicio.id, barbero: st.barbero === 'any' ? null : st.barbero.id })
-    ).fetchDay(st.fecha || ymd(new Date(st.hueco.inicio)), true);
+    let huecos, me;
+    try {
+      ({ huecos } = await (
+        pk ||
+        picker({ servicio: st.servicio.id, barbero: st.barbero === 'any' ? null : st.barbero.id })
+      ).fetchDay(st.fecha || ymd(new Date(st.hueco.inicio)), true));
+      me = await session();
+    } catch (ex) {
+      // not read (no connection, the server down): said, with a way to ask again
+      const err = alertBox();
+      showError(err, ex);
+      const again = ex.expired
+        ? null
+        : h('button', { type: 'button', class: 'primary', onclick: confirm }, 'Reintentar');
+      stepBox.querySelector('.hint').remove();
+      t.after(err, h('p', { class: 'actions' }, again, otherTime()));
+      focus(err);
+      return t;
+    }
     const fresh = huecos.find(
       (x) =>
         x.inicio === st.hueco.inicio &&
@@ -248,7 +287,6 @@ export async function book() {
       );
     }
     st.hueco = fresh;
-    const me = await session();
     const s = st.servicio;
     const barberoId = st.barbero === 'any' ? fresh.barberos[0] : st.barbero.id;
     const notas = h('textarea', { id: 'notas', name: 'notas', rows: '2', maxlength: '500' });
@@ -263,18 +301,7 @@ export async function book() {
       h('dt', {}, 'Barbero'),
       h('dd', {}, barberName(barberoId)),
     );
-    const back = h(
-      'button',
-      {
-        type: 'button',
-        class: 'ghost',
-        onclick: () => {
-          st.hueco = null;
-          next();
-        },
-      },
-      'Elegir otra hora',
-    );
+    const back = otherTime();
     if (!me) {
       const volver = encodeURIComponent(location.pathname + location.search);
       t.after(
@@ -320,7 +347,10 @@ export async function book() {
               chooseSlot(
                 'Lo sentimos: alguien acaba de reservar esa hora. Elige otra de la lista actualizada.',
               );
-            } else showError(err, ex);
+            } else {
+              showError(err, ex);
+              focus(err); // the button had the focus, and was disabled
+            }
           }
         },
       },
@@ -336,6 +366,9 @@ export async function book() {
 
   function done(cita, barbero) {
     const s = st.servicio;
+    // booked: a reload shows the hours again, not this slot as taken
+    st.hueco = null;
+    keepUrl();
     const limit = new Date(
       new Date(cita.fecha_inicio).getTime() - cfg().limite_cancelacion_min * 60000,
     );
@@ -357,7 +390,7 @@ export async function book() {
       h(
         'p',
         { class: 'deadline' },
-        `Puedes cancelar hasta el ${whenLabel(limit)} (y cambiar la hora hasta entonces).`,
+        `Puedes cancelar hasta el ${whenFull(limit)}, y cambiar la hora hasta entonces.`,
       ),
       h(
         'p',
@@ -378,8 +411,10 @@ export async function book() {
     announce('Cita reservada');
   }
 
+  let drawn = false; // the first step drawn corrects the address; later ones add to it
   async function next() {
-    keepUrl();
+    keepUrl(drawn);
+    drawn = true;
     renderSummary();
     if (!st.servicio) return focus(chooseService());
     if (!st.barbero) return focus(chooseBarber());

@@ -115,7 +115,7 @@ function card(c, me, upcoming, consent) {
         h(
           'p',
           { class: 'hint' },
-          `Puedes cancelar hasta el ${whenLabel(limit)} (y cambiar la hora hasta entonces).`,
+          `Puedes cancelar hasta el ${whenFull(limit)}, y cambiar la hora hasta entonces.`,
         ),
       );
       actions.append(
@@ -281,7 +281,8 @@ export function photos(c, me, readOnly, consent) {
   const list = h('div', { class: 'thumbs' });
   const err = alertBox();
   const title = h('h4', { tabindex: '-1' }, 'Fotos');
-  box.append(title, list, err);
+  const asking = h('div'); // "¿Borrar la foto…?", asked first
+  box.append(title, list, asking, err);
   const ask = !readOnly && consent && me && c.cliente_id === me.user.id && consent.fotos !== true;
   if (ask) box.append(askConsent(c, consent, err));
   const load = async () => {
@@ -315,16 +316,20 @@ export function photos(c, me, readOnly, consent) {
                           type: 'button',
                           class: 'link',
                           'aria-label': `Borrar foto de ${f.tipo === 'despues' ? 'después' : 'antes'}`,
-                          onclick: async () => {
-                            try {
-                              await api('DELETE', '/api/fotos?' + qs({ id: f.id }));
-                              announce('Foto borrada');
-                              await load();
-                              focus(title); // its button is gone
-                            } catch (ex) {
-                              showError(err, ex);
-                            }
-                          },
+                          onclick: (ev) =>
+                            askFirst(asking, {
+                              question: `¿Borrar la foto de ${f.tipo === 'despues' ? 'después' : 'antes'}? No se puede deshacer.`,
+                              yes: 'Sí, borrar',
+                              no: 'No, mantenerla',
+                              back: ev.currentTarget,
+                              run: async () => {
+                                await api('DELETE', '/api/fotos?' + qs({ id: f.id }));
+                                asking.replaceChildren();
+                                announce('Foto borrada');
+                                await load();
+                                focus(title); // its button is gone
+                              },
+                            }),
                         },
                         'Borrar',
                       )

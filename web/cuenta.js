@@ -413,7 +413,7 @@ export async function cuenta() {
       h(
         'p',
         {},
-        'Se cancelan tus citas futuras y se borran tu acceso, tu teléfono, tu email y tus fotos. ' +
+        'Se cancelan tus citas futuras y se borran tu acceso, tu teléfono, tu correo y tus fotos. ' +
           'Las citas pasadas quedan en los libros de la barbería sin tu nombre.',
       ),
       borrar,

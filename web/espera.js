@@ -33,37 +33,35 @@ export function waitForm({ servicio, barbero, day, back }) {
     {
       type: 'button',
       onclick: async () => {
+        // disabled from the tap on, so that a second tap sends nothing
+        btn.disabled = true;
         err.hidden = true;
         done.textContent = '';
-        const me = await session();
-        if (!me) {
-          const volver =
-            '/reservar?' +
-            qs({ servicio, barbero: barbero || 'cualquiera', fecha: input.value || undefined });
-          err.replaceChildren(
-            h('a', { href: '/entrar?' + qs({ volver }) }, 'Entra en tu cuenta'),
-            ' para que te avisemos.',
-          );
-          err.hidden = false;
-          focus(err);
-          return;
-        }
-        btn.disabled = true;
         try {
-          await post('/api/lista-espera', {
-            servicio_id: servicio,
-            fecha: input.value,
-            barbero_id: barbero || undefined,
-          });
-          done.textContent = `Te avisaremos por e-mail si se libera una hora el ${dateLabel(input.value)}.`;
-          announce(done.textContent);
-          btn.disabled = false;
-          focus(done); // the button was disabled meanwhile
+          const me = await session();
+          if (!me) {
+            const volver =
+              '/reservar?' +
+              qs({ servicio, barbero: barbero || 'cualquiera', fecha: input.value || undefined });
+            err.replaceChildren(
+              h('a', { href: '/entrar?' + qs({ volver }) }, 'Entra en tu cuenta'),
+              ' para que te avisemos.',
+            );
+            err.hidden = false;
+          } else {
+            await post('/api/lista-espera', {
+              servicio_id: servicio,
+              fecha: input.value,
+              barbero_id: barbero || undefined,
+            });
+            done.textContent = `Te avisaremos por correo si se libera una hora el ${dateLabel(input.value)}.`;
+            announce(done.textContent);
+          }
         } catch (e) {
           showError(err, e);
-          btn.disabled = false;
-          focus(err);
         }
+        btn.disabled = false;
+        focus(err.hidden ? done : err); // the button was disabled meanwhile
       },
     },
     'Avísame si se libera',

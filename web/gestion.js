@@ -67,7 +67,7 @@ function render(g) {
       h(
         'p',
         { class: 'hint' },
-        `Puedes cambiarla o cancelarla hasta el ${whenLabel(g.limite_cambio)}.`,
+        `Puedes cambiarla o cancelarla hasta el ${whenFull(g.limite_cambio)}.`,
       ),
       h(
         'p',
@@ -96,7 +96,11 @@ function render(g) {
         t.telefono
           ? [
               'Ya no se puede cambiar por aquí. Llámanos: ',
-              h('a', { href: 'tel:' + t.telefono.replace(/[^+0-9]/g, '') }, t.telefono),
+              h(
+                'a',
+                { class: 'tap', href: 'tel:' + t.telefono.replace(/[^+0-9]/g, '') },
+                t.telefono,
+              ),
             ]
           : 'Ya no se puede cambiar por aquí: llama a la barbería.',
       ),

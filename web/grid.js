@@ -45,8 +45,11 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
     el.style.gridTemplateRows = `repeat(${n}, var(--fila))`;
     return el;
   };
+  // every element in the column's one track: the current time's line lies
+  // over the row's block or button, never beside it
   const place = (el, a, b) => {
     const r = Math.floor((a - lo) / paso) + 1;
+    el.style.gridColumn = '1';
     el.style.gridRow = `${r} / ${Math.max(Math.ceil((b - lo) / paso) + 1, r + 1)}`;
     return el;
   };
@@ -56,7 +59,6 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
   const marks = ahora >= lo && ahora < hi;
   const line = () => {
     const el = place(h('div', { class: 'ahora', 'aria-hidden': 'true' }), ahora, ahora + 1);
-    el.style.gridColumn = '1'; // over the row's block or button, not beside it
     el.style.marginTop = `calc(var(--fila) * ${((ahora - lo) % paso) / paso})`;
     return el;
   };

@@ -151,23 +151,25 @@ export async function informes(t, box) {
     if (!last) return;
     const estimadas = last.total.citas_precio_estimado;
     out.replaceChildren(
-      chart(last, medida.value),
-      table(last),
-      estimadas
-        ? h(
-            'p',
-            { class: 'hint' },
-            `* ${estimadas} cita${estimadas === 1 ? '' : 's'} sin precio guardado: ` +
-              'se cuentan al precio de hoy del servicio.',
-          )
-        : null,
-      h(
-        'p',
-        { class: 'hint' },
-        'Ingresos: citas completadas y confirmadas ya pasadas. Previstos: confirmadas por ' +
-          'venir. Ocupación: minutos reservados sobre los abiertos según los horarios.',
-      ),
-      h('p', { class: 'actions' }, csv),
+      ...[
+        chart(last, medida.value),
+        table(last),
+        estimadas
+          ? h(
+              'p',
+              { class: 'hint' },
+              `* ${estimadas} cita${estimadas === 1 ? '' : 's'} sin precio guardado: ` +
+                'se cuentan al precio de hoy del servicio.',
+            )
+          : null,
+        h(
+          'p',
+          { class: 'hint' },
+          'Ingresos: citas completadas y confirmadas ya pasadas. Previstos: confirmadas por ' +
+            'venir. Ocupación: minutos reservados sobre los abiertos según los horarios.',
+        ),
+        h('p', { class: 'actions' }, csv),
+      ].filter(Boolean),
     );
   };
   const show = async () => {

@@ -1,22 +1,27 @@
 // main.js - starts the app: settings, session, navigation, and the page of
 // the current path (its module loaded on demand).
-import { loadConfig, session, signedOut, post, rol } from './api.js';
+import { loadConfig, session, signedOut, post, rol, noConnection } from './api.js';
 import { h, page, go, announce, alertBox, showError } from './ui.js';
 
+// A page's module that could not be loaded: the server is out of reach.
+const load = (p) =>
+  p.catch(() => {
+    throw noConnection();
+  });
 const pages = {
-  '/': () => import('./book.js').then((m) => m.home()),
-  '/reservar': () => import('./book.js').then((m) => m.book()),
-  '/entrar': () => import('./auth.js').then((m) => m.signin()),
-  '/registro': () => import('./auth.js').then((m) => m.signup()),
-  '/mis-citas': () => import('./citas.js').then((m) => m.mine()),
-  '/agenda': () => import('./agenda.js').then((m) => m.agenda()),
-  '/admin': () => import('./admin.js').then((m) => m.admin()),
-  '/cuenta': () => import('./cuenta.js').then((m) => m.cuenta()),
-  '/recuperar': () => import('./cuenta.js').then((m) => m.recuperar()),
-  '/restablecer': () => import('./cuenta.js').then((m) => m.restablecer()),
-  '/confirmar-email': () => import('./cuenta.js').then((m) => m.confirmarEmail()),
+  '/': () => load(import('./book.js')).then((m) => m.home()),
+  '/reservar': () => load(import('./book.js')).then((m) => m.book()),
+  '/entrar': () => load(import('./auth.js')).then((m) => m.signin()),
+  '/registro': () => load(import('./auth.js')).then((m) => m.signup()),
+  '/mis-citas': () => load(import('./citas.js')).then((m) => m.mine()),
+  '/agenda': () => load(import('./agenda.js')).then((m) => m.agenda()),
+  '/admin': () => load(import('./admin.js')).then((m) => m.admin()),
+  '/cuenta': () => load(import('./cuenta.js')).then((m) => m.cuenta()),
+  '/recuperar': () => load(import('./cuenta.js')).then((m) => m.recuperar()),
+  '/restablecer': () => load(import('./cuenta.js')).then((m) => m.restablecer()),
+  '/confirmar-email': () => load(import('./cuenta.js')).then((m) => m.confirmarEmail()),
   // an appointment's personal link: /c/<token>
-  '/c/': () => import('./gestion.js').then((m) => m.show()),
+  '/c/': () => load(import('./gestion.js')).then((m) => m.show()),
 };
 const pageOf = (path) => pages[path] || (path.startsWith('/c/') ? pages['/c/'] : undefined);
 
@@ -96,5 +101,7 @@ document.addEventListener('click', (e) => {
   go(url.pathname + url.search);
 });
 window.addEventListener('popstate', render);
+// a session gone while a page is open: the menu offers signing in again
+window.addEventListener('signedout', () => nav().catch(() => {}));
 
 loadConfig().then(render);

@@ -28,7 +28,7 @@ const ENTREGAS = {
 };
 
 function line(m) {
-  const canal = m.canal === 'whatsapp' ? 'WhatsApp' : 'E-mail';
+  const canal = m.canal === 'whatsapp' ? 'WhatsApp' : 'Correo';
   const antes = m.antelacion_min
     ? m.antelacion_min % 60
       ? ` (${m.antelacion_min} min antes)`

@@ -333,8 +333,17 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
     return pk;
   }
   drawWhen();
+  // Another service or barber: the hour chosen may not suit them, so it
+  // is dropped and the picker shows theirs (a walk-in, "Ahora", stays).
   const again = () => {
-    if (!st.inicio && !st.ahora) drawWhen();
+    if (st.ahora) return;
+    const had = st.inicio;
+    st.inicio = null;
+    drawWhen();
+    if (had)
+      when.prepend(
+        h('p', { class: 'hint' }, 'Con otro servicio o barbero, elige de nuevo la hora.'),
+      );
   };
   servicio.addEventListener('change', again);
   barber.addEventListener('change', again);

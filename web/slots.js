@@ -201,12 +201,17 @@ export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
 
   // Opens on the day of the appointment being moved, or else on the first
   // day with a free slot, looking ahead week by week.
+  // The first day of the week (counted from today) a day falls in.
+  const weekOf = (fecha) => {
+    const n = Math.round((Date.parse(fecha) - Date.parse(first)) / 86400000);
+    return addDays(first, n - (n % 7));
+  };
+
   async function open() {
     const own = actual && ymd(new Date(actual));
     if (own && own >= first && own <= last) {
-      const n = Math.round((Date.parse(own) - Date.parse(first)) / 86400000);
       chosen = own;
-      await week(addDays(first, n - (n % 7))); // the week it falls in
+      await week(weekOf(own));
       return own;
     }
     msg.textContent = 'Buscando horas libres…';
@@ -232,8 +237,12 @@ export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
   }
 
   // Asks for a day again (the confirm step, a lost slot): the fresh list.
+  // Its week is drawn first when not shown yet (the picker opened on that day).
   async function refresh(fecha) {
-    if (fecha < start || fecha >= addDays(start, 7)) await week(fecha);
+    if (!days.children.length || fecha < start || fecha >= addDays(start, 7)) {
+      chosen = fecha;
+      await week(weekOf(fecha));
+    }
     const huecos = await openDay(fecha, false, true);
     if (!huecos) return []; // not read: said, and its day stays as it was
     const i = [...days.children].findIndex((b) => b.dataset.fecha === fecha);

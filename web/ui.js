@@ -20,11 +20,14 @@ export function h(tag, attrs, ...kids) {
 const main = () => document.getElementById('main');
 
 // Replaces the page: a heading (focused, so a screen reader starts there)
-// and the content.
+// and the content (null, undefined and false are left out, as in h()).
 export function page(title, ...kids) {
   document.title = title + ' · Barbería';
   const h1 = h('h1', { tabindex: '-1' }, title);
-  main().replaceChildren(h1, ...kids);
+  main().replaceChildren(
+    h1,
+    ...kids.flat().filter((c) => c !== null && c !== undefined && c !== false),
+  );
   h1.focus();
   return h1;
 }

@@ -94,9 +94,9 @@ def waiting_list_to_booking(srv, br, sink, s, b):
     # and the picker shows that day
     br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".days button.day[aria-pressed='true'][data-fecha='%s']" % fecha), what="the day asked about, shown")
     br.click("Avísame si se libera")
-    br.see("Te avisaremos por e-mail")
+    br.see("Te avisaremos por correo")
     # the focus is on what was said (the button was disabled meanwhile)
-    assert br.active().text.startswith("Te avisaremos por e-mail"), br.active().tag_name
+    assert br.active().text.startswith("Te avisaremos por correo"), br.active().tag_name
     br.check("Espera - pedida")
     # her notices in "Mis citas"
     br.open("/mis-citas")

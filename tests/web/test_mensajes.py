@@ -43,8 +43,8 @@ def test(srv, br):
     br.check("Agenda - mensajes de una cita")
     br.see("Luis Prado")
     br.click("Mensajes", within=card(br, "Luis Prado"))
-    br.see("E-mail: Confirmación")
-    br.see("E-mail: Aviso al barbero: cita nueva")
+    br.see("Correo: Confirmación")
+    br.see("Correo: Aviso al barbero: cita nueva")
     assert "aviso_" not in br.text()
     br.check("Agenda - mensajes, los tipos en palabras")
 

@@ -1,0 +1,251 @@
+#!/usr/bin/python3
+"""web/reserva - the booking's and the desk's edges:
+- the confirm step with the server out of reach says so, with "Reintentar",
+  never "Comprobando…" for ever; a page whose module cannot be loaded says
+  "No hay conexión con el servidor", not the browser's words;
+- the picker opened on a given day (?fecha=) draws its week, "‹ Semana
+  anterior" disabled in the first one;
+- each step is a history entry: Back from the confirm step shows the hours
+  with the choices kept; after "¡Cita reservada!" the address has no
+  inicio, so a reload does not call her own slot taken; the deadline names
+  the zone; "Mis citas" shows no stray "null", and a photo's "Borrar" asks
+  first;
+- "Avísame si se libera" tapped twice sends once;
+- a refused sign-up and a "Confirmar cita" with the session gone put the
+  focus on the error, and the menu then offers "Entrar";
+- the service links and the agenda's phone links are 44 px targets;
+- today's grid at 1280x800 during a walk-in: the current time's line lies
+  over the block, every element of a column takes its whole width;
+- the desk's "Nueva cita": another service after choosing a time drops it.
+Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
+import datetime
+import os
+import sys
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webtest  # noqa: E402
+from webtest import By  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
+
+
+def offline(br, on):
+    br.d.execute_cdp_cmd("Network.enable", {})
+    br.d.execute_cdp_cmd("Network.emulateNetworkConditions", {
+        "offline": on, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+
+
+def slots(br):
+    return br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
+
+
+def control(br, label):
+    lab = next(e for e in br.d.find_elements(By.TAG_NAME, "label") if e.text.strip() == label and e.is_displayed())
+    return br.d.find_element(By.ID, lab.get_attribute("for"))
+
+
+def active_alert(br, needle):
+    js = "const e = document.activeElement; return e.getAttribute('role') === 'alert' && e.textContent.includes(arguments[0])"
+    br.wait(lambda: br.d.execute_script(js, needle),
+            what=lambda: "focus on the error %r (focused: %s)" % (needle, br.d.execute_script("return document.activeElement.outerHTML.slice(0, 200)")))
+
+
+def nav_items(br):
+    return [e.text.strip() for e in br.d.find_elements(By.CSS_SELECTOR, "#nav li") if e.text.strip()]
+
+
+def signed_out_edges(srv, br, s, b):
+    # the service links are 44 px targets
+    br.open("/")
+    br.see(s["nombre"])
+    low = br.d.execute_script("return [...document.querySelectorAll('main .cards a')].map(a => a.getBoundingClientRect().height).filter(x => x < 44)")
+    assert not low, low
+
+    # the picker opened on a day of the first week: that week drawn
+    day = (datetime.date.today() + datetime.timedelta(days=2)).isoformat()
+    br.open("/reservar?servicio=%s&barbero=%s&fecha=%s" % (s["id"], b["id"], day))
+    br.focused_heading("Elige día y hora")
+    br.wait(lambda: len(br.d.find_elements(By.CSS_SELECTOR, ".days button.day")) == 7, what="the week's seven days")
+    prev = br.d.find_element(By.XPATH, "//button[normalize-space()='‹ Semana anterior']")
+    assert not prev.is_enabled()
+    br.wait(lambda: br.d.find_element(By.CSS_SELECTOR, ".days button[aria-pressed='true']").get_attribute("data-fecha") == day,
+            what="the asked day pressed")
+    br.check("Reserva - dia pedido")
+
+    # the server out of reach at the confirm step
+    br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"]))
+    slot = slots(br)[-1]
+    br.allowed_errors.append(r"ERR_INTERNET_DISCONNECTED")
+    offline(br, True)
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
+    slot.click()
+    br.see("4. Confirma tu cita")
+    active_alert(br, "No hay conexión con el servidor")
+    assert "Comprobando" not in br.text(), br.text()
+    offline(br, False)
+    br.check("Reserva - confirmar sin conexion")
+    br.click("Reintentar")
+    br.see("Para confirmar, crea tu cuenta")
+    assert "No hay conexión" not in br.text()
+
+    # a page whose module is not loaded yet, offline
+    br.open("/entrar")
+    offline(br, True)
+    br.click("¿Olvidaste tu contraseña?")
+    br.see("No hay conexión con el servidor")
+    assert "Failed to fetch" not in br.text() and "import" not in br.text(), br.text()
+    offline(br, False)
+    br.check("Reserva - modulo sin conexion")
+
+    # a refused sign-up: the focus on the error
+    srv.signup("ya.esta@example.com", "Ya Está")
+    br.allowed_errors.append(r"/api/auth/signup - .*status of 409")
+    br.open("/registro")
+    br.fill("Nombre", "Otra Persona")
+    br.fill("Correo electrónico", "ya.esta@example.com")
+    br.fill("Contraseña", "secreto1")
+    br.click("Crear cuenta")
+    active_alert(br, "Si ya tenías cuenta")
+    br.check("Reserva - registro rechazado")
+
+
+def signed_in_booking(srv, br, s, b):
+    _, uid = srv.signup("marta.reserva@example.com", "Marta Reserva")
+    br.sign_in("marta.reserva@example.com", "secreto1", urllib.parse.quote("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"])))
+    br.focused_heading("Elige día y hora")
+
+    # "Avísame si se libera" tapped twice: one request, one answer
+    btn = br.button("Avísame si se libera")
+    br.d.execute_script("arguments[0].click(); arguments[0].click();", btn)
+    br.see("Te avisaremos por correo")
+    time.sleep(1)
+    assert "Ya estás en la lista" not in br.text(), br.text()
+    tok = srv.login("marta.reserva@example.com", "secreto1")
+    assert len(srv.ok("GET", "/api/lista-espera", token=tok)["entradas"]) == 1
+
+    # Back from the confirm step: the hours, the choices kept
+    slot = slots(br)[-1]
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
+    slot.click()
+    br.focused_heading("Confirma tu cita")
+    br.button("Confirmar cita")
+    assert "inicio=" in br.d.current_url
+    br.d.back()
+    br.focused_heading("Elige día y hora")
+    br.see("Servicio: " + s["nombre"])
+    assert "inicio=" not in br.d.current_url, br.d.current_url
+    slot = slots(br)[-1]
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
+    slot.click()
+    br.focused_heading("Confirma tu cita")
+    br.click("Confirmar cita")
+    br.focused_heading("¡Cita reservada!")
+    deadline = br.d.find_element(By.CSS_SELECTOR, "main .deadline").text
+    assert "Puedes cancelar hasta" in deadline and "(hora de Madrid)" in deadline, deadline
+    assert "inicio=" not in br.d.current_url, br.d.current_url
+    br.check("Reserva - reservada")
+    # a reload: the hours again, not her slot "taken"
+    br.d.refresh()
+    br.focused_heading("Elige día y hora")
+    assert "Lo sentimos" not in br.text(), br.text()
+
+    # "Mis citas": no stray "null"; a photo's "Borrar" asks first
+    tok = srv.login("marta.reserva@example.com", "secreto1")
+    srv.ok("POST", "/api/auth/me/consentimientos", {"fotos": True}, token=tok)
+    cita = srv.ok("GET", "/api/citas", token=tok)["citas"][0]
+    srv.upload(tok, cita["id"], "antes", webtest.png_bytes())
+    br.open("/mis-citas")
+    br.focused_heading("Mis citas")
+    br.see(s["nombre"])
+    assert "null" not in br.text(), br.text()
+    assert "(hora de Madrid), y cambiar" in br.text(), br.text()
+    br.click("Borrar")
+    br.see("¿Borrar la foto de antes?")
+    assert len(srv.ok("GET", "/api/fotos?cita_id=" + cita["id"], token=tok)["fotos"]) == 1
+    br.check("Reserva - borrar foto")
+    br.click("Sí, borrar")
+    br.see("Sin fotos.")
+    assert not srv.ok("GET", "/api/fotos?cita_id=" + cita["id"], token=tok)["fotos"]
+
+    # the session ends before "Confirmar cita": the focus on the error, the menu says "Entrar"
+    br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"]))
+    slot = slots(br)[-1]
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
+    slot.click()
+    br.focused_heading("Confirma tu cita")
+    assert "Salir" in nav_items(br), nav_items(br)
+    srv.ok("PATCH", "/api/admin/usuarios", {"userId": uid, "password": "otraclave1"}, token=srv.admin)
+    br.allowed_errors.append(r"status of 401")
+    br.click("Confirmar cita")
+    active_alert(br, "Tu sesión ha caducado")
+    br.wait(lambda: "Entrar" in nav_items(br) and "Salir" not in nav_items(br), what=lambda: "the menu signed out: %s" % nav_items(br))
+    br.check("Reserva - confirmar caducada")
+
+
+def desk(srv, br, s, b):
+    servicios, barberos = srv.catalog()
+    br.sign_in("admin@barberia.local", srv.admin_password, "/agenda")
+    br.focused_heading("Agenda")
+    # a walk-in now, with a phone (outside the hours if need be)
+    for bb in barberos:
+        st, js = srv.call("POST", "/api/agenda/citas", {
+            "barbero_id": bb["id"], "servicio_id": s["id"],
+            "fecha_inicio": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "fuera_de_horario": True, "cliente": {"nombre": "Nico Ahora", "telefono": "633 444 555"}}, token=srv.admin)
+        if st == 201:
+            walkin = bb
+            break
+    else:
+        raise AssertionError("no barber free now: %s" % js)
+    br.open("/agenda")
+    br.focused_heading("Agenda")
+    # the phone on the card: a 44 px target
+    tel = br.wait(lambda: next((a for a in br.d.find_elements(By.CSS_SELECTOR, "main a[href^='tel:']") if a.is_displayed()), None), what="the phone link")
+    assert tel.rect["height"] >= 44, tel.rect
+
+    # 1280x800: the grid; the line over the block, no column split
+    br.d.set_window_size(1280, 800)
+    grid = br.wait(lambda: next((g for g in br.d.find_elements(By.CSS_SELECTOR, ".rejilla") if g.is_displayed()), None), what="the grid")
+    col = br.wait(lambda: next((c for c in grid.find_elements(By.CSS_SELECTOR, "section.col") if c.find_element(By.TAG_NAME, "h3").text == walkin["nombre"]), None), what="the barber's column")
+    br.wait(lambda: col.find_elements(By.CSS_SELECTOR, ".ahora"), what="the current time's line")
+    widths = br.d.execute_script(
+        "const body = arguments[0].querySelector('.cuerpo'); const w = body.getBoundingClientRect().width;"
+        "return [w, [...body.children].map(e => [e.className, e.getBoundingClientRect().width])]", col)
+    narrow = [(c, w) for c, w in widths[1] if w < widths[0] - 6]
+    assert not narrow, "elements narrower than their column (%s): %s" % (widths[0], narrow)
+    br.check("Reserva - rejilla ahora")
+    br.d.set_window_size(390, 844)
+
+    # "Nueva cita": another service after choosing a time drops it
+    br.click("Nueva cita")
+    br.focused_heading("Nueva cita")
+    slot = br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, "button.slot") if e.is_displayed()), None), what="a free slot")
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
+    slot.click()
+    br.see("Hora: ")
+    sel = Select(control(br, "Servicio"))
+    sel.select_by_value(next(x["id"] for x in servicios if x["id"] != sel.first_selected_option.get_attribute("value")))
+    br.see("Con otro servicio o barbero, elige de nuevo la hora.")
+    assert "Hora: " not in br.text(), br.text()
+    br.check("Reserva - mostrador otro servicio")
+
+    # Informes: no stray "null" when no appointment was counted at today's price
+    br.open("/admin")
+    br.focused_heading("Administración")
+    br.click("Informes")
+    br.focused_heading("Informes")
+    br.button("Descargar CSV")
+    assert "null" not in br.text(), br.text()
+
+
+def test(srv, br):
+    servicios, barberos = srv.catalog()
+    s, b = servicios[0], barberos[0]
+    signed_out_edges(srv, br, s, b)
+    signed_in_booking(srv, br, s, b)
+    desk(srv, br, s, b)
+
+
+if __name__ == "__main__":
+    webtest.main(test)
