@@ -18,8 +18,9 @@ import {
 import { picker } from './slots.js';
 import { waitForm } from './espera.js';
 
-// The confirmation's "Dónde": the shop's name and address (GET /api/config).
-const where = () => [cfg().tienda || 'Barbería', cfg().direccion || location.host].join(', ');
+// The confirmation's "Dónde": the shop's name and, when set, its address
+// (GET /api/config), as the e-mails and the appointment's link say it.
+const where = () => [cfg().tienda || 'Barbería', cfg().direccion].filter(Boolean).join(', ');
 
 export async function home() {
   const { servicios } = await loadCatalog();

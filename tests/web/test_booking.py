@@ -87,6 +87,9 @@ def test(srv, br):
     br.focused_heading("¡Cita reservada!")
     for needle in ("Corte clásico", "Lucía Ortega", "hora de Madrid", "Puedes cancelar hasta", "Dónde"):
         br.see(needle)
+    # no address set: the shop's name alone, never the server's host
+    host = srv.base.split("//", 1)[1]
+    assert host not in br.d.find_element("css selector", "main").text
     gcal = br.button("Añadir a Google Calendar").get_attribute("href")
     assert gcal.startswith("https://calendar.google.com/calendar/render?action=TEMPLATE"), gcal
     ics = br.button("Descargar .ics").get_attribute("href")
