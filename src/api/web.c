@@ -42,7 +42,11 @@ static void add_security_headers(struct http_req *r)
              pl ? " " : "", (int)pl, pub, sl ? " " : "", (int)sl, st);
     http_add_header(r, "Content-Security-Policy", csp);
     http_add_header(r, "X-Content-Type-Options", "nosniff");
-    http_add_header(r, "Referrer-Policy", "same-origin");
+    /* an appointment's page has its key in the path (/c/<token>): its
+     * requests (the app's files, /api/config) never carry it in a Referer,
+     * which a proxy's access log would keep */
+    bool keyed = !strncmp(http_req_path(r), "/c/", 3);
+    http_add_header(r, "Referrer-Policy", keyed ? "no-referrer" : "same-origin");
 }
 
 void api_web_page(struct http_req *r)

@@ -14,8 +14,9 @@
 
 static struct srv S;
 
-static const char *const pages[] = {"/",          "/entrar", "/registro", "/reservar",
-                                    "/mis-citas", "/agenda", "/admin"};
+static const char *const pages[] = {
+    "/",          "/entrar", "/registro", "/reservar",
+    "/mis-citas", "/agenda", "/admin",    "/c/abcdefghijklmnopqrstuvwxyz0123456789"};
 
 static int setup(void **state)
 {
@@ -79,6 +80,9 @@ static void every_page_path_serves_the_shell(void **state)
         expect_header(&r, "Content-Type", "text/html; charset=utf-8");
         expect_header(&r, "Cache-Control", "no-cache");
         expect_csp(&r);
+        /* an appointment's page holds its key in the path: never a Referer */
+        expect_header(&r, "Referrer-Policy",
+                      strncmp(pages[i], "/c/", 3) ? "same-origin" : "no-referrer");
         assert_non_null(strstr(r.body, "<html lang=\"es\">"));
         assert_null(strstr(r.body, "<script>")); /* no inline script */
         assert_null(strstr(r.body, "style=\"")); /* no inline style */
