@@ -103,7 +103,7 @@ const struct http_route api_routes[] = {
      api_whatsapp_consent_put},
     {"GET", "/api/whatsapp/webhook", false, HTTP_AUTH_NONE, HTTP_BODY_NONE,
      api_whatsapp_webhook_get},
-    {"POST", "/api/whatsapp/webhook", false, HTTP_AUTH_NONE, HTTP_BODY_JSON,
+    {"POST", "/api/whatsapp/webhook", false, HTTP_AUTH_NONE, HTTP_BODY_RAW,
      api_whatsapp_webhook_post},
     {"GET", "/api/admin/citas/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, api_admin_cita_mensajes,
      api_admin_cita_mensajes_path},

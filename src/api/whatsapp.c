@@ -167,8 +167,16 @@ void api_whatsapp_webhook_post(struct http_req *r)
         http_reply_error(r, 403, "Firma inválida");
         return;
     }
+    /* read only once signed */
+    json_t *body = json_loadb(raw ? raw : "", len, 0, NULL);
+    if (!json_is_object(body)) {
+        json_decref(body);
+        http_reply_error(r, 400, "JSON inválido");
+        return;
+    }
     int recorded = 0;
-    br_err rc = whatsapp_webhook_statuses(api_app(r), http_req_json(r), &recorded);
+    br_err rc = whatsapp_webhook_statuses(api_app(r), body, &recorded);
+    json_decref(body);
     if (rc) {
         api_fail(r, rc, API_ERROR_INTERNAL);
         return;

@@ -48,6 +48,9 @@ enum http_body {
      * (http_req_json: NULL, http_req_json_invalid: true): for a route whose one action
      * takes a body and another none (which ignores any) */
     HTTP_BODY_JSON_LAX,
+    /* a body of at most json_max bytes kept as it arrived, not parsed
+     * (http_req_body_raw): a signed body, checked before it is read */
+    HTTP_BODY_RAW,
 };
 
 typedef void (*http_handler_fn)(struct http_req *req);
@@ -182,8 +185,8 @@ json_t *http_req_json(struct http_req *r);
 /* HTTP_BODY_JSON_LAX routes: whether a body arrived that is not a JSON object
  * (the handler answers 400 `JSON inválido` where it wants one). */
 bool http_req_json_invalid(struct http_req *r);
-/* HTTP_BODY_JSON routes: the body's bytes exactly as they arrived (to check
- * a signature over them). OUT: *len. Borrowed. */
+/* The body's bytes exactly as they arrived (HTTP_BODY_RAW, and the JSON
+ * routes). OUT: *len. Borrowed. */
 const char *http_req_body_raw(struct http_req *r, size_t *len);
 
 /* HTTP_BODY_MULTIPART routes: what arrived. */

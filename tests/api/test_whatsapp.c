@@ -712,6 +712,11 @@ static void the_webhook_verifies_and_records_signed_statuses_for_the_admin(void 
     http_json(&S, "POST", "/api/whatsapp/webhook", NULL, "{\"object\": \"x\"}", &r);
     expect_error(&r, 403, "Firma inválida");
     resp_free(&r);
+    /* the signature is checked before the body is read: an unsigned body
+     * that is no JSON is refused for its signature, not its syntax */
+    http_json(&S, "POST", "/api/whatsapp/webhook", NULL, "esto no es json", &r);
+    expect_error(&r, 403, "Firma inválida");
+    resp_free(&r);
     json_t *list = mensajes(id);
     assert_true(
         json_is_null(json_object_get(mensaje(list, "whatsapp", "confirmacion"), "entrega")));
