@@ -95,6 +95,9 @@ static const struct setting settings[] = {
       "bearer token GET /metrics asks for (unset: loopback clients only)"),
     S("CORS_ORIGINS", CONFIG_SERVE, cors_origins, NULL,
       "origins a browser app may call the API from, comma-separated (unset: same-origin only)"),
+    S("TRUSTED_PROXIES", CONFIG_SERVE, trusted_proxies, NULL,
+      "addresses of the reverse proxies in front, comma-separated: from them the client is the "
+      "last X-Forwarded-For address that is none of them (unset: the connection's address)"),
     I("HASH_MAX", CONFIG_SERVE, hash_max, "0", 0, 1024,
       "password hashes at once, 64 MiB each (0: the number of cores); sign-ups use all but one"),
     I("HASH_WAIT_MS", CONFIG_SERVE, hash_wait_ms, "2000", 1, 600000,

@@ -45,6 +45,7 @@ struct config {
     int memo;                 /* 0: nothing remembered between requests (store.h) */
     char *metrics_token;      /* NULL: GET /metrics for loopback clients only */
     char *cors_origins;       /* NULL: same-origin only */
+    char *trusted_proxies;    /* NULL: the client is the connection's peer */
     /* identity: password hashing and sign-in throttling */
     int hash_max;                /* password hashes at once; 0: the number of cores */
     int hash_wait_ms;            /* longest wait for a hashing slot: then 503 */

@@ -177,6 +177,7 @@ int cli_serve(int argc, char **argv)
         .file_field = "file",
         .form_fields = api_form_fields,
         .cors_origins = cfg.cors_origins,
+        .trusted_proxies = cfg.trusted_proxies,
         .public_url = cfg.public_url,
         .routes = api_routes,
         .nroutes = api_nroutes,

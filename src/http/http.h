@@ -114,6 +114,10 @@ struct http_options {
                                      * is ignored, however many (NULL: the first 8) */
     const char *cors_origins;       /* comma-separated origins a browser app may call from
                                      * (NULL: same-origin only) */
+    const char *trusted_proxies;    /* comma-separated addresses of the reverse proxies in
+                                     * front: from them, the client (http_req_client) is the
+                                     * last X-Forwarded-For address that is none of them
+                                     * (NULL: the connection's peer, always) */
     const char *public_url;         /* the URL clients use (BARBERIA_PUBLIC_URL; NULL: none
                                      * but the one each request is addressed to): its
                                      * origin counts as the service's own, as behind a

@@ -24,6 +24,7 @@
 #include "../util/buf.h"
 
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -76,6 +77,8 @@ struct http_server {
     size_t ncors;
     struct origin pub; /* the public URL's origin, when has_pub */
     bool has_pub;
+    struct in6_addr *proxies; /* the trusted proxies (IPv4 as v4-mapped) */
+    size_t nproxies;
 };
 
 struct field {
@@ -173,12 +176,17 @@ void http_body_free(struct http_req *r);
 
 /* --- origin.c ----------------------------------------------------------------------- */
 
-/* Parses BARBERIA_CORS_ORIGINS (o->cors_origins) and the public URL's origin
- * into s. BR_INVALID, with a one-line detail, for a malformed list. */
+/* Parses BARBERIA_CORS_ORIGINS (o->cors_origins), the public URL's origin
+ * and the trusted proxies (o->trusted_proxies) into s. BR_INVALID, with a
+ * one-line detail, for a malformed list. */
 br_err http_origins_init(struct http_server *s) WARN_UNUSED;
 void http_origins_free(struct http_server *s);
 /* Sets r->cors_origin when the request's Origin is one the CORS setting
  * allows. */
 void http_cors_check(struct http_req *r);
+/* Whether a (IPv4 as v4-mapped) is one of the trusted proxies. */
+bool http_proxy_trusted(const struct http_server *s, const struct in6_addr *a);
+/* The text of an IPv4 or IPv6 address (n bytes) as IPv6, IPv4 as v4-mapped. */
+bool http_addr_parse(const char *t, size_t n, struct in6_addr *out);
 
 #endif

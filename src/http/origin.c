@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,9 +151,58 @@ static br_err parse_origins(struct http_server *s, const char *list)
     return rc;
 }
 
+bool http_addr_parse(const char *t, size_t n, struct in6_addr *out)
+{
+    char text[INET6_ADDRSTRLEN];
+    if (!n || n >= sizeof text) return false;
+    memcpy(text, t, n);
+    text[n] = '\0';
+    struct in_addr v4;
+    if (inet_pton(AF_INET, text, &v4) == 1) {
+        memset(out, 0, sizeof *out);
+        out->s6_addr[10] = out->s6_addr[11] = 0xff;
+        memcpy(&out->s6_addr[12], &v4, 4);
+        return true;
+    }
+    return inet_pton(AF_INET6, text, out) == 1;
+}
+
+bool http_proxy_trusted(const struct http_server *s, const struct in6_addr *a)
+{
+    for (size_t i = 0; i < s->nproxies; i++)
+        if (!memcmp(&s->proxies[i], a, sizeof *a)) return true;
+    return false;
+}
+
+static br_err parse_proxies(struct http_server *s, const char *list)
+{
+    for (const char *t = list; t && *t;) {
+        size_t n = strcspn(t, ",");
+        const char *end = t + n;
+        while (t < end && (*t == ' ' || *t == '\t'))
+            t++;
+        size_t len = (size_t)(end - t);
+        while (len && (t[len - 1] == ' ' || t[len - 1] == '\t'))
+            len--;
+        if (len) {
+            struct in6_addr a;
+            if (!http_addr_parse(t, len, &a))
+                return err_set(BR_INVALID,
+                               "BARBERIA_TRUSTED_PROXIES: '%.*s' is not an IP address (a proxy's "
+                               "own, without a port)",
+                               (int)(len > 64 ? 64 : len), t);
+            s->proxies = xrealloc(s->proxies, (s->nproxies + 1) * sizeof *s->proxies);
+            s->proxies[s->nproxies++] = a;
+        }
+        t = *end ? end + 1 : end;
+    }
+    return BR_OK;
+}
+
 br_err http_origins_init(struct http_server *s)
 {
     br_err rc = parse_origins(s, s->o.cors_origins);
+    if (!rc) rc = parse_proxies(s, s->o.trusted_proxies);
     if (rc) return rc;
     /* every link the service hands out (photos, e-mails, WhatsApp) starts
      * with it, and photo URLs are stored: a typo must not start */
@@ -172,4 +222,7 @@ void http_origins_free(struct http_server *s)
     free(s->cors);
     s->cors = NULL;
     s->ncors = 0;
+    free(s->proxies);
+    s->proxies = NULL;
+    s->nproxies = 0;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 void *http_req_app(struct http_req *r)
@@ -106,12 +107,67 @@ void http_client_key(const struct sockaddr *sa, char *out, size_t n)
     if (inet_ntop(AF_INET6, &a, text, sizeof text)) snprintf(out, n, "%s/64", text);
 }
 
+/* The peer's address as IPv6 (IPv4 as v4-mapped); false for another family. */
+static bool peer_as6(const struct sockaddr *sa, struct in6_addr *out)
+{
+    if (sa && sa->sa_family == AF_INET6) {
+        *out = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+        return true;
+    }
+    if (!sa || sa->sa_family != AF_INET) return false;
+    memset(out, 0, sizeof *out);
+    out->s6_addr[10] = out->s6_addr[11] = 0xff;
+    memcpy(&out->s6_addr[12], &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    return true;
+}
+
+static enum MHD_Result last_forwarded(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    (void)kind;
+    if (!strcasecmp(key, "X-Forwarded-For")) *(const char **)cls = value;
+    return MHD_YES;
+}
+
+/* Behind a trusted proxy: the client X-Forwarded-For names, its last
+ * address that is none of the trusted proxies, read from the right (what a
+ * client wrote itself stands to the left of what they added). False when
+ * there is none, or an entry there is no address: the peer counts then. */
+static bool forwarded_client(struct http_req *r, struct sockaddr_in6 *out)
+{
+    const char *xff = NULL;
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, last_forwarded, &xff);
+    if (!xff) return false;
+    for (size_t end = strlen(xff); end > 0;) {
+        size_t start = end;
+        while (start > 0 && xff[start - 1] != ',')
+            start--;
+        size_t a = start, b = end;
+        while (a < b && (xff[a] == ' ' || xff[a] == '\t'))
+            a++;
+        while (b > a && (xff[b - 1] == ' ' || xff[b - 1] == '\t'))
+            b--;
+        memset(out, 0, sizeof *out);
+        out->sin6_family = AF_INET6;
+        if (!http_addr_parse(xff + a, b - a, &out->sin6_addr)) return false;
+        if (!http_proxy_trusted(r->srv, &out->sin6_addr)) return true;
+        end = start > 0 ? start - 1 : 0;
+    }
+    return false;
+}
+
 const char *http_req_client(struct http_req *r)
 {
     if (r->client[0]) return r->client;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    http_client_key(ci ? ci->client_addr : NULL, r->client, sizeof r->client);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    struct in6_addr peer;
+    struct sockaddr_in6 fwd;
+    if (r->srv->nproxies && peer_as6(sa, &peer) && http_proxy_trusted(r->srv, &peer) &&
+        forwarded_client(r, &fwd))
+        sa = (const struct sockaddr *)&fwd;
+    http_client_key(sa, r->client, sizeof r->client);
     return r->client;
 }
 

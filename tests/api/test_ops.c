@@ -566,6 +566,21 @@ static void a_malformed_listen_address_is_refused(void **state)
     }
 }
 
+static void a_trusted_proxy_that_is_no_address_is_refused(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    const char *args[] = {"--listen", "127.0.0.1:0", "--data", S.data, NULL};
+    static const char *const bad[] = {"BARBERIA_TRUSTED_PROXIES=127.0.0.1:8080",
+                                      "BARBERIA_TRUSTED_PROXIES=10.0.0.0/8",
+                                      "BARBERIA_TRUSTED_PROXIES=127.0.0.1, proxy.example"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *env[] = {bad[i], NULL};
+        expect_refused_start(env, args, "BARBERIA_TRUSTED_PROXIES");
+        expect_no_data_folder();
+    }
+}
+
 static void an_unusable_database_or_storage_url_is_refused(void **state)
 {
     (void)state;
@@ -741,6 +756,7 @@ int main(void)
         T(a_file_in_place_of_a_folder_inside_the_data_folder_is_refused),
         T(a_port_already_in_use_is_refused),
         T(a_malformed_listen_address_is_refused),
+        T(a_trusted_proxy_that_is_no_address_is_refused),
         T(an_unusable_database_or_storage_url_is_refused),
         T(storage_url_without_credentials_or_with_an_unknown_scheme_is_refused),
         T(serve_demo_seeds_an_empty_folder_once),

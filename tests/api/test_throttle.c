@@ -52,8 +52,9 @@ struct attempt {
     char body[512];
     bool right; /* the account's real password */
     long status;
-    long retry_after; /* of a 429: its Retry-After in seconds, else -1 */
-    char error[64];   /* the answer's "error", if any */
+    long retry_after;      /* of a 429: its Retry-After in seconds, else -1 */
+    char error[64];        /* the answer's "error", if any */
+    const char *forwarded; /* an "X-Forwarded-For: ..." line to send (NULL: none) */
 };
 
 static void attempt_set(struct attempt *a, const struct srv *s, const char *email,
@@ -70,7 +71,8 @@ static void attempt_set(struct attempt *a, const struct srv *s, const char *emai
 static void attempt_run(void *item)
 {
     struct attempt *a = item;
-    struct req_opts o = {.body = a->body};
+    const char *const fwd[] = {a->forwarded, NULL};
+    struct req_opts o = {.body = a->body, .headers = a->forwarded ? fwd : NULL};
     struct resp r;
     a->status = http_try(a->s, "POST", "/api/auth/login", &o, &r);
     const char *e = jstr(r.json, "error");
@@ -259,6 +261,75 @@ static void a_burst_over_many_accounts_from_one_address_judges_only_the_limit(vo
     srv_cleanup(&s);
 }
 
+/* Behind a proxy every client arrives from its address: with the proxy
+ * named trusted (BARBERIA_TRUSTED_PROXIES), the per-address count is the
+ * X-Forwarded-For client's, and one client's guesses lock out no other
+ * (nor the proxy's own requests); a forwarded address from a peer that is
+ * not trusted is ignored, as is what a client wrote in front of the
+ * proxy's entry. */
+static void behind_a_trusted_proxy_each_forwarded_client_is_counted_apart(void **state)
+{
+    (void)state;
+    const char *env[ARRAY_LEN(address_env) + 1];
+    size_t n = 0;
+    for (; address_env[n]; n++)
+        env[n] = address_env[n];
+    env[n++] = "BARBERIA_TRUSTED_PROXIES=192.0.2.1, 127.0.0.1";
+    env[n] = NULL;
+    struct srv s = {0};
+    srv_start(&s, env, NULL);
+    struct user ana;
+    signup_user(&s, &ana, "Ana");
+    /* the guesser wrote an address of its own in front: the proxy's entry,
+     * the last, is the one that counts */
+    for (int i = 0; i < LIMIT; i++) {
+        char email[128];
+        unique_email(email, sizeof email, "tras-proxy");
+        struct attempt a;
+        attempt_set(&a, &s, email, "equivocada", false);
+        a.forwarded = "X-Forwarded-For: 198.51.100.77, 203.0.113.5";
+        attempt_run(&a);
+        assert_int_equal(a.status, 401);
+    }
+    static const struct {
+        const char *forwarded;
+        long want;
+    } after[] = {
+        {"X-Forwarded-For: 203.0.113.5", 429},            /* the guesser */
+        {"X-Forwarded-For: 203.0.113.5, 192.0.2.1", 429}, /* through two proxies */
+        {"X-Forwarded-For: 203.0.113.6", 200},            /* another client */
+        {"X-Forwarded-For: 198.51.100.77", 200},          /* what the guesser wrote */
+        {NULL, 200},                                      /* the proxy itself */
+        {"X-Forwarded-For: nonsense", 200},               /* no address: the proxy's */
+    };
+    for (size_t i = 0; i < ARRAY_LEN(after); i++) {
+        struct attempt a;
+        attempt_set(&a, &s, ana.email, ana.password, true);
+        a.forwarded = after[i].forwarded;
+        attempt_run(&a);
+        if (a.status != after[i].want)
+            fail_msg("%s: %ld, not %ld", after[i].forwarded ? after[i].forwarded : "no header",
+                     a.status, after[i].want);
+    }
+    srv_cleanup(&s);
+    /* untrusted: X-Forwarded-For is anyone's to write, and ignored */
+    struct srv u = {0};
+    srv_start(&u, address_env, NULL);
+    signup_user(&u, &ana, "Ana");
+    for (int i = 0; i < LIMIT; i++) {
+        char email[128], line[80];
+        unique_email(email, sizeof email, "sin-proxy");
+        snprintf(line, sizeof line, "X-Forwarded-For: 203.0.113.%d", 10 + i);
+        struct attempt a;
+        attempt_set(&a, &u, email, "equivocada", false);
+        a.forwarded = line;
+        attempt_run(&a);
+        assert_int_equal(a.status, 401);
+    }
+    login_expect(&u, ana.email, ana.password, 429);
+    srv_cleanup(&u);
+}
+
 /* A right password's attempt is counted while its password is checked,
  * then given back: many successes from one address never use up its
  * budget, and the success that reached the limit does not leave the lock
@@ -386,6 +457,7 @@ int main(void)
         cmocka_unit_test(successes_give_back_what_they_counted),
         cmocka_unit_test(busy_answers_do_not_count),
         cmocka_unit_test(a_burst_through_two_nodes_judges_only_the_limit),
+        cmocka_unit_test(behind_a_trusted_proxy_each_forwarded_client_is_counted_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
