@@ -39,6 +39,8 @@ struct exact_name {
     const char *name;
     const char *value;
     bool found;
+    bool all;       /* look at every one (cookies) */
+    bool ambiguous; /* two of that name with different values */
 };
 
 static enum MHD_Result exact_value(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -47,16 +49,23 @@ static enum MHD_Result exact_value(void *cls, enum MHD_ValueKind kind, const cha
     (void)kind;
     struct exact_name *e = cls;
     if (!key || strcmp(key, e->name) != 0) return MHD_YES;
+    if (e->found) {
+        e->ambiguous = e->ambiguous || strcmp(e->value ? e->value : "", value ? value : "");
+        return MHD_YES;
+    }
     e->value = value;
     e->found = true;
-    return MHD_NO; /* the first one counts, as libmicrohttpd's own lookup */
+    return e->all ? MHD_YES : MHD_NO; /* the first one counts, as libmicrohttpd's own lookup */
 }
 
 static const char *lookup_exact(struct http_req *r, enum MHD_ValueKind kind, const char *name)
 {
-    struct exact_name e = {name, NULL, false};
+    /* a cookie sent twice with two values: one was set by another site (a
+     * parent domain's, a longer path's) to stand in front of ours, so
+     * neither is believed */
+    struct exact_name e = {name, NULL, false, kind == MHD_COOKIE_KIND, false};
     MHD_get_connection_values(r->conn, kind, exact_value, &e);
-    return e.found ? e.value : NULL;
+    return e.found && !e.ambiguous ? e.value : NULL;
 }
 
 const char *http_req_query(struct http_req *r, const char *name)

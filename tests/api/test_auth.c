@@ -419,6 +419,19 @@ static void login_is_200_and_bearer_and_cookie_both_work(void **state)
     assert_int_equal(status_of("GET", "/api/auth/me", &o), 401);
     snprintf(cookie, sizeof cookie, "theme=dark; barberia_session=%s; lang=es", tok);
     assert_int_equal(status_of("GET", "/api/auth/me", &o), 200);
+    /* sent twice with two values (one set elsewhere to shadow ours, a
+     * parent domain's or a longer path's): neither is believed, in either
+     * order; twice the same is one */
+    char other[320];
+    snprintf(other, sizeof other, "barberia_session=%s; barberia_session=%s", tok,
+             "0000000000000000000000000000000000000000000");
+    struct req_opts two = {.cookie = other};
+    assert_int_equal(status_of("GET", "/api/auth/me", &two), 401);
+    snprintf(other, sizeof other, "barberia_session=%s; barberia_session=%s",
+             "0000000000000000000000000000000000000000000", tok);
+    assert_int_equal(status_of("GET", "/api/auth/me", &two), 401);
+    snprintf(other, sizeof other, "barberia_session=%s; barberia_session=%s", tok, tok);
+    assert_int_equal(status_of("GET", "/api/auth/me", &two), 200);
     /* the cookie works on the appointment endpoints too */
     assert_int_equal(status_of("GET", "/api/citas", &o), 200);
     char *barb = make_barbero(&S, "Barbero Cookie");
