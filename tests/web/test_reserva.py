@@ -30,12 +30,6 @@ from webtest import By  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
 
-def offline(br, on):
-    br.d.execute_cdp_cmd("Network.enable", {})
-    br.d.execute_cdp_cmd("Network.emulateNetworkConditions", {
-        "offline": on, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
-
-
 def slots(br):
     return br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
 
@@ -77,13 +71,13 @@ def signed_out_edges(srv, br, s, b):
     br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"]))
     slot = slots(br)[-1]
     br.allowed_errors.append(r"ERR_INTERNET_DISCONNECTED")
-    offline(br, True)
+    br.offline(True)
     br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
     slot.click()
     br.see("4. Confirma tu cita")
     active_alert(br, "No hay conexión con el servidor")
     assert "Comprobando" not in br.text(), br.text()
-    offline(br, False)
+    br.offline(False)
     br.check("Reserva - confirmar sin conexion")
     br.click("Reintentar")
     br.see("Para confirmar, crea tu cuenta")
@@ -91,11 +85,11 @@ def signed_out_edges(srv, br, s, b):
 
     # a page whose module is not loaded yet, offline
     br.open("/entrar")
-    offline(br, True)
+    br.offline(True)
     br.click("¿Olvidaste tu contraseña?")
     br.see("No hay conexión con el servidor")
     assert "Failed to fetch" not in br.text() and "import" not in br.text(), br.text()
-    offline(br, False)
+    br.offline(False)
     br.check("Reserva - modulo sin conexion")
 
     # a refused sign-up: the focus on the error

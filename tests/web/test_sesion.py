@@ -20,12 +20,6 @@ from webtest import By  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
 
-def offline(br, on):
-    br.d.execute_cdp_cmd("Network.enable", {})
-    br.d.execute_cdp_cmd("Network.emulateNetworkConditions", {
-        "offline": on, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
-
-
 def expired_link(br, page):
     """The "session expired" line and its link, which returns to page."""
     br.see("Tu sesión ha caducado")
@@ -46,20 +40,20 @@ def agenda(srv, br):
 
     # the server out of reach: "Ver" another barber
     br.allowed_errors.append(r"ERR_INTERNET_DISCONNECTED")
-    offline(br, True)
+    br.offline(True)
     Select(br.d.find_element(By.ID, "ver-barbero")).select_by_index(1)
     br.see("No hay conexión con el servidor")
     assert "Cargando" not in br.text(), br.text()
     br.wait(lambda: "No hay conexión" in br.active().text, what="focus on the error")
-    offline(br, False)
+    br.offline(False)
     br.check("Sesion - agenda sin conexion")
     br.click("Reintentar")
     br.see("No hay citas")
     # and a week button, still offline
-    offline(br, True)
+    br.offline(True)
     br.click("Semana")
     br.see("No hay conexión con el servidor")
-    offline(br, False)
+    br.offline(False)
     br.click("Reintentar")
     br.see("Semana del")
     br.see("No hay citas")
@@ -115,12 +109,12 @@ def mis_citas(srv, br):
     br.focused_heading("Mis citas")
 
     # offline: the picker says the hours could not be read
-    offline(br, True)
+    br.offline(True)
     br.click("Cambiar hora")
     br.focused_heading("Elige la nueva hora")
     br.see("No se pudieron cargar las horas. Inténtalo de nuevo.")
     no_slots_said(br)
-    offline(br, False)
+    br.offline(False)
     br.check("Sesion - horas sin conexion")
     # a tap on a day not read asks again
     day = br.d.find_element(By.CSS_SELECTOR, ".days button.day")

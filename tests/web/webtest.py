@@ -261,6 +261,12 @@ class Browser:
         return self.d.execute_script("return performance.getEntriesByType('resource').map(e => ({name: e.name, size: e.transferSize, type: e.initiatorType}))")
 
     # --- the checks every state gets ---------------------------------------------
+    def offline(self, on):
+        """Cuts the browser off the network (on) or gives it back."""
+        self.d.execute_cdp_cmd("Network.enable", {})
+        self.d.execute_cdp_cmd("Network.emulateNetworkConditions", {
+            "offline": on, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+
     def check(self, state):
         """axe-core, no sideways scroll at 360 px, transfer budget, console; screenshots."""
         self.states += 1
