@@ -45,11 +45,8 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
     el.style.gridTemplateRows = `repeat(${n}, var(--fila))`;
     return el;
   };
-  // every element in the column's one track: the current time's line lies
-  // over the row's block or button, never beside it
   const place = (el, a, b) => {
     const r = Math.floor((a - lo) / paso) + 1;
-    el.style.gridColumn = '1';
     el.style.gridRow = `${r} / ${Math.max(Math.ceil((b - lo) / paso) + 1, r + 1)}`;
     return el;
   };
@@ -57,9 +54,11 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
   // the current time, in minutes of the day, when the grid shows it
   const ahora = fecha === today() ? toMin(hm(now)) : -1;
   const marks = ahora >= lo && ahora < hi;
+  // the current time's line: laid over the column, out of its grid, so it
+  // takes no place a block or button would then be pushed beside
   const line = () => {
-    const el = place(h('div', { class: 'ahora', 'aria-hidden': 'true' }), ahora, ahora + 1);
-    el.style.marginTop = `calc(var(--fila) * ${((ahora - lo) % paso) / paso})`;
+    const el = h('div', { class: 'ahora', 'aria-hidden': 'true' });
+    el.style.top = `calc(var(--fila) * ${(ahora - lo) / paso})`;
     return el;
   };
 

@@ -333,17 +333,11 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
     return pk;
   }
   drawWhen();
-  // Another service or barber: the hour chosen may not suit them, so it
-  // is dropped and the picker shows theirs (a walk-in, "Ahora", stays).
+  // Another service or barber: the picker shows theirs while no hour is
+  // chosen; an hour chosen (or tapped on the grid) stays, and the booking's
+  // answer judges it (a 409, or out of hours)
   const again = () => {
-    if (st.ahora) return;
-    const had = st.inicio;
-    st.inicio = null;
-    drawWhen();
-    if (had)
-      when.prepend(
-        h('p', { class: 'hint' }, 'Con otro servicio o barbero, elige de nuevo la hora.'),
-      );
+    if (!st.inicio && !st.ahora) drawWhen();
   };
   servicio.addEventListener('change', again);
   barber.addEventListener('change', again);

@@ -16,7 +16,6 @@
 - the service links and the agenda's phone links are 44 px targets;
 - today's grid at 1280x800 during a walk-in: the current time's line lies
   over the block, every element of a column takes its whole width;
-- the desk's "Nueva cita": another service after choosing a time drops it.
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
 import datetime
 import os
@@ -27,16 +26,10 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webtest  # noqa: E402
 from webtest import By  # noqa: E402
-from selenium.webdriver.support.ui import Select  # noqa: E402
 
 
 def slots(br):
     return br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
-
-
-def control(br, label):
-    lab = next(e for e in br.d.find_elements(By.TAG_NAME, "label") if e.text.strip() == label and e.is_displayed())
-    return br.d.find_element(By.ID, lab.get_attribute("for"))
 
 
 def active_alert(br, needle):
@@ -178,7 +171,7 @@ def signed_in_booking(srv, br, s, b):
 
 
 def desk(srv, br, s, b):
-    servicios, barberos = srv.catalog()
+    _, barberos = srv.catalog()
     br.sign_in("admin@barberia.local", srv.admin_password, "/agenda")
     br.focused_heading("Agenda")
     # a walk-in now, with a phone (outside the hours if need be)
@@ -210,19 +203,6 @@ def desk(srv, br, s, b):
     assert not narrow, "elements narrower than their column (%s): %s" % (widths[0], narrow)
     br.check("Reserva - rejilla ahora")
     br.d.set_window_size(390, 844)
-
-    # "Nueva cita": another service after choosing a time drops it
-    br.click("Nueva cita")
-    br.focused_heading("Nueva cita")
-    slot = br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, "button.slot") if e.is_displayed()), None), what="a free slot")
-    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
-    slot.click()
-    br.see("Hora: ")
-    sel = Select(control(br, "Servicio"))
-    sel.select_by_value(next(x["id"] for x in servicios if x["id"] != sel.first_selected_option.get_attribute("value")))
-    br.see("Con otro servicio o barbero, elige de nuevo la hora.")
-    assert "Hora: " not in br.text(), br.text()
-    br.check("Reserva - mostrador otro servicio")
 
     # Informes: no stray "null" when no appointment was counted at today's price
     br.open("/admin")
