@@ -11,6 +11,7 @@
 #include "../util/vec.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
@@ -319,7 +320,8 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 
 /* A failed export takes back what it wrote (its table files, its objects
  * folder, a manifest half written) and the folder when it made it, so the
- * same command can simply run again; nothing else in dir is touched. */
+ * same command can simply run again. The folder was new or empty when it
+ * began (transfer_export), so every name here is its own. */
 static void export_undo(const struct exporter *x, bool made_dir)
 {
     for (int i = 0; i < x->ntables; i++) {
@@ -341,10 +343,26 @@ static void export_undo(const struct exporter *x, bool made_dir)
         log_warn("export: could not remove %s: %s", x->dir, strerror(errno));
 }
 
+/* Whether dir holds nothing (an existing folder an export may fill). */
+static bool dir_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    bool empty = true;
+    for (struct dirent *e; empty && (e = readdir(d)) != NULL;)
+        empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    closedir(d);
+    return empty;
+}
+
 br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *st)
 {
     bool made_dir = mkdir(dir, DIR_MODE) == 0;
     if (!made_dir && errno != EEXIST) return io_fail("cannot create", dir);
+    /* a new folder, or an empty one: everything in it is then this
+     * export's, and a failure may take all of it back (export_undo) */
+    if (!made_dir && !dir_empty(dir))
+        return err_set(BR_IO, "%s is not empty (an export needs a new folder)", dir);
     char *objdir = xasprintf("%s/objects", dir);
     int made = mkdir(objdir, DIR_MODE);
     free(objdir);

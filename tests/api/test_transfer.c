@@ -399,6 +399,24 @@ static void a_damaged_export_or_a_used_target_is_refused_with_nothing_written(vo
     assert_int_equal(cli_in(&A.s, NULL, "export", "--to", out, &err), 1);
     assert_non_null(strstr(err, "not empty"));
     free(err);
+    /* a folder that holds anything already is refused, and what it holds
+     * stays as it was (a table's name included) */
+    char mine[400], keep[500];
+    snprintf(mine, sizeof mine, "%s/export-mine", A.s.dir);
+    assert_int_equal(mkdir(mine, 0700), 0);
+    snprintf(keep, sizeof keep, "%s/perfiles.jsonl", mine);
+    FILE *kf = fopen(keep, "w");
+    assert_non_null(kf);
+    fputs("mio\n", kf);
+    fclose(kf);
+    assert_int_equal(cli_in(&A.s, NULL, "export", "--to", mine, &err), 1);
+    assert_non_null(strstr(err, "not empty"));
+    free(err);
+    size_t klen = 0;
+    char *kept = read_file(keep, &klen);
+    assert_non_null(kept);
+    assert_string_equal(kept, "mio\n");
+    free(kept);
     /* an export that fails (a photo gone from the folder store) takes back
      * what it wrote: the same command runs again once the cause is mended */
     if (!A.s.s3) {
