@@ -159,7 +159,7 @@ br_err cuenta_eliminar(struct app *app, const struct principal *caller, const ch
      * any more) and her photo consent is withdrawn (no photo is stored) */
     br_ts now;
     iso8601_format(clock_now_ms(), now);
-    rc = store_cuenta_cerrar(app->store, caller->user_id, now);
+    rc = mostrador_cliente_cerrado(store_cuenta_cerrar(app->store, caller->user_id, now), false);
     /* her photos: once, none is stored after the door closed */
     if (!rc) rc = fotos_borrar(app, caller->user_id);
     /* her future appointments, cancelled as the shop cancels them: at any

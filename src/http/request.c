@@ -49,6 +49,7 @@ static enum MHD_Result exact_value(void *cls, enum MHD_ValueKind kind, const cha
     (void)kind;
     struct exact_name *e = cls;
     if (!key || strcmp(key, e->name) != 0) return MHD_YES;
+    if (e->all && (!value || !*value)) return MHD_YES; /* an emptied cookie holds nothing */
     if (e->found) {
         e->ambiguous = e->ambiguous || strcmp(e->value ? e->value : "", value ? value : "");
         return MHD_YES;

@@ -432,6 +432,8 @@ static void login_is_200_and_bearer_and_cookie_both_work(void **state)
     assert_int_equal(status_of("GET", "/api/auth/me", &two), 401);
     snprintf(other, sizeof other, "barberia_session=%s; barberia_session=%s", tok, tok);
     assert_int_equal(status_of("GET", "/api/auth/me", &two), 200);
+    snprintf(other, sizeof other, "barberia_session=; barberia_session=%s", tok);
+    assert_int_equal(status_of("GET", "/api/auth/me", &two), 200);
     /* the cookie works on the appointment endpoints too */
     assert_int_equal(status_of("GET", "/api/citas", &o), 200);
     char *barb = make_barbero(&S, "Barbero Cookie");
