@@ -186,6 +186,8 @@ void http_origins_free(struct http_server *s);
 void http_cors_check(struct http_req *r);
 /* Whether a (IPv4 as v4-mapped) is one of the trusted proxies. */
 bool http_proxy_trusted(const struct http_server *s, const struct in6_addr *a);
+/* An IPv4 address as its v4-mapped IPv6 one (::ffff:a.b.c.d). */
+void http_addr_v4_mapped(const struct in_addr *v4, struct in6_addr *out);
 /* The text of an IPv4 or IPv6 address (n bytes) as IPv6, IPv4 as v4-mapped. */
 bool http_addr_parse(const char *t, size_t n, struct in6_addr *out);
 

@@ -151,6 +151,13 @@ static br_err parse_origins(struct http_server *s, const char *list)
     return rc;
 }
 
+void http_addr_v4_mapped(const struct in_addr *v4, struct in6_addr *out)
+{
+    memset(out, 0, sizeof *out);
+    out->s6_addr[10] = out->s6_addr[11] = 0xff;
+    memcpy(&out->s6_addr[12], v4, 4);
+}
+
 bool http_addr_parse(const char *t, size_t n, struct in6_addr *out)
 {
     char text[INET6_ADDRSTRLEN];
@@ -159,9 +166,7 @@ bool http_addr_parse(const char *t, size_t n, struct in6_addr *out)
     text[n] = '\0';
     struct in_addr v4;
     if (inet_pton(AF_INET, text, &v4) == 1) {
-        memset(out, 0, sizeof *out);
-        out->s6_addr[10] = out->s6_addr[11] = 0xff;
-        memcpy(&out->s6_addr[12], &v4, 4);
+        http_addr_v4_mapped(&v4, out);
         return true;
     }
     return inet_pton(AF_INET6, text, out) == 1;

@@ -125,9 +125,7 @@ static bool peer_as6(const struct sockaddr *sa, struct in6_addr *out)
         return true;
     }
     if (!sa || sa->sa_family != AF_INET) return false;
-    memset(out, 0, sizeof *out);
-    out->s6_addr[10] = out->s6_addr[11] = 0xff;
-    memcpy(&out->s6_addr[12], &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    http_addr_v4_mapped(&((const struct sockaddr_in *)sa)->sin_addr, out);
     return true;
 }
 

@@ -347,12 +347,13 @@ static br_err correo_view_row(void *ud, const struct db_val *c, int n)
     return a->fn(a->ud, &v);
 }
 
-br_err store_cuenta_correo_each(struct store *st, const char *status, store_cuenta_correo_fn fn,
-                                void *ud)
-{
 #define CORREO_VIEW_COLS                                                                           \
     "SELECT id, kind, recipient, status, created_at, next_attempt_at, last_error, attempts "       \
     "FROM cuenta_correo "
+
+br_err store_cuenta_correo_each(struct store *st, const char *status, store_cuenta_correo_fn fn,
+                                void *ud)
+{
     struct correo_each a = {fn, ud};
     if (!status)
         return run(st, CORREO_VIEW_COLS "WHERE status <> 'sent' ORDER BY created_at, id", NULL, 0,
