@@ -455,7 +455,7 @@ void api_admin_ausencia_delete(struct http_req *r)
     if (!api_reply_if_failed(r, rc, "Ausencia no encontrada")) api_reply_ok(r);
 }
 
-/* --- GET /api/disponibilidad ------------------------------------------------------------------ */
+/* --- GET /api/disponibilidad, GET /api/agenda/huecos ------------------------------------------ */
 
 bool api_huecos_text(struct http_req *r, const struct agenda_query *q, const struct agenda_dia *d,
                      char **text, size_t *len)
@@ -501,14 +501,16 @@ bool api_huecos_text(struct http_req *r, const struct agenda_query *q, const str
 /* Where answers are remembered (SQLite: memo/memo.h), a day's answer is kept under
  * everything it depends on besides the database (the query as given and
  * the shop's date now) while nothing it reads is changed and the clock has
- * not reached the instant at which the notice passes its first slot. */
-void api_disponibilidad_get(struct http_req *r)
+ * not reached the instant at which the notice passes its first slot. The
+ * desk's answer (sin_aviso) is never kept. */
+static void reply_dia(struct http_req *r, bool sin_aviso)
 {
     struct agenda_query q = {
         .servicio_id = http_req_query(r, "servicio_id"),
         .fecha = http_req_query(r, "fecha"),
         .barbero_id = api_query_opt(r, "barbero_id"),
         .now_ms = clock_now_ms(),
+        .sin_aviso = sin_aviso,
     };
     struct app *app = api_app(r);
     struct memo_ticket t;
@@ -529,4 +531,16 @@ void api_disponibilidad_get(struct http_req *r)
     if (ok && memo) memo_slots_put(app->memo, &t, q.now_ms, d.vigente_hasta_ms, text, len);
     agenda_dia_clear(&d);
     if (ok) http_reply_json(r, 200, text, len);
+}
+
+void api_disponibilidad_get(struct http_req *r)
+{
+    reply_dia(r, false);
+}
+
+/* GET /api/agenda/huecos: the front desk's, without the minimum notice (a
+ * client at the counter may sit down now) */
+void api_agenda_huecos_get(struct http_req *r)
+{
+    reply_dia(r, true);
 }

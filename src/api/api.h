@@ -338,6 +338,7 @@ bool api_servicio_path(const char *path);              /* /api/admin/servicios/{
 bool api_barbero_horario_path(const char *path);       /* /api/barberos/{id}/horario */
 bool api_ausencia_path(const char *path);              /* /api/admin/ausencias/{id} */
 void api_disponibilidad_get(struct http_req *r);
+void api_agenda_huecos_get(struct http_req *r);
 struct agenda_query;
 struct agenda_dia;
 struct cambio_huecos;

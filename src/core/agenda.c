@@ -303,7 +303,7 @@ br_err agenda_disponibilidad(struct app *app, const struct agenda_query *q, stru
     if (!rc) rc = store_ausencias_on(app->store, q->fecha, on_ausencia, &c);
     struct cand *cand = NULL;
     int ncand = 0, capcand = 0;
-    int64_t notice_ms = (int64_t)cfg->min_notice_min * 60000;
+    int64_t notice_ms = q->sin_aviso ? 0 : (int64_t)cfg->min_notice_min * 60000;
     int64_t earliest = q->now_ms + notice_ms;
     int64_t step = cfg->slot_min > 0 ? cfg->slot_min : 15;
     for (int i = 0; !rc && !c.closed && i < c.nb; i++) {
@@ -380,7 +380,7 @@ bool agenda_disponibilidad_clave(const struct agenda_query *q, char *out, size_t
 {
     struct tz_date today;
     int minute;
-    if (q->sin_cita || !tz_utc_to_local(q->now_ms, &today, &minute)) return false;
+    if (q->sin_cita || q->sin_aviso || !tz_utc_to_local(q->now_ms, &today, &minute)) return false;
     const char *s = q->servicio_id ? q->servicio_id : "", *f = q->fecha ? q->fecha : "";
     const char *b = q->barbero_id ? q->barbero_id : "";
     /* lengths first, so that no two queries write the same key */

@@ -76,6 +76,7 @@ struct agenda_query {
     int64_t now_ms;
     const char *sin_cita; /* NULL, or an appointment that does not hold its time (the one being
                              moved) */
+    bool sin_aviso;       /* the front desk's: no minimum notice, every slot from now on */
 };
 
 /* The free slots of a date. OUT: *out (release with agenda_dia_clear);
@@ -89,7 +90,7 @@ void agenda_dia_clear(struct agenda_dia *d);
  * advance within a day (agenda_dia.vigente_hasta_ms): q's fields as given
  * and the shop's date at q->now_ms, written as a key into out (n bytes).
  * False when it does not fit, or for a query with sin_cita (one person's,
- * never remembered). */
+ * never remembered) or sin_aviso (the desk's). */
 bool agenda_disponibilidad_clave(const struct agenda_query *q, char *out, size_t n);
 
 #endif

@@ -170,6 +170,26 @@ static void expect_locals(const struct srv *s, const char *servicio, long day, c
     resp_free(&r);
 }
 
+/* The desk's free slots (GET /api/agenda/huecos) of date day, as a staff
+ * member with token reads them: their local times, as locals(). */
+static void expect_desk_locals(const struct srv *s, const char *token, const char *servicio,
+                               long day, const char *want)
+{
+    char date[11], path[300];
+    fmt_date(day, date);
+    snprintf(path, sizeof path, "/api/agenda/huecos?servicio_id=%s&fecha=%s", servicio, date);
+    struct resp r;
+    http_get(s, path, token, &r);
+    if (r.status != 200) fail_msg("%s: %ld %s", path, r.status, r.body);
+    assert_string_equal(jstr(r.json, "fecha"), date);
+    assert_string_equal(jstr(r.json, "zona"), "Europe/Madrid");
+    assert_true(json_is_null(json_object_get(r.json, "barbero_id")));
+    char *got = locals(json_object_get(r.json, "huecos"));
+    if (strcmp(got, want)) fail_msg("desk huecos:\n  got  %s\n  want %s", got, want);
+    free(got);
+    resp_free(&r);
+}
+
 static void put_horario(const struct srv *s, const char *barbero, const char *json)
 {
     char path[128];
@@ -449,7 +469,7 @@ static void a_move_is_offered_the_time_its_own_appointment_holds(void **state)
     free(b);
 }
 
-static void notice_and_the_furthest_date_bound_the_offer(void **state)
+static void notice_and_the_furthest_date_bound_the_offer_but_not_the_desks(void **state)
 {
     (void)state;
     /* a server whose notice ends at 12:00 (local) three days from now */
@@ -485,6 +505,27 @@ static void notice_and_the_furthest_date_bound_the_offer(void **state)
     expect_locals(&f.s, f.servicio, day + 1, NULL, full);
     expect_locals(&f.s, f.servicio, today() + 10, NULL, full);
     expect_locals(&f.s, f.servicio, today() + 11, NULL, "");
+    /* the desk is offered what the notice holds back (not the clients' answer
+     * just remembered), on the same dates; a client is refused */
+    struct user barbero, cli;
+    make_user(&f.s, &barbero, "Barbero", "barbero");
+    signup_user(&f.s, &cli, "Cliente");
+    expect_desk_locals(&f.s, barbero.token, f.servicio, day, full);
+    expect_desk_locals(&f.s, admin.token, f.servicio, day - 1, full);
+    expect_desk_locals(&f.s, admin.token, f.servicio, today() - 1, "");
+    expect_desk_locals(&f.s, admin.token, f.servicio, today() + 11, "");
+    expect_locals(&f.s, f.servicio, day, NULL, "12:15 12:30");
+    char desk[300];
+    snprintf(desk, sizeof desk, "/api/agenda/huecos?servicio_id=%s&fecha=2030-01-02", f.servicio);
+    http_get(&f.s, desk, cli.token, &r);
+    expect_error(&r, 403, "Sin permisos");
+    resp_free(&r);
+    http_get(&f.s, desk, NULL, &r);
+    expect_error(&r, 401, "No autenticado");
+    resp_free(&r);
+    http_get(&f.s, "/api/agenda/huecos?fecha=2030-01-02", admin.token, &r);
+    expect_error(&r, 400, "Faltan campos requeridos");
+    resp_free(&r);
     fixture_stop(&f);
 }
 
@@ -633,7 +674,7 @@ int main(void)
         cmocka_unit_test(days_off_and_closures_empty_the_day),
         cmocka_unit_test(appointments_block_their_slots_and_cancelled_ones_do_not),
         cmocka_unit_test(a_move_is_offered_the_time_its_own_appointment_holds),
-        cmocka_unit_test(notice_and_the_furthest_date_bound_the_offer),
+        cmocka_unit_test(notice_and_the_furthest_date_bound_the_offer_but_not_the_desks),
         cmocka_unit_test(any_barber_lists_who_is_free_by_name),
         cmocka_unit_test(changeover_days_follow_the_zone),
         cmocka_unit_test(the_desk_books_the_first_and_last_slot_offered_on_the_spring_day),

@@ -174,6 +174,7 @@ static const struct {
     /* the front desk: staff, told apart from clients after the session */
     {"/api/clientes", false, {"GET"}, USER, NULL},
     {"/api/agenda/citas", false, {"POST"}, USER, NULL},
+    {"/api/agenda/huecos", false, {"GET"}, USER, NULL},
     /* an appointment behind its personal link: the token is the key */
     {"/api/gestion/", true, {"GET"}, PUBLIC, link_view},
     {"/api/gestion/", true, {"POST"}, PUBLIC, link_action},
