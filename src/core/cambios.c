@@ -264,7 +264,7 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
     }
     log_info("citas: cita %s %s%s", d.cita.id, reschedule ? "rescheduled" : "cancelled",
              who == ACTOR_LINK ? " by its link" : "");
-    if (frees) espera_liberado(app);
+    if (ch.freed) espera_liberado(app);
     if (queue_mail || queue_wa) outbox_wake(app->outbox);
     if (!queue_mail && wants_mail)
         log_info("mail: no %s notice for cita %s: no mail transport configured",

@@ -183,7 +183,6 @@ bool espera_liberacion_tramo(struct espera_liberacion *l, const char *barbero_id
         !iso8601_parse(fin, strlen(fin), &end) || end <= ini)
         return false;
     int64_t now = clock_now_ms();
-    if (end <= now) return false; /* over already */
     uuid_v4(l->id);
     snprintf(l->barbero_id, sizeof l->barbero_id, "%s", barbero_id);
     iso8601_format(ini, l->inicio);

@@ -68,8 +68,9 @@ br_err espera_sweep(struct app *app) WARN_UNUSED;
 
 /* The freed slot to record, in the change's own transaction, for
  * barbero_id's stretch [inicio, fin) (API timestamps) given up by a cancel
- * or a reschedule. False when there is nothing to record (over already,
- * unreadable times). OUT: *l. */
+ * or a reschedule, made now. False for unreadable times. The store records
+ * it with the row's own times, and only when they are not over yet (the
+ * stretch read before may have moved). OUT: *l. */
 bool espera_liberacion_tramo(struct espera_liberacion *l, const char *barbero_id,
                              const char *inicio, const char *fin);
 

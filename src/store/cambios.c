@@ -87,6 +87,7 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     struct change_args *ca = ud;
     struct cita_change *ch = ca->ch;
     ch->why = CAMBIO_OK; /* the adapter may run this again (a deadlock) */
+    ch->freed = false;
     free(ch->event_id);
     ch->event_id = NULL;
     br_err rc = lock_on(db, conn, "cita", ch->id);
@@ -179,7 +180,11 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     /* a pending reminder is for the old time or for nothing now */
     if (!rc) rc = EXEC(db, conn, sql_reminders_drop, pi, NULL, NULL, NULL);
     if (!rc && ch->mail) rc = outbox_insert(db, conn, ch->mail);
-    if (!rc && ch->libera) rc = espera_liberacion_insert(db, conn, ch->libera);
+    /* a stretch over already frees nothing (ISO texts of one form compare as times) */
+    if (!rc && ch->libera && strcmp(ch->libera->fin, ch->libera->created_at) > 0) {
+        rc = espera_liberacion_insert(db, conn, ch->libera);
+        ch->freed = !rc;
+    }
     if (!rc && ca->avisos) {
         br_ts now;
         iso8601_format(clock_now_ms(), now);

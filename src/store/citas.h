@@ -151,8 +151,10 @@ struct cita_change {
      * holds as read under the lock (another change may have moved it) */
     struct outbox_msg *mail;
     /* the stretch it frees, recorded for the waiting list (nullable): the
-     * row's, as read under the lock */
+     * row's, as read under the lock, and only when it has not ended by
+     * libera->created_at (what the caller read may have moved meanwhile) */
     struct espera_liberacion *libera;
+    bool freed;          /* OUT: libera was recorded */
     enum cambio_why why; /* OUT */
     char *event_id;      /* OUT on success: the cita's Google event (caller frees) */
 };

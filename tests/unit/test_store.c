@@ -140,6 +140,47 @@ static void a_refused_booking_writes_nothing(void **state)
     assert_int_equal(before, after);
 }
 
+/* A cancel frees the stretch the row holds as the change reads it under
+ * its lock, not the one its caller read before (another change may have
+ * moved it), and only while that stretch is not over. */
+static void a_cancel_frees_the_rows_own_stretch_while_it_is_ahead(void **state)
+{
+    struct fx *f = *state;
+    br_id ahead, past;
+    assert_int_equal(book_at(f, "2031-05-04T10:00:00.000Z", "2031-05-04T10:30:00.000Z", ahead),
+                     BR_OK);
+    assert_int_equal(book_at(f, "2020-05-04T10:00:00.000Z", "2020-05-04T10:30:00.000Z", past),
+                     BR_OK);
+    br_ts now, lease;
+    iso8601_format(clock_now_ms(), now);
+    iso8601_format(clock_now_ms() + 60000, lease);
+    /* read as ahead, over in fact: nothing is recorded */
+    struct espera_liberacion l = {.inicio = "2031-05-04T10:00:00.000Z",
+                                  .fin = "2031-05-04T10:30:00.000Z"};
+    uuid_v4(l.id);
+    memcpy(l.barbero_id, f->barbero, sizeof l.barbero_id);
+    memcpy(l.created_at, now, sizeof now);
+    struct cita_change ch = {.id = past, .libera = &l};
+    assert_int_equal(store_cita_change(f->st, &ch), BR_OK);
+    assert_false(ch.freed);
+    free(ch.event_id);
+    struct espera_liberacion got;
+    assert_int_equal(store_espera_liberacion_take(f->st, now, lease, &got), BR_NOTFOUND);
+    /* read as over, ahead in fact: the row's stretch is recorded */
+    struct espera_liberacion m = {.inicio = "2020-01-01T09:00:00.000Z",
+                                  .fin = "2020-01-01T09:30:00.000Z"};
+    uuid_v4(m.id);
+    memcpy(m.barbero_id, f->barbero, sizeof m.barbero_id);
+    memcpy(m.created_at, now, sizeof now);
+    struct cita_change ch2 = {.id = ahead, .libera = &m};
+    assert_int_equal(store_cita_change(f->st, &ch2), BR_OK);
+    assert_true(ch2.freed);
+    free(ch2.event_id);
+    assert_int_equal(store_espera_liberacion_take(f->st, now, lease, &got), BR_OK);
+    assert_string_equal(got.inicio, "2031-05-04T10:00:00.000Z");
+    assert_string_equal(got.fin, "2031-05-04T10:30:00.000Z");
+}
+
 static void photo_inserts_stop_at_the_cap(void **state)
 {
     struct fx *f = *state;
@@ -317,6 +358,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(overlapping_bookings_conflict_and_touching_ones_do_not,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(a_refused_booking_writes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_cancel_frees_the_rows_own_stretch_while_it_is_ahead,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(photo_inserts_stop_at_the_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(sessions_expire_and_end_with_a_password_change, setup,
                                         teardown),
