@@ -1,6 +1,7 @@
 /*
- * mostrador.c - the front desk: GET /api/clientes, POST /api/agenda/citas
- * and POST /api/citas/{id}/asistencia (the rules are core/mostrador.h's).
+ * mostrador.c - the front desk: GET /api/clientes, PATCH /api/clientes/{id},
+ * POST /api/agenda/citas and POST /api/citas/{id}/asistencia (the rules are
+ * core/mostrador.h's).
  */
 #include "api.h"
 #include "../core/mostrador.h"
@@ -128,6 +129,40 @@ void api_clientes_get(struct http_req *r)
         return;
     }
     api_list_pages(r, "clientes", &p->base);
+}
+
+/* --- PATCH /api/clientes/{id} ---------------------------------------------------------- */
+
+API_SERVES(api_cliente_path, "/api/clientes/", "")
+
+void api_cliente_patch(struct http_req *r)
+{
+    br_id id;
+    enum api_path k = api_path_id(http_req_path(r), "/api/clientes/", "", id);
+    json_t *body = http_req_json(r);
+    struct mostrador_correccion in = {0};
+    if (!api_opt_string(r, body, "nombre", &in.nombre) ||
+        !api_opt_string(r, body, "telefono", &in.telefono) ||
+        !api_opt_string(r, body, "email", &in.email))
+        return;
+    in.has_telefono = json_object_get(body, "telefono") != NULL;
+    in.has_email = json_object_get(body, "email") != NULL;
+    /* an id that is not a UUID is not found, once the body is judged */
+    struct cliente_view c;
+    br_err rc =
+        mostrador_corregir(api_app(r), api_caller(r), k == API_PATH_ID ? id : NULL, &in, &c);
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
+    struct jw w;
+    api_begin_member(&w, "cliente");
+    rc = w_cliente(&w, &c);
+    cliente_view_clear(&c);
+    if (rc)
+        api_reply_err(r, rc);
+    else
+        api_reply(r, 200, &w);
 }
 
 /* --- POST /api/agenda/citas ----------------------------------------------------------- */

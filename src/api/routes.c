@@ -131,6 +131,8 @@ const struct http_route api_routes[] = {
      api_cliente_whatsapp_path},
     {"PUT", "/api/clientes/", true, HTTP_AUTH_STAFF, HTTP_BODY_JSON, api_cliente_whatsapp_put,
      api_cliente_whatsapp_path},
+    {"PATCH", "/api/clientes/", true, HTTP_AUTH_STAFF, HTTP_BODY_JSON, api_cliente_patch,
+     api_cliente_path},
     {"POST", API_CITAS_PREFIX, true, HTTP_AUTH_STAFF, HTTP_BODY_JSON, api_citas_asistencia,
      api_asistencia_path},
 };

@@ -312,6 +312,65 @@ br_err mostrador_reservar(struct app *app, const struct principal *caller,
     return rc;
 }
 
+/* --- correcting a client ---------------------------------------------------------------- */
+
+br_err mostrador_corregir(struct app *app, const struct principal *caller, const char *cliente_id,
+                          const struct mostrador_correccion *in, struct cliente_view *out)
+{
+    memset(out, 0, sizeof *out);
+    br_err rc = staff_only(caller);
+    if (rc) return rc;
+    if (!in->nombre && !in->has_telefono && !in->has_email)
+        return err_set(BR_INVALID, "Nada que cambiar");
+    if (in->nombre && !rule_nombre_ok(in->nombre))
+        return err_set(BR_INVALID, "Campo inválido: nombre");
+    bool telefono = in->has_telefono && !missing(in->telefono);
+    if (telefono && !rule_telefono_ok(in->telefono))
+        return err_set(BR_INVALID, "Campo inválido: telefono");
+    char *email = NULL;
+    if (in->has_email && !missing(in->email) && !ident_normalize_email(in->email, &email))
+        return err_set(BR_INVALID, "Email inválido");
+    br_id id;
+    if (!cliente_id || !uuid_parse(cliente_id, strlen(cliente_id), id)) {
+        free(email);
+        return err_set(BR_NOTFOUND, MOSTRADOR_CLIENTE_MSG);
+    }
+    char *nombre = NULL;
+    if (in->nombre) {
+        nombre = xmalloc(strlen(in->nombre) + 1);
+        rule_espacios_simples(in->nombre, nombre); /* kept as a new client's is */
+    }
+    struct cliente_correccion k = {
+        .id = id,
+        .nombre = nombre,
+        .set_telefono = in->has_telefono,
+        .telefono = telefono ? in->telefono : NULL,
+        .set_email = in->has_email,
+        .email = email,
+    };
+    rc = mostrador_cliente_cerrado(store_cliente_corregir(app->store, &k), true);
+    free(nombre);
+    free(email);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, MOSTRADOR_CLIENTE_MSG);
+    if (rc == BR_CONFLICT && k.why == CORRECCION_RECLAMADA)
+        return err_set(BR_CONFLICT, "La clienta ya usa su cuenta: sus datos los cambia ella");
+    if (rc == BR_INVALID && k.why == CORRECCION_SIN_CONTACTO)
+        return err_set(BR_INVALID, "Indique el teléfono o el email del cliente");
+    if (rc == BR_CONFLICT && k.why == CORRECCION_EMAIL)
+        return err_set(BR_CONFLICT, "El email ya está registrado");
+    if (rc) {
+        log_error("mostrador: correcting client %s: %s", id, err_msg());
+        return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
+    }
+    log_info("mostrador: client %s corrected", id);
+    rc = mostrador_solo_cliente(app, id, out);
+    if (rc && rc != BR_NOTFOUND && rc != BR_BUSY) {
+        log_error("mostrador: client %s after its correction: %s", id, err_msg());
+        rc = err_set(BR_INTERNAL, "Error interno del servidor");
+    }
+    return rc;
+}
+
 /* --- attendance ----------------------------------------------------------------------- */
 
 br_err mostrador_asistencia(struct app *app, const struct principal *caller, const char *id,

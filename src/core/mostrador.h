@@ -77,6 +77,29 @@ struct mostrador_reserva {
 br_err mostrador_reservar(struct app *app, const struct principal *caller,
                           const struct mostrador_reserva *in, struct cita *out) WARN_UNUSED;
 
+/* A correction of a client's details, as the desk types it. */
+struct mostrador_correccion {
+    const char *nombre; /* NULL: unchanged */
+    bool has_telefono;
+    const char *telefono; /* with has_telefono: NULL or "" removes it */
+    bool has_email;
+    const char *email; /* with has_email: NULL or "" removes it */
+};
+
+/* Corrects the name, phone or e-mail of a client the desk made who has
+ * not claimed her account yet (once she has, they are hers to change),
+ * checked in this order: staff (403), something to change (400 "Nada que
+ * cambiar"), the values (400 "Campo inválido: nombre" / "Campo inválido:
+ * telefono" as a new client's, "Email inválido"), the client (404
+ * MOSTRADOR_CLIENTE_MSG: no such client, a deleted account, a staff
+ * account), 409 "La clienta ya usa su cuenta: sus datos los cambia ella",
+ * 400 "Indique el teléfono o el email del cliente" (neither would be left),
+ * 409 "El email ya está registrado". OUT: *out as GET /api/clientes lists
+ * her (cliente_view_clear). */
+br_err mostrador_corregir(struct app *app, const struct principal *caller, const char *cliente_id,
+                          const struct mostrador_correccion *in,
+                          struct cliente_view *out) WARN_UNUSED;
+
 /* Marks the attendance of the appointment id: estado "completada" or
  * "no_presentado", or "confirmada" to take a mark back (only on the shop's
  * local day the mark was made). 400 "estado inválido", 400 "La cita aún no

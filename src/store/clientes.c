@@ -197,10 +197,13 @@ static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
     if (rc) return rc;
     if (!who.id[0]) return BR_OK;
     int64_t changes = 0;
-    struct db_val pu[] = {db_text(u->password_hash), db_text(u->last_sign_in_at), db_text(who.id)};
+    /* still hers and still unclaimed: the desk may have corrected the
+     * address since the read (store_cliente_corregir) */
+    struct db_val pu[] = {db_text(u->password_hash), db_text(u->last_sign_in_at), db_text(who.id),
+                          db_text(u->email)};
     rc = EXEC(db, c,
               "UPDATE auth_users SET password_hash = ?, last_sign_in_at = ? "
-              "WHERE id = ? AND password_hash = ''",
+              "WHERE id = ? AND password_hash = '' AND email = ?",
               pu, NULL, NULL, &changes);
     if (rc || changes != 1) return rc;
     /* the role asked for too (the operator's `user add --rol`; a client's
@@ -226,6 +229,108 @@ br_err store_user_claim(struct store *st, const struct new_user *u, bool *claime
     *claimed = !rc && a.claimed;
     if (*claimed) memcpy(claimed_id, a.id, sizeof a.id);
     return rc;
+}
+
+/* --- correcting a client the desk made ------------------------------------------------- */
+
+struct correccion_row {
+    bool reclamada, staff, email, telefono;
+    char *email_actual; /* owned */
+};
+
+/* row_decode_fn: what a correction starts from, as flags */
+static bool correccion_decode(void *out, const struct db_val *c, int n)
+{
+    (void)n;
+    struct correccion_row *r = out;
+    r->reclamada = as_int(&c[0]) != 0;
+    r->staff = as_int(&c[1]) != 0;
+    r->email = as_int(&c[2]) != 0;
+    r->telefono = as_int(&c[3]) != 0;
+    free(r->email_actual);
+    r->email_actual = dup_or_null(&c[4]);
+    return true;
+}
+
+/* Her messages still waiting to leave for the address she had (old): to
+ * the new one, or skipped when she has none now. Never the barbers'
+ * notices, which go to the barber. */
+static br_err readdress(struct db *db, struct db_conn *conn, const char *old, const char *nuevo)
+{
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    struct db_val pn[] = {db_text(nuevo), db_text(old)};
+    struct db_val ps[] = {db_text(now), db_text(old)};
+    if (nuevo)
+        return EXEC(db, conn,
+                    "UPDATE mail_outbox SET recipient = ? WHERE recipient = ? AND status = "
+                    "'pending' AND canal = 'email' AND kind NOT IN " OUTBOX_AVISOS,
+                    pn, NULL, NULL, NULL);
+    return EXEC(db, conn,
+                "UPDATE mail_outbox SET status = 'skipped', last_error = 'el cliente ya no tiene "
+                "correo', done_at = ?, locked_until = NULL WHERE recipient = ? AND status = "
+                "'pending' AND canal = 'email' AND kind NOT IN " OUTBOX_AVISOS,
+                ps, NULL, NULL, NULL);
+}
+
+static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
+{
+    struct cliente_correccion *k = ud;
+    k->why = CORRECCION_OK;
+    br_err rc = client_turn(db, conn, k->id);
+    struct correccion_row r = {0};
+    struct db_val pi[] = {db_text(k->id)};
+    /* her row held until the commit, so that a claim at sign-up (claim_tx)
+     * comes before or after, never between the read and the writes */
+    if (!rc)
+        rc = EXEC(db, conn,
+                  "UPDATE auth_users SET password_hash = password_hash "
+                  "WHERE id = ? AND password_hash = ''",
+                  pi, NULL, NULL, NULL);
+    if (!rc)
+        rc = EXEC_ONE(db, conn,
+                      "SELECT CASE WHEN u.password_hash = '' THEN 0 ELSE 1 END, "
+                      "CASE WHEN p.rol IN " ROL_STAFF_SQL " THEN 1 ELSE 0 END, "
+                      "CASE WHEN u.email LIKE '" EMAIL_NINGUNO_PREFIX "%' THEN 0 ELSE 1 END, "
+                      "CASE WHEN coalesce(p.telefono, '') = '' THEN 0 ELSE 1 END, u.email "
+                      "FROM auth_users u JOIN perfiles p ON p.id = u.id WHERE u.id = ?",
+                      pi, correccion_decode, &r, "no such client");
+    if (!rc && r.staff) rc = err_set(BR_NOTFOUND, "a staff account");
+    if (!rc && r.reclamada) {
+        k->why = CORRECCION_RECLAMADA;
+        rc = err_set(BR_CONFLICT, "her account is claimed");
+    }
+    bool email = k->set_email ? k->email != NULL : r.email;
+    bool telefono = k->set_telefono ? k->telefono != NULL : r.telefono;
+    if (!rc && !email && !telefono) {
+        k->why = CORRECCION_SIN_CONTACTO;
+        rc = err_set(BR_INVALID, "no address and no phone");
+    }
+    if (!rc && k->set_email) {
+        char *ninguno = k->email ? NULL : xasprintf("%s%s", EMAIL_NINGUNO_PREFIX, k->id);
+        struct db_val pe[] = {db_text(k->email ? k->email : ninguno), db_text(k->id)};
+        rc = EXEC(db, conn, "UPDATE auth_users SET email = ? WHERE id = ?", pe, NULL, NULL, NULL);
+        free(ninguno);
+        if (rc == BR_CONFLICT) k->why = CORRECCION_EMAIL;
+        /* a link sent to the address she had no longer opens her account */
+        bool changed = r.email && (!k->email || strcmp(k->email, r.email_actual) != 0);
+        if (!rc && changed) rc = account_links_end(db, conn, k->id);
+        if (!rc && changed) rc = readdress(db, conn, r.email_actual, k->email);
+    }
+    struct db_val pp[] = {db_text(k->nombre), db_int(k->set_telefono), db_text(k->telefono),
+                          db_text(k->id)};
+    if (!rc && (k->nombre || k->set_telefono))
+        rc = EXEC(db, conn,
+                  "UPDATE perfiles SET nombre = coalesce(?, nombre), "
+                  "telefono = CASE WHEN ? = 1 THEN ? ELSE telefono END WHERE id = ?",
+                  pp, NULL, NULL, NULL);
+    free(r.email_actual);
+    return rc;
+}
+
+br_err store_cliente_corregir(struct store *st, struct cliente_correccion *c)
+{
+    return in_tx(st, correccion_tx, c);
 }
 
 /* --- attendance ------------------------------------------------------------------------ */

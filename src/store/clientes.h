@@ -60,4 +60,28 @@ struct asistencia_cambio {
 };
 br_err store_cita_asistencia(struct store *st, struct asistencia_cambio *a) STORE_WRITE WARN_UNUSED;
 
+/* A correction of a client the desk made and she has not claimed (no
+ * password): each field only when its set_ flag is given. */
+enum correccion_why {
+    CORRECCION_OK,
+    CORRECCION_RECLAMADA,    /* she has a password: her data are hers (BR_CONFLICT) */
+    CORRECCION_SIN_CONTACTO, /* neither an address nor a phone would be left (BR_INVALID) */
+    CORRECCION_EMAIL,        /* another account has the address (BR_CONFLICT) */
+};
+struct cliente_correccion {
+    const char *id;
+    const char *nombre; /* NULL: unchanged */
+    bool set_telefono;
+    const char *telefono; /* with set_telefono: NULL removes it */
+    bool set_email;
+    const char *email;       /* with set_email: NULL removes it (the placeholder takes its place) */
+    enum correccion_why why; /* OUT */
+};
+/* Applies c in one transaction, in the client's turn (client_turn):
+ * BR_UNAUTH when her account was closed, BR_NOTFOUND when id is no user
+ * with a profile or a staff account's, BR_CONFLICT or BR_INVALID with
+ * c->why; nothing is written on any error. */
+br_err store_cliente_corregir(struct store *st,
+                              struct cliente_correccion *c) STORE_WRITE WARN_UNUSED;
+
 #endif

@@ -71,6 +71,16 @@ static bool waiting_entry(const char *path)
     return one_segment(path, "/api/lista-espera/", "");
 }
 
+static bool client(const char *path)
+{
+    return one_segment(path, "/api/clientes/", "");
+}
+
+static bool client_consent(const char *path)
+{
+    return one_segment(path, "/api/clientes/", "/whatsapp");
+}
+
 static bool cita_action(const char *path)
 {
     return one_segment(path, "/api/citas/", "/cancelar") ||
@@ -173,6 +183,8 @@ static const struct {
     {"/api/admin/citas/", true, {"GET"}, ADMIN, cita_messages},
     /* the front desk: staff, told apart from clients after the session */
     {"/api/clientes", false, {"GET"}, USER, NULL},
+    {"/api/clientes/", true, {"PATCH"}, USER, client},
+    {"/api/clientes/", true, {"GET", "PUT"}, USER, client_consent},
     {"/api/agenda/citas", false, {"POST"}, USER, NULL},
     {"/api/agenda/huecos", false, {"GET"}, USER, NULL},
     /* an appointment behind its personal link: the token is the key */
