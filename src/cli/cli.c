@@ -146,6 +146,8 @@ struct data_command {
     void *args;                              /* where the flags' values land */
     bool existing; /* reads a shop that must be there: a data folder without a
                     * database is refused, not made */
+    bool fills;    /* fills a new shop: what it made of the data folder goes
+                    * again when it fails */
 };
 
 static int data_command_run(const struct data_command *c, int argc, char **argv)
@@ -167,12 +169,15 @@ static int data_command_run(const struct data_command *c, int argc, char **argv)
         free(db);
     }
     if (!rc && !done) {
+        struct transfer_target before;
+        if (c->fills) transfer_target_note(cfg.data_dir, &before);
         struct app app;
         rc = open_app(&app, &cfg);
         if (!rc) {
             if (c->run) rc = c->run(&app, c->args);
             app_close(&app);
         }
+        if (rc && c->fills) transfer_target_undo(cfg.data_dir, &before);
     }
     config_free(&cfg);
     return rc;
@@ -695,8 +700,14 @@ static int transfer(const char *cmd, const char *flag, transfer_fn fn, const cha
     const struct cli_flag flags[] = {{flag, &a.dir, NULL}, {NULL, NULL, NULL}};
     /* export and backup read the shop the settings name; import and
      * restore fill a new one */
-    const struct data_command c = {
-        cmd, help, flags, transfer_check, transfer_run, &a, !strcmp(flag, "to")};
+    const struct data_command c = {cmd,
+                                   help,
+                                   flags,
+                                   transfer_check,
+                                   transfer_run,
+                                   &a,
+                                   !strcmp(flag, "to"),
+                                   !strcmp(flag, "from")};
     return data_command_run(&c, argc, argv);
 }
 

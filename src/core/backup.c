@@ -125,16 +125,14 @@ br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
 {
     /* it holds password hashes, sessions and the links' key: a new folder
      * is its owner's alone, whatever the umask */
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    bool made_dir = mkdir(dir, 0700) == 0;
+    if (!made_dir && errno != EEXIST)
         return err_set(BR_IO, "cannot create %s: %s", dir, strerror(errno));
+    /* or an empty one: nobody else's files end up beside the copy */
+    if (!made_dir && !transfer_dir_empty(dir))
+        return err_set(BR_IO, "%s is not empty (a backup needs a new folder)", dir);
     char *db = xasprintf("%s/barberia.db", dir);
-    struct stat sb;
-    bool used = stat(db, &sb) == 0;
-    char *storage = xasprintf("%s/storage", dir);
-    used = used || stat(storage, &sb) == 0;
-    free(storage);
-    br_err rc = used ? err_set(BR_IO, "%s is not empty (a backup needs a new folder)", dir)
-                     : create_db_file(dir, db);
+    br_err rc = create_db_file(dir, db);
     if (!rc) {
         rc = store_backup(app->store, db);
         if (rc) (void)unlink(db); /* no half copy, nor a file in the way of the next try */

@@ -343,8 +343,7 @@ static void export_undo(const struct exporter *x, bool made_dir)
         log_warn("export: could not remove %s: %s", x->dir, strerror(errno));
 }
 
-/* Whether dir holds nothing (an existing folder an export may fill). */
-static bool dir_empty(const char *dir)
+bool transfer_dir_empty(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) return false;
@@ -355,13 +354,54 @@ static bool dir_empty(const char *dir)
     return empty;
 }
 
+/* --- a new shop an import or a restore fills --------------------------------------- */
+
+static bool exists(const char *dir, const char *name)
+{
+    char *path = xasprintf("%s/%s", dir, name);
+    struct stat sb;
+    bool there = stat(path, &sb) == 0;
+    free(path);
+    return there;
+}
+
+void transfer_target_note(const char *data_dir, struct transfer_target *t)
+{
+    struct stat sb;
+    t->dir = stat(data_dir, &sb) == 0;
+    t->db = exists(data_dir, "barberia.db");
+    t->storage = exists(data_dir, "storage");
+}
+
+void transfer_target_undo(const char *data_dir, const struct transfer_target *t)
+{
+    if (!t->db) {
+        static const char *const files[] = {"barberia.db", "barberia.db-wal", "barberia.db-shm",
+                                            "barberia.db-journal"};
+        for (size_t i = 0; i < ARRAY_LEN(files); i++) {
+            char *path = xasprintf("%s/%s", data_dir, files[i]);
+            if (unlink(path) != 0 && errno != ENOENT)
+                log_warn("could not remove %s: %s", path, strerror(errno));
+            free(path);
+        }
+    }
+    if (!t->storage) {
+        char *objdir = xasprintf("%s/storage", data_dir);
+        if (nftw(objdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+            log_warn("could not remove %s: %s", objdir, strerror(errno));
+        free(objdir);
+    }
+    if (!t->dir && rmdir(data_dir) != 0 && errno != ENOENT)
+        log_warn("could not remove %s: %s", data_dir, strerror(errno));
+}
+
 br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *st)
 {
     bool made_dir = mkdir(dir, DIR_MODE) == 0;
     if (!made_dir && errno != EEXIST) return io_fail("cannot create", dir);
     /* a new folder, or an empty one: everything in it is then this
      * export's, and a failure may take all of it back (export_undo) */
-    if (!made_dir && !dir_empty(dir))
+    if (!made_dir && !transfer_dir_empty(dir))
         return err_set(BR_IO, "%s is not empty (an export needs a new folder)", dir);
     char *objdir = xasprintf("%s/objects", dir);
     int made = mkdir(objdir, DIR_MODE);

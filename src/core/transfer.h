@@ -42,4 +42,19 @@ br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *
  * one transaction; on failure removes the photos it stored. */
 br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *st) WARN_UNUSED;
 
+/* Whether the folder dir exists and holds nothing: an existing folder an
+ * export or a backup may fill (and take back whole on a failure). */
+bool transfer_dir_empty(const char *dir);
+
+/* What a data folder held before an import or a restore filled it. */
+struct transfer_target {
+    bool dir, db, storage; /* the folder, its barberia.db, its storage/ */
+};
+void transfer_target_note(const char *data_dir, struct transfer_target *t);
+/* After a failed import or restore, its stores closed: takes back what it
+ * made of the data folder (the database file, the folder store, the folder
+ * itself), never what was there before it began, so that the same command
+ * can simply run again and a refusal leaves nothing behind. */
+void transfer_target_undo(const char *data_dir, const struct transfer_target *t);
+
 #endif

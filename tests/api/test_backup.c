@@ -89,6 +89,19 @@ static void sqlite_backup_while_serving_and_restore(void)
     assert_int_equal(cli(&A.s, "backup", "--to", dir, &err), 1); /* a new folder only */
     assert_non_null(strstr(err, "not empty"));
     free(err);
+    /* or an empty one: not one that holds anybody else's files */
+    char other[300], note[340];
+    snprintf(other, sizeof other, "%s/otra", A.s.dir);
+    snprintf(note, sizeof note, "%s/notas.txt", other);
+    assert_int_equal(mkdir(other, 0755), 0);
+    FILE *f = fopen(note, "w");
+    assert_non_null(f);
+    fputs("no es una copia\n", f);
+    fclose(f);
+    assert_int_equal(cli(&A.s, "backup", "--to", other, &err), 1);
+    assert_non_null(strstr(err, "not empty"));
+    free(err);
+    assert_int_equal(count_files(other), 1);
 
     /* the backup is a data folder: serve runs on it as it is */
     struct srv B;

@@ -454,6 +454,13 @@ static void a_damaged_export_or_a_used_target_is_refused_with_nothing_written(vo
     assert_int_equal(cli_in(&D, NULL, "import", "--from", out, &err), 1);
     assert_non_null(strstr(err, "checksum mismatch"));
     free(err);
+    /* nothing made of its data folder either: no database file, no photos' folder */
+    char made[600];
+    snprintf(made, sizeof made, "%s/barberia.db", D.data);
+    assert_false(file_exists(made));
+    snprintf(made, sizeof made, "%s/storage", D.data);
+    assert_false(file_exists(made));
+    assert_false(file_exists(D.data));
     /* nothing written: the target is as empty as a new one */
     const char *migrate[] = {"migrate", NULL};
     assert_int_equal(run_cli(&D, NULL, migrate, true, NULL, NULL), 0);
@@ -564,6 +571,13 @@ static void an_import_into_a_store_that_holds_photos_is_refused(void **state)
     if (!err || !strstr(err, "already holds photos")) fail_msg("import: %s", err ? err : "");
     free(err);
     assert_true(file_exists(path));
+    /* the database it made for the import is gone again; the folder store,
+     * which was there, stays */
+    char db[700];
+    snprintf(db, sizeof db, "%s/barberia.db", D.data);
+    assert_false(file_exists(db));
+    const char *migrate[] = {"migrate", NULL};
+    assert_int_equal(run_cli(&D, NULL, migrate, true, NULL, NULL), 0);
     assert_int_equal(db_count(&D, "SELECT count(*) FROM auth_users"), 0);
     assert_int_equal(obj_count(&D, ""), 1);
     srv_cleanup(&D);
