@@ -164,8 +164,9 @@ const char *http_req_path(struct http_req *r);
 /* A percent-decoded query argument; NULL when absent. */
 const char *http_req_query(struct http_req *r, const char *name);
 const char *http_req_header(struct http_req *r, const char *name);
-/* A cookie's value; NULL when absent, or sent twice with two values (one
- * set elsewhere to shadow the other: neither is believed). */
+/* A cookie's value, from every Cookie field; NULL when absent, or sent
+ * twice with two values (one set elsewhere to shadow the other: neither is
+ * believed). Valid until the request ends or the next call. */
 const char *http_req_cookie(struct http_req *r, const char *name);
 /* Whether a browser marks the request as sent by a page of another origin:
  * its Origin ("null" included) is not the origin the request was addressed

@@ -110,6 +110,7 @@ struct http_req {
     char remote[64];   /* the client's address, filled on first use */
     char client[64];   /* the client as throttles count it (http_req_client) */
     char *cors_origin; /* the request's Origin when it is an allowed one */
+    char *cookie;      /* the value http_req_cookie found last */
     bool preflight;    /* a CORS preflight to answer 204 */
     bool must_close;   /* the reply ends the connection (its framing is in doubt) */
 

@@ -33,14 +33,11 @@ const char *http_req_path(struct http_req *r)
     return r->path;
 }
 
-/* libmicrohttpd matches names ignoring case; a query parameter's and a
- * cookie's name are matched exactly (`?ID=` is not `?id=`). */
+/* libmicrohttpd matches names ignoring case; a query parameter's name is
+ * matched exactly (`?ID=` is not `?id=`), the first one counting. */
 struct exact_name {
     const char *name;
     const char *value;
-    bool found;
-    bool all;       /* look at every one (cookies) */
-    bool ambiguous; /* two of that name with different values */
 };
 
 static enum MHD_Result exact_value(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -49,29 +46,15 @@ static enum MHD_Result exact_value(void *cls, enum MHD_ValueKind kind, const cha
     (void)kind;
     struct exact_name *e = cls;
     if (!key || strcmp(key, e->name) != 0) return MHD_YES;
-    if (e->all && (!value || !*value)) return MHD_YES; /* an emptied cookie holds nothing */
-    if (e->found) {
-        e->ambiguous = e->ambiguous || strcmp(e->value ? e->value : "", value ? value : "");
-        return MHD_YES;
-    }
     e->value = value;
-    e->found = true;
-    return e->all ? MHD_YES : MHD_NO; /* the first one counts, as libmicrohttpd's own lookup */
-}
-
-static const char *lookup_exact(struct http_req *r, enum MHD_ValueKind kind, const char *name)
-{
-    /* a cookie sent twice with two values: one was set by another site (a
-     * parent domain's, a longer path's) to stand in front of ours, so
-     * neither is believed */
-    struct exact_name e = {name, NULL, false, kind == MHD_COOKIE_KIND, false};
-    MHD_get_connection_values(r->conn, kind, exact_value, &e);
-    return e.found && !e.ambiguous ? e.value : NULL;
+    return MHD_NO;
 }
 
 const char *http_req_query(struct http_req *r, const char *name)
 {
-    return lookup_exact(r, MHD_GET_ARGUMENT_KIND, name);
+    struct exact_name e = {name, NULL};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, exact_value, &e);
+    return e.value;
 }
 
 const char *http_req_header(struct http_req *r, const char *name)
@@ -79,9 +62,73 @@ const char *http_req_header(struct http_req *r, const char *name)
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
+/* A cookie looked for in every Cookie field: libmicrohttpd reads the first
+ * field only, but HTTP/2 sends a field per cookie and a proxy may pass
+ * them on as they came (RFC 9113, 8.2.3). Names match exactly. */
+struct cookie_find {
+    const char *name;
+    size_t nlen;
+    const char *v;
+    size_t vlen;
+    bool found;
+    bool ambiguous; /* two of that name with different values */
+};
+
+static bool ows(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* The pairs of one field: name=value, separated by ';' (RFC 6265, 4.2.1),
+ * a value in double quotes without them. */
+static void cookie_pairs(struct cookie_find *f, const char *p)
+{
+    while (*p) {
+        while (ows(*p) || *p == ';')
+            p++;
+        const char *name = p;
+        size_t nlen = strcspn(p, "=;");
+        p += nlen;
+        if (*p != '=') continue; /* no '=': no cookie */
+        const char *v = ++p;
+        size_t vlen = strcspn(p, ";");
+        p += vlen;
+        while (nlen && ows(name[nlen - 1]))
+            nlen--;
+        while (vlen && ows(v[vlen - 1]))
+            vlen--;
+        if (vlen >= 2 && v[0] == '"' && v[vlen - 1] == '"') v++, vlen -= 2;
+        /* an emptied cookie holds nothing */
+        if (nlen != f->nlen || memcmp(name, f->name, nlen) != 0 || !vlen) continue;
+        if (f->found) {
+            f->ambiguous = f->ambiguous || f->vlen != vlen || memcmp(f->v, v, vlen) != 0;
+            continue;
+        }
+        f->v = v;
+        f->vlen = vlen;
+        f->found = true;
+    }
+}
+
+static enum MHD_Result cookie_field(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    if (key && value && !strcasecmp(key, MHD_HTTP_HEADER_COOKIE)) cookie_pairs(cls, value);
+    return MHD_YES;
+}
+
 const char *http_req_cookie(struct http_req *r, const char *name)
 {
-    return lookup_exact(r, MHD_COOKIE_KIND, name);
+    /* a cookie sent twice with two values: one was set by another site (a
+     * parent domain's, a longer path's) to stand in front of ours, so
+     * neither is believed */
+    struct cookie_find f = {.name = name, .nlen = strlen(name)};
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, cookie_field, &f);
+    if (!f.found || f.ambiguous) return NULL;
+    free(r->cookie);
+    r->cookie = xstrndup(f.v, f.vlen);
+    return r->cookie;
 }
 
 const char *http_req_remote(struct http_req *r)

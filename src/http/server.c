@@ -286,6 +286,7 @@ static void req_free(struct http_req *r)
     free(r->verdict_msg);
     free(r->detail);
     free(r->cors_origin);
+    free(r->cookie);
     free(r->allow);
     free(r->path);
     free(r);

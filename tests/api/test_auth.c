@@ -434,6 +434,26 @@ static void login_is_200_and_bearer_and_cookie_both_work(void **state)
     assert_int_equal(status_of("GET", "/api/auth/me", &two), 200);
     snprintf(other, sizeof other, "barberia_session=; barberia_session=%s", tok);
     assert_int_equal(status_of("GET", "/api/auth/me", &two), 200);
+    /* the same in Cookie fields of their own (HTTP/2 sends a field per
+     * cookie; a proxy may pass them on so): every field is read */
+    char ours[320], theirs[320];
+    snprintf(ours, sizeof ours, "Cookie: barberia_session=%s", tok);
+    snprintf(theirs, sizeof theirs, "Cookie: barberia_session=%s",
+             "0000000000000000000000000000000000000000000");
+    const char *fields[][3] = {{ours, theirs, NULL}, {theirs, ours, NULL}};
+    for (size_t i = 0; i < 2; i++) {
+        struct req_opts f = {.headers = fields[i]};
+        assert_int_equal(status_of("GET", "/api/auth/me", &f), 401);
+    }
+    const char *after_another[] = {"Cookie: theme=dark", ours, NULL};
+    struct req_opts f = {.headers = after_another};
+    assert_int_equal(status_of("GET", "/api/auth/me", &f), 200);
+    /* a value in double quotes is the value without them */
+    char quoted[320];
+    snprintf(quoted, sizeof quoted, "Cookie: lang=es; barberia_session=\"%s\"", tok);
+    const char *twice_quoted[] = {ours, quoted, NULL};
+    f.headers = twice_quoted;
+    assert_int_equal(status_of("GET", "/api/auth/me", &f), 200);
     /* the cookie works on the appointment endpoints too */
     assert_int_equal(status_of("GET", "/api/citas", &o), 200);
     char *barb = make_barbero(&S, "Barbero Cookie");
