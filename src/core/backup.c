@@ -125,6 +125,8 @@ br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
 {
     /* it holds password hashes, sessions and the links' key: a new folder
      * is its owner's alone, whatever the umask */
+    br_err rc = store_backup_able(app->store, false); /* before anything is made */
+    if (rc) return rc;
     bool made_dir = mkdir(dir, 0700) == 0;
     if (!made_dir && errno != EEXIST)
         return err_set(BR_IO, "cannot create %s: %s", dir, strerror(errno));
@@ -132,7 +134,7 @@ br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
     if (!made_dir && !transfer_dir_empty(dir))
         return err_set(BR_IO, "%s is not empty (a backup needs a new folder)", dir);
     char *db = xasprintf("%s/barberia.db", dir);
-    br_err rc = create_db_file(dir, db);
+    rc = create_db_file(dir, db);
     if (!rc) {
         rc = store_backup(app->store, db);
         if (rc) (void)unlink(db); /* no half copy, nor a file in the way of the next try */
@@ -156,6 +158,8 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
     char *db = xasprintf("%s/barberia.db", dir);
     struct stat sb;
     br_err rc = stat(db, &sb) == 0 ? BR_OK : err_set(BR_INVALID, "%s is not a backup", dir);
+    /* on a database with tools of its own, before anything is read or copied */
+    if (!rc) rc = store_backup_able(app->store, true);
     bool empty = false;
     if (!rc) rc = store_is_empty(app->store, &empty);
     if (!rc && !empty)

@@ -260,19 +260,23 @@ br_err store_load(struct store *st, store_load_fn next, void *ud, bool default_w
     return in_tx(st, load_tx, &l);
 }
 
+br_err store_backup_able(struct store *st, bool restore)
+{
+    if (restore ? !st->db->ops->restore_from : !st->db->ops->backup_to)
+        return err_set(BR_CONFIG, "%s has its own %s tools (see docs/operations.md, Backups)",
+                       st->db->ops->name, restore ? "restore" : "backup");
+    return BR_OK;
+}
+
 br_err store_backup(struct store *st, const char *path)
 {
-    if (!st->db->ops->backup_to)
-        return err_set(BR_CONFIG, "%s has its own backup tools (see docs/operations.md, Backups)",
-                       st->db->ops->name);
-    return st->db->ops->backup_to(st->db, path);
+    br_err rc = store_backup_able(st, false);
+    return rc ? rc : st->db->ops->backup_to(st->db, path);
 }
 
 br_err store_restore(struct store *st, const char *path)
 {
-    if (!st->db->ops->restore_from)
-        return err_set(BR_CONFIG, "%s has its own restore tools (see docs/operations.md, Backups)",
-                       st->db->ops->name);
-    br_err rc = st->db->ops->restore_from(st->db, path);
+    br_err rc = store_backup_able(st, true);
+    if (!rc) rc = st->db->ops->restore_from(st->db, path);
     return rc ? rc : store_migrate(st);
 }

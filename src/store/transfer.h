@@ -55,6 +55,9 @@ typedef br_err (*store_load_fn)(void *ud, int *table, struct store_value *cols, 
 br_err store_load(struct store *st, store_load_fn next, void *ud,
                   bool default_week) STORE_WRITE WARN_UNUSED;
 
+/* BR_OK when the database makes its own backups (restore false) or
+ * restores them (true); else BR_CONFIG, naming the tools to use instead. */
+br_err store_backup_able(struct store *st, bool restore) WARN_UNUSED;
 /* Copies the whole database into a new file at path, consistently, while
  * the service goes on (SQLite's online backup); BR_CONFIG on a backend
  * with tools of its own (PostgreSQL: pg_dump). */

@@ -162,6 +162,18 @@ static void pg_dump_procedure(void)
     assert_int_equal(cli(&A.s, "backup", "--to", dir, &err), 1);
     assert_non_null(strstr(err, "Backups"));
     free(err);
+    assert_false(file_exists(dir)); /* said before anything is made */
+    /* a restore too, whatever the target holds, before a photo is copied */
+    char fake[400], fake_db[440];
+    snprintf(fake, sizeof fake, "%s/not-a-pg-backup", A.s.dir);
+    snprintf(fake_db, sizeof fake_db, "%s/barberia.db", fake);
+    assert_int_equal(mkdir(fake, 0700), 0);
+    FILE *f = fopen(fake_db, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(cli(&A.s, "restore", "--from", fake, &err), 1);
+    assert_non_null(strstr(err, "own restore tools"));
+    free(err);
 
     char *at_backup = listing_text(&A.s);
     char dump[400];
@@ -337,10 +349,10 @@ static void an_export_and_a_backup_are_their_owners_alone_whatever_the_umask(voi
     snprintf(dir, sizeof dir, "%s/backup-private", A.s.dir);
     snprintf(path, sizeof path, "%s/barberia.db", dir);
     if (test_pg()) {
-        /* refused (pg_dump's job), with no file left in the way */
+        /* refused (pg_dump's job), with nothing made */
         assert_int_equal(cli(&A.s, "backup", "--to", dir, &err), 1);
         free(err);
-        assert_int_equal(mode_of(dir), 0700);
+        assert_int_equal(mode_of(dir), -1);
         assert_int_equal(mode_of(path), -1);
     } else {
         if (cli(&A.s, "backup", "--to", dir, &err) != 0) fail_msg("backup: %s", err);
