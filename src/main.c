@@ -54,6 +54,10 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version")) {
+        if (argc > 2) {
+            cli_error("--version: unexpected argument '%s'", argv[2]);
+            return EXIT_USAGE;
+        }
         puts("barberia " BARBERIA_VERSION);
         return 0;
     }

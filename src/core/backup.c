@@ -123,22 +123,18 @@ static br_err create_db_file(const char *dir, const char *db)
 
 br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
 {
-    /* it holds password hashes, sessions and the links' key: a new folder
-     * is its owner's alone, whatever the umask */
     br_err rc = store_backup_able(app->store, false); /* before anything is made */
     if (rc) return rc;
-    bool made_dir = mkdir(dir, 0700) == 0;
-    if (!made_dir && errno != EEXIST)
-        return err_set(BR_IO, "cannot create %s: %s", dir, strerror(errno));
-    /* or an empty one: nobody else's files end up beside the copy */
-    if (!made_dir && !transfer_dir_empty(dir))
-        return err_set(BR_IO, "%s is not empty (a backup needs a new folder)", dir);
+    bool made_dir;
+    rc = transfer_new_folder(dir, "a backup", &made_dir);
+    if (rc) return rc;
     char *db = xasprintf("%s/barberia.db", dir);
     rc = create_db_file(dir, db);
     if (!rc) {
         rc = store_backup(app->store, db);
         if (rc) (void)unlink(db); /* no half copy, nor a file in the way of the next try */
     }
+    if (rc && made_dir) (void)rmdir(dir);
     free(db);
     if (rc) return rc;
     /* the photos the copy names: read from the copy, so that they match */

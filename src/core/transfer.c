@@ -343,7 +343,8 @@ static void export_undo(const struct exporter *x, bool made_dir)
         log_warn("export: could not remove %s: %s", x->dir, strerror(errno));
 }
 
-bool transfer_dir_empty(const char *dir)
+/* Whether the folder dir holds nothing. */
+static bool dir_empty(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) return false;
@@ -352,6 +353,23 @@ bool transfer_dir_empty(const char *dir)
         empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
     closedir(d);
     return empty;
+}
+
+br_err transfer_new_folder(const char *dir, const char *what, bool *made)
+{
+    /* it holds password hashes, sessions and the links' key: a new folder
+     * is its owner's alone, whatever the umask */
+    *made = mkdir(dir, DIR_MODE) == 0;
+    if (*made) return BR_OK;
+    if (errno != EEXIST) return io_fail("cannot create", dir);
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return err_set(BR_IO, "%s is not a folder (%s needs a new folder)", dir, what);
+    /* or an empty one: everything in it is then the command's own, and a
+     * failure may take all of it back; nobody else's files end up beside it */
+    if (!dir_empty(dir))
+        return err_set(BR_IO, "%s is not empty (%s needs a new folder)", dir, what);
+    return BR_OK;
 }
 
 /* --- a new shop an import or a restore fills --------------------------------------- */
@@ -397,19 +415,15 @@ void transfer_target_undo(const char *data_dir, const struct transfer_target *t)
 
 br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *st)
 {
-    bool made_dir = mkdir(dir, DIR_MODE) == 0;
-    if (!made_dir && errno != EEXIST) return io_fail("cannot create", dir);
-    /* a new folder, or an empty one: everything in it is then this
-     * export's, and a failure may take all of it back (export_undo) */
-    if (!made_dir && !transfer_dir_empty(dir))
-        return err_set(BR_IO, "%s is not empty (an export needs a new folder)", dir);
+    bool made_dir;
+    br_err rc = transfer_new_folder(dir, "an export", &made_dir);
+    if (rc) return rc;
     char *objdir = xasprintf("%s/objects", dir);
     int made = mkdir(objdir, DIR_MODE);
     free(objdir);
     if (made != 0) return err_set(BR_IO, "%s is not empty (an export needs a new folder)", dir);
     struct exporter x = {.app = app, .dir = dir, .foto_table = -1};
     x.ntables = store_tables(&x.tables);
-    br_err rc = BR_OK;
     int opened = 0;
     for (int i = 0; i < x.ntables && !rc; i++, opened++) {
         char *name = xasprintf("%s.jsonl", x.tables[i].name);

@@ -42,9 +42,11 @@ br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *
  * one transaction; on failure removes the photos it stored. */
 br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *st) WARN_UNUSED;
 
-/* Whether the folder dir exists and holds nothing: an existing folder an
- * export or a backup may fill (and take back whole on a failure). */
-bool transfer_dir_empty(const char *dir);
+/* Makes dir, a new folder private to its owner (0700), for what (an
+ * export, a backup: "an export" as the messages say it), or takes an
+ * existing empty one (whose mode stays). BR_IO when dir is not a folder,
+ * is not empty or cannot be made. OUT: *made, whether it was made here. */
+br_err transfer_new_folder(const char *dir, const char *what, bool *made) WARN_UNUSED;
 
 /* What a data folder held before an import or a restore filled it. */
 struct transfer_target {

@@ -124,6 +124,12 @@ static void help_and_version_exit_0(void **state)
     assert_string_equal(err, "");
     free(out);
     free(err);
+    const char *version_and_more[] = {"--version", "extra", NULL};
+    assert_int_equal(cli(&s, &out, &err, version_and_more), 2);
+    assert_string_equal(out, "");
+    assert_int_equal(count_lines(err), 1);
+    free(out);
+    free(err);
     static const char *const cmds[][4] = {
         {"serve", "--help", NULL},
         {"migrate", "--help", NULL},

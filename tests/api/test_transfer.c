@@ -417,6 +417,10 @@ static void a_damaged_export_or_a_used_target_is_refused_with_nothing_written(vo
     assert_non_null(kept);
     assert_string_equal(kept, "mio\n");
     free(kept);
+    /* a file where the folder would go is said to be one */
+    assert_int_equal(cli_in(&A.s, NULL, "export", "--to", keep, &err), 1);
+    assert_non_null(strstr(err, "is not a folder"));
+    free(err);
     /* an export that fails (a photo gone from the folder store) takes back
      * what it wrote: the same command runs again once the cause is mended */
     if (!A.s.s3) {
