@@ -76,6 +76,18 @@ static int cli(const struct srv *s, const char *cmd, const char *flag, const cha
     return run_cli(s, NULL, args, true, NULL, err);
 }
 
+/* A new folder dir holding one small file, name. */
+static void folder_with(const char *dir, const char *name)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("no es una copia\n", f);
+    fclose(f);
+}
+
 static void sqlite_backup_while_serving_and_restore(void)
 {
     char *at_backup = listing_text(&A.s);
@@ -90,14 +102,9 @@ static void sqlite_backup_while_serving_and_restore(void)
     assert_non_null(strstr(err, "not empty"));
     free(err);
     /* or an empty one: not one that holds anybody else's files */
-    char other[300], note[340];
+    char other[300];
     snprintf(other, sizeof other, "%s/otra", A.s.dir);
-    snprintf(note, sizeof note, "%s/notas.txt", other);
-    assert_int_equal(mkdir(other, 0755), 0);
-    FILE *f = fopen(note, "w");
-    assert_non_null(f);
-    fputs("no es una copia\n", f);
-    fclose(f);
+    folder_with(other, "notas.txt");
     assert_int_equal(cli(&A.s, "backup", "--to", other, &err), 1);
     assert_non_null(strstr(err, "not empty"));
     free(err);
@@ -164,13 +171,9 @@ static void pg_dump_procedure(void)
     free(err);
     assert_false(file_exists(dir)); /* said before anything is made */
     /* a restore too, whatever the target holds, before a photo is copied */
-    char fake[400], fake_db[440];
+    char fake[400];
     snprintf(fake, sizeof fake, "%s/not-a-pg-backup", A.s.dir);
-    snprintf(fake_db, sizeof fake_db, "%s/barberia.db", fake);
-    assert_int_equal(mkdir(fake, 0700), 0);
-    FILE *f = fopen(fake_db, "w");
-    assert_non_null(f);
-    fclose(f);
+    folder_with(fake, "barberia.db");
     assert_int_equal(cli(&A.s, "restore", "--from", fake, &err), 1);
     assert_non_null(strstr(err, "own restore tools"));
     free(err);

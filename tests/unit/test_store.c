@@ -140,6 +140,18 @@ static void a_refused_booking_writes_nothing(void **state)
     assert_int_equal(before, after);
 }
 
+/* The stretch a caller read as freed, [inicio, fin), made at now. */
+static void freed_as_read(struct fx *f, struct espera_liberacion *l, const char *inicio,
+                          const char *fin, const char *now)
+{
+    memset(l, 0, sizeof *l);
+    uuid_v4(l->id);
+    memcpy(l->barbero_id, f->barbero, sizeof l->barbero_id);
+    snprintf(l->inicio, sizeof l->inicio, "%s", inicio);
+    snprintf(l->fin, sizeof l->fin, "%s", fin);
+    snprintf(l->created_at, sizeof l->created_at, "%s", now);
+}
+
 /* A cancel frees the stretch the row holds as the change reads it under
  * its lock, not the one its caller read before (another change may have
  * moved it), and only while that stretch is not over. */
@@ -155,11 +167,8 @@ static void a_cancel_frees_the_rows_own_stretch_while_it_is_ahead(void **state)
     iso8601_format(clock_now_ms(), now);
     iso8601_format(clock_now_ms() + 60000, lease);
     /* read as ahead, over in fact: nothing is recorded */
-    struct espera_liberacion l = {.inicio = "2031-05-04T10:00:00.000Z",
-                                  .fin = "2031-05-04T10:30:00.000Z"};
-    uuid_v4(l.id);
-    memcpy(l.barbero_id, f->barbero, sizeof l.barbero_id);
-    memcpy(l.created_at, now, sizeof now);
+    struct espera_liberacion l;
+    freed_as_read(f, &l, "2031-05-04T10:00:00.000Z", "2031-05-04T10:30:00.000Z", now);
     struct cita_change ch = {.id = past, .libera = &l};
     assert_int_equal(store_cita_change(f->st, &ch), BR_OK);
     assert_false(ch.freed);
@@ -167,11 +176,8 @@ static void a_cancel_frees_the_rows_own_stretch_while_it_is_ahead(void **state)
     struct espera_liberacion got;
     assert_int_equal(store_espera_liberacion_take(f->st, now, lease, &got), BR_NOTFOUND);
     /* read as over, ahead in fact: the row's stretch is recorded */
-    struct espera_liberacion m = {.inicio = "2020-01-01T09:00:00.000Z",
-                                  .fin = "2020-01-01T09:30:00.000Z"};
-    uuid_v4(m.id);
-    memcpy(m.barbero_id, f->barbero, sizeof m.barbero_id);
-    memcpy(m.created_at, now, sizeof now);
+    struct espera_liberacion m;
+    freed_as_read(f, &m, "2020-01-01T09:00:00.000Z", "2020-01-01T09:30:00.000Z", now);
     struct cita_change ch2 = {.id = ahead, .libera = &m};
     assert_int_equal(store_cita_change(f->st, &ch2), BR_OK);
     assert_true(ch2.freed);
