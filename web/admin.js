@@ -1,7 +1,7 @@
 // admin.js - administration: users (GET/PATCH /api/admin/usuarios),
 // barbers, services, working hours and closures (the catalog API).
-import { get, api, post, session, rol } from './api.js';
-import { h, page, focus, announce, alertBox, showError, euros } from './ui.js';
+import { get, api, post, session, rol, loadModule } from './api.js';
+import { h, page, focus, announce, alertBox, showError, failure, euros } from './ui.js';
 import { cierres as closures, feedLink, barberFields } from './avisos.js';
 
 const DIAS = ['lunes', 'martes', 'miércoles', 'jueves', 'viernes', 'sábado', 'domingo'];
@@ -54,7 +54,7 @@ const tabs = {
   servicios: ['Servicios', servicios],
   horarios: ['Horarios', horarios],
   cierres: ['Cierres y días libres', cierres],
-  informes: ['Informes', (t) => import('./informes.js').then((m) => m.informes(t, box))],
+  informes: ['Informes', (t) => loadModule('./informes.js').then((m) => m.informes(t, box))],
 };
 let tab = 'usuarios';
 let box = null;
@@ -101,9 +101,9 @@ async function render() {
   try {
     await fn(t);
   } catch (ex) {
-    const err = alertBox();
-    showError(err, ex);
-    box.replaceChildren(t, err);
+    // a tab not read, or its module (informes.js) not loaded: said, with
+    // "Reintentar" (or "Recargar la página")
+    box.replaceChildren(t, ...failure(ex, () => render().then(focus)));
   }
   return t;
 }

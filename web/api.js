@@ -13,6 +13,36 @@ export class ApiError extends Error {
 // The server out of reach (a request, or a page's module, not loaded).
 export const noConnection = () =>
   new ApiError(0, 'No hay conexión con el servidor. Inténtalo de nuevo.');
+// A module of the app that arrived but failed to run (a fault of the app,
+// not of the network): trying again in this page would fail the same.
+export const brokenModule = () =>
+  Object.assign(
+    new ApiError(
+      0,
+      'Esta página no se pudo abrir. Recarga la página; si sigue igual, avisa a la barbería.',
+    ),
+    { broken: true },
+  );
+
+// Loads a module of the app when it is needed (a page's own, such as
+// book.js, or one a page opens, such as informes.js), for every page and
+// part of a page alike; spec is its relative address, as import() takes it. When import() fails, the module's address is asked for again,
+// past the browser's cache: an answer means the network was there and the
+// module failed to run (brokenModule, logged with console.error); none,
+// that the server is out of reach (noConnection).
+export async function loadModule(spec) {
+  try {
+    return await import(spec);
+  } catch (e) {
+    const url = new URL(spec, import.meta.url).href;
+    const res = navigator.onLine ? await fetch(url, { cache: 'no-store' }).catch(() => null) : null;
+    if (res && res.ok) {
+      console.error('No se pudo ejecutar ' + url + ':', e);
+      throw brokenModule();
+    }
+    throw noConnection();
+  }
+}
 
 export async function api(method, path, body) {
   const opt = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };

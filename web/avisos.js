@@ -25,7 +25,11 @@ function callLine(c) {
     c.cliente_telefono
       ? [
           ' · Sin correo ni WhatsApp: llama al ',
-          h('a', { href: 'tel:' + c.cliente_telefono.replace(/[^+\d]/g, '') }, c.cliente_telefono),
+          h(
+            'a',
+            { class: 'tap', href: 'tel:' + c.cliente_telefono.replace(/[^+\d]/g, '') },
+            c.cliente_telefono,
+          ),
           ' para avisarle',
         ]
       : ' · Sin correo, WhatsApp ni teléfono: no hay forma de avisarle',
@@ -99,7 +103,7 @@ function afectadas(area, a, list, done) {
       h('ul', {}, left.map(citaLine)),
       h('p', {}, h('button', { type: 'button', onclick: done }, 'Entendido')),
     );
-    announce(said);
+    announce(said, { shown: true }); // its heading
     focus(t2);
   };
   const box = askFirst(area, {

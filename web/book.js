@@ -282,7 +282,7 @@ export async function book() {
       st.fecha = st.fecha || ymd(new Date(st.hueco.inicio));
       st.hueco = null;
       keepUrl();
-      announce('Esa hora ya no está libre');
+      announce('Esa hora ya no está libre', { shown: true });
       return chooseSlot(
         'Lo sentimos: esa hora acaba de ocuparse. Elige otra de la lista actualizada.',
       );
@@ -344,7 +344,7 @@ export async function book() {
             if (ex.status === 409) {
               st.hueco = null;
               keepUrl();
-              announce('Esa hora ya no está libre');
+              announce('Esa hora ya no está libre', { shown: true });
               chooseSlot(
                 'Lo sentimos: alguien acaba de reservar esa hora. Elige otra de la lista actualizada.',
               );
@@ -409,7 +409,7 @@ export async function book() {
       ),
       h('p', {}, h('a', { href: '/mis-citas' }, 'Ver mis citas')),
     );
-    announce('Cita reservada');
+    announce('Cita reservada', { shown: true }); // the page's heading
   }
 
   let drawn = false; // the first step drawn corrects the address; later ones add to it

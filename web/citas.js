@@ -157,7 +157,9 @@ function card(c, me, upcoming, consent) {
     );
   }
   li.append(actions, area);
-  if (c.estado !== 'cancelada') li.append(photos(c, me, false, consent));
+  // a cancelled one: the photos taken meanwhile, still to see and delete,
+  // and no uploads
+  li.append(photos(c, me, false, consent, { upload: c.estado !== 'cancelada' }));
   return li;
 }
 
@@ -275,19 +277,23 @@ function askConsent(c, consent, err) {
 
 // The photos of a cita: view, add (the phone's camera), delete own. On her
 // own appointment (consent given: her answer from /api/auth/me/consentimientos)
-// adding waits for her permission.
-export function photos(c, me, readOnly, consent) {
+// adding waits for her permission. Without upload (a cancelled appointment):
+// view and delete own only, and nothing shown when it has no photos.
+export function photos(c, me, readOnly, consent, { upload = true } = {}) {
   const box = h('div', { class: 'photos' });
   const list = h('div', { class: 'thumbs' });
   const err = alertBox();
   const title = h('h4', { tabindex: '-1' }, 'Fotos');
   const asking = h('div'); // "¿Borrar la foto…?", asked first
   box.append(title, list, asking, err);
-  const ask = !readOnly && consent && me && c.cliente_id === me.user.id && consent.fotos !== true;
+  const ask =
+    upload && !readOnly && consent && me && c.cliente_id === me.user.id && consent.fotos !== true;
   if (ask) box.append(askConsent(c, consent, err));
+  if (!upload) box.hidden = true; // until it has photos to show
   const load = async () => {
     try {
       const { fotos } = await get('/api/fotos?' + qs({ cita_id: c.id }));
+      if (fotos.length) box.hidden = false;
       list.replaceChildren(
         ...(fotos.length
           ? fotos.map((f) =>
@@ -340,10 +346,11 @@ export function photos(c, me, readOnly, consent) {
           : [h('p', { class: 'hint' }, 'Sin fotos.')]),
       );
     } catch (ex) {
+      box.hidden = false;
       showError(err, ex);
     }
   };
-  if (!readOnly) {
+  if (!readOnly && upload) {
     for (const [tipo, label] of [
       ['antes', 'Añadir foto de antes'],
       ['despues', 'Añadir foto de después'],

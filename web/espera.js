@@ -55,7 +55,7 @@ export function waitForm({ servicio, barbero, day, back }) {
               barbero_id: barbero || undefined,
             });
             done.textContent = `Te avisaremos por correo si se libera una hora el ${dateLabel(input.value)}.`;
-            announce(done.textContent);
+            announce(done.textContent, { shown: true });
           }
         } catch (e) {
           showError(err, e);
@@ -223,7 +223,7 @@ export function deskWaitForm({ cliente, servicio, barbero, day, onAdded }) {
                 });
                 ask.replaceChildren();
                 done.textContent = `${c.nombre || 'El cliente'} está en la lista de espera: ${what}. Le avisaremos si se libera una hora.`;
-                announce(done.textContent);
+                announce(done.textContent, { shown: true });
                 if (onAdded) onAdded();
               } catch (ex) {
                 ask.replaceChildren();

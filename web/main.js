@@ -1,27 +1,22 @@
 // main.js - starts the app: settings, session, navigation, and the page of
 // the current path (its module loaded on demand).
-import { loadConfig, session, signedOut, post, rol, noConnection } from './api.js';
-import { h, page, go, announce, alertBox, showError } from './ui.js';
+import { loadConfig, session, signedOut, post, rol, loadModule } from './api.js';
+import { h, page, go, announce, failure } from './ui.js';
 
-// A page's module that could not be loaded: the server is out of reach.
-const load = (p) =>
-  p.catch(() => {
-    throw noConnection();
-  });
 const pages = {
-  '/': () => load(import('./book.js')).then((m) => m.home()),
-  '/reservar': () => load(import('./book.js')).then((m) => m.book()),
-  '/entrar': () => load(import('./auth.js')).then((m) => m.signin()),
-  '/registro': () => load(import('./auth.js')).then((m) => m.signup()),
-  '/mis-citas': () => load(import('./citas.js')).then((m) => m.mine()),
-  '/agenda': () => load(import('./agenda.js')).then((m) => m.agenda()),
-  '/admin': () => load(import('./admin.js')).then((m) => m.admin()),
-  '/cuenta': () => load(import('./cuenta.js')).then((m) => m.cuenta()),
-  '/recuperar': () => load(import('./cuenta.js')).then((m) => m.recuperar()),
-  '/restablecer': () => load(import('./cuenta.js')).then((m) => m.restablecer()),
-  '/confirmar-email': () => load(import('./cuenta.js')).then((m) => m.confirmarEmail()),
+  '/': () => loadModule('./book.js').then((m) => m.home()),
+  '/reservar': () => loadModule('./book.js').then((m) => m.book()),
+  '/entrar': () => loadModule('./auth.js').then((m) => m.signin()),
+  '/registro': () => loadModule('./auth.js').then((m) => m.signup()),
+  '/mis-citas': () => loadModule('./citas.js').then((m) => m.mine()),
+  '/agenda': () => loadModule('./agenda.js').then((m) => m.agenda()),
+  '/admin': () => loadModule('./admin.js').then((m) => m.admin()),
+  '/cuenta': () => loadModule('./cuenta.js').then((m) => m.cuenta()),
+  '/recuperar': () => loadModule('./cuenta.js').then((m) => m.recuperar()),
+  '/restablecer': () => loadModule('./cuenta.js').then((m) => m.restablecer()),
+  '/confirmar-email': () => loadModule('./cuenta.js').then((m) => m.confirmarEmail()),
   // an appointment's personal link: /c/<token>
-  '/c/': () => load(import('./gestion.js')).then((m) => m.show()),
+  '/c/': () => loadModule('./gestion.js').then((m) => m.show()),
 };
 const pageOf = (path) => pages[path] || (path.startsWith('/c/') ? pages['/c/'] : undefined);
 
@@ -71,13 +66,7 @@ async function render() {
     if (show) await show();
     else page('Página no encontrada', h('p', {}, h('a', { href: '/' }, 'Volver al inicio')));
   } catch (e) {
-    const err = alertBox();
-    showError(err, e);
-    page(
-      'Algo ha fallado',
-      err,
-      h('p', {}, h('button', { type: 'button', onclick: render }, 'Reintentar')),
-    );
+    page('Algo ha fallado', failure(e, render));
   }
 }
 

@@ -262,12 +262,21 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
   drawWho();
 
   // --- service and barber -------------------------------------------------------
-  const [lsv, servicio] = field('Servicio', { tag: 'select' });
+  // chosen on purpose: with several services none is preselected (a
+  // forgotten choice would book the wrong one); with one, it is that one
+  const [lsv, servicio] = field('Servicio', { tag: 'select', 'aria-required': 'true' });
+  if (servicios.length > 1) servicio.append(h('option', { value: '' }, 'Elige un servicio'));
   servicio.append(
     ...servicios.map((s) =>
       h('option', { value: s.id }, `${s.nombre} · ${s.duracion_min} min · ${euros(s.precio)}`),
     ),
   );
+  const svcErr = alertBox();
+  svcErr.id = servicio.id + '-e';
+  servicio.setAttribute('aria-describedby', svcErr.id);
+  servicio.addEventListener('change', () => {
+    if (servicio.value) svcErr.hidden = true;
+  });
   const [lb, barber] = field('Barbero', { tag: 'select' });
   barber.append(
     ...barberos.map((b) => h('option', { value: b.id, selected: b.id === barbero }, b.nombre)),
@@ -298,7 +307,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
       },
       'Ahora (sin cita, ya está aquí)',
     );
-    espera.hidden = Boolean((st.inicio || st.ahora) && !openPicker);
+    espera.hidden = Boolean(((st.inicio || st.ahora) && !openPicker) || !servicio.value);
     if ((st.inicio || st.ahora) && !openPicker) {
       when.replaceChildren(
         h(
@@ -316,9 +325,18 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
       );
       return;
     }
+    if (!servicio.value) {
+      // the free hours depend on the service: the picker waits for it
+      shown = null;
+      when.replaceChildren(
+        h('p', { class: 'actions' }, ahora),
+        h('p', { class: 'hint' }, 'Elige el servicio para ver las horas libres.'),
+      );
+      return null;
+    }
+    // the desk's own free slots: from now on, without the online notice
     const pk = picker({
-      servicio: servicio.value,
-      barbero: barber.value,
+      huecos: '/api/agenda/huecos?' + qs({ servicio_id: servicio.value, barbero_id: barber.value }),
       heading: 'Elige día y hora',
       onPick: (hu) => {
         st.inicio = hu.inicio;
@@ -379,6 +397,10 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
           showError(err, 'Elige un cliente o añade uno nuevo.');
           return search.focus();
         }
+        if (!body.servicio_id) {
+          showError(svcErr, 'Elige el servicio que se va a hacer.');
+          return servicio.focus();
+        }
         if (!body.fecha_inicio) return showError(err, 'Elige la hora, o «Ahora».');
         btn.disabled = true;
         try {
@@ -412,6 +434,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
     h('fieldset', {}, h('legend', {}, 'Cliente'), who),
     lsv,
     servicio,
+    svcErr,
     lb,
     barber,
     h('fieldset', {}, h('legend', {}, 'Hora'), when, espera),

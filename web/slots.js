@@ -21,7 +21,9 @@ import {
 } from './ui.js';
 
 // `huecos`, when given, names where a day's slots are read instead (a move:
-// GET /api/citas/{id}/huecos, where the appointment's own time is free);
+// GET /api/citas/{id}/huecos, where the appointment's own time is free; the
+// desk: GET /api/agenda/huecos?servicio_id=&barbero_id=, with no minimum
+// notice), `fecha` added to its query;
 // `actual`, the start of the appointment being moved: the picker opens on
 // its day and shows that time as hers, not to be chosen.
 export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
@@ -31,7 +33,7 @@ export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
   const free = (hs) => hs.filter((hu) => !hers(hu)).length;
   const url = (fecha) =>
     huecos
-      ? `${huecos}?${qs({ fecha })}`
+      ? huecos + (huecos.includes('?') ? '&' : '?') + qs({ fecha })
       : '/api/disponibilidad?' + qs({ servicio_id: servicio, fecha, barbero_id: barbero });
   const fetchDay = (fecha, fresh) => {
     if (fresh || !cache.has(fecha)) {

@@ -39,9 +39,18 @@ export function focus(el) {
   el.focus();
 }
 
-// Says something to everyone (aria-live) and shows it.
+// Says something to everyone, covering nothing: the live region (#status,
+// role=status, out of sight) reads it out, and a line in the page's own
+// flow shows it where the action left the focus (after the heading, line
+// or form the focus is in), never over a control. While the action draws
+// its result (a redraw, the focus moved, another page) the line follows
+// the focus; the first tap or key (or 10 s) fixes it where it is, and it
+// stays until the next announcement or until its part of the page is
+// drawn again. shown: the page already shows these words (only read out).
 let timer = 0;
-export function announce(msg) {
+let said = null; // the line shown
+let until = 0; // it follows the focus until then
+export function announce(msg, { shown = false } = {}) {
   const s = document.getElementById('status');
   s.textContent = '';
   clearTimeout(timer);
@@ -51,7 +60,35 @@ export function announce(msg) {
   timer = setTimeout(() => {
     s.textContent = '';
   }, 8000);
+  if (said) said.remove();
+  said = shown ? null : h('p', { class: 'said' }, msg);
+  until = Date.now() + 10000;
+  place();
 }
+// Puts the line after the block that holds the focus (the page's heading
+// when the focus is elsewhere): inside a list item, at its end; out of a
+// row of buttons or a grid, after the whole row.
+function place() {
+  if (!said || Date.now() > until) return;
+  const m = main();
+  let at = document.activeElement;
+  if (!at || at === m || !m.contains(at) || said.contains(at)) at = m.querySelector('h1');
+  if (!at) return;
+  let el = at.closest('li, p, h1, h2, h3, h4, form') || at;
+  while (
+    el.tagName !== 'LI' &&
+    el.parentElement &&
+    el.parentElement !== m &&
+    /flex|grid/.test(getComputedStyle(el.parentElement).display)
+  )
+    el = el.parentElement;
+  if (el.tagName === 'LI') {
+    if (said.parentElement !== el || said.nextSibling) el.append(said);
+  } else if (el.nextSibling !== said) el.after(said);
+}
+document.addEventListener('focusin', place);
+new MutationObserver(place).observe(main(), { childList: true, subtree: true });
+for (const ev of ['pointerdown', 'keydown']) document.addEventListener(ev, () => (until = 0), true);
 
 // An error line inside a form or step (role=alert is read at once). A lost
 // session (api.js: ApiError.expired) says so, with a way back to this page
@@ -61,6 +98,23 @@ export function showError(box, err) {
   if (err && err.expired) box.replaceChildren(...expiredText());
   else box.textContent = err && err.message ? err.message : String(err);
   box.hidden = false;
+}
+// A failure said in place, with its way out: the error line and
+// "Reintentar" (again()), or, for a module of the app that failed to run
+// (api.js: brokenModule), "Recargar la página".
+export function failure(e, again) {
+  const err = alertBox();
+  showError(err, e);
+  return [
+    err,
+    h(
+      'p',
+      {},
+      e && e.broken
+        ? h('button', { type: 'button', onclick: () => location.reload() }, 'Recargar la página')
+        : h('button', { type: 'button', onclick: again }, 'Reintentar'),
+    ),
+  ];
 }
 export const expiredText = () => [
   'Tu sesión ha caducado. ',

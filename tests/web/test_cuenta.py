@@ -172,7 +172,7 @@ def test(srv, br):
     br.click("Activar avisos por WhatsApp")
     br.see("Recibes avisos por WhatsApp en el +34612345678. Lo aceptaste desde tu cuenta el ")
     br.wait(lambda: br.active().get_attribute("id") == "whatsapp-estado", what="focus on the state")
-    br.wait(lambda: "activados en el +34612345678" in br.d.find_element(By.ID, "status").text,
+    br.wait(lambda: "activados en el +34612345678" in br.d.find_element(By.ID, "status").get_attribute("textContent"),
             what="the announcement")
     assert "Teléfono inválido" not in br.text()
     assert br.button("Cambiar número") and br.button("Desactivar avisos por WhatsApp")

@@ -9,6 +9,7 @@ sink the server sends to:
   cancel frees a slot; the notice's link opens the booking on that slot and
   she books it.
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
+import datetime
 import os
 import re
 import sys
@@ -62,6 +63,27 @@ def manage_by_link(srv, br, sink, s, b):
     br.open(link)
     br.focused_heading("Cita cancelada")
     assert not [e for e in br.d.find_elements(By.TAG_NAME, "button") if e.text == "Cambiar hora"]
+    # past the cut-off: the shop's phone, a touch target of its own on a
+    # phone (44 x 44 px at least)
+    late = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=40)).strftime("%Y-%m-%dT%H:%M:00Z")
+    me = srv.ok("GET", "/api/auth/me", token=token)["user"]["id"]
+    srv.ok("POST", "/api/agenda/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": late,
+                                         "cliente_id": me, "fuera_de_horario": True}, token=srv.admin)
+    def new_link():
+        for rcpt, _, text in sink.messages():
+            m = re.search(re.escape(srv.base) + r"(/c/[A-Za-z0-9_-]{64})", text)
+            if "ana.enlace@example.com" in rcpt and m and m.group(1) != link:
+                return m.group(1)
+        return None
+    late_link = br.wait(new_link, timeout=60, what="the late appointment's e-mail")
+    br.open(late_link)
+    br.focused_heading("Tu cita")
+    br.see("Ya no se puede cambiar por aquí. Llámanos: +34 910 000 000")
+    tel = br.d.find_element(By.CSS_SELECTOR, "main a[href^='tel:']")
+    assert tel.get_attribute("href") == "tel:+34910000000", tel.get_attribute("href")
+    size = br.d.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height, innerWidth]", tel)
+    assert size[0] >= 44 and size[1] >= 44 and size[2] <= 390, "the phone link is %sx%s px (window %s)" % tuple(size)
+    br.check("Enlace - pasado el limite")
     # a broken link says so
     br.open(link[:-3] + "AAA")
     br.focused_heading("Enlace no válido")

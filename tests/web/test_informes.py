@@ -2,7 +2,9 @@
 """web/informes - the owner opens the reports: the last 30 days by day with
 a bar chart and the table, then by barber, then downloads the CSV and finds
 what a Spanish spreadsheet needs in it (the byte order mark, ';' between
-cells, decimal commas, CRLF)."""
+cells, decimal commas, CRLF). Before, the reports' module fails to run (the
+app's words and "Recargar la página"), then cannot be loaded offline ("No hay
+conexión" and "Reintentar")."""
 import datetime
 import os
 import sys
@@ -35,8 +37,33 @@ def test(srv, br):
     br.fill("Contraseña", srv.admin_password)
     br.click("Entrar")
     br.focused_heading("Administración")
+
+    # the reports' module (loaded when the tab opens) arrives but fails to
+    # run (a fault of the app, not of the network): said so, logged, and the
+    # way out is a reload
+    tools = webtest.DevTools(br.d)
+    tools.serve("*/app/informes.*.js", "export function informes( {")
     br.click("Informes")
     br.focused_heading("Informes")
+    br.see("Esta página no se pudo abrir. Recarga la página; si sigue igual, avisa a la barbería.")
+    assert "No hay conexión" not in br.text() and "SyntaxError" not in br.text(), br.text()
+    logged = [e["message"] for e in br.d.get_log("browser") if e["level"] == "SEVERE"]
+    assert any("No se pudo ejecutar" in m and "informes." in m for m in logged), logged
+    tools.stop()
+    br.check("Informes - modulo roto")
+    br.click("Recargar la página")
+    br.focused_heading("Administración")
+    # with the network gone: the app's own words and "Reintentar", never
+    # the browser's; back online, "Reintentar" opens the reports
+    br.allowed_errors.append(r"ERR_INTERNET_DISCONNECTED")
+    br.offline(True)
+    br.click("Informes")
+    br.focused_heading("Informes")
+    br.see("No hay conexión con el servidor")
+    assert "Failed to fetch" not in br.text() and "import" not in br.text(), br.text()
+    br.offline(False)
+    br.check("Informes - sin conexion")
+    br.click("Reintentar")
     br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, "svg.chart rect.bar"), what="the chart")
     bars = br.d.find_elements(By.CSS_SELECTOR, "svg.chart rect.bar")
     assert len(bars) == 30, len(bars)  # one a day

@@ -7,7 +7,9 @@ confirmation), sees her entry under her name and takes her off, and is
 told when a client has no way to be told, and records her WhatsApp consent;
 on a tablet the day is a grid with a column per barber, and a tap on
 free time opens the booking with that barber and hour; the administrator
-closes a day over two bookings and cancels them with a message."""
+closes a day over two bookings and cancels them with a message. The service
+is chosen on purpose (none preselected); after a booking the announcement
+covers none of the day's controls; the desk's hours have no online notice."""
 import datetime
 import os
 import sys
@@ -106,7 +108,7 @@ def card_text(br, needle):
         return ""
 
 
-def phone_desk(srv, br, b):
+def phone_desk(srv, br, b, s, day):
     """390x844: a new client by phone, a walk-in, a no-show."""
     br.open("/agenda")
     br.focused_heading("Agenda")
@@ -117,7 +119,27 @@ def phone_desk(srv, br, b):
     br.fill("Nombre", "Rosa Díaz")
     br.fill("Teléfono", "622 333 444")
     assert control(br, "Barbero").get_attribute("value") == b["id"]
-    slot = br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, "button.slot") if e.is_displayed()), None), what="a free slot")
+    # with several services none is preselected: the hours wait for it, and
+    # sending without it says so, with the focus on the field
+    servicio = control(br, "Servicio")
+    assert len(srv.catalog()[0]) > 1
+    assert servicio.get_attribute("value") == "", servicio.get_attribute("value")
+    assert Select(servicio).first_selected_option.text == "Elige un servicio"
+    br.see("Elige el servicio para ver las horas libres.")
+    assert not [e for e in br.d.find_elements(By.CSS_SELECTOR, "button.slot") if e.is_displayed()]
+    br.click("Reservar cita")
+    br.see("Elige el servicio que se va a hacer.")
+    br.wait(lambda: br.active() == servicio, what="the focus on the service")
+    br.check("Mostrador - nueva cita sin servicio")
+    Select(servicio).select_by_value(s["id"])
+    assert "Elige el servicio que se va a hacer." not in br.text()
+    # a day ahead (today's first free hour may be in minutes, when the
+    # walk-in below sits down)
+    on = br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, ".days button.day[data-fecha='%s']" % day.isoformat()) if e.is_enabled()), None), what="the day's hours read")
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", on)
+    on.click()
+    br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".days button.day[aria-pressed='true'][data-fecha='%s']" % day.isoformat()), what="the day shown")
+    slot = br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, "button.slot") if e.is_displayed() and e.get_attribute("aria-label").startswith(ui_day(day) + ", ")), None), what="a free slot that day")
     when = slot.get_attribute("aria-label")
     br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
     slot.click()
@@ -133,6 +155,16 @@ def phone_desk(srv, br, b):
     br.click("Reservar cita")
     br.focused_heading(when.split(",")[0])
     rosa = card(br, "Rosa Díaz")
+    # the announcement covers nothing: the day's next controls (her card's,
+    # "Nueva cita") can be tapped at once, even at the bottom of the screen
+    # (where a floating box would sit); its words are shown under the day's
+    # heading, where the focus is
+    br.wait(lambda: "Cita reservada: Rosa Díaz" in br.d.find_element(By.ID, "status").get_attribute("textContent"), what="the announcement")
+    for e in rosa.find_elements(By.CSS_SELECTOR, "button, a") + [br.button("Nueva cita")]:
+        for block in ("end", "start"):
+            br.d.execute_script("arguments[0].scrollIntoView({block: arguments[1]})", e, block)
+            br.hittable(e)
+    assert br.d.execute_script("const n = document.activeElement.nextElementSibling; return n && n.textContent").startswith("Cita reservada: Rosa Díaz")
     assert "622 333 444" in rosa.text
     found = srv.ok("GET", "/api/clientes?q=rosa", token=srv.admin)["clientes"]
     assert [(c["nombre"], c["telefono"], c["puede_entrar"]) for c in found] == [("Rosa Díaz", "622 333 444", False)], found
@@ -144,6 +176,7 @@ def phone_desk(srv, br, b):
     br.fill("Buscar cliente (nombre, teléfono o correo)", "611222")
     br.click("Carla Gómez · 611222333 · carla@example.com")
     br.see("Cliente: Carla Gómez")
+    Select(control(br, "Servicio")).select_by_value(s["id"])
     br.click("Ahora (sin cita, ya está aquí)")
     br.see("Hora: ahora")
     # the test runs at any hour: outside the barber's hours too
@@ -158,6 +191,7 @@ def phone_desk(srv, br, b):
     br.click("Nueva cita")
     br.fill("Buscar cliente (nombre, teléfono o correo)", "rosa")
     br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, "button") if e.text.startswith("Rosa Díaz") and e.is_displayed()), None), what="Rosa in the search").click()
+    Select(control(br, "Servicio")).select_by_value(s["id"])
     br.click("Ahora (sin cita, ya está aquí)")
     control(br, "Fuera de horario (aunque el barbero no trabaje a esa hora)").click()
     br.click("Reservar cita")
@@ -196,6 +230,52 @@ def phone_desk(srv, br, b):
     assert sorted(estados) == ["completada", "confirmada"], estados
 
 
+def desk_notice(srv, br, s, bb):
+    """The desk's hours have no online notice (GET /api/agenda/huecos): a
+    free time within it, today, is offered at "Nueva cita", not on /reservar."""
+    now = datetime.datetime.now(MADRID)
+    today = now.date()
+    week = srv.ok("GET", "/api/barberos/%s/horario" % bb["id"])["horario"]
+    dia = today.isoweekday()
+    # the barber works all day today, whatever the hour the test runs at
+    srv.ok("PUT", "/api/admin/barberos/%s/horario" % bb["id"],
+           {"horario": [x for x in week if x["dia"] != dia] + [{"dia": dia, "inicio": "00:00", "fin": "24:00"}]}, token=srv.admin)
+    notice = datetime.timedelta(minutes=srv.ok("GET", "/api/config")["antelacion_min"])
+    q = "servicio_id=%s&fecha=%s&barbero_id=%s" % (s["id"], today.isoformat(), bb["id"])
+    def at(x):
+        return datetime.datetime.fromisoformat(x["inicio"].replace("Z", "+00:00")).astimezone(MADRID)
+    soon = [at(x) for x in srv.ok("GET", "/api/agenda/huecos?" + q, token=srv.admin)["huecos"] if at(x) < now + notice]
+    if soon:  # none only when the day is about to end
+        hhmm = soon[0].strftime("%H:%M")
+        todays = "button.slot[aria-label^='%s']" % "%s, " % ui_day(today)
+        br.open("/agenda")
+        br.focused_heading("Agenda")
+        br.click("Nueva cita")
+        br.focused_heading("Nueva cita")
+        Select(control(br, "Servicio")).select_by_value(s["id"])
+        Select(control(br, "Barbero")).select_by_value(bb["id"])
+        br.wait(lambda: hhmm in [e.text for e in br.d.find_elements(By.CSS_SELECTOR, todays) if e.is_displayed()],
+                what=lambda: "%s offered at the desk, not only %s" % (hhmm, [e.text for e in br.d.find_elements(By.CSS_SELECTOR, "button.slot")][:8]))
+        br.click("Volver a la agenda")
+        br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], bb["id"]))
+        br.focused_heading("Elige día y hora")
+        day_btn = "document.querySelector(\".days button.day[data-fecha='%s']\")" % today.isoformat()
+        br.wait(lambda: br.d.execute_script("const b = %s; return !!b && !b.getAttribute('aria-label').endsWith(', cargando')" % day_btn), what="today read online")
+        if br.d.execute_script("return !%s.disabled" % day_btn):
+            br.d.execute_script("%s.click()" % day_btn)
+            br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, todays), what="today's online hours")
+            offered = [e.text for e in br.d.find_elements(By.CSS_SELECTOR, todays)]
+            assert hhmm not in offered, (hhmm, offered)
+    srv.ok("PUT", "/api/admin/barberos/%s/horario" % bb["id"], {"horario": week}, token=srv.admin)
+
+
+def ui_day(d):
+    """A date as the app words it: "martes 14 de octubre"."""
+    dias = ["lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"]
+    meses = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"]
+    return "%s %d de %s" % (dias[d.weekday()], d.day, meses[d.month - 1])
+
+
 def waiting_list(srv, br, b, s, day):
     """390x844: Carla calls for a day with no free hour: the desk puts her on
     its waiting list, confirms, sees the entry under her name and removes it;
@@ -218,6 +298,7 @@ def waiting_list(srv, br, b, s, day):
     br.see("Lo retiró desde su cuenta el ")
     assert "Pregúntale" not in br.d.find_element(By.CSS_SELECTOR, ".whatsapp").text
     assert control(br, "Barbero").get_attribute("value") == b["id"]
+    Select(control(br, "Servicio")).select_by_value(s["id"])
     br.d.execute_script("arguments[0].value = arguments[1]", control(br, "Día"), day.isoformat())
     br.click("Añadir a la lista de espera")
     br.see("¿Añadir a Carla Gómez a la lista de espera?")
@@ -304,6 +385,9 @@ def closure(srv, br, day, b, s):
     br.see("Sin correo ni WhatsApp: llama al 644 555 666")
     tel = br.d.find_element(By.CSS_SELECTOR, "main .confirm a[href^='tel:']")
     assert tel.get_attribute("href") == "tel:644555666", tel.get_attribute("href")
+    # a touch target of its own on a phone: 44 x 44 px at least
+    size = br.d.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height, innerWidth]", tel)
+    assert size[0] >= 44 and size[1] >= 44 and size[2] <= 390, "the phone link is %sx%s px (window %s)" % tuple(size)
     assert "Cada cliente recibe" not in br.text()
     br.see("hay que llamarlos")
     br.fill("Mensaje para los clientes (opcional)", "Carlos está de formación ese día. Te esperamos otro día.")
@@ -413,7 +497,8 @@ def test(srv, br):
     br.sign_in("barbero@example.com", "secreto1", "/agenda")
     br.focused_heading("Agenda")
     grid_at_tablet(srv, br, day, b)
-    phone_desk(srv, br, b)
+    phone_desk(srv, br, b, s, day)
+    desk_notice(srv, br, s, barberos[-1])
     waiting_list(srv, br, b, s, working_day(day))
     closure(srv, br, working_day(day), b, s)
     now_line(srv, br, barberos[-1], s)

@@ -2,18 +2,20 @@
 """web/reserva - the booking's and the desk's edges:
 - the confirm step with the server out of reach says so, with "Reintentar",
   never "Comprobando…" for ever; a page whose module cannot be loaded says
-  "No hay conexión con el servidor", not the browser's words;
+  "No hay conexión con el servidor", not the browser's words; one that
+  arrives but fails to run says "Esta página no se pudo abrir…" (logged),
+  with "Recargar la página";
 - the picker opened on a given day (?fecha=) draws its week, "‹ Semana
   anterior" disabled in the first one;
 - each step is a history entry: Back from the confirm step shows the hours
   with the choices kept; after "¡Cita reservada!" the address has no
   inicio, so a reload does not call her own slot taken; the deadline names
   the zone; "Mis citas" shows no stray "null", and a photo's "Borrar" asks
-  first;
+  first, also on a cancelled appointment (which has no uploads);
 - "Avísame si se libera" tapped twice sends once;
 - a refused sign-up and a "Confirmar cita" with the session gone put the
   focus on the error, and the menu then offers "Entrar";
-- the service links and the agenda's phone links are 44 px targets;
+- the service links are 44 px high and the agenda's phone links 44 x 44 px;
 - today's grid at 1280x800 during a walk-in: the current time's line lies
   over the block, every element of a column takes its whole width;
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
@@ -84,6 +86,22 @@ def signed_out_edges(srv, br, s, b):
     assert "Failed to fetch" not in br.text() and "import" not in br.text(), br.text()
     br.offline(False)
     br.check("Reserva - modulo sin conexion")
+    # a page whose module arrives but fails to run: not "No hay conexión"
+    # (the network was there) but its own words, logged, and a reload
+    br.open("/entrar")
+    tools = webtest.DevTools(br.d)
+    tools.serve("*/app/cuenta.*.js", "export const roto = undefined.campo;")
+    br.click("¿Olvidaste tu contraseña?")
+    br.focused_heading("Algo ha fallado")
+    br.see("Esta página no se pudo abrir. Recarga la página; si sigue igual, avisa a la barbería.")
+    assert "No hay conexión" not in br.text() and "TypeError" not in br.text(), br.text()
+    logged = [e["message"] for e in br.d.get_log("browser") if e["level"] == "SEVERE"]
+    assert any("No se pudo ejecutar" in m and "cuenta." in m and "TypeError" in m for m in logged), logged
+    assert not [e for e in br.d.find_elements(By.TAG_NAME, "button") if e.text == "Reintentar"]
+    tools.stop()
+    br.check("Reserva - modulo roto")
+    br.click("Recargar la página")
+    br.focused_heading("¿Olvidaste tu contraseña?")
 
     # a refused sign-up: the focus on the error
     srv.signup("ya.esta@example.com", "Ya Está")
@@ -154,6 +172,25 @@ def signed_in_booking(srv, br, s, b):
     br.click("Sí, borrar")
     br.see("Sin fotos.")
     assert not srv.ok("GET", "/api/fotos?cita_id=" + cita["id"], token=tok)["fotos"]
+    # cancelled, its photos are still hers to see and delete (asked first),
+    # with no uploads
+    srv.upload(tok, cita["id"], "despues", webtest.png_bytes())
+    srv.ok("POST", "/api/citas/%s/cancelar" % cita["id"], token=tok)
+    br.open("/mis-citas")
+    br.focused_heading("Mis citas")
+    card = br.wait(lambda: next((c for c in br.d.find_elements(By.CSS_SELECTOR, "li.card.cancelled") if "Cancelada" in c.text), None), what="the cancelled appointment")
+    br.wait(lambda: card.find_elements(By.CSS_SELECTOR, "img[alt='Foto de después']"), what="its photo")
+    assert not card.find_elements(By.CSS_SELECTOR, "input[type=file]") and not br.d.find_elements(By.ID, "foto-despues-" + cita["id"])
+    br.check("Reserva - fotos de una cita cancelada")
+    br.click("Borrar", within=card)
+    br.see("¿Borrar la foto de después?")
+    br.click("No, mantenerla", within=card)
+    assert card.find_elements(By.CSS_SELECTOR, "img[alt='Foto de después']")
+    br.click("Borrar", within=card)
+    br.click("Sí, borrar", within=card)
+    br.wait(lambda: "Sin fotos." in card.text, what="the photo deleted")
+    br.focused_heading("Fotos")
+    assert not srv.ok("GET", "/api/fotos?cita_id=" + cita["id"], token=tok)["fotos"]
 
     # the session ends before "Confirmar cita": the focus on the error, the menu says "Entrar"
     br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"]))
@@ -187,9 +224,9 @@ def desk(srv, br, s, b):
         raise AssertionError("no barber free now: %s" % js)
     br.open("/agenda")
     br.focused_heading("Agenda")
-    # the phone on the card: a 44 px target
+    # the phone on the card: a 44 x 44 px target
     tel = br.wait(lambda: next((a for a in br.d.find_elements(By.CSS_SELECTOR, "main a[href^='tel:']") if a.is_displayed()), None), what="the phone link")
-    assert tel.rect["height"] >= 44, tel.rect
+    assert tel.rect["height"] >= 44 and tel.rect["width"] >= 44, tel.rect
 
     # 1280x800: the grid; the line over the block, no column split
     br.d.set_window_size(1280, 800)

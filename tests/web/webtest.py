@@ -2,9 +2,9 @@
 free loopback port with a temporary data folder and demo data, the API
 (urllib) to seed and check data, and headless Chromium (Debian's chromium +
 chromedriver, python3-selenium) with the checks every page state gets:
-axe-core finds no violation, nothing scrolls sideways at 360 px, the page's
-transfer (the browser's own resource timings) stays under 100 KB, and the
-console shows no error.
+axe-core finds no violation, nothing scrolls sideways at 360 px, no
+announcement covers a control, the page's transfer (the browser's own
+resource timings) stays under 100 KB, and the console shows no error.
 
 Run as: /usr/bin/python3 tests/web/test_x.py --bin build/normal/barberia
 Exit status 77 (skipped) when Chromium or selenium is missing.
@@ -22,11 +22,14 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -164,6 +167,121 @@ def png_bytes():
             chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
 
 
+class DevTools:
+    """A DevTools connection of its own to the browser's page (the CDP's
+    WebSocket, read by a thread), for what needs the protocol's events:
+    serve(pattern, body) answers every request whose URL matches pattern
+    (the Fetch domain's wildcards) with body, as JavaScript with 200, until
+    stop(). The standard library only: a minimal WebSocket client."""
+
+    def __init__(self, driver):
+        addr = driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
+        with urllib.request.urlopen("http://%s/json/list" % addr, timeout=30) as r:
+            targets = json.loads(r.read())
+        page = next(t for t in targets if t["type"] == "page")
+        u = urllib.parse.urlparse(page["webSocketDebuggerUrl"])
+        self.sock = socket.create_connection((u.hostname, u.port), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                           "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % (u.path, u.hostname, u.port, key)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            c = self.sock.recv(1)
+            if not c:
+                raise AssertionError("DevTools closed the connection")
+            head += c
+        assert head.split(b"\r\n")[0].split(b" ")[1] == b"101", head
+        self.sock.settimeout(None)
+        self.lock = threading.Lock()
+        self.ids = 0
+        self.answers = {}
+        self.answered = threading.Condition()
+        self.handlers = {}
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _frame(self, data):
+        hdr = bytearray([0x81])
+        n = len(data)
+        if n < 126:
+            hdr.append(0x80 | n)
+        elif n < 65536:
+            hdr += bytes([0x80 | 126]) + n.to_bytes(2, "big")
+        else:
+            hdr += bytes([0x80 | 127]) + n.to_bytes(8, "big")
+        mask = os.urandom(4)
+        return bytes(hdr) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+
+    def _exact(self, n):
+        out = b""
+        while len(out) < n:
+            c = self.sock.recv(n - len(out))
+            if not c:
+                raise EOFError
+            out += c
+        return out
+
+    def _message(self):
+        data = b""
+        while True:
+            b0, b1 = self._exact(2)
+            n = b1 & 0x7f
+            if n == 126:
+                n = int.from_bytes(self._exact(2), "big")
+            elif n == 127:
+                n = int.from_bytes(self._exact(8), "big")
+            mask = self._exact(4) if b1 & 0x80 else None
+            part = self._exact(n)
+            if mask:
+                part = bytes(b ^ mask[i % 4] for i, b in enumerate(part))
+            if b0 & 0x0f == 8:
+                raise EOFError
+            if b0 & 0x0f in (0, 1, 2):
+                data += part
+                if b0 & 0x80:
+                    return json.loads(data)
+
+    def _read(self):
+        try:
+            while True:
+                m = self._message()
+                if "id" in m:
+                    with self.answered:
+                        self.answers[m["id"]] = m
+                        self.answered.notify_all()
+                elif m.get("method") in self.handlers:
+                    self.handlers[m["method"]](m["params"])
+        except (EOFError, OSError):
+            pass
+
+    def send(self, method, params=None, wait=True):
+        with self.lock:
+            self.ids += 1
+            i = self.ids
+            self.sock.sendall(self._frame(json.dumps({"id": i, "method": method, "params": params or {}}).encode()))
+        if not wait:
+            return None
+        with self.answered:
+            self.answered.wait_for(lambda: i in self.answers, 30)
+            m = self.answers.pop(i, None)
+        assert m and "error" not in m, "%s: %s" % (method, m)
+        return m["result"]
+
+    def serve(self, pattern, body):
+        def paused(p):
+            self.send("Fetch.fulfillRequest", {
+                "requestId": p["requestId"], "responseCode": 200,
+                "responseHeaders": [{"name": "Content-Type", "value": "text/javascript"},
+                                    {"name": "Cache-Control", "value": "no-store"}],
+                "body": base64.b64encode(body.encode()).decode()}, wait=False)
+        self.handlers["Fetch.requestPaused"] = paused
+        self.send("Fetch.enable", {"patterns": [{"urlPattern": pattern}]})
+
+    def stop(self):
+        self.send("Fetch.disable")
+        self.sock.close()
+
+
 class Browser:
     def __init__(self, server, name):
         self.s = server
@@ -260,6 +378,28 @@ class Browser:
     def resources(self):
         return self.d.execute_script("return performance.getEntriesByType('resource').map(e => ({name: e.name, size: e.transferSize, type: e.initiatorType}))")
 
+    # --- what covers what ----------------------------------------------------------
+    # the announcement's boxes (the live region, and its words shown in the
+    # page), where they show; over(rect): those that overlap rect
+    COVER_JS = ("const boxes = [...document.querySelectorAll('#status, .said')]"
+                ".map(a => [a, a.getBoundingClientRect()]).filter(([, q]) => q.width > 1 && q.height > 1);"
+                "const over = (r) => boxes.filter(([, q]) => q.left < r.right && q.right > r.left && q.top < r.bottom && q.bottom > r.top)"
+                ".map(([a]) => a.outerHTML.slice(0, 120));")
+
+    def hittable(self, el):
+        """el can be tapped where it is: the point at its centre (in the
+        window) hits el itself, and no announcement covers any of it."""
+        js = self.COVER_JS + (
+            "const e = arguments[0], r = e.getBoundingClientRect();"
+            "const x = r.left + r.width / 2, y = r.top + r.height / 2;"
+            "const hit = document.elementFromPoint(x, y);"
+            "return {inView: x >= 0 && y >= 0 && x < innerWidth && y < innerHeight,"
+            " hit: !!hit && (hit === e || e.contains(hit)), at: hit ? hit.outerHTML.slice(0, 120) : null, over: over(r)}")
+        got = self.d.execute_script(js, el)
+        what = el.get_attribute("outerHTML")[:120]
+        assert got["inView"], "not in the window: %s" % what
+        assert got["hit"] and not got["over"], "%s is covered: at its centre %s; announcements over it: %s" % (what, got["at"], got["over"])
+
     # --- the checks every state gets ---------------------------------------------
     def offline(self, on):
         """Cuts the browser off the network (on) or gives it back."""
@@ -268,7 +408,7 @@ class Browser:
             "offline": on, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
 
     def check(self, state):
-        """axe-core, no sideways scroll at 360 px, transfer budget, console; screenshots."""
+        """axe-core, no sideways scroll at 360 px, no announcement over a control, transfer budget, console; screenshots."""
         self.states += 1
         d = self.d
         time.sleep(0.15)  # let an announcement or a focus change settle
@@ -290,6 +430,8 @@ class Browser:
         d.set_window_size(size["width"], size["height"])
         small = d.execute_script("return [...document.querySelectorAll('button, a, input, select, textarea')].filter(e => { const r = e.getBoundingClientRect(); return r.width && r.height && (r.width < 24 || r.height < 24) && !(e.closest('p, li, dd') && e.tagName === 'A' && !e.classList.contains('button')); }).map(e => e.outerHTML.slice(0, 100))")
         assert not small, "%s: targets smaller than 24x24 px: %s" % (state, small)
+        covered = d.execute_script(self.COVER_JS + "return [...document.querySelectorAll('button, a, input, select, textarea')].map(e => [e, e.getBoundingClientRect()]).filter(([, r]) => r.width && r.height && r.bottom > 0 && r.top < innerHeight).map(([e, r]) => [e.outerHTML.slice(0, 100), over(r)]).filter(([, o]) => o.length)")
+        assert not covered, "%s: an announcement covers controls: %s" % (state, covered)
         # this page's transfer: since the load, or since the app last
         # changed page without a reload (its 'page' mark)
         total = d.execute_script(
