@@ -34,6 +34,7 @@ void api_config_get(struct http_req *r)
     jw_kint(&w, "limite_cancelacion_min", cfg->cancel_cutoff_min);
     jw_kstr(&w, "tienda", cfg->shop_name);
     jw_kstr(&w, "direccion", cfg->shop_address); /* null when not set */
+    jw_kstr(&w, "telefono", cfg->shop_phone);    /* null when not set */
     jw_key(&w, "whatsapp");                      /* whether messages go by WhatsApp too */
     jw_bool(&w, api_app(r)->whatsapp != NULL);
     api_reply(r, 200, &w);

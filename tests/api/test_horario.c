@@ -24,6 +24,7 @@ static int setup(void **state)
                          "BARBERIA_TZ=America/Mexico_City",
                          "BARBERIA_SHOP_NAME=Barbería Central",
                          "BARBERIA_SHOP_ADDRESS=Calle Mayor 1, Madrid",
+                         "BARBERIA_SHOP_PHONE=+34 910 00 00 00",
                          NULL};
     srv_start(&S, env, NULL);
     make_user(&S, &ADMIN, "Admin", "admin");
@@ -78,10 +79,11 @@ static void config_tells_the_settings(void **state)
     http_get(&S, "/api/config", NULL, &r);
     assert_int_equal(r.status, 200);
     expect_keys(r.json, "zona", "paso_min", "antelacion_min", "dias_max", "limite_cancelacion_min",
-                "tienda", "direccion", "whatsapp", NULL);
+                "tienda", "direccion", "telefono", "whatsapp", NULL);
     assert_true(json_is_false(json_object_get(r.json, "whatsapp"))); /* none configured */
     assert_string_equal(jstr(r.json, "tienda"), "Barbería Central");
     assert_string_equal(jstr(r.json, "direccion"), "Calle Mayor 1, Madrid");
+    assert_string_equal(jstr(r.json, "telefono"), "+34 910 00 00 00");
     assert_string_equal(jstr(r.json, "zona"), "America/Mexico_City");
     assert_int_equal(json_integer_value(json_object_get(r.json, "paso_min")), 20);
     assert_int_equal(json_integer_value(json_object_get(r.json, "antelacion_min")), 60);
