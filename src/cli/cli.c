@@ -148,6 +148,8 @@ struct data_command {
                     * database is refused, not made */
     bool fills;    /* fills a new shop: what it made of the data folder goes
                     * again when it fails */
+    bool embedded; /* the embedded database's alone: refused on PostgreSQL
+                    * before anything is opened (it has tools of its own) */
 };
 
 static int data_command_run(const struct data_command *c, int argc, char **argv)
@@ -168,16 +170,22 @@ static int data_command_run(const struct data_command *c, int argc, char **argv)
         }
         free(db);
     }
+    if (!rc && !done && c->embedded && cfg.database_url) {
+        cli_error("%s: PostgreSQL has its own %s tools (see docs/operations.md, Backups)", c->name,
+                  c->name);
+        rc = EXIT_REFUSED;
+    }
     if (!rc && !done) {
-        struct transfer_target before;
-        if (c->fills) transfer_target_note(cfg.data_dir, &before);
+        struct transfer_target made;
+        if (c->fills)
+            transfer_target_make(cfg.data_dir, !cfg.database_url, !cfg.storage_url, &made);
         struct app app;
         rc = open_app(&app, &cfg);
         if (!rc) {
             if (c->run) rc = c->run(&app, c->args);
             app_close(&app);
         }
-        if (rc && c->fills) transfer_target_undo(cfg.data_dir, &before);
+        if (rc && c->fills) transfer_target_undo(cfg.data_dir, &made);
     }
     config_free(&cfg);
     return rc;
@@ -700,14 +708,15 @@ static int transfer(const char *cmd, const char *flag, transfer_fn fn, const cha
     const struct cli_flag flags[] = {{flag, &a.dir, NULL}, {NULL, NULL, NULL}};
     /* export and backup read the shop the settings name; import and
      * restore fill a new one */
-    const struct data_command c = {cmd,
-                                   help,
-                                   flags,
-                                   transfer_check,
-                                   transfer_run,
-                                   &a,
-                                   !strcmp(flag, "to"),
-                                   !strcmp(flag, "from")};
+    const struct data_command c = {.name = cmd,
+                                   .help = help,
+                                   .flags = flags,
+                                   .check = transfer_check,
+                                   .run = transfer_run,
+                                   .args = &a,
+                                   .existing = !strcmp(flag, "to"),
+                                   .fills = !strcmp(flag, "from"),
+                                   .embedded = fn == backup_write || fn == backup_restore};
     return data_command_run(&c, argc, argv);
 }
 

@@ -374,42 +374,55 @@ br_err transfer_new_folder(const char *dir, const char *what, bool *made)
 
 /* --- a new shop an import or a restore fills --------------------------------------- */
 
-static bool exists(const char *dir, const char *name)
+void transfer_target_make(const char *data_dir, bool db, bool storage, struct transfer_target *t)
 {
-    char *path = xasprintf("%s/%s", dir, name);
-    struct stat sb;
-    bool there = stat(path, &sb) == 0;
-    free(path);
-    return there;
-}
-
-void transfer_target_note(const char *data_dir, struct transfer_target *t)
-{
-    struct stat sb;
-    t->dir = stat(data_dir, &sb) == 0;
-    t->db = exists(data_dir, "barberia.db");
-    t->storage = exists(data_dir, "storage");
+    memset(t, 0, sizeof *t);
+    /* each made here or not at all (O_EXCL, mkdir): what another process
+     * made meanwhile is never this command's to take back */
+    t->dir = mkdir(data_dir, 0750) == 0;
+    if (db) {
+        char *path = xasprintf("%s/barberia.db", data_dir);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        struct stat sb;
+        if (fd >= 0 && fstat(fd, &sb) == 0) {
+            t->db = true;
+            t->db_dev = sb.st_dev;
+            t->db_ino = sb.st_ino;
+        }
+        if (fd >= 0) close(fd);
+        free(path);
+    }
+    if (storage) {
+        char *objdir = xasprintf("%s/storage", data_dir);
+        t->storage = mkdir(objdir, 0755) == 0;
+        free(objdir);
+    }
 }
 
 void transfer_target_undo(const char *data_dir, const struct transfer_target *t)
 {
-    if (!t->db) {
-        static const char *const files[] = {"barberia.db", "barberia.db-wal", "barberia.db-shm",
-                                            "barberia.db-journal"};
-        for (size_t i = 0; i < ARRAY_LEN(files); i++) {
-            char *path = xasprintf("%s/%s", data_dir, files[i]);
-            if (unlink(path) != 0 && errno != ENOENT)
-                log_warn("could not remove %s: %s", path, strerror(errno));
-            free(path);
+    char *path = xasprintf("%s/barberia.db", data_dir);
+    struct stat sb;
+    /* the very file made here (no other one put in its place) */
+    if (t->db && lstat(path, &sb) == 0 && sb.st_dev == t->db_dev && sb.st_ino == t->db_ino) {
+        static const char *const sides[] = {"-wal", "-shm", "-journal"};
+        for (size_t i = 0; i < ARRAY_LEN(sides); i++) {
+            char *side = xasprintf("%s%s", path, sides[i]);
+            if (unlink(side) != 0 && errno != ENOENT)
+                log_warn("could not remove %s: %s", side, strerror(errno));
+            free(side);
         }
+        if (unlink(path) != 0) log_warn("could not remove %s: %s", path, strerror(errno));
     }
-    if (!t->storage) {
+    free(path);
+    if (t->storage) {
         char *objdir = xasprintf("%s/storage", data_dir);
         if (nftw(objdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
             log_warn("could not remove %s: %s", objdir, strerror(errno));
         free(objdir);
     }
-    if (!t->dir && rmdir(data_dir) != 0 && errno != ENOENT)
+    /* empty by now, unless someone else put something there */
+    if (t->dir && rmdir(data_dir) != 0 && errno != ENOENT && errno != ENOTEMPTY)
         log_warn("could not remove %s: %s", data_dir, strerror(errno));
 }
 

@@ -25,6 +25,8 @@
 
 #include "app.h"
 
+#include <sys/types.h>
+
 struct transfer_stats {
     int64_t rows;    /* in all tables */
     int64_t objects; /* photos */
@@ -48,15 +50,21 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
  * is not empty or cannot be made. OUT: *made, whether it was made here. */
 br_err transfer_new_folder(const char *dir, const char *what, bool *made) WARN_UNUSED;
 
-/* What a data folder held before an import or a restore filled it. */
+/* What an import or a restore made of the data folder it fills. */
 struct transfer_target {
     bool dir, db, storage; /* the folder, its barberia.db, its storage/ */
+    dev_t db_dev;          /* the database file made, as it was made */
+    ino_t db_ino;
 };
-void transfer_target_note(const char *data_dir, struct transfer_target *t);
-/* After a failed import or restore, its stores closed: takes back what it
- * made of the data folder (the database file, the folder store, the folder
- * itself), never what was there before it began, so that the same command
- * can simply run again and a refusal leaves nothing behind. */
+/* Before the stores open: makes what the data folder lacks of the folder
+ * itself, its embedded database (db: an empty file, the owner's alone) and
+ * its folder store (storage), each only when this call creates it. */
+void transfer_target_make(const char *data_dir, bool db, bool storage, struct transfer_target *t);
+/* After a failed import or restore, its stores closed: takes back what
+ * transfer_target_make made (the database file only while it is still
+ * that file), never what was there before or what another process made,
+ * so that the same command can simply run again and a refusal leaves
+ * nothing behind. */
 void transfer_target_undo(const char *data_dir, const struct transfer_target *t);
 
 #endif

@@ -188,6 +188,11 @@ static void pg_dump_procedure(void)
     /* a new deployment: its own (empty) database and data folder */
     struct srv B = {0};
     srv_init(&B);
+    /* a restore tried on the new database first is refused before it is
+     * opened: nothing of it there to stand in pg_restore's way */
+    assert_int_equal(cli(&B, "restore", "--from", fake, &err), 1);
+    assert_non_null(strstr(err, "own restore tools"));
+    free(err);
     const char *r[] = {
         "/usr/bin/pg_restore", "--no-owner", "--exit-on-error", "-d", B.dburl, dump, NULL};
     if (run_program(r, NULL, 120000, NULL, &err) != 0) fail_msg("pg_restore: %s", err);
