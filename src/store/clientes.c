@@ -252,27 +252,6 @@ static bool correccion_decode(void *out, const struct db_val *c, int n)
     return true;
 }
 
-/* Her messages still waiting to leave for the address she had (old): to
- * the new one, or skipped when she has none now. Never the barbers'
- * notices, which go to the barber. */
-static br_err readdress(struct db *db, struct db_conn *conn, const char *old, const char *nuevo)
-{
-    br_ts now;
-    iso8601_format(clock_now_ms(), now);
-    struct db_val pn[] = {db_text(nuevo), db_text(old)};
-    struct db_val ps[] = {db_text(now), db_text(old)};
-    if (nuevo)
-        return EXEC(db, conn,
-                    "UPDATE mail_outbox SET recipient = ? WHERE recipient = ? AND status = "
-                    "'pending' AND canal = 'email' AND kind NOT IN " OUTBOX_AVISOS,
-                    pn, NULL, NULL, NULL);
-    return EXEC(db, conn,
-                "UPDATE mail_outbox SET status = 'skipped', last_error = 'el cliente ya no tiene "
-                "correo', done_at = ?, locked_until = NULL WHERE recipient = ? AND status = "
-                "'pending' AND canal = 'email' AND kind NOT IN " OUTBOX_AVISOS,
-                ps, NULL, NULL, NULL);
-}
-
 static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
 {
     struct cliente_correccion *k = ud;
@@ -315,7 +294,9 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
         /* a link sent to the address she had no longer opens her account */
         bool changed = r.email && (!k->email || strcmp(k->email, r.email_actual) != 0);
         if (!rc && changed) rc = account_links_end(db, conn, k->id);
-        if (!rc && changed) rc = readdress(db, conn, r.email_actual, k->email);
+        br_ts now;
+        iso8601_format(clock_now_ms(), now);
+        if (!rc && changed) rc = her_mail_readdress(db, conn, k->id, k->email, now);
     }
     struct db_val pp[] = {db_text(k->nombre), db_int(k->set_telefono), db_text(k->telefono),
                           db_text(k->id)};

@@ -220,17 +220,28 @@ static br_err email_apply_tx(struct db *db, struct db_conn *c, void *ud)
     if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, "email taken");
     /* a reset link sent to the old address no longer speaks for her */
     if (!rc) rc = account_links_end(db, c, uid);
-    /* nor do the e-mails still to go about her appointments and her
-     * waiting list: each carries a link that changes the appointment */
-    struct db_val pm[] = {db_text(a->email), db_text(uid), db_text(uid)};
-    if (!rc)
-        rc = EXEC(db, c,
-                  "UPDATE mail_outbox SET recipient = ? WHERE status = 'pending' AND canal = "
-                  "'email' AND kind NOT IN " OUTBOX_AVISOS
-                  " AND (cita_id IN (SELECT id FROM citas WHERE cliente_id = ?) OR cita_id IN "
-                  "(SELECT id FROM lista_espera WHERE cliente_id = ?))",
-                  pm, NULL, NULL, NULL);
+    /* nor do the e-mails still to go about her appointments */
+    if (!rc) rc = her_mail_readdress(db, c, uid, a->email, a->now);
     return rc;
+}
+
+/* See store_int.h. */
+br_err her_mail_readdress(struct db *db, struct db_conn *c, const char *user_id, const char *email,
+                          const char *now)
+{
+#define HER_MAIL                                                                                   \
+    " WHERE status = 'pending' AND canal = 'email' AND kind NOT IN " OUTBOX_AVISOS                 \
+    " AND (cita_id IN (SELECT id FROM citas WHERE cliente_id = ?) OR cita_id IN "                  \
+    "(SELECT id FROM lista_espera WHERE cliente_id = ?))"
+    struct db_val pm[] = {db_text(email), db_text(user_id), db_text(user_id)};
+    struct db_val ps[] = {db_text(now), db_text(user_id), db_text(user_id)};
+    if (email)
+        return EXEC(db, c, "UPDATE mail_outbox SET recipient = ?" HER_MAIL, pm, NULL, NULL, NULL);
+    return EXEC(db, c,
+                "UPDATE mail_outbox SET status = 'skipped', last_error = 'el cliente ya no tiene "
+                "correo', done_at = ?, locked_until = NULL" HER_MAIL,
+                ps, NULL, NULL, NULL);
+#undef HER_MAIL
 }
 
 br_err store_email_apply(struct store *st, const char *token_hash, const char *now, char **email)

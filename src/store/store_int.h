@@ -529,6 +529,12 @@ br_err password_set(struct db *db, struct db_conn *c, const char *user_id, const
  * c: after a new password or a new address, a link asked for before no
  * longer sets a password nor moves the account to another address. */
 br_err account_links_end(struct db *db, struct db_conn *c, const char *user_id);
+/* cuenta.c: the e-mails still to go about the user's appointments and her
+ * waiting list (never the barbers' notices), in the transaction on c: to
+ * email, the address she now has, or, with none (NULL), skipped at now.
+ * Each carries a link that changes the appointment. */
+br_err her_mail_readdress(struct db *db, struct db_conn *c, const char *user_id, const char *email,
+                          const char *now);
 
 /* identity.c: opens the session token_hash (a hash, never the token) of
  * user_id, created at now and lasting until expires_at, in the

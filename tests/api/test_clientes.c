@@ -253,6 +253,50 @@ static void waiting_messages_follow_the_address_and_old_links_end(void **state)
         0);
 }
 
+/* An address a deleted account had is free for a new client; what still
+ * waits to leave for the deleted account stays its own when the new
+ * client's address is corrected or removed. */
+static void another_persons_messages_to_the_same_address_stay_theirs(void **state)
+{
+    (void)state;
+    struct user ana;
+    signup_user(&S, &ana, "Ana Real");
+    char *cita = book(&S, &ana, BARBERO, SERVICIO, "2032-04-05T10:00:00.000Z", NULL);
+    json_t *b = json_pack("{s:s}", "password", ana.password);
+    char *text = json_dumps(b, 0);
+    json_decref(b);
+    struct resp r;
+    http_json(&S, "DELETE", "/api/auth/me", ana.token, text, &r);
+    free(text);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    long hers = db_count(&S, "SELECT count(*) FROM mail_outbox WHERE recipient = '%s'", ana.email);
+    assert_true(hers >= 1); /* her cancellation, at least, still waits */
+    char id[40], json[256], nuevo[128], body[256];
+    snprintf(json, sizeof json, "{\"nombre\":\"Berta\",\"email\":\"%s\"}", ana.email);
+    desk_client(json, id);
+    unique_email(nuevo, sizeof nuevo, "berta");
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"telefono\":\"644 55 66 77\"}", nuevo);
+    patch_ok(id, body, &r);
+    resp_free(&r);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE recipient = '%s' AND "
+                              "cita_id = '%s'",
+                              ana.email, cita),
+                     hers);
+    /* Berta's own confirmation went with her */
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM mail_outbox WHERE recipient = '%s'", nuevo),
+                     1);
+    patch_ok(id, "{\"email\":null}", &r);
+    resp_free(&r);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND status = "
+                              "'skipped'",
+                              cita),
+                     0);
+    free(cita);
+}
+
 static void an_account_its_client_uses_or_closed_is_not_the_desks(void **state)
 {
     (void)state;
@@ -278,6 +322,7 @@ int main(void)
         cmocka_unit_test(only_staff_and_bad_input_changes_nothing),
         cmocka_unit_test(the_desk_puts_a_name_a_phone_and_an_address_right),
         cmocka_unit_test(waiting_messages_follow_the_address_and_old_links_end),
+        cmocka_unit_test(another_persons_messages_to_the_same_address_stay_theirs),
         cmocka_unit_test(an_account_its_client_uses_or_closed_is_not_the_desks),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
