@@ -4,6 +4,7 @@
  * history record, calendar event and confirmation as POST /api/citas.
  */
 #include "mostrador.h"
+#include "../domain/avisos.h"
 #include "../domain/roles.h"
 #include "../domain/rules.h"
 #include "../identity/identity.h"
@@ -340,6 +341,10 @@ br_err mostrador_corregir(struct app *app, const struct principal *caller, const
         nombre = xmalloc(strlen(in->nombre) + 1);
         rule_espacios_simples(in->nombre, nombre); /* kept as a new client's is */
     }
+    /* a WhatsApp consent given for the old number follows it: to the new
+     * one, or withdrawn when WhatsApp cannot reach it (or it is gone) */
+    char wa[RULE_E164_MAX];
+    bool wa_ok = telefono && rule_telefono_e164(in->telefono, app->cfg->whatsapp_country, wa);
     struct cliente_correccion k = {
         .id = id,
         .nombre = nombre,
@@ -347,6 +352,9 @@ br_err mostrador_corregir(struct app *app, const struct principal *caller, const
         .telefono = telefono ? in->telefono : NULL,
         .set_email = in->has_email,
         .email = email,
+        .wa_cc = app->cfg->whatsapp_country,
+        .wa_telefono = wa_ok ? wa : NULL,
+        .por = caller->user_id,
     };
     rc = mostrador_cliente_cerrado(store_cliente_corregir(app->store, &k), true);
     free(nombre);
@@ -362,7 +370,9 @@ br_err mostrador_corregir(struct app *app, const struct principal *caller, const
         log_error("mostrador: correcting client %s: %s", id, err_msg());
         return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
     }
-    log_info("mostrador: client %s corrected", id);
+    log_info("mostrador: client %s corrected at the front desk by %s (%s%s%s)", id, caller->user_id,
+             in->nombre ? "name " : "", in->has_telefono ? "phone " : "",
+             in->has_email ? "e-mail" : "");
     rc = mostrador_solo_cliente(app, id, out);
     if (rc && rc != BR_NOTFOUND && rc != BR_BUSY) {
         log_error("mostrador: client %s after its correction: %s", id, err_msg());

@@ -4,6 +4,7 @@
  */
 #include "store_int.h"
 #include "citas.h"
+#include "../domain/avisos.h"
 #include "../domain/roles.h"
 
 /* --- finding clients ------------------------------------------------------------------ */
@@ -235,7 +236,8 @@ br_err store_user_claim(struct store *st, const struct new_user *u, bool *claime
 
 struct correccion_row {
     bool reclamada, staff, email, telefono;
-    char *email_actual; /* owned */
+    char *email_actual;    /* owned */
+    char *telefono_actual; /* owned */
 };
 
 /* row_decode_fn: what a correction starts from, as flags */
@@ -249,6 +251,8 @@ static bool correccion_decode(void *out, const struct db_val *c, int n)
     r->telefono = as_int(&c[3]) != 0;
     free(r->email_actual);
     r->email_actual = dup_or_null(&c[4]);
+    free(r->telefono_actual);
+    r->telefono_actual = dup_or_null(&c[5]);
     return true;
 }
 
@@ -258,6 +262,8 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
     k->why = CORRECCION_OK;
     br_err rc = client_turn(db, conn, k->id);
     struct correccion_row r = {0};
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
     struct db_val pi[] = {db_text(k->id)};
     /* her row held until the commit, so that a claim at sign-up (claim_tx)
      * comes before or after, never between the read and the writes */
@@ -267,13 +273,14 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
                   "WHERE id = ? AND password_hash = ''",
                   pi, NULL, NULL, NULL);
     if (!rc)
-        rc = EXEC_ONE(db, conn,
-                      "SELECT CASE WHEN u.password_hash = '' THEN 0 ELSE 1 END, "
-                      "CASE WHEN p.rol IN " ROL_STAFF_SQL " THEN 1 ELSE 0 END, "
-                      "CASE WHEN u.email LIKE '" EMAIL_NINGUNO_PREFIX "%' THEN 0 ELSE 1 END, "
-                      "CASE WHEN coalesce(p.telefono, '') = '' THEN 0 ELSE 1 END, u.email "
-                      "FROM auth_users u JOIN perfiles p ON p.id = u.id WHERE u.id = ?",
-                      pi, correccion_decode, &r, "no such client");
+        rc = EXEC_ONE(
+            db, conn,
+            "SELECT CASE WHEN u.password_hash = '' THEN 0 ELSE 1 END, "
+            "CASE WHEN p.rol IN " ROL_STAFF_SQL " THEN 1 ELSE 0 END, "
+            "CASE WHEN u.email LIKE '" EMAIL_NINGUNO_PREFIX "%' THEN 0 ELSE 1 END, "
+            "CASE WHEN coalesce(p.telefono, '') = '' THEN 0 ELSE 1 END, u.email, p.telefono "
+            "FROM auth_users u JOIN perfiles p ON p.id = u.id WHERE u.id = ?",
+            pi, correccion_decode, &r, "no such client");
     if (!rc && r.staff) rc = err_set(BR_NOTFOUND, "a staff account");
     if (!rc && r.reclamada) {
         k->why = CORRECCION_RECLAMADA;
@@ -294,10 +301,13 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
         /* a link sent to the address she had no longer opens her account */
         bool changed = r.email && (!k->email || strcmp(k->email, r.email_actual) != 0);
         if (!rc && changed) rc = account_links_end(db, conn, k->id);
-        br_ts now;
-        iso8601_format(clock_now_ms(), now);
         if (!rc && changed) rc = her_mail_readdress(db, conn, k->id, k->email, now);
     }
+    /* her consent was for the number the desk typed: it follows it */
+    char antes[RULE_E164_MAX];
+    if (!rc && k->set_telefono && k->wa_cc && r.telefono_actual &&
+        rule_telefono_e164(r.telefono_actual, k->wa_cc, antes))
+        rc = whatsapp_consent_follow(db, conn, k->id, antes, k->wa_telefono, now, k->por);
     struct db_val pp[] = {db_text(k->nombre), db_int(k->set_telefono), db_text(k->telefono),
                           db_text(k->id)};
     if (!rc && (k->nombre || k->set_telefono))
@@ -306,6 +316,7 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
                   "telefono = CASE WHEN ? = 1 THEN ? ELSE telefono END WHERE id = ?",
                   pp, NULL, NULL, NULL);
     free(r.email_actual);
+    free(r.telefono_actual);
     return rc;
 }
 

@@ -74,7 +74,13 @@ struct cliente_correccion {
     bool set_telefono;
     const char *telefono; /* with set_telefono: NULL removes it */
     bool set_email;
-    const char *email;       /* with set_email: NULL removes it (the placeholder takes its place) */
+    const char *email; /* with set_email: NULL removes it (the placeholder takes its place) */
+    /* a WhatsApp consent given for the number the profile had follows the
+     * phone: to wa_telefono (E.164 digits of the new one; NULL: withdrawn,
+     * by por); wa_cc, the country code numbers without one take */
+    const char *wa_cc;
+    const char *wa_telefono;
+    const char *por;
     enum correccion_why why; /* OUT */
 };
 /* Applies c in one transaction, in the client's turn (client_turn):

@@ -7,13 +7,6 @@
 
 /* --- mail outbox -------------------------------------------------------------------- */
 
-/* A short text column into a 64-byte buffer ("" when NULL or longer). */
-static br_err one_text(void *ud, const struct db_val *c, int n)
-{
-    if (n > 0) copy_fixed(ud, 64, &c[0]);
-    return BR_OK;
-}
-
 /* The WhatsApp copy of m for its client, when her consent holds: to the
  * number she gave it for, with a fresh id. */
 static br_err whatsapp_copy_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m)

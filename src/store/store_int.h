@@ -215,6 +215,13 @@ static inline br_err one_flag(void *ud, const struct db_val *cols, int n)
     return BR_OK;
 }
 
+/* A short text column into a 64-byte buffer ("" when NULL or longer). */
+static inline br_err one_text(void *ud, const struct db_val *c, int n)
+{
+    if (n > 0) copy_fixed(ud, 64, &c[0]);
+    return BR_OK;
+}
+
 /* The first column's text into *(char **)ud (owned; NULL for NULL), the
  * last row's. */
 static inline br_err one_text_dup(void *ud, const struct db_val *c, int n)
@@ -535,6 +542,14 @@ br_err account_links_end(struct db *db, struct db_conn *c, const char *user_id);
  * Each carries a link that changes the appointment. */
 br_err her_mail_readdress(struct db *db, struct db_conn *c, const char *user_id, const char *email,
                           const char *now);
+/* whatsapp.c: a client's WhatsApp consent given for the number antes
+ * (E.164 digits) follows a correction of that number, in the transaction
+ * on c: to despues, with the messages still to go by WhatsApp about her
+ * appointments and waiting list; withdrawn at now by por when despues is
+ * NULL. A consent for another number, or none, is left as it is. */
+br_err whatsapp_consent_follow(struct db *db, struct db_conn *c, const char *cliente_id,
+                               const char *antes, const char *despues, const char *now,
+                               const char *por);
 
 /* identity.c: opens the session token_hash (a hash, never the token) of
  * user_id, created at now and lasting until expires_at, in the

@@ -62,6 +62,41 @@ static br_err consent_set_tx(struct db *db, struct db_conn *conn, void *ud)
                 pg, consent_row, a->c, NULL);
 }
 
+/* See store_int.h. */
+br_err whatsapp_consent_follow(struct db *db, struct db_conn *c, const char *cliente_id,
+                               const char *antes, const char *despues, const char *now,
+                               const char *por)
+{
+    char tel[64] = "";
+    struct db_val pc[] = {db_text(cliente_id)};
+    br_err rc = EXEC(db, c,
+                     "SELECT telefono FROM whatsapp_consentimientos WHERE cliente_id = ? AND "
+                     "retirado_en IS NULL",
+                     pc, one_text, tel, NULL);
+    if (rc || strcmp(tel, antes) != 0) return rc;
+    if (!despues) {
+        /* what waits to leave is skipped when it is sent (the consent is checked then) */
+        struct db_val pw[] = {db_text(now), db_text(por), db_text(cliente_id)};
+        return EXEC(db, c,
+                    "UPDATE whatsapp_consentimientos SET retirado_en = ?, registrado_por = ? "
+                    "WHERE cliente_id = ? AND retirado_en IS NULL",
+                    pw, NULL, NULL, NULL);
+    }
+    struct db_val pt[] = {db_text(despues), db_text(cliente_id)};
+    rc = EXEC(db, c, "UPDATE whatsapp_consentimientos SET telefono = ? WHERE cliente_id = ?", pt,
+              NULL, NULL, NULL);
+    struct db_val pm[] = {db_text(despues), db_text(antes), db_text(cliente_id),
+                          db_text(cliente_id)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "UPDATE mail_outbox SET recipient = ? WHERE status = 'pending' AND canal = "
+                  "'whatsapp' AND recipient = ? AND (cita_id IN (SELECT id FROM citas WHERE "
+                  "cliente_id = ?) OR cita_id IN (SELECT id FROM lista_espera WHERE cliente_id = "
+                  "?))",
+                  pm, NULL, NULL, NULL);
+    return rc;
+}
+
 br_err store_whatsapp_consent_set(struct store *st, const char *cliente_id, const char *telefono,
                                   const char *now, const char *por, struct wa_consent *c)
 {

@@ -434,6 +434,72 @@ static void the_body_is_judged_as_her_own(void **state)
     free(eva);
 }
 
+/* PATCH /api/clientes/{id} with body, which must succeed. */
+static void desk_patch(const char *cliente, const char *body)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/api/clientes/%s", cliente);
+    struct resp r;
+    http_json(&S, "PATCH", path, BARB.token, body, &r);
+    if (r.status != 200) fail_msg("PATCH %s: %ld %s", body, r.status, r.body);
+    resp_free(&r);
+}
+
+/* The desk records her consent with body, which must succeed. */
+static void consent_ok(const char *cliente, const char *body)
+{
+    struct resp r;
+    desk_put(&BARB, cliente, body, &r);
+    if (r.status != 200) fail_msg("PUT %s: %ld %s", body, r.status, r.body);
+    resp_free(&r);
+}
+
+/* The number her consent is for, "-" when none holds. */
+static void expect_consent(const char *cliente, const char *want)
+{
+    struct resp r;
+    const char *tel;
+    desk_get(&ADMIN, cliente, &r);
+    assert_int_equal(r.status, 200);
+    bool acepta = acepta_of(&r, &tel);
+    if (strcmp(acepta ? tel : "-", want))
+        fail_msg("consent of %s: %s, want %s", cliente, r.body, want);
+    resp_free(&r);
+}
+
+static void a_corrected_number_takes_the_consent_given_for_it(void **state)
+{
+    (void)state;
+    char d[11], e[11];
+    weekday_utc(3, d);
+    weekday_utc(4, e);
+    /* given for the number the desk mistyped: it follows the correction */
+    char *eva = desk_client("Eva Sol", "600 111 301", d, "09:00");
+    consent_ok(eva, "{\"acepta\": true}");
+    expect_consent(eva, "+34600111301");
+    desk_patch(eva, "{\"telefono\":\"600 111 302\"}");
+    expect_consent(eva, "+34600111302");
+    char *cita = desk_book(eva, e, "10:00");
+    if (!wait_until(wa_arrived, "34600111302", WAIT_MS)) fail_msg("no WhatsApp to the new number");
+    assert_int_equal(wa_sink_count(&D, "34600111301"), 0);
+    free(cita);
+    /* given for another number: it stays */
+    consent_ok(eva, "{\"acepta\": true, \"telefono\":\"600 111 399\"}");
+    desk_patch(eva, "{\"telefono\":\"600 111 303\"}");
+    expect_consent(eva, "+34600111399");
+    /* the number gone (an address left): withdrawn, by the desk */
+    char *ivo = desk_client("Ivo Paz", "600 111 401", d, "09:30");
+    consent_ok(ivo, "{\"acepta\": true}");
+    desk_patch(ivo, "{\"telefono\":null,\"email\":\"ivo.paz@test.example\"}");
+    expect_consent(ivo, "-");
+    struct resp r;
+    desk_get(&ADMIN, ivo, &r);
+    expect_por(&r, BARB.id);
+    resp_free(&r);
+    free(eva);
+    free(ivo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +508,7 @@ int main(void)
         cmocka_unit_test(a_client_gets_403),
         cmocka_unit_test(an_unknown_client_is_not_found),
         cmocka_unit_test(the_body_is_judged_as_her_own),
+        cmocka_unit_test(a_corrected_number_takes_the_consent_given_for_it),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
