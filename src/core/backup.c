@@ -130,21 +130,26 @@ br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
     if (rc) return rc;
     char *db = xasprintf("%s/barberia.db", dir);
     rc = create_db_file(dir, db);
-    if (!rc) {
-        rc = store_backup(app->store, db);
-        if (rc) (void)unlink(db); /* no half copy, nor a file in the way of the next try */
-    }
-    if (rc && made_dir) (void)rmdir(dir);
+    if (!rc) rc = store_backup(app->store, db);
     free(db);
-    if (rc) return rc;
     /* the photos the copy names: read from the copy, so that they match */
-    struct side b;
+    struct side b = {0};
     struct transfer_stats got = {0};
-    rc = side_open(&b, dir, true);
+    if (!rc) rc = side_open(&b, dir, true);
     struct photo_copy p = {.from = app->obj, .to = b.obj, .foto_table = foto_table(), .st = &got};
     if (!rc) rc = store_dump(b.st, copy_row, &p);
     forget(&p, false);
     side_close(&b);
+    if (rc) {
+        /* no half copy, nor files in the way of the next try: the folder
+         * was new or empty, so all it holds is this backup's */
+        struct err_kept why;
+        err_keep(&why);
+        transfer_remove_db(dir);
+        transfer_remove(dir, "storage");
+        if (made_dir) (void)rmdir(dir);
+        err_restore(rc, &why);
+    }
     if (!rc && st) *st = got;
     return rc;
 }

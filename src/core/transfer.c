@@ -318,6 +318,22 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return (flag == FTW_DP ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT ? 0 : -1;
 }
 
+void transfer_remove(const char *dir, const char *name)
+{
+    char *path = xasprintf("%s/%s", dir, name);
+    if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+        log_warn("could not remove %s: %s", path, strerror(errno));
+    free(path);
+}
+
+void transfer_remove_db(const char *dir)
+{
+    static const char *const files[] = {"barberia.db-wal", "barberia.db-shm", "barberia.db-journal",
+                                        "barberia.db"};
+    for (size_t i = 0; i < ARRAY_LEN(files); i++)
+        transfer_remove(dir, files[i]);
+}
+
 /* A failed export takes back what it wrote (its table files, its objects
  * folder, a manifest half written) and the folder when it made it, so the
  * same command can simply run again. The folder was new or empty when it
@@ -335,10 +351,7 @@ static void export_undo(const struct exporter *x, bool made_dir)
         unlink(path);
         free(path);
     }
-    char *objdir = xasprintf("%s/objects", x->dir);
-    if (nftw(objdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
-        log_warn("export: could not remove %s: %s", objdir, strerror(errno));
-    free(objdir);
+    transfer_remove(x->dir, "objects");
     if (made_dir && rmdir(x->dir) != 0)
         log_warn("export: could not remove %s: %s", x->dir, strerror(errno));
 }
@@ -404,23 +417,10 @@ void transfer_target_undo(const char *data_dir, const struct transfer_target *t)
     char *path = xasprintf("%s/barberia.db", data_dir);
     struct stat sb;
     /* the very file made here (no other one put in its place) */
-    if (t->db && lstat(path, &sb) == 0 && sb.st_dev == t->db_dev && sb.st_ino == t->db_ino) {
-        static const char *const sides[] = {"-wal", "-shm", "-journal"};
-        for (size_t i = 0; i < ARRAY_LEN(sides); i++) {
-            char *side = xasprintf("%s%s", path, sides[i]);
-            if (unlink(side) != 0 && errno != ENOENT)
-                log_warn("could not remove %s: %s", side, strerror(errno));
-            free(side);
-        }
-        if (unlink(path) != 0) log_warn("could not remove %s: %s", path, strerror(errno));
-    }
+    if (t->db && lstat(path, &sb) == 0 && sb.st_dev == t->db_dev && sb.st_ino == t->db_ino)
+        transfer_remove_db(data_dir);
     free(path);
-    if (t->storage) {
-        char *objdir = xasprintf("%s/storage", data_dir);
-        if (nftw(objdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
-            log_warn("could not remove %s: %s", objdir, strerror(errno));
-        free(objdir);
-    }
+    if (t->storage) transfer_remove(data_dir, "storage");
     /* empty by now, unless someone else put something there */
     if (t->dir && rmdir(data_dir) != 0 && errno != ENOENT && errno != ENOTEMPTY)
         log_warn("could not remove %s: %s", data_dir, strerror(errno));

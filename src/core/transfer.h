@@ -50,6 +50,12 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
  * is not empty or cannot be made. OUT: *made, whether it was made here. */
 br_err transfer_new_folder(const char *dir, const char *what, bool *made) WARN_UNUSED;
 
+/* Removes dir/name, a file or a whole folder (a warning in the log when it
+ * cannot); nothing when it is not there. */
+void transfer_remove(const char *dir, const char *name);
+/* Removes the embedded database of the folder dir, with its side files. */
+void transfer_remove_db(const char *dir);
+
 /* What an import or a restore made of the data folder it fills. */
 struct transfer_target {
     bool dir, db, storage; /* the folder, its barberia.db, its storage/ */

@@ -93,6 +93,8 @@ static void cookie_pairs(struct cookie_find *f, const char *p)
         const char *v = ++p;
         size_t vlen = strcspn(p, ";");
         p += vlen;
+        while (vlen && ows(*v))
+            v++, vlen--;
         while (nlen && ows(name[nlen - 1]))
             nlen--;
         while (vlen && ows(v[vlen - 1]))

@@ -109,6 +109,23 @@ static void sqlite_backup_while_serving_and_restore(void)
     assert_non_null(strstr(err, "not empty"));
     free(err);
     assert_int_equal(count_files(other), 1);
+    /* a backup that fails (a photo gone from the folder store) takes back
+     * what it wrote: the same command runs again once the cause is mended */
+    if (!A.s.s3) {
+        char *key = db_query(&A.s, "SELECT storage_path FROM fotos_cita LIMIT 1");
+        char obj[700], aside[720], again[400];
+        snprintf(obj, sizeof obj, "%s/storage/fotos-citas/%s", A.s.data, key);
+        snprintf(aside, sizeof aside, "%s.aside", obj);
+        snprintf(again, sizeof again, "%s/backup-again", A.s.dir);
+        assert_int_equal(rename(obj, aside), 0);
+        assert_int_equal(cli(&A.s, "backup", "--to", again, &err), 1);
+        free(err);
+        assert_false(file_exists(again));
+        assert_int_equal(rename(aside, obj), 0);
+        if (cli(&A.s, "backup", "--to", again, &err) != 0) fail_msg("backup: %s", err);
+        free(err);
+        free(key);
+    }
 
     /* the backup is a data folder: serve runs on it as it is */
     struct srv B;
