@@ -20,11 +20,12 @@ import {
   ymd,
   whenLabel,
   estadoLabel,
+  telLink,
 } from './ui.js';
 import { photos, reschedule, askCancel } from './citas.js';
 import { mensajes } from './mensajes.js';
 import { dayGrid } from './grid.js';
-import { noShows, nueva } from './mostrador.js';
+import { noShows, nueva, fixClient } from './mostrador.js';
 
 // The barber a barber's account is linked to (GET /api/auth/me).
 const linked = (me) => me.barbero_id || null;
@@ -142,7 +143,8 @@ export async function agenda() {
   }
 
   // keep.open: an appointment whose card stays open (its attendance just
-  // marked), with the focus on its attendance action
+  // marked), with the focus on its attendance action, or on keep.at (a
+  // selector in the card)
   // each view drawn has a number: an answer that comes back after a newer
   // view was asked for (quick clicks through the days) is dropped
   let drawn = 0;
@@ -233,7 +235,7 @@ export async function agenda() {
     if (stale()) return title;
     const [{ citas: all }, tr] = got.map((r) => r.value);
     const citas = all.filter((c) => !ver || c.barbero_id === ver);
-    await withNoShows(citas);
+    await withClients(citas);
     if (stale()) return title;
     const byDay = new Map();
     for (const c of citas) {
@@ -258,7 +260,12 @@ export async function agenda() {
       const li = [...body.querySelectorAll('li.cita')].find(
         (e) => e.dataset.cita === keep.open && e.offsetParent !== null,
       );
-      if (li) focus(li.querySelector('.asistencia button') || li.querySelector('h3'));
+      if (li)
+        focus(
+          (keep.at && li.querySelector(keep.at)) ||
+            li.querySelector('.asistencia button') ||
+            li.querySelector('h3'),
+        );
     };
     if (n > 1) {
       body.replaceChildren(title, ...list);
@@ -309,19 +316,24 @@ export async function agenda() {
   await show();
 }
 
-// The no-shows of the clients shown (perfil.no_presentado): each client's
-// own count, as the desk's search gives it (GET /api/clientes?id=), asked
-// once per client however many of her appointments are shown.
-async function withNoShows(citas) {
+// The clients shown, as the desk's search gives them (GET /api/clientes?id=),
+// asked once per client however many of her appointments are shown: her
+// no-shows (perfil.no_presentado) and her record (c.ficha: whether she
+// uses her account, her e-mail), for "Corregir datos".
+async function withClients(citas) {
   const ids = [...new Set(citas.filter((c) => c.perfil).map((c) => c.cliente_id))];
   const n = new Map();
   await Promise.all(
     ids.map(async (id) => {
       const { clientes } = await get('/api/clientes?' + qs({ id }));
-      if (clientes.length) n.set(id, clientes[0].no_presentado || 0);
+      if (clientes.length) n.set(id, clientes[0]);
     }),
   );
-  for (const c of citas) if (c.perfil) c.perfil.no_presentado = n.get(c.cliente_id) || 0;
+  for (const c of citas)
+    if (c.perfil) {
+      c.ficha = n.get(c.cliente_id) || null;
+      c.perfil.no_presentado = c.ficha ? c.ficha.no_presentado || 0 : 0;
+    }
 }
 
 // Attendance of an appointment that has started: came (completada) or
@@ -450,14 +462,10 @@ function row(c, me, redraw) {
     ),
     h('h3', { tabindex: '-1' }, cl.nombre || 'Cliente sin nombre'),
     warn ? h('p', { class: 'aviso' }, warn) : null,
-    cl.telefono
-      ? h(
-          'p',
-          {},
-          'Teléfono: ',
-          h('a', { class: 'tap', href: 'tel:' + cl.telefono.replace(/\s/g, '') }, cl.telefono),
-        )
-      : null,
+    cl.telefono ? h('p', {}, 'Teléfono: ', telLink(cl.telefono)) : null,
+    // a desk client's details corrected here: the day drawn again with
+    // them, this card open and its heading (her name) focused
+    c.ficha ? fixClient(c.ficha, () => redraw({ open: c.id, at: 'h3' })) : null,
     h(
       'p',
       {},

@@ -123,6 +123,7 @@ export async function loadConfig() {
     limite_cancelacion_min: 120,
     tienda: 'Barbería',
     direccion: null,
+    telefono: null,
     whatsapp: true,
   };
   try {

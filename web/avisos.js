@@ -4,7 +4,17 @@
 // with a message to each client), and a barber's calendar feed link
 // (POST /api/admin/barberos/{id}/feed makes a new one, DELETE revokes it).
 import { get, api, post } from './api.js';
-import { h, focus, askFirst, announce, alertBox, showError, whenLabel, dateLabel } from './ui.js';
+import {
+  h,
+  focus,
+  askFirst,
+  announce,
+  alertBox,
+  showError,
+  whenLabel,
+  dateLabel,
+  telLink,
+} from './ui.js';
 
 let uid = 0;
 function field(label, attrs) {
@@ -23,15 +33,7 @@ function callLine(c) {
     'span',
     { class: 'call' },
     c.cliente_telefono
-      ? [
-          ' · Sin correo ni WhatsApp: llama al ',
-          h(
-            'a',
-            { class: 'tap', href: 'tel:' + c.cliente_telefono.replace(/[^+\d]/g, '') },
-            c.cliente_telefono,
-          ),
-          ' para avisarle',
-        ]
+      ? [' · Sin correo ni WhatsApp: llama al ', telLink(c.cliente_telefono), ' para avisarle']
       : ' · Sin correo, WhatsApp ni teléfono: no hay forma de avisarle',
   );
 }

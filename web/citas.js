@@ -13,6 +13,7 @@ import {
   whenLabel,
   euros,
   estadoLabel,
+  callShop,
 } from './ui.js';
 import { picker } from './slots.js';
 import { waitList } from './espera.js';
@@ -140,7 +141,7 @@ function card(c, me, upcoming, consent) {
         h(
           'p',
           { class: 'hint' },
-          'Ya no se puede cambiar ni cancelar desde aquí: llama a la barbería.',
+          callShop('Ya no se puede cambiar ni cancelar desde aquí', cfg().telefono),
         ),
       );
     }

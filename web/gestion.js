@@ -13,6 +13,7 @@ import {
   whenFull,
   whenLabel,
   estadoLabel,
+  callShop,
 } from './ui.js';
 import { picker } from './slots.js';
 import { askCancel } from './citas.js';
@@ -89,22 +90,7 @@ function render(g) {
       ),
     );
   } else {
-    kids.push(
-      h(
-        'p',
-        {},
-        t.telefono
-          ? [
-              'Ya no se puede cambiar por aquí. Llámanos: ',
-              h(
-                'a',
-                { class: 'tap', href: 'tel:' + t.telefono.replace(/[^+0-9]/g, '') },
-                t.telefono,
-              ),
-            ]
-          : 'Ya no se puede cambiar por aquí: llama a la barbería.',
-      ),
-    );
+    kids.push(h('p', {}, callShop('Ya no se puede cambiar por aquí', t.telefono)));
   }
   kids.push(area);
   page(cancelada ? 'Cita cancelada' : 'Tu cita', ...kids);

@@ -22,18 +22,25 @@ import { picker } from './slots.js';
 import { deskList, deskWaitForm } from './espera.js';
 
 let uid = 0;
-// a labelled control: [label, control]
 
-// POST /api/agenda/citas's answers about a new client's fields: the field
-// (of the form's `fresh`) and what the desk is told
-const NEW_CLIENT_FIELDS = {
-  'Campo inválido: cliente.nombre': ['nombre', 'Escribe el nombre del cliente (una línea).'],
-  'Campo inválido: cliente.telefono': [
-    'tel',
-    'El teléfono no es válido: de 6 a 15 cifras (puede llevar +, espacios, guiones o paréntesis).',
-  ],
-  'Email inválido': ['email', 'El correo electrónico no es válido.'],
+// The API's refusals of a client's fields (a new client's at booking,
+// POST /api/agenda/citas, as cliente.<campo>; a correction's, PATCH
+// /api/clientes/{id}): the field (of a form's nombre, tel, email) and, for
+// a value it cannot take, what the desk is told instead of the API's words
+const BAD_NAME = 'Escribe el nombre del cliente (una línea).';
+const BAD_TEL =
+  'El teléfono no es válido: de 6 a 15 cifras (puede llevar +, espacios, guiones o paréntesis).';
+const BAD_EMAIL = 'El correo electrónico no es válido.';
+const FIELD_ERRORS = {
+  'Campo inválido: cliente.nombre': ['nombre', BAD_NAME],
+  'Campo inválido: nombre': ['nombre', BAD_NAME],
+  'Campo inválido: cliente.telefono': ['tel', BAD_TEL],
+  'Campo inválido: telefono': ['tel', BAD_TEL],
+  'Email inválido': ['email', BAD_EMAIL],
+  'El email ya está registrado': ['email'],
+  'Indique el teléfono o el email del cliente': ['tel'],
 };
+// a labelled control: [label, control]
 function field(label, attrs) {
   const id = 'm' + ++uid;
   return [
@@ -50,6 +57,119 @@ export function clientLine(c) {
 export function noShows(c) {
   const n = c && c.no_presentado;
   return n ? `${n} ${n === 1 ? 'vez' : 'veces'} no vino` : '';
+}
+
+// "Corregir datos" of a client the desk made and who has not claimed her
+// account (GET /api/clientes: puede_entrar false): a name misheard, a number
+// or an address mistyped, corrected in place (PATCH /api/clientes/{id}; an
+// emptied phone or e-mail is removed). saved(cliente) shows her new details
+// where they were shown and puts the focus on them; an error shows in the
+// form, with the focus on the field it names. A fieldset, not a form: it
+// may sit inside "Nueva cita"'s (Enter saves it, and books nothing).
+export function fixClient(cliente, saved) {
+  // one who uses her account: hers to change ("Mi cuenta")
+  if (cliente.puede_entrar)
+    return h('p', { class: 'hint' }, 'Tiene cuenta: cambia sus datos desde «Mi cuenta».');
+  // a deleted account (no phone, no address: a desk client keeps one)
+  if (!cliente.telefono && !cliente.email) return null;
+  const name = cliente.nombre || 'el cliente';
+  const box = h('div', { class: 'corregir' });
+  const open = h(
+    'button',
+    { type: 'button', 'aria-label': `Corregir datos de ${name}`, onclick: () => edit() },
+    'Corregir datos',
+  );
+  const closed = () => h('p', { class: 'actions' }, open);
+  function edit() {
+    const [ln, nombre] = field('Nombre', {
+      autocomplete: 'off',
+      maxlength: 200,
+      value: cliente.nombre || '',
+    });
+    const [lt, tel] = field('Teléfono', {
+      type: 'tel',
+      autocomplete: 'off',
+      maxlength: 40,
+      value: cliente.telefono || '',
+    });
+    const [le, email] = field('Correo electrónico', {
+      type: 'email',
+      autocomplete: 'off',
+      maxlength: 320,
+      value: cliente.email || '',
+    });
+    const inputs = { nombre, tel, email };
+    const err = alertBox();
+    const ok = h('button', { type: 'button', class: 'primary', onclick: save }, 'Guardar');
+    async function save() {
+      err.hidden = true;
+      // what changed; an emptied phone or e-mail is removed (null)
+      const body = {};
+      const now = (el) => el.value.trim();
+      if (now(nombre) !== (cliente.nombre || '')) body.nombre = now(nombre);
+      if (now(tel) !== (cliente.telefono || '')) body.telefono = now(tel) || null;
+      if (now(email) !== (cliente.email || '')) body.email = now(email) || null;
+      if (!Object.keys(body).length) {
+        showError(err, 'No has cambiado ningún dato.');
+        return focus(err);
+      }
+      ok.disabled = true;
+      try {
+        const { cliente: c } = await api(
+          'PATCH',
+          `/api/clientes/${encodeURIComponent(cliente.id)}`,
+          body,
+        );
+        announce(`Datos de ${c.nombre} corregidos.`);
+        await saved(c);
+      } catch (ex) {
+        ok.disabled = false;
+        const bad = FIELD_ERRORS[ex.message];
+        showError(err, bad && bad[1] ? bad[1] : ex);
+        focus(bad ? inputs[bad[0]] : err);
+      }
+    }
+    for (const el of [nombre, tel, email])
+      el.addEventListener('keydown', (e) => {
+        if (e.key !== 'Enter') return;
+        e.preventDefault();
+        if (!ok.disabled) save();
+      });
+    box.replaceChildren(
+      h(
+        'fieldset',
+        { class: 'form' },
+        h('legend', {}, `Corregir datos de ${name}`),
+        ln,
+        nombre,
+        lt,
+        tel,
+        le,
+        email,
+        h('p', { class: 'hint' }, 'Deja el teléfono o el correo en blanco para quitarlo.'),
+        err,
+        h(
+          'p',
+          { class: 'actions' },
+          ok,
+          h(
+            'button',
+            {
+              type: 'button',
+              onclick: () => {
+                box.replaceChildren(closed());
+                open.focus();
+              },
+            },
+            'No cambiar',
+          ),
+        ),
+      ),
+    );
+    nombre.focus();
+  }
+  box.append(closed());
+  return box;
 }
 
 // Who made the last change of a WhatsApp consent, and on which day: the
@@ -194,6 +314,12 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
           },
           'Cambiar cliente',
         ),
+        fixClient(st.cliente, (c) => {
+          st.cliente = c;
+          drawWho();
+          focus(who.querySelector('p'));
+          find(); // the search's list, with her new details
+        }),
         deskWhatsApp(st.cliente),
         esperas.el,
       );
@@ -412,9 +538,9 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
           btn.disabled = false;
           // a new client's field the API refused: said plainly, and the
           // focus on that field
-          const bad = ex.status === 400 && st.nuevo && NEW_CLIENT_FIELDS[ex.message];
+          const bad = ex.status === 400 && st.nuevo && FIELD_ERRORS[ex.message];
           if (bad) {
-            showError(err, bad[1]);
+            showError(err, bad[1] || ex.message);
             return focus(fresh[bad[0]]);
           }
           // a walk-in whose barber is with someone: said as it is

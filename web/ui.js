@@ -32,10 +32,11 @@ export function page(title, ...kids) {
   return h1;
 }
 
-// Moves the focus to a step's heading.
+// Moves the focus to a step's heading, a line or a control (a control
+// keeps its place in the tab order; anything else becomes focusable).
 export function focus(el) {
   if (!el) return;
-  if (!el.hasAttribute('tabindex')) el.setAttribute('tabindex', '-1');
+  if (el.tabIndex < 0 && !el.hasAttribute('tabindex')) el.setAttribute('tabindex', '-1');
   el.focus();
 }
 
@@ -186,6 +187,17 @@ export function go(path) {
   history.pushState(null, '', path);
   window.dispatchEvent(new Event('popstate'));
 }
+
+// A phone number as a link that calls it: a touch target of its own in a
+// line of text (a.tap, 44 x 44 px).
+export const telLink = (tel) =>
+  h('a', { class: 'tap', href: 'tel:' + tel.replace(/[^+\d]/g, '') }, tel);
+
+// An appointment that can no longer be changed here (past the cut-off):
+// why (what), and the shop's phone to call (GET /api/config's telefono, or
+// the appointment's own page's), when it has one.
+export const callShop = (what, tel) =>
+  tel ? [what + '. Llámanos: ', telLink(tel)] : what + ': llama a la barbería.';
 
 // Said beside a WhatsApp consent while the shop has no WhatsApp configured
 // (GET /api/config): it may still be given, and holds once the shop sends.

@@ -4,7 +4,8 @@ client would use them on her phone, with the e-mails read from the real SMTP
 sink the server sends to:
 - the confirmation's link opens the appointment without signing in; "Cambiar
   hora" (the slot picker, then a confirmation) moves it, and "Cancelar" (after
-  a confirmation) cancels it; the link then shows it cancelled;
+  a confirmation) cancels it; the link then shows it cancelled; past the
+  cut-off the link and her "Mis citas" show the shop's phone to call;
 - a signed-in client asks "Avísame si se libera" for a day; another client's
   cancel frees a slot; the notice's link opens the booking on that slot and
   she books it.
@@ -84,6 +85,15 @@ def manage_by_link(srv, br, sink, s, b):
     size = br.d.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height, innerWidth]", tel)
     assert size[0] >= 44 and size[1] >= 44 and size[2] <= 390, "the phone link is %sx%s px (window %s)" % tuple(size)
     br.check("Enlace - pasado el limite")
+    # and her "Mis citas" says the same, with the same link
+    br.sign_in("ana.enlace@example.com", "secreto1", "/mis-citas")
+    br.focused_heading("Mis citas")
+    br.see("Ya no se puede cambiar ni cancelar desde aquí. Llámanos: +34 910 000 000")
+    tel = br.d.find_element(By.CSS_SELECTOR, "main .cards a[href^='tel:']")
+    assert tel.get_attribute("href") == "tel:+34910000000", tel.get_attribute("href")
+    size = br.d.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height, innerWidth]", tel)
+    assert size[0] >= 44 and size[1] >= 44 and size[2] <= 390, "the phone link is %sx%s px (window %s)" % tuple(size)
+    br.check("Enlace - mis citas pasado el limite")
     # a broken link says so
     br.open(link[:-3] + "AAA")
     br.focused_heading("Enlace no válido")
