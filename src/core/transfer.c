@@ -387,7 +387,8 @@ br_err transfer_new_folder(const char *dir, const char *what, bool *made)
 
 /* --- a new shop an import or a restore fills --------------------------------------- */
 
-void transfer_target_make(const char *data_dir, bool db, bool storage, struct transfer_target *t)
+void transfer_target_make(const char *data_dir, bool db, bool folder_store,
+                          struct transfer_target *t)
 {
     memset(t, 0, sizeof *t);
     /* each made here or not at all (O_EXCL, mkdir): what another process
@@ -405,11 +406,12 @@ void transfer_target_make(const char *data_dir, bool db, bool storage, struct tr
         if (fd >= 0) close(fd);
         free(path);
     }
-    if (storage) {
-        char *objdir = xasprintf("%s/storage", data_dir);
-        t->storage = mkdir(objdir, 0755) == 0;
-        free(objdir);
-    }
+    /* the folder store's photos, or the S3 store's scratch folder */
+    char *objdir = xasprintf("%s/%s", data_dir, folder_store ? "storage" : "s3-scratch");
+    bool made = mkdir(objdir, folder_store ? 0755 : 0750) == 0;
+    free(objdir);
+    t->storage = folder_store && made;
+    t->scratch = !folder_store && made;
 }
 
 void transfer_target_undo(const char *data_dir, const struct transfer_target *t)
@@ -421,6 +423,7 @@ void transfer_target_undo(const char *data_dir, const struct transfer_target *t)
         transfer_remove_db(data_dir);
     free(path);
     if (t->storage) transfer_remove(data_dir, "storage");
+    if (t->scratch) transfer_remove(data_dir, "s3-scratch");
     /* empty by now, unless someone else put something there */
     if (t->dir && rmdir(data_dir) != 0 && errno != ENOENT && errno != ENOTEMPTY)
         log_warn("could not remove %s: %s", data_dir, strerror(errno));

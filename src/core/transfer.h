@@ -59,13 +59,16 @@ void transfer_remove_db(const char *dir);
 /* What an import or a restore made of the data folder it fills. */
 struct transfer_target {
     bool dir, db, storage; /* the folder, its barberia.db, its storage/ */
+    bool scratch;          /* its s3-scratch/ (the S3 store's) */
     dev_t db_dev;          /* the database file made, as it was made */
     ino_t db_ino;
 };
 /* Before the stores open: makes what the data folder lacks of the folder
  * itself, its embedded database (db: an empty file, the owner's alone) and
- * its folder store (storage), each only when this call creates it. */
-void transfer_target_make(const char *data_dir, bool db, bool storage, struct transfer_target *t);
+ * its folder store (folder_store), or else the S3 store's scratch folder,
+ * each noted only when this call creates it. */
+void transfer_target_make(const char *data_dir, bool db, bool folder_store,
+                          struct transfer_target *t);
 /* After a failed import or restore, its stores closed: takes back what
  * transfer_target_make made (the database file only while it is still
  * that file), never what was there before or what another process made,
