@@ -407,7 +407,7 @@ export async function book() {
           'Descargar .ics',
         ),
       ),
-      h('p', {}, h('a', { href: '/mis-citas' }, 'Ver mis citas')),
+      h('p', {}, h('a', { class: 'tap', href: '/mis-citas' }, 'Ver mis citas')),
     );
     announce('Cita reservada', { shown: true }); // the page's heading
   }

@@ -10,7 +10,6 @@ import {
   alertBox,
   showError,
   whenFull,
-  whenLabel,
   euros,
   estadoLabel,
   callShop,
@@ -194,7 +193,7 @@ export function reschedule(c, area, done) {
               await post(`/api/citas/${encodeURIComponent(c.id)}/reprogramar`, {
                 fecha_inicio: hu.inicio,
               });
-              announce('Cita cambiada al ' + whenLabel(hu.inicio));
+              announce('Cita cambiada al ' + whenFull(hu.inicio));
               await done();
             } catch (ex) {
               ok.disabled = false;

@@ -403,7 +403,7 @@ export async function cuenta() {
         {},
         h(
           'a',
-          { href: '/api/auth/me/datos', download: 'mis-datos.json', id: 'descargar' },
+          { class: 'tap', href: '/api/auth/me/datos', download: 'mis-datos.json', id: 'descargar' },
           'Descargar mis datos (JSON)',
         ),
       ),

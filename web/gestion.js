@@ -11,7 +11,6 @@ import {
   alertBox,
   showError,
   whenFull,
-  whenLabel,
   estadoLabel,
   callShop,
 } from './ui.js';
@@ -30,7 +29,7 @@ export async function show() {
     page(
       'Enlace no válido',
       h('p', {}, 'Este enlace no corresponde a ninguna cita. Revisa que esté completo.'),
-      h('p', {}, h('a', { href: '/' }, 'Ir al inicio')),
+      h('p', {}, h('a', { class: 'tap', href: '/' }, 'Ir al inicio')),
     );
     return;
   }
@@ -82,7 +81,7 @@ function render(g) {
             onclick: () =>
               askCancel(area, err, async () => {
                 render(await post(base() + '/cancelar'));
-                announce('Cita cancelada');
+                announce('Cita cancelada', { shown: true }); // the page's heading says it
               }),
           },
           'Cancelar',
@@ -112,7 +111,7 @@ function reschedule(c, area) {
             try {
               const g = await post(base() + '/reprogramar', { fecha_inicio: hu.inicio });
               render(g);
-              announce('Cita cambiada al ' + whenLabel(hu.inicio));
+              announce('Cita cambiada al ' + whenFull(hu.inicio));
             } catch (ex) {
               ok.disabled = false;
               if (ex.status === 409) {

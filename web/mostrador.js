@@ -37,8 +37,11 @@ const FIELD_ERRORS = {
   'Campo inválido: cliente.telefono': ['tel', BAD_TEL],
   'Campo inválido: telefono': ['tel', BAD_TEL],
   'Email inválido': ['email', BAD_EMAIL],
-  'El email ya está registrado': ['email'],
-  'Indique el teléfono o el email del cliente': ['tel'],
+  'El email ya está registrado': ['email', 'Ese correo electrónico ya es de otra cuenta.'],
+  'Indique el teléfono o el email del cliente': [
+    'tel',
+    'Hace falta el teléfono o el correo electrónico del cliente.',
+  ],
 };
 // a labelled control: [label, control]
 function field(label, attrs) {
@@ -100,6 +103,7 @@ export function fixClient(cliente, saved) {
     });
     const inputs = { nombre, tel, email };
     const err = alertBox();
+    err.id = nombre.id + '-e';
     const ok = h('button', { type: 'button', class: 'primary', onclick: save }, 'Guardar');
     async function save() {
       err.hidden = true;
@@ -126,6 +130,12 @@ export function fixClient(cliente, saved) {
         ok.disabled = false;
         const bad = FIELD_ERRORS[ex.message];
         showError(err, bad && bad[1] ? bad[1] : ex);
+        // the field it names is marked, and points at the words
+        for (const el of Object.values(inputs)) el.removeAttribute('aria-invalid');
+        if (bad) {
+          inputs[bad[0]].setAttribute('aria-invalid', 'true');
+          inputs[bad[0]].setAttribute('aria-describedby', err.id);
+        }
         focus(bad ? inputs[bad[0]] : err);
       }
     }

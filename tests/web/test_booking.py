@@ -99,7 +99,11 @@ def test(srv, br):
     assert len(citas) == 1 and citas[0]["perfil"]["nombre"] == "Ana Pérez"
     cita = citas[0]
 
-    # my appointments, a before photo
+    # my appointments (a link of its own: a 44 px target), a before photo
+    tall = br.d.execute_script(
+        "const a = [...document.querySelectorAll('main a')].find(a => a.textContent === 'Ver mis citas');"
+        "const r = a.getBoundingClientRect(); return [r.width, r.height];")
+    assert tall[0] >= 44 and tall[1] >= 44, tall
     br.click("Ver mis citas")
     br.focused_heading("Mis citas")
     br.see("Corte clásico con Lucía Ortega")

@@ -121,8 +121,12 @@ def from_card(srv, br, s):
     br.fill("Teléfono", "699 000 111")
     email = br.fill("Correo electrónico", "carla@example.com")
     br.click("Guardar", within=box)
-    br.wait(lambda: "El email ya está registrado" in box.text, what="the refusal in the form")
+    br.wait(lambda: "Ese correo electrónico ya es de otra cuenta." in box.text,
+            what="the refusal in the form, in the desk's words")
     focus_on(br, email, "the e-mail field")
+    assert email.get_attribute("aria-invalid") == "true", email.get_attribute("aria-invalid")
+    said = br.d.find_element("id", email.get_attribute("aria-describedby"))
+    assert "otra cuenta" in said.text, said.text
     assert email.get_attribute("tabindex") is None, email.get_attribute("tabindex")
     got = cliente(srv, lid)
     assert (got["telefono"], got["email"]) == ("699 000 11", None), got
@@ -160,7 +164,8 @@ def from_card(srv, br, s):
     box = fix_box(br)
     br.fill("Correo electrónico", "")
     br.click("Guardar", within=box)
-    br.wait(lambda: "Indique el teléfono o el email del cliente" in box.text, what="the refusal")
+    br.wait(lambda: "Hace falta el teléfono o el correo electrónico del cliente." in box.text,
+            what="the refusal")
     focus_on(br, control(br, "Teléfono"), "the phone field")
     br.fill("Teléfono", "699 000 111")
     br.fill("Correo electrónico", "lola@example.com")

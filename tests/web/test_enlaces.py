@@ -59,6 +59,9 @@ def manage_by_link(srv, br, sink, s, b):
     br.click("Sí, cancelar")
     br.focused_heading("Cita cancelada")
     br.see("Esta cita está cancelada.")
+    # said once: the heading says it, no line repeats it under it
+    said = br.d.execute_script("return document.querySelectorAll('main .said').length")
+    assert said == 0, "the cancellation is said twice: %s" % br.text()[:300]
     br.check("Enlace - cancelada")
     # the link shows it cancelled afterwards, and offers nothing to change
     br.open(link)
