@@ -6,7 +6,6 @@
 #include "../util/vec.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,19 +107,6 @@ static void forget(struct photo_copy *p, bool remove)
     free(p->done);
 }
 
-/* The backup's database file, created empty and its owner's alone (0600)
- * before SQLite's copy fills it (SQLite would create it 0644, and its
- * journal takes the file's mode). */
-static br_err create_db_file(const char *dir, const char *db)
-{
-    int fd = open(db, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0 && errno == EEXIST)
-        return err_set(BR_IO, "%s is not empty (a backup needs a new folder)", dir);
-    if (fd < 0) return err_set(BR_IO, "cannot create %s: %s", db, strerror(errno));
-    close(fd);
-    return BR_OK;
-}
-
 br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
 {
     br_err rc = store_backup_able(app->store, false); /* before anything is made */
@@ -128,8 +114,13 @@ br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
     bool made_dir;
     rc = transfer_new_folder(dir, "a backup", &made_dir);
     if (rc) return rc;
+    /* the copy's file made first, so that SQLite's copy keeps its mode */
+    struct stat made;
+    if (transfer_db_make(dir, &made) != 0)
+        rc = errno == EEXIST
+                 ? err_set(BR_IO, "%s is not empty (a backup needs a new folder)", dir)
+                 : err_set(BR_IO, "cannot create %s/barberia.db: %s", dir, strerror(errno));
     char *db = xasprintf("%s/barberia.db", dir);
-    rc = create_db_file(dir, db);
     if (!rc) rc = store_backup(app->store, db);
     free(db);
     /* the photos the copy names: read from the copy, so that they match */

@@ -387,6 +387,17 @@ br_err transfer_new_folder(const char *dir, const char *what, bool *made)
 
 /* --- a new shop an import or a restore fills --------------------------------------- */
 
+int transfer_db_make(const char *dir, struct stat *made)
+{
+    char *path = xasprintf("%s/barberia.db", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    free(path);
+    if (fd < 0) return -1;
+    int r = fstat(fd, made);
+    close(fd);
+    return r;
+}
+
 void transfer_target_make(const char *data_dir, bool db, bool folder_store,
                           struct transfer_target *t)
 {
@@ -394,17 +405,11 @@ void transfer_target_make(const char *data_dir, bool db, bool folder_store,
     /* each made here or not at all (O_EXCL, mkdir): what another process
      * made meanwhile is never this command's to take back */
     t->dir = mkdir(data_dir, 0750) == 0;
-    if (db) {
-        char *path = xasprintf("%s/barberia.db", data_dir);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        struct stat sb;
-        if (fd >= 0 && fstat(fd, &sb) == 0) {
-            t->db = true;
-            t->db_dev = sb.st_dev;
-            t->db_ino = sb.st_ino;
-        }
-        if (fd >= 0) close(fd);
-        free(path);
+    struct stat sb;
+    if (db && transfer_db_make(data_dir, &sb) == 0) {
+        t->db = true;
+        t->db_dev = sb.st_dev;
+        t->db_ino = sb.st_ino;
     }
     /* the folder store's photos, or the S3 store's scratch folder */
     char *objdir = xasprintf("%s/%s", data_dir, folder_store ? "storage" : "s3-scratch");

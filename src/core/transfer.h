@@ -25,6 +25,7 @@
 
 #include "app.h"
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 struct transfer_stats {
@@ -55,6 +56,12 @@ br_err transfer_new_folder(const char *dir, const char *what, bool *made) WARN_U
 void transfer_remove(const char *dir, const char *name);
 /* Removes the embedded database of the folder dir, with its side files. */
 void transfer_remove_db(const char *dir);
+
+/* Creates the embedded database file of the folder dir, empty and its
+ * owner's alone (0600: SQLite would make it 0644, and its side files take
+ * the file's mode), only when there is none (O_EXCL). OUT: *made, the file
+ * made. 0, or -1 with errno (EEXIST: one is there). */
+int transfer_db_make(const char *dir, struct stat *made);
 
 /* What an import or a restore made of the data folder it fills. */
 struct transfer_target {

@@ -1327,6 +1327,17 @@ size_t count_files(const char *dir)
     return counted_files;
 }
 
+void photo_aside(const struct srv *s, bool aside)
+{
+    char *key = db_query(s, "SELECT storage_path FROM fotos_cita ORDER BY id LIMIT 1");
+    char obj[700], moved[720];
+    snprintf(obj, sizeof obj, "%s/storage/fotos-citas/%s", s->data, key);
+    snprintf(moved, sizeof moved, "%s.aside", obj);
+    if (aside ? rename(obj, moved) : rename(moved, obj))
+        fail_msg("photo %s: %s", key, strerror(errno));
+    free(key);
+}
+
 bool file_exists(const char *path)
 {
     struct stat st;

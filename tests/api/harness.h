@@ -354,6 +354,11 @@ size_t obj_count(const struct srv *s, const char *prefix);
  * again (anonymously) with that Content-Type. */
 void obj_set_raw_type(const struct srv *s, const char *key, const char *content_type);
 
+/* A photo of the folder store put out of its way (aside true: renamed to
+ * <its path>.aside) or back again (false): the first photo record's object,
+ * so that what reads it fails and then works again. */
+void photo_aside(const struct srv *s, bool aside);
+
 /* Regular files under dir, recursively (0 when dir does not exist). */
 size_t count_files(const char *dir);
 /* Whether something exists at path. */

@@ -45,10 +45,7 @@ def test(srv, br):
     tools.serve("*/app/informes.*.js", "export function informes( {")
     br.click("Informes")
     br.focused_heading("Informes")
-    br.see("Esta página no se pudo abrir. Recarga la página; si sigue igual, avisa a la barbería.")
-    assert "No hay conexión" not in br.text() and "SyntaxError" not in br.text(), br.text()
-    logged = [e["message"] for e in br.d.get_log("browser") if e["level"] == "SEVERE"]
-    assert any("No se pudo ejecutar" in m and "informes." in m for m in logged), logged
+    br.broken_module_said("informes", "SyntaxError")
     tools.stop()
     br.check("Informes - modulo roto")
     br.click("Recargar la página")

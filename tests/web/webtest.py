@@ -400,6 +400,25 @@ class Browser:
         assert got["inView"], "not in the window: %s" % what
         assert got["hit"] and not got["over"], "%s is covered: at its centre %s; announcements over it: %s" % (what, got["at"], got["over"])
 
+    def broken_module_said(self, module, error, error_logged=False):
+        """The page says a module of the app arrived but failed to run, in
+        its own words (not "No hay conexión", nor the browser's error, whose
+        kind is error), and the console has the app's line naming module (its
+        name before the hash) and, with error_logged, that kind."""
+        self.see("Esta página no se pudo abrir. Recarga la página; si sigue igual, avisa a la barbería.")
+        assert "No hay conexión" not in self.text() and error not in self.text(), self.text()
+        logged = [e["message"] for e in self.d.get_log("browser") if e["level"] == "SEVERE"]
+        assert any("No se pudo ejecutar" in m and module + "." in m and (not error_logged or error in m)
+                   for m in logged), logged
+
+    def tap_target(self, el):
+        """el is a touch target of its own: 44 x 44 CSS px at least, on a
+        phone-sized window (390 px wide at most)."""
+        w, h, win = self.d.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.width, r.height, innerWidth]", el)
+        assert w >= 44 and h >= 44 and win <= 390, "%s is %sx%s px (window %s)" % (
+            el.get_attribute("outerHTML")[:80], w, h, win)
+
     # --- the checks every state gets ---------------------------------------------
     def offline(self, on):
         """Cuts the browser off the network (on) or gives it back."""
