@@ -28,14 +28,17 @@
 #define DIGITS                                                                                     \
     "replace(replace(replace(replace(replace(replace(coalesce(p.telefono, ''), ' ', ''), '-', "    \
     "''), '.', ''), '(', ''), ')', ''), '+', '')"
+/* those digits as a LIKE pattern that matches only itself (with ESCAPE '\'):
+ * a stored phone is anybody's text, and a '%' in it must not match every number */
+#define DIGITS_PATTERN "replace(replace(replace(" DIGITS ", '\\', '\\\\'), '%', '\\%'), '_', '\\_')"
 #define CLIENTE_MATCH                                                                              \
     "(" FOLD("coalesce(p.nombre, '')") " LIKE ? ESCAPE '\\' OR coalesce(p.telefono, '') LIKE ? "   \
                                        "ESCAPE '\\' OR (u.email LIKE ? ESCAPE '\\' AND u.email "   \
                                        "NOT LIKE '" EMAIL_NINGUNO_PREFIX "%') "                    \
                                        "OR (? <> '' AND (" DIGITS                                  \
                                        " LIKE '%' || ? || '%' OR (length(" DIGITS                  \
-                                       ") >= 6 AND ? LIKE "                                        \
-                                       "'%' || " DIGITS "))))"
+                                       ") >= 6 AND ? LIKE '%' || " DIGITS_PATTERN                  \
+                                       " ESCAPE '\\'))))"
 #define CLIENTE_AFTER                                                                              \
     "(coalesce(p.nombre, ''), p.id) > ((SELECT coalesce(nombre, '') FROM perfiles WHERE id = ?), " \
     "?)"
@@ -136,8 +139,8 @@ static const char sql_gemela[] =
     "SELECT p.id FROM perfiles p JOIN auth_users u ON u.id = p.id WHERE p.rol = 'cliente' "
     "AND u.password_hash = '' AND u.eliminado_en IS NULL AND " FOLD(
         "coalesce(p.nombre, '')") " = ? AND (" DIGITS " = ? OR (length(" DIGITS
-                                  ") >= 9 AND length(?) >= 9 AND (? LIKE '%' || " DIGITS
-                                  " OR " DIGITS
+                                  ") >= 9 AND length(?) >= 9 AND (? LIKE '%' || " DIGITS_PATTERN
+                                  " ESCAPE '\\' OR " DIGITS
                                   " LIKE '%' || ?))) ORDER BY p.created_at, p.id LIMIT 1";
 
 br_err store_cliente_gemela(struct store *st, const char *nombre_plegado, const char *digitos,

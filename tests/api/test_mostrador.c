@@ -803,6 +803,49 @@ static void a_client_is_found_as_the_desk_types_her(void **state)
     }
 }
 
+/* A stored phone is whatever its holder typed: a '%' or '_' in it is a
+ * character, never a wildcard that matches every number the desk types. */
+static void a_phone_with_wildcards_matches_only_itself(void **state)
+{
+    (void)state;
+    char fecha[ISO8601_LEN + 1], eva[40], again[40];
+    struct user mallory;
+    char ficha[300];
+    unique_email(mallory.email, sizeof mallory.email, "comodin");
+    snprintf(ficha, sizeof ficha,
+             "{\"email\":\"%s\",\"password\":\"secreto1\",\"nombre\":\"Eva Ruiz\","
+             "\"telefono\":\"%%%%%%%%%%%%\"}",
+             mallory.email);
+    struct resp r;
+    http_json(&S, "POST", "/api/auth/signup", NULL, ficha, &r);
+    assert_int_equal(r.status, 201);
+    snprintf(mallory.id, sizeof mallory.id, "%s", jstr(json_object_get(r.json, "user"), "id"));
+    resp_free(&r);
+    static const char *const numbers[] = {"655001122", "%2B34655001122", "699887766"};
+    for (size_t i = 0; i < ARRAY_LEN(numbers); i++) {
+        char path[200];
+        snprintf(path, sizeof path, "/api/clientes?q=%s", numbers[i]);
+        if (find_in(path, &BARB, "clientes", mallory.id, &r))
+            fail_msg("q=%s finds the account with phone %%%%%%%%%%%%", numbers[i]);
+        resp_free(&r);
+    }
+    /* a desk client whose phone was set to wildcards is no twin of a new one */
+    next_slot(fecha);
+    char *b = body_new("{\"nombre\":\"Eva Ruiz\",\"telefono\":\"655 00 11 22\"}", fecha, NULL);
+    free(desk_ok(&BARB, b, eva));
+    free(b);
+    char patch[200];
+    snprintf(patch, sizeof patch, "{\"userId\":\"%s\",\"telefono\":\"%%________\"}", eva);
+    http_json(&S, "PATCH", "/api/admin/usuarios", ADMIN.token, patch, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    next_slot(fecha);
+    b = body_new("{\"nombre\":\"Eva Ruiz\",\"telefono\":\"699 88 77 66\"}", fecha, NULL);
+    free(desk_ok(&BARB, b, again));
+    free(b);
+    assert_string_not_equal(again, eva);
+}
+
 /* Several desks typing the same new client at once, each booking her with
  * another barber or hour: one person, every booking hers. */
 struct typer {
@@ -1165,6 +1208,7 @@ int main(void)
         cmocka_unit_test(desk_and_clients_race_for_one_slot_and_one_wins),
         cmocka_unit_test(clientes_are_paged),
         cmocka_unit_test(a_client_is_found_as_the_desk_types_her),
+        cmocka_unit_test(a_phone_with_wildcards_matches_only_itself),
         cmocka_unit_test(one_client_typed_at_several_desks_at_once_is_one_person),
         cmocka_unit_test(an_email_typed_for_a_known_client_without_one_becomes_hers),
         cmocka_unit_test(a_staff_account_is_no_client_of_the_desk),
