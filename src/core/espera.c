@@ -300,7 +300,8 @@ static bool has_email(const char *email)
 static bool notice_of(struct freed *f, struct cand_list *l, int i)
 {
     const struct espera *e = &l->e[i];
-    bool mail = has_email(e->email), wa = f->app->whatsapp != NULL;
+    bool mail = has_email(e->email) && mailer_enabled(f->app->mailer),
+         wa = f->app->whatsapp != NULL;
     if (!mail && !wa) return true;
     int64_t ini, fin;
     br_id barbero;

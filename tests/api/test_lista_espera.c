@@ -864,6 +864,45 @@ static void a_notice_held_back_never_goes_to_who_left_the_list(void **state)
     free(barbero);
 }
 
+/* Without a mail server nothing is queued by e-mail, as for every other
+ * message: a notice by WhatsApp still goes to whoever consented. */
+static void without_mail_no_notice_is_queued_by_email(void **state)
+{
+    (void)state;
+    const char *env[32];
+    size_t n = 0;
+    for (size_t i = 0; E.v[i]; i++)
+        if (strncmp(E.v[i], "BARBERIA_SMTP_URL=", 18) != 0) env[n++] = E.v[i];
+    env[n] = NULL;
+    assert_int_equal(srv_stop(&S), 0);
+    srv_start(&S, env, NULL);
+    struct user ana, bea, cris;
+    signup_user(&S, &ana, "Ana Pérez");
+    signup_user(&S, &bea, "Bea Ruiz");
+    signup_user(&S, &cris, "Cris Gil");
+    char *barbero = make_barbero(&S, "Leo Sanz");
+    char d[11], nine[32];
+    weekday_utc(9, d);
+    at(d, "09:30", nine);
+    char *cita = book(&S, &ana, barbero, SERVICIO, nine, NULL);
+    consents(&bea, "+34 611 000 009");
+    char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
+    char *ec = pedir_ok(&cris, SERVICIO, d, barbero);
+    cancel_ok(&ana, cita);
+    struct notice_q by_wa = {eb, "whatsapp", "1 = 1"};
+    if (!wait_until(notice_is, &by_wa, WAIT_MAIL_MS))
+        fail_msg("the WhatsApp notice was not queued without a mail server");
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                              "canal = 'email' AND cita_id IN ('%s', '%s')",
+                              eb, ec),
+                     0);
+    free(eb);
+    free(ec);
+    free(cita);
+    free(barbero);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -880,6 +919,7 @@ int main(void)
         /* last: they restart the server with quiet hours */
         cmocka_unit_test(in_the_quiet_hours_the_whatsapp_notice_waits),
         cmocka_unit_test(a_notice_held_back_never_announces_a_slot_booked_meanwhile),
+        cmocka_unit_test(without_mail_no_notice_is_queued_by_email),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
