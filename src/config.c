@@ -62,7 +62,7 @@ static const struct setting settings[] = {
     I("MAX_CONNECTIONS_PER_IP", CONFIG_SERVE, max_per_ip, "128", 0, 1000000,
       "open connections per client address (0: no cap; use 0 behind a proxy)"),
     I("IO_THREADS", CONFIG_SERVE, io_threads, "0", 0, 256,
-      "threads reading and writing sockets (0: one per core, four on PostgreSQL)"),
+      "threads reading and writing sockets (0: one per core, four per core on PostgreSQL)"),
     I("READ_WORKERS", CONFIG_SERVE, read_workers, "0", 0, 1024,
       "threads running GET/HEAD requests (0: none, reads run on the I/O threads)"),
     I("WORKERS", CONFIG_SERVE, workers, "64", 1, 4096,

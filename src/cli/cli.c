@@ -390,8 +390,8 @@ static int barbero_add_check(void *args)
     if (!a->nombre || !*a->nombre) return usage_error("barbero add: --nombre is required");
     if (!rule_nombre_ok(a->nombre))
         return usage_error("barbero add: " NOMBRE_RULE, RULE_NOMBRE_MAX);
-    if (a->foto && *a->foto && !rule_foto_url_ok(a->foto))
-        return usage_error("barbero add: --foto-url must be UTF-8 text of at most %d bytes",
+    if (a->foto && !rule_foto_url_ok(a->foto))
+        return usage_error("barbero add: --foto-url must be UTF-8 text of 1 to %d bytes",
                            RULE_URL_MAX);
     return 0;
 }
@@ -399,8 +399,7 @@ static int barbero_add_check(void *args)
 static int barbero_add(struct app *app, void *args)
 {
     const struct barbero_args *a = args;
-    struct barbero b = {.nombre = (char *)a->nombre,
-                        .foto_url = (char *)(a->foto && *a->foto ? a->foto : NULL)};
+    struct barbero b = {.nombre = (char *)a->nombre, .foto_url = (char *)a->foto};
     br_err e = catalog_barbero_add(app, &b);
     if (e) return failed("barbero add", add_status(e));
     printf("%s\n", b.id);
@@ -420,8 +419,8 @@ int cli_barbero(int argc, char **argv)
         "       barberia barbero list\n"
         "Both take --data DIR (BARBERIA_DATA) and the data store's settings, as every\n"
         "command does (docs/operations.md).\n"
-        "add: adds a barber and prints the new id (N: at most 200 bytes, U: at most\n"
-        "     2048, as the API's POST /api/admin/barberos accepts).\n"
+        "add: adds a barber and prints the new id (N: at most 200 bytes, U: 1 to 2048\n"
+        "     bytes, as the API's POST /api/admin/barberos accepts).\n"
         "list: one tab-separated row per barber: id, nombre, foto_url.\n";
     struct barbero_args a = {0};
     const struct cli_flag flags[] = {
@@ -593,10 +592,10 @@ int cli_outbox(int argc, char **argv)
         "dropped and skipped). One tab-separated row each: id, state (pending, retrying,\n"
         "sent, dropped, skipped: not to be sent any more, as a withdrawn consent or a\n"
         "cancelled appointment), attempts, queued at, next attempt, recipient, cita id\n"
-        "(empty for the account's), last error, kind (confirmacion, cancelacion,\n"
-        "reprogramacion, recordatorio, cierre, aviso_espera, aviso_cita, aviso_cambio,\n"
-        "aviso_cancelacion; restablecer, email_confirmar, email_aviso), channel (email,\n"
-        "whatsapp).\n";
+        "(for aviso_espera the waiting-list entry's id; empty for the account's), last\n"
+        "error, kind (confirmacion, cancelacion, reprogramacion, recordatorio, cierre,\n"
+        "aviso_espera, aviso_cita, aviso_cambio, aviso_cancelacion; restablecer,\n"
+        "email_confirmar, email_aviso), channel (email, whatsapp).\n";
     static const char *const list_only[] = {"list", NULL};
     int exit_status;
     if (subcommand("outbox", argc, argv, list_only, help, &exit_status) < 0) return exit_status;
@@ -648,7 +647,9 @@ int cli_fotos(int argc, char **argv)
     static const char *const retype_only[] = {"retype", NULL};
     int exit_status;
     if (subcommand("fotos", argc, argv, retype_only, help, &exit_status) < 0) return exit_status;
-    const struct data_command retype = {"fotos retype", help, NULL, NULL, fotos_retype, NULL};
+    /* it reads the photos of a shop that is there: a mistyped --data makes none */
+    const struct data_command retype = {
+        .name = "fotos retype", .help = help, .run = fotos_retype, .existing = true};
     return data_command_run(&retype, argc - 1, argv + 1);
 }
 

@@ -225,6 +225,7 @@ static void bad_arguments(const struct srv *s)
         {"barbero", "add", "--data", d, "--nombre", long_name, NULL},
         {"barbero", "add", "--data", d, "--nombre", "\xff\xfe", NULL},
         {"barbero", "add", "--data", d, "--nombre", "X", "--foto-url", long_url, NULL},
+        {"barbero", "add", "--data", d, "--nombre", "X", "--foto-url", "", NULL},
         {"servicio", "add", "--data", d, "--nombre", long_name, "--duracion-min", "30", "--precio",
          "1", NULL},
         {"servicio", "add", "--data", d, "--nombre", "Corte \xc3", "--duracion-min", "30",
@@ -310,19 +311,24 @@ static void add_commands_print_ids_and_lists_print_tab_separated_rows(void **sta
     const char *ul[] = {"user", "list", "--data", d, NULL};
     if (!test_pg()) {
         /* a folder that holds no shop (a mistyped --data) is refused, and
-         * left as it was: a list, an export or a backup never makes one */
+         * left as it was: a list, fotos retype, an export or a backup never
+         * makes one */
         char to[600];
         snprintf(to, sizeof to, "%s/copia", s.dir);
         const char *ex[] = {"export", "--data", d, "--to", to, NULL};
         const char *bk[] = {"backup", "--data", d, "--to", to, NULL};
-        const char *const *reads[] = {ul, ex, bk};
-        for (size_t i = 0; i < 3; i++) {
+        const char *fr[] = {"fotos", "retype", "--data", d, NULL};
+        const char *const *reads[] = {ul, ex, bk, fr};
+        for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
             char *o = NULL, *e = NULL;
-            assert_int_equal(cli(&s, &o, &e, reads[i]), 1);
-            assert_non_null(strstr(e, "no shop at"));
+            if (cli(&s, &o, &e, reads[i]) != 1 || !strstr(e, "no shop at")) {
+                print_argv(reads[i]);
+                fail_msg("expected exit 1 and \"no shop at\"; stdout: %s\nstderr: %s", o, e);
+            }
             free(o);
             free(e);
             assert_false(db_exists(&s));
+            assert_int_equal(access(d, F_OK), -1); /* not even the folder, nor storage/ */
             assert_int_equal(access(to, F_OK), -1);
         }
         const char *migrate[] = {"migrate", "--data", d, NULL};
@@ -589,11 +595,14 @@ static char *text_of(size_t n)
     return t;
 }
 
+/* A foto_url given as "" (refused: no photo is no foto_url at all). */
+#define URL_EMPTY ((size_t)-1)
+
 /* One barber or service asked of both: the CLI's flags and the API's body
  * carry the same values. */
 struct both_case {
     bool servicio;
-    size_t nombre_len, url_len; /* url_len 0: no foto_url */
+    size_t nombre_len, url_len; /* url_len 0: no foto_url; URL_EMPTY: "" */
     const char *duracion, *precio;
     bool accepted;
 };
@@ -606,18 +615,19 @@ static void cli_and_api_accept_and_refuse_the_same_catalog_values(void **state)
     struct user admin;
     make_user(&s, &admin, "Admin", "admin");
     static const struct both_case cases[] = {
-        {false, 200, 0, NULL, NULL, true},        {false, 201, 0, NULL, NULL, false},
-        {false, 1, 0, NULL, NULL, true},          {false, 20, 2048, NULL, NULL, true},
-        {false, 20, 2049, NULL, NULL, false},     {true, 200, 0, "30", "10", true},
-        {true, 201, 0, "30", "10", false},        {true, 20, 0, "1440", "1000000000", true},
-        {true, 20, 0, "1441", "10", false},       {true, 20, 0, "0", "10", false},
-        {true, 20, 0, "30", "1000000001", false}, {true, 20, 0, "30", "-1", false},
+        {false, 200, 0, NULL, NULL, true},         {false, 201, 0, NULL, NULL, false},
+        {false, 1, 0, NULL, NULL, true},           {false, 20, 2048, NULL, NULL, true},
+        {false, 20, 2049, NULL, NULL, false},      {false, 20, URL_EMPTY, NULL, NULL, false},
+        {true, 200, 0, "30", "10", true},          {true, 201, 0, "30", "10", false},
+        {true, 20, 0, "1440", "1000000000", true}, {true, 20, 0, "1441", "10", false},
+        {true, 20, 0, "0", "10", false},           {true, 20, 0, "30", "1000000001", false},
+        {true, 20, 0, "30", "-1", false},
     };
     long rows = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const struct both_case *c = &cases[i];
         char *nombre = text_of(c->nombre_len);
-        char *url = c->url_len ? text_of(c->url_len) : NULL;
+        char *url = c->url_len == URL_EMPTY ? text_of(0) : c->url_len ? text_of(c->url_len) : NULL;
         /* the API */
         json_t *body = json_pack("{s:s}", "nombre", nombre);
         if (url) json_object_set_new(body, "foto_url", json_string(url));
