@@ -65,8 +65,6 @@ void api_auth_signup(struct http_req *r)
         !api_opt_string(r, body, "nombre", &in.nombre) ||
         !api_opt_string(r, body, "telefono", &in.telefono))
         return;
-    if (in.nombre && !*in.nombre) in.nombre = NULL;
-    if (in.telefono && !*in.telefono) in.telefono = NULL;
     struct ident_session s;
     br_err rc = cuenta_alta(api_app(r), &in, http_req_client(r), &s);
     api_auth_reply_session(r, rc, 201, &s);

@@ -278,8 +278,10 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
     /* the profile's texts are kept as one line each, bounded as everywhere
      * else they are given (the contract's sign-up refuses none of them) */
     char nombre[RULE_NOMBRE_MAX + 1], telefono[RULE_TELEFONO_MAX + 1];
-    if (in->nombre) rule_una_linea(in->nombre, nombre, sizeof nombre);
-    if (in->telefono) rule_una_linea(in->telefono, telefono, sizeof telefono);
+    /* an empty one is none, as the contract counts "" as absent */
+    bool has_nombre = in->nombre && *in->nombre, has_telefono = in->telefono && *in->telefono;
+    if (has_nombre) rule_una_linea(in->nombre, nombre, sizeof nombre);
+    if (has_telefono) rule_una_linea(in->telefono, telefono, sizeof telefono);
     struct new_user u = {
         .id = uid,
         .email = email,
@@ -287,8 +289,8 @@ br_err ident_signup(struct ident *id, const struct ident_signup *in, bool open_s
         .created_at = now,
         .last_sign_in_at = open_session ? now : NULL,
         .rol = in->rol ? in->rol : ROL_CLIENTE,
-        .nombre = in->nombre ? nombre : NULL,
-        .telefono = in->telefono ? telefono : NULL,
+        .nombre = has_nombre ? nombre : NULL,
+        .telefono = has_telefono ? telefono : NULL,
         .session_hash = open_session ? th : NULL,
         .session_expires_at = open_session ? expires : NULL,
     };

@@ -582,6 +582,29 @@ static void cli_works_while_serve_runs_on_the_same_data(void **state)
 
 /* --- the CLI and the API share one set of rules ---------------------------------------------- */
 
+/* An empty --nombre or --telefono is none, as an empty one at sign-up is. */
+static void user_add_takes_an_empty_profile_text_for_none(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_init(&s);
+    char email[128];
+    unique_email(email, sizeof email, "vacia");
+    const char *add[] = {"user",       "add",        "--data",   s.data,     "--email",
+                         email,        "--password", "secreto1", "--nombre", "",
+                         "--telefono", "",           NULL};
+    char *out = expect_ok(&s, add);
+    char id[40];
+    snprintf(id, sizeof id, "%s", expect_id_line(out));
+    free(out);
+    assert_int_equal(db_count(&s,
+                              "SELECT count(*) FROM perfiles WHERE id = '%s' AND nombre IS NULL "
+                              "AND telefono IS NULL",
+                              id),
+                     1);
+    srv_cleanup(&s);
+}
+
 /* n bytes of text: "ñ" (two bytes) repeated, and an "a" when n is odd, so
  * that a cap is seen to count bytes. Caller frees. */
 static char *text_of(size_t n)
@@ -777,6 +800,7 @@ int main(void)
         cmocka_unit_test(cli_works_while_serve_runs_on_the_same_data),
         cmocka_unit_test(a_write_held_up_past_the_lock_wait_says_why_and_a_read_goes_ahead),
         cmocka_unit_test(cli_and_api_accept_and_refuse_the_same_catalog_values),
+        cmocka_unit_test(user_add_takes_an_empty_profile_text_for_none),
         cmocka_unit_test(migrate_on_an_empty_folder_creates_the_spec_tables),
         cmocka_unit_test(migrate_creates_a_missing_data_folder),
     };
