@@ -70,10 +70,11 @@ static br_err semana_add(void *ud, const char *id, const char *nombre,
     return BR_OK;
 }
 
-/* Whether the week t (n intervals) holds a minute the week old does not:
- * time added, which may free a slot. */
-static bool semana_amplia(const struct semana *old, const struct horario_tramo *t, int n)
+/* The days (bit 1u << dia) on which the week t (n intervals) holds a
+ * minute the week old does not: time added, which may free a slot. */
+static unsigned semana_ampliada(const struct semana *old, const struct horario_tramo *t, int n)
 {
+    unsigned dias = 0;
     for (int i = 0; i < n; i++) {
         /* walk t[i] from its start over old's intervals of that day */
         int at = t[i].inicio;
@@ -86,26 +87,31 @@ static bool semana_amplia(const struct semana *old, const struct horario_tramo *
                     moved = true;
                 }
         }
-        if (at < t[i].fin) return true;
+        if (at < t[i].fin) dias |= 1u << t[i].dia;
     }
-    return false;
+    return dias;
 }
+
+#define SEMANA_ENTERA 0xFEu /* bits 1 to 7: every day of the week */
 
 br_err agenda_horario_set(struct app *app, const char *barbero_id, struct horario_tramo *t, int n)
 {
     br_err rc = agenda_horario_check(t, n);
-    /* hours widened may free slots someone waits for; the same hours, or
-     * fewer, free none (the week as it was is read first: a failed read
-     * counts as widened, a notice too many rather than one missed) */
+    if (rc) return rc;
+    /* hours widened on a day of the week may free slots someone waits for
+     * on the dates of that day; the same hours, or fewer, free none (the
+     * week as it was is read first: a failed read counts as every day
+     * widened, a notice too many rather than one missed) */
     struct semana *old = xcalloc(1, sizeof *old);
-    bool widened = rc || store_horario_each(app->store, barbero_id, semana_add, old) != BR_OK ||
-                   semana_amplia(old, t, n);
+    unsigned dias = store_horario_each(app->store, barbero_id, semana_add, old) != BR_OK
+                        ? SEMANA_ENTERA
+                        : semana_ampliada(old, t, n);
     free(old);
-    struct espera_liberacion libera;
-    bool frees = widened &&
-                 espera_liberacion_dias(app, &libera, barbero_id, NULL, NULL); /* every day ahead */
-    if (!rc) rc = store_horario_set(app->store, barbero_id, t, n, frees ? &libera : NULL);
-    if (!rc && frees) espera_liberado(app);
+    struct espera_liberacion *libera = NULL;
+    size_t nl = dias ? espera_liberaciones_semana(app, barbero_id, dias, &libera) : 0;
+    rc = store_horario_set(app->store, barbero_id, t, n, libera, nl);
+    if (!rc && nl) espera_liberado(app);
+    free(libera);
     return rc;
 }
 

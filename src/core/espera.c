@@ -9,6 +9,7 @@
 #include "../domain/roles.h"
 #include "../util/log.h"
 #include "../util/tz.h"
+#include "../util/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,37 @@ bool espera_liberacion_dias(const struct app *app, struct espera_liberacion *l,
     if (barbero_id) snprintf(l->barbero_id, sizeof l->barbero_id, "%s", barbero_id);
     iso8601_format(clock_now_ms(), l->created_at);
     return true;
+}
+
+size_t espera_liberaciones_semana(const struct app *app, const char *barbero_id, unsigned dias,
+                                  struct espera_liberacion **l)
+{
+    *l = NULL;
+    char today[11];
+    int64_t first;
+    if (!tz_local_date(clock_now_ms(), today, &first)) return 0;
+    size_t n = 0, cap = 0;
+    bool in_run = false;
+    for (int64_t day = first; day <= first + app->cfg->max_days_ahead; day++) {
+        struct tz_date d;
+        tz_civil_from_days(day, &d);
+        if (!(dias & (1u << tz_iso_weekday(&d)))) {
+            in_run = false;
+            continue;
+        }
+        if (!in_run) { /* a run starts: a range of its own */
+            VEC_RESERVE(*l, n, cap, 8);
+            struct espera_liberacion *r = &(*l)[n++];
+            memset(r, 0, sizeof *r);
+            uuid_v4(r->id);
+            snprintf(r->barbero_id, sizeof r->barbero_id, "%s", barbero_id);
+            iso8601_format(clock_now_ms(), r->created_at);
+            tz_date_format(&d, r->desde);
+            in_run = true;
+        }
+        tz_date_format(&d, (*l)[n - 1].hasta);
+    }
+    return n;
 }
 
 struct freed {

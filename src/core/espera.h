@@ -80,6 +80,13 @@ bool espera_liberacion_tramo(struct espera_liberacion *l, const char *barbero_id
 bool espera_liberacion_dias(const struct app *app, struct espera_liberacion *l,
                             const char *barbero_id, const char *desde, const char *hasta);
 
+/* The same for the dates from today to the horizon whose ISO weekday d
+ * (1 Monday .. 7 Sunday) has bit (1u << d) in dias: one freed range per run
+ * of such dates, for barbero_id (the days a barber's new week gave more
+ * time). OUT: *l (caller frees; NULL when none). Returns how many. */
+size_t espera_liberaciones_semana(const struct app *app, const char *barbero_id, unsigned dias,
+                                  struct espera_liberacion **l);
+
 /* After a change that recorded a freed slot committed: the outbox worker
  * is woken to tell the waiting at once (espera_avisar_pendientes on its
  * thread); without one (no mail, no WhatsApp) it is done here. */

@@ -278,6 +278,7 @@ struct horario_set_args {
     const struct horario_tramo *t;
     int n;
     const struct espera_liberacion *libera;
+    size_t nl;
 };
 
 static br_err horario_set_tx(struct db *db, struct db_conn *c, void *ud)
@@ -288,14 +289,15 @@ static br_err horario_set_tx(struct db *db, struct db_conn *c, void *ud)
     struct db_val pk[] = {db_text(a->barbero_id)};
     rc = EXEC(db, c, "DELETE FROM horarios WHERE barbero_id = ?", pk, NULL, NULL, NULL);
     if (!rc && a->n > 0) rc = tramos_insert(db, c, a->barbero_id, a->t, (size_t)a->n);
-    if (!rc && a->libera) rc = espera_liberacion_insert(db, c, a->libera);
+    for (size_t i = 0; !rc && i < a->nl; i++)
+        rc = espera_liberacion_insert(db, c, &a->libera[i]);
     return rc;
 }
 
 br_err store_horario_set(struct store *st, const char *barbero_id, const struct horario_tramo *t,
-                         int n, const struct espera_liberacion *libera)
+                         int n, const struct espera_liberacion *libera, size_t nl)
 {
-    struct horario_set_args a = {barbero_id, t, n, libera};
+    struct horario_set_args a = {barbero_id, t, n, libera, nl};
     return in_tx(st, horario_set_tx, &a);
 }
 

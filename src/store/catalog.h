@@ -71,12 +71,13 @@ br_err store_horario_each(struct store *st, const char *barbero_id, store_tramo_
 br_err store_horario_dia(struct store *st, int dia, const char *barbero_id, store_tramo_fn fn,
                          void *ud) WARN_UNUSED;
 /* Replaces a barber's week with the n intervals, in one transaction that
- * also records the days it may free for the waiting list (libera, store/
- * espera.h; nullable). BR_NOTFOUND when there is no such barber (nothing
- * written). */
+ * also records the nl ranges of days it may free for the waiting list
+ * (libera, store/espera.h). BR_NOTFOUND when there is no such barber
+ * (nothing written). */
 struct espera_liberacion;
 br_err store_horario_set(struct store *st, const char *barbero_id, const struct horario_tramo *t,
-                         int n, const struct espera_liberacion *libera) STORE_WRITE WARN_UNUSED;
+                         int n, const struct espera_liberacion *libera,
+                         size_t nl) STORE_WRITE WARN_UNUSED;
 
 /* A day off of one barber, or (barbero_id "") a closure of the whole shop,
  * for the local dates desde to hasta, both included. */

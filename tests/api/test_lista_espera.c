@@ -18,6 +18,7 @@
 #include "harness.h"
 #include "wa_sink.h"
 #include "util/iso8601.h"
+#include "util/tz.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -460,6 +461,65 @@ static void wider_hours_tell_the_waiting(void **state)
     resp_free(&r);
     sleep_ms(2000);
     assert_int_equal(notices_to(&dana), 1);
+    free(barbero);
+}
+
+/* Every freed slot recorded has been told (and removed). */
+static bool all_told(void *ud)
+{
+    (void)ud;
+    return db_count(&S, "SELECT count(*) FROM espera_liberaciones") == 0;
+}
+
+/* The ISO weekday (1 Monday .. 7 Sunday) of a date YYYY-MM-DD. */
+static int iso_dia(const char *fecha)
+{
+    struct tz_date d;
+    assert_true(tz_date_parse(fecha, &d));
+    return tz_iso_weekday(&d);
+}
+
+/* New hours tell those who wait on the days of the week they widen, not
+ * those who wait on a day whose hours stayed as they were. */
+static void new_hours_tell_only_the_days_they_widen(void **state)
+{
+    (void)state;
+    struct user eva, fede;
+    signup_user(&S, &eva, "Eva Luna");
+    signup_user(&S, &fede, "Fede Mar");
+    char *barbero = make_barbero(&S, "Iris Paz");
+    char path[128], d1[11], d2[11], week[300];
+    snprintf(path, sizeof path, "/api/admin/barberos/%s/horario", barbero);
+    weekday_utc(3, d1);
+    weekday_utc(4, d2);
+    assert_int_not_equal(iso_dia(d1), iso_dia(d2));
+    /* an hour on d1's day of the week, none on d2's */
+    snprintf(week, sizeof week,
+             "{\"horario\":[{\"dia\":%d,\"inicio\":\"09:00\",\"fin\":\"10:00\"}]}", iso_dia(d1));
+    struct resp r;
+    http_json(&S, "PUT", path, ADMIN.token, week, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char *ee = pedir_ok(&eva, SERVICIO, d1, barbero); /* a day with free time, as it stays */
+    char *ef = pedir_ok(&fede, SERVICIO, d2, barbero);
+    /* d2's day gets an hour, d1's stays the same */
+    snprintf(week, sizeof week,
+             "{\"horario\":[{\"dia\":%d,\"inicio\":\"09:00\",\"fin\":\"10:00\"},"
+             "{\"dia\":%d,\"inicio\":\"09:00\",\"fin\":\"10:00\"}]}",
+             iso_dia(d1), iso_dia(d2));
+    http_json(&S, "PUT", path, ADMIN.token, week, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char inicio[ISO8601_LEN + 1];
+    notice_link(&fede, barbero, d2, inicio);
+    if (!wait_until(all_told, NULL, WAIT_MAIL_MS)) fail_msg("freed days left untold");
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE kind = 'aviso_espera' AND "
+                              "cita_id = '%s'",
+                              ee),
+                     0);
+    free(ee);
+    free(ef);
     free(barbero);
 }
 
@@ -911,6 +971,7 @@ int main(void)
         cmocka_unit_test(a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot),
         cmocka_unit_test(a_removed_closure_and_a_reschedule_tell_the_waiting),
         cmocka_unit_test(wider_hours_tell_the_waiting),
+        cmocka_unit_test(new_hours_tell_only_the_days_they_widen),
         cmocka_unit_test(two_entries_of_one_client_bring_one_notice_per_slot),
         cmocka_unit_test(the_notice_goes_by_whatsapp_to_whoever_consented),
         cmocka_unit_test(a_crash_before_the_notices_were_queued_loses_none),
