@@ -97,6 +97,7 @@ struct config {
     char *whatsapp_tpl_espera;
     char *whatsapp_quiet_hours; /* "21:00-09:00" shop time */
     int whatsapp_timeout_ms;
+    int whatsapp_max_per_day; /* messages one number gets in 24 hours (0: no cap) */
 };
 
 /* Which settings a command accepts. */

@@ -20,6 +20,7 @@
 #define IDLE_POLL_MS   60000 /* re-check the table at least this often (other nodes queue too) */
 #define ERROR_PAUSE_MS 5000
 #define BACKOFF_MAX_MS (5 * 60 * 1000)
+#define DAY_MS         (24 * 3600 * 1000LL)
 /* the longest public URL whose links a WhatsApp message carries whole */
 #define OUTBOX_PUBLIC_URL_MAX (WHATSAPP_LINK_MAX - ESPERA_LINK_EXTRA)
 
@@ -30,6 +31,7 @@ struct outbox {
     struct whatsapp *wa;      /* NULL: no WhatsApp */
     char *link;               /* parameter {{6}} of the WhatsApp templates */
     int quiet_from, quiet_to; /* WhatsApp's quiet hours, minutes of the shop's day */
+    int wa_max_per_day;       /* messages one number gets in 24 hours (0: no cap) */
     int64_t retry_for_ms;
     int64_t lease_ms;
     struct worker *wk;
@@ -110,8 +112,9 @@ static bool check_passed(struct outbox *o, const struct outbox_msg *msg, const c
 }
 
 /* Before a WhatsApp message leaves: whether it still may (consent, a
- * cancelled cita) and whether the quiet hours hold it back. True when it
- * is to be sent now; otherwise its fate is recorded. */
+ * cancelled cita, the number's messages of the last 24 hours) and whether
+ * the quiet hours hold it back. True when it is to be sent now; otherwise
+ * its fate is recorded. */
 static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char *what)
 {
     const char *why = NULL;
@@ -132,6 +135,17 @@ static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char 
         if (store_outbox_defer(o->st, msg->id, at) != BR_OK)
             log_error("whatsapp: could not put off %s: %s", msg->id, err_msg());
         return false;
+    }
+    if (o->wa_max_per_day > 0) {
+        /* a client books and cancels in a loop, or gives a stranger's
+         * number: the paid channel is bounded per number, the e-mail not */
+        br_ts since;
+        iso8601_format(clock_now_ms() - DAY_MS, since);
+        int64_t sent = 0;
+        rc = store_whatsapp_sent_since(o->st, msg->recipient, since, &sent);
+        why = !rc && sent >= o->wa_max_per_day ? "demasiados mensajes a este número en 24 horas"
+                                               : NULL;
+        return check_passed(o, msg, what, "whatsapp", rc, why);
     }
     return true;
 }
@@ -399,6 +413,7 @@ br_err outbox_start(struct app *app, const struct outbox_links *links, struct ou
     o->m = app->mailer;
     o->wa = app->whatsapp;
     o->retry_for_ms = (int64_t)cfg->smtp_retry_for_s * 1000;
+    o->wa_max_per_day = cfg->whatsapp_max_per_day;
     int64_t bound = cfg->smtp_timeout_ms > cfg->whatsapp_timeout_ms ? cfg->smtp_timeout_ms
                                                                     : cfg->whatsapp_timeout_ms;
     o->lease_ms = bound + 30000;

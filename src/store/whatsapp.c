@@ -155,6 +155,16 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
     return BR_OK;
 }
 
+br_err store_whatsapp_sent_since(struct store *st, const char *telefono, const char *since,
+                                 int64_t *n)
+{
+    *n = 0;
+    return run(st,
+               "SELECT count(*) FROM mail_outbox WHERE recipient = ? AND canal = 'whatsapp' AND "
+               "status = 'sent' AND done_at >= ?",
+               DB_ARGS(db_text(telefono), db_text(since)), one_int, n, NULL);
+}
+
 br_err store_outbox_skip(struct store *st, const char *id, const char *why, const char *now)
 {
     return outbox_done(st, id, "skipped", why, now);

@@ -38,6 +38,11 @@ br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id,
 br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char *kind,
                                const char **why) WARN_UNUSED;
 
+/* How many WhatsApp messages went to the number telefono (E.164 digits)
+ * since `since`. OUT: *n. */
+br_err store_whatsapp_sent_since(struct store *st, const char *telefono, const char *since,
+                                 int64_t *n) WARN_UNUSED;
+
 /* A claimed message that must not leave any more (why): status 'skipped'. */
 br_err store_outbox_skip(struct store *st, const char *id, const char *why,
                          const char *now) STORE_WRITE WARN_UNUSED;

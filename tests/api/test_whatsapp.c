@@ -943,6 +943,44 @@ the_longest_public_url_goes_whole_in_the_links_and_a_longer_one_stops_the_start(
     srv_cleanup(&s2);
 }
 
+/* One number gets at most BARBERIA_WHATSAPP_MAX_PER_DAY messages in 24
+ * hours, whoever books: a client booking and cancelling in a loop runs
+ * into it; the e-mails still go, and the skipped one says why. */
+static void a_number_gets_at_most_the_days_cap_and_the_rest_is_skipped(void **state)
+{
+    (void)state;
+    static const char *const cap[] = {"BARBERIA_WHATSAPP_MAX_PER_DAY=3", NULL};
+    start_shop(cap);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    char f[32], g[32];
+    at(3 * 86400000LL, f);
+    at(4 * 86400000LL, g);
+    char *id1 = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    wait_requests("barberia_confirmacion", 200, 1);
+    cambio(&ANA, id1, "cancelar", NULL);
+    wait_requests("barberia_cancelacion", 200, 1);
+    char *id2 = book(&S, &ANA, BARBERO, SERVICIO, g, NULL);
+    wait_requests("barberia_confirmacion", 200, 2);
+    cambio(&ANA, id2, "cancelar", NULL);
+    struct row_q q = {id2, "cancelacion", "skipped"};
+    if (!wait_until(row_there, &q, WAIT_MS)) {
+        char *log = srv_log(&S);
+        fail_msg("the fourth message was not skipped; server log:\n%s", log);
+    }
+    assert_int_equal(count_requests(NULL, 0), 3);
+    json_t *list = mensajes(id2);
+    json_t *m = mensaje(list, "whatsapp", "cancelacion");
+    assert_non_null(m);
+    assert_string_equal(jstr(m, "error"), "demasiados mensajes a este número en 24 horas");
+    json_decref(list);
+    /* every e-mail went: two confirmations, two cancellations */
+    assert_true(smtp_sink_wait(&K, 4, WAIT_MS));
+    free(id1);
+    free(id2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -957,6 +995,8 @@ int main(void)
         cmocka_unit_test_teardown(the_webhook_verifies_and_records_signed_statuses_for_the_admin,
                                   teardown),
         cmocka_unit_test_teardown(reminders_go_at_each_offset_by_both_channels_once, teardown),
+        cmocka_unit_test_teardown(a_number_gets_at_most_the_days_cap_and_the_rest_is_skipped,
+                                  teardown),
         cmocka_unit_test_teardown(
             the_longest_public_url_goes_whole_in_the_links_and_a_longer_one_stops_the_start,
             teardown),
