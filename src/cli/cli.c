@@ -595,7 +595,7 @@ int cli_outbox(int argc, char **argv)
         "(for aviso_espera the waiting-list entry's id; empty for the account's), last\n"
         "error, kind (confirmacion, cancelacion, reprogramacion, recordatorio, cierre,\n"
         "aviso_espera, aviso_cita, aviso_cambio, aviso_cancelacion; restablecer,\n"
-        "email_confirmar, email_aviso), channel (email, whatsapp).\n";
+        "email_confirmar, email_aviso, whatsapp_aviso), channel (email, whatsapp).\n";
     static const char *const list_only[] = {"list", NULL};
     int exit_status;
     if (subcommand("outbox", argc, argv, list_only, help, &exit_status) < 0) return exit_status;

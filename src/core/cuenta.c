@@ -8,6 +8,7 @@
 #include "photos.h"
 #include "../domain/roles.h"
 #include "../domain/rules.h"
+#include "../mail/cuenta.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
 #include "../util/worker.h"
@@ -229,7 +230,7 @@ static void deliver(struct cuenta_correo *w, const struct cuenta_mail *m)
                 now - queued >= w->retry_for_ms;
     /* a link is worth nothing once it has expired */
     bool expired =
-        now - queued >= (int64_t)IDENT_LINK_MINUTES * 60000 && strcmp(m->kind, "email_aviso");
+        now - queued >= (int64_t)IDENT_LINK_MINUTES * 60000 && mail_cuenta_has_link(m->kind);
     if (rc == BR_INVALID || aged || expired) {
         log_error("mail: account message %s (%s) dropped after %lld attempts: %s", m->id, m->kind,
                   (long long)m->attempts, why);

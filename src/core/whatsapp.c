@@ -2,6 +2,7 @@
  * whatsapp.c - consent and the webhook (see core/whatsapp.h).
  */
 #include "whatsapp.h"
+#include "cuenta.h"
 #include "mostrador.h"
 #include "../domain/avisos.h"
 #include "../domain/roles.h"
@@ -34,9 +35,21 @@ static br_err consent_set(struct app *app, const char *cliente_id, bool acepta,
         if (!rule_telefono_e164(given, app->cfg->whatsapp_country, e164))
             return err_set(BR_INVALID, "Teléfono inválido");
     }
+    /* given by her own session for another number than the one she is
+     * known by: her address is told, so that a session someone else holds
+     * cannot send her messages (and their links) to his phone unnoticed */
+    struct cuenta_mail aviso = {.kind = "whatsapp_aviso"};
+    uuid_v4(aviso.id);
+    memcpy(aviso.created_at, now, sizeof now);
+    char perfil[RULE_E164_MAX] = "";
+    bool tell = acepta && !por && mailer_enabled(app->mailer), queued = false;
+    bool conocido =
+        perfil_tel && rule_telefono_e164(perfil_tel, app->cfg->whatsapp_country, perfil);
     br_err rc = mostrador_cliente_cerrado(
-        store_whatsapp_consent_set(app->store, cliente_id, acepta ? e164 : NULL, now, por, c),
+        store_whatsapp_consent_set(app->store, cliente_id, acepta ? e164 : NULL, now, por,
+                                   tell ? &aviso : NULL, conocido ? perfil : NULL, &queued, c),
         por != NULL);
+    if (queued) cuenta_correo_wake(app->correo);
     if (!rc && por)
         log_info("whatsapp: consent of %s %s at the front desk by %s", cliente_id,
                  acepta ? "given" : "withdrawn", por);

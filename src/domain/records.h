@@ -242,7 +242,7 @@ void outbox_clear(struct outbox_msg *m);
  * (cuenta_mail_clear). */
 struct cuenta_mail {
     br_id id;
-    char *kind; /* "restablecer" | "email_confirmar" | "email_aviso" */
+    char *kind; /* "restablecer" | "email_confirmar" | "email_aviso" | "whatsapp_aviso" */
     char *recipient;
     char *nombre; /* nullable: the greeting's name */
     char *enlace; /* nullable (the notice has none) */

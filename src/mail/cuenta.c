@@ -32,7 +32,20 @@ static const struct texto textos[] = {
      "Si no has sido tú, cambia tu contraseña desde «Mi cuenta» o escríbenos y lo miramos "
      "contigo.",
      false},
+    {"whatsapp_aviso", "Avisos por WhatsApp en tu cuenta",
+     "Se han activado los avisos de tus citas por WhatsApp en tu cuenta de la barbería, o se ha "
+     "cambiado el número al que van. Desde ahora llegan a ese número, además de a este email.",
+     "Si no has sido tú, retira el permiso de WhatsApp y cambia tu contraseña desde «Mi "
+     "cuenta», o escríbenos y lo miramos contigo.",
+     false},
 };
+
+bool mail_cuenta_has_link(const char *kind)
+{
+    for (size_t i = 0; i < ARRAY_LEN(textos); i++)
+        if (kind && !strcmp(kind, textos[i].kind)) return textos[i].link;
+    return false;
+}
 
 /* A name fit for a greeting: control characters become spaces; NULL when
  * there is nothing to show. Caller frees. */

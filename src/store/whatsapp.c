@@ -29,13 +29,42 @@ br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id, stru
 
 struct consent_set {
     const char *cliente_id, *telefono, *now, *por;
+    const struct cuenta_mail *aviso;
+    const char *conocido;
+    int64_t queued;
     struct wa_consent *c;
 };
+
+/* The account e-mail a->aviso to the client's own address (none for a
+ * client without one, or a deleted account) when the number is another
+ * than the one she is known by: her last consent's, else her profile's. */
+static br_err consent_aviso(struct db *db, struct db_conn *conn, struct consent_set *a)
+{
+    char antes[64] = "";
+    struct db_val ps[] = {db_text(a->cliente_id)};
+    br_err rc = EXEC(db, conn, "SELECT telefono FROM whatsapp_consentimientos WHERE cliente_id = ?",
+                     ps, one_text, antes, NULL);
+    const char *known = antes[0] ? antes : a->conocido;
+    if (rc || !known || !strcmp(known, a->telefono)) return rc;
+    const struct cuenta_mail *m = a->aviso;
+    struct db_val pm[] = {db_text(m->id), db_text(m->kind), db_text(m->created_at),
+                          db_text(m->created_at), db_text(a->cliente_id)};
+    return EXEC(
+        db, conn,
+        "INSERT INTO cuenta_correo (id, user_id, kind, recipient, nombre, enlace, "
+        "created_at, status, attempts, next_attempt_at) "
+        "SELECT ?, u.id, ?, u.email, p.nombre, NULL, ?, 'pending', 0, ? "
+        "FROM auth_users u LEFT JOIN perfiles p ON p.id = u.id "
+        "WHERE u.id = ? AND u.eliminado_en IS NULL AND u.email NOT LIKE '" EMAIL_NINGUNO_PREFIX
+        "%'",
+        pm, NULL, NULL, &a->queued);
+}
 
 static br_err consent_set_tx(struct db *db, struct db_conn *conn, void *ud)
 {
     struct consent_set *a = ud;
     br_err rc = client_turn(db, conn, a->cliente_id);
+    if (!rc && a->telefono && a->aviso) rc = consent_aviso(db, conn, a);
     if (rc) return rc;
     if (a->telefono) {
         struct db_val p[] = {db_text(a->cliente_id), db_text(a->telefono), db_text(a->now),
@@ -98,10 +127,13 @@ br_err whatsapp_consent_follow(struct db *db, struct db_conn *c, const char *cli
 }
 
 br_err store_whatsapp_consent_set(struct store *st, const char *cliente_id, const char *telefono,
-                                  const char *now, const char *por, struct wa_consent *c)
+                                  const char *now, const char *por, const struct cuenta_mail *aviso,
+                                  const char *conocido, bool *queued, struct wa_consent *c)
 {
-    struct consent_set a = {cliente_id, telefono, now, por, c};
-    return in_tx_as(st, DB_TOUCH_NONE, consent_set_tx, &a);
+    struct consent_set a = {cliente_id, telefono, now, por, aviso, conocido, 0, c};
+    br_err rc = in_tx_as(st, DB_TOUCH_NONE, consent_set_tx, &a);
+    *queued = !rc && a.queued > 0;
+    return rc;
 }
 
 struct sendable_row {

@@ -23,9 +23,16 @@ struct wa_consent {
  * of cliente_id at now, recorded by the staff user por (NULL: by her
  * herself), who replaces whoever recorded the change before; giving it
  * again replaces the number and the time. Withdrawing what was never given
- * or is already withdrawn records nothing. OUT: *c as stored. */
+ * or is already withdrawn records nothing. When aviso is not NULL and the
+ * consent is given for another number than the one it was last given for
+ * (or, when it never was, than conocido, her profile's: NULL, none), the
+ * account e-mail aviso (its id, kind and created_at) is queued to her
+ * address, if she has one, in the same transaction (*queued). OUT: *c as
+ * stored. */
+struct cuenta_mail;
 br_err store_whatsapp_consent_set(struct store *st, const char *cliente_id, const char *telefono,
-                                  const char *now, const char *por,
+                                  const char *now, const char *por, const struct cuenta_mail *aviso,
+                                  const char *conocido, bool *queued,
                                   struct wa_consent *c) STORE_WRITE WARN_UNUSED;
 br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id,
                                   struct wa_consent *c) WARN_UNUSED;

@@ -981,6 +981,87 @@ static void a_number_gets_at_most_the_days_cap_and_the_rest_is_skipped(void **st
     free(id2);
 }
 
+static long avisos_to(const struct user *u, const char *status)
+{
+    return db_count(&S,
+                    "SELECT count(*) FROM cuenta_correo WHERE user_id = '%s' AND kind = "
+                    "'whatsapp_aviso' AND status = '%s'",
+                    u->id, status);
+}
+
+struct aviso_q {
+    const struct user *u;
+    long want;
+};
+
+static bool avisos_sent(void *ud)
+{
+    const struct aviso_q *q = ud;
+    return avisos_to(q->u, "sent") == q->want;
+}
+
+/* Her consent given from her session for another number than the one she
+ * is known by (her last consent's, else her profile's) tells her address:
+ * a session someone else holds cannot send her messages, and their links,
+ * to his phone unnoticed. Her own number again, a withdrawal, a first
+ * consent without a number known, or the desk's record tell nothing. */
+static void a_new_number_for_her_whatsapp_is_told_to_her_address(void **state)
+{
+    (void)state;
+    start_shop(NULL);
+    struct resp r;
+    static const char *const quiet[] = {
+        "{\"acepta\": true}", /* her profile's number */
+        "{\"acepta\": true, \"telefono\": \"+34 612-34-56-78\"}",
+        "{\"acepta\": false}",
+        "{\"acepta\": true, \"telefono\": \"0034 612 34 56 78\"}",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(quiet); i++) {
+        consent(&ANA, quiet[i], 200, &r);
+        resp_free(&r);
+    }
+    /* Bea has no number in her profile: her first one is nothing new */
+    consent(&BEA, "{\"acepta\": true, \"telefono\": \"611 000 222\"}", 200, &r);
+    resp_free(&r);
+    /* another number for Ana: told */
+    consent(&ANA, "{\"acepta\": true, \"telefono\": \"699 000 111\"}", 200, &r);
+    resp_free(&r);
+    struct aviso_q q = {&ANA, 1};
+    if (!wait_until(avisos_sent, &q, WAIT_MS)) fail_msg("no notice of her new WhatsApp number");
+    /* the message itself: to her, in Spanish, with no link */
+    char **paths;
+    size_t n = smtp_sink_files(&K, &paths);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *m = smtp_sink_message(paths[i]);
+        const char *text = jstr(m, "text");
+        if (text && strstr(text, "Se han activado los avisos de tus citas por WhatsApp")) {
+            found++;
+            assert_string_equal(
+                json_string_value(json_array_get(json_object_get(m, "rcpt_tos"), 0)), ANA.email);
+            assert_null(strstr(text, "http"));
+        }
+        json_decref(m);
+    }
+    smtp_sink_free_paths(paths, n);
+    assert_int_equal(found, 1);
+    /* Bea's number changed: told */
+    consent(&BEA, "{\"acepta\": true, \"telefono\": \"611 000 333\"}", 200, &r);
+    resp_free(&r);
+    q = (struct aviso_q){&BEA, 1};
+    if (!wait_until(avisos_sent, &q, WAIT_MS)) fail_msg("no notice of Bea's other number");
+    /* recorded for Ana at the front desk: the desk's word, nothing to tell */
+    char path[160];
+    snprintf(path, sizeof path, "/api/clientes/%s/whatsapp", ANA.id);
+    http_json(&S, "PUT", path, ADMIN.token, "{\"acepta\": true, \"telefono\": \"688 000 000\"}",
+              &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    sleep_ms(1500);
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM cuenta_correo WHERE kind = 'whatsapp_aviso'"), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -997,6 +1078,7 @@ int main(void)
         cmocka_unit_test_teardown(reminders_go_at_each_offset_by_both_channels_once, teardown),
         cmocka_unit_test_teardown(a_number_gets_at_most_the_days_cap_and_the_rest_is_skipped,
                                   teardown),
+        cmocka_unit_test_teardown(a_new_number_for_her_whatsapp_is_told_to_her_address, teardown),
         cmocka_unit_test_teardown(
             the_longest_public_url_goes_whole_in_the_links_and_a_longer_one_stops_the_start,
             teardown),
