@@ -720,6 +720,20 @@ static bool notice_is(void *ud)
 /* put off (the quiet hours), never tried */
 #define DEFERRED "status = 'pending' AND attempts = 0 AND due_at IS NOT NULL"
 
+/* Starts the server again with the shop's settings but the one that
+ * starts with drop, and with add (NULL: none). */
+static void restart_with(const char *drop, const char *add)
+{
+    const char *env[32];
+    size_t n = 0;
+    for (size_t i = 0; E.v[i]; i++)
+        if (strncmp(E.v[i], drop, strlen(drop)) != 0) env[n++] = E.v[i];
+    if (add) env[n++] = add;
+    env[n] = NULL;
+    assert_int_equal(srv_stop(&S), 0);
+    srv_start(&S, env, NULL);
+}
+
 /* Starts the server again with quiet hours from an hour ago to an hour
  * ahead (the shop's zone is UTC). */
 static void restart_in_quiet_hours(void)
@@ -729,14 +743,7 @@ static void restart_in_quiet_hours(void)
     static char quiet[64];
     snprintf(quiet, sizeof quiet, "BARBERIA_WHATSAPP_QUIET_HOURS=%02d:%02d-%02d:%02d", from / 60,
              from % 60, to / 60, to % 60);
-    const char *env[32];
-    size_t n = 0;
-    for (size_t i = 0; E.v[i]; i++)
-        if (strncmp(E.v[i], "BARBERIA_WHATSAPP_QUIET_HOURS=", 30) != 0) env[n++] = E.v[i];
-    env[n++] = quiet;
-    env[n] = NULL;
-    assert_int_equal(srv_stop(&S), 0);
-    srv_start(&S, env, NULL);
+    restart_with("BARBERIA_WHATSAPP_QUIET_HOURS=", quiet);
 }
 
 static void in_the_quiet_hours_the_whatsapp_notice_waits(void **state)
@@ -929,13 +936,7 @@ static void a_notice_held_back_never_goes_to_who_left_the_list(void **state)
 static void without_mail_no_notice_is_queued_by_email(void **state)
 {
     (void)state;
-    const char *env[32];
-    size_t n = 0;
-    for (size_t i = 0; E.v[i]; i++)
-        if (strncmp(E.v[i], "BARBERIA_SMTP_URL=", 18) != 0) env[n++] = E.v[i];
-    env[n] = NULL;
-    assert_int_equal(srv_stop(&S), 0);
-    srv_start(&S, env, NULL);
+    restart_with("BARBERIA_SMTP_URL=", NULL);
     struct user ana, bea, cris;
     signup_user(&S, &ana, "Ana Pérez");
     signup_user(&S, &bea, "Bea Ruiz");
