@@ -1,6 +1,6 @@
 // auth.js - sign in, sign up (POST /api/auth/login, /api/auth/signup).
-import { post, signedIn, rol } from './api.js';
-import { h, page, focus, alertBox, showError, go, announce } from './ui.js';
+import { post, session, signedIn, rol } from './api.js';
+import { h, page, focus, alertBox, showError, announce } from './ui.js';
 
 function field(id, label, attrs, hint) {
   const input = h('input', Object.assign({ id, name: id, required: true }, attrs));
@@ -11,12 +11,23 @@ function field(id, label, attrs, hint) {
   ];
 }
 
-// Where to go after signing in: ?volver= when it is a page of ours.
+// Where to go once signed in: ?volver= when it is a page of ours, else
+// her role's page. It takes the place of the sign-in page in the history
+// (replaceState): Back never shows the form again, nor re-runs the step
+// that sent her here (a booking she has just made).
 function after(me) {
   const v = new URLSearchParams(location.search).get('volver');
-  if (v && v.startsWith('/') && !v.startsWith('//')) return go(v);
   const r = rol(me);
-  go(r === 'admin' ? '/admin' : r === 'barbero' ? '/agenda' : '/mis-citas');
+  const to =
+    v && v.startsWith('/') && !v.startsWith('//')
+      ? v
+      : r === 'admin'
+        ? '/admin'
+        : r === 'barbero'
+          ? '/agenda'
+          : '/mis-citas';
+  history.replaceState(null, '', to);
+  window.dispatchEvent(new Event('popstate'));
 }
 
 // explain(err) -> extra content shown after an error's message, or null
@@ -56,7 +67,16 @@ function form(submitLabel, fields, send, explain = () => null) {
 
 const keep = () => location.search;
 
-export function signin() {
+// Signed in already (Back or Forward to these pages, a bookmark): on to
+// where she was going.
+async function already() {
+  const me = await session().catch(() => null);
+  if (me) after(me);
+  return !!me;
+}
+
+export async function signin() {
+  if (await already()) return;
   page(
     'Entrar',
     form(
@@ -76,7 +96,8 @@ export function signin() {
   );
 }
 
-export function signup() {
+export async function signup() {
+  if (await already()) return;
   page(
     'Crear cuenta',
     form(

@@ -1,6 +1,6 @@
 // book.js - the home page and booking: service -> barber -> day and free
 // slot -> confirm -> confirmation.
-import { post, loadCatalog, session, cfg } from './api.js';
+import { get, post, qs, loadCatalog, session, cfg } from './api.js';
 import {
   h,
   page,
@@ -46,6 +46,13 @@ export async function home() {
       ),
     ),
   );
+}
+
+// The day the picker shows, for the waiting list: the day open, or, on a
+// week where none is (every day full), its first day.
+function shownDay(pk) {
+  const days = [...pk.el.querySelectorAll('.days [data-fecha]')].map((b) => b.dataset.fecha);
+  return days.includes(pk.day()) ? pk.day() : days[0] || pk.day();
 }
 
 const serviceText = (s) => `${s.nombre} · ${mins(s.duracion_min)} · ${euros(s.precio)}`;
@@ -195,7 +202,9 @@ export async function book() {
   }
 
   let pk = null;
-  async function chooseSlot(lostMessage) {
+  // lostMessage: the slot asked for is gone (said as an error); ownNote: it
+  // is hers already (a line of its own). Either shows above the fresh list.
+  async function chooseSlot(lostMessage, ownNote) {
     pk = picker({
       servicio: st.servicio.id,
       barbero: st.barbero === 'any' ? null : st.barbero.id,
@@ -211,13 +220,13 @@ export async function book() {
       waitForm({
         servicio: st.servicio.id,
         barbero: st.barbero === 'any' ? null : st.barbero.id,
-        day: pk.day,
+        day: () => shownDay(pk),
         back: params.get('fecha'),
       }),
     );
-    if (lostMessage) {
-      const a = alertBox();
-      showError(a, lostMessage);
+    if (lostMessage || ownNote) {
+      const a = ownNote || alertBox();
+      if (!ownNote) showError(a, lostMessage);
       pk.title.after(a);
       await pk.refresh(st.fecha);
       focus(pk.title);
@@ -231,6 +240,33 @@ export async function book() {
     if (asked && /^\d{4}-\d{2}-\d{2}$/.test(asked) && inRange(asked)) await pk.refresh(asked);
     else await pk.open();
     return pk.title;
+  }
+
+  // Her own confirmed appointment for this service (and barber, when one
+  // was chosen) starting at inicio, or null (also when it cannot be read).
+  async function ownAt(inicio, me) {
+    const t = Date.parse(inicio);
+    try {
+      const { citas } = await get(
+        '/api/citas?' +
+          qs({
+            estado: 'confirmada',
+            desde: new Date(t).toISOString(),
+            hasta: new Date(t + 60000).toISOString(),
+          }),
+      );
+      return (
+        citas.find(
+          (c) =>
+            c.cliente_id === me.user.id &&
+            c.servicio_id === st.servicio.id &&
+            Date.parse(c.fecha_inicio) === t &&
+            (st.barbero === 'any' || c.barbero_id === st.barbero.id),
+        ) || null
+      );
+    } catch {
+      return null;
+    }
   }
 
   const otherTime = () =>
@@ -279,9 +315,25 @@ export async function book() {
         (st.barbero === 'any' || !x.barberos || x.barberos.includes(st.barbero.id)),
     );
     if (!fresh) {
-      st.fecha = st.fecha || ymd(new Date(st.hueco.inicio));
+      const inicio = st.hueco.inicio;
+      st.fecha = st.fecha || ymd(new Date(inicio));
       st.hueco = null;
       keepUrl();
+      // taken by herself (Back to this step once she booked it): not "taken"
+      const own = me && (await ownAt(inicio, me));
+      if (own) {
+        announce('Ya tienes esta cita', { shown: true });
+        return chooseSlot(
+          null,
+          h(
+            'p',
+            { class: 'ok' },
+            `Ya tienes esta cita: ${st.servicio.nombre} con ${barberName(own.barbero_id)}, ${whenFull(own.fecha_inicio)}. Está en `,
+            h('a', { href: '/mis-citas' }, 'Mis citas'),
+            '. Si quieres otra, elige día y hora.',
+          ),
+        );
+      }
       announce('Esa hora ya no está libre', { shown: true });
       return chooseSlot(
         'Lo sentimos: esa hora acaba de ocuparse. Elige otra de la lista actualizada.',

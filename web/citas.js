@@ -275,7 +275,8 @@ function askConsent(c, consent, err) {
   );
 }
 
-// The photos of a cita: view, add (the phone's camera), delete own. On her
+// The photos of a cita: view, add (camera or gallery; up to the API's 5 MB,
+// checked first), delete own. On her
 // own appointment (consent given: her answer from /api/auth/me/consentimientos)
 // adding waits for her permission. Without upload (a cancelled appointment):
 // view and delete own only, and nothing shown when it has no photos.
@@ -360,22 +361,25 @@ export function photos(c, me, readOnly, consent, { upload = true } = {}) {
         type: 'file',
         id,
         accept: 'image/*',
-        capture: 'environment',
         disabled: ask,
         onchange: async () => {
           const file = input.files[0];
           if (!file) return;
-          const fd = new FormData();
-          fd.append('cita_id', c.id);
-          fd.append('tipo', tipo);
-          fd.append('file', file);
           err.hidden = true;
           try {
+            if (file.size > 5242880) throw new Error('Máximo 5MB por imagen');
+            const fd = new FormData();
+            fd.append('cita_id', c.id);
+            fd.append('tipo', tipo);
+            fd.append('file', file);
             await api('POST', '/api/fotos', fd);
             announce('Foto subida');
             input.value = '';
             await load();
           } catch (ex) {
+            // the file goes, and an earlier "Foto subida" (announced over)
+            input.value = '';
+            announce('', { shown: true });
             showError(err, ex);
           }
           input.focus(); // the control she used, past the list drawn again

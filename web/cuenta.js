@@ -17,6 +17,18 @@ function field(id, label, attrs, hint) {
   ];
 }
 
+// A page that takes the place of this one in the history (Back does not
+// come back to it): signing in for a page that needs it, or where a link's
+// page leads once used.
+function instead(path) {
+  history.replaceState(null, '', path);
+  window.dispatchEvent(new Event('popstate'));
+}
+
+// The API's word for a phone it refuses, with what it takes (the front
+// desk's hint, mostrador.js).
+const TEL_HINT = 'de 6 a 15 cifras (puede llevar +, espacios, guiones o paréntesis).';
+
 // Another action starts: what an earlier one said it did is no longer news.
 function clearOk() {
   for (const e of document.querySelectorAll('#main .ok[data-done]')) e.hidden = true;
@@ -123,7 +135,7 @@ export function restablecer() {
         resetToken = null;
         await signedIn();
         announce('Contraseña guardada. Sesión iniciada');
-        go('/mis-citas');
+        instead('/mis-citas');
       },
     ),
     h('p', {}, h('a', { href: '/recuperar' }, 'Pedir otro enlace')),
@@ -259,7 +271,7 @@ function whatsapp(w, phone) {
 export async function cuenta() {
   const me = await session(true);
   if (!me) {
-    go('/entrar?volver=/cuenta');
+    instead('/entrar?volver=/cuenta');
     return;
   }
   const p = me.perfil || {};
@@ -282,11 +294,20 @@ export async function cuenta() {
         value: p.telefono || '',
       }),
     ],
-    async (d) => {
-      await api('PATCH', '/api/auth/me', {
-        nombre: d.get('nombre'),
-        telefono: d.get('telefono') || null,
-      });
+    async (d, f) => {
+      const tel = f.elements.telefono;
+      tel.removeAttribute('aria-invalid');
+      try {
+        await api('PATCH', '/api/auth/me', {
+          nombre: d.get('nombre'),
+          telefono: d.get('telefono') || null,
+        });
+      } catch (ex) {
+        if (ex.message !== 'Teléfono inválido') throw ex;
+        // the server's words, and what it takes; the field marked
+        tel.setAttribute('aria-invalid', 'true');
+        throw new Error(`${ex.message}: ${TEL_HINT}`);
+      }
       wa.profile(d.get('telefono'));
       await session(true);
       return 'Datos guardados.';

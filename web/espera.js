@@ -17,6 +17,35 @@ function dayInput(id, day) {
   });
 }
 
+// The field follows the day the picker shows (day()) unless she wrote
+// another in it since; a tap in a picker makes it follow again. changed()
+// runs on each change of the page; the watch ends with the form.
+function follow(input, day, changed) {
+  const main = document.getElementById('main');
+  let given = input.value;
+  let seen = day();
+  let tap = false;
+  let shown = false;
+  const onTap = (e) => (tap = tap || !!e.target.closest('.picker'));
+  input.oninput = () => (tap = false);
+  const watch = new MutationObserver(() => {
+    if (!input.isConnected) {
+      if (shown) watch.disconnect();
+      if (shown) main.removeEventListener('click', onTap, true);
+      return;
+    }
+    shown = true;
+    if (changed) changed();
+    const d = day();
+    if (!d) return;
+    if (tap || (d !== seen && input.value === given)) input.value = given = d;
+    tap = false;
+    seen = d;
+  });
+  watch.observe(main, { childList: true, subtree: true, attributeFilter: ['aria-pressed'] });
+  main.addEventListener('click', onTap, true);
+}
+
 // A small form under the slot picker: a day, and the button. servicio and
 // barbero (null: any) come from the booking; day() the picker's day shown.
 // A visitor sent to sign in comes back to the booking with the same choices
@@ -28,6 +57,7 @@ export function waitForm({ servicio, barbero, day, back }) {
   const input = dayInput('espera-fecha', () =>
     /^\d{4}-\d{2}-\d{2}$/.test(back || '') && back >= today() ? back : day(),
   );
+  follow(input, day);
   const btn = h(
     'button',
     {
@@ -70,7 +100,11 @@ export function waitForm({ servicio, barbero, day, back }) {
     'section',
     { class: 'espera' },
     h('h3', {}, '¿No hay una hora que te venga bien?'),
-    h('p', { class: 'hint' }, 'Elige el día y te avisamos en cuanto se libere una hora.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Elige el día, también uno completo, y te avisamos en cuanto se libere una hora.',
+    ),
     h('p', {}, h('label', { for: 'espera-fecha' }, 'Día '), input, ' ', btn),
     err,
     done,
@@ -194,6 +228,16 @@ export function deskWaitForm({ cliente, servicio, barbero, day, onAdded }) {
   const done = h('p', { role: 'status' });
   const ask = h('div');
   const input = dayInput('espera-mostrador-fecha', day);
+  // another client (or none): what was said or asked of the last one goes
+  const who = () => (cliente() || {}).id || null;
+  let client = who();
+  follow(input, day, () => {
+    if (who() === client) return;
+    client = who();
+    ask.replaceChildren();
+    err.hidden = true;
+    done.textContent = '';
+  });
   const btn = h(
     'button',
     {

@@ -4,7 +4,8 @@ books a free slot (service, barber, day opened on the first free one,
 slot, confirm) signing up on the way, sees the confirmation (what, when
 with the zone named, with whom, where, the cancel deadline, Google Calendar
 and .ics), finds it in "Mis citas", uploads a before photo and sees it,
-reschedules it (its own time offered too) and cancels it. A past cut shows its before/after photos
+refuses one over 5 MB before sending it, reschedules it (its own time
+offered too) and cancels it. A past cut shows its before/after photos
 and "Repetir este corte" opens the booking on the day step with its service
 and barber. Then books again with the keyboard only.
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
@@ -126,8 +127,25 @@ def test(srv, br):
     br.wait(lambda: br.d.execute_script("const i = document.querySelector(\"img[alt='Foto de antes']\"); return i.complete && i.naturalWidth === 64"), what="the photo loaded")
     br.wait(lambda: br.active().get_attribute("id") == "foto-antes-" + cita["id"], what="focus back on the upload")
     inp = br.d.find_element(By.ID, "foto-antes-" + cita["id"])
-    assert inp.get_attribute("accept") == "image/*" and inp.get_attribute("capture") is not None
+    # no capture: the phone offers its camera or its gallery
+    assert inp.get_attribute("accept") == "image/*" and inp.get_attribute("capture") is None
     br.check("Mis citas - foto")
+    # a photo over 5 MB: refused at once in the server's words, nothing sent;
+    # the earlier "Foto subida" goes, and so does the file
+    assert "Foto subida" in [e.text for e in br.d.find_elements(By.CSS_SELECTOR, "main .said")]
+    big = os.path.join(tempfile.mkdtemp(), "grande.jpg")
+    with open(big, "wb") as f:
+        f.truncate(5 * 1024 * 1024 + 1)
+    sent = len([r for r in br.resources() if r["name"].endswith("/api/fotos")])
+    br.d.find_element(By.ID, "foto-antes-" + cita["id"]).send_keys(big)
+    br.see("Máximo 5MB por imagen")
+    assert "Foto subida" not in br.text(), br.text()
+    inp = br.d.find_element(By.ID, "foto-antes-" + cita["id"])
+    assert inp.get_attribute("value") == "", inp.get_attribute("value")
+    assert br.active() == inp
+    assert len([r for r in br.resources() if r["name"].endswith("/api/fotos")]) == sent, "the photo was sent"
+    assert len(srv.ok("GET", "/api/fotos?cita_id=" + cita["id"], token=srv.admin)["fotos"]) == 1
+    br.check("Mis citas - foto demasiado grande")
 
     # reschedule
     br.click("Cambiar hora")

@@ -3,7 +3,7 @@
 phone: "¿Olvidaste tu contraseña?" on the sign-in page, the link read from
 the e-mail the real SMTP sink (tests/tools/smtp_sink.py) received, the
 reset page (the token leaves the address bar, she is signed in), "Mi
-cuenta" (profile saved, photo consent, her data downloaded as JSON, her
+cuenta" (a refused phone said with what it takes, profile saved, photo consent, her data downloaded as JSON, her
 WhatsApp messages turned on for a number she types and off again) and the
 deletion of her account (signed out; her sign-in no longer works).
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
@@ -119,9 +119,18 @@ def test(srv, br):
     br.click("Mi cuenta")
     br.focused_heading("Mi cuenta")
     br.check("Mi cuenta")
+    # a phone the API refuses: its words, and what it takes (as the desk says it)
+    br.allowed_errors.append(r"/api/auth/me - Failed to load resource: the server responded with a status of 400")
+    tel = br.fill("Teléfono", "12")
+    br.click("Guardar")
+    br.see("Teléfono inválido: de 6 a 15 cifras (puede llevar +, espacios, guiones o paréntesis).")
+    assert br.active().get_attribute("role") == "alert", br.active().tag_name
+    assert tel.get_attribute("aria-invalid") == "true"
+    br.check("Mi cuenta - teléfono inválido")
     br.fill("Teléfono", "+34 600 123 456")
     br.click("Guardar")
     br.see("Datos guardados.")
+    assert tel.get_attribute("aria-invalid") is None
     # the focus goes to what was said, not to the top of the page
     assert br.active().text == "Datos guardados.", br.active().tag_name
     # the address is "Correo electrónico", as at sign-up

@@ -12,7 +12,14 @@
   inicio, so a reload does not call her own slot taken; the deadline names
   the zone; "Mis citas" shows no stray "null", and a photo's "Borrar" asks
   first, also on a cancelled appointment (which has no uploads);
-- "Avísame si se libera" tapped twice sends once;
+- signed up on the way to a booking: Back shows neither the sign-up form
+  nor her own slot as taken ("Ya tienes esta cita"); /registro and /entrar
+  signed in send her on;
+- the waiting list's day follows the picker's (next week, a day tapped,
+  back), and takes a full day she writes in it; "Avísame si se libera"
+  tapped twice sends once;
+- at the desk, the waiting list's day follows its picker, and another
+  client chosen clears "… está en la lista de espera";
 - a refused sign-up and a "Confirmar cita" with the session gone put the
   focus on the error, and the menu then offers "Entrar";
 - the service links are 44 px high and the agenda's phone links 44 x 44 px;
@@ -112,6 +119,140 @@ def signed_out_edges(srv, br, s, b):
     br.check("Reserva - registro rechazado")
 
 
+def pressed(br):
+    """The day the picker shows open ("2031-05-04"), or None."""
+    return br.d.execute_script("const e = document.querySelector('.days [aria-pressed=true]'); return e && e.dataset.fecha")
+
+
+def week(br):
+    return br.d.execute_script("return [...document.querySelectorAll('.days [data-fecha]')].map(e => e.dataset.fecha)")
+
+
+def set_day(br, field, day):
+    """Writes a day into a date field as typing does (its input event)."""
+    br.d.execute_script("arguments[0].value = arguments[1];"
+                        "arguments[0].dispatchEvent(new Event('input', {bubbles: true}));"
+                        "arguments[0].dispatchEvent(new Event('change', {bubbles: true}))", field, day)
+
+
+def ui_day(d):
+    """A date ("2031-05-04") as the app words it: "domingo 4 de mayo"."""
+    d = datetime.date.fromisoformat(d)
+    dias = ["lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"]
+    meses = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"]
+    return "%s %d de %s" % (dias[d.weekday()], d.day, meses[d.month - 1])
+
+
+def full_day(srv, s, b):
+    """The barber's first day from tomorrow with free hours, then filled
+    (the desk books each of its free slots): a full day."""
+    _, day = webtest.free_slot(srv, s["id"], b["id"])
+    for n in range(100):
+        huecos = srv.ok("GET", "/api/disponibilidad?servicio_id=%s&fecha=%s&barbero_id=%s" % (s["id"], day, b["id"]))["huecos"]
+        if not huecos:
+            return day
+        srv.ok("POST", "/api/agenda/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": huecos[0]["inicio"],
+                                             "cliente": {"nombre": "Cliente %d" % n, "telefono": "600 100 %03d" % n}}, token=srv.admin)
+    raise AssertionError("the day never filled")
+
+
+def signup_then_back(srv, br, s, b):
+    """Signed out: a slot, "Crear cuenta y reservar", signed up, booked;
+    Back never shows the sign-up form again nor calls her own slot taken;
+    /registro and /entrar signed in send her on."""
+    br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"]))
+    slot = slots(br)[-1]
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
+    slot.click()
+    br.focused_heading("Confirma tu cita")
+    br.click("Crear cuenta y reservar")
+    br.focused_heading("Crear cuenta")
+    br.fill("Nombre", "Nora Vuelve")
+    br.fill("Correo electrónico", "nora.vuelve@example.com")
+    br.fill("Contraseña", "secreto1")
+    br.click("Crear cuenta")
+    br.focused_heading("Confirma tu cita")
+    br.click("Confirmar cita")
+    br.focused_heading("¡Cita reservada!")
+    tok = srv.login("nora.vuelve@example.com", "secreto1")
+    cita = srv.ok("GET", "/api/citas", token=tok)["citas"][0]
+    # Back: not the sign-up form (she is signed in), but the hours, her
+    # slot said to be hers, not taken by someone else
+    br.d.back()
+    br.see("Ya tienes esta cita")
+    br.focused_heading("Elige día y hora")
+    assert "/registro" not in br.d.current_url and "inicio=" not in br.d.current_url, br.d.current_url
+    assert "Lo sentimos" not in br.text() and "Crear cuenta" not in br.text(), br.text()
+    br.button("Mis citas", within=br.d.find_element(By.CSS_SELECTOR, "main .ok"))
+    br.check("Reserva - atras tras registrarse")
+    # Back again: the hours as she first saw them
+    br.d.back()
+    br.wait(lambda: "Ya tienes esta cita" not in br.text(), what="the step before")
+    br.focused_heading("Elige día y hora")
+    slots(br)
+    time.sleep(0.3)
+    assert "Lo sentimos" not in br.text() and "Crear cuenta" not in br.text(), br.text()
+    assert [c["id"] for c in srv.ok("GET", "/api/citas", token=tok)["citas"]] == [cita["id"]]
+    # the sign-up and sign-in pages, signed in: on to where she was going
+    br.open("/registro?volver=%2Fmis-citas")
+    br.focused_heading("Mis citas")
+    assert br.d.current_url.endswith("/mis-citas"), br.d.current_url
+    br.open("/entrar")
+    br.focused_heading("Mis citas")
+    assert "Contraseña" not in br.text(), br.text()
+
+
+def waiting_day(srv, br, s, b):
+    """390x844, signed in: the waiting list's day follows the day the picker
+    shows (next week, a day tapped, back); a full day, disabled in the
+    picker, is hers to choose in the field, and the list is that day's."""
+    full = full_day(srv, s, b)
+    br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"]))
+    br.focused_heading("Elige día y hora")
+    slots(br)
+
+    def field():
+        return br.d.find_element(By.ID, "espera-fecha").get_attribute("value")
+
+    def follows(what):
+        br.wait(lambda: pressed(br) and field() == pressed(br),
+                what=lambda: "the waiting list's day (%s) following the picker's (%s) %s" % (field(), pressed(br), what))
+        return field()
+
+    first = follows("when it opens")
+    week1 = week(br)
+    assert full in week1, (full, week1)
+    day = br.d.find_element(By.CSS_SELECTOR, ".days button[data-fecha='%s']" % full)
+    assert not day.is_enabled() and "sin horas libres" in day.get_attribute("aria-label")
+    # the next week: the field follows
+    br.click("Semana siguiente ›")
+    br.wait(lambda: pressed(br) and pressed(br) not in week1, what="the next week open")
+    follows("in the next week")
+    # another day tapped
+    other = next(e for e in br.d.find_elements(By.CSS_SELECTOR, ".days button.day") if e.is_enabled() and e.get_attribute("aria-pressed") != "true")
+    want = other.get_attribute("data-fecha")
+    other.click()
+    br.wait(lambda: pressed(br) == want, what="the day tapped open")
+    follows("to the day tapped")
+    br.click("‹ Semana anterior")
+    br.wait(lambda: pressed(br) == first, what="the first week again")
+    follows("back in the first week")
+    # the full day: hers to choose in the field
+    set_day(br, br.d.find_element(By.ID, "espera-fecha"), full)
+    br.click("Avísame si se libera")
+    br.see("Te avisaremos por correo si se libera una hora el %s." % ui_day(full))
+    assert field() == full and pressed(br) == first
+    tok = srv.login("nora.vuelve@example.com", "secreto1")
+    entradas = srv.ok("GET", "/api/lista-espera", token=tok)["entradas"]
+    assert [(e["fecha"], e["barbero_id"]) for e in entradas] == [(full, b["id"])], entradas
+    br.check("Reserva - espera de un dia lleno")
+    # a tap in the picker: the field follows it again
+    br.d.find_element(By.CSS_SELECTOR, ".days button[data-fecha='%s']" % first).click()
+    follows("after her tap")
+    assert field() == first
+    return full
+
+
 def signed_in_booking(srv, br, s, b):
     _, uid = srv.signup("marta.reserva@example.com", "Marta Reserva")
     br.sign_in("marta.reserva@example.com", "secreto1", urllib.parse.quote("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"])))
@@ -208,6 +349,7 @@ def desk(srv, br, s, b):
     _, barberos = srv.catalog()
     br.sign_in("admin@barberia.local", srv.admin_password, "/agenda")
     br.focused_heading("Agenda")
+    desk_waiting_list(srv, br, s, barberos[1])
     # a walk-in now, with a phone (outside the hours if need be)
     for bb in barberos:
         st, js = srv.call("POST", "/api/agenda/citas", {
@@ -247,10 +389,49 @@ def desk(srv, br, s, b):
     assert "null" not in br.text(), br.text()
 
 
+def desk_waiting_list(srv, br, s, b):
+    """The desk puts a client on a day's waiting list (the day follows its
+    picker); another client chosen, or "Cliente nuevo": what was said of
+    the first one goes."""
+    from selenium.webdriver.support.ui import Select
+    br.open("/agenda")
+    br.focused_heading("Agenda")
+    br.click("Nueva cita")
+    br.focused_heading("Nueva cita")
+    br.fill("Buscar cliente (nombre, teléfono o correo)", "Nora")
+    br.click("Nora Vuelve · nora.vuelve@example.com")
+    br.see("Cliente: Nora Vuelve")
+
+    def control(label):
+        lab = next(e for e in br.d.find_elements(By.TAG_NAME, "label") if e.text.strip() == label and e.is_displayed())
+        return br.d.find_element(By.ID, lab.get_attribute("for"))
+    Select(control("Servicio")).select_by_value(s["id"])
+    Select(control("Barbero")).select_by_value(b["id"])
+    slots(br)
+    field = br.d.find_element(By.ID, "espera-mostrador-fecha")
+    br.wait(lambda: pressed(br) and field.get_attribute("value") == pressed(br),
+            what=lambda: "the desk's day (%s) following its picker's (%s)" % (field.get_attribute("value"), pressed(br)))
+    br.click("Añadir a la lista de espera")
+    br.click("Sí, añadir")
+    said = "Nora Vuelve está en la lista de espera"
+    br.see(said)
+    br.check("Reserva - mostrador, en la lista de espera")
+    br.click("Cambiar cliente")
+    br.wait(lambda: said not in br.text(), what="the line about Nora gone")
+    br.click("Cliente nuevo")
+    time.sleep(0.2)
+    assert said not in br.text(), br.text()
+    br.check("Reserva - mostrador, cliente nuevo")
+
+
 def test(srv, br):
     servicios, barberos = srv.catalog()
     s, b = servicios[0], barberos[0]
     signed_out_edges(srv, br, s, b)
+    signup_then_back(srv, br, s, barberos[1])
+    waiting_day(srv, br, s, barberos[1])
+    br.click("Salir")
+    br.see("Reserva tu cita")
     signed_in_booking(srv, br, s, b)
     desk(srv, br, s, b)
 
