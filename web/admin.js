@@ -37,7 +37,8 @@ function form(fields, label, send, done, key) {
           const t = await render();
           focus((key && box.querySelector(`[data-focus="${CSS.escape(key)}"]`)) || t);
         } catch (ex) {
-          showError(err, ex);
+          // a field's own refusal is said under the field (ex.field)
+          if (!ex.field) showError(err, ex);
           b.disabled = false;
         }
       },
@@ -290,13 +291,20 @@ async function servicios(t) {
       value: s ? String(s.duracion_min) : '30',
       required: true,
     });
+    // text, not a number input: "12,5" as the app writes prices, or "12.5"
     const [l3, p] = inp('Precio (€)', {
-      type: 'number',
-      min: '0',
-      step: '0.01',
-      value: s ? String(s.precio) : '',
+      type: 'text',
+      value: s ? s.precio.toFixed(2).replace('.', ',') : '',
       required: true,
       inputmode: 'decimal',
+      autocomplete: 'off',
+    });
+    const pErr = alertBox();
+    pErr.id = p.id + '-e';
+    p.addEventListener('input', () => {
+      pErr.hidden = true;
+      p.removeAttribute('aria-invalid');
+      p.removeAttribute('aria-describedby');
     });
     const [l4, m] = inp('Margen de limpieza tras la cita (minutos)', {
       type: 'number',
@@ -307,13 +315,13 @@ async function servicios(t) {
     });
     const a = s ? check('Activo (se puede reservar)', s.activo) : [null, null];
     return {
-      els: [l1, n, l2, d, l3, p, l4, m, a[0]],
+      els: [l1, n, l2, d, l3, p, pErr, l4, m, a[0]],
       body: () =>
         Object.assign(
           {
             nombre: n.value.trim(),
             duracion_min: parseInt(d.value, 10),
-            precio: parseFloat(p.value),
+            precio: price(p, pErr),
             margen_min: parseInt(m.value, 10) || 0,
           },
           a[1] ? { activo: a[1].checked } : {},
@@ -351,6 +359,18 @@ async function servicios(t) {
       's:nuevo',
     ),
   );
+}
+
+// A price in euros as typed: "12,5" or "12.5" (up to two decimals), else
+// refused under its field (err), which is marked and takes the focus.
+function price(el, err) {
+  const m = /^(\d{1,6})(?:[.,](\d{1,2}))?$/.exec(el.value.trim());
+  if (m) return Number(m[1] + '.' + (m[2] || '0'));
+  showError(err, 'Escribe el precio en euros, con coma o punto y hasta dos decimales: 12,50.');
+  el.setAttribute('aria-invalid', 'true');
+  el.setAttribute('aria-describedby', err.id);
+  focus(el);
+  throw Object.assign(new Error(err.textContent), { field: true });
 }
 
 let horarioDe = null;

@@ -3,8 +3,9 @@
 // phone, notes, no-shows and photos, the client's earlier cuts one tap away,
 // attendance on past appointments, and "Nueva cita". On a wide screen the
 // day is a grid with a column per barber (grid.js) where a tap on free time
-// starts a booking there; on a phone it is a list.
-import { get, post, qs, session, rol, loadCatalog } from './api.js';
+// starts a booking there; on a phone it is a list. Read again every minute
+// (a shop's screen stays open all day): refresh below.
+import { get, post, qs, session, rol, loadCatalog, cfg } from './api.js';
 import {
   h,
   page,
@@ -24,7 +25,7 @@ import {
 } from './ui.js';
 import { photos, reschedule, askCancel } from './citas.js';
 import { mensajes } from './mensajes.js';
-import { dayGrid } from './grid.js';
+import { dayGrid, moveNow } from './grid.js';
 import { noShows, nueva, fixClient } from './mostrador.js';
 
 // The barber a barber's account is linked to (GET /api/auth/me).
@@ -148,7 +149,10 @@ export async function agenda() {
   // each view drawn has a number: an answer that comes back after a newer
   // view was asked for (quick clicks through the days) is dropped
   let drawn = 0;
+  let done = 0; // the last view drawn in full (none is being asked for)
   let atNow = false; // today's grid was scrolled to the current time once
+  const heading = (n) =>
+    h('h2', { tabindex: '-1' }, n === 1 ? dateLabel(fecha) : `Semana del ${dateLabel(fecha)}`);
   async function show(keep) {
     const gen = ++drawn;
     history.replaceState(
@@ -187,11 +191,7 @@ export async function agenda() {
         show();
       }),
     );
-    const title = h(
-      'h2',
-      { tabindex: '-1' },
-      n === 1 ? dateLabel(fecha) : `Semana del ${dateLabel(fecha)}`,
-    );
+    const title = heading(n);
     body.replaceChildren(title, h('p', { class: 'hint' }, 'Cargando…'));
     try {
       return await fill(title, n, keep, () => gen !== drawn);
@@ -214,10 +214,39 @@ export async function agenda() {
       );
       focus(err);
       return err;
+    } finally {
+      if (gen === drawn) done = gen;
     }
   }
 
-  async function fill(title, n, keep, stale) {
+  // Read again every minute and when the page is shown again, quietly:
+  // drawn anew only when something changed, keeping the open card, the
+  // scroll and the focus; never over a form, a question or what a card
+  // opened (photos, earlier cuts), a view being asked for, or a tap.
+  const busy = () =>
+    filter.hidden ||
+    !!body.querySelector('form, fieldset, input, .confirm, .picker, li .alert:not([hidden])') ||
+    [...body.querySelectorAll('.mas')].some((m) => m.firstChild);
+  let pressed = 0;
+  async function refresh() {
+    if (done !== drawn || busy()) return;
+    const gen = ++drawn;
+    const n = vista === 'semana' ? 7 : 1;
+    const stale = () => gen !== drawn || busy() || Date.now() - pressed < 1500;
+    await fill(heading(n), n, null, stale, true).catch(() => {}); // said at the next action
+    if (gen === drawn) done = gen;
+  }
+  const off = new AbortController(); // on another page: no more
+  const wake = () =>
+    body.isConnected ? document.hidden || refresh() : (clearInterval(every), off.abort());
+  const every = setInterval(wake, 60000);
+  const o = { signal: off.signal };
+  document.addEventListener('visibilitychange', wake, o);
+  window.addEventListener('focus', wake, o);
+  document.addEventListener('pointerdown', () => (pressed = Date.now()), { ...o, capture: true });
+
+  let seen = ''; // what the day last drawn showed (refresh)
+  async function fill(title, n, keep, stale, quiet) {
     const cols = barberos.filter((b) => !ver || b.id === ver);
     const got = await Promise.allSettled([
       get(
@@ -237,6 +266,20 @@ export async function agenda() {
     const citas = all.filter((c) => !ver || c.barbero_id === ver);
     await withClients(citas);
     if (stale()) return title;
+    // what is shown: the appointments, the hours, which rows are past
+    const was = seen;
+    seen = JSON.stringify([
+      citas,
+      tr && [...tr],
+      Math.floor(Date.now() / 6e4 / (cfg().paso_min || 15)),
+    ]);
+    if (quiet && seen === was) {
+      const old = body.querySelector('.rejilla');
+      if (old) moveNow(old);
+      return title;
+    }
+    const place = quiet && where(body, title);
+    if (quiet) keep = { open: body.querySelector('.detalle li.cita')?.dataset.cita };
     const byDay = new Map();
     for (const c of citas) {
       const d = ymd(new Date(c.fecha_inicio));
@@ -269,7 +312,8 @@ export async function agenda() {
     };
     if (n > 1) {
       body.replaceChildren(title, ...list);
-      if (keep && keep.open) refocus();
+      if (place) place();
+      else if (keep && keep.open) refocus();
       return title;
     }
     const detail = h('div', { class: 'detalle' });
@@ -303,17 +347,47 @@ export async function agenda() {
     if (keep && keep.open) {
       const c = citas.find((x) => x.id === keep.open);
       if (c) openCard(c);
-      refocus();
+      if (!place) refocus();
+    }
+    if (place) {
+      place();
+      return title;
     }
     // the first time today's grid is shown, the current time is in view
+    // (and the whole grid's frame, with the barbers' names)
     const line = grid.querySelector('.ahora');
     if (!atNow && line && line.offsetParent !== null) {
       atNow = true;
-      line.scrollIntoView({ block: 'center', inline: 'nearest' });
+      line.scrollIntoView({ block: 'center' });
+      grid.parentElement.scrollIntoView({ block: 'nearest' });
     }
     return title;
   }
   await show();
+}
+
+// Where the reader is in box: the scroll (the window's, the grid's) and
+// the focus, put back by the function returned once box is drawn anew (the
+// focus on the control of the same tag and words, of the same appointment;
+// gone, on title).
+function where(box, title) {
+  const grid = () => box.querySelector('.rejilla-marco') || {};
+  const at = [window.scrollX, window.scrollY, grid().scrollTop, grid().scrollLeft];
+  const key = (e) =>
+    [
+      e.tagName,
+      e.getAttribute('aria-label') || e.textContent,
+      e.closest('[data-cita]')?.dataset.cita,
+    ].join('|');
+  const a = document.activeElement;
+  const had = a !== box && box.contains(a) && key(a);
+  return () => {
+    window.scrollTo(at[0], at[1]);
+    [grid().scrollTop, grid().scrollLeft] = at.slice(2);
+    if (!had) return;
+    const el = [...box.querySelectorAll('*')].find((e) => e.offsetParent && key(e) === had);
+    (el || title).focus({ preventScroll: true });
+  };
 }
 
 // The clients shown, as the desk's search gives them (GET /api/clientes?id=),
@@ -449,7 +523,7 @@ function change(c, more, redraw) {
 
 function row(c, me, redraw) {
   const cl = c.perfil || {};
-  const more = h('div');
+  const more = h('div', { class: 'mas' });
   const warn = noShows(cl);
   const li = h(
     'li',

@@ -18,6 +18,13 @@ function span(c, fecha) {
   return [a, Math.max(b, a + 1)];
 }
 
+const at = (el, ahora, lo, paso) => (el.style.top = `calc(var(--fila) * ${(ahora - lo) / paso})`);
+// A grid's current time lines moved to now (within their row).
+export const moveNow = (g) =>
+  g
+    .querySelectorAll('.ahora')
+    .forEach((el) => at(el, toMin(hm(Date.now())), g.dataset.lo, g.dataset.paso));
+
 // barberos: the columns, in order; tramos: Map barber id -> [[from, to]]
 // of minutes that day (empty: not working); onFree(barbero, inicio ISO);
 // onCita(cita, button); badge(cita) -> an element or null.
@@ -58,7 +65,7 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
   // takes no place a block or button would then be pushed beside
   const line = () => {
     const el = h('div', { class: 'ahora', 'aria-hidden': 'true' });
-    el.style.top = `calc(var(--fila) * ${(ahora - lo) / paso})`;
+    at(el, ahora, lo, paso);
     return el;
   };
 
@@ -119,7 +126,7 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
   });
   return h(
     'div',
-    { class: 'rejilla' },
+    { class: 'rejilla', 'data-lo': lo, 'data-paso': paso },
     h('div', { class: 'col horas', 'aria-hidden': 'true' }, h('div', { class: 'cab' }), axis),
     ...cols,
   );

@@ -2,7 +2,17 @@
 // grouping, a bar chart drawn here as SVG, the table of figures, and the same
 // report as a CSV file for a spreadsheet.
 import { get, qs } from './api.js';
-import { h, today, addDays, euros, alertBox, showError, announce } from './ui.js';
+import {
+  h,
+  today,
+  addDays,
+  euros,
+  alertBox,
+  showError,
+  announce,
+  dateLabel,
+  dateShort,
+} from './ui.js';
 
 const GRUPOS = { dia: 'Día', mes: 'Mes', barbero: 'Barbero', servicio: 'Servicio' };
 const MEDIDAS = {
@@ -15,6 +25,29 @@ const pct = (v) =>
     ? '—'
     : new Intl.NumberFormat('es-ES', { style: 'percent', maximumFractionDigits: 1 }).format(v);
 const SVG = 'http://www.w3.org/2000/svg';
+
+// Dates in the app's words: "miércoles 29 de octubre" (with its year
+// when it is not this one's), a month "octubre de 2026"; short under a
+// bar: "mié 29 oct", "oct 2026".
+const year = (s) => (s.slice(0, 4) === today().slice(0, 4) ? '' : ' de ' + s.slice(0, 4));
+const fecha = (s) => dateLabel(s) + year(s);
+const month = (s, short) =>
+  new Intl.DateTimeFormat('es-ES', {
+    month: short ? 'short' : 'long',
+    year: 'numeric',
+    timeZone: 'UTC',
+  })
+    .format(new Date(s + '-15T12:00:00Z'))
+    .replace('.', '');
+// a group's name: a day's or a month's in words, a barber's or a service's as it is
+const groupName = (inf, g, short) =>
+  inf.agrupar === 'dia'
+    ? short
+      ? dateShort(g.clave).join(' ')
+      : fecha(g.clave)
+    : inf.agrupar === 'mes'
+      ? month(g.clave, short)
+      : g.nombre;
 let uid = 0;
 
 function field(label, el) {
@@ -40,7 +73,7 @@ function chart(inf, medida) {
   const max = Math.max(...vals, 0) || 1;
   const n = Math.max(inf.grupos.length, 1);
   const step = W / n;
-  const title = `${name} por ${GRUPOS[inf.agrupar].toLowerCase()}, del ${inf.desde} al ${inf.hasta}`;
+  const title = `${name} por ${GRUPOS[inf.agrupar].toLowerCase()}, del ${fecha(inf.desde)} al ${fecha(inf.hasta)}`;
   const bars = inf.grupos.map((g, i) => {
     const bh = (vals[i] / max) * (H - top - bottom);
     const x = i * step + step * 0.1;
@@ -53,7 +86,7 @@ function chart(inf, medida) {
         height: bh.toFixed(1),
         class: 'bar',
       },
-      svg('title', {}, `${g.nombre}: ${fmt(vals[i])}`),
+      svg('title', {}, `${groupName(inf, g)}: ${fmt(vals[i])}`),
     );
   });
   // a name under each bar when they fit, else the first and the last
@@ -62,7 +95,8 @@ function chart(inf, medida) {
     .map((g, i) => [g, i])
     .filter(([, i]) => few || i === 0 || i === inf.grupos.length - 1)
     .map(([g, i]) => {
-      const text = g.nombre.length > 14 ? g.nombre.slice(0, 13) + '…' : g.nombre;
+      const label = groupName(inf, g, true);
+      const text = label.length > 14 ? label.slice(0, 13) + '…' : label;
       const anchor = few ? 'middle' : i === 0 ? 'start' : 'end';
       const x = few ? i * step + step / 2 : i === 0 ? 0 : W;
       return svg('text', { x: x.toFixed(1), y: H - 8, 'text-anchor': anchor }, text);
@@ -121,7 +155,7 @@ function table(inf) {
       h(
         'tbody',
         {},
-        inf.grupos.map((g) => row(g.nombre, g)),
+        inf.grupos.map((g) => row(groupName(inf, g), g)),
       ),
       h('tfoot', {}, row('Total', inf.total, true)),
     ),
@@ -172,7 +206,8 @@ export async function informes(t, box) {
       ].filter(Boolean),
     );
   };
-  const show = async () => {
+  // asked: the user pressed "Ver informe" (the first drawing says nothing)
+  const show = async (asked) => {
     err.hidden = true;
     const q = qs({ desde: desde.value, hasta: hasta.value, agrupar: agrupar.value });
     try {
@@ -185,7 +220,7 @@ export async function informes(t, box) {
     }
     csv.href = '/api/admin/informes?' + q + '&formato=csv';
     draw();
-    announce('Informe actualizado');
+    if (asked) announce('Informe actualizado');
   };
   medida.addEventListener('change', draw);
   const form = h(
@@ -194,7 +229,7 @@ export async function informes(t, box) {
       class: 'form',
       onsubmit: (e) => {
         e.preventDefault();
-        show();
+        show(true);
       },
     },
     field('Desde', desde),

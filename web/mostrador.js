@@ -248,6 +248,15 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
   const st = { cliente: null, nuevo: false, inicio: inicio || null, ahora: false };
   const t = h('h2', { tabindex: '-1' }, 'Nueva cita');
   const err = alertBox();
+  // a refusal goes once what it speaks of changes (of: 'barbero hora', ...)
+  let about = '';
+  const refuse = (what, of = '') => {
+    showError(err, what);
+    about = of;
+  };
+  const changed = (k) => {
+    if (about.includes(k)) err.hidden = true;
+  };
 
   // --- the client ------------------------------------------------------------
   const who = h('div');
@@ -294,6 +303,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
             class: 'choice',
             onclick: () => {
               st.cliente = c;
+              changed('cliente');
               drawWho();
               focus(who.querySelector('p'));
             },
@@ -385,6 +395,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
               type: 'button',
               onclick: () => {
                 st.nuevo = true;
+                changed('cliente');
                 drawWho();
                 focus(fresh.nombre.value ? fresh.tel : fresh.nombre);
               },
@@ -396,6 +407,10 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
     }
   }
   drawWho();
+  // a new client's name, phone or e-mail typed again
+  who.addEventListener('input', (e) => {
+    if (e.target !== search) changed('cliente');
+  });
 
   // --- service and barber -------------------------------------------------------
   // chosen on purpose: with several services none is preselected (a
@@ -412,11 +427,13 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
   servicio.setAttribute('aria-describedby', svcErr.id);
   servicio.addEventListener('change', () => {
     if (servicio.value) svcErr.hidden = true;
+    changed('servicio');
   });
   const [lb, barber] = field('Barbero', { tag: 'select' });
   barber.append(
     ...barberos.map((b) => h('option', { value: b.id, selected: b.id === barbero }, b.nombre)),
   );
+  barber.addEventListener('change', () => changed('barbero'));
 
   // --- the hour -------------------------------------------------------------------
   const when = h('div');
@@ -437,6 +454,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
         onclick: () => {
           st.ahora = true;
           st.inicio = null;
+          changed('hora');
           drawWhen();
           focus(when.querySelector('p'));
         },
@@ -477,6 +495,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
       onPick: (hu) => {
         st.inicio = hu.inicio;
         st.ahora = false;
+        changed('hora');
         drawWhen();
         focus(when.querySelector('p'));
       },
@@ -506,6 +525,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
   });
   lfh.className = 'check';
   lfh.prepend(fuera, ' ');
+  fuera.addEventListener('change', () => changed('fuera'));
 
   const btn = h('button', { type: 'submit', class: 'primary' }, 'Reservar cita');
   const form = h(
@@ -530,14 +550,14 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
             email: fresh.email.value.trim() || undefined,
           };
         if (!body.cliente_id && !body.cliente) {
-          showError(err, 'Elige un cliente o añade uno nuevo.');
+          refuse('Elige un cliente o añade uno nuevo.', 'cliente');
           return search.focus();
         }
         if (!body.servicio_id) {
           showError(svcErr, 'Elige el servicio que se va a hacer.');
           return servicio.focus();
         }
-        if (!body.fecha_inicio) return showError(err, 'Elige la hora, o «Ahora».');
+        if (!body.fecha_inicio) return refuse('Elige la hora, o «Ahora».', 'hora');
         btn.disabled = true;
         try {
           const { cita } = await post('/api/agenda/citas', body);
@@ -550,19 +570,21 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
           // focus on that field
           const bad = ex.status === 400 && st.nuevo && FIELD_ERRORS[ex.message];
           if (bad) {
-            showError(err, bad[1] || ex.message);
+            refuse(bad[1] || ex.message, 'cliente');
             return focus(fresh[bad[0]]);
           }
           // a walk-in whose barber is with someone: said as it is
           if (ex.status === 409 && st.ahora && ex.message === 'El horario ya no está disponible') {
             const who = barber.selectedOptions[0] ? barber.selectedOptions[0].textContent : '';
-            showError(
-              err,
+            refuse(
               `${who || 'El barbero'} está ocupado ahora: elige otra hora u otro barbero.`,
+              'barbero hora',
             );
             return focus(err);
           }
-          showError(err, ex);
+          // an hour taken, or out of the barber's hours
+          const hour = ex.status === 409 || ex.message === 'Fuera del horario del barbero';
+          refuse(ex, hour ? 'hora barbero servicio fuera' : '');
           focus(err);
         }
       },

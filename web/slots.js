@@ -25,7 +25,8 @@ import {
 // desk: GET /api/agenda/huecos?servicio_id=&barbero_id=, with no minimum
 // notice), `fecha` added to its query;
 // `actual`, the start of the appointment being moved: the picker opens on
-// its day and shows that time as hers, not to be chosen.
+// its day and shows that time as hers, not to be chosen ("tu hora actual";
+// at the front desk, the agenda, staff read "hora actual de la cita").
 export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
   const cache = new Map(); // fecha -> Promise of the answer
   // the time of the appointment being moved: shown, never counted as free
@@ -168,6 +169,9 @@ export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
     msg.textContent = '';
     if (failed) fail(failed);
     const huecos = a ? a.huecos : [];
+    const suya = location.pathname.startsWith('/agenda')
+      ? 'hora actual de la cita'
+      : 'tu hora actual';
     slotsTitle.textContent = `Horas libres el ${dateLabel(fecha)}`;
     slots.replaceChildren(
       ...huecos.map((hu) => {
@@ -179,9 +183,9 @@ export function picker({ servicio, barbero, huecos, onPick, heading, actual }) {
                 type: 'button',
                 class: 'slot actual',
                 disabled: true,
-                'aria-label': whenLabel(hu.inicio) + ', tu hora actual',
+                'aria-label': `${whenLabel(hu.inicio)}, ${suya}`,
               },
-              `${time} (tu hora actual)`,
+              `${time} (${suya})`,
             )
           : h(
               'button',

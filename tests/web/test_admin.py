@@ -1,9 +1,13 @@
 #!/usr/bin/python3
 """web/admin - an administrator signs in, finds a user by searching and
 changes their phone (the search stays, the focus returns to her card), changes a service's price, and sees the barbers and
-the working hours. An account its owner deleted is not listed."""
+the working hours. An account its owner deleted is not listed. A price is
+taken with a decimal point or comma ("17.5", "12,5"), and anything else is
+refused under the field; the hours' labels ("Desde (miércoles, tramo 1)")
+never break inside a word at 640, 1024 and 1280 px."""
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webtest  # noqa: E402
@@ -46,7 +50,8 @@ def test(srv, br):
     br.focused_heading("Servicios")
     br.check("Admin - servicios")
     card = br.wait(lambda: next((c for c in br.d.find_elements(By.CSS_SELECTOR, "li.card") if c.text.startswith("Corte clásico")), None), what="the service")
-    price = card.find_element(By.CSS_SELECTOR, "input[type=number][step='0.01']")
+    price = card.find_element(By.ID, card.find_element(By.XPATH, ".//label[normalize-space()='Precio (€)']").get_attribute("for"))
+    assert price.get_attribute("value") == "15,00", price.get_attribute("value")
     price.clear()
     price.send_keys("17.5")
     br.click("Guardar", within=card)
@@ -54,6 +59,30 @@ def test(srv, br):
     br.wait(lambda: br.active().text == "Guardar" and br.active().find_element(By.XPATH, "ancestor::li").text.startswith("Corte clásico · 17,50 €"), what="focus on the service's Guardar")
     servicios, _ = srv.catalog()
     assert next(s for s in servicios if s["nombre"] == "Corte clásico")["precio"] == 17.5
+    # a new service priced as the app writes prices, with a comma
+    new = br.d.find_element(By.XPATH, "//h3[normalize-space()='Nuevo servicio']/following-sibling::form[1]")
+    def field(form, label):
+        return form.find_element(By.ID, form.find_element(By.XPATH, ".//label[normalize-space()='%s']" % label).get_attribute("for"))
+    field(new, "Nombre").send_keys("Corte infantil")
+    field(new, "Precio (€)").send_keys("12,5")
+    br.click("Añadir servicio")
+    br.see("Corte infantil · 12,50 €")
+    servicios, _ = srv.catalog()
+    assert next(s for s in servicios if s["nombre"] == "Corte infantil")["precio"] == 12.5, servicios
+    # anything else is refused under the field, which takes the focus
+    card = br.wait(lambda: next((c for c in br.d.find_elements(By.CSS_SELECTOR, "li.card") if c.text.startswith("Corte infantil")), None), what="the new service")
+    price = field(card, "Precio (€)")
+    price.clear()
+    price.send_keys("12,5 euros")
+    br.click("Guardar", within=card)
+    msg = "Escribe el precio en euros, con coma o punto y hasta dos decimales: 12,50."
+    br.see(msg)
+    br.wait(lambda: br.active() == price, what="the focus on the price")
+    assert price.get_attribute("aria-invalid") == "true"
+    said = br.d.find_element(By.ID, price.get_attribute("aria-describedby"))
+    assert said.text == msg, said.text
+    br.check("Admin - precio rechazado")
+    assert next(s for s in srv.catalog()[0] if s["nombre"] == "Corte infantil")["precio"] == 12.5
 
     br.click("Barberos")
     br.focused_heading("Barberos")
@@ -63,6 +92,35 @@ def test(srv, br):
     br.focused_heading("Horarios")
     br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, "input[type=time]"), what="the hours")
     br.check("Admin - horarios")
+    # every label of a time range breaks between words, if at all
+    for w in (640, 1024, 1280):
+        br.d.set_window_size(w, 800)
+        time.sleep(0.2)
+        broken = br.d.execute_script(MID_WORD)
+        assert not broken, "%d px: labels broken inside a word: %s" % (w, broken)
+    br.d.set_window_size(390, 844)
+
+
+# the labels of the hours' ranges one of whose words is split across two
+# lines: two letters next to each other on different lines
+MID_WORD = """
+const out = [];
+for (const l of document.querySelectorAll('.interval label')) {
+  const t = l.firstChild, r = document.createRange();
+  let prev = null;
+  for (let i = 0; i < t.length; i++) {
+    r.setStart(t, i); r.setEnd(t, i + 1);
+    const q = r.getClientRects()[0];
+    if (!q) continue;
+    if (prev !== null && /\\S/.test(t.data[i]) && /\\S/.test(t.data[i - 1]) && Math.abs(q.top - prev) > 2) {
+      out.push(l.textContent);
+      break;
+    }
+    prev = q.top;
+  }
+}
+return out;
+"""
 
 
 if __name__ == "__main__":

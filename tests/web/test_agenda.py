@@ -2,11 +2,18 @@
 """web/agenda - a barber opens the agenda: the day's and the week's
 appointments of every barber with the client's name, phone and notes, the
 photos, and the client's earlier cuts (with their photos) one tap away; he
-moves one appointment a client calls about, then cancels it. His
-"Mis citas" lists only what he booked for himself."""
+moves one appointment a client calls about (her time shown as the
+appointment's, "hora actual de la cita", not his), then cancels it. His
+"Mis citas" lists only what he booked for himself. On the shop's screen
+(1280x800, 1024x768) the grid keeps the barbers' names in sight wherever it
+is scrolled (opened on the current time too), and a day left open shows
+what was booked meanwhile: read again when the page is shown again, never
+over a form of the agenda, keeping the scroll and the focus, saying
+nothing."""
 import datetime
 import os
 import sys
+import time
 import zoneinfo
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -14,10 +21,143 @@ import webtest  # noqa: E402
 from webtest import By  # noqa: E402
 
 
+MADRID = zoneinfo.ZoneInfo("Europe/Madrid")
+
+
+def utc(day, hour, minute=0):
+    """The instant of a local time in the shop's zone."""
+    local = datetime.datetime(day.year, day.month, day.day, hour, minute, tzinfo=MADRID)
+    return local.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def weekday_ahead():
+    """A day from the day after tomorrow on that the demo week works morning
+    and afternoon (Monday to Friday)."""
+    day = datetime.datetime.now(MADRID).date() + datetime.timedelta(days=2)
+    while day.isoweekday() > 5:
+        day += datetime.timedelta(days=1)
+    return day
+
+
+def grid(br):
+    """The day's grid shown (None while it is drawn)."""
+    return next((g for g in br.d.find_elements(By.CSS_SELECTOR, ".rejilla") if g.is_displayed()), None)
+
+
+# every column's heading (a barber's name) is inside the window and not
+# under anything: the point at its middle hits it
+NAMES_SHOWN = (
+    "return [...document.querySelectorAll('.rejilla section.col h3.cab')].map(e => {"
+    " const r = e.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;"
+    " const hit = document.elementFromPoint(x, y);"
+    " return r.top >= 0 && r.bottom <= innerHeight && !!hit && e.contains(hit) ? '' : e.textContent + ' at ' + Math.round(r.top); })"
+    ".filter(Boolean)")
+
+
+def names_in_sight(srv, br, s, client_id):
+    """1280x800, 1024x768: the grid scrolled to its last free time (the
+    focus moved there), or opened on the current time, still shows every
+    barber's name over its column."""
+    day = weekday_ahead()
+    _, barberos = srv.catalog()
+    for w, hh in ((1280, 800), (1024, 768)):
+        br.d.set_window_size(w, hh)
+        br.open("/agenda?fecha=" + day.isoformat())
+        br.focused_heading("Agenda")
+        br.wait(lambda: grid(br) and len(grid(br).find_elements(By.CSS_SELECTOR, "h3.cab")) == len(barberos), what="the grid")
+        last = grid(br).find_elements(By.CSS_SELECTOR, "section.col")[-1].find_elements(By.CSS_SELECTOR, ".libre")[-1]
+        br.d.execute_script("arguments[0].focus()", last)
+        time.sleep(0.2)
+        br.hittable(last)
+        hidden = br.d.execute_script(NAMES_SHOWN)
+        assert not hidden, "%dx%d, at %s: barbers' names out of sight: %s" % (w, hh, last.text, hidden)
+        if w == 1280:
+            br.check("Agenda - rejilla al final del dia")
+    # today, opened on the current time (an appointment now widens the grid
+    # to it, whatever the hour the test runs at)
+    now = datetime.datetime.now(MADRID)
+    if datetime.time(0, 10) <= now.time() <= datetime.time(22, 30):
+        start = (now - datetime.timedelta(minutes=2)).astimezone(datetime.timezone.utc)
+        srv.ok("POST", "/api/agenda/citas", {"barbero_id": barberos[-1]["id"], "servicio_id": s["id"], "cliente_id": client_id,
+                                             "fecha_inicio": start.strftime("%Y-%m-%dT%H:%M:00Z"), "fuera_de_horario": True}, token=srv.admin)
+        br.open("/agenda")
+        br.focused_heading("Agenda")
+        line = br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, ".rejilla .ahora") if e.is_displayed()), None), what="the current time's line")
+        top = br.d.execute_script("return arguments[0].getBoundingClientRect().top", line)
+        assert 0 <= top <= 768, "the current time is out of view: %s" % top
+        hidden = br.d.execute_script(NAMES_SHOWN)
+        assert not hidden, "opened on the current time: barbers' names out of sight: %s" % hidden
+
+
+def left_open(srv, br, s, b, client):
+    """1024x768: the day left open on the shop's screen. A booking made
+    online meanwhile shows once the page is shown again (visibilitychange),
+    its time no longer offered; the focus stays on the free time it had,
+    the scroll where it was, nothing announced. Not while a form of the
+    agenda ("Cambiar hora") is open; after it, with its card still open."""
+    day = weekday_ahead()
+    br.d.set_window_size(1024, 768)
+    br.open("/agenda?fecha=" + day.isoformat())
+    br.focused_heading("Agenda")
+
+    def col():
+        g = grid(br)
+        return g and next((c for c in g.find_elements(By.CSS_SELECTOR, "section.col") if c.find_element(By.TAG_NAME, "h3").text == b["nombre"]), None)
+
+    def free(hhmm):
+        return "Nueva cita con %s a las %s" % (b["nombre"], hhmm)
+
+    def offered():
+        try:
+            return [e.get_attribute("aria-label") for e in col().find_elements(By.CSS_SELECTOR, ".libre")]
+        except Exception:  # drawn again meanwhile
+            return []
+
+    def booked():
+        try:
+            return [e.text.split("\n")[0] for e in col().find_elements(By.CSS_SELECTOR, ".bloque")]
+        except Exception:
+            return None
+    br.wait(lambda: free("12:00") in offered(), what="12:00 free")
+    later = col().find_element(By.CSS_SELECTOR, ".libre[aria-label='%s']" % free("17:00"))
+    br.d.execute_script("arguments[0].focus()", later)
+    time.sleep(0.2)
+    place = "const m = document.querySelector('.solo-ancho .rejilla-marco'); return [scrollY, m.scrollTop]"
+    before = br.d.execute_script(place)
+    # booked online, behind the desk's back
+    srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": utc(day, 12)}, token=client)
+    br.d.execute_script("document.dispatchEvent(new Event('visibilitychange'))")
+    br.wait(lambda: booked() and booked()[0].startswith("12:00"), what=lambda: "the online booking in the grid, not %s" % booked())
+    assert free("12:00") not in offered(), offered()
+    assert br.active().get_attribute("aria-label") == free("17:00"), br.active().get_attribute("outerHTML")
+    assert br.d.execute_script(place) == before, (br.d.execute_script(place), before)
+    assert br.d.find_element(By.ID, "status").get_attribute("textContent") == ""
+    assert not br.d.find_elements(By.CSS_SELECTOR, "main .said")
+    br.check("Agenda - dia releido")
+    # her card open, "Cambiar hora" under way: nothing is drawn over it
+    block = col().find_element(By.CSS_SELECTOR, ".bloque")
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", block)
+    block.click()
+    br.focused_heading("Carla Gómez")
+    br.click("Cambiar hora")
+    br.focused_heading("Elige la nueva hora")
+    srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": utc(day, 9)}, token=client)
+    time.sleep(1.6)  # past the tap that opened it
+    br.d.execute_script("window.dispatchEvent(new Event('focus'))")
+    time.sleep(1.5)
+    assert [x[:5] for x in booked()] == ["12:00"], booked()
+    assert br.d.find_elements(By.CSS_SELECTOR, ".detalle .picker"), "the picker was taken away"
+    br.click("No cambiar")
+    time.sleep(1.6)
+    br.d.execute_script("window.dispatchEvent(new Event('focus'))")
+    br.wait(lambda: booked() and [x[:5] for x in booked()] == ["09:00", "12:00"], what=lambda: "the second booking, not %s" % booked())
+    assert "Carla Gómez" in br.d.find_element(By.CSS_SELECTOR, ".detalle li.cita h3").text, "her card is still open"
+
+
 def test(srv, br):
     servicios, barberos = srv.catalog()
     s, b = servicios[0], barberos[0]
-    client, _ = srv.signup("carla@example.com", "Carla Gómez", "611222333")
+    client, client_id = srv.signup("carla@example.com", "Carla Gómez", "611222333")
     _, barber_id = srv.signup("barbero@example.com", "Pepe Barbero")
     srv.ok("PATCH", "/api/admin/usuarios", {"userId": barber_id, "rol": "barbero"}, token=srv.admin)
     # an earlier cut with a photo, and one tomorrow at 10:00
@@ -62,6 +202,11 @@ def test(srv, br):
     br.see("Carla Gómez")
     br.click("Cambiar hora")
     br.focused_heading("Elige la nueva hora")
+    # her time, shown to staff as the appointment's, not "tu hora actual"
+    own = br.wait(lambda: [e for e in br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot.actual")], what="the appointment's own time")
+    assert len(own) == 1 and own[0].text == "10:00 (hora actual de la cita)" and not own[0].is_enabled(), [e.text for e in own]
+    assert own[0].get_attribute("aria-label").endswith(", hora actual de la cita"), own[0].get_attribute("aria-label")
+    assert "tu hora actual" not in br.text()
     free = br.wait(lambda: [e for e in br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot") if e.is_enabled() and e.is_displayed()], what="free slots")
     free[-1].click()
     br.check("Agenda - cambiar hora")
@@ -76,6 +221,9 @@ def test(srv, br):
     br.wait(lambda: srv.ok("GET", "/api/citas", token=client)["citas"][-1]["estado"] == "cancelada" or None, what="the appointment cancelled")
     assert [x["id"] for x in srv.ok("GET", "/api/citas", token=client)["citas"] if x["estado"] == "cancelada"] == [cita["id"]]
     br.check("Agenda - cancelada")
+    names_in_sight(srv, br, s, client_id)
+    left_open(srv, br, s, b, client)
+    br.d.set_window_size(390, 844)
     # his "Mis citas" holds his own appointments, not the shop's
     br.open("/mis-citas")
     br.focused_heading("Mis citas")

@@ -4,9 +4,12 @@ a bar chart and the table, then by barber, then downloads the CSV and finds
 what a Spanish spreadsheet needs in it (the byte order mark, ';' between
 cells, decimal commas, CRLF). Before, the reports' module fails to run (the
 app's words and "Recargar la página"), then cannot be loaded offline ("No hay
-conexión" and "Reintentar")."""
+conexión" and "Reintentar"). Dates are written in words, as everywhere in
+the app ("del jueves 29 de octubre al ..."), never "2026-10-29"; "Informe
+actualizado" is said only once "Ver informe" is pressed."""
 import datetime
 import os
+import re
 import sys
 import tempfile
 import time
@@ -16,6 +19,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webtest  # noqa: E402
 from webtest import By  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
+
+
+DIAS = ["lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"]
+MESES = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"]
+
+
+def in_words(d, today):
+    """A date as the reports write it: "jueves 29 de octubre" (and its year
+    when it is not this one)."""
+    return "%s %d de %s%s" % (DIAS[d.weekday()], d.day, MESES[d.month - 1], "" if d.year == today.year else " de %d" % d.year)
+
+
+def said(br):
+    """What was announced (the live region, or its line in the page)."""
+    return br.d.execute_script("return [document.getElementById('status').textContent, ...[...document.querySelectorAll('main .said')].map(e => e.textContent)].join(' ')")
 
 
 def test(srv, br):
@@ -64,6 +82,17 @@ def test(srv, br):
     br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, "svg.chart rect.bar"), what="the chart")
     bars = br.d.find_elements(By.CSS_SELECTOR, "svg.chart rect.bar")
     assert len(bars) == 30, len(bars)  # one a day
+    # the period and the days in words
+    desde = today - datetime.timedelta(days=29)
+    chart = br.d.find_element(By.CSS_SELECTOR, "svg.chart").get_attribute("aria-label")
+    assert chart.startswith("Ingresos por día, del %s al %s." % (in_words(desde, today), in_words(today, today))), chart
+    days = [e.text for e in br.d.find_elements(By.CSS_SELECTOR, "table.report tbody th")]
+    assert days == [in_words(desde + datetime.timedelta(days=i), today) for i in range(30)], days
+    text = br.d.execute_script("return document.getElementById('main').textContent")
+    assert not re.search(r"\d{4}-\d{2}", text), re.findall(r".{20}\d{4}-\d{2}.{10}", text)
+    # drawn on opening the tab: nothing announced (nobody asked yet)
+    time.sleep(0.3)
+    assert "Informe actualizado" not in said(br), said(br)
     tall = [b for b in bars if float(b.get_attribute("height")) > 0]
     assert len(tall) == 3, [b.get_attribute("height") for b in bars]
     total = br.d.find_element(By.CSS_SELECTOR, "table.report tfoot tr")
@@ -74,6 +103,7 @@ def test(srv, br):
     lab = next(l for l in br.d.find_elements(By.TAG_NAME, "label") if l.text.strip() == "Agrupar por")
     Select(br.d.find_element(By.ID, lab.get_attribute("for"))).select_by_visible_text("Barbero")
     br.click("Ver informe")
+    br.wait(lambda: "Informe actualizado" in said(br), what="the report announced once asked for")
     # the table is drawn anew: read it in the page, never through an element that may go stale
     first = "const th = document.querySelector('table.report thead th'); return th && th.textContent"
     br.wait(lambda: br.d.execute_script(first) == "Barbero", what="the barbers")
@@ -99,6 +129,13 @@ def test(srv, br):
     total = [l for l in lines if l.startswith("Total;")][0]
     assert total.startswith("Total;3;3;0;0;0;%s;" % euros), total
     assert any(l.startswith(barberos[0]["nombre"] + ";2;") for l in lines), lines
+    # by month: the months in words
+    Select(br.d.find_element(By.ID, lab.get_attribute("for"))).select_by_visible_text("Mes")
+    br.click("Ver informe")
+    br.wait(lambda: br.d.execute_script(first) == "Mes", what="the months")
+    months = [e.text for e in br.d.find_elements(By.CSS_SELECTOR, "table.report tbody th")]
+    assert months[-1] == "%s de %d" % (MESES[today.month - 1], today.year), months
+    assert all(re.fullmatch(r"(%s) de \d{4}" % "|".join(MESES), m) for m in months), months
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ confirmation), sees her entry under her name and takes her off, and is
 told when a client has no way to be told, and records her WhatsApp consent;
 on a tablet the day is a grid with a column per barber, and a tap on
 free time opens the booking with that barber and hour; the administrator
-closes a day over two bookings and cancels them with a message. The service
+closes a day over two bookings and cancels them with a message. A walk-in's
+refusal ("… está ocupado ahora") goes once another barber is chosen. The service
 is chosen on purpose (none preselected); after a booking the announcement
 covers none of the day's controls; the desk's hours have no online notice."""
 import datetime
@@ -196,6 +197,11 @@ def phone_desk(srv, br, b, s, day):
     control(br, "Fuera de horario (aunque el barbero no trabaje a esa hora)").click()
     br.click("Reservar cita")
     br.see("está ocupado ahora: elige otra hora u otro barbero")
+    # another barber chosen: the refusal, about the barber, goes at once
+    other = next(x for x in srv.catalog()[1] if x["id"] != b["id"])
+    Select(control(br, "Barbero")).select_by_value(other["id"])
+    br.wait(lambda: "está ocupado ahora" not in br.text(), what="the refusal gone with its barber")
+    assert not [e for e in br.d.find_elements(By.CSS_SELECTOR, "main .alert") if e.is_displayed()]
     # back at the day, afresh (the transfer budget counts from a page's start)
     br.open("/agenda")
     br.focused_heading("Agenda")
