@@ -11,8 +11,10 @@
  * parenthesis, as in "./book.js" or "/app/book.js") is rewritten to the
  * hashed name, so a change anywhere changes the name of everything that
  * leads to it. The output defines web_assets[] and web_shell (see
- * src/api/web.h). Only the C library: nothing but a C compiler is needed at
- * build time.
+ * src/api/web.h). Each file is also stored gzip-compressed (zlib, level 9,
+ * the header's time 0: the same bytes on every build) when that is smaller,
+ * for the browsers that accept it. A C compiler and zlib are all a build
+ * needs.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define MAX_FILES 64
 
@@ -29,6 +32,8 @@ struct asset {
     char hex[17];     /* the content hash, 10 hex digits */
     unsigned char *data;
     size_t len;
+    unsigned char *gz; /* data gzip-compressed; NULL when that is no smaller */
+    size_t gzlen;
 };
 
 static void die(const char *what, const char *detail)
@@ -117,12 +122,53 @@ static const char *content_type(const char *name)
     return "application/octet-stream";
 }
 
-static void emit_bytes(FILE *o, const char *id, const struct asset *a)
+/* a->data gzip-compressed into a->gz, kept only when it saves bytes. */
+static void compress_gz(struct asset *a)
 {
-    fprintf(o, "static const unsigned char %s[%zu] = {", id, a->len + 1);
-    for (size_t i = 0; i < a->len; i++)
-        fprintf(o, "%s%u,", i % 24 ? "" : "\n", a->data[i]);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    /* 15 + 16: a gzip wrapper (RFC 1952) around the deflate stream */
+    if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+        die("deflateInit2", a->name);
+    gz_header h;
+    memset(&h, 0, sizeof h);
+    h.os = 3; /* Unix, wherever it is built */
+    if (deflateSetHeader(&z, &h) != Z_OK) die("deflateSetHeader", a->name);
+    size_t cap = deflateBound(&z, a->len) + 32;
+    unsigned char *out = malloc(cap);
+    if (!out) die("malloc", "out of memory");
+    z.next_in = a->data;
+    z.avail_in = (uInt)a->len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END) die("deflate", a->name);
+    size_t n = cap - z.avail_out;
+    deflateEnd(&z);
+    if (n >= a->len) {
+        free(out);
+        return;
+    }
+    a->gz = out;
+    a->gzlen = n;
+}
+
+static void emit(FILE *o, const char *id, const unsigned char *p, size_t len)
+{
+    fprintf(o, "static const unsigned char %s[%zu] = {", id, len + 1);
+    for (size_t i = 0; i < len; i++)
+        fprintf(o, "%s%u,", i % 24 ? "" : "\n", p[i]);
     fprintf(o, "0};\n");
+}
+
+/* One web_asset initializer: the bytes d<k> (and z<k>, compressed). */
+static void emit_asset(FILE *o, const char *name, int k, const struct asset *a)
+{
+    fprintf(o, "{\"%s\", \"%s\", d%d, %zu, \"\\\"%s\\\"\"", name, content_type(a->name), k, a->len,
+            a->hex);
+    if (a->gz)
+        fprintf(o, ", z%d, %zu, \"\\\"%s-gz\\\"\"}", k, a->gzlen, a->hex);
+    else
+        fprintf(o, ", NULL, 0, NULL}");
 }
 
 int main(int argc, char **argv)
@@ -161,6 +207,7 @@ int main(int argc, char **argv)
             (int)sizeof hashed)
             die("name too long", a->name);
         memcpy(a->hashed, hashed, sizeof hashed);
+        compress_gz(a);
     }
     FILE *o = fopen(out_path, "w");
     if (!o) die(out_path, strerror(errno));
@@ -169,18 +216,25 @@ int main(int argc, char **argv)
     char id[32];
     for (int k = 0; k < nfiles; k++) {
         snprintf(id, sizeof id, "d%d", k);
-        emit_bytes(o, id, &as[k]);
+        emit(o, id, as[k].data, as[k].len);
+        if (!as[k].gz) continue;
+        snprintf(id, sizeof id, "z%d", k);
+        emit(o, id, as[k].gz, as[k].gzlen);
     }
     fprintf(o, "\nconst struct web_asset web_assets[] = {\n");
-    for (int k = 0; k + 1 < nfiles; k++)
-        fprintf(o, "    {\"%s\", \"%s\", d%d, %zu, \"\\\"%s\\\"\"},\n", as[k].hashed,
-                content_type(as[k].name), k, as[k].len, as[k].hex);
+    for (int k = 0; k + 1 < nfiles; k++) {
+        fprintf(o, "    ");
+        emit_asset(o, as[k].hashed, k, &as[k]);
+        fprintf(o, ",\n");
+    }
     fprintf(o, "};\nconst size_t web_nassets = %d;\n", nfiles - 1);
-    const struct asset *sh = &as[nfiles - 1];
-    fprintf(o, "const struct web_asset web_shell = {\"%s\", \"%s\", d%d, %zu, \"\\\"%s\\\"\"};\n",
-            sh->name, content_type(sh->name), nfiles - 1, sh->len, sh->hex);
+    fprintf(o, "const struct web_asset web_shell = ");
+    emit_asset(o, as[nfiles - 1].name, nfiles - 1, &as[nfiles - 1]);
+    fprintf(o, ";\n");
     if (fclose(o)) die(out_path, strerror(errno));
-    for (int k = 0; k < nfiles; k++)
+    for (int k = 0; k < nfiles; k++) {
         free(as[k].data);
+        free(as[k].gz);
+    }
     return 0;
 }

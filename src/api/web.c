@@ -5,7 +5,9 @@
  *
  * Caching: an asset's name changes with its content, so it may be kept for
  * a year (immutable); the shell names the current assets and is revalidated
- * on every load (no-cache + ETag, 304 when unchanged). Security: a strict
+ * on every load (no-cache + ETag, 304 when unchanged). Every file is sent
+ * gzip-compressed to a browser that accepts it (Accept-Encoding), with its
+ * own tag and Vary: Accept-Encoding. Security: a strict
  * Content-Security-Policy (scripts and styles only from this origin, no
  * inline code, no plugins, no framing, forms only to this origin), nosniff.
  * The API's answers are untouched: only these routes come here.
@@ -14,7 +16,9 @@
 #include "web.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define ASSET_PREFIX "/app/"
 
@@ -49,11 +53,58 @@ static void add_security_headers(struct http_req *r)
     http_add_header(r, "Referrer-Policy", keyed ? "no-referrer" : "same-origin");
 }
 
+/* Whether an Accept-Encoding value (RFC 9110 12.5.3: codings, each with an
+ * optional weight) takes gzip: "gzip" (or "x-gzip"), else "*", with a
+ * weight above 0. */
+static bool takes_gzip(const char *v)
+{
+    int gzip = -1, any = -1; /* -1: not named; else 1 when its weight is above 0 */
+    while (v && *v) {
+        v += strspn(v, " \t,");
+        size_t n = strcspn(v, " \t;,");
+        if (!n) break;
+        const char *coding = v;
+        v += n;
+        bool above = true;
+        /* the parameters: only q counts ("q=0", "q=0.0", ... is never) */
+        while (*(v += strspn(v, " \t")) == ';') {
+            v += 1 + strspn(v + 1, " \t");
+            if ((*v == 'q' || *v == 'Q') && v[1] == '=') {
+                const char *w = v + 2;
+                above = !(w[0] == '0' &&
+                          (w[1] != '.' || strspn(w + 2, "0") == strcspn(w + 2, " \t;,")));
+            }
+            v += strcspn(v, ";,");
+        }
+        if ((n == 4 && !strncasecmp(coding, "gzip", 4)) ||
+            (n == 6 && !strncasecmp(coding, "x-gzip", 6)))
+            gzip = above;
+        else if (n == 1 && *coding == '*')
+            any = above;
+        v += strcspn(v, ",");
+    }
+    return gzip >= 0 ? gzip == 1 : any == 1;
+}
+
+/* a, compressed when it has a compressed copy and the browser takes it. */
+static void reply_file(struct http_req *r, const struct web_asset *a)
+{
+    if (a->gz) {
+        http_add_header(r, "Vary", "Accept-Encoding");
+        if (takes_gzip(http_req_header(r, "Accept-Encoding"))) {
+            http_add_header(r, "Content-Encoding", "gzip");
+            http_reply_static(r, a->gz, a->gzlen, a->type, a->gzetag);
+            return;
+        }
+    }
+    http_reply_static(r, a->data, a->len, a->type, a->etag);
+}
+
 void api_web_page(struct http_req *r)
 {
     add_security_headers(r);
     http_add_header(r, "Cache-Control", "no-cache");
-    http_reply_static(r, web_shell.data, web_shell.len, web_shell.type, web_shell.etag);
+    reply_file(r, &web_shell);
 }
 
 void api_web_asset(struct http_req *r)
@@ -64,7 +115,7 @@ void api_web_asset(struct http_req *r)
         if (strcmp(name, a->name)) continue;
         add_security_headers(r);
         http_add_header(r, "Cache-Control", "public, max-age=31536000, immutable");
-        http_reply_static(r, a->data, a->len, a->type, a->etag);
+        reply_file(r, a);
         return;
     }
     http_reply_error(r, 404, "No encontrado");

@@ -13,6 +13,11 @@ struct web_asset {
     const unsigned char *data;
     size_t len;
     const char *etag; /* quoted */
+    /* the same bytes gzip-compressed (Content-Encoding: gzip), with their
+     * own tag; NULL, 0, NULL when compressing saves nothing */
+    const unsigned char *gz;
+    size_t gzlen;
+    const char *gzetag;
 };
 
 extern const struct web_asset web_assets[];

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <zlib.h>
 
 static struct srv S;
 
@@ -167,6 +168,134 @@ static void assets_are_hashed_immutable_and_typed(void **state)
     }
     assert_true(css && js);
     free_list(assets);
+}
+
+/* GET path with an Accept-Encoding header (NULL: none) and, when given, an
+ * If-None-Match. */
+static void get_encoded(const char *path, const char *accept, const char *inm, struct resp *r)
+{
+    char ae[160], im[120];
+    const char *hs[3] = {NULL, NULL, NULL};
+    size_t n = 0;
+    if (accept) {
+        snprintf(ae, sizeof ae, "Accept-Encoding: %s", accept);
+        hs[n++] = ae;
+    }
+    if (inm) {
+        snprintf(im, sizeof im, "If-None-Match: %s", inm);
+        hs[n++] = im;
+    }
+    struct req_opts o = {.headers = hs};
+    http_req(&S, "GET", path, &o, r);
+}
+
+/* The gzip member gz inflated: exactly the bytes want. */
+static void expect_gunzip(const struct resp *gz, const struct resp *want)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+    unsigned char *out = malloc(want->len + 1);
+    z.next_in = (unsigned char *)gz->body;
+    z.avail_in = (uInt)gz->len;
+    z.next_out = out;
+    z.avail_out = (uInt)want->len + 1;
+    assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+    assert_int_equal(z.avail_in, 0);
+    assert_int_equal(want->len + 1 - z.avail_out, want->len);
+    assert_memory_equal(out, want->body, want->len);
+    inflateEnd(&z);
+    free(out);
+}
+
+static void files_go_gzip_compressed_to_a_browser_that_takes_it(void **state)
+{
+    (void)state;
+    struct resp r;
+    http_get(&S, "/", NULL, &r);
+    char **files = shell_assets(r.body);
+    resp_free(&r);
+    assert_non_null(files[0]);
+    /* the shell at a page path, then every file it names */
+    const char *paths[64] = {"/reservar"};
+    size_t np = 1;
+    for (char **a = files; *a && np < 64; a++)
+        paths[np++] = *a;
+    size_t saved = 0, whole = 0;
+    for (size_t i = 0; i < np; i++) {
+        struct resp plain, gz;
+        get_encoded(paths[i], NULL, NULL, &plain);
+        assert_int_equal(plain.status, 200);
+        char v[128], tag[64], gztag[64];
+        assert_null(resp_header(&plain, "Content-Encoding", v, sizeof v));
+        assert_non_null(resp_header(&plain, "ETag", tag, sizeof tag));
+        /* what Chromium sends */
+        get_encoded(paths[i], "gzip, deflate, br, zstd", NULL, &gz);
+        assert_int_equal(gz.status, 200);
+        if (!resp_header(&gz, "Content-Encoding", v, sizeof v)) { /* too small to gain */
+            assert_true(plain.len < 256);
+            resp_free(&plain);
+            resp_free(&gz);
+            continue;
+        }
+        assert_string_equal(v, "gzip");
+        expect_header(&gz, "Vary", "Accept-Encoding");
+        expect_header(&plain, "Vary", "Accept-Encoding");
+        expect_csp(&gz);
+        /* the same type, its own tag, fewer bytes, the same content */
+        char ct[96], ct2[96];
+        assert_string_equal(resp_header(&gz, "Content-Type", ct, sizeof ct),
+                            resp_header(&plain, "Content-Type", ct2, sizeof ct2));
+        assert_non_null(resp_header(&gz, "ETag", gztag, sizeof gztag));
+        assert_string_not_equal(gztag, tag);
+        assert_true(gz.len < plain.len);
+        expect_gunzip(&gz, &plain);
+        saved += plain.len - gz.len;
+        whole += plain.len;
+        /* revalidated by its own tag; the other tag is the other copy */
+        struct resp again;
+        get_encoded(paths[i], "gzip", gztag, &again);
+        assert_int_equal(again.status, 304);
+        assert_int_equal(again.len, 0);
+        resp_free(&again);
+        get_encoded(paths[i], "gzip", tag, &again);
+        assert_int_equal(again.status, 200);
+        assert_int_equal(again.len, gz.len);
+        resp_free(&again);
+        resp_free(&plain);
+        resp_free(&gz);
+    }
+    assert_true(saved * 2 > whole); /* text: well under half */
+    /* what the header says, by RFC 9110's rules: a weight of 0 refuses */
+    static const struct {
+        const char *accept;
+        bool gzip;
+    } cases[] = {
+        {"gzip", true},
+        {"GZIP;Q=0.8", true},
+        {"x-gzip", true},
+        {"*", true},
+        {"*;q=0.5", true},
+        {"br, *;q=0.1", true},
+        {"gzip;q=0.001", true},
+        {"identity", false},
+        {"br", false},
+        {"gzip;q=0", false},
+        {"gzip; q=0.000, *", false},
+        {"*;q=0", false},
+        {"", false},
+        {"deflate, gzipx", false},
+        {"gzip;q=0.", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        get_encoded(paths[1], cases[i].accept, NULL, &r);
+        assert_int_equal(r.status, 200);
+        char v[32];
+        bool gz = resp_header(&r, "Content-Encoding", v, sizeof v) != NULL;
+        if (gz != cases[i].gzip) fail_msg("Accept-Encoding: %s: gzip %d", cases[i].accept, gz);
+        resp_free(&r);
+    }
+    free_list(files);
 }
 
 static void modules_import_hashed_names_only(void **state)
@@ -373,6 +502,7 @@ int main(void)
         cmocka_unit_test(every_page_path_serves_the_shell),
         cmocka_unit_test(shell_is_revalidated_with_its_etag),
         cmocka_unit_test(assets_are_hashed_immutable_and_typed),
+        cmocka_unit_test(files_go_gzip_compressed_to_a_browser_that_takes_it),
         cmocka_unit_test(modules_import_hashed_names_only),
         cmocka_unit_test(unknown_or_unhashed_asset_is_404_json),
         cmocka_unit_test(head_answers_headers_without_body),
