@@ -28,19 +28,22 @@ export const brokenModule = () =>
 // book.js, or one a page opens, such as informes.js), for every page and
 // part of a page alike; spec is its relative address, as import() takes it. When import() fails, the module's address is asked for again,
 // past the browser's cache: an answer means the network was there and the
-// module failed to run (brokenModule, logged with console.error); none,
-// that the server is out of reach (noConnection).
+// module failed to run (brokenModule, logged with console.error) unless a
+// second import() works (the network was back by then); none, that the
+// server is out of reach (noConnection).
 export async function loadModule(spec) {
   try {
     return await import(spec);
   } catch (e) {
     const url = new URL(spec, import.meta.url).href;
     const res = navigator.onLine ? await fetch(url, { cache: 'no-store' }).catch(() => null) : null;
-    if (res && res.ok) {
-      console.error('No se pudo ejecutar ' + url + ':', e);
+    if (!res || !res.ok) throw noConnection();
+    try {
+      return await import(spec);
+    } catch (again) {
+      console.error('No se pudo ejecutar ' + url + ':', again);
       throw brokenModule();
     }
-    throw noConnection();
   }
 }
 

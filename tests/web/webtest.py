@@ -421,10 +421,16 @@ class Browser:
 
     # --- the checks every state gets ---------------------------------------------
     def offline(self, on):
-        """Cuts the browser off the network (on) or gives it back."""
+        """Cuts the browser off the network (on) or gives it back: then
+        returns once the page reaches the server again, as a person would
+        only act once her phone shows it is back."""
         self.d.execute_cdp_cmd("Network.enable", {})
         self.d.execute_cdp_cmd("Network.emulateNetworkConditions", {
             "offline": on, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        if not on:
+            reach = ("const done = arguments[arguments.length - 1];"
+                     "fetch('/healthz', {cache: 'no-store'}).then(r => done(r.ok), () => done(false));")
+            self.wait(lambda: self.d.execute_async_script(reach), what="the network back")
 
     def check(self, state):
         """axe-core, no sideways scroll at 360 px, no announcement over a control, transfer budget, console; screenshots."""
