@@ -41,6 +41,14 @@ def slots(br):
     return br.wait(lambda: br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot"), what="free slots")
 
 
+def confirm_last_slot(br):
+    """Taps the day's last free slot: the confirm step."""
+    slot = slots(br)[-1]
+    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
+    slot.click()
+    br.focused_heading("Confirma tu cita")
+
+
 def active_alert(br, needle):
     js = "const e = document.activeElement; return e.getAttribute('role') === 'alert' && e.textContent.includes(arguments[0])"
     br.wait(lambda: br.d.execute_script(js, needle),
@@ -161,10 +169,7 @@ def signup_then_back(srv, br, s, b):
     Back never shows the sign-up form again nor calls her own slot taken;
     /registro and /entrar signed in send her on."""
     br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"]))
-    slot = slots(br)[-1]
-    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
-    slot.click()
-    br.focused_heading("Confirma tu cita")
+    confirm_last_slot(br)
     br.click("Crear cuenta y reservar")
     br.focused_heading("Crear cuenta")
     br.fill("Nombre", "Nora Vuelve")
@@ -268,20 +273,14 @@ def signed_in_booking(srv, br, s, b):
     assert len(srv.ok("GET", "/api/lista-espera", token=tok)["entradas"]) == 1
 
     # Back from the confirm step: the hours, the choices kept
-    slot = slots(br)[-1]
-    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
-    slot.click()
-    br.focused_heading("Confirma tu cita")
+    confirm_last_slot(br)
     br.button("Confirmar cita")
     assert "inicio=" in br.d.current_url
     br.d.back()
     br.focused_heading("Elige día y hora")
     br.see("Servicio: " + s["nombre"])
     assert "inicio=" not in br.d.current_url, br.d.current_url
-    slot = slots(br)[-1]
-    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
-    slot.click()
-    br.focused_heading("Confirma tu cita")
+    confirm_last_slot(br)
     br.click("Confirmar cita")
     br.focused_heading("¡Cita reservada!")
     deadline = br.d.find_element(By.CSS_SELECTOR, "main .deadline").text
@@ -332,10 +331,7 @@ def signed_in_booking(srv, br, s, b):
 
     # the session ends before "Confirmar cita": the focus on the error, the menu says "Entrar"
     br.open("/reservar?servicio=%s&barbero=%s" % (s["id"], b["id"]))
-    slot = slots(br)[-1]
-    br.d.execute_script("arguments[0].scrollIntoView({block:'center'})", slot)
-    slot.click()
-    br.focused_heading("Confirma tu cita")
+    confirm_last_slot(br)
     assert "Salir" in nav_items(br), nav_items(br)
     srv.ok("PATCH", "/api/admin/usuarios", {"userId": uid, "password": "otraclave1"}, token=srv.admin)
     br.allowed_errors.append(r"status of 401")
