@@ -34,7 +34,7 @@ export const brokenModule = () =>
 export async function loadModule(spec) {
   try {
     return await import(spec);
-  } catch (e) {
+  } catch {
     const url = new URL(spec, import.meta.url).href;
     const res = navigator.onLine ? await fetch(url, { cache: 'no-store' }).catch(() => null) : null;
     if (!res || !res.ok) throw noConnection();
