@@ -30,7 +30,8 @@ export const brokenModule = () =>
 // past the browser's cache: an answer means the network was there and the
 // module failed to run (brokenModule, logged with console.error) unless a
 // second import() works (the network was back by then); none, that the
-// server is out of reach (noConnection).
+// server is out of reach (noConnection). The second import names the file
+// with a query: some browsers keep a failed import for the page's life.
 export async function loadModule(spec) {
   try {
     return await import(spec);
@@ -39,7 +40,7 @@ export async function loadModule(spec) {
     const res = navigator.onLine ? await fetch(url, { cache: 'no-store' }).catch(() => null) : null;
     if (!res || !res.ok) throw noConnection();
     try {
-      return await import(spec);
+      return await import(url + '?' + Date.now());
     } catch (again) {
       console.error('No se pudo ejecutar ' + url + ':', again);
       throw brokenModule();

@@ -60,7 +60,7 @@ def test(srv, br):
     # run (a fault of the app, not of the network): said so, logged, and the
     # way out is a reload
     tools = webtest.DevTools(br.d)
-    tools.serve("*/app/informes.*.js", "export function informes( {")
+    tools.serve("*/app/informes.*", "export function informes( {")
     br.click("Informes")
     br.focused_heading("Informes")
     br.broken_module_said("informes", "SyntaxError")

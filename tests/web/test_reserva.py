@@ -105,7 +105,7 @@ def signed_out_edges(srv, br, s, b):
     # (the network was there) but its own words, logged, and a reload
     br.open("/entrar")
     tools = webtest.DevTools(br.d)
-    tools.serve("*/app/cuenta.*.js", "export const roto = undefined.campo;")
+    tools.serve("*/app/cuenta.*", "export const roto = undefined.campo;")
     br.click("¿Olvidaste tu contraseña?")
     br.focused_heading("Algo ha fallado")
     br.broken_module_said("cuenta", "TypeError", error_logged=True)
