@@ -405,6 +405,7 @@ bool api_espera_path(const char *path); /* /api/lista-espera/{id} */
 
 /* --- the front desk (mostrador.c) --- */
 void api_clientes_get(struct http_req *r);
+void api_clientes_post(struct http_req *r);
 void api_cliente_patch(struct http_req *r);
 bool api_cliente_path(const char *path);
 void api_agenda_citas_post(struct http_req *r);

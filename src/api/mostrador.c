@@ -1,7 +1,7 @@
 /*
- * mostrador.c - the front desk: GET /api/clientes, PATCH /api/clientes/{id},
- * POST /api/agenda/citas and POST /api/citas/{id}/asistencia (the rules are
- * core/mostrador.h's).
+ * mostrador.c - the front desk: GET and POST /api/clientes, PATCH
+ * /api/clientes/{id}, POST /api/agenda/citas and POST
+ * /api/citas/{id}/asistencia (the rules are core/mostrador.h's).
  */
 #include "api.h"
 #include "../core/mostrador.h"
@@ -129,6 +129,33 @@ void api_clientes_get(struct http_req *r)
         return;
     }
     api_list_pages(r, "clientes", &p->base);
+}
+
+/* --- POST /api/clientes --------------------------------------------------------------- */
+
+void api_clientes_post(struct http_req *r)
+{
+    json_t *body = http_req_json(r);
+    struct mostrador_cliente in = {0};
+    if (!api_opt_string(r, body, "nombre", &in.nombre) ||
+        !api_opt_string(r, body, "telefono", &in.telefono) ||
+        !api_opt_string(r, body, "email", &in.email))
+        return;
+    struct cliente_view c;
+    bool creada = false;
+    br_err rc = mostrador_alta(api_app(r), api_caller(r), &in, &c, &creada);
+    if (rc) {
+        api_reply_err(r, rc);
+        return;
+    }
+    struct jw w;
+    api_begin_member(&w, "cliente");
+    rc = w_cliente(&w, &c);
+    cliente_view_clear(&c);
+    if (rc)
+        api_reply_err(r, rc);
+    else
+        api_reply(r, creada ? 201 : 200, &w);
 }
 
 /* --- PATCH /api/clientes/{id} ---------------------------------------------------------- */

@@ -125,6 +125,7 @@ const struct http_route api_routes[] = {
      api_espera_path},
     /* the front desk (mostrador.c): staff only, refused before the body */
     {"GET", "/api/clientes", false, HTTP_AUTH_STAFF, HTTP_BODY_NONE, api_clientes_get},
+    {"POST", "/api/clientes", false, HTTP_AUTH_STAFF, HTTP_BODY_JSON, api_clientes_post},
     {"POST", "/api/agenda/citas", false, HTTP_AUTH_STAFF, HTTP_BODY_JSON, api_agenda_citas_post},
     {"GET", "/api/agenda/huecos", false, HTTP_AUTH_STAFF, HTTP_BODY_NONE, api_agenda_huecos_get},
     {"GET", "/api/clientes/", true, HTTP_AUTH_STAFF, HTTP_BODY_NONE, api_cliente_whatsapp_get,

@@ -174,105 +174,152 @@ static void gemela_key(const char *nombre, const char *telefono, char **plegado,
     rule_telefono_digitos(telefono, tn, *digitos);
 }
 
+/* The client the desk typed in, resolved: an account the e-mail names, a
+ * twin (store_cliente_gemela), or a new client to create (quien.nuevo). */
+struct tecleada {
+    br_id id;                  /* hers; a new one's when quien.nuevo */
+    bool por_email;            /* id is the account of the e-mail typed */
+    struct desk_cliente quien; /* what the write settles */
+    struct new_user nu;        /* quien.nuevo's */
+    br_ts now;
+    char *nombre; /* as the desk keeps it: single spaces */
+    char *placeholder, *plegado, *digitos;
+};
+
+static void tecleada_clear(struct tecleada *t)
+{
+    free(t->nombre);
+    free(t->placeholder);
+    free(t->plegado);
+    free(t->digitos);
+    memset(t, 0, sizeof *t);
+}
+
+/* Resolves c (its fields checked; email: its address normalised, or
+ * NULL). OUT: *t (tecleada_clear, also on failure). */
+static br_err tecleada_of(struct app *app, const struct mostrador_cliente *c, const char *email,
+                          struct tecleada *t)
+{
+    memset(t, 0, sizeof *t);
+    iso8601_format(clock_now_ms(), t->now);
+    t->nombre = xmalloc(strlen(c->nombre) + 1);
+    rule_espacios_simples(c->nombre, t->nombre);
+    if (email) {
+        /* an address that has an account already: hers (a staff account's
+         * is not a client's) */
+        struct user u;
+        char *hash = NULL;
+        br_err rc = store_user_by_email(app->store, email, &u, &hash);
+        free(hash);
+        if (rc == BR_OK) {
+            snprintf(t->id, sizeof t->id, "%s", u.id);
+            t->por_email = true;
+            user_clear(&u);
+            return BR_OK;
+        }
+        if (rc != BR_NOTFOUND) return rc;
+    }
+    if (!missing(c->telefono)) {
+        gemela_key(t->nombre, c->telefono, &t->plegado, &t->digitos);
+        /* the same name and number as a client the shop knows: her,
+         * however either was written, not a second person; an e-mail
+         * typed for her, when she has none, becomes hers */
+        br_err rc = store_cliente_gemela(app->store, t->plegado, t->digitos, t->id);
+        if (rc) return rc;
+        if (t->id[0]) {
+            t->quien.email = email;
+            return BR_OK;
+        }
+    }
+    uuid_v4(t->id);
+    if (!email) t->placeholder = xasprintf("%s%s", EMAIL_NINGUNO_PREFIX, t->id);
+    t->nu = (struct new_user){
+        .id = t->id,
+        .email = email ? email : t->placeholder,
+        .password_hash = "", /* none: she cannot sign in until she claims it */
+        .created_at = t->now,
+        .rol = ROL_CLIENTE,
+        .nombre = t->nombre,
+        .telefono = missing(c->telefono) ? NULL : c->telefono,
+    };
+    t->quien.nuevo = &t->nu;
+    t->quien.plegado = t->plegado;
+    t->quien.digitos = t->digitos;
+    return BR_OK;
+}
+
+/* The existing client t names, read: BR_NOTFOUND for no client (a staff
+ * account's e-mail: BR_CONFLICT "El email ya está registrado"). An e-mail
+ * typed stays unused when she has one. OUT: *cv (cliente_view_clear). */
+static br_err tecleada_existente(struct app *app, struct tecleada *t, struct cliente_view *cv)
+{
+    br_err rc = mostrador_solo_cliente(app, t->id, cv);
+    if (rc == BR_NOTFOUND && t->por_email)
+        return err_set(BR_CONFLICT, "El email ya está registrado"); /* a staff account's */
+    if (!rc && cv->email) t->quien.email = NULL;                    /* hers stays */
+    return rc;
+}
+
+/* The fields of a client the desk types in, checked as docs/api.md lists
+ * them (what, the fields' prefix: "cliente." in a booking, "" alone).
+ * OUT: *email, normalised (caller frees; NULL when none). */
+static br_err tecleada_campos(const struct mostrador_cliente *c, const char *what, char **email)
+{
+    *email = NULL;
+    if (!rule_nombre_ok(c->nombre)) return err_set(BR_INVALID, "Campo inválido: %snombre", what);
+    if (!missing(c->telefono) && !rule_telefono_ok(c->telefono))
+        return err_set(BR_INVALID, "Campo inválido: %stelefono", what);
+    if (!missing(c->email) && !ident_normalize_email(c->email, email))
+        return err_set(BR_INVALID, "Email inválido");
+    if (missing(c->telefono) && !*email)
+        return err_set(BR_INVALID, "Indique el teléfono o el email del cliente");
+    return BR_OK;
+}
+
 /* One attempt of mostrador_reservar, the fields checked; *existe is set
  * when the client typed in turned out to exist by the time the booking
  * committed (then nothing is stored, and another attempt finds her). */
 static br_err reservar(struct app *app, const struct mostrador_reserva *in, const char *email,
                        struct cita *out, bool *existe)
 {
-    const struct booking_input *ci = &in->cita;
-    const struct mostrador_cliente *c = in->nuevo;
     struct cliente_view cv;
     memset(&cv, 0, sizeof cv);
-    char *placeholder = NULL, *plegado = NULL, *digitos = NULL, *nombre = NULL;
-    struct new_user nu;
-    memset(&nu, 0, sizeof nu);
-    struct desk_cliente quien = {0};
-    br_id id = "";
-    br_ts now;
-    iso8601_format(clock_now_ms(), now);
+    struct tecleada t;
+    memset(&t, 0, sizeof t);
     struct booking_para para = {.staff = true, .has_perfil = true, .existe = existe};
     br_err rc = BR_OK;
-    bool por_email = false; /* id is the account of the e-mail typed */
 
-    if (!c) {
-        snprintf(id, sizeof id, "%s", in->cliente_id);
+    if (!in->nuevo) {
+        snprintf(t.id, sizeof t.id, "%s", in->cliente_id);
     } else {
-        nombre = xmalloc(strlen(c->nombre) + 1);
-        rule_espacios_simples(c->nombre, nombre);
-        if (email) {
-            /* an address that has an account already: her booking (a
-             * staff account's is not a client's) */
-            struct user u;
-            char *hash = NULL;
-            rc = store_user_by_email(app->store, email, &u, &hash);
-            free(hash);
-            if (rc == BR_OK) {
-                snprintf(id, sizeof id, "%s", u.id);
-                por_email = true;
-                user_clear(&u);
-            } else if (rc != BR_NOTFOUND) {
-                goto fail;
-            }
-            rc = BR_OK;
-        }
-        if (!missing(c->telefono)) gemela_key(nombre, c->telefono, &plegado, &digitos);
-        if (!id[0] && digitos) {
-            /* the same name and number as a client the shop knows: her,
-             * however either was written, not a second person; an e-mail
-             * typed for her, when she has none, becomes hers */
-            rc = store_cliente_gemela(app->store, plegado, digitos, id);
-            if (rc) goto fail;
-            if (id[0] && email) quien.email = email;
-        }
-        if (!id[0]) {
-            uuid_v4(id);
-            if (!email) placeholder = xasprintf("%s%s", EMAIL_NINGUNO_PREFIX, id);
-            nu = (struct new_user){
-                .id = id,
-                .email = email ? email : placeholder,
-                .password_hash = "", /* none: she cannot sign in until she claims it */
-                .created_at = now,
-                .rol = ROL_CLIENTE,
-                .nombre = nombre,
-                .telefono = missing(c->telefono) ? NULL : c->telefono,
-            };
-            quien.nuevo = &nu;
-            quien.plegado = plegado;
-            quien.digitos = digitos;
-            para.cliente_id = id;
+        rc = tecleada_of(app, in->nuevo, email, &t);
+        if (rc) goto fail;
+        para.quien = &t.quien;
+        if (t.quien.nuevo) {
+            para.cliente_id = t.id;
             para.email = email;
-            para.nombre = nombre;
+            para.nombre = t.nombre;
         }
-        para.quien = &quien;
     }
-    if (!quien.nuevo) {
-        rc = mostrador_solo_cliente(app, id, &cv);
-        if (rc == BR_NOTFOUND && por_email) {
-            rc = err_set(BR_CONFLICT, "El email ya está registrado"); /* a staff account's */
-            goto out;
-        }
-        if (rc == BR_NOTFOUND) goto out;
+    if (!t.quien.nuevo) {
+        rc = tecleada_existente(app, &t, &cv);
+        if (rc == BR_NOTFOUND || rc == BR_CONFLICT) goto out;
         if (rc) goto fail;
         para.cliente_id = cv.perfil.id;
-        if (cv.email) quien.email = NULL; /* hers stays */
-        para.email = cv.email ? cv.email : quien.email;
+        para.email = cv.email ? cv.email : t.quien.email;
         para.nombre = cv.perfil.nombre && *cv.perfil.nombre ? cv.perfil.nombre : cv.email;
     }
     struct desk_check dc = {in->fuera_de_horario};
     para.check = desk_check;
     para.check_ud = &dc;
-    rc = booking_create_para(app, &para, ci, out);
+    rc = booking_create_para(app, &para, &in->cita, out);
     goto out;
 fail:
     log_error("mostrador: client lookup: %s", err_msg());
     if (rc != BR_BUSY) rc = err_set(BR_INTERNAL, "Error interno del servidor");
 out:
     cliente_view_clear(&cv);
-    free(placeholder);
-    free(plegado);
-    free(digitos);
-    free(nombre);
+    tecleada_clear(&t);
     return rc;
 }
 
@@ -291,15 +338,8 @@ br_err mostrador_reservar(struct app *app, const struct principal *caller,
 
     char *email = NULL;
     if (in->nuevo) {
-        const struct mostrador_cliente *c = in->nuevo;
-        if (!rule_nombre_ok(c->nombre))
-            return err_set(BR_INVALID, "Campo inválido: cliente.nombre");
-        if (!missing(c->telefono) && !rule_telefono_ok(c->telefono))
-            return err_set(BR_INVALID, "Campo inválido: cliente.telefono");
-        if (!missing(c->email) && !ident_normalize_email(c->email, &email))
-            return err_set(BR_INVALID, "Email inválido");
-        if (missing(c->telefono) && !email)
-            return err_set(BR_INVALID, "Indique el teléfono o el email del cliente");
+        rc = tecleada_campos(in->nuevo, "cliente.", &email);
+        if (rc) return rc;
     }
     /* a client typed in who came into being meanwhile (another desk typed
      * her at the same moment): asked once more, she is found */
@@ -310,6 +350,61 @@ br_err mostrador_reservar(struct app *app, const struct principal *caller,
         rc = reservar(app, in, email, out, &existe);
     }
     free(email);
+    return rc;
+}
+
+/* --- registering a client ------------------------------------------------------------- */
+
+/* One attempt of mostrador_alta, as reservar's. */
+static br_err alta(struct app *app, const struct mostrador_cliente *c, const char *email,
+                   struct cliente_view *out, bool *creada, bool *existe)
+{
+    struct tecleada t;
+    br_err rc = tecleada_of(app, c, email, &t);
+    if (!rc && !t.quien.nuevo) {
+        rc = tecleada_existente(app, &t, out);
+        cliente_view_clear(out);
+    }
+    if (!rc && (t.quien.nuevo || t.quien.email)) {
+        rc = store_cliente_alta(app->store, &t.quien, t.id);
+        if (rc == BR_CONFLICT && !strcmp(err_msg(), "client exists")) {
+            *existe = true;
+        } else if (rc == BR_CONFLICT) {
+            rc = err_set(BR_CONFLICT, "El email ya está registrado");
+        } else if (!rc && t.quien.nuevo) {
+            *creada = true;
+        }
+    }
+    if (!rc) rc = mostrador_solo_cliente(app, t.id, out);
+    if (rc && rc != BR_NOTFOUND && rc != BR_CONFLICT && rc != BR_BUSY) {
+        log_error("mostrador: registering a client: %s", err_msg());
+        rc = err_set(BR_INTERNAL, "Error interno del servidor");
+    }
+    tecleada_clear(&t);
+    return rc;
+}
+
+br_err mostrador_alta(struct app *app, const struct principal *caller,
+                      const struct mostrador_cliente *in, struct cliente_view *out, bool *creada)
+{
+    memset(out, 0, sizeof *out);
+    *creada = false;
+    br_err rc = staff_only(caller);
+    if (rc) return rc;
+    if (missing(in->nombre)) return err_set(BR_INVALID, "Faltan campos requeridos");
+    char *email = NULL;
+    rc = tecleada_campos(in, "", &email);
+    if (rc) return rc;
+    bool existe = false;
+    rc = alta(app, in, email, out, creada, &existe);
+    if (existe) { /* another desk typed her at the same moment: she is found */
+        existe = false;
+        rc = alta(app, in, email, out, creada, &existe);
+    }
+    free(email);
+    if (!rc && *creada)
+        log_info("mostrador: client %s registered at the front desk by %s", out->perfil.id,
+                 caller->user_id);
     return rc;
 }
 

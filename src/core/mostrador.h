@@ -77,6 +77,21 @@ struct mostrador_reserva {
 br_err mostrador_reservar(struct app *app, const struct principal *caller,
                           const struct mostrador_reserva *in, struct cita *out) WARN_UNUSED;
 
+/* Registers a client the desk types in without booking for her (a caller
+ * to put on the waiting list, a card for later): in's fields checked as a
+ * new client's at mostrador_reservar (400 "Faltan campos requeridos"
+ * without nombre; "Campo inválido: nombre", "Campo inválido: telefono",
+ * "Email inválido", "Indique el teléfono o el email del cliente"), after
+ * staff (403). The client the shop knows by that e-mail, or by the same
+ * name and number (an unclaimed desk client), is her, not a second person:
+ * *creada false, and an e-mail typed for her when she has none becomes
+ * hers; a staff account's e-mail, or one taken meanwhile, is 409 "El email
+ * ya está registrado". OUT: *out as GET /api/clientes lists her
+ * (cliente_view_clear), *creada. */
+br_err mostrador_alta(struct app *app, const struct principal *caller,
+                      const struct mostrador_cliente *in, struct cliente_view *out,
+                      bool *creada) WARN_UNUSED;
+
 /* A correction of a client's details, as the desk types it. */
 struct mostrador_correccion {
     const char *nombre; /* NULL: unchanged */

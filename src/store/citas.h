@@ -41,20 +41,7 @@ br_err store_cita_book_capped(struct store *st, const struct cita *c, const stru
                               const char *now, int64_t cap,
                               const char *dia) STORE_WRITE WARN_UNUSED;
 
-/* Who a desk booking is for when the desk typed her in, settled in the
- * booking's own transaction (so that two desks typing the same person at
- * once make one person):
- * - nuevo (nullable): created first, unless by then a client with the
- *   same folded name (plegado) and number (digitos, store_cliente_gemela's
- *   rule) exists: BR_CONFLICT "client exists", nothing written;
- * - email (nullable): given to the existing client c->cliente_id when she
- *   has none (a client the desk made without one).
- * Either way an e-mail taken meanwhile is BR_CONFLICT "email taken". */
-struct desk_cliente {
-    const struct new_user *nuevo;
-    const char *plegado, *digitos;
-    const char *email;
-};
+struct desk_cliente; /* clientes.h */
 
 /* store_cita_book for a booking the staff make (the front desk): no cap
  * (dia as store_cita_book_capped's); quien (nullable) as above. */

@@ -183,6 +183,23 @@ br_err desk_cliente_settle(struct db *db, struct db_conn *c, const struct desk_c
     return rc == BR_CONFLICT ? err_set(BR_CONFLICT, "email taken") : rc;
 }
 
+struct alta {
+    const struct desk_cliente *q;
+    const char *cliente_id;
+};
+
+static br_err alta_tx(struct db *db, struct db_conn *c, void *ud)
+{
+    const struct alta *a = ud;
+    return desk_cliente_settle(db, c, a->q, a->cliente_id);
+}
+
+br_err store_cliente_alta(struct store *st, const struct desk_cliente *q, const char *cliente_id)
+{
+    struct alta a = {q, cliente_id};
+    return in_tx(st, alta_tx, &a);
+}
+
 static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct claim *a = ud;

@@ -1,7 +1,8 @@
 /*
  * store/clientes.h - part of the store (include store.h): the front desk's
- * clients - finding them, creating one with a booking, her account claimed
- * at sign-up - and the attendance of appointments (src/store/clientes.c).
+ * clients - finding them, registering one (alone or with a booking), her
+ * account claimed at sign-up - and the attendance of appointments
+ * (src/store/clientes.c).
  */
 #ifndef BR_STORE_CLIENTES_H
 #define BR_STORE_CLIENTES_H
@@ -34,6 +35,27 @@ void cliente_view_clear(struct cliente_view *c);
  * desk's "new client" who is in fact known. OUT: her id, "" when none. */
 br_err store_cliente_gemela(struct store *st, const char *nombre_plegado, const char *digitos,
                             br_id id) WARN_UNUSED;
+
+/* Who the desk typed in, settled in the transaction of what it does for
+ * her (a booking: store_cita_book_desk; her registration alone:
+ * store_cliente_alta), so that two desks typing the same person at once
+ * make one person:
+ * - nuevo (nullable): created first, unless by then a client with the
+ *   same folded name (plegado) and number (digitos, store_cliente_gemela's
+ *   rule) exists: BR_CONFLICT "client exists", nothing written;
+ * - email (nullable): given to the existing client when she has none (a
+ *   client the desk made without one).
+ * Either way an e-mail taken meanwhile is BR_CONFLICT "email taken". */
+struct desk_cliente {
+    const struct new_user *nuevo;
+    const char *plegado, *digitos;
+    const char *email;
+};
+
+/* Settles q alone, in a transaction of its own: the client cliente_id
+ * (q->nuevo's id, or an existing client's). */
+br_err store_cliente_alta(struct store *st, const struct desk_cliente *q,
+                          const char *cliente_id) STORE_WRITE WARN_UNUSED;
 
 /* Sign-up over a client the desk created: when the user with u->email has
  * no password and a client's rol and was not deleted, sets u->password_hash, opens the

@@ -261,6 +261,36 @@ static void the_desk_records_her_consent_and_she_is_told_by_whatsapp(void **stat
     free(luz);
 }
 
+/* A caller on the phone the shop does not know, on a full day: the desk
+ * registers her (POST /api/clientes), records her consent and puts her on
+ * the waiting list, without booking anything. */
+static void a_new_caller_goes_on_the_waiting_list(void **state)
+{
+    (void)state;
+    char e[11], body[400];
+    weekday_utc(2, e);
+    struct resp r;
+    http_json(&S, "POST", "/api/clientes", BARB.token,
+              "{\"nombre\":\"Sol Ramos\",\"telefono\":\"600 111 209\"}", &r);
+    if (r.status != 201) fail_msg("alta: %ld %s", r.status, r.body);
+    char *sol = strdup(jstr(json_object_get(r.json, "cliente"), "id"));
+    resp_free(&r);
+    entry_body(body, sizeof body, e, NULL, sol);
+    http_json(&S, "POST", "/api/lista-espera", BARB.token, body, &r);
+    expect_error(&r, 400, SIN_CANAL);
+    resp_free(&r);
+    desk_put(&BARB, sol, "{\"acepta\": true}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    http_json(&S, "POST", "/api/lista-espera", BARB.token, body, &r);
+    if (r.status != 201) fail_msg("lista-espera: %ld %s", r.status, r.body);
+    resp_free(&r);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM lista_espera WHERE cliente_id = '%s'", sol),
+                     1);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM citas WHERE cliente_id = '%s'", sol), 0);
+    free(sol);
+}
+
 static void the_desk_or_she_withdraws_it(void **state)
 {
     (void)state;
@@ -504,6 +534,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_desk_records_her_consent_and_she_is_told_by_whatsapp),
+        cmocka_unit_test(a_new_caller_goes_on_the_waiting_list),
         cmocka_unit_test(the_desk_or_she_withdraws_it),
         cmocka_unit_test(a_client_gets_403),
         cmocka_unit_test(an_unknown_client_is_not_found),
