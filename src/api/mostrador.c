@@ -131,31 +131,49 @@ void api_clientes_get(struct http_req *r)
     api_list_pages(r, "clientes", &p->base);
 }
 
-/* --- POST /api/clientes --------------------------------------------------------------- */
+/* --- POST /api/clientes, PATCH /api/clientes/{id} ------------------------------------ */
 
-void api_clientes_post(struct http_req *r)
+/* A client's nombre, telefono and email members of o, as api_opt_member
+ * reads them; a message names the member with prefix before it
+ * ("cliente." in a booking's body). False after replying 400. */
+static bool cliente_members(struct http_req *r, json_t *o, const char *prefix,
+                            struct mostrador_cliente *c)
 {
-    json_t *body = http_req_json(r);
-    struct mostrador_cliente in = {0};
-    if (!api_opt_string(r, body, "nombre", &in.nombre) ||
-        !api_opt_string(r, body, "telefono", &in.telefono) ||
-        !api_opt_string(r, body, "email", &in.email))
-        return;
-    struct cliente_view c;
-    bool creada = false;
-    br_err rc = mostrador_alta(api_app(r), api_caller(r), &in, &c, &creada);
+    static const char *const keys[] = {"nombre", "telefono", "email"};
+    const char **out[] = {&c->nombre, &c->telefono, &c->email};
+    for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", prefix, keys[i]);
+        if (!api_opt_member(r, o, keys[i], name, out[i])) return false;
+    }
+    return true;
+}
+
+/* Replies status {"cliente": *c} after rc's BR_OK, else rc's error; clears *c. */
+static void reply_cliente(struct http_req *r, br_err rc, int status, struct cliente_view *c)
+{
     if (rc) {
         api_reply_err(r, rc);
         return;
     }
     struct jw w;
     api_begin_member(&w, "cliente");
-    rc = w_cliente(&w, &c);
-    cliente_view_clear(&c);
+    rc = w_cliente(&w, c);
+    cliente_view_clear(c);
     if (rc)
         api_reply_err(r, rc);
     else
-        api_reply(r, creada ? 201 : 200, &w);
+        api_reply(r, status, &w);
+}
+
+void api_clientes_post(struct http_req *r)
+{
+    struct mostrador_cliente in = {0};
+    if (!cliente_members(r, http_req_json(r), "", &in)) return;
+    struct cliente_view c;
+    bool creada = false;
+    br_err rc = mostrador_alta(api_app(r), api_caller(r), &in, &c, &creada);
+    reply_cliente(r, rc, creada ? 201 : 200, &c);
 }
 
 /* --- PATCH /api/clientes/{id} ---------------------------------------------------------- */
@@ -167,29 +185,20 @@ void api_cliente_patch(struct http_req *r)
     br_id id;
     enum api_path k = api_path_id(http_req_path(r), "/api/clientes/", "", id);
     json_t *body = http_req_json(r);
-    struct mostrador_correccion in = {0};
-    if (!api_opt_string(r, body, "nombre", &in.nombre) ||
-        !api_opt_string(r, body, "telefono", &in.telefono) ||
-        !api_opt_string(r, body, "email", &in.email))
-        return;
-    in.has_telefono = json_object_get(body, "telefono") != NULL;
-    in.has_email = json_object_get(body, "email") != NULL;
+    struct mostrador_cliente f = {0};
+    if (!cliente_members(r, body, "", &f)) return;
+    struct mostrador_correccion in = {
+        .nombre = f.nombre,
+        .has_telefono = json_object_get(body, "telefono") != NULL,
+        .telefono = f.telefono,
+        .has_email = json_object_get(body, "email") != NULL,
+        .email = f.email,
+    };
     /* an id that is not a UUID is not found, once the body is judged */
     struct cliente_view c;
     br_err rc =
         mostrador_corregir(api_app(r), api_caller(r), k == API_PATH_ID ? id : NULL, &in, &c);
-    if (rc) {
-        api_reply_err(r, rc);
-        return;
-    }
-    struct jw w;
-    api_begin_member(&w, "cliente");
-    rc = w_cliente(&w, &c);
-    cliente_view_clear(&c);
-    if (rc)
-        api_reply_err(r, rc);
-    else
-        api_reply(r, 200, &w);
+    reply_cliente(r, rc, 200, &c);
 }
 
 /* --- POST /api/agenda/citas ----------------------------------------------------------- */
@@ -209,15 +218,6 @@ static bool opt_bool(struct http_req *r, json_t *body, const char *key, bool *ou
     return true;
 }
 
-/* A string member of the object o, as api_opt_string; the message names
- * it as "cliente.<key>". */
-static bool opt_sub_string(struct http_req *r, json_t *o, const char *key, const char **out)
-{
-    char name[64];
-    snprintf(name, sizeof name, "cliente.%s", key);
-    return api_opt_member(r, o, key, name, out);
-}
-
 void api_agenda_citas_post(struct http_req *r)
 {
     json_t *body = http_req_json(r);
@@ -234,9 +234,7 @@ void api_agenda_citas_post(struct http_req *r)
             http_reply_error(r, 400, "Campo inválido: cliente");
             ok = false;
         } else {
-            ok = opt_sub_string(r, cliente, "nombre", &nuevo.nombre) &&
-                 opt_sub_string(r, cliente, "telefono", &nuevo.telefono) &&
-                 opt_sub_string(r, cliente, "email", &nuevo.email);
+            ok = cliente_members(r, cliente, "cliente.", &nuevo);
             in.nuevo = &nuevo;
         }
     }
