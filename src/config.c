@@ -191,8 +191,8 @@ static const struct setting settings[] = {
     I("WHATSAPP_TIMEOUT_MS", CONFIG_SERVE, whatsapp_timeout_ms, "15000", 100, 600000,
       "bound on one call to the Graph API"),
     I("WHATSAPP_MAX_PER_DAY", CONFIG_SERVE, whatsapp_max_per_day, "20", 0, 100000,
-      "WhatsApp messages one number gets in 24 hours at most; past it they are skipped (the "
-      "e-mail still goes; 0: no cap)"),
+      "WhatsApp messages about one client in 24 hours at most, to any number; past it they are "
+      "skipped (the e-mail still goes; 0: no cap)"),
 };
 
 static char **str_field(struct config *cfg, const struct setting *s)

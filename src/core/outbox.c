@@ -31,7 +31,7 @@ struct outbox {
     struct whatsapp *wa;      /* NULL: no WhatsApp */
     char *link;               /* parameter {{6}} of the WhatsApp templates */
     int quiet_from, quiet_to; /* WhatsApp's quiet hours, minutes of the shop's day */
-    int wa_max_per_day;       /* messages one number gets in 24 hours (0: no cap) */
+    int wa_max_per_day;       /* messages one client gets in 24 hours (0: no cap) */
     int64_t retry_for_ms;
     int64_t lease_ms;
     struct worker *wk;
@@ -138,12 +138,14 @@ static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char 
     }
     if (o->wa_max_per_day > 0) {
         /* a client books and cancels in a loop, or gives a stranger's
-         * number: the paid channel is bounded per number, the e-mail not */
+         * number: the paid channel is bounded per client (hers alone
+         * count: another's messages to the same number never use up her
+         * allowance), the e-mail not */
         br_ts since;
         iso8601_format(clock_now_ms() - DAY_MS, since);
         int64_t sent = 0;
-        rc = store_whatsapp_sent_since(o->st, msg->recipient, since, &sent);
-        why = !rc && sent >= o->wa_max_per_day ? "demasiados mensajes a este número en 24 horas"
+        rc = store_whatsapp_sent_since(o->st, msg->cita_id, since, &sent);
+        why = !rc && sent >= o->wa_max_per_day ? "demasiados mensajes a este cliente en 24 horas"
                                                : NULL;
         return check_passed(o, msg, what, "whatsapp", rc, why);
     }

@@ -187,14 +187,18 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
     return BR_OK;
 }
 
-br_err store_whatsapp_sent_since(struct store *st, const char *telefono, const char *since,
+br_err store_whatsapp_sent_since(struct store *st, const char *cita_id, const char *since,
                                  int64_t *n)
 {
     *n = 0;
     return run(st,
-               "SELECT count(*) FROM mail_outbox WHERE recipient = ? AND canal = 'whatsapp' AND "
-               "status = 'sent' AND done_at >= ?",
-               DB_ARGS(db_text(telefono), db_text(since)), one_int, n, NULL);
+               "WITH quien AS (SELECT cliente_id FROM citas WHERE id = ? UNION ALL "
+               "SELECT cliente_id FROM lista_espera WHERE id = ?) "
+               "SELECT count(*) FROM mail_outbox m WHERE m.canal = 'whatsapp' AND "
+               "m.status = 'sent' AND m.done_at >= ? AND m.cita_id IN ("
+               "SELECT c.id FROM citas c JOIN quien q ON c.cliente_id = q.cliente_id UNION ALL "
+               "SELECT e.id FROM lista_espera e JOIN quien q ON e.cliente_id = q.cliente_id)",
+               DB_ARGS(db_text(cita_id), db_text(cita_id), db_text(since)), one_int, n, NULL);
 }
 
 br_err store_outbox_skip(struct store *st, const char *id, const char *why, const char *now)

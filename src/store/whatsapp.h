@@ -45,9 +45,11 @@ br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id,
 br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char *kind,
                                const char **why) WARN_UNUSED;
 
-/* How many WhatsApp messages went to the number telefono (E.164 digits)
- * since `since`. OUT: *n. */
-br_err store_whatsapp_sent_since(struct store *st, const char *telefono, const char *since,
+/* How many WhatsApp messages about the client of cita_id (an
+ * appointment's, or a waiting-list entry's: whatever a message's cita_id
+ * names) went since `since`, to any number: about her appointments and
+ * her waiting-list entries still stored. OUT: *n. */
+br_err store_whatsapp_sent_since(struct store *st, const char *cita_id, const char *since,
                                  int64_t *n) WARN_UNUSED;
 
 /* A claimed message that must not leave any more (why): status 'skipped'. */
