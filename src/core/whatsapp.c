@@ -35,19 +35,20 @@ static br_err consent_set(struct app *app, const char *cliente_id, bool acepta,
         if (!rule_telefono_e164(given, app->cfg->whatsapp_country, e164))
             return err_set(BR_INVALID, "Teléfono inválido");
     }
-    /* given by her own session for another number than the one she is
-     * known by: her address is told, so that a session someone else holds
-     * cannot send her messages (and their links) to his phone unnoticed */
-    struct cuenta_mail aviso = {.kind = "whatsapp_aviso"};
-    uuid_v4(aviso.id);
-    memcpy(aviso.created_at, now, sizeof now);
-    char perfil[RULE_E164_MAX] = "";
+    /* given by her own session, and not the consent in force already: her
+     * address is told, so that a session someone else holds cannot send
+     * her messages (and their links) to his phone unnoticed (a few a day:
+     * no flood of her inbox either) */
+    struct cuenta_mail mail = {.kind = "whatsapp_aviso"};
+    uuid_v4(mail.id);
+    memcpy(mail.created_at, now, sizeof now);
+    br_ts desde;
+    iso8601_format(clock_now_ms() - 86400000LL, desde);
+    struct wa_aviso aviso = {&mail, desde, WHATSAPP_AVISOS_DIA};
     bool tell = acepta && !por && mailer_enabled(app->mailer), queued = false;
-    bool conocido =
-        perfil_tel && rule_telefono_e164(perfil_tel, app->cfg->whatsapp_country, perfil);
     br_err rc = mostrador_cliente_cerrado(
         store_whatsapp_consent_set(app->store, cliente_id, acepta ? e164 : NULL, now, por,
-                                   tell ? &aviso : NULL, conocido ? perfil : NULL, &queued, c),
+                                   tell ? &aviso : NULL, &queued, c),
         por != NULL);
     if (queued) cuenta_correo_wake(app->correo);
     if (!rc && por)

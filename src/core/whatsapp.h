@@ -16,12 +16,17 @@
  * be NULL), normalised to E.164 with the default country; BR_INVALID
  * "Teléfono inválido" when neither is a number, or when telefono is over
  * WHATSAPP_TELEFONO_MAX bytes (given or withdrawn). Recorded as by her
- * herself (no registrado_por). OUT: *c as stored. */
+ * herself (no registrado_por). Given, and not the consent in force already
+ * (none was, or for another number), her address gets the account e-mail
+ * "whatsapp_aviso" (at most WHATSAPP_AVISOS_DIA in 24 hours). OUT: *c as
+ * stored. */
 br_err whatsapp_consent(struct app *app, const char *cliente_id, bool acepta, const char *telefono,
                         const char *perfil_tel, struct wa_consent *c) WARN_UNUSED;
 
 /* At most this many bytes of a given number. */
 #define WHATSAPP_TELEFONO_MAX 64
+/* At most this many notices of a consent given a client gets in 24 hours. */
+#define WHATSAPP_AVISOS_DIA 3
 
 /* The same, recorded by staff (caller: admin or barbero, else BR_FORBIDDEN
  * "Sin permisos") at the front desk for the client cliente_id, who gave or

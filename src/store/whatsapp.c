@@ -29,26 +29,27 @@ br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id, stru
 
 struct consent_set {
     const char *cliente_id, *telefono, *now, *por;
-    const struct cuenta_mail *aviso;
-    const char *conocido;
+    const struct wa_aviso *aviso;
     int64_t queued;
     struct wa_consent *c;
 };
 
 /* The account e-mail a->aviso to the client's own address (none for a
- * client without one, or a deleted account) when the number is another
- * than the one she is known by: her last consent's, else her profile's. */
+ * client without one, or a deleted account) when the consent given is not
+ * the one in force already, within the notices' cap. */
 static br_err consent_aviso(struct db *db, struct db_conn *conn, struct consent_set *a)
 {
     char antes[64] = "";
     struct db_val ps[] = {db_text(a->cliente_id)};
-    br_err rc = EXEC(db, conn, "SELECT telefono FROM whatsapp_consentimientos WHERE cliente_id = ?",
+    br_err rc = EXEC(db, conn,
+                     "SELECT telefono FROM whatsapp_consentimientos WHERE cliente_id = ? AND "
+                     "retirado_en IS NULL",
                      ps, one_text, antes, NULL);
-    const char *known = antes[0] ? antes : a->conocido;
-    if (rc || !known || !strcmp(known, a->telefono)) return rc;
-    const struct cuenta_mail *m = a->aviso;
-    struct db_val pm[] = {db_text(m->id), db_text(m->kind), db_text(m->created_at),
-                          db_text(m->created_at), db_text(a->cliente_id)};
+    if (rc || !strcmp(antes, a->telefono)) return rc;
+    const struct cuenta_mail *m = a->aviso->mail;
+    struct db_val pm[] = {db_text(m->id),         db_text(m->kind),         db_text(m->created_at),
+                          db_text(m->created_at), db_text(a->cliente_id),   db_text(a->cliente_id),
+                          db_text(m->kind),       db_text(a->aviso->desde), db_int(a->aviso->max)};
     return EXEC(
         db, conn,
         "INSERT INTO cuenta_correo (id, user_id, kind, recipient, nombre, enlace, "
@@ -56,7 +57,8 @@ static br_err consent_aviso(struct db *db, struct db_conn *conn, struct consent_
         "SELECT ?, u.id, ?, u.email, p.nombre, NULL, ?, 'pending', 0, ? "
         "FROM auth_users u LEFT JOIN perfiles p ON p.id = u.id "
         "WHERE u.id = ? AND u.eliminado_en IS NULL AND u.email NOT LIKE '" EMAIL_NINGUNO_PREFIX
-        "%'",
+        "%' AND (SELECT count(*) FROM cuenta_correo k WHERE k.user_id = ? AND k.kind = ? AND "
+        "k.created_at >= ?) < ?",
         pm, NULL, NULL, &a->queued);
 }
 
@@ -127,10 +129,10 @@ br_err whatsapp_consent_follow(struct db *db, struct db_conn *c, const char *cli
 }
 
 br_err store_whatsapp_consent_set(struct store *st, const char *cliente_id, const char *telefono,
-                                  const char *now, const char *por, const struct cuenta_mail *aviso,
-                                  const char *conocido, bool *queued, struct wa_consent *c)
+                                  const char *now, const char *por, const struct wa_aviso *aviso,
+                                  bool *queued, struct wa_consent *c)
 {
-    struct consent_set a = {cliente_id, telefono, now, por, aviso, conocido, 0, c};
+    struct consent_set a = {cliente_id, telefono, now, por, aviso, 0, c};
     br_err rc = in_tx_as(st, DB_TOUCH_NONE, consent_set_tx, &a);
     *queued = !rc && a.queued > 0;
     return rc;

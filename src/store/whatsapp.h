@@ -19,21 +19,27 @@ struct wa_consent {
     br_id registrado_por; /* the staff user who recorded it; "": she herself */
 };
 
+/* The account e-mail that tells a client her WhatsApp consent was given
+ * from her session: mail (its id, kind and created_at), queued unless
+ * max of them were queued for her since desde. */
+struct cuenta_mail;
+struct wa_aviso {
+    const struct cuenta_mail *mail;
+    const char *desde;
+    int64_t max;
+};
+
 /* Gives (telefono: E.164 digits) or withdraws (telefono NULL) the consent
  * of cliente_id at now, recorded by the staff user por (NULL: by her
  * herself), who replaces whoever recorded the change before; giving it
  * again replaces the number and the time. Withdrawing what was never given
  * or is already withdrawn records nothing. When aviso is not NULL and the
- * consent is given for another number than the one it was last given for
- * (or, when it never was, than conocido, her profile's: NULL, none), the
- * account e-mail aviso (its id, kind and created_at) is queued to her
- * address, if she has one, in the same transaction (*queued). OUT: *c as
- * stored. */
-struct cuenta_mail;
+ * consent given is not the one in force already (none was, or for another
+ * number), aviso's e-mail is queued to her address, if she has one, in the
+ * same transaction (*queued). OUT: *c as stored. */
 br_err store_whatsapp_consent_set(struct store *st, const char *cliente_id, const char *telefono,
-                                  const char *now, const char *por, const struct cuenta_mail *aviso,
-                                  const char *conocido, bool *queued,
-                                  struct wa_consent *c) STORE_WRITE WARN_UNUSED;
+                                  const char *now, const char *por, const struct wa_aviso *aviso,
+                                  bool *queued, struct wa_consent *c) STORE_WRITE WARN_UNUSED;
 br_err store_whatsapp_consent_get(struct store *st, const char *cliente_id,
                                   struct wa_consent *c) WARN_UNUSED;
 

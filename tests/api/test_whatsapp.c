@@ -801,7 +801,8 @@ static void reminders_go_at_each_offset_by_both_channels_once(void **state)
     at(HOUR_MS + 6000, f);
     char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
     wait_requests("barberia_recordatorio", 200, 1);
-    assert_true(smtp_sink_wait(&K, 2, WAIT_MS)); /* confirmation and reminder */
+    /* the notice of her consent, the confirmation and the reminder */
+    assert_true(smtp_sink_wait(&K, 3, WAIT_MS));
     json_t *all = dbl_requests();
     json_t *m = req_message(json_array_get(all, json_array_size(all) - 1));
     assert_string_equal(msg_template(m), "barberia_recordatorio");
@@ -810,7 +811,7 @@ static void reminders_go_at_each_offset_by_both_channels_once(void **state)
     json_decref(all);
     sleep_ms(3000);
     assert_int_equal(count_requests("barberia_recordatorio", 0), 1);
-    assert_int_equal(smtp_sink_count(&K), 2);
+    assert_int_equal(smtp_sink_count(&K), 3);
     json_t *list = mensajes(id);
     json_t *w = mensaje(list, "whatsapp", "recordatorio");
     json_t *e = mensaje(list, "email", "recordatorio");
@@ -1014,34 +1015,22 @@ static bool avisos_sent(void *ud)
     return avisos_to(q->u, "sent") == q->want;
 }
 
-/* Her consent given from her session for another number than the one she
- * is known by (her last consent's, else her profile's) tells her address:
- * a session someone else holds cannot send her messages, and their links,
- * to his phone unnoticed. Her own number again, a withdrawal, a first
- * consent without a number known, or the desk's record tell nothing. */
-static void a_new_number_for_her_whatsapp_is_told_to_her_address(void **state)
+/* Her consent given from her session, when it is not the one in force
+ * already (none was, or for another number), tells her address: a session
+ * someone else holds cannot send her messages, and their links, to his
+ * phone unnoticed, not even by first putting his number in her profile.
+ * The same consent again, a withdrawal, or the desk's record tell nothing;
+ * and she gets at most three such notices in 24 hours. */
+static void a_consent_given_from_her_session_is_told_to_her_address(void **state)
 {
     (void)state;
     start_shop(NULL);
     struct resp r;
-    static const char *const quiet[] = {
-        "{\"acepta\": true}", /* her profile's number */
-        "{\"acepta\": true, \"telefono\": \"+34 612-34-56-78\"}",
-        "{\"acepta\": false}",
-        "{\"acepta\": true, \"telefono\": \"0034 612 34 56 78\"}",
-    };
-    for (size_t i = 0; i < ARRAY_LEN(quiet); i++) {
-        consent(&ANA, quiet[i], 200, &r);
-        resp_free(&r);
-    }
-    /* Bea has no number in her profile: her first one is nothing new */
-    consent(&BEA, "{\"acepta\": true, \"telefono\": \"611 000 222\"}", 200, &r);
-    resp_free(&r);
-    /* another number for Ana: told */
-    consent(&ANA, "{\"acepta\": true, \"telefono\": \"699 000 111\"}", 200, &r);
+    /* her first consent, for her profile's number: told */
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
     resp_free(&r);
     struct aviso_q q = {&ANA, 1};
-    if (!wait_until(avisos_sent, &q, WAIT_MS)) fail_msg("no notice of her new WhatsApp number");
+    if (!wait_until(avisos_sent, &q, WAIT_MS)) fail_msg("no notice of her WhatsApp consent");
     /* the message itself: to her, in Spanish, with no link */
     char **paths;
     size_t n = smtp_sink_files(&K, &paths);
@@ -1059,11 +1048,36 @@ static void a_new_number_for_her_whatsapp_is_told_to_her_address(void **state)
     }
     smtp_sink_free_paths(paths, n);
     assert_int_equal(found, 1);
-    /* Bea's number changed: told */
-    consent(&BEA, "{\"acepta\": true, \"telefono\": \"611 000 333\"}", 200, &r);
+    /* the same number again, however written, and a withdrawal: nothing */
+    static const char *const quiet[] = {
+        "{\"acepta\": true, \"telefono\": \"+34 612-34-56-78\"}",
+        "{\"acepta\": false}",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(quiet); i++) {
+        consent(&ANA, quiet[i], 200, &r);
+        resp_free(&r);
+    }
+    /* given again after the withdrawal: told */
+    consent(&ANA, "{\"acepta\": true, \"telefono\": \"0034 612 34 56 78\"}", 200, &r);
+    resp_free(&r);
+    q.want = 2;
+    if (!wait_until(avisos_sent, &q, WAIT_MS)) fail_msg("no notice of her consent given again");
+    /* a session that first puts another number in her profile: told */
+    http_json(&S, "PATCH", "/api/auth/me", ANA.token, "{\"telefono\": \"+44 7700 900123\"}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    q.want = 3;
+    if (!wait_until(avisos_sent, &q, WAIT_MS)) fail_msg("no notice of her profile's new number");
+    /* a fourth within the day: recorded, not told (her inbox is not flooded) */
+    consent(&ANA, "{\"acepta\": true, \"telefono\": \"699 000 111\"}", 200, &r);
+    resp_free(&r);
+    /* Bea, who has no number in her profile, gives one: told */
+    consent(&BEA, "{\"acepta\": true, \"telefono\": \"611 000 222\"}", 200, &r);
     resp_free(&r);
     q = (struct aviso_q){&BEA, 1};
-    if (!wait_until(avisos_sent, &q, WAIT_MS)) fail_msg("no notice of Bea's other number");
+    if (!wait_until(avisos_sent, &q, WAIT_MS)) fail_msg("no notice of Bea's consent");
     /* recorded for Ana at the front desk: the desk's word, nothing to tell */
     char path[160];
     snprintf(path, sizeof path, "/api/clientes/%s/whatsapp", ANA.id);
@@ -1073,7 +1087,8 @@ static void a_new_number_for_her_whatsapp_is_told_to_her_address(void **state)
     resp_free(&r);
     sleep_ms(1500);
     assert_int_equal(
-        db_count(&S, "SELECT count(*) FROM cuenta_correo WHERE kind = 'whatsapp_aviso'"), 2);
+        db_count(&S, "SELECT count(*) FROM cuenta_correo WHERE kind = 'whatsapp_aviso'"), 4);
+    assert_int_equal(avisos_to(&ANA, "sent"), 3);
 }
 
 int main(void)
@@ -1092,7 +1107,8 @@ int main(void)
         cmocka_unit_test_teardown(reminders_go_at_each_offset_by_both_channels_once, teardown),
         cmocka_unit_test_teardown(a_client_gets_at_most_the_days_cap_and_another_is_not_silenced,
                                   teardown),
-        cmocka_unit_test_teardown(a_new_number_for_her_whatsapp_is_told_to_her_address, teardown),
+        cmocka_unit_test_teardown(a_consent_given_from_her_session_is_told_to_her_address,
+                                  teardown),
         cmocka_unit_test_teardown(
             the_longest_public_url_goes_whole_in_the_links_and_a_longer_one_stops_the_start,
             teardown),
