@@ -221,9 +221,11 @@ export function deskList(cliente) {
 // "Añadir a la lista de espera" at the front desk, for a full day: the
 // day, then a confirmation naming the client, the day, the service and the
 // barber; POST /api/lista-espera with cliente_id. cliente(), servicio(),
-// barbero() give the form's current choices (cliente: {id, nombre} or
-// null), day() the picker's day; onAdded() after it is stored.
-export function deskWaitForm({ cliente, servicio, barbero, day, onAdded }) {
+// barbero() give the form's current choices (cliente: {id, nombre}, a new
+// one typed, {nombre}, or null), day() the picker's day; register() makes
+// the new one a client (resolving to her, or to null: refused, and said);
+// onAdded() after it is stored.
+export function deskWaitForm({ cliente, register, servicio, barbero, day, onAdded }) {
   const err = alertBox();
   const done = h('p', { role: 'status' });
   const ask = h('div');
@@ -246,7 +248,7 @@ export function deskWaitForm({ cliente, servicio, barbero, day, onAdded }) {
         err.hidden = true;
         done.textContent = '';
         const c = cliente();
-        if (!c) return showError(err, 'Elige antes un cliente (uno nuevo se crea al reservar).');
+        if (!c) return showError(err, 'Elige antes un cliente o añade uno nuevo.');
         if (!input.value) return showError(err, 'Elige el día.');
         const fecha = input.value;
         const b = barbero();
@@ -259,14 +261,17 @@ export function deskWaitForm({ cliente, servicio, barbero, day, onAdded }) {
             onclick: async () => {
               yes.disabled = true;
               try {
+                // a new client is one first (her field refused: the focus is on it)
+                const to = c.id ? c : await register();
+                if (!to) return ask.replaceChildren();
                 await post('/api/lista-espera', {
-                  cliente_id: c.id,
+                  cliente_id: to.id,
                   servicio_id: servicio().id,
                   fecha,
                   barbero_id: b.id,
                 });
                 ask.replaceChildren();
-                done.textContent = `${c.nombre || 'El cliente'} está en la lista de espera: ${what}. Le avisaremos si se libera una hora.`;
+                done.textContent = `${to.nombre || 'El cliente'} está en la lista de espera: ${what}. Le avisaremos si se libera una hora.`;
                 announce(done.textContent, { shown: true });
                 if (onAdded) onAdded();
               } catch (ex) {

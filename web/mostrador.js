@@ -2,10 +2,11 @@
 // client (found with GET /api/clientes?q=, or a new one: nombre, teléfono,
 // correo), the service and the barber, the hour (the booking's slot picker,
 // the hour tapped on the agenda's grid, or "Ahora" for a walk-in) and notes;
-// POST /api/agenda/citas. A full day: the chosen client on its waiting list,
-// and her entries shown under her name (espera.js). The chosen client's
-// WhatsApp consent, as she gives it in person or on the phone (deskWhatsApp).
-import { api, get, post, qs, loadCatalog } from './api.js';
+// POST /api/agenda/citas. A full day: the chosen client (or a new one,
+// registered with POST /api/clientes) on its waiting list, and her entries
+// shown under her name (espera.js). The client's WhatsApp consent, as she
+// gives it in person or on the phone (deskWhatsApp; a new client's box).
+import { api, get, post, qs, cfg, loadCatalog } from './api.js';
 import {
   h,
   focus,
@@ -24,14 +25,16 @@ import { deskList, deskWaitForm } from './espera.js';
 let uid = 0;
 
 // The API's refusals of a client's fields (a new client's at booking,
-// POST /api/agenda/citas, as cliente.<campo>; a correction's, PATCH
-// /api/clientes/{id}): the field (of a form's nombre, tel, email) and, for
-// a value it cannot take, what the desk is told instead of the API's words
+// POST /api/agenda/citas, as cliente.<campo>; registered alone, POST
+// /api/clientes; a correction's, PATCH /api/clientes/{id}): the field (of a
+// form's nombre, tel, email) and, for a value it cannot take, what the desk
+// is told instead of the API's words
 const BAD_NAME = 'Escribe el nombre del cliente (una línea).';
 const BAD_TEL =
   'El teléfono no es válido: de 6 a 15 cifras (puede llevar +, espacios, guiones o paréntesis).';
 const BAD_EMAIL = 'El correo electrónico no es válido.';
 const FIELD_ERRORS = {
+  'Faltan campos requeridos': ['nombre', BAD_NAME], // POST /api/clientes: no name
   'Campo inválido: cliente.nombre': ['nombre', BAD_NAME],
   'Campo inválido: nombre': ['nombre', BAD_NAME],
   'Campo inválido: cliente.telefono': ['tel', BAD_TEL],
@@ -50,6 +53,19 @@ function field(label, attrs) {
     h('label', { for: id }, label),
     h(attrs.tag || 'input', Object.assign({ id }, attrs, { tag: null })),
   ];
+}
+// a checkbox inside its label: [label, box]
+function check(label, attrs) {
+  const [l, box] = field(label, Object.assign({ type: 'checkbox' }, attrs));
+  l.className = 'check';
+  l.prepend(box, ' ');
+  return [l, box];
+}
+// the line of text that describes el
+function hintFor(el, text) {
+  const p = h('p', { class: 'hint', id: el.id + '-d' }, text);
+  el.setAttribute('aria-describedby', p.id);
+  return p;
 }
 
 // "Ana Pérez · 600111222 · 2 veces no vino": how a client is named in a list.
@@ -190,36 +206,39 @@ function consentBy(w) {
   return `Lo ${w.acepta ? 'aceptó' : 'retiró'} desde su cuenta el ${on}.`;
 }
 
+const WA = 'Acepta avisos por WhatsApp';
+const ASK_WA =
+  'Pregúntale si quiere recibir por WhatsApp sus confirmaciones, cambios, recordatorios y avisos de la lista de espera.';
+const waPath = (id) => `/api/clientes/${encodeURIComponent(id)}/whatsapp`;
+// Records what a client says to WhatsApp notices, in person or on the phone
+// (PUT /api/clientes/{id}/whatsapp: her profile's number): her consent.
+const putConsent = (id, acepta) =>
+  api('PUT', waPath(id), { acepta }).then(({ whatsapp }) => whatsapp);
+
 // "Acepta avisos por WhatsApp" for a client chosen at the desk: her consent
 // as GET /api/clientes/{id}/whatsapp reads it; ticking or unticking records
-// what she says in person or on the phone (PUT: her profile's number).
+// it (putConsent). Returns {el, record(acepta)}: record, the same as a tick,
+// once her consent is read.
 export function deskWhatsApp(cliente) {
-  const path = `/api/clientes/${encodeURIComponent(cliente.id)}/whatsapp`;
   const name = cliente.nombre || 'El cliente';
-  const [lw, box] = field('Acepta avisos por WhatsApp', { type: 'checkbox', disabled: true });
-  lw.className = 'check';
-  lw.prepend(box, ' ');
-  const hint = h('p', { class: 'hint', id: box.id + '-d' });
-  box.setAttribute('aria-describedby', hint.id);
+  const [lw, box] = check(WA, { disabled: true });
+  const hint = hintFor(box);
   const err = alertBox();
-  const ask =
-    'Pregúntale si quiere recibir por WhatsApp sus confirmaciones, cambios, recordatorios y avisos de la lista de espera.';
   const show = (w) => {
     box.checked = w.acepta;
     hint.textContent = w.acepta
       ? `Confirmaciones, cambios, recordatorios y avisos de la lista de espera al ${w.telefono}. ${consentBy(w)}`
       : w.retirado_en && !w.registrado_por
         ? consentBy(w) // she withdrew it herself: not asked again here
-        : [w.retirado_en ? consentBy(w) : '', ask].filter(Boolean).join(' ');
+        : [w.retirado_en ? consentBy(w) : '', ASK_WA].filter(Boolean).join(' ');
     hint.textContent += noWhatsApp();
   };
-  box.addEventListener('change', async () => {
-    const acepta = box.checked;
+  const record = async (acepta) => {
+    box.checked = acepta;
     box.disabled = true;
     err.hidden = true;
     try {
-      const { whatsapp } = await api('PUT', path, { acepta });
-      show(whatsapp);
+      show(await putConsent(cliente.id, acepta));
       announce(
         acepta
           ? `${name} acepta avisos por WhatsApp`
@@ -230,15 +249,19 @@ export function deskWhatsApp(cliente) {
       showError(err, ex);
     }
     box.disabled = false;
-  });
-  get(path).then(
+  };
+  box.addEventListener('change', () => record(box.checked));
+  const read = get(waPath(cliente.id)).then(
     ({ whatsapp }) => {
       show(whatsapp);
       box.disabled = false;
     },
     (ex) => showError(err, ex),
   );
-  return h('div', { class: 'whatsapp' }, lw, hint, err);
+  return {
+    el: h('div', { class: 'whatsapp' }, lw, hint, err),
+    record: (acepta) => read.then(() => record(acepta)),
+  };
 }
 
 // Shows the form in box. barbero: the barber's id to preselect; inicio: an
@@ -315,10 +338,12 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
   }
   const fresh = {};
   let esperas = null; // the chosen client's waiting-list entries
+  let whats = null; // and her WhatsApp consent
   function drawWho() {
     esperas = null;
     if (st.cliente) {
       esperas = deskList(st.cliente);
+      whats = deskWhatsApp(st.cliente);
       who.replaceChildren(
         h('p', {}, 'Cliente: ', h('strong', {}, clientLine(st.cliente))),
         h(
@@ -340,7 +365,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
           focus(who.querySelector('p'));
           find(); // the search's list, with her new details
         }),
-        deskWhatsApp(st.cliente),
+        whats.el,
         esperas.el,
       );
     } else if (st.nuevo) {
@@ -356,14 +381,21 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
         autocomplete: 'off',
         maxlength: 320,
       });
-      Object.assign(fresh, { nombre, tel, email });
+      // her consent, asked while the shop sends WhatsApp and a phone is typed
+      const [lw, wa] = check(WA);
+      const waLine = cfg().whatsapp ? h('div', {}, lw, hintFor(wa, ASK_WA)) : null;
+      const showWa = () => waLine && (waLine.hidden = !tel.value.trim());
+      tel.addEventListener('input', showWa);
+      Object.assign(fresh, { nombre, tel, email, wa: waLine && wa });
       nombre.value = /\d/.test(search.value) ? '' : search.value.trim();
       tel.value = /\d/.test(search.value) ? search.value.trim() : '';
+      showWa();
       who.replaceChildren(
         ln,
         nombre,
         lt,
         tel,
+        waLine,
         le,
         email,
         h(
@@ -411,6 +443,42 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
   who.addEventListener('input', (e) => {
     if (e.target !== search) changed('cliente');
   });
+  const newClient = () => ({
+    nombre: fresh.nombre.value.trim(),
+    telefono: fresh.tel.value.trim(),
+    email: fresh.email.value.trim() || undefined,
+  });
+  // "Acepta avisos por WhatsApp" ticked for a new client (with a phone)
+  const wantsWa = () => Boolean(fresh.wa && fresh.wa.checked && fresh.tel.value.trim());
+  // a new client's field the API refused (booking her, registering her):
+  // said plainly, with the focus on that field; false for other refusals
+  const badField = (ex) => {
+    const bad = st.nuevo && FIELD_ERRORS[ex.message];
+    if (bad) {
+      refuse(bad[1] || ex.message, 'cliente');
+      focus(fresh[bad[0]]);
+    }
+    return bad;
+  };
+  // A new client registered without a booking (for the waiting list, POST
+  // /api/clientes): then she is the chosen client, and her WhatsApp consent
+  // is recorded when she gave it. Resolves to her, or to null when a field
+  // was refused (said on it).
+  async function register() {
+    const wa = wantsWa();
+    let c;
+    try {
+      ({ cliente: c } = await post('/api/clientes', newClient()));
+    } catch (ex) {
+      if (badField(ex)) return null;
+      throw ex;
+    }
+    st.cliente = c;
+    st.nuevo = false;
+    drawWho();
+    if (wa) await whats.record(true);
+    return c;
+  }
 
   // --- service and barber -------------------------------------------------------
   // chosen on purpose: with several services none is preselected (a
@@ -440,7 +508,8 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
   let shown = null; // the slot picker shown
   // a full day: the client on its waiting list (shown with the picker)
   const espera = deskWaitForm({
-    cliente: () => st.cliente,
+    cliente: () => st.cliente || (st.nuevo ? { nombre: fresh.nombre.value.trim() } : null),
+    register,
     servicio: () => servicios.find((s) => s.id === servicio.value),
     barbero: () => barberos.find((b) => b.id === barber.value),
     day: () => (shown ? shown.day() : null),
@@ -520,11 +589,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
     rows: '2',
     maxlength: '500',
   });
-  const [lfh, fuera] = field('Fuera de horario (aunque el barbero no trabaje a esa hora)', {
-    type: 'checkbox',
-  });
-  lfh.className = 'check';
-  lfh.prepend(fuera, ' ');
+  const [lfh, fuera] = check('Fuera de horario (aunque el barbero no trabaje a esa hora)');
   fuera.addEventListener('change', () => changed('fuera'));
 
   const btn = h('button', { type: 'submit', class: 'primary' }, 'Reservar cita');
@@ -543,12 +608,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
           fuera_de_horario: fuera.checked || undefined,
         };
         if (st.cliente) body.cliente_id = st.cliente.id;
-        else if (st.nuevo)
-          body.cliente = {
-            nombre: fresh.nombre.value.trim(),
-            telefono: fresh.tel.value.trim(),
-            email: fresh.email.value.trim() || undefined,
-          };
+        else if (st.nuevo) body.cliente = newClient();
         if (!body.cliente_id && !body.cliente) {
           refuse('Elige un cliente o añade uno nuevo.', 'cliente');
           return search.focus();
@@ -562,17 +622,19 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
         try {
           const { cita } = await post('/api/agenda/citas', body);
           const name = st.cliente ? st.cliente.nombre : body.cliente.nombre;
-          announce(`Cita reservada: ${name}, ${whenFull(cita.fecha_inicio)}`);
+          // a new client's WhatsApp consent; refused, said (she is booked)
+          const wa =
+            body.cliente && wantsWa()
+              ? await putConsent(cita.cliente_id, true).then(
+                  () => `. ${WA}`,
+                  (ex) => `. No se pudo guardar que acepta avisos por WhatsApp: ${ex.message}`,
+                )
+              : '';
+          announce(`Cita reservada: ${name}, ${whenFull(cita.fecha_inicio)}${wa}`);
           onDone(cita);
         } catch (ex) {
           btn.disabled = false;
-          // a new client's field the API refused: said plainly, and the
-          // focus on that field
-          const bad = ex.status === 400 && st.nuevo && FIELD_ERRORS[ex.message];
-          if (bad) {
-            refuse(bad[1] || ex.message, 'cliente');
-            return focus(fresh[bad[0]]);
-          }
+          if (badField(ex)) return;
           // a walk-in whose barber is with someone: said as it is
           if (ex.status === 409 && st.ahora && ex.message === 'El horario ya no está disponible') {
             const who = barber.selectedOptions[0] ? barber.selectedOptions[0].textContent : '';

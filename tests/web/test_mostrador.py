@@ -5,6 +5,9 @@ walk-in ("Ahora"), marks a no-show and sees it counted on the client's
 cards; puts a phone caller on a full day's waiting list (with a
 confirmation), sees her entry under her name and takes her off, and is
 told when a client has no way to be told, and records her WhatsApp consent;
+puts a new caller on the waiting list with no booking (registered, with her
+WhatsApp consent, on a shop that sends WhatsApp) and books another new
+client who accepts WhatsApp;
 on a tablet the day is a grid with a column per barber, and a tap on
 free time opens the booking with that barber and hour; the administrator
 closes a day over two bookings and cancels them with a message. A walk-in's
@@ -13,6 +16,7 @@ is chosen on purpose (none preselected); after a booking the announcement
 covers none of the day's controls; the desk's hours have no online notice."""
 import datetime
 import os
+import socket
 import sys
 import urllib.error
 import urllib.request
@@ -352,6 +356,128 @@ def waiting_list(srv, br, b, s, day):
     br.button("Nueva cita")
 
 
+def new_caller(srv, br):
+    """390x844: a caller the shop does not know, for a full day: "Cliente
+    nuevo" is put on the waiting list with no booking (POST /api/clientes,
+    then her WhatsApp consent, then the entry), on a shop that sends
+    WhatsApp (a server of its own; the messages' API is a closed port); her
+    phone refused first, on its field. One who does not accept WhatsApp
+    and has no e-mail is refused by the list, and stays registered and
+    chosen: her WhatsApp ticked, she is added. Then a new client booked with
+    "Acepta avisos por WhatsApp" ticked has her consent recorded."""
+    # this shop sends no WhatsApp: the new client's box is not offered
+    br.open("/agenda")
+    br.click("Nueva cita")
+    br.click("Cliente nuevo")
+    br.fill("Nombre", "Elena Ruiz")
+    br.fill("Teléfono", "655 111 222")
+    assert "Acepta avisos por WhatsApp" not in br.text()
+    br.click("Volver a la agenda")
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        closed = free.getsockname()[1]
+    wa = webtest.Server(srv.proc.args[0], {
+        "BARBERIA_WHATSAPP_TOKEN": "EAAtestTOKEN", "BARBERIA_WHATSAPP_PHONE_NUMBER_ID": "1234567",
+        "BARBERIA_WHATSAPP_API_URL": "http://127.0.0.1:%d/v21.0" % closed})
+    # under another name: its session cookie leaves the first shop's alone
+    # (a cookie is the host's, whatever the port)
+    wa.base = wa.base.replace("127.0.0.1", "localhost")
+    br.s = wa
+    try:
+        assert wa.ok("GET", "/api/config")["whatsapp"] is True
+        br.allowed_errors.append(r"/api/clientes - Failed to load resource: the server responded with a status of 400")
+        servicios, _ = wa.catalog()
+        s = servicios[0]
+        day = working_day(datetime.datetime.now(MADRID).date())
+        br.sign_in("admin@barberia.local", wa.admin_password, "/agenda")
+        br.focused_heading("Agenda")
+        br.click("Nueva cita")
+        br.focused_heading("Nueva cita")
+        br.click("Cliente nuevo")
+        br.fill("Nombre", "Elena Ruiz")
+        # asked only once a phone is typed
+        assert "Acepta avisos por WhatsApp" not in br.text()
+        tel = br.fill("Teléfono", "12")
+        box = br.wait(lambda: control(br, "Acepta avisos por WhatsApp"), what="the WhatsApp box")
+        box.click()
+        Select(control(br, "Servicio")).select_by_value(s["id"])
+        b = control(br, "Barbero").get_attribute("value")
+        br.d.execute_script("arguments[0].value = arguments[1]", control(br, "Día"), day.isoformat())
+        br.click("Añadir a la lista de espera")
+        br.see("¿Añadir a Elena Ruiz a la lista de espera? %s, %s, con " % (s["nombre"], ui_day(day)))
+        br.check("Mostrador - cliente nuevo a la lista de espera")
+        assert wa.ok("GET", "/api/clientes?q=elena", token=wa.admin)["clientes"] == []
+        # a phone the shop cannot use: said as for a booking, on its field
+        br.click("Sí, añadir")
+        br.see("El teléfono no es válido")
+        br.wait(lambda: br.active() == tel, what="the focus on the phone")
+        assert wa.ok("GET", "/api/clientes?q=elena", token=wa.admin)["clientes"] == []
+        br.fill("Teléfono", "655 111 222")
+        br.click("Añadir a la lista de espera")
+        br.click("Sí, añadir")
+        br.see("Elena Ruiz está en la lista de espera")
+        # she is the chosen client now: her name, her consent, her entry
+        br.see("Cliente: Elena Ruiz · 655 111 222")
+        br.see("Registrado en el mostrador el ")
+        br.wait(lambda: control(br, "Acepta avisos por WhatsApp").is_selected(), what="her consent shown")
+        br.wait(lambda: next((e for e in br.d.find_elements(By.CSS_SELECTOR, "button") if e.is_displayed() and (e.get_attribute("aria-label") or "").startswith("Quitar de la lista de espera")), None), what="her entry")
+        br.check("Mostrador - cliente nuevo en la lista de espera")
+        found = wa.ok("GET", "/api/clientes?q=elena", token=wa.admin)["clientes"]
+        assert [(c["nombre"], c["telefono"]) for c in found] == [("Elena Ruiz", "655 111 222")], found
+        eid = found[0]["id"]
+        entradas = wa.ok("GET", "/api/lista-espera?cliente_id=" + eid, token=wa.admin)["entradas"]
+        assert [(e["fecha"], e["servicio_id"], e["barbero_id"]) for e in entradas] == [(day.isoformat(), s["id"], b)], entradas
+        assert wa.ok("GET", "/api/citas?cliente_id=" + eid, token=wa.admin)["citas"] == []
+        assert wa.ok("GET", "/api/clientes/%s/whatsapp" % eid, token=wa.admin)["whatsapp"]["acepta"] is True
+        br.click("Volver a la agenda")
+        # without it, no notice could reach a phone-only caller: the list
+        # refuses her, and she stays registered and chosen, to tick it
+        br.allowed_errors.append(r"/api/lista-espera - Failed to load resource: the server responded with a status of 400")
+        br.click("Nueva cita")
+        br.click("Cliente nuevo")
+        br.fill("Nombre", "Inés Mora")
+        br.fill("Teléfono", "655 333 444")
+        Select(control(br, "Servicio")).select_by_value(s["id"])
+        br.d.execute_script("arguments[0].value = arguments[1]", control(br, "Día"), day.isoformat())
+        br.click("Añadir a la lista de espera")
+        br.click("Sí, añadir")
+        br.see("El cliente no tiene correo ni WhatsApp para avisarle")
+        br.see("Cliente: Inés Mora · 655 333 444")
+        ines = wa.ok("GET", "/api/clientes?q=ines", token=wa.admin)["clientes"]
+        assert len(ines) == 1 and wa.ok("GET", "/api/lista-espera?cliente_id=" + ines[0]["id"], token=wa.admin)["entradas"] == [], ines
+        box = control(br, "Acepta avisos por WhatsApp")
+        br.wait(lambda: box.is_enabled(), what="her consent read")
+        box.click()
+        br.see("Registrado en el mostrador el ")
+        br.click("Añadir a la lista de espera")
+        br.click("Sí, añadir")
+        br.see("Inés Mora está en la lista de espera")
+        assert len(wa.ok("GET", "/api/lista-espera?cliente_id=" + ines[0]["id"], token=wa.admin)["entradas"]) == 1
+        assert len(wa.ok("GET", "/api/clientes?q=ines", token=wa.admin)["clientes"]) == 1
+        br.click("Volver a la agenda")
+        # a new client booked, accepting WhatsApp: her consent recorded too
+        br.click("Nueva cita")
+        br.click("Cliente nuevo")
+        br.fill("Nombre", "Pablo Ruiz")
+        br.fill("Teléfono", "655 222 333")
+        control(br, "Acepta avisos por WhatsApp").click()
+        Select(control(br, "Servicio")).select_by_value(s["id"])
+        br.click("Ahora (sin cita, ya está aquí)")
+        control(br, "Fuera de horario (aunque el barbero no trabaje a esa hora)").click()
+        br.click("Reservar cita")
+        card(br, "Pablo Ruiz")
+        br.wait(lambda: "Acepta avisos por WhatsApp" in br.d.find_element(By.ID, "status").get_attribute("textContent"), what="the consent said")
+        pablo = wa.ok("GET", "/api/clientes?q=pablo", token=wa.admin)["clientes"]
+        assert len(pablo) == 1 and wa.ok("GET", "/api/clientes/%s/whatsapp" % pablo[0]["id"], token=wa.admin)["whatsapp"]["acepta"] is True, pablo
+    finally:
+        br.s = srv
+        try:
+            br.open("/agenda")  # off that shop's pages (they ask every 60 s) before it stops
+        finally:
+            wa.stop()
+    br.focused_heading("Agenda")
+
+
 def carla_id(srv):
     return next(c for c in srv.ok("GET", "/api/clientes?q=carla", token=srv.admin)["clientes"])["id"]
 
@@ -505,6 +631,7 @@ def test(srv, br):
     phone_desk(srv, br, b, s, day)
     desk_notice(srv, br, s, barberos[-1])
     waiting_list(srv, br, b, s, working_day(day))
+    new_caller(srv, br)
     closure(srv, br, working_day(day), b, s)
     now_line(srv, br, barberos[-1], s)
 
