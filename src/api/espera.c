@@ -86,8 +86,10 @@ API_SERVES(api_espera_path, "/api/lista-espera/", "")
 void api_espera_delete(struct http_req *r)
 {
     br_id id;
-    if (!api_path_id_or_404(r, "/api/lista-espera/", "", "Aviso no encontrado", id)) return;
-    br_err rc = espera_delete(api_app(r), api_caller(r), http_req_query(r, "cliente_id"), id);
+    /* an id that is not a UUID is no entry, once the client named is judged */
+    enum api_path k = api_path_id(http_req_path(r), "/api/lista-espera/", "", id);
+    br_err rc = espera_delete(api_app(r), api_caller(r), http_req_query(r, "cliente_id"),
+                              k == API_PATH_ID ? id : "00000000-0000-0000-0000-000000000000");
     if (rc)
         api_reply_err(r, rc);
     else

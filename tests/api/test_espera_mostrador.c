@@ -320,6 +320,13 @@ static void the_desk_gets_her_checks_in_her_order(void **state)
     quitar(&BARB, id, nadie, &r);
     expect_error(&r, 404, "Cliente no encontrado");
     resp_free(&r);
+    /* the client first, whatever the entry's id: as GET answers */
+    quitar(&BARB, "nope", "nope", &r);
+    expect_error(&r, 404, "Cliente no encontrado");
+    resp_free(&r);
+    quitar(&BARB, "nope", bea.id, &r);
+    expect_error(&r, 404, "Aviso no encontrado");
+    resp_free(&r);
     /* an entry of hers is not Bea's */
     quitar(&BARB, id, bea.id, &r);
     expect_error(&r, 404, "Aviso no encontrado");
