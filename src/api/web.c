@@ -53,13 +53,31 @@ static void add_security_headers(struct http_req *r)
     http_add_header(r, "Referrer-Policy", keyed ? "no-referrer" : "same-origin");
 }
 
-/* Whether an Accept-Encoding value (RFC 9110 12.5.3: codings, each with an
- * optional weight) takes gzip: "gzip" (or "x-gzip"), else "*", with a
- * weight above 0. */
-static bool takes_gzip(const char *v)
+/* What the Accept-Encoding fields (RFC 9110 12.5.3: codings, each with
+ * optional parameters, of which the weight q counts) say of gzip: for
+ * "gzip", "x-gzip" (its old name) and "*", -1 when not named, else 1 when
+ * the weight is above 0 (the last one named wins). */
+struct accept_gzip {
+    int gzip, x_gzip, any;
+};
+
+/* The end of one parameter at p: at ';' or ',' outside a quoted string
+ * (with its backslash escapes), or at the end. */
+static const char *param_end(const char *p)
 {
-    int gzip = -1, any = -1; /* -1: not named; else 1 when its weight is above 0 */
-    while (v && *v) {
+    while (*p && *p != ';' && *p != ',') {
+        if (*p++ != '"') continue;
+        while (*p && *p != '"')
+            p += p[0] == '\\' && p[1] ? 2 : 1;
+        if (*p) p++;
+    }
+    return p;
+}
+
+static void accept_field(void *ud, const char *v)
+{
+    struct accept_gzip *a = ud;
+    while (*v) {
         v += strspn(v, " \t,");
         size_t n = strcspn(v, " \t;,");
         if (!n) break;
@@ -74,16 +92,25 @@ static bool takes_gzip(const char *v)
                 above = !(w[0] == '0' &&
                           (w[1] != '.' || strspn(w + 2, "0") == strcspn(w + 2, " \t;,")));
             }
-            v += strcspn(v, ";,");
+            v = param_end(v);
         }
-        if ((n == 4 && !strncasecmp(coding, "gzip", 4)) ||
-            (n == 6 && !strncasecmp(coding, "x-gzip", 6)))
-            gzip = above;
+        if (n == 4 && !strncasecmp(coding, "gzip", 4))
+            a->gzip = above;
+        else if (n == 6 && !strncasecmp(coding, "x-gzip", 6))
+            a->x_gzip = above;
         else if (n == 1 && *coding == '*')
-            any = above;
+            a->any = above;
         v += strcspn(v, ",");
     }
-    return gzip >= 0 ? gzip == 1 : any == 1;
+}
+
+/* Whether the request takes gzip: "gzip" as named, else "x-gzip", else "*". */
+static bool takes_gzip(struct http_req *r)
+{
+    struct accept_gzip a = {-1, -1, -1};
+    http_req_header_each(r, "Accept-Encoding", accept_field, &a);
+    int v = a.gzip >= 0 ? a.gzip : a.x_gzip >= 0 ? a.x_gzip : a.any;
+    return v == 1;
 }
 
 /* a, compressed when it has a compressed copy and the browser takes it. */
@@ -91,7 +118,7 @@ static void reply_file(struct http_req *r, const struct web_asset *a)
 {
     if (a->gz) {
         http_add_header(r, "Vary", "Accept-Encoding");
-        if (takes_gzip(http_req_header(r, "Accept-Encoding"))) {
+        if (takes_gzip(r)) {
             http_add_header(r, "Content-Encoding", "gzip");
             http_reply_static(r, a->gz, a->gzlen, a->type, a->gzetag);
             return;

@@ -163,7 +163,13 @@ const char *http_req_method(struct http_req *r);
 const char *http_req_path(struct http_req *r);
 /* A percent-decoded query argument; NULL when absent. */
 const char *http_req_query(struct http_req *r, const char *name);
+/* A request header's value (the first field of that name). */
 const char *http_req_header(struct http_req *r, const char *name);
+/* Calls fn with the value of every field named name (any case), in the
+ * order they came: a list-valued header may be sent as several fields
+ * (RFC 9110, 5.3). */
+void http_req_header_each(struct http_req *r, const char *name,
+                          void (*fn)(void *ud, const char *value), void *ud);
 /* A cookie's value, from every Cookie field; NULL when absent, or sent
  * twice with two values (one set elsewhere to shadow the other: neither is
  * believed). Valid until the request ends or the next call. */

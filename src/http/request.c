@@ -62,6 +62,28 @@ const char *http_req_header(struct http_req *r, const char *name)
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
+struct header_each {
+    const char *name;
+    void (*fn)(void *ud, const char *value);
+    void *ud;
+};
+
+static enum MHD_Result header_field(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    struct header_each *e = cls;
+    if (key && value && !strcasecmp(key, e->name)) e->fn(e->ud, value);
+    return MHD_YES;
+}
+
+void http_req_header_each(struct http_req *r, const char *name,
+                          void (*fn)(void *ud, const char *value), void *ud)
+{
+    struct header_each e = {name, fn, ud};
+    MHD_get_connection_values(r->conn, MHD_HEADER_KIND, header_field, &e);
+}
+
 /* A cookie looked for in every Cookie field: libmicrohttpd reads the first
  * field only, but HTTP/2 sends a field per cookie and a proxy may pass
  * them on as they came (RFC 9113, 8.2.3). Names match exactly. */

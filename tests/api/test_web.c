@@ -286,6 +286,14 @@ static void files_go_gzip_compressed_to_a_browser_that_takes_it(void **state)
         {"", false},
         {"deflate, gzipx", false},
         {"gzip;q=0.", false},
+        /* a quoted parameter's comma or quote ends nothing */
+        {"gzip;foo=\"a,b\";q=0", false},
+        {"gzip;foo=\"a\\\",b\";q=0, br", false},
+        {"br;foo=\"x,gzip\"", false},
+        /* gzip named as itself outweighs its old name, in either order */
+        {"x-gzip;q=0, gzip", true},
+        {"gzip, x-gzip;q=0", true},
+        {"x-gzip, gzip;q=0", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         get_encoded(paths[1], cases[i].accept, NULL, &r);
@@ -293,6 +301,25 @@ static void files_go_gzip_compressed_to_a_browser_that_takes_it(void **state)
         char v[32];
         bool gz = resp_header(&r, "Content-Encoding", v, sizeof v) != NULL;
         if (gz != cases[i].gzip) fail_msg("Accept-Encoding: %s: gzip %d", cases[i].accept, gz);
+        resp_free(&r);
+    }
+    /* a list sent as several fields is one list (RFC 9110, 5.3) */
+    static const struct {
+        const char *fields[3];
+        bool gzip;
+    } split[] = {
+        {{"Accept-Encoding: identity", "Accept-Encoding: gzip", NULL}, true},
+        {{"Accept-Encoding: br", "Accept-Encoding: *", NULL}, true},
+        {{"Accept-Encoding: gzip", "Accept-Encoding: gzip;q=0", NULL}, false},
+    };
+    for (size_t i = 0; i < sizeof split / sizeof split[0]; i++) {
+        struct req_opts o = {.headers = split[i].fields};
+        http_req(&S, "GET", paths[1], &o, &r);
+        assert_int_equal(r.status, 200);
+        char v[32];
+        bool gz = resp_header(&r, "Content-Encoding", v, sizeof v) != NULL;
+        if (gz != split[i].gzip)
+            fail_msg("%s + %s: gzip %d", split[i].fields[0], split[i].fields[1], gz);
         resp_free(&r);
     }
     free_list(files);
