@@ -17,7 +17,7 @@
 enum accion { VER, HUECOS, CANCELAR, REPROGRAMAR, NINGUNA };
 
 /* The token and the action of a path under GESTION_PREFIX. OUT: tok. */
-static enum accion parse(const char *path, char tok[GESTION_TOKEN_LEN + 1])
+static enum accion parse(const char *path, char tok[GESTION_TOKEN_MAX + 1])
 {
     tok[0] = '\0';
     if (strncmp(path, GESTION_PREFIX, strlen(GESTION_PREFIX)) != 0) return NINGUNA;
@@ -30,7 +30,7 @@ static enum accion parse(const char *path, char tok[GESTION_TOKEN_LEN + 1])
                     : !strcmp(rest, "/cancelar")    ? CANCELAR
                     : !strcmp(rest, "/reprogramar") ? REPROGRAMAR
                                                     : NINGUNA;
-    if (a != NINGUNA && n <= GESTION_TOKEN_LEN) { /* longer: no token, not found */
+    if (a != NINGUNA && n <= GESTION_TOKEN_MAX) { /* longer: no token, not found */
         memcpy(tok, seg, n);
         tok[n] = '\0';
     }
@@ -39,14 +39,14 @@ static enum accion parse(const char *path, char tok[GESTION_TOKEN_LEN + 1])
 
 bool api_gestion_ver_path(const char *path)
 {
-    char tok[GESTION_TOKEN_LEN + 1];
+    char tok[GESTION_TOKEN_MAX + 1];
     enum accion a = parse(path, tok);
     return a == VER || a == HUECOS;
 }
 
 bool api_gestion_accion_path(const char *path)
 {
-    char tok[GESTION_TOKEN_LEN + 1];
+    char tok[GESTION_TOKEN_MAX + 1];
     enum accion a = parse(path, tok);
     return a == CANCELAR || a == REPROGRAMAR;
 }
@@ -79,7 +79,7 @@ static void reply_cita(struct http_req *r, const char *tok, unsigned status)
 
 void api_gestion_get(struct http_req *r)
 {
-    char tok[GESTION_TOKEN_LEN + 1];
+    char tok[GESTION_TOKEN_MAX + 1];
     enum accion a = parse(http_req_path(r), tok);
     if (a == HUECOS) {
         struct cambio_huecos h;
@@ -94,7 +94,7 @@ void api_gestion_get(struct http_req *r)
 
 void api_gestion_post(struct http_req *r)
 {
-    char tok[GESTION_TOKEN_LEN + 1];
+    char tok[GESTION_TOKEN_MAX + 1];
     enum accion a = parse(http_req_path(r), tok);
     if (a != CANCELAR && a != REPROGRAMAR) {
         http_reply_error(r, 404, "No encontrado");

@@ -727,9 +727,10 @@ int cli_export(int argc, char **argv)
                     "Usage: barberia export --to DIR [--data DIR]\n"
                     "Writes the shop's data (users, profiles, sessions, barbers and their\n"
                     "contacts, services, appointments, history, photos' records, the outbox,\n"
-                    "schedules, days off and closures, consents, the waiting list and the\n"
-                    "links' key) and its photos to DIR, a new folder, from one snapshot of\n"
-                    "the database, with a manifest (format version 5) of row counts and\n"
+                    "schedules, days off and closures, consents, the waiting list, the\n"
+                    "links' key and each client's links' generation) and its photos to DIR,\n"
+                    "a new folder, from one snapshot of the database, with a manifest\n"
+                    "(format version 6) of row counts and\n"
                     "SHA-256 checksums. Reads the data store the settings name (SQLite,\n"
                     "PostgreSQL; folder or S3); may run beside `serve`. DIR is private to\n"
                     "the user who runs it (0700, files 0600): it holds password hashes.\n");

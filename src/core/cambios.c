@@ -146,8 +146,9 @@ br_err cambios_huecos_link(struct app *app, const char *token, const char *fecha
                            struct cambio_huecos *out)
 {
     br_id id;
-    bool ok = app->link_key_ok && gestion_token_cita(app->link_key, token, id);
-    return huecos(app, ACTOR_LINK, NULL, ok ? id : NULL, fecha, out);
+    br_err rc = gestion_cita(app, token, id);
+    if (rc && rc != BR_NOTFOUND) return rc;
+    return huecos(app, ACTOR_LINK, NULL, rc ? NULL : id, fecha, out);
 }
 
 br_err cambios_apply(struct app *app, const struct principal *caller, const char *id,
@@ -163,9 +164,10 @@ br_err cambios_apply_link(struct app *app, const char *token, bool reschedule,
                           const char *fecha_inicio, br_id cita_id)
 {
     br_id id;
-    bool ok = app->link_key_ok && gestion_token_cita(app->link_key, token, id);
+    br_err rc = gestion_cita(app, token, id);
+    if (rc && rc != BR_NOTFOUND) return rc;
     /* a token that is none names no cita (once the body is judged) */
-    return apply(app, ACTOR_LINK, NULL, ok ? id : NULL, reschedule, fecha_inicio, NULL, cita_id);
+    return apply(app, ACTOR_LINK, NULL, rc ? NULL : id, reschedule, fecha_inicio, NULL, cita_id);
 }
 
 static br_err apply(struct app *app, enum actor who, const char *client, const char *id,

@@ -191,10 +191,18 @@ static bool announced(struct outbox *o, struct outbox_msg *msg, const char *what
 static void deliver(struct outbox *o, struct outbox_msg *msg)
 {
     const char *what = kind_word(msg);
-    /* a message about a cita carries its personal link, signed now (never
-     * stored); a waiting-list notice brought its own */
-    if (!msg->enlace && o->links && strcmp(outbox_kind(msg->kind), "aviso_espera") != 0)
-        msg->enlace = gestion_link(o->link_key, o->link_base, msg->cita_id);
+    /* a message about a cita carries its personal link, signed now at her
+     * links' generation (never stored); a waiting-list notice brought its
+     * own */
+    if (!msg->enlace && o->links && strcmp(outbox_kind(msg->kind), "aviso_espera") != 0) {
+        int64_t gen = 0;
+        br_err rc = store_enlace_gen(o->st, msg->cita_id, &gen);
+        if (rc && rc != BR_NOTFOUND) { /* asked again on the next claim */
+            log_error("%s: the link of %s: %s", what, msg->id, err_msg());
+            return;
+        }
+        msg->enlace = gestion_link(o->link_key, o->link_base, msg->cita_id, (uint32_t)gen);
+    }
     bool wa = !strcmp(msg->canal, "whatsapp");
     const char *chan = wa ? "whatsapp" : "mail";
     if (!announced(o, msg, what, chan)) return;

@@ -27,9 +27,11 @@
 /* 2: activo, horarios and ausencias; 3: photo sizes; 4: the prices kept at booking, the
  * clients' consents, the links' key, the waiting list, WhatsApp (the outbox's channel
  * and delivery, the consents to it), the barbers' contacts, the
- * services' margins and the attendance marks; 5: who recorded a WhatsApp consent */
-#define VERSION    5
+ * services' margins and the attendance marks; 5: who recorded a WhatsApp consent; 6: each
+ * client's generation of the appointments' links */
+#define VERSION    6
 #define TABLES_V3  11 /* the tables of versions 2 and 3: the store's first ones */
+#define TABLES_V5  17 /* the tables of versions 4 and 5 */
 #define MAX_TABLES 32
 #define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
@@ -569,11 +571,13 @@ static br_err plan_tables(struct manifest *m)
     const struct store_table *tables;
     int n = store_tables(&tables);
     if (m->version >= 2) {
-        /* versions 2 to 5: this version's tables (photos without their sizes in
+        /* versions 2 to 6: this version's tables (photos without their sizes in
          * version 2, appointments without their prices before 4, the WhatsApp
          * consents without who recorded them before 5); versions 2 and 3:
-         * without the tables version 4 added at the end */
+         * without the tables version 4 added at the end; 4 and 5: without the
+         * links' generations (every client's links at generation 0) */
         if (m->version < 4 && n > TABLES_V3) n = TABLES_V3;
+        if (m->version < 6 && n > TABLES_V5) n = TABLES_V5;
         for (int i = 0; i < n; i++) {
             m->name[i] = tables[i].name;
             m->into[i] = i;

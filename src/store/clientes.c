@@ -312,6 +312,7 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
         k->why = CORRECCION_SIN_CONTACTO;
         rc = err_set(BR_INVALID, "no address and no phone");
     }
+    bool otro_contacto = false; /* her address or phone changes */
     if (!rc && k->set_email) {
         char *ninguno = k->email ? NULL : xasprintf("%s%s", EMAIL_NINGUNO_PREFIX, k->id);
         struct db_val pe[] = {db_text(k->email ? k->email : ninguno), db_text(k->id)};
@@ -322,7 +323,13 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
         bool changed = r.email && (!k->email || strcmp(k->email, r.email_actual) != 0);
         if (!rc && changed) rc = account_links_end(db, conn, k->id);
         if (!rc && changed) rc = her_mail_readdress(db, conn, k->id, k->email, now);
+        otro_contacto = changed;
     }
+    if (k->set_telefono)
+        otro_contacto = otro_contacto || (r.telefono_actual &&
+                                          (!k->telefono || strcmp(k->telefono, r.telefono_actual)));
+    /* and the appointments' links sent there no longer open them */
+    if (!rc && otro_contacto) rc = appointment_links_end(db, conn, k->id, now);
     /* her consent was for the number the desk typed: it follows it */
     char antes[RULE_E164_MAX];
     if (!rc && k->set_telefono && k->wa_cc && r.telefono_actual &&

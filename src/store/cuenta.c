@@ -220,8 +220,10 @@ static br_err email_apply_tx(struct db *db, struct db_conn *c, void *ud)
     if (rc == BR_CONFLICT) return err_set(BR_CONFLICT, "email taken");
     /* a reset link sent to the old address no longer speaks for her */
     if (!rc) rc = account_links_end(db, c, uid);
-    /* nor do the e-mails still to go about her appointments */
+    /* nor do the e-mails still to go about her appointments, nor the
+     * appointments' links sent to it */
     if (!rc) rc = her_mail_readdress(db, c, uid, a->email, a->now);
+    if (!rc) rc = appointment_links_end(db, c, uid, a->now);
     return rc;
 }
 

@@ -53,6 +53,43 @@ br_err store_clave(struct store *st, const char *nombre, const char *candidate, 
     return in_tx_as(st, DB_TOUCH_NONE, clave_tx, &a);
 }
 
+struct gen_row {
+    bool found;
+    int64_t gen;
+};
+
+static br_err gen_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct gen_row *g = ud;
+    g->found = true;
+    g->gen = as_int(&c[0]);
+    return BR_OK;
+}
+
+br_err store_enlace_gen(struct store *st, const char *cita_id, int64_t *gen)
+{
+    struct gen_row g = {false, 0};
+    br_err rc = run(st,
+                    "SELECT coalesce((SELECT e.gen FROM enlaces_cliente e WHERE e.cliente_id = "
+                    "c.cliente_id), 0) FROM citas c WHERE c.id = ?",
+                    DB_ARGS(db_text(cita_id)), gen_row, &g, NULL);
+    *gen = g.gen;
+    return rc ? rc : g.found ? BR_OK : err_set(BR_NOTFOUND, "no such cita");
+}
+
+/* See store_int.h. */
+br_err appointment_links_end(struct db *db, struct db_conn *c, const char *cliente_id,
+                             const char *now)
+{
+    struct db_val p[] = {db_text(cliente_id), db_text(now)};
+    return EXEC(db, c,
+                "INSERT INTO enlaces_cliente (cliente_id, gen, updated_at) VALUES (?, 1, ?) "
+                "ON CONFLICT (cliente_id) DO UPDATE SET gen = enlaces_cliente.gen + 1, "
+                "updated_at = excluded.updated_at",
+                p, NULL, NULL, NULL);
+}
+
 /* --- the waiting list ------------------------------------------------------------- */
 
 struct add_args {

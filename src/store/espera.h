@@ -1,7 +1,7 @@
 /*
  * store/espera.h - part of the store (include store.h): the signing key of
- * the appointments' personal links, and the waiting list with the notices
- * it has sent (src/store/espera.c).
+ * the appointments' personal links and each client's generation of them,
+ * and the waiting list with the notices it has sent (src/store/espera.c).
  */
 #ifndef BR_STORE_ESPERA_H
 #define BR_STORE_ESPERA_H
@@ -15,6 +15,12 @@
  * stays and all read it. OUT: out (NUL-terminated, at most n - 1 octets). */
 br_err store_clave(struct store *st, const char *nombre, const char *candidate, char *out,
                    size_t n) STORE_WRITE WARN_UNUSED;
+
+/* The generation of the personal links of cita_id's client: 0 until a
+ * correction of her address or phone ended the links sent before
+ * (appointment_links_end). BR_NOTFOUND when there is no such appointment.
+ * OUT: *gen. */
+br_err store_enlace_gen(struct store *st, const char *cita_id, int64_t *gen) WARN_UNUSED;
 
 /* --- the waiting list ------------------------------------------------------ */
 

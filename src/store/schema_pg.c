@@ -315,6 +315,13 @@ const char *const schema_pg[] = {
 
     /* as SQLite's: a deleted account stays deleted */
     (SCHEMA_ELIMINADOS),
+
+    /* as SQLite's: each client's generation of the personal links */
+    ("CREATE TABLE enlaces_cliente ("
+     "  cliente_id uuid PRIMARY KEY,"
+     "  gen bigint NOT NULL,"
+     "  updated_at timestamptz NOT NULL"
+     ");"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

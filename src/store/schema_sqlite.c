@@ -381,6 +381,16 @@ const char *const schema_sqlite[] = {
      * since; a live account in that domain moves to the no-address
      * placeholder (it never had an address) and is signed out */
     (SCHEMA_ELIMINADOS),
+
+    /* each client's generation of the appointments' personal links: a
+     * correction of her address or phone makes a new one, and the links
+     * handed out before (signed with the one before) stop opening. No row:
+     * generation 0, the links as first signed */
+    ("CREATE TABLE enlaces_cliente ("
+     "  cliente_id TEXT PRIMARY KEY,"
+     "  gen INTEGER NOT NULL,"
+     "  updated_at TEXT NOT NULL"
+     ");"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -536,6 +536,12 @@ br_err password_set(struct db *db, struct db_conn *c, const char *user_id, const
  * c: after a new password or a new address, a link asked for before no
  * longer sets a password nor moves the account to another address. */
 br_err account_links_end(struct db *db, struct db_conn *c, const char *user_id);
+/* espera.c: ends the personal links of every appointment of cliente_id
+ * handed out before (a new generation: store_enlace_gen), in the
+ * transaction on c: her address or phone was corrected, so what went to
+ * the old one must not open her appointments any more. */
+br_err appointment_links_end(struct db *db, struct db_conn *c, const char *cliente_id,
+                             const char *now);
 /* cuenta.c: the e-mails still to go about the user's appointments and her
  * waiting list (never the barbers' notices), in the transaction on c: to
  * email, the address she now has, or, with none (NULL), skipped at now.

@@ -78,6 +78,9 @@ static const struct dump_table {
     /* version 4: a barber's address, linked user and feed token's hash */
     DUMP_TABLE("barbero_contactos", "barbero_id",
                "barbero_id, email, usuario_id, feed_hash, updated_at", 5, "?, ?, ?, ?, ?"),
+    /* version 6: each client's generation of the personal links (an export
+     * of versions 4 and 5 ends before) */
+    DUMP_TABLE("enlaces_cliente", "cliente_id", "cliente_id, gen, updated_at", 3, "?, ?, ?"),
 };
 
 #define DUMP_PAGE 2000

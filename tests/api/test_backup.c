@@ -236,7 +236,8 @@ static void a_backup_gives_back_the_same_service(void **state)
  * 6: no activo, no horarios, no ausencias, no outbox kinds, the overlap
  * index of then, no catalog version, no photo sizes, no account links,
  * account mail or consents, no prices kept, no links' key, no waiting
- * list nor its freed slots, no WhatsApp, no front desk), as a backup
+ * list nor its freed slots, no WhatsApp, no front desk, no links'
+ * generations), as a backup
  * of that version holds it. */
 static void as_before_the_hours(const char *dir)
 {
@@ -244,7 +245,7 @@ static void as_before_the_hours(const char *dir)
     snprintf(old.dir, sizeof old.dir, "%s", A.s.dir);
     snprintf(old.data, sizeof old.data, "%s", dir);
     assert_int_equal(db_exec(&old,
-                             "DROP TABLE espera_liberaciones; "
+                             "DROP TABLE enlaces_cliente; DROP TABLE espera_liberaciones; "
                              "DROP TABLE whatsapp_consentimientos; "
                              "DROP INDEX mail_outbox_proveedor; "
                              "DROP INDEX mail_outbox_recordatorio_canal; "

@@ -22,12 +22,13 @@
 #define TAKEN        "El horario ya no está disponible"
 #define WAIT_MAIL_MS 90000
 #define TOKEN_LEN    64
+#define TOKEN_GEN    70 /* a token of a later generation of her links */
 #define PHONE        "+34 910 000 000"
 
 static struct srv S;
 static struct smtp_sink K;
 static char *BARBERO, *SERVICIO;
-static struct user ANA, BEA;
+static struct user ANA, BEA, BARB;
 
 static int group_setup(void **state)
 {
@@ -48,6 +49,7 @@ static int group_setup(void **state)
     SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
     signup_user(&S, &ANA, "Ana Pérez");
     signup_user(&S, &BEA, "Bea Ruiz");
+    make_user(&S, &BARB, "Barbero Uno", "barbero");
     return 0;
 }
 
@@ -94,8 +96,9 @@ static bool mail_found(void *ud)
 }
 
 /* The token of the link in the e-mail about cita id whose subject holds
- * subject, checked to be "<public URL>/c/<token>" in both bodies. */
-static void token_from_mail(const char *id, const char *subject, char tok[TOKEN_LEN + 1])
+ * subject, of len characters, checked to be "<public URL>/c/<token>" in
+ * both bodies. */
+static void token_of_len(const char *id, const char *subject, char *tok, size_t len)
 {
     struct want w = {id, subject, NULL};
     if (!wait_until(mail_found, &w, WAIT_MAIL_MS)) fail_msg("no \"%s\" mail for %s", subject, id);
@@ -106,13 +109,18 @@ static void token_from_mail(const char *id, const char *subject, char tok[TOKEN_
     if (!at) fail_msg("no link in the mail: %s", text);
     at += strlen(prefix);
     size_t n = strspn(at, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
-    assert_int_equal(n, TOKEN_LEN);
-    memcpy(tok, at, TOKEN_LEN);
-    tok[TOKEN_LEN] = '\0';
+    assert_int_equal(n, len);
+    memcpy(tok, at, len);
+    tok[len] = '\0';
     const char *html = jstr(w.mail, "html");
     assert_non_null(html);
     assert_non_null(strstr(html, tok));
     json_decref(w.mail);
+}
+
+static void token_from_mail(const char *id, const char *subject, char tok[TOKEN_LEN + 1])
+{
+    token_of_len(id, subject, tok, TOKEN_LEN);
 }
 
 /* --- helpers --------------------------------------------------------------------------- */
@@ -502,6 +510,28 @@ static void tokens_never_reach_the_log(void **state)
 
 /* An export carries the links' key and the waiting list: links handed out
  * before a move still open after it, on this run's backends. */
+/* This shop exported (to <S.dir>/<name>) and imported into D, a new
+ * one on env's store (D then started by the caller with env). */
+static void copy_shop(const char *name, struct srv *D, const char *env[4])
+{
+    char out[400];
+    snprintf(out, sizeof out, "%s/%s", S.dir, name);
+    const char *exp[] = {"export", "--to", out, NULL};
+    char *o = NULL, *e = NULL;
+    if (run_cli(&S, NULL, exp, true, &o, &e) != 0) fail_msg("export: %s", e ? e : "");
+    free(o);
+    free(e);
+    srv_init(D);
+    size_t n = 0;
+    test_s3_env(env, &n);
+    env[n] = NULL;
+    const char *imp[] = {"import", "--from", out, NULL};
+    o = e = NULL;
+    if (run_cli(D, env, imp, true, &o, &e) != 0) fail_msg("import: %s", e ? e : "");
+    free(o);
+    free(e);
+}
+
 static void links_and_the_waiting_list_survive_an_export_and_import(void **state)
 {
     (void)state;
@@ -518,24 +548,9 @@ static void links_and_the_waiting_list_survive_an_export_and_import(void **state
     assert_int_equal(r.status, 201);
     resp_free(&r);
 
-    char out[400];
-    snprintf(out, sizeof out, "%s/export-links", S.dir);
-    const char *exp[] = {"export", "--to", out, NULL};
-    char *o = NULL, *e = NULL;
-    if (run_cli(&S, NULL, exp, true, &o, &e) != 0) fail_msg("export: %s", e ? e : "");
-    free(o);
-    free(e);
     struct srv D = {0};
-    srv_init(&D);
     const char *env[4];
-    size_t n = 0;
-    test_s3_env(env, &n);
-    env[n] = NULL;
-    const char *imp[] = {"import", "--from", out, NULL};
-    o = e = NULL;
-    if (run_cli(&D, env, imp, true, &o, &e) != 0) fail_msg("import: %s", e ? e : "");
-    free(o);
-    free(e);
+    copy_shop("export-links", &D, env);
     srv_start(&D, env, NULL);
     char path[200];
     snprintf(path, sizeof path, "/api/gestion/%s", tok);
@@ -549,6 +564,86 @@ static void links_and_the_waiting_list_survive_an_export_and_import(void **state
     free(id);
 }
 
+/* A client's address the desk corrects (mistyped at booking) ends the
+ * links the old one was sent: they open, cancel and move nothing any more,
+ * here or in a copy of the shop; what she is sent next carries a link of
+ * the new generation, which works. */
+static void a_corrected_address_ends_the_links_sent_to_the_old_one(void **state)
+{
+    (void)state;
+    char f[32], g[32];
+    next_slot(f);
+    next_slot(g);
+    char body[400];
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%s\","
+             "\"cliente\":{\"nombre\":\"Rosa Gil\",\"email\":\"rosa@mal.example\"}}",
+             BARBERO, SERVICIO, f);
+    struct resp r;
+    http_json(&S, "POST", "/api/agenda/citas", BARB.token, body, &r);
+    if (r.status != 201) fail_msg("desk booking: %ld %s", r.status, r.body);
+    json_t *cita = json_object_get(r.json, "cita");
+    char *id = strdup(jstr(cita, "id")), *rosa = strdup(jstr(cita, "cliente_id"));
+    resp_free(&r);
+    char old[TOKEN_LEN + 1];
+    token_from_mail(id, "Cita confirmada", old);
+    ver(old, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* the desk puts her address right */
+    char path[200];
+    snprintf(path, sizeof path, "/api/clientes/%s", rosa);
+    http_json(&S, "PATCH", path, BARB.token, "{\"email\":\"rosa@bien.example\"}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* the old link: nothing, whatever it asks */
+    ver(old, &r);
+    expect_error(&r, 404, NO_CITA);
+    resp_free(&r);
+    accion(old, "cancelar", NULL, &r);
+    expect_error(&r, 404, NO_CITA);
+    resp_free(&r);
+    char *b = fecha_body(g);
+    accion(old, "reprogramar", b, &r);
+    expect_error(&r, 404, NO_CITA);
+    resp_free(&r);
+    snprintf(path, sizeof path, "/api/gestion/%s/huecos?fecha=%.10s", old, g);
+    http_get(&S, path, NULL, &r);
+    expect_error(&r, 404, NO_CITA);
+    resp_free(&r);
+    char *estado = estado_of(id);
+    assert_string_equal(estado, "confirmada");
+    free(estado);
+    /* the desk moves her: the message goes to her address, with a new link */
+    snprintf(path, sizeof path, "/api/citas/%s/reprogramar", id);
+    http_json(&S, "POST", path, BARB.token, b, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    free(b);
+    char now[TOKEN_GEN + 1];
+    token_of_len(id, "Cita cambiada", now, TOKEN_GEN);
+    ver(now, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(json_object_get(r.json, "cita"), "id"), id);
+    resp_free(&r);
+    /* and so in a copy of the shop */
+    struct srv D = {0};
+    const char *env[4];
+    copy_shop("export-generations", &D, env);
+    srv_start(&D, env, NULL);
+    snprintf(path, sizeof path, "/api/gestion/%s", old);
+    http_get(&D, path, NULL, &r);
+    expect_error(&r, 404, NO_CITA);
+    resp_free(&r);
+    snprintf(path, sizeof path, "/api/gestion/%s", now);
+    http_get(&D, path, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    srv_cleanup(&D);
+    free(id);
+    free(rosa);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +655,7 @@ int main(void)
         cmocka_unit_test(inside_the_cutoff_the_link_shows_the_phone_and_refuses_changes),
         cmocka_unit_test(tokens_never_reach_the_log),
         cmocka_unit_test(links_and_the_waiting_list_survive_an_export_and_import),
+        cmocka_unit_test(a_corrected_address_ends_the_links_sent_to_the_old_one),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

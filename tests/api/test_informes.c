@@ -420,7 +420,7 @@ static void an_export_carries_the_prices_and_its_import_reports_the_same(void **
     json_error_t e;
     json_t *m = json_load_file(mpath, 0, &e);
     assert_non_null(m);
-    assert_int_equal(json_integer_value(json_object_get(m, "version")), 5);
+    assert_int_equal(json_integer_value(json_object_get(m, "version")), 6);
     json_t *t = json_object_get(m, "tables");
     bool found = false;
     for (size_t i = 0; i < json_array_size(t); i++)

@@ -665,7 +665,7 @@ static void an_export_of_version_1_loads_with_every_barber_on_the_default_week(v
     json_error_t e;
     json_t *m = json_load_file(manifest, 0, &e);
     assert_non_null(m);
-    assert_int_equal(json_integer_value(json_object_get(m, "version")), 5);
+    assert_int_equal(json_integer_value(json_object_get(m, "version")), 6);
     json_t *t;
     long horarios = -1;
     json_array_foreach(json_object_get(m, "tables"), i, t) if (!strcmp(jstr(t, "name"), "horarios"))

@@ -377,7 +377,7 @@ static void consent_is_given_with_a_number_in_e164_and_withdrawn(void **state)
     json_error_t je;
     json_t *m = json_load_file(path, 0, &je);
     assert_non_null(m);
-    assert_int_equal(json_integer_value(json_object_get(m, "version")), 5);
+    assert_int_equal(json_integer_value(json_object_get(m, "version")), 6);
     long rows = -1;
     size_t i;
     json_t *t;
