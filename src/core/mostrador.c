@@ -367,9 +367,11 @@ static br_err alta(struct app *app, const struct mostrador_cliente *c, const cha
     }
     if (!rc && (t.quien.nuevo || t.quien.email)) {
         rc = store_cliente_alta(app->store, &t.quien, t.id);
-        if (rc == BR_CONFLICT && !strcmp(err_msg(), "client exists")) {
+        if (rc == BR_CONFLICT) {
+            /* made meanwhile by another desk, by her name and number or by
+             * her address: found the next time (a staff account's address
+             * is refused then) */
             *existe = true;
-        } else if (rc == BR_CONFLICT) {
             rc = err_set(BR_CONFLICT, "El email ya está registrado");
         } else if (!rc && t.quien.nuevo) {
             *creada = true;
