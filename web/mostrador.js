@@ -13,6 +13,7 @@ import {
   announce,
   alertBox,
   showError,
+  fieldError,
   whenFull,
   hm,
   euros,
@@ -46,6 +47,13 @@ const FIELD_ERRORS = {
     'Hace falta el teléfono o el correo electrónico del cliente.',
   ],
 };
+// a client's field the API refused, of inputs {nombre, tel, email}: said
+// under it (fieldError); false for other refusals
+function badClientField(inputs, ex) {
+  const bad = FIELD_ERRORS[ex.message];
+  if (bad) fieldError(inputs[bad[0]], bad[1]);
+  return bad;
+}
 // a labelled control: [label, control]
 function field(label, attrs) {
   const id = 'm' + ++uid;
@@ -82,9 +90,10 @@ export function noShows(c) {
 // account (GET /api/clientes: puede_entrar false): a name misheard, a number
 // or an address mistyped, corrected in place (PATCH /api/clientes/{id}; an
 // emptied phone or e-mail is removed). saved(cliente) shows her new details
-// where they were shown and puts the focus on them; an error shows in the
-// form, with the focus on the field it names. A fieldset, not a form: it
-// may sit inside "Nueva cita"'s (Enter saves it, and books nothing).
+// where they were shown and puts the focus on them; a refused field says
+// why under it, with the focus on it (fieldError), any other error shows
+// in the form. A fieldset, not a form: it may sit inside "Nueva cita"'s
+// (Enter saves it, and books nothing).
 export function fixClient(cliente, saved) {
   // one who uses her account: hers to change ("Mi cuenta")
   if (cliente.puede_entrar)
@@ -119,7 +128,6 @@ export function fixClient(cliente, saved) {
     });
     const inputs = { nombre, tel, email };
     const err = alertBox();
-    err.id = nombre.id + '-e';
     const ok = h('button', { type: 'button', class: 'primary', onclick: save }, 'Guardar');
     async function save() {
       err.hidden = true;
@@ -144,15 +152,9 @@ export function fixClient(cliente, saved) {
         await saved(c);
       } catch (ex) {
         ok.disabled = false;
-        const bad = FIELD_ERRORS[ex.message];
-        showError(err, bad && bad[1] ? bad[1] : ex);
-        // the field it names is marked, and points at the words
-        for (const el of Object.values(inputs)) el.removeAttribute('aria-invalid');
-        if (bad) {
-          inputs[bad[0]].setAttribute('aria-invalid', 'true');
-          inputs[bad[0]].setAttribute('aria-describedby', err.id);
-        }
-        focus(bad ? inputs[bad[0]] : err);
+        if (badClientField(inputs, ex)) return;
+        showError(err, ex);
+        focus(err);
       }
     }
     for (const el of [nombre, tel, email])
@@ -376,10 +378,12 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
         autocomplete: 'off',
         maxlength: 40,
       });
+      // the phone or the e-mail: with an e-mail, the phone may stay empty
       const [le, email] = field('Correo electrónico (opcional)', {
         type: 'email',
         autocomplete: 'off',
         maxlength: 320,
+        oninput: () => (tel.required = !email.value.trim()),
       });
       // her consent, asked while the shop sends WhatsApp and a phone is typed
       const [lw, wa] = check(WA);
@@ -451,14 +455,11 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
   // "Acepta avisos por WhatsApp" ticked for a new client (with a phone)
   const wantsWa = () => Boolean(fresh.wa && fresh.wa.checked && fresh.tel.value.trim());
   // a new client's field the API refused (booking her, registering her):
-  // said plainly, with the focus on that field; false for other refusals
+  // said under that field, not here; false for other refusals
   const badField = (ex) => {
-    const bad = st.nuevo && FIELD_ERRORS[ex.message];
-    if (bad) {
-      refuse(bad[1] || ex.message, 'cliente');
-      focus(fresh[bad[0]]);
-    }
-    return bad;
+    if (!st.nuevo || !badClientField(fresh, ex)) return false;
+    err.hidden = true;
+    return true;
   };
   // A new client registered without a booking (for the waiting list, POST
   // /api/clientes): then she is the chosen client, and her WhatsApp consent

@@ -100,6 +100,32 @@ export function showError(box, err) {
   else box.textContent = err && err.message ? err.message : String(err);
   box.hidden = false;
 }
+// A control's own refusal (err): a line right under it (role=alert), the
+// control marked aria-invalid and described by the line besides its hints,
+// and the focus on it; an edit of the control takes the line and the mark away.
+export function fieldError(el, err) {
+  const id = el.id + '-e';
+  const by = (on) => {
+    const ids = (el.getAttribute('aria-describedby') || '').split(' ').filter((d) => d && d !== id);
+    if (on) ids.push(id);
+    if (ids.length) el.setAttribute('aria-describedby', ids.join(' '));
+    else el.removeAttribute('aria-describedby');
+  };
+  let box = document.getElementById(id);
+  if (!box) {
+    box = Object.assign(alertBox(), { id });
+    el.after(box);
+    el.addEventListener('input', () => {
+      box.hidden = true;
+      el.removeAttribute('aria-invalid');
+      by(false);
+    });
+  }
+  showError(box, err);
+  el.setAttribute('aria-invalid', 'true');
+  by(true);
+  focus(el);
+}
 // A failure said in place, with its way out: the error line and
 // "Reintentar" (again()), or, for a module of the app that failed to run
 // (api.js: brokenModule), "Recargar la página".

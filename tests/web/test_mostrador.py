@@ -7,7 +7,8 @@ confirmation), sees her entry under her name and takes her off, and is
 told when a client has no way to be told, and records her WhatsApp consent;
 puts a new caller on the waiting list with no booking (registered, with her
 WhatsApp consent, on a shop that sends WhatsApp) and books another new
-client who accepts WhatsApp;
+client who accepts WhatsApp and one with an e-mail and no phone; a new
+client's refused field is said under it;
 on a tablet the day is a grid with a column per barber, and a tap on
 free time opens the booking with that barber and hour; the administrator
 closes a day over two bookings and cancels them with a message. A walk-in's
@@ -27,9 +28,10 @@ import webtest  # noqa: E402
 from webtest import By  # noqa: E402
 
 try:
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import Select
 except ImportError:  # webtest.main skips the test
-    Select = None
+    Select = Keys = None
 
 MADRID = zoneinfo.ZoneInfo("Europe/Madrid")
 
@@ -52,6 +54,30 @@ def control(br, label):
     """The form control its visible <label> names."""
     lab = next(e for e in br.d.find_elements(By.TAG_NAME, "label") if e.text.strip() == label and e.is_displayed())
     return br.d.find_element(By.ID, lab.get_attribute("for"))
+
+
+def refused_on(br, el, words):
+    """A new client's field the API refused, said at the field: the focus on
+    it, marked aria-invalid and described (besides its hints) by the line
+    right under it, which says words and is in the window with it; not on the
+    form's own error line. Returns the line."""
+    br.wait(lambda: br.active() == el, what="the focus on the refused field")
+    line = br.wait(lambda: br.d.execute_script("const n = arguments[0].nextElementSibling; return n && n.id && !n.hidden && n.textContent.includes(arguments[1]) ? n : null", el, words),
+                   what="%r right under its field" % words)
+    assert el.get_attribute("aria-invalid") == "true", el.get_attribute("aria-invalid")
+    assert line.get_attribute("id") in (el.get_attribute("aria-describedby") or "").split(), el.get_attribute("aria-describedby")
+    assert line.get_attribute("role") == "alert"
+    assert br.d.execute_script("return [arguments[0], arguments[1]].every(e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })", el, line), "the field or its refusal out of the window"
+    assert not [e for e in br.d.find_elements(By.CSS_SELECTOR, "main form > .alert") if e.is_displayed()]
+    return line
+
+
+def edited_clears(br, el, line, keys):
+    """An edit of the refused field takes its line and its mark away."""
+    el.send_keys(keys)
+    br.wait(lambda: not line.is_displayed(), what="the refusal gone with the edit")
+    assert el.get_attribute("aria-invalid") is None, el.get_attribute("aria-invalid")
+    assert line.get_attribute("id") not in (el.get_attribute("aria-describedby") or "").split(), el.get_attribute("aria-describedby")
 
 
 def grid_at_tablet(srv, br, day, b):
@@ -150,12 +176,14 @@ def phone_desk(srv, br, b, s, day):
     slot.click()
     br.see(when)
     br.check("Mostrador - nueva cita cliente nuevo")
-    # a phone the shop cannot use: said plainly, the focus on the field
+    # a phone the shop cannot use: said plainly under the field, which has
+    # the focus; typing in it again takes the words away
     br.allowed_errors.append(r"/api/agenda/citas - Failed to load resource: the server responded with a status of 400")
     tel = br.fill("Teléfono", "12")
     br.click("Reservar cita")
-    br.see("El teléfono no es válido")
-    br.wait(lambda: br.active() == tel, what="the focus on the phone")
+    line = refused_on(br, tel, "El teléfono no es válido: de 6 a 15 cifras")
+    br.check("Mostrador - teléfono rechazado en su campo")
+    edited_clears(br, tel, line, "3")
     br.fill("Teléfono", "622 333 444")
     br.click("Reservar cita")
     br.focused_heading(when.split(",")[0])
@@ -361,10 +389,11 @@ def new_caller(srv, br):
     nuevo" is put on the waiting list with no booking (POST /api/clientes,
     then her WhatsApp consent, then the entry), on a shop that sends
     WhatsApp (a server of its own; the messages' API is a closed port); her
-    phone refused first, on its field. One who does not accept WhatsApp
+    phone refused first, said under its field. One who does not accept WhatsApp
     and has no e-mail is refused by the list, and stays registered and
     chosen: her WhatsApp ticked, she is added. Then a new client booked with
-    "Acepta avisos por WhatsApp" ticked has her consent recorded."""
+    "Acepta avisos por WhatsApp" ticked has her consent recorded, and one
+    with an e-mail and no phone is booked."""
     # this shop sends no WhatsApp: the new client's box is not offered
     br.open("/agenda")
     br.click("Nueva cita")
@@ -409,8 +438,7 @@ def new_caller(srv, br):
         assert wa.ok("GET", "/api/clientes?q=elena", token=wa.admin)["clientes"] == []
         # a phone the shop cannot use: said as for a booking, on its field
         br.click("Sí, añadir")
-        br.see("El teléfono no es válido")
-        br.wait(lambda: br.active() == tel, what="the focus on the phone")
+        refused_on(br, tel, "El teléfono no es válido")
         assert wa.ok("GET", "/api/clientes?q=elena", token=wa.admin)["clientes"] == []
         br.fill("Teléfono", "655 111 222")
         br.click("Añadir a la lista de espera")
@@ -469,6 +497,29 @@ def new_caller(srv, br):
         br.wait(lambda: "Acepta avisos por WhatsApp" in br.d.find_element(By.ID, "status").get_attribute("textContent"), what="the consent said")
         pablo = wa.ok("GET", "/api/clientes?q=pablo", token=wa.admin)["clientes"]
         assert len(pablo) == 1 and wa.ok("GET", "/api/clientes/%s/whatsapp" % pablo[0]["id"], token=wa.admin)["whatsapp"]["acepta"] is True, pablo
+        # a new client who gives an e-mail and no phone: the phone is needed
+        # only while the e-mail is empty; she is booked (with another barber:
+        # Pablo's is with him)
+        br.click("Nueva cita")
+        br.click("Cliente nuevo")
+        br.fill("Nombre", "Sara León")
+        tel = control(br, "Teléfono")
+        assert tel.get_attribute("required") == "true"
+        email = br.fill("Correo electrónico (opcional)", "sara@example.com")
+        assert tel.get_attribute("required") is None
+        email.send_keys(Keys.CONTROL, "a", Keys.BACKSPACE)
+        br.wait(lambda: tel.get_attribute("required") == "true", what="the phone needed again")
+        email.send_keys("sara@example.com")
+        assert "Acepta avisos por WhatsApp" not in br.text()
+        Select(control(br, "Servicio")).select_by_value(s["id"])
+        Select(control(br, "Barbero")).select_by_value(wa.catalog()[1][-1]["id"])
+        br.click("Ahora (sin cita, ya está aquí)")
+        control(br, "Fuera de horario (aunque el barbero no trabaje a esa hora)").click()
+        br.click("Reservar cita")
+        br.wait(lambda: "Cita reservada: Sara León" in br.d.find_element(By.ID, "status").get_attribute("textContent"), what="Sara booked")
+        sara = wa.ok("GET", "/api/clientes?q=sara", token=wa.admin)["clientes"]
+        assert [(c["nombre"], c["telefono"], c["email"]) for c in sara] == [("Sara León", None, "sara@example.com")], sara
+        assert len(wa.ok("GET", "/api/citas?cliente_id=" + sara[0]["id"], token=wa.admin)["citas"]) == 1
     finally:
         br.s = srv
         try:
