@@ -229,8 +229,11 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
         if (!wa) metric_inc(M_MAIL_SENT);
         log_info("%s: %s %s for cita %s delivered (attempt %lld)", chan, what, msg->id,
                  msg->cita_id, (long long)msg->attempts);
-        br_err sr = wa ? store_whatsapp_sent(o->st, msg->id, wamid[0] ? wamid : NULL, now_ts)
-                       : store_outbox_sent(o->st, msg->id, now_ts);
+        br_ts olvido; /* what the cap no longer reads */
+        iso8601_format(now - 2 * DAY_MS, olvido);
+        br_err sr =
+            wa ? store_whatsapp_sent(o->st, msg->id, wamid[0] ? wamid : NULL, now_ts, olvido)
+               : store_outbox_sent(o->st, msg->id, now_ts);
         if (sr != BR_OK) log_error("%s: could not mark %s as sent: %s", chan, msg->id, err_msg());
         return;
     }

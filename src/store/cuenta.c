@@ -635,6 +635,7 @@ static br_err anonimizar_tx(struct db *db, struct db_conn *c, void *ud)
         "DELETE FROM cuenta_tokens WHERE user_id = ?",
         "DELETE FROM consentimientos WHERE cliente_id = ?",
         "DELETE FROM whatsapp_consentimientos WHERE cliente_id = ?",
+        "DELETE FROM whatsapp_envios WHERE cliente_id = ?",
         /* her waiting list's notices, by either channel */
         ("DELETE FROM mail_outbox WHERE kind = 'aviso_espera' AND cita_id IN "
          "(SELECT id FROM lista_espera WHERE cliente_id = ?)"),

@@ -321,7 +321,14 @@ const char *const schema_pg[] = {
      "  cliente_id uuid PRIMARY KEY,"
      "  gen bigint NOT NULL,"
      "  updated_at timestamptz NOT NULL"
-     ");"),
+     ");"
+     /* as SQLite's: the WhatsApp messages sent about each client */
+     "CREATE TABLE whatsapp_envios ("
+     "  mensaje_id uuid PRIMARY KEY,"
+     "  cliente_id uuid NOT NULL,"
+     "  enviado_en timestamptz NOT NULL"
+     ");"
+     "CREATE INDEX whatsapp_envios_cliente ON whatsapp_envios(cliente_id, enviado_en);"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

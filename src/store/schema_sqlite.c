@@ -390,7 +390,17 @@ const char *const schema_sqlite[] = {
      "  cliente_id TEXT PRIMARY KEY,"
      "  gen INTEGER NOT NULL,"
      "  updated_at TEXT NOT NULL"
-     ");"),
+     ");"
+     /* the WhatsApp messages sent about each client, for the daily cap:
+      * written with the message's sent mark, so that a message counts
+      * after what it was about is gone (a waiting-list entry she left).
+      * Short-lived, never exported */
+     "CREATE TABLE whatsapp_envios ("
+     "  mensaje_id TEXT PRIMARY KEY,"
+     "  cliente_id TEXT NOT NULL,"
+     "  enviado_en TEXT NOT NULL"
+     ");"
+     "CREATE INDEX whatsapp_envios_cliente ON whatsapp_envios(cliente_id, enviado_en);"),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

@@ -35,17 +35,9 @@ struct consent_set {
 };
 
 /* The account e-mail a->aviso to the client's own address (none for a
- * client without one, or a deleted account) when the consent given is not
- * the one in force already, within the notices' cap. */
+ * client without one, or a deleted account), within the notices' cap. */
 static br_err consent_aviso(struct db *db, struct db_conn *conn, struct consent_set *a)
 {
-    char antes[64] = "";
-    struct db_val ps[] = {db_text(a->cliente_id)};
-    br_err rc = EXEC(db, conn,
-                     "SELECT telefono FROM whatsapp_consentimientos WHERE cliente_id = ? AND "
-                     "retirado_en IS NULL",
-                     ps, one_text, antes, NULL);
-    if (rc || !strcmp(antes, a->telefono)) return rc;
     const struct cuenta_mail *m = a->aviso->mail;
     struct db_val pm[] = {db_text(m->id),         db_text(m->kind),         db_text(m->created_at),
                           db_text(m->created_at), db_text(a->cliente_id),   db_text(a->cliente_id),
@@ -66,7 +58,20 @@ static br_err consent_set_tx(struct db *db, struct db_conn *conn, void *ud)
 {
     struct consent_set *a = ud;
     br_err rc = client_turn(db, conn, a->cliente_id);
-    if (!rc && a->telefono && a->aviso) rc = consent_aviso(db, conn, a);
+    /* the number her messages go to now ("": none) */
+    char antes[64] = "";
+    struct db_val ps[] = {db_text(a->cliente_id)};
+    if (!rc)
+        rc = EXEC(db, conn,
+                  "SELECT telefono FROM whatsapp_consentimientos WHERE cliente_id = ? AND "
+                  "retirado_en IS NULL",
+                  ps, one_text, antes, NULL);
+    bool otro = a->telefono && strcmp(antes, a->telefono) != 0;
+    /* not the consent in force already: she is told (given from her
+     * session); and when it moves her messages off another number, the
+     * appointments' links sent there end */
+    if (!rc && otro && a->aviso) rc = consent_aviso(db, conn, a);
+    if (!rc && otro && antes[0]) rc = appointment_links_end(db, conn, a->cliente_id, a->now);
     if (rc) return rc;
     if (a->telefono) {
         struct db_val p[] = {db_text(a->cliente_id), db_text(a->telefono), db_text(a->now),
@@ -194,12 +199,9 @@ br_err store_whatsapp_sent_since(struct store *st, const char *cita_id, const ch
 {
     *n = 0;
     return run(st,
-               "WITH quien AS (SELECT cliente_id FROM citas WHERE id = ? UNION ALL "
-               "SELECT cliente_id FROM lista_espera WHERE id = ?) "
-               "SELECT count(*) FROM mail_outbox m WHERE m.canal = 'whatsapp' AND "
-               "m.status = 'sent' AND m.done_at >= ? AND m.cita_id IN ("
-               "SELECT c.id FROM citas c JOIN quien q ON c.cliente_id = q.cliente_id UNION ALL "
-               "SELECT e.id FROM lista_espera e JOIN quien q ON e.cliente_id = q.cliente_id)",
+               "SELECT count(*) FROM whatsapp_envios WHERE cliente_id IN (SELECT cliente_id FROM "
+               "citas WHERE id = ? UNION ALL SELECT cliente_id FROM lista_espera WHERE id = ?) "
+               "AND enviado_en >= ?",
                DB_ARGS(db_text(cita_id), db_text(cita_id), db_text(since)), one_int, n, NULL);
 }
 
@@ -216,13 +218,44 @@ br_err store_outbox_defer(struct store *st, const char *id, const char *until)
                            DB_ARGS(db_text(until), db_text(until), db_text(id)), NULL);
 }
 
-br_err store_whatsapp_sent(struct store *st, const char *id, const char *proveedor_id,
-                           const char *now)
+struct wa_sent {
+    const char *id, *proveedor_id, *now, *olvido;
+};
+
+static br_err wa_sent_tx(struct db *db, struct db_conn *c, void *ud)
 {
-    return run_write_aside(st,
-                           "UPDATE mail_outbox SET status = 'sent', done_at = ?, proveedor_id = ?, "
-                           "locked_until = NULL, last_error = NULL WHERE id = ?",
-                           DB_ARGS(db_text(now), db_text(proveedor_id), db_text(id)), NULL);
+    const struct wa_sent *a = ud;
+    struct db_val pu[] = {db_text(a->now), db_text(a->proveedor_id), db_text(a->id)};
+    br_err rc = EXEC(db, c,
+                     "UPDATE mail_outbox SET status = 'sent', done_at = ?, proveedor_id = ?, "
+                     "locked_until = NULL, last_error = NULL WHERE id = ?",
+                     pu, NULL, NULL, NULL);
+    /* counted for the client it is about (the cap's), while that is known:
+     * an appointment's client, or a waiting-list entry's */
+    struct db_val pe[] = {db_text(a->id), db_text(a->now), db_text(a->id), db_text(a->id)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "INSERT INTO whatsapp_envios (mensaje_id, cliente_id, enviado_en) "
+                  "SELECT ?, q.cliente_id, ? FROM (SELECT c.cliente_id FROM mail_outbox m "
+                  "JOIN citas c ON c.id = m.cita_id WHERE m.id = ? UNION ALL "
+                  "SELECT e.cliente_id FROM mail_outbox m JOIN lista_espera e ON e.id = m.cita_id "
+                  "WHERE m.id = ?) q WHERE true ON CONFLICT DO NOTHING",
+                  pe, NULL, NULL, NULL);
+    /* what no cap reads any more */
+    struct db_val po[] = {db_text(a->id), db_text(a->olvido)};
+    if (!rc)
+        rc = EXEC(db, c,
+                  "DELETE FROM whatsapp_envios WHERE cliente_id = (SELECT cliente_id FROM "
+                  "whatsapp_envios WHERE mensaje_id = ?) AND enviado_en < ?",
+                  po, NULL, NULL, NULL);
+    return rc;
+}
+
+br_err store_whatsapp_sent(struct store *st, const char *id, const char *proveedor_id,
+                           const char *now, const char *olvido)
+{
+    struct wa_sent a = {id, proveedor_id, now, olvido};
+    return in_tx_as(st, DB_TOUCH_NONE, wa_sent_tx, &a);
 }
 
 /* The order of the delivery statuses: a status never goes back. */

@@ -53,8 +53,8 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
 
 /* How many WhatsApp messages about the client of cita_id (an
  * appointment's, or a waiting-list entry's: whatever a message's cita_id
- * names) went since `since`, to any number: about her appointments and
- * her waiting-list entries still stored. OUT: *n. */
+ * names) went since `since`, to any number, as store_whatsapp_sent counted
+ * them. OUT: *n. */
 br_err store_whatsapp_sent_since(struct store *st, const char *cita_id, const char *since,
                                  int64_t *n) WARN_UNUSED;
 
@@ -66,9 +66,11 @@ br_err store_outbox_skip(struct store *st, const char *id, const char *why,
  * starts then. */
 br_err store_outbox_defer(struct store *st, const char *id,
                           const char *until) STORE_WRITE WARN_UNUSED;
-/* A WhatsApp message the Graph API accepted, with the id it gave it. */
+/* A WhatsApp message the Graph API accepted, with the id it gave it,
+ * counted for its client (store_whatsapp_sent_since); her counted
+ * messages sent before olvido are forgotten. */
 br_err store_whatsapp_sent(struct store *st, const char *id, const char *proveedor_id,
-                           const char *now) STORE_WRITE WARN_UNUSED;
+                           const char *now, const char *olvido) STORE_WRITE WARN_UNUSED;
 /* A delivery status from the webhook ("sent", "delivered", "read",
  * "failed") for the message the Graph API called proveedor_id, at `at`;
  * never one that comes after what is known (read stays read when a late

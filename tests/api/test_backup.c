@@ -245,7 +245,8 @@ static void as_before_the_hours(const char *dir)
     snprintf(old.dir, sizeof old.dir, "%s", A.s.dir);
     snprintf(old.data, sizeof old.data, "%s", dir);
     assert_int_equal(db_exec(&old,
-                             "DROP TABLE enlaces_cliente; DROP TABLE espera_liberaciones; "
+                             "DROP TABLE enlaces_cliente; DROP TABLE whatsapp_envios; "
+                             "DROP TABLE espera_liberaciones; "
                              "DROP TABLE whatsapp_consentimientos; "
                              "DROP INDEX mail_outbox_proveedor; "
                              "DROP INDEX mail_outbox_recordatorio_canal; "

@@ -1229,7 +1229,7 @@ static void an_upgrade_undoes_what_the_deleted_accounts_domain_let_in(void **sta
              "WHERE id = '%s') WHERE id = '%s'; "
              "UPDATE perfiles SET telefono = '600111222' WHERE id = '%s'; "
              "UPDATE auth_users SET email = '%s@eliminado.invalid' WHERE id = '%s'; "
-             "DROP TABLE enlaces_cliente; %s",
+             "DROP TABLE enlaces_cliente; DROP TABLE whatsapp_envios; %s",
              squatter.id, gone.id, gone.id, vic.id, squatter.id,
              test_pg() ? "DELETE FROM schema_version WHERE version > "
                          "(SELECT max(version) FROM schema_version) - " AFTER_ELIMINADOS_SQL ";"

@@ -964,6 +964,76 @@ static void without_mail_no_notice_is_queued_by_email(void **state)
     free(barbero);
 }
 
+struct wa_count_q {
+    const char *to;
+    size_t want;
+};
+
+static bool wa_count_is(void *ud)
+{
+    const struct wa_count_q *q = ud;
+    return wa_sink_count(&D, q->to) >= q->want;
+}
+
+static bool cancel_skipped(void *cita)
+{
+    return db_count(&S,
+                    "SELECT count(*) FROM mail_outbox WHERE kind = 'cancelacion' AND canal = "
+                    "'whatsapp' AND cita_id = '%s' AND status = 'skipped' AND last_error = "
+                    "'demasiados mensajes a este cliente en 24 horas'",
+                    (const char *)cita) == 1;
+}
+
+/* A waiting-list notice she was sent counts against her daily WhatsApp
+ * cap after she leaves the list (the entry it was about is gone). */
+static void a_notice_counts_against_her_cap_after_she_leaves_the_list(void **state)
+{
+    (void)state;
+    restart_with("BARBERIA_WHATSAPP_MAX_PER_DAY=", "BARBERIA_WHATSAPP_MAX_PER_DAY=3");
+    struct user eva, otro;
+    signup_user(&S, &eva, "Eva Sanz");
+    signup_user(&S, &otro, "Otro Mas");
+    char *barbero = make_barbero(&S, "Rai Sol");
+    char d[11], e[11], t1[32], t2[32], t3[32];
+    weekday_utc(10, d);
+    weekday_utc(11, e);
+    at(d, "10:00", t1);
+    at(e, "10:00", t2);
+    at(e, "11:00", t3);
+    char *cita = book(&S, &otro, barbero, SERVICIO, t1, NULL);
+    consents(&eva, "+34 611 000 019");
+    char *entrada = pedir_ok(&eva, SERVICIO, d, barbero);
+    cancel_ok(&otro, cita);
+    struct wa_count_q q = {"34611000019", 1};
+    if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no WhatsApp notice");
+    /* she leaves the list: the notice still counts */
+    char path[160];
+    snprintf(path, sizeof path, "/api/lista-espera/%s", entrada);
+    struct resp r;
+    http_json(&S, "DELETE", path, eva.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char *c1 = book(&S, &eva, barbero, SERVICIO, t2, NULL);
+    q.want = 2;
+    if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no second message");
+    char *c2 = book(&S, &eva, barbero, SERVICIO, t3, NULL);
+    q.want = 3;
+    if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no third message");
+    /* the fourth in the day is one too many */
+    cancel_ok(&eva, c2);
+    if (!wait_until(cancel_skipped, c2, WAIT_MAIL_MS)) {
+        char *log = srv_log(&S);
+        fail_msg("the fourth message was not skipped; server log:\n%s", log);
+    }
+    assert_int_equal(wa_sink_count(&D, "34611000019"), 3);
+    restart_with("BARBERIA_WHATSAPP_MAX_PER_DAY=", NULL);
+    free(c1);
+    free(c2);
+    free(entrada);
+    free(cita);
+    free(barbero);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -982,6 +1052,7 @@ int main(void)
         cmocka_unit_test(in_the_quiet_hours_the_whatsapp_notice_waits),
         cmocka_unit_test(a_notice_held_back_never_announces_a_slot_booked_meanwhile),
         cmocka_unit_test(without_mail_no_notice_is_queued_by_email),
+        cmocka_unit_test(a_notice_counts_against_her_cap_after_she_leaves_the_list),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

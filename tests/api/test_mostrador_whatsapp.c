@@ -291,6 +291,53 @@ static void a_new_caller_goes_on_the_waiting_list(void **state)
     free(sol);
 }
 
+/* The number the desk recorded was mistyped: the confirmation, with her
+ * appointment's link, went to a stranger's phone. Corrected, that link
+ * opens nothing any more; her next message carries one that does. */
+static void a_corrected_number_ends_the_links_sent_to_the_old_one(void **state)
+{
+    (void)state;
+    char d[11], e[11];
+    weekday_utc(6, d);
+    weekday_utc(7, e);
+    char *mar = desk_client("Mara Gil", "600 111 501", d, "09:00");
+    struct resp r;
+    desk_put(&BARB, mar, "{\"acepta\": true, \"telefono\": \"600 111 509\"}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char *cita = desk_book(mar, e, "12:00");
+    if (!wait_until(wa_arrived, "34600111509", WAIT_MS)) fail_msg("no WhatsApp confirmation");
+    json_t *all = wa_sink_accepted(&D, "34600111509");
+    const char *link = wa_param(json_array_get(all, 0), 5);
+    const char *tok = link ? strstr(link, "/c/") : NULL;
+    if (!tok) fail_msg("no link in the confirmation: %s", link ? link : "(none)");
+    char path[200];
+    snprintf(path, sizeof path, "/api/gestion/%s", tok + 3);
+    json_decref(all);
+    http_get(&S, path, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* the desk puts the number right */
+    desk_put(&BARB, mar, "{\"acepta\": true, \"telefono\": \"600 111 501\"}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    http_get(&S, path, NULL, &r);
+    expect_error(&r, 404, "Cita no encontrada");
+    resp_free(&r);
+    char cancel[260];
+    snprintf(cancel, sizeof cancel, "%s/cancelar", path);
+    http_json(&S, "POST", cancel, NULL, NULL, &r);
+    expect_error(&r, 404, "Cita no encontrada");
+    resp_free(&r);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM citas WHERE id = '%s' AND estado = "
+                              "'confirmada'",
+                              cita),
+                     1);
+    free(cita);
+    free(mar);
+}
+
 static void the_desk_or_she_withdraws_it(void **state)
 {
     (void)state;
@@ -535,6 +582,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_desk_records_her_consent_and_she_is_told_by_whatsapp),
         cmocka_unit_test(a_new_caller_goes_on_the_waiting_list),
+        cmocka_unit_test(a_corrected_number_ends_the_links_sent_to_the_old_one),
         cmocka_unit_test(the_desk_or_she_withdraws_it),
         cmocka_unit_test(a_client_gets_403),
         cmocka_unit_test(an_unknown_client_is_not_found),
