@@ -92,7 +92,8 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
 enum actor { ACTOR_STAFF, ACTOR_CLIENT, ACTOR_LINK, ACTOR_SHOP };
 
 static br_err apply(struct app *app, enum actor who, const char *client_id, const char *id,
-                    bool reschedule, const char *fecha_inicio, const char *mensaje, br_id cita_id);
+                    const uint32_t *gen, bool reschedule, const char *fecha_inicio,
+                    const char *mensaje, br_id cita_id);
 
 /* The appointment id text names, as who may see it (a client: hers only).
  * BR_NOTFOUND "Cita no encontrada" otherwise. OUT: *d (cita_detail_clear). */
@@ -146,7 +147,8 @@ br_err cambios_huecos_link(struct app *app, const char *token, const char *fecha
                            struct cambio_huecos *out)
 {
     br_id id;
-    br_err rc = gestion_cita(app, token, id);
+    uint32_t gen;
+    br_err rc = gestion_cita(app, token, id, &gen);
     if (rc && rc != BR_NOTFOUND) return rc;
     return huecos(app, ACTOR_LINK, NULL, rc ? NULL : id, fecha, out);
 }
@@ -156,22 +158,25 @@ br_err cambios_apply(struct app *app, const struct principal *caller, const char
 {
     /* NULL: barbero or admin, who may change any cita at any time */
     const char *client = booking_list_scope(caller);
-    return apply(app, client ? ACTOR_CLIENT : ACTOR_STAFF, client, id, reschedule, fecha_inicio,
-                 NULL, cita_id);
+    return apply(app, client ? ACTOR_CLIENT : ACTOR_STAFF, client, id, NULL, reschedule,
+                 fecha_inicio, NULL, cita_id);
 }
 
 br_err cambios_apply_link(struct app *app, const char *token, bool reschedule,
                           const char *fecha_inicio, br_id cita_id)
 {
     br_id id;
-    br_err rc = gestion_cita(app, token, id);
+    uint32_t gen;
+    br_err rc = gestion_cita(app, token, id, &gen);
     if (rc && rc != BR_NOTFOUND) return rc;
     /* a token that is none names no cita (once the body is judged) */
-    return apply(app, ACTOR_LINK, NULL, rc ? NULL : id, reschedule, fecha_inicio, NULL, cita_id);
+    return apply(app, ACTOR_LINK, NULL, rc ? NULL : id, &gen, reschedule, fecha_inicio, NULL,
+                 cita_id);
 }
 
 static br_err apply(struct app *app, enum actor who, const char *client, const char *id,
-                    bool reschedule, const char *fecha_inicio, const char *mensaje, br_id cita_id)
+                    const uint32_t *gen, bool reschedule, const char *fecha_inicio,
+                    const char *mensaje, br_id cita_id)
 {
     cita_id[0] = '\0';
     int64_t now = clock_now_ms();
@@ -243,6 +248,9 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
         .fin = reschedule ? end : NULL,
         .mail = queue_mail || queue_wa ? &msg : NULL,
         .libera = frees ? &libera : NULL,
+        /* a link's: still of her links' generation when the change is made */
+        .enlace_cliente = gen ? d.cita.cliente_id : NULL,
+        .enlace_gen = gen ? *gen : 0,
     };
     rc = store_cita_change(app->store, &ch);
     if (rc == BR_NOTFOUND) {
@@ -280,5 +288,5 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
 
 br_err cambios_cancelar_cierre(struct app *app, const char *id, const char *mensaje, br_id cita_id)
 {
-    return apply(app, ACTOR_SHOP, NULL, id, false, NULL, mensaje, cita_id);
+    return apply(app, ACTOR_SHOP, NULL, id, NULL, false, NULL, mensaje, cita_id);
 }

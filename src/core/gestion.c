@@ -123,10 +123,11 @@ bool gestion_token_cita(const unsigned char key[APP_LINK_KEY_BYTES], const char 
     return true;
 }
 
-br_err gestion_cita(struct app *app, const char *token, br_id cita_id)
+br_err gestion_cita(struct app *app, const char *token, br_id cita_id, uint32_t *out_gen)
 {
     uint32_t gen = 0;
     int64_t now_gen = 0;
+    *out_gen = 0;
     if (!app->link_key_ok || !gestion_token_cita(app->link_key, token, cita_id, &gen))
         return err_set(BR_NOTFOUND, "Cita no encontrada");
     br_err rc = store_enlace_gen(app->store, cita_id, &now_gen);
@@ -140,13 +141,15 @@ br_err gestion_cita(struct app *app, const char *token, br_id cita_id)
         log_error("citas: link lookup: %s", err_msg());
         return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
     }
+    *out_gen = gen;
     return BR_OK;
 }
 
 br_err gestion_ver(struct app *app, const char *token, struct gestion_vista *out)
 {
     memset(out, 0, sizeof *out);
-    br_err rc = gestion_cita(app, token, out->cita_id);
+    uint32_t gen;
+    br_err rc = gestion_cita(app, token, out->cita_id, &gen);
     if (rc) return rc;
     struct cita_detail d;
     rc = store_cita_detail(app->store, out->cita_id, &d);

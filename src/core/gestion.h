@@ -44,8 +44,9 @@ bool gestion_token_cita(const unsigned char key[APP_LINK_KEY_BYTES], const char 
 
 /* The appointment a link opens: its token is one of the service's, of the
  * generation her links are at now. BR_NOTFOUND "Cita no encontrada"
- * otherwise (an ended link, a gone appointment). OUT: cita_id. */
-br_err gestion_cita(struct app *app, const char *token, br_id cita_id) WARN_UNUSED;
+ * otherwise (an ended link, a gone appointment). OUT: cita_id, *gen (the
+ * generation, for a change to check again in its own transaction). */
+br_err gestion_cita(struct app *app, const char *token, br_id cita_id, uint32_t *gen) WARN_UNUSED;
 
 /* What the page behind a link shows besides the appointment. */
 struct gestion_vista {

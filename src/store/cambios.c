@@ -90,7 +90,20 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     ch->freed = false;
     free(ch->event_id);
     ch->event_id = NULL;
-    br_err rc = lock_on(db, conn, "cita", ch->id);
+    br_err rc = BR_OK;
+    if (ch->enlace_cliente) {
+        /* her turn first (a correction that ends her links takes it too),
+         * then her links' generation as it is now */
+        int64_t gen = 0;
+        struct db_val pg[] = {db_text(ch->enlace_cliente)};
+        rc = client_turn(db, conn, ch->enlace_cliente);
+        if (!rc)
+            rc = EXEC(db, conn, "SELECT gen FROM enlaces_cliente WHERE cliente_id = ?", pg, one_int,
+                      &gen, NULL);
+        if (rc == BR_UNAUTH || (!rc && gen != ch->enlace_gen))
+            return err_set(BR_NOTFOUND, "no such cita");
+    }
+    if (!rc) rc = lock_on(db, conn, "cita", ch->id);
     if (rc) return rc;
     struct change_row r = {.estado = NULL};
     struct db_val pi[] = {db_text(ch->id)};

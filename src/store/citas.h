@@ -134,6 +134,11 @@ struct cita_change {
     const char *cliente_id; /* non-NULL: the caller is this client */
     const char *plazo;      /* with cliente_id: the earliest start still changeable */
     const char *inicio, *fin;
+    /* non-NULL: the change comes through a personal link of this client
+     * (the appointment's), signed at enlace_gen: BR_NOTFOUND when her links
+     * moved to another generation meanwhile (store_enlace_gen) */
+    const char *enlace_cliente;
+    int64_t enlace_gen;
     /* the client's message (nullable); a cancel's names the time the row
      * holds as read under the lock (another change may have moved it) */
     struct outbox_msg *mail;
