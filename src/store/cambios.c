@@ -82,6 +82,23 @@ struct change_args {
     bool avisos; /* the barber's notice too (store/avisos.h) */
 };
 
+/* A change through a personal link: her turn first (a correction that
+ * ends her links takes it too), then her links' generation as it is now,
+ * the link's or BR_NOTFOUND. */
+static br_err link_still_open(struct db *db, struct db_conn *conn, const struct cita_change *ch)
+{
+    const char *cliente = ch->enlace_cliente;
+    int64_t gen = 0;
+    struct db_val pg[] = {db_text(cliente)};
+    br_err rc = client_turn(db, conn, cliente);
+    if (!rc)
+        rc = EXEC(db, conn, "SELECT gen FROM enlaces_cliente WHERE cliente_id = ?", pg, one_int,
+                  &gen, NULL);
+    if (rc == BR_UNAUTH || (!rc && gen != ch->enlace_gen))
+        return err_set(BR_NOTFOUND, "no such cita");
+    return rc;
+}
+
 static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
 {
     struct change_args *ca = ud;
@@ -90,19 +107,7 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     ch->freed = false;
     free(ch->event_id);
     ch->event_id = NULL;
-    br_err rc = BR_OK;
-    if (ch->enlace_cliente) {
-        /* her turn first (a correction that ends her links takes it too),
-         * then her links' generation as it is now */
-        int64_t gen = 0;
-        struct db_val pg[] = {db_text(ch->enlace_cliente)};
-        rc = client_turn(db, conn, ch->enlace_cliente);
-        if (!rc)
-            rc = EXEC(db, conn, "SELECT gen FROM enlaces_cliente WHERE cliente_id = ?", pg, one_int,
-                      &gen, NULL);
-        if (rc == BR_UNAUTH || (!rc && gen != ch->enlace_gen))
-            return err_set(BR_NOTFOUND, "no such cita");
-    }
+    br_err rc = ch->enlace_cliente ? link_still_open(db, conn, ch) : BR_OK;
     if (!rc) rc = lock_on(db, conn, "cita", ch->id);
     if (rc) return rc;
     struct change_row r = {.estado = NULL};
