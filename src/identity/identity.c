@@ -564,9 +564,10 @@ static void throttle_confirm(struct ident *id, struct throttle_keys *t)
 /* The check of a sign-in (see ident_login): throttled, the time of one
  * hash whatever the outcome. OUT: *out, the user (user_clear). */
 static br_err credentials_check(struct ident *id, const char *email_in, const char *password,
-                                const char *remote, struct user *out)
+                                const char *remote, struct user *out, char **checked)
 {
     memset(out, 0, sizeof *out);
+    if (checked) *checked = NULL;
     if (!email_in || !*email_in || !password || !*password)
         return err_set(BR_INVALID, "Faltan campos requeridos");
     char *email = NULL;
@@ -607,7 +608,10 @@ static br_err credentials_check(struct ident *id, const char *email_in, const ch
         ok = false;
     } else if (rc == BR_OK) {
         rc = verify_password(id, hash, password, &ok);
-        free(hash);
+        if (!rc && ok && checked)
+            *checked = hash; /* the hash that said yes: the caller's */
+        else
+            free(hash);
     }
     if (rc) {
         /* never checked (no hashing slot in time, a store error): not a
@@ -627,6 +631,10 @@ static br_err credentials_check(struct ident *id, const char *email_in, const ch
     throttle_keys_clear(&t);
     if (rc) {
         user_clear(&u);
+        if (checked) {
+            free(*checked);
+            *checked = NULL;
+        }
         return rc;
     }
     *out = u;
@@ -638,13 +646,18 @@ br_err ident_login(struct ident *id, const char *email_in, const char *password,
 {
     memset(out, 0, sizeof *out);
     struct user u;
-    br_err rc = credentials_check(id, email_in, password, remote, &u);
+    char *checked = NULL;
+    br_err rc = credentials_check(id, email_in, password, remote, &u, &checked);
     if (rc) return rc;
     br_ts ts_now, expires;
     char th[65];
     session_times(ts_now, expires);
     new_token(out->token, th);
-    rc = store_session_open(id->st, u.id, th, ts_now, expires);
+    /* only while that password is still hers: a change, a reset or the
+     * account's end made while it was being checked ends this sign-in too */
+    rc = store_session_open(id->st, u.id, th, ts_now, expires, checked);
+    free(checked);
+    if (rc == BR_NOTFOUND) rc = err_set(BR_UNAUTH, "Credenciales inválidas");
     if (rc) {
         user_clear(&u);
         ident_session_clear(out);
@@ -881,7 +894,7 @@ br_err ident_reset_apply(struct ident *id, const char *token, const char *passwo
 br_err ident_verify(struct ident *id, const char *email, const char *password, const char *remote)
 {
     struct user u;
-    br_err rc = credentials_check(id, email, password, remote, &u);
+    br_err rc = credentials_check(id, email, password, remote, &u, NULL);
     if (rc == BR_UNAUTH) return err_set(BR_INVALID, "La contraseña actual no es correcta");
     if (rc == BR_INVALID && (!password || !*password))
         return err_set(BR_INVALID, "Falta la contraseña actual");

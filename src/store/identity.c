@@ -216,27 +216,33 @@ br_err store_user_set_password(struct store *st, const char *user_id, const char
 }
 
 struct session_args {
-    const char *user_id, *hash, *now, *expires;
+    const char *user_id, *hash, *now, *expires, *password_hash;
 };
 
 static br_err session_open_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct session_args *a = ud;
+    /* first, on her row (PostgreSQL locks it, and checks it again after a
+     * change that held it): the password still the one checked */
+    int64_t n = 0;
+    struct db_val pu[] = {db_text(a->now), db_text(a->user_id), db_text(a->password_hash)};
+    br_err rc = EXEC(db, c,
+                     "UPDATE auth_users SET last_sign_in_at = ? WHERE id = ? AND password_hash = ? "
+                     "AND eliminado_en IS NULL",
+                     pu, NULL, NULL, &n);
+    if (!rc && n != 1) return err_set(BR_NOTFOUND, "the password changed meanwhile");
     struct db_val pd[] = {db_text(a->user_id), db_text(a->now)};
-    br_err rc = EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ? AND expires_at <= ?", pd,
-                     NULL, NULL, NULL);
-    if (!rc) rc = session_insert(db, c, a->hash, a->user_id, a->now, a->expires);
-    struct db_val pu[] = {db_text(a->now), db_text(a->user_id)};
     if (!rc)
-        rc = EXEC(db, c, "UPDATE auth_users SET last_sign_in_at = ? WHERE id = ?", pu, NULL, NULL,
-                  NULL);
+        rc = EXEC(db, c, "DELETE FROM auth_sessions WHERE user_id = ? AND expires_at <= ?", pd,
+                  NULL, NULL, NULL);
+    if (!rc) rc = session_insert(db, c, a->hash, a->user_id, a->now, a->expires);
     return rc;
 }
 
 br_err store_session_open(struct store *st, const char *user_id, const char *token_hash,
-                          const char *now, const char *expires_at)
+                          const char *now, const char *expires_at, const char *password_hash)
 {
-    struct session_args a = {user_id, token_hash, now, expires_at};
+    struct session_args a = {user_id, token_hash, now, expires_at, password_hash};
     return in_tx_as(st, DB_TOUCH_NONE, session_open_tx, &a);
 }
 

@@ -33,9 +33,15 @@ br_err store_user_set_password(struct store *st, const char *user_id,
                                const char *password_hash) STORE_WRITE WARN_UNUSED;
 
 /* Opens a session for a sign-in: stores the token's hash, records the time
- * as the user's last sign-in and drops the user's expired sessions. */
+ * as the user's last sign-in and drops the user's expired sessions - only
+ * while the user's password hash is still password_hash (the one the
+ * sign-in checked) and the account is not deleted, else BR_NOTFOUND and
+ * nothing written: a change of password, a reset or a deletion that
+ * committed meanwhile, having ended the sessions there were, ends this one
+ * before it is made. */
 br_err store_session_open(struct store *st, const char *user_id, const char *token_hash,
-                          const char *now, const char *expires_at) STORE_WRITE WARN_UNUSED;
+                          const char *now, const char *expires_at,
+                          const char *password_hash) STORE_WRITE WARN_UNUSED;
 
 /* The principal of a live session (expires_at > now). OUT: *p, cleared with
  * principal_clear. BR_NOTFOUND when there is no such live session. */

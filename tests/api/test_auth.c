@@ -728,6 +728,60 @@ static void cookie_is_secure_when_the_public_url_is_https(void **state)
     srv_cleanup(&s2);
 }
 
+/* Sign-ins with the right password racing its change: whichever session
+ * they opened, the change ends it (none is made once the password they
+ * checked is no longer hers). */
+#define RACE_LOGINS 40
+struct racer {
+    const struct user *u;
+    bool changer;
+    long status;
+    char tokens[RACE_LOGINS][64];
+    int n;
+};
+
+static void race_one(void *item)
+{
+    struct racer *x = item;
+    if (x->changer) {
+        sleep_ms(150);
+        char body[200];
+        snprintf(body, sizeof body, "{\"password\":\"otra-clave-9\",\"password_actual\":\"%s\"}",
+                 x->u->password);
+        struct resp r;
+        http_json(&S, "PATCH", "/api/auth/me", x->u->token, body, &r);
+        x->status = r.status;
+        resp_free(&r);
+        return;
+    }
+    for (int i = 0; i < RACE_LOGINS; i++) {
+        char t[64];
+        long st = login(x->u->email, x->u->password, t);
+        if (st == 200) snprintf(x->tokens[x->n++], 64, "%s", t);
+        if (st != 200 && st != 401 && st != 429) fail_msg("login: %ld", st);
+    }
+}
+
+static void sign_ins_racing_a_password_change_keep_no_session(void **state)
+{
+    (void)state;
+    struct user u;
+    signup_user(&S, &u, "Gala Ruiz");
+    static struct racer xs[5];
+    memset(xs, 0, sizeof xs);
+    for (size_t i = 0; i < ARRAY_LEN(xs); i++)
+        xs[i] = (struct racer){.u = &u, .changer = i == 0};
+    race_threads(ARRAY_LEN(xs), race_one, xs, sizeof xs[0]);
+    assert_int_equal(xs[0].status, 200);
+    int opened = 0;
+    for (size_t i = 1; i < ARRAY_LEN(xs); i++)
+        for (int k = 0; k < xs[i].n; k++, opened++)
+            if (me_status(xs[i].tokens[k]) != 401)
+                fail_msg("a session opened with the old password outlived its change");
+    assert_true(opened > 0);                   /* some did sign in before the change */
+    assert_int_equal(me_status(u.token), 200); /* the one that changed it stays */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -743,6 +797,7 @@ int main(void)
         cmocka_unit_test(tokens_are_256_bit_and_only_their_hash_is_stored),
         cmocka_unit_test(access_log_never_holds_a_token_or_a_password),
         cmocka_unit_test(cookie_is_secure_when_the_public_url_is_https),
+        cmocka_unit_test(sign_ins_racing_a_password_change_keep_no_session),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

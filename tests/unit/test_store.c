@@ -215,7 +215,7 @@ static void sessions_expire_and_end_with_a_password_change(void **state)
 {
     struct fx *f = *state;
     assert_int_equal(store_session_open(f->st, f->user, "h1", "2031-01-01T00:00:00.000Z",
-                                        "2031-01-31T00:00:00.000Z"),
+                                        "2031-01-31T00:00:00.000Z", "h"),
                      BR_OK);
     struct principal p;
     assert_int_equal(store_session_principal(f->st, "h1", "2031-01-30T23:59:59.999Z", &p), BR_OK);
@@ -226,11 +226,22 @@ static void sessions_expire_and_end_with_a_password_change(void **state)
     assert_int_equal(store_session_principal(f->st, "h1", "2031-01-31T00:00:00.000Z", &p),
                      BR_NOTFOUND);
     assert_int_equal(store_session_open(f->st, f->user, "h2", "2031-01-01T00:00:00.000Z",
-                                        "2031-01-31T00:00:00.000Z"),
+                                        "2031-01-31T00:00:00.000Z", "h"),
                      BR_OK);
     assert_int_equal(store_user_set_password(f->st, f->user, "new"), BR_OK);
     assert_int_equal(store_session_principal(f->st, "h2", "2031-01-02T00:00:00.000Z", &p),
                      BR_NOTFOUND);
+    /* a sign-in that checked the password before it changed opens nothing */
+    assert_int_equal(store_session_open(f->st, f->user, "h3", "2031-01-02T00:00:00.000Z",
+                                        "2031-02-01T00:00:00.000Z", "h"),
+                     BR_NOTFOUND);
+    assert_int_equal(store_session_principal(f->st, "h3", "2031-01-02T00:00:01.000Z", &p),
+                     BR_NOTFOUND);
+    assert_int_equal(store_session_open(f->st, f->user, "h4", "2031-01-02T00:00:00.000Z",
+                                        "2031-02-01T00:00:00.000Z", "new"),
+                     BR_OK);
+    assert_int_equal(store_session_principal(f->st, "h4", "2031-01-02T00:00:01.000Z", &p), BR_OK);
+    principal_clear(&p);
     br_id nobody;
     uuid_v4(nobody);
     assert_int_equal(store_user_set_password(f->st, nobody, "x"), BR_NOTFOUND);
