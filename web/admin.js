@@ -1,7 +1,7 @@
 // admin.js - administration: users (GET/PATCH /api/admin/usuarios),
 // barbers, services, working hours and closures (the catalog API).
 import { get, api, post, session, rol, loadModule } from './api.js';
-import { h, page, focus, announce, alertBox, showError, failure, euros } from './ui.js';
+import { h, page, focus, announce, alertBox, showError, failure, euros, fieldError } from './ui.js';
 import { cierres as closures, feedLink, barberFields } from './avisos.js';
 
 const DIAS = ['lunes', 'martes', 'miércoles', 'jueves', 'viernes', 'sábado', 'domingo'];
@@ -299,13 +299,6 @@ async function servicios(t) {
       inputmode: 'decimal',
       autocomplete: 'off',
     });
-    const pErr = alertBox();
-    pErr.id = p.id + '-e';
-    p.addEventListener('input', () => {
-      pErr.hidden = true;
-      p.removeAttribute('aria-invalid');
-      p.removeAttribute('aria-describedby');
-    });
     const [l4, m] = inp('Margen de limpieza tras la cita (minutos)', {
       type: 'number',
       min: '0',
@@ -315,13 +308,13 @@ async function servicios(t) {
     });
     const a = s ? check('Activo (se puede reservar)', s.activo) : [null, null];
     return {
-      els: [l1, n, l2, d, l3, p, pErr, l4, m, a[0]],
+      els: [l1, n, l2, d, l3, p, l4, m, a[0]],
       body: () =>
         Object.assign(
           {
             nombre: n.value.trim(),
             duracion_min: parseInt(d.value, 10),
-            precio: price(p, pErr),
+            precio: price(p),
             margen_min: parseInt(m.value, 10) || 0,
           },
           a[1] ? { activo: a[1].checked } : {},
@@ -362,15 +355,13 @@ async function servicios(t) {
 }
 
 // A price in euros as typed: "12,5" or "12.5" (up to two decimals), else
-// refused under its field (err), which is marked and takes the focus.
-function price(el, err) {
+// refused under its field (fieldError).
+function price(el) {
   const m = /^(\d{1,6})(?:[.,](\d{1,2}))?$/.exec(el.value.trim());
   if (m) return Number(m[1] + '.' + (m[2] || '0'));
-  showError(err, 'Escribe el precio en euros, con coma o punto y hasta dos decimales: 12,50.');
-  el.setAttribute('aria-invalid', 'true');
-  el.setAttribute('aria-describedby', err.id);
-  focus(el);
-  throw Object.assign(new Error(err.textContent), { field: true });
+  const msg = 'Escribe el precio en euros, con coma o punto y hasta dos decimales: 12,50.';
+  fieldError(el, msg);
+  throw Object.assign(new Error(msg), { field: true });
 }
 
 let horarioDe = null;
