@@ -182,7 +182,7 @@ static const struct {
     {"/api/admin/informes", false, {"GET"}, ADMIN, NULL},
     {"/api/admin/citas/", true, {"GET"}, ADMIN, cita_messages},
     /* the front desk: staff, told apart from clients after the session */
-    {"/api/clientes", false, {"GET"}, USER, NULL},
+    {"/api/clientes", false, {"GET", "POST"}, USER, NULL},
     {"/api/clientes/", true, {"PATCH"}, USER, client},
     {"/api/clientes/", true, {"GET", "PUT"}, USER, client_consent},
     {"/api/agenda/citas", false, {"POST"}, USER, NULL},
