@@ -137,8 +137,8 @@ br_err avisos_feed(struct app *app, const char *barbero_id, const char *token, i
     f.rc = BR_OK;
     mail_ics_utc(now_ms, f.stamp);
     br_ts desde, hasta;
-    iso8601_format(now_ms - (int64_t)AVISOS_FEED_DIAS_ATRAS * 86400000, desde);
-    iso8601_format(now_ms + (int64_t)AVISOS_FEED_DIAS_ADELANTE * 86400000, hasta);
+    iso8601_format(now_ms - (int64_t)AVISOS_FEED_DIAS_ATRAS * ISO8601_DAY_MS, desde);
+    iso8601_format(now_ms + (int64_t)AVISOS_FEED_DIAS_ADELANTE * ISO8601_DAY_MS, hasta);
     rc = mail_ics_prop(&f.b, "BEGIN", "VCALENDAR");
     if (!rc) rc = mail_ics_prop(&f.b, "VERSION", "2.0");
     if (!rc) rc = mail_ics_prop(&f.b, "PRODID", "-//Barberia//Agenda " BARBERIA_VERSION "//ES");

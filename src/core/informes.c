@@ -339,7 +339,7 @@ br_err informe_calcular(struct app *app, const struct informe_pedido *p, struct 
         char fecha[11];
         tz_date_format(&d, fecha);
         if (off_on(&aus, "", fecha)) continue;
-        bool regular = mid[i + 1] - mid[i] == 86400000;
+        bool regular = mid[i + 1] - mid[i] == ISO8601_DAY_MS;
         int w = tz_iso_weekday(&d);
         for (int k = 0; k < sem.n[w]; k++) {
             const struct tramo *t = &sem.t[w][k];

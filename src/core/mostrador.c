@@ -361,11 +361,12 @@ static br_err alta(struct app *app, const struct mostrador_cliente *c, const cha
 {
     struct tecleada t;
     br_err rc = tecleada_of(app, c, email, &t);
-    if (!rc && !t.quien.nuevo) {
-        rc = tecleada_existente(app, &t, out);
+    if (!rc && !t.quien.nuevo) rc = tecleada_existente(app, &t, out);
+    /* a known client read there is the answer, unless the desk gave her
+     * her first address (then she is read again, as written) */
+    bool leida = !rc && !t.quien.nuevo && !t.quien.email;
+    if (!rc && !leida) {
         cliente_view_clear(out);
-    }
-    if (!rc && (t.quien.nuevo || t.quien.email)) {
         rc = store_cliente_alta(app->store, &t.quien, t.id);
         if (rc == BR_CONFLICT) {
             /* made meanwhile by another desk, by her name and number or by
@@ -377,7 +378,8 @@ static br_err alta(struct app *app, const struct mostrador_cliente *c, const cha
             *creada = true;
         }
     }
-    if (!rc) rc = mostrador_solo_cliente(app, t.id, out);
+    if (!rc && !leida) rc = mostrador_solo_cliente(app, t.id, out);
+    if (rc) cliente_view_clear(out);
     if (rc && rc != BR_NOTFOUND && rc != BR_CONFLICT && rc != BR_BUSY) {
         log_error("mostrador: registering a client: %s", err_msg());
         rc = err_set(BR_INTERNAL, "Error interno del servidor");

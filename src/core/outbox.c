@@ -20,7 +20,6 @@
 #define IDLE_POLL_MS   60000 /* re-check the table at least this often (other nodes queue too) */
 #define ERROR_PAUSE_MS 5000
 #define BACKOFF_MAX_MS (5 * 60 * 1000)
-#define DAY_MS         (24 * 3600 * 1000LL)
 /* the longest public URL whose links a WhatsApp message carries whole */
 #define OUTBOX_PUBLIC_URL_MAX (WHATSAPP_LINK_MAX - ESPERA_LINK_EXTRA)
 
@@ -142,7 +141,7 @@ static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char 
          * count: another's messages to the same number never use up her
          * allowance), the e-mail not */
         br_ts since;
-        iso8601_format(clock_now_ms() - DAY_MS, since);
+        iso8601_format(clock_now_ms() - ISO8601_DAY_MS, since);
         int64_t sent = 0;
         rc = store_whatsapp_sent_since(o->st, msg->cita_id, since, &sent);
         why = !rc && sent >= o->wa_max_per_day ? "demasiados mensajes a este cliente en 24 horas"
@@ -230,7 +229,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
         log_info("%s: %s %s for cita %s delivered (attempt %lld)", chan, what, msg->id,
                  msg->cita_id, (long long)msg->attempts);
         br_ts olvido; /* what the cap no longer reads */
-        iso8601_format(now - 2 * DAY_MS, olvido);
+        iso8601_format(now - 2 * ISO8601_DAY_MS, olvido);
         br_err sr =
             wa ? store_whatsapp_sent(o->st, msg->id, wamid[0] ? wamid : NULL, now_ts, olvido)
                : store_outbox_sent(o->st, msg->id, now_ts);

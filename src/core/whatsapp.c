@@ -43,7 +43,7 @@ static br_err consent_set(struct app *app, const char *cliente_id, bool acepta,
     uuid_v4(mail.id);
     memcpy(mail.created_at, now, sizeof now);
     br_ts desde;
-    iso8601_format(clock_now_ms() - 86400000LL, desde);
+    iso8601_format(clock_now_ms() - ISO8601_DAY_MS, desde);
     struct wa_aviso aviso = {&mail, desde, WHATSAPP_AVISOS_DIA};
     bool tell = acepta && !por && mailer_enabled(app->mailer), queued = false;
     br_err rc = mostrador_cliente_cerrado(

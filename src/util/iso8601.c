@@ -7,7 +7,6 @@
  */
 #include "iso8601.h"
 
-#define MS_PER_DAY 86400000LL
 /* 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z */
 #define MIN_MS (-62135596800000LL)
 #define MAX_MS (253402300799999LL)
@@ -123,7 +122,7 @@ bool iso8601_parse(const char *s, size_t n, int64_t *ms_out)
     }
 
     int64_t days = iso8601_days_from_civil(y, mo, d);
-    int64_t ms = days * MS_PER_DAY + (int64_t)((hh * 60 + mm) * 60 + ss) * 1000 + frac;
+    int64_t ms = days * ISO8601_DAY_MS + (int64_t)((hh * 60 + mm) * 60 + ss) * 1000 + frac;
     ms -= offset_min * 60000;
     if (ms < MIN_MS || ms > MAX_MS) return false;
     *ms_out = ms;
@@ -132,10 +131,10 @@ bool iso8601_parse(const char *s, size_t n, int64_t *ms_out)
 
 static void split(int64_t ms, int64_t *days, int64_t *rem)
 {
-    *days = ms / MS_PER_DAY;
-    *rem = ms % MS_PER_DAY;
+    *days = ms / ISO8601_DAY_MS;
+    *rem = ms % ISO8601_DAY_MS;
     if (*rem < 0) {
-        *rem += MS_PER_DAY;
+        *rem += ISO8601_DAY_MS;
         (*days)--;
     }
 }

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "tz.h"
+#include "iso8601.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,30 +65,19 @@ br_err tz_use(const char *tz)
     return BR_OK;
 }
 
-/* --- civil dates (H. Hinnant's algorithms) ----------------------------------------- */
+/* --- civil dates (iso8601.c holds the arithmetic) ---------------------------------- */
 
 int64_t tz_days_from_civil(const struct tz_date *dt)
 {
-    int64_t y = dt->y - (dt->m <= 2);
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t mp = (dt->m + 9) % 12;
-    int64_t doy = (153 * mp + 2) / 5 + dt->d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
+    return iso8601_days_from_civil(dt->y, (unsigned)dt->m, (unsigned)dt->d);
 }
 
 void tz_civil_from_days(int64_t z, struct tz_date *out)
 {
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    int64_t d = doy - (153 * mp + 2) / 5 + 1;
-    int64_t m = mp < 10 ? mp + 3 : mp - 9;
-    out->y = (int)(yoe + era * 400 + (m <= 2));
+    int64_t y;
+    unsigned m, d;
+    iso8601_civil_from_days(z, &y, &m, &d);
+    out->y = (int)y;
     out->m = (int)m;
     out->d = (int)d;
 }
