@@ -17,7 +17,7 @@
 
 #include "common.h"
 
-#define ISO8601_LEN 24 /* strlen("2031-05-04T10:30:15.250Z") */
+#define ISO8601_LEN    24         /* strlen("2031-05-04T10:30:15.250Z") */
 #define ISO8601_DAY_MS 86400000LL /* a UTC day: no leap seconds here */
 
 /* Parses n bytes at s. OUT: *ms, milliseconds since the epoch (UTC).
