@@ -23,12 +23,25 @@ def availability_calls(br):
     return [r["name"] for r in br.resources() if "/api/disponibilidad" in r["name"]]
 
 
+def installable(srv, br):
+    """The phone's "add to home screen": the browser reads the app's manifest
+    without an error and finds nothing that keeps it from installing it."""
+    m = br.d.execute_cdp_cmd("Page.getAppManifest", {})
+    assert m["url"] and not m["errors"], m
+    app = m["manifest"]
+    assert app["name"] == "Barbería" and app["display"] == "kStandalone", app
+    assert app["startUrl"] == srv.base + "/" and app["scope"] == srv.base + "/", app
+    assert [i["type"] for i in app["icons"]] == ["image/svg+xml"], app
+    assert br.d.execute_cdp_cmd("Page.getInstallabilityErrors", {})["installabilityErrors"] == []
+
+
 def test(srv, br):
     servicios, barberos = srv.catalog()
     assert len(servicios) > 1 and len(barberos) > 1  # the demo data: every step is shown
     br.open("/")
     br.see("Reserva tu cita")
     br.check("Inicio")
+    installable(srv, br)
     choices = 0
     br.click("Reservar cita")
     br.focused_heading("Elige el servicio")
