@@ -207,10 +207,18 @@ struct email_apply {
 static br_err email_apply_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct email_apply *a = ud;
-    br_id uid;
-    br_err rc = token_take(db, c, a->token_hash, "email", a->now, uid);
-    if (rc) return rc;
+    /* her turn first (client_turn: her links' actions take it too), as
+     * the request of a change takes it before it ends her other links */
+    br_id owner = "", uid;
     struct db_val pt[] = {db_text(a->token_hash)};
+    br_err rc = EXEC(
+        db, c, "SELECT user_id FROM cuenta_tokens WHERE token_hash = ? AND proposito = 'email'", pt,
+        one_id, owner, NULL);
+    if (!rc && !owner[0]) rc = err_set(BR_NOTFOUND, "no such link");
+    if (!rc) rc = client_turn(db, c, owner);
+    if (rc == BR_UNAUTH) rc = err_set(BR_NOTFOUND, "no such link"); /* her account is gone */
+    if (!rc) rc = token_take(db, c, a->token_hash, "email", a->now, uid);
+    if (rc) return rc;
     rc = EXEC(db, c, "SELECT email_nuevo FROM cuenta_tokens WHERE token_hash = ?", pt, one_text_dup,
               &a->email, NULL);
     if (rc) return rc;
