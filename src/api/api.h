@@ -287,6 +287,10 @@ void api_auth_me(struct http_req *r);
 void api_auth_reply_session(struct http_req *r, br_err rc, unsigned status,
                             struct ident_session *s);
 void api_auth_clear_cookie(struct http_req *r);
+/* A request that came with two session cookies (one set by a page of
+ * another origin of the site to shadow ours): the deletions of every copy
+ * but ours go with its answer (http_forget_cookie_copies). */
+void api_auth_forget_cookie_copies(struct http_req *r);
 /* the client's own account (cuenta.c) */
 void api_auth_recuperar(struct http_req *r);
 void api_auth_restablecer(struct http_req *r);

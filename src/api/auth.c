@@ -124,3 +124,8 @@ void api_auth_clear_cookie(struct http_req *r)
 {
     set_cookie(r, "", 0);
 }
+
+void api_auth_forget_cookie_copies(struct http_req *r)
+{
+    http_forget_cookie_copies(r, SESSION_COOKIE, secure_cookies(r));
+}

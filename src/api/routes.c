@@ -180,7 +180,9 @@ static const char *request_token(struct http_req *r, size_t *n, bool *cookie)
         *n = len;
         return t;
     }
-    const char *c = http_req_cookie(r, SESSION_COOKIE);
+    bool shadowed = false;
+    const char *c = http_req_cookie(r, SESSION_COOKIE, &shadowed);
+    if (shadowed) api_auth_forget_cookie_copies(r); /* answered unsigned-in, then healed */
     if (c) {
         *n = strlen(c);
         *cookie = true;

@@ -172,8 +172,15 @@ void http_req_header_each(struct http_req *r, const char *name,
                           void (*fn)(void *ud, const char *value), void *ud);
 /* A cookie's value, from every Cookie field; NULL when absent, or sent
  * twice with two values (one set elsewhere to shadow the other: neither is
- * believed). Valid until the request ends or the next call. */
-const char *http_req_cookie(struct http_req *r, const char *name);
+ * believed; *shadowed, nullable, is set then). Valid until the request
+ * ends or the next call. (cookie.c) */
+const char *http_req_cookie(struct http_req *r, const char *name, bool *shadowed);
+/* Adds to the coming reply the deletions (Max-Age=0) of every copy of
+ * cookie name that a page of another origin of the same site may have set
+ * and this request may carry: a longer path (the request path's prefixes),
+ * or a Domain (the Host's name and its parents); never the host-only one
+ * at Path=/, the service's own. secure adds Secure. */
+void http_forget_cookie_copies(struct http_req *r, const char *name, bool secure);
 /* Whether a browser marks the request as sent by a page of another origin:
  * its Origin ("null" included) is not the origin the request was addressed
  * to (http:// and its own Host), nor the public URL's, nor one cors_origins

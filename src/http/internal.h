@@ -28,7 +28,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define MAX_HEADERS      8
+#define MAX_HEADERS      48 /* http_forget_cookie_copies adds up to 35 */
 #define MAX_FIELDS       8
 #define FIELD_MAX        1024
 #define DRAIN_MAX        (1024 * 1024) /* body bytes read past a JSON cap before hanging up */

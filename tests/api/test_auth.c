@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 static struct srv S;
@@ -384,6 +385,105 @@ static void emails_are_trimmed_and_lowercased(void **state)
 }
 
 /* --- login ---------------------------------------------------------------------------------- */
+
+/* Whether the header block holds exactly the line want. */
+static bool has_line(const char *headers, const char *want)
+{
+    size_t n = strlen(want);
+    for (const char *p = headers; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncasecmp(p, want, n) && (p[n] == '\r' || p[n] == '\n')) return true;
+    return false;
+}
+
+static size_t count_set_cookies(const char *headers)
+{
+    size_t k = 0;
+    for (const char *p = headers; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        k += !strncasecmp(p, "Set-Cookie:", 11);
+    return k;
+}
+
+/* A page of another origin of the site (another port, a sibling subdomain)
+ * that sets a cookie of our name with a longer path or a domain makes the
+ * browser send two values: the request is answered signed-out (neither is
+ * believed), and with the deletion of every copy that may have come with
+ * it but ours (host-only, Path=/), so that her next request is hers again. */
+static void a_shadowing_cookie_is_answered_with_its_deletion(void **state)
+{
+    (void)state;
+    struct user u;
+    signup_user(&S, &u, "Sombra");
+    char two[320];
+    snprintf(two, sizeof two, "barberia_session=x; barberia_session=%s", u.token);
+    const char *dotted[] = {"Host: citas.barberia.example:8080", NULL};
+    struct req_opts o = {.cookie = two, .headers = dotted};
+    struct resp r;
+    http_req(&S, "GET", "/api/auth/me", &o, &r);
+    assert_int_equal(r.status, 401);
+    static const char *const gone[] = {
+        /* a longer path's, host-only */
+        "Set-Cookie: barberia_session=; Max-Age=0; Path=/api",
+        "Set-Cookie: barberia_session=; Max-Age=0; Path=/api/",
+        "Set-Cookie: barberia_session=; Max-Age=0; Path=/api/auth",
+        "Set-Cookie: barberia_session=; Max-Age=0; Path=/api/auth/",
+        "Set-Cookie: barberia_session=; Max-Age=0; Path=/api/auth/me",
+        /* a domain's: the host's own, named (another port's page), and a
+         * parent's (a sibling subdomain's), at any of those paths */
+        "Set-Cookie: barberia_session=; Max-Age=0; Path=/; Domain=citas.barberia.example",
+        "Set-Cookie: barberia_session=; Max-Age=0; Path=/api; Domain=citas.barberia.example",
+        "Set-Cookie: barberia_session=; Max-Age=0; Path=/; Domain=barberia.example",
+        "Set-Cookie: barberia_session=; Max-Age=0; Path=/api/auth/me; Domain=barberia.example",
+        "Set-Cookie: barberia_session=; Max-Age=0; Path=/; Domain=example",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(gone); i++) {
+        if (!has_line(r.headers, gone[i])) fail_msg("missing: %s\n%s", gone[i], r.headers);
+    }
+    /* never ours: host-only at Path=/ */
+    assert_false(has_line(r.headers, "Set-Cookie: barberia_session=; Max-Age=0; Path=/"));
+    assert_int_equal(count_set_cookies(r.headers), 5 + 3 * 6);
+    resp_free(&r);
+
+    /* an address, or a single-label name, has no domain of its own to
+     * delete: a browser would take Domain=localhost at Path=/ for ours */
+    const char *single[] = {"Host: localhost:8080", NULL};
+    o.headers = single;
+    http_req(&S, "GET", "/api/citas", &o, &r);
+    assert_int_equal(r.status, 401);
+    assert_true(has_line(r.headers, "Set-Cookie: barberia_session=; Max-Age=0; Path=/api/citas; "
+                                    "Domain=localhost"));
+    assert_false(has_line(r.headers, "Set-Cookie: barberia_session=; Max-Age=0; Path=/; "
+                                     "Domain=localhost"));
+    assert_int_equal(count_set_cookies(r.headers), 3 + 3);
+    resp_free(&r);
+    o.headers = NULL; /* the harness's Host: 127.0.0.1 */
+    http_req(&S, "GET", "/api/citas", &o, &r);
+    assert_int_equal(r.status, 401);
+    assert_false(strstr(r.headers, "Domain="));
+    assert_int_equal(count_set_cookies(r.headers), 3);
+    resp_free(&r);
+
+    /* one value, or the same twice: nothing to delete */
+    snprintf(two, sizeof two, "barberia_session=%s; barberia_session=%s", u.token, u.token);
+    o.headers = dotted;
+    http_req(&S, "GET", "/api/auth/me", &o, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(count_set_cookies(r.headers), 0);
+    resp_free(&r);
+    /* a path with what a header may not carry, or deeper than four
+     * segments, is deleted as far as it can be said */
+    snprintf(two, sizeof two, "barberia_session=x; barberia_session=%s", u.token);
+    http_req(&S, "GET", "/api/admin/citas/x/mensajes", &o, &r);
+    assert_int_equal(r.status, 403); /* the administration's answer to no one */
+    assert_true(has_line(r.headers,
+                         "Set-Cookie: barberia_session=; Max-Age=0; Path=/api/admin/citas/x/; "
+                         "Domain=barberia.example"));
+    assert_false(strstr(r.headers, "Path=/api/admin/citas/x/mensajes"));
+    resp_free(&r);
+    http_req(&S, "GET", "/api/citas/x%0d%0aX:%20y/huecos", &o, &r);
+    assert_int_equal(r.status, 401);
+    assert_int_equal(count_set_cookies(r.headers), 3); /* the domains' at Path=/ */
+    resp_free(&r);
+}
 
 static void login_is_200_and_bearer_and_cookie_both_work(void **state)
 {
@@ -791,6 +891,7 @@ int main(void)
         cmocka_unit_test(signup_errors_come_in_the_contract_order),
         cmocka_unit_test(emails_are_trimmed_and_lowercased),
         cmocka_unit_test(login_is_200_and_bearer_and_cookie_both_work),
+        cmocka_unit_test(a_shadowing_cookie_is_answered_with_its_deletion),
         cmocka_unit_test(login_failures_are_identical_for_unknown_email_and_wrong_password),
         cmocka_unit_test(logout_ends_only_the_session_it_was_called_with),
         cmocka_unit_test(me_is_401_without_session_and_perfil_null_without_profile),

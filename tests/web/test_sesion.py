@@ -8,6 +8,8 @@ link that signs in and comes back to the same page:
 - /agenda: the Día/Semana/Anterior/Hoy/Siguiente buttons and "Ver";
 - /mis-citas: "Cambiar hora" (the slot picker: a day not read is not a day
   without free slots) and "Cancelar cita".
+A cookie of the session's name set by a page on another port is deleted by
+the first answer that sees it (the request itself is answered signed-out).
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
 import datetime
 import os
@@ -145,9 +147,36 @@ def mis_citas(srv, br):
     br.see(s["nombre"])
 
 
+def session_cookies(br):
+    got = br.d.execute_cdp_cmd("Network.getCookies", {"urls": [br.s.base + "/api/auth/me"]})["cookies"]
+    return sorted((c["path"], c["value"]) for c in got if c["name"] == "barberia_session")
+
+
+def status_of_me(br):
+    return br.d.execute_async_script(
+        "const done = arguments[0];"
+        "fetch('/api/auth/me', {credentials: 'same-origin'}).then((r) => done(r.status), (e) => done(String(e)));")
+
+
+def shadowed(br):
+    """A page of another origin of the site (another port of this host) sets
+    a cookie of the session's name at a longer path: the browser sends both,
+    and neither is believed. The first answer deletes the copy, so the next
+    request is hers again, and her own cookie stays."""
+    ours = session_cookies(br)
+    assert [p for p, _ in ours] == ["/"], ours
+    br.d.execute_cdp_cmd("Network.enable", {})
+    br.d.execute_cdp_cmd("Network.setCookie", {"name": "barberia_session", "value": "sombra", "url": br.s.base + "/api/auth", "path": "/api"})
+    assert session_cookies(br) == sorted(ours + [("/api", "sombra")]), session_cookies(br)
+    assert status_of_me(br) == 401
+    assert session_cookies(br) == ours, session_cookies(br)
+    assert status_of_me(br) == 200
+
+
 def test(srv, br):
     agenda(srv, br)
     mis_citas(srv, br)
+    shadowed(br)
 
 
 if __name__ == "__main__":
