@@ -21,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 #include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
 
 static void error_line(const char *fmt, va_list ap) PRINTF_LIKE(1, 0);
 
@@ -305,14 +308,48 @@ static br_err print_user(void *ud, const struct user *u, const struct perfil *p)
 
 struct user_args {
     const char *email, *password, *nombre, *telefono, *rol;
+    char typed[RULE_PASSWORD_MAX + 3]; /* --password -: the line read, its end, NUL */
 };
+
+/* --password -: the password is the first line of standard input, read
+ * without echo from a terminal, so that it is in no process list and no
+ * shell history. False (said) when none came. */
+static bool password_from_stdin(char *buf, size_t n)
+{
+    bool tty = isatty(STDIN_FILENO) == 1;
+    struct termios old, quiet;
+    if (tty && tcgetattr(STDIN_FILENO, &old) == 0) {
+        quiet = old;
+        quiet.c_lflag &= ~(tcflag_t)ECHO;
+        fputs("Password: ", stderr);
+        fflush(stderr);
+        tty = tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet) == 0;
+    } else {
+        tty = false;
+    }
+    bool got = fgets(buf, (int)n, stdin) != NULL;
+    if (tty) {
+        (void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+        fputc('\n', stderr);
+    }
+    if (!got) {
+        cli_error("user add: --password -: no line on standard input");
+        return false;
+    }
+    buf[strcspn(buf, "\r\n")] = '\0'; /* a line too long stays too long */
+    return true;
+}
 
 /* Bad arguments are refused before anything is opened or written. */
 static int user_add_check(void *args)
 {
-    const struct user_args *a = args;
+    struct user_args *a = args;
     if (!a->email || !*a->email || !a->password || !*a->password)
         return usage_error("user add: --email and --password are required");
+    if (!strcmp(a->password, "-")) {
+        if (!password_from_stdin(a->typed, sizeof a->typed)) return EXIT_USAGE;
+        a->password = a->typed;
+    }
     struct ident_signup check = {a->email, a->password, NULL, NULL, NULL};
     if (ident_signup_check(&check) != BR_OK) return failed("user add", EXIT_USAGE);
     if (a->rol && *a->rol && !rol_is_known(a->rol))
@@ -349,7 +386,9 @@ int cli_user(int argc, char **argv)
         "Usage: barberia user add --email E --password P [--nombre N] [--telefono T] [--rol R]\n"
         "       barberia user list\n"
         "Both take --data DIR (BARBERIA_DATA) and the data store's settings, as every\n"
-        "command does (docs/operations.md).\n"
+        "command does (docs/operations.md). --password - reads the password from the\n"
+        "first line of standard input (without echo from a terminal), so that it shows\n"
+        "in no process list or shell history.\n"
         "add: creates an identity user and its profile (rol default: cliente; admin and\n"
         "     barbero are staff; any other rol is kept, with a warning, and is a client)\n"
         "     and prints the new user id. The address of a client the front desk made\n"
@@ -364,7 +403,9 @@ int cli_user(int argc, char **argv)
                                      {"rol", &a.rol, NULL},       {NULL, NULL, NULL}};
     const struct data_command add = {"user add", help, flags, user_add_check, user_add, &a};
     const struct data_command list = {"user list", help, NULL, NULL, user_list, NULL, true};
-    return add_or_list("user", argc, argv, &add, &list);
+    int status = add_or_list("user", argc, argv, &add, &list);
+    sodium_memzero(a.typed, sizeof a.typed);
+    return status;
 }
 
 /* What rule_nombre_ok asks of --nombre, as the CLI says it. */

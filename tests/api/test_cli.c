@@ -562,6 +562,31 @@ static void cli_works_while_serve_runs_on_the_same_data(void **state)
     assert_null(strstr(out, "sin-email:"));
     free(out);
     free(err);
+    /* --password -: from standard input's first line, never on the
+     * command line; that password signs her in */
+    char piped[128], line[512];
+    unique_email(piped, sizeof piped, "tuberia");
+    snprintf(
+        line, sizeof line,
+        "printf 'clave-por-tuberia\\n' | \"$0\" user add --email %s --password - --data \"$1\"",
+        piped);
+    const char *sh[] = {"/bin/sh", "-c", line, BARBERIA_BIN, s.data, NULL};
+    assert_int_equal(run_program(sh, NULL, 60000, &out, &err), 0);
+    snprintf(uid, sizeof uid, "%s", expect_id_line(out));
+    free(out);
+    free(err);
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"clave-por-tuberia\"}", piped);
+    http_json(&s, "POST", "/api/auth/login", NULL, body, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(jstr(json_object_get(r.json, "user"), "id"), uid);
+    resp_free(&r);
+    /* nothing on standard input (here /dev/null): a usage error */
+    unique_email(piped, sizeof piped, "sin-linea");
+    assert_int_equal(
+        srv_cli(&s, &out, &err, "user", "add", "--email", piped, "--password", "-", NULL), 2);
+    assert_non_null(strstr(err, "--password -: no line on standard input"));
+    free(out);
+    free(err);
     /* the operator's user add with the address of a client the desk made
      * gives her that account, with the role asked for */
     char futura[40];
