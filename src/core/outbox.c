@@ -186,22 +186,39 @@ static bool announced(struct outbox *o, struct outbox_msg *msg, const char *what
     return false;
 }
 
+/* Just before a message leaves: where it goes now and the link it carries,
+ * read together (store_outbox_destino). An address or number changed since
+ * it was claimed (hers, or a barber's) wins, and a message about a cita
+ * gets her personal link signed at the generation that change left (never
+ * stored; a waiting-list notice brought its own link). False when it is
+ * not to be sent now: done meanwhile, or put back for the next claim. */
+static bool addressed(struct outbox *o, struct outbox_msg *msg, const char *what, const char *chan)
+{
+    char *to = NULL;
+    int64_t gen = 0;
+    br_err rc = store_outbox_destino(o->st, msg->id, &to, &gen);
+    if (rc) return check_passed(o, msg, what, chan, rc, NULL);
+    if (!to) { /* sent, skipped or deleted meanwhile */
+        log_info("%s: %s %s for cita %s waits no more", chan, what, msg->id, msg->cita_id);
+        return false;
+    }
+    if (strcmp(to, msg->recipient) != 0) {
+        log_info("%s: %s %s for cita %s goes to the address in force now", chan, what, msg->id,
+                 msg->cita_id);
+        free(msg->recipient);
+        msg->recipient = to;
+    } else {
+        free(to);
+    }
+    if (!msg->enlace && o->links && strcmp(outbox_kind(msg->kind), "aviso_espera") != 0)
+        msg->enlace = gestion_link(o->link_key, o->link_base, msg->cita_id, (uint32_t)gen);
+    return true;
+}
+
 /* Delivers one message by its channel and records the outcome. */
 static void deliver(struct outbox *o, struct outbox_msg *msg)
 {
     const char *what = kind_word(msg);
-    /* a message about a cita carries its personal link, signed now at her
-     * links' generation (never stored); a waiting-list notice brought its
-     * own */
-    if (!msg->enlace && o->links && strcmp(outbox_kind(msg->kind), "aviso_espera") != 0) {
-        int64_t gen = 0;
-        br_err rc = store_enlace_gen(o->st, msg->cita_id, &gen);
-        if (rc && rc != BR_NOTFOUND) { /* asked again on the next claim */
-            log_error("%s: the link of %s: %s", what, msg->id, err_msg());
-            return;
-        }
-        msg->enlace = gestion_link(o->link_key, o->link_base, msg->cita_id, (uint32_t)gen);
-    }
     bool wa = !strcmp(msg->canal, "whatsapp");
     const char *chan = wa ? "whatsapp" : "mail";
     if (!announced(o, msg, what, chan)) return;
@@ -211,13 +228,15 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
     if (wa && !o->wa) {
         rc = err_set(BR_UPSTREAM, "no WhatsApp configured");
     } else if (wa) {
-        if (!whatsapp_ready(o, msg, what) || !slot_ready(o, msg, what, chan)) return;
+        if (!whatsapp_ready(o, msg, what) || !slot_ready(o, msg, what, chan) ||
+            !addressed(o, msg, what, chan))
+            return;
         err_clear();
         rc = whatsapp_send(o->wa, msg, msg->enlace ? msg->enlace : o->link_base, wamid);
     } else if (!mailer_enabled(o->m)) {
         rc = err_set(BR_UPSTREAM, "no mail transport configured");
     } else {
-        if (!slot_ready(o, msg, what, chan)) return;
+        if (!slot_ready(o, msg, what, chan) || !addressed(o, msg, what, chan)) return;
         err_clear();
         rc = mailer_deliver(o->m, msg);
     }

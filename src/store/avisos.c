@@ -30,6 +30,23 @@ br_err contacto_patch(struct db *db, struct db_conn *conn, const char *barbero_i
                   "UPDATE barbero_contactos SET email = ?, updated_at = ? WHERE barbero_id = ?", v,
                   NULL, NULL, NULL);
     }
+    /* his notices still waiting to leave go to the new address, or, with
+     * none (a barber who left), nowhere: the old mailbox is no longer his */
+    if (!rc && p->set_email && p->email && *p->email) {
+        struct db_val v[] = {db_text(p->email), db_text(barbero_id)};
+        rc = EXEC(db, conn,
+                  "UPDATE mail_outbox SET recipient = ? WHERE status = 'pending' AND kind "
+                  "IN " OUTBOX_AVISOS " AND cita_id IN (SELECT id FROM citas WHERE barbero_id = ?)",
+                  v, NULL, NULL, NULL);
+    } else if (!rc && p->set_email) {
+        struct db_val v[] = {db_text(now), db_text(barbero_id)};
+        rc = EXEC(db, conn,
+                  "UPDATE mail_outbox SET status = 'skipped', last_error = 'el barbero ya no "
+                  "tiene correo', done_at = ?, locked_until = NULL WHERE status = 'pending' AND "
+                  "kind IN " OUTBOX_AVISOS " AND cita_id IN (SELECT id FROM citas WHERE "
+                  "barbero_id = ?)",
+                  v, NULL, NULL, NULL);
+    }
     if (!rc && p->set_usuario && p->usuario_id) {
         bool taken = false;
         struct db_val v[] = {db_text(p->usuario_id), db_text(barbero_id)};

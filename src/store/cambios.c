@@ -364,17 +364,21 @@ br_err store_reminders_queue(struct store *st, int64_t now_ms, int64_t window_ms
     /* live citas starting within the window (and not yet within the next
      * smaller one), with the message of each channel that announced their
      * current time (its names and, by WhatsApp, its number), that have no
-     * reminder by that channel for that time and offset yet. An e-mail goes
-     * to her address now: she may have moved since, and the old mailbox
-     * must not get the appointment's link. */
+     * reminder by that channel for that time and offset yet. It goes to
+     * her address, or the number of her WhatsApp consent, now: she may
+     * have moved since, and the old mailbox or phone must not get the
+     * appointment's link. */
     br_err rc = run(st,
                     "SELECT c.id, c.fecha_inicio, c.fecha_fin, c.notas, CASE WHEN o.canal = "
-                    "'email' AND u.email IS NOT NULL THEN u.email ELSE o.recipient END, "
+                    "'email' AND u.email IS NOT NULL THEN u.email WHEN o.canal = 'whatsapp' AND "
+                    "w.telefono IS NOT NULL THEN w.telefono ELSE o.recipient END, "
                     "o.cliente_nombre, o.barbero_nombre, o.servicio_nombre, o.created_at, "
                     "o.canal FROM citas c JOIN mail_outbox o ON o.cita_id = c.id AND "
                     "o.kind IN ('confirmacion', 'reprogramacion') AND "
                     "o.fecha_inicio = c.fecha_inicio "
                     "LEFT JOIN auth_users u ON u.id = c.cliente_id AND u.eliminado_en IS NULL "
+                    "LEFT JOIN whatsapp_consentimientos w ON w.cliente_id = c.cliente_id AND "
+                    "w.retirado_en IS NULL "
                     "WHERE c.fecha_inicio > ? AND c.fecha_inicio <= ? AND "
                     "c.estado <> 'cancelada' AND NOT EXISTS (SELECT 1 FROM mail_outbox r "
                     "WHERE r.cita_id = c.id AND r.kind = 'recordatorio' AND "

@@ -265,6 +265,44 @@ br_err store_outbox_next_due(struct store *st, br_ts next)
                NULL, 0, one_ts, next, NULL);
 }
 
+struct destino {
+    char *recipient;
+    int64_t gen;
+};
+
+static br_err destino_row(void *ud, const struct db_val *c, int n)
+{
+    (void)n;
+    struct destino *d = ud;
+    free(d->recipient);
+    d->recipient = dup_or_null(&c[0]);
+    d->gen = as_int(&c[1]);
+    return BR_OK;
+}
+
+br_err store_outbox_destino(struct store *st, const char *msg_id, char **recipient, int64_t *gen)
+{
+    struct destino d = {NULL, 0};
+    br_err rc = run(st,
+                    "SELECT CASE WHEN o.canal = 'whatsapp' AND w.telefono IS NOT NULL "
+                    "THEN w.telefono ELSE o.recipient END, coalesce(e.gen, 0) "
+                    "FROM mail_outbox o "
+                    "LEFT JOIN citas c ON c.id = o.cita_id "
+                    "LEFT JOIN lista_espera l ON l.id = o.cita_id "
+                    "LEFT JOIN whatsapp_consentimientos w ON w.cliente_id = "
+                    "coalesce(c.cliente_id, l.cliente_id) AND w.retirado_en IS NULL "
+                    "LEFT JOIN enlaces_cliente e ON e.cliente_id = c.cliente_id "
+                    "WHERE o.id = ? AND o.status = 'pending'",
+                    DB_ARGS(db_text(msg_id)), destino_row, &d, NULL);
+    if (rc) {
+        free(d.recipient);
+        d.recipient = NULL;
+    }
+    *recipient = d.recipient;
+    *gen = d.gen;
+    return rc;
+}
+
 br_err store_outbox_anuncio_pendiente(struct store *st, const struct outbox_msg *m, br_ts next)
 {
     next[0] = '\0';

@@ -25,6 +25,16 @@ br_err store_outbox_counts(struct store *st, int64_t *pending, int64_t *dropped)
 /* OUT: *next, the earliest next_attempt_at among pending messages ("" when
  * none), so the worker knows how long it may sleep. */
 br_err store_outbox_next_due(struct store *st, br_ts next) WARN_UNUSED;
+/* Where a claimed message goes now, with the generation of its client's
+ * links, read in one statement: the row's recipient as the last change of
+ * an address left it (her own, the desk's, an admin's of a barber's), or,
+ * by WhatsApp, the number of her consent in force, which her messages
+ * follow; and her links' generation (0 for none, or for a message without
+ * a client), so that a link is never signed for an address it no longer
+ * belongs to. OUT: *recipient (caller frees; NULL when the message waits
+ * no more: sent, skipped or deleted meanwhile), *gen. */
+br_err store_outbox_destino(struct store *st, const char *msg_id, char **recipient,
+                            int64_t *gen) WARN_UNUSED;
 /* OUT: *next, when the earliest message still waiting that announces m's
  * cita and time on m's channel (its confirmation or a reschedule's mail),
  * queued before m, is next tried ("" when none): a reminder waits for it. */

@@ -54,6 +54,20 @@ static br_err consent_aviso(struct db *db, struct db_conn *conn, struct consent_
         pm, NULL, NULL, &a->queued);
 }
 
+/* Her WhatsApp messages still waiting to leave, moved to number despues
+ * (whatever number they were queued for: they follow the consent in
+ * force). */
+static br_err wa_pending_readdress(struct db *db, struct db_conn *c, const char *cliente_id,
+                                   const char *despues)
+{
+    struct db_val pm[] = {db_text(despues), db_text(cliente_id), db_text(cliente_id)};
+    return EXEC(db, c,
+                "UPDATE mail_outbox SET recipient = ? WHERE status = 'pending' AND canal = "
+                "'whatsapp' AND (cita_id IN (SELECT id FROM citas WHERE cliente_id = ?) OR "
+                "cita_id IN (SELECT id FROM lista_espera WHERE cliente_id = ?))",
+                pm, NULL, NULL, NULL);
+}
+
 static br_err consent_set_tx(struct db *db, struct db_conn *conn, void *ud)
 {
     struct consent_set *a = ud;
@@ -68,10 +82,14 @@ static br_err consent_set_tx(struct db *db, struct db_conn *conn, void *ud)
                   ps, one_text, antes, NULL);
     bool otro = a->telefono && strcmp(antes, a->telefono) != 0;
     /* not the consent in force already: she is told (given from her
-     * session); and when it moves her messages off another number, the
-     * appointments' links sent there end */
+     * session); and when it moves her messages off a number, or withdraws
+     * them from it (a lost phone), the appointments' links sent there end,
+     * and what still waits to leave goes to the new number (withdrawn, it
+     * is skipped when it is sent: the consent is checked then) */
     if (!rc && otro && a->aviso) rc = consent_aviso(db, conn, a);
-    if (!rc && otro && antes[0]) rc = appointment_links_end(db, conn, a->cliente_id, a->now);
+    if (!rc && antes[0] && (otro || !a->telefono))
+        rc = appointment_links_end(db, conn, a->cliente_id, a->now);
+    if (!rc && otro) rc = wa_pending_readdress(db, conn, a->cliente_id, a->telefono);
     if (rc) return rc;
     if (a->telefono) {
         struct db_val p[] = {db_text(a->cliente_id), db_text(a->telefono), db_text(a->now),
@@ -121,16 +139,7 @@ br_err whatsapp_consent_follow(struct db *db, struct db_conn *c, const char *cli
     struct db_val pt[] = {db_text(despues), db_text(cliente_id)};
     rc = EXEC(db, c, "UPDATE whatsapp_consentimientos SET telefono = ? WHERE cliente_id = ?", pt,
               NULL, NULL, NULL);
-    struct db_val pm[] = {db_text(despues), db_text(antes), db_text(cliente_id),
-                          db_text(cliente_id)};
-    if (!rc)
-        rc = EXEC(db, c,
-                  "UPDATE mail_outbox SET recipient = ? WHERE status = 'pending' AND canal = "
-                  "'whatsapp' AND recipient = ? AND (cita_id IN (SELECT id FROM citas WHERE "
-                  "cliente_id = ?) OR cita_id IN (SELECT id FROM lista_espera WHERE cliente_id = "
-                  "?))",
-                  pm, NULL, NULL, NULL);
-    return rc;
+    return rc ? rc : wa_pending_readdress(db, c, cliente_id, despues);
 }
 
 br_err store_whatsapp_consent_set(struct store *st, const char *cliente_id, const char *telefono,

@@ -332,6 +332,73 @@ static void a_barber_without_an_address_gets_no_mail(void **state)
     free(id);
 }
 
+/* Whether the barber's notice of the cita ud was tried and waits. */
+static bool tried(void *ud)
+{
+    return db_count(&S,
+                    "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND kind = "
+                    "'aviso_cita' AND status = 'pending' AND attempts > 0 AND locked_until IS NULL",
+                    (const char *)ud) == 1;
+}
+
+/* A notice the mail server has not taken yet (it is down) when the admin
+ * changes the barber's address goes to the new one; cleared (a barber who
+ * left), it goes nowhere: the old mailbox is no longer his. */
+static void a_waiting_notice_follows_the_barbers_new_address(void **state)
+{
+    (void)state;
+    char *nuevo = make_barbero(&S, "Mario Traslado");
+    char antes[128], despues[128], body[200];
+    unique_email(antes, sizeof antes, "mario-antes");
+    unique_email(despues, sizeof despues, "mario-despues");
+    struct resp r;
+    snprintf(body, sizeof body, "{\"email\":\"%s\"}", antes);
+    patch(&ADMIN, nuevo, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    int port = K.port;
+    assert_int_equal(smtp_sink_stop(&K), 0);
+    int64_t base = iso8601_days_from_civil(2032, 4, 7) * 86400000LL + 9 * 3600000LL;
+    char f[32], g[32];
+    iso8601_format(base, f);
+    iso8601_format(base + 3600000LL, g);
+    char *id = book(&S, &ANA, nuevo, SERVICIO, f, NULL);
+    if (!wait_until(tried, id, WAIT_MAIL_MS)) fail_msg("the notice was never tried");
+    snprintf(body, sizeof body, "{\"email\":\"%s\"}", despues);
+    patch(&ADMIN, nuevo, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    smtp_sink_start(&K, S.dir, port, NULL);
+    struct want w = {despues, id, 1};
+    if (!wait_until(has_mails, &w, WAIT_MAIL_MS)) fail_msg("no notice at the new address");
+    json_t *old = mails_to(antes, id);
+    assert_int_equal(json_array_size(old), 0);
+    json_decref(old);
+
+    /* cleared while another waits: skipped, sent to no one */
+    assert_int_equal(smtp_sink_stop(&K), 0);
+    char *otra = book(&S, &ANA, nuevo, SERVICIO, g, NULL);
+    if (!wait_until(tried, otra, WAIT_MAIL_MS)) fail_msg("the second notice was never tried");
+    patch(&ADMIN, nuevo, "{\"email\":null}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    smtp_sink_start(&K, S.dir, port, NULL);
+    struct want wc = {ANA.email, otra, 1};
+    if (!wait_until(has_mails, &wc, WAIT_MAIL_MS)) fail_msg("the client's mail did not arrive");
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND kind = "
+                              "'aviso_cita' AND status = 'skipped' AND last_error = 'el barbero "
+                              "ya no tiene correo'",
+                              otra),
+                     1);
+    json_t *none = mails_to(despues, otra);
+    assert_int_equal(json_array_size(none), 0);
+    json_decref(none);
+    free(otra);
+    free(id);
+    free(nuevo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +406,7 @@ int main(void)
         cmocka_unit_test(me_names_the_barber_a_linked_user_speaks_for),
         cmocka_unit_test(the_barber_gets_one_mail_per_change_updating_one_event),
         cmocka_unit_test(a_barber_without_an_address_gets_no_mail),
+        cmocka_unit_test(a_waiting_notice_follows_the_barbers_new_address),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

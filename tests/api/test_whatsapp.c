@@ -1091,6 +1091,92 @@ static void a_consent_given_from_her_session_is_told_to_her_address(void **state
     assert_int_equal(avisos_to(&ANA, "sent"), 3);
 }
 
+/* The link in the last template message the double accepted for to, as a
+ * /api/gestion/<token> path; fails when there is none. */
+static void last_link_path(const char *to, const char *tpl, char *path, size_t n)
+{
+    json_t *all = wa_sink_accepted(&D.s, to);
+    const json_t *m = NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach(all, i, e) if (!strcmp(msg_template(e), tpl)) m = e;
+    const char *link = m ? wa_param(m, 5) : NULL;
+    const char *tok = link ? strstr(link, "/c/") : NULL;
+    if (!tok) fail_msg("no %s with a link to %s", tpl, to);
+    snprintf(path, n, "/api/gestion/%s", tok + 3);
+    json_decref(all);
+}
+
+static long opens(const char *path)
+{
+    struct resp r;
+    http_get(&S, path, NULL, &r);
+    long st = r.status;
+    resp_free(&r);
+    return st;
+}
+
+/* She moves her consent to another number after the confirmation went:
+ * the reminder goes to the new one, and the confirmation's link, on the
+ * old phone, opens nothing any more. */
+static void a_reminder_goes_to_the_number_she_moved_to(void **state)
+{
+    (void)state;
+    const char *extra[] = {"BARBERIA_REMINDER_OFFSETS=1h", NULL};
+    start_shop(extra);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    char f[32];
+    at(HOUR_MS + 20000, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    wait_requests("barberia_confirmacion", 200, 1);
+    char antes[200];
+    last_link_path("34612345678", "barberia_confirmacion", antes, sizeof antes);
+    consent(&ANA, "{\"acepta\": true, \"telefono\": \"699 000 111\"}", 200, &r);
+    resp_free(&r);
+    wait_requests("barberia_recordatorio", 200, 1);
+    assert_int_equal(wa_sink_count(&D.s, "34612345678"), 1); /* the confirmation alone */
+    char ahora[200];
+    last_link_path("34699000111", "barberia_recordatorio", ahora, sizeof ahora);
+    assert_int_equal(opens(ahora), 200);
+    assert_int_equal(opens(antes), 404);
+    free(id);
+}
+
+/* A confirmation still waiting to leave (the Graph API failing) when she
+ * moves her consent goes to the new number, with a link that opens; she
+ * withdraws it (a lost phone): that link opens nothing any more. */
+static void what_waits_follows_her_number_and_a_withdrawal_ends_her_links(void **state)
+{
+    (void)state;
+    start_shop(NULL);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    json_decref(dbl_control("fail=3&status=500&code=131000"));
+    char f[32];
+    at(3 * 86400000LL, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    wait_requests("barberia_confirmacion", 500, 1);
+    consent(&ANA, "{\"acepta\": true, \"telefono\": \"699 000 111\"}", 200, &r);
+    resp_free(&r);
+    wait_requests("barberia_confirmacion", 200, 1);
+    assert_int_equal(wa_sink_count(&D.s, "34612345678"), 0);
+    assert_int_equal(wa_sink_count(&D.s, "34699000111"), 1);
+    char path[200];
+    last_link_path("34699000111", "barberia_confirmacion", path, sizeof path);
+    assert_int_equal(opens(path), 200);
+    json_t *list = mensajes(id);
+    assert_string_equal(jstr(mensaje(list, "whatsapp", "confirmacion"), "destinatario"),
+                        "34699000111");
+    json_decref(list);
+    consent(&ANA, "{\"acepta\": false}", 200, &r);
+    resp_free(&r);
+    assert_int_equal(opens(path), 404);
+    free(id);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1108,6 +1194,9 @@ int main(void)
         cmocka_unit_test_teardown(a_client_gets_at_most_the_days_cap_and_another_is_not_silenced,
                                   teardown),
         cmocka_unit_test_teardown(a_consent_given_from_her_session_is_told_to_her_address,
+                                  teardown),
+        cmocka_unit_test_teardown(a_reminder_goes_to_the_number_she_moved_to, teardown),
+        cmocka_unit_test_teardown(what_waits_follows_her_number_and_a_withdrawal_ends_her_links,
                                   teardown),
         cmocka_unit_test_teardown(
             the_longest_public_url_goes_whole_in_the_links_and_a_longer_one_stops_the_start,
