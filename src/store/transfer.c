@@ -238,6 +238,38 @@ static br_err default_weeks(struct db *db, struct db_conn *c)
     return rc;
 }
 
+/* A live appointment (not cancelled) that another live one of the same
+ * barber meets - the booking's rule, [fecha_inicio, fecha_fin) against the
+ * same: of two that overlap, the one starting later (or either, starting
+ * together) starts inside the other, a bounded stretch of the index
+ * citas_barbero_inicio for each. */
+static const char sql_overlapping[] =
+    "SELECT a.id FROM citas a WHERE a.estado <> 'cancelada' AND EXISTS (SELECT 1 FROM citas b "
+    "WHERE b.barbero_id = a.barbero_id AND b.fecha_inicio >= a.fecha_inicio AND "
+    "b.fecha_inicio < a.fecha_fin AND b.estado <> 'cancelada' AND b.id <> a.id) LIMIT 1";
+
+static br_err first_text(void *ud, const struct db_val *cols, int n)
+{
+    char **out = ud;
+    if (n > 0 && cols[0].type == DB_TEXT && !*out) *out = xstrndup(cols[0].s, cols[0].n);
+    return BR_OK;
+}
+
+/* What the rows loaded must keep that the SQL schema does not say on every
+ * backend: no two live appointments of a barber overlap (PostgreSQL's
+ * exclusion constraint refuses them as they are inserted; SQLite has only
+ * the booking's own check). BR_INVALID, naming one of them. */
+static br_err loaded_rules(struct db *db, struct db_conn *c)
+{
+    char *id = NULL;
+    br_err rc = db->ops->exec(c, sql_overlapping, NULL, 0, first_text, &id, NULL);
+    if (!rc && id)
+        rc = err_set(BR_INVALID,
+                     "citas.jsonl: the appointment %s overlaps another live one of its barber", id);
+    free(id);
+    return rc;
+}
+
 static br_err load_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct load *l = ud;
@@ -245,7 +277,11 @@ static br_err load_tx(struct db *db, struct db_conn *c, void *ud)
         struct store_value v[STORE_ROW_MAX];
         int table = -1, n = 0;
         br_err rc = l->next(l->ud, &table, v, &n);
-        if (rc == BR_NOTFOUND) return l->default_week ? default_weeks(db, c) : BR_OK;
+        if (rc == BR_NOTFOUND) { /* every row is in */
+            rc = loaded_rules(db, c);
+            if (!rc && l->default_week) rc = default_weeks(db, c);
+            return rc;
+        }
         if (rc) return rc;
         if (table < 0 || table >= (int)ARRAY_LEN(dump_tables) || n != dump_tables[table].t.ncols)
             return err_set(BR_INVALID, "a row that fits no table");
