@@ -33,6 +33,7 @@
 #include "../util/metrics.h"
 #include "../util/objkey.h"
 #include "../util/procid.h"
+#include "../util/vec.h"
 #include "../util/worker.h"
 
 #include <inttypes.h>
@@ -103,6 +104,12 @@ static void new_intent(struct obj_intent *in, const char *op, char *key)
 struct photos_bulk {
     struct app *app;
     struct worker *lease; /* renews this process's lease */
+    /* what photos_bulk_put stored: each key and its intent's id */
+    struct bulk_put {
+        char *key;
+        br_id intent;
+    } * puts;
+    size_t nputs, puts_cap;
 };
 
 /* every sweeper counts a lease as lapsed after 3 of its intervals, of at
@@ -157,9 +164,53 @@ br_err photos_bulk_intent(struct photos_bulk *b, const char *key)
     return store_intent_add(b->app->store, &in);
 }
 
+static void settle_intent(struct app *app, const struct obj_intent *in, bool done);
+
+br_err photos_bulk_put(struct photos_bulk *b, const char *key, const char *content_type, int fd,
+                       uint64_t size)
+{
+    struct obj_intent in;
+    new_intent(&in, "put", (char *)key); /* borrowed for the call */
+    br_err rc = store_intent_add(b->app->store, &in);
+    if (rc) return rc;
+    rc = obj_put(b->app->obj, PHOTO_BUCKET, key, content_type, fd, size);
+    if (rc) {
+        /* a failed put leaves no object behind, and an object that was
+         * already there (BR_CONFLICT) is not this writer's: no sweep may
+         * ever remove it, so its intent goes at once */
+        struct err_kept why;
+        err_keep(&why);
+        settle_intent(b->app, &in, true);
+        return err_restore(rc, &why);
+    }
+    VEC_RESERVE(b->puts, b->nputs, b->puts_cap, 64);
+    b->puts[b->nputs].key = xstrdup(key);
+    memcpy(b->puts[b->nputs].intent, in.id, sizeof in.id);
+    b->nputs++;
+    return BR_OK;
+}
+
+void photos_bulk_undo(struct photos_bulk *b)
+{
+    if (!b) return;
+    const struct procid *me = procid_self();
+    for (size_t i = 0; i < b->nputs; i++) {
+        br_err rc = obj_remove(b->app->obj, PHOTO_BUCKET, b->puts[i].key);
+        /* gone: nothing is left for the intent to finish; else a sweep
+         * removes the object later, under the intent that stays */
+        if ((rc == BR_OK || rc == BR_NOTFOUND) &&
+            store_intent_clear(b->app->store, b->puts[i].intent, me->instance) != BR_OK)
+            log_warn("fotos: could not clear the intent of %s: %s (a sweep finishes it)",
+                     b->puts[i].key, err_msg());
+    }
+}
+
 void photos_bulk_end(struct photos_bulk *b, bool done)
 {
     if (!b) return;
+    for (size_t i = 0; i < b->nputs; i++)
+        free(b->puts[i].key);
+    free(b->puts);
     worker_stop(b->lease, NULL);
     const struct procid *me = procid_self();
     if (done && store_intents_clear_all(b->app->store, me->instance) != BR_OK)

@@ -67,6 +67,18 @@ br_err photos_bulk_begin(struct app *app, struct photos_bulk **out) WARN_UNUSED;
 /* Records the put intent of key (in the photo bucket) before its object is
  * written. BR_CONFLICT when another process holds one on it. */
 br_err photos_bulk_intent(struct photos_bulk *b, const char *key) WARN_UNUSED;
+/* Stores the object key of the photo bucket under a put intent of this
+ * process (recorded first). When the put fails - BR_CONFLICT: the store
+ * already holds an object under key, another writer's - the intent is
+ * cleared at once, so that no sweep ever removes an object this writer did
+ * not write. BR_CONFLICT also when another process holds an intent on
+ * key. */
+br_err photos_bulk_put(struct photos_bulk *b, const char *key, const char *content_type, int fd,
+                       uint64_t size) WARN_UNUSED;
+/* After a failure: removes every object photos_bulk_put stored (and
+ * nothing else), clearing the intent of each one gone; an object that
+ * cannot be removed keeps its intent for a sweep. */
+void photos_bulk_undo(struct photos_bulk *b);
 /* Ends the hold: with done, the records naming the objects are committed
  * (or gone with the database the writer replaced) and the intents go;
  * without, they stay for a sweep, whoever runs it, to finish. NULL:

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "transfer.h"
 #include "photos.h"
+#include "transfer_files.h"
 #include "../util/iso8601.h"
 #include "../util/log.h"
 #include "../util/objkey.h"
@@ -33,7 +34,6 @@
 #define TABLES_V3  11 /* the tables of versions 2 and 3: the store's first ones */
 #define TABLES_V5  17 /* the tables of versions 4 and 5 */
 #define MAX_TABLES 32
-#define LINE_MAX_B (16u << 20) /* one row's JSON at most */
 
 /* --- small file helpers --------------------------------------------------------- */
 
@@ -45,16 +45,6 @@
 static br_err io_fail(const char *what, const char *path)
 {
     return err_set(BR_IO, "%s %s: %s", what, path, strerror(errno));
-}
-
-static void hex(const unsigned char *d, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[d[i] >> 4];
-        out[2 * i + 1] = digits[d[i] & 15];
-    }
-    out[2 * n] = '\0';
 }
 
 /* A new file (never an existing one) open for writing, FILE_MODE. NULL (errno
@@ -112,7 +102,7 @@ static br_err out_close(struct out_file *o, char sum[65])
     if (sum) {
         unsigned char d[crypto_hash_sha256_BYTES];
         crypto_hash_sha256_final(&o->h, d);
-        hex(d, sizeof d, sum);
+        transfer_hex(d, sizeof d, sum);
     }
     free(o->path);
     o->path = NULL;
@@ -148,31 +138,8 @@ static br_err copy_out(int fd, uint64_t size, const char *path, char sum[65])
     close(out);
     unsigned char d[crypto_hash_sha256_BYTES];
     crypto_hash_sha256_final(&h, d);
-    hex(d, sizeof d, sum);
+    transfer_hex(d, sizeof d, sum);
     return rc;
-}
-
-/* SHA-256 of a whole file. OUT: sum, *size. */
-static br_err hash_file(const char *path, char sum[65], uint64_t *size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return io_fail("cannot open", path);
-    crypto_hash_sha256_state h;
-    crypto_hash_sha256_init(&h);
-    char buf[65536];
-    uint64_t total = 0;
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0) {
-        crypto_hash_sha256_update(&h, (unsigned char *)buf, (size_t)n);
-        total += (uint64_t)n;
-    }
-    close(fd);
-    if (n < 0) return io_fail("cannot read", path);
-    unsigned char d[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256_final(&h, d);
-    hex(d, sizeof d, sum);
-    if (size) *size = total;
-    return BR_OK;
 }
 
 /* Makes every folder of path's parent (path itself is a file). */
@@ -480,19 +447,11 @@ br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *
 
 /* --- import ----------------------------------------------------------------------- */
 
-/* Reads the next line of f into *line (grown as needed). False at the end. */
-static bool next_line(FILE *f, char **line, size_t *cap, ssize_t *len)
-{
-    *len = getline(line, cap, f);
-    if (*len <= 0) return false;
-    if ((*line)[*len - 1] == '\n') (*line)[--*len] = '\0';
-    return true;
-}
-
 /* An object of the export and its size. */
 struct obj_size {
     char *key;
     int64_t size;
+    bool named; /* by a photo record (fotos_cita.storage_path) */
 };
 
 struct manifest {
@@ -508,6 +467,10 @@ struct manifest {
      * did not record */
     struct obj_size *sizes;
     size_t nsizes, sizes_cap;
+    /* every file of the export, open since it was checked (-1: not yet),
+     * so that what is loaded is what was checked, never a file put in its
+     * place since */
+    int fd[MAX_TABLES], objects_fd;
 };
 
 /* The columns an older version's table lacks, given their values on
@@ -646,19 +609,169 @@ static int size_cmp(const void *a, const void *b)
 static int64_t photo_size(const struct manifest *m, const struct store_value *key)
 {
     if (key->type != STORE_TEXT || !m->nsizes) return 0;
-    struct obj_size want = {(char *)key->s, 0};
+    struct obj_size want = {(char *)key->s, 0, false};
     const struct obj_size *o = bsearch(&want, m->sizes, m->nsizes, sizeof *m->sizes, size_cmp);
     return o ? o->size : 0;
 }
 
-/* Loads manifest.json and checks every file against it. */
+/* The export's object key (of the photo bucket), opened and checked
+ * against its entry: its listed size (at most a photo's, PHOTO_MAX_BYTES)
+ * and SHA-256, read from the descriptor handed back. OUT: *fd, open on
+ * success (the caller closes it). */
+static br_err open_object(const char *dir, const char *key, json_int_t size, const char *want,
+                          int *fd)
+{
+    *fd = -1;
+    if (size < 0 || size > (json_int_t)PHOTO_MAX_BYTES)
+        return err_set(BR_INVALID,
+                       "object %s/%s: %" JSON_INTEGER_FORMAT
+                       " bytes, more than a photo may have (%u)",
+                       PHOTO_BUCKET, key, size, PHOTO_MAX_BYTES);
+    char *rel = xasprintf("objects/%s/%s", PHOTO_BUCKET, key);
+    uint64_t got = 0;
+    char sum[65];
+    br_err rc = transfer_open_in(dir, rel, fd, &got);
+    /* its size first: a larger file is not read at all */
+    if (!rc && got != (uint64_t)size)
+        rc = err_set(BR_INVALID, "object %s/%s: checksum mismatch", PHOTO_BUCKET, key);
+    if (!rc) rc = transfer_hash_fd(*fd, (uint64_t)size, rel, sum, &got);
+    if (!rc && (strcmp(sum, want) || got != (uint64_t)size))
+        rc = err_set(BR_INVALID, "object %s/%s: checksum mismatch", PHOTO_BUCKET, key);
+    free(rel);
+    if (rc && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+/* One entry of objects.jsonl: [bucket, key, content type, size, sha256].
+ * Only the photo bucket is taken: the service stores photos nowhere else,
+ * and an import writes (and takes back) in no other bucket. */
+struct obj_entry {
+    const char *key, *type, *sum;
+    json_int_t size;
+};
+
+static br_err parse_object(json_t *o, struct obj_entry *e)
+{
+    const char *bucket = json_string_value(json_array_get(o, 0));
+    e->key = json_string_value(json_array_get(o, 1));
+    e->type = json_string_value(json_array_get(o, 2));
+    e->sum = json_string_value(json_array_get(o, 4));
+    json_t *size = json_array_get(o, 3);
+    e->size = json_integer_value(size);
+    if (!bucket || !e->key || !e->type || !e->sum || !json_is_integer(size) ||
+        !objkey_valid(e->key, strlen(e->key)))
+        return err_set(BR_INVALID, "objects.jsonl: a malformed line");
+    if (strcmp(bucket, PHOTO_BUCKET))
+        return err_set(BR_INVALID, "objects.jsonl: an object outside the bucket %s", PHOTO_BUCKET);
+    return BR_OK;
+}
+
+/* The export's object key, when objects.jsonl lists it. */
+static struct obj_size *listed(const struct manifest *m, const char *key)
+{
+    if (!m->nsizes) return NULL;
+    struct obj_size want = {(char *)key, 0, false};
+    return bsearch(&want, m->sizes, m->nsizes, sizeof *m->sizes, size_cmp);
+}
+
+/* Every photo record names an object objects.jsonl lists, no two records
+ * the same one, and every object listed is named by a record: an import
+ * stores exactly the photos its rows keep, nothing that would stay with no
+ * record (and no sweep to take it back). */
+static br_err check_photo_rows(const struct manifest *m, int table)
+{
+    struct transfer_lines r;
+    br_err rc = transfer_lines_open(&r, m->fd[table], "fotos_cita.jsonl");
+    size_t len;
+    bool got = !rc;
+    while (!rc && got) {
+        rc = transfer_lines_next(&r, &len, &got);
+        if (rc || !got) break;
+        json_error_t e;
+        json_t *row = json_loadb(r.line, len, 0, &e);
+        /* storage_path, the sixth column in every version */
+        const char *key = json_string_value(json_array_get(row, 5));
+        struct obj_size *o = key ? listed(m, key) : NULL;
+        if (!key)
+            rc = err_set(BR_INVALID, "fotos_cita.jsonl: a row without its storage_path");
+        else if (!o)
+            rc = err_set(BR_INVALID,
+                         "fotos_cita.jsonl: a photo whose object objects.jsonl does "
+                         "not list (%s)",
+                         objkey_valid(key, strlen(key)) ? key : "an invalid key");
+        else if (o->named)
+            rc = err_set(BR_INVALID, "fotos_cita.jsonl: two photos name the object %s", key);
+        else
+            o->named = true;
+        json_decref(row);
+    }
+    transfer_lines_close(&r);
+    for (size_t i = 0; !rc && i < m->nsizes; i++)
+        if (!m->sizes[i].named)
+            rc = err_set(BR_INVALID,
+                         "objects.jsonl: the object %s is no photo's (no row of "
+                         "fotos_cita.jsonl names it)",
+                         m->sizes[i].key);
+    return rc;
+}
+
+/* Checks objects.jsonl (open in m->objects_fd) and every object it lists,
+ * and that the photo records (table foto_table, -1: none) and the objects
+ * name each other one to one. */
+static br_err check_objects(const char *dir, struct manifest *m, int foto_table,
+                            struct transfer_stats *st)
+{
+    struct transfer_lines r;
+    br_err rc = transfer_lines_open(&r, m->objects_fd, "objects.jsonl");
+    size_t len;
+    bool got = !rc;
+    while (!rc && got) {
+        rc = transfer_lines_next(&r, &len, &got);
+        if (rc || !got) break;
+        json_error_t e;
+        json_t *o = json_loadb(r.line, len, 0, &e);
+        struct obj_entry ent;
+        rc = parse_object(o, &ent);
+        int fd = -1;
+        if (!rc) rc = open_object(dir, ent.key, ent.size, ent.sum, &fd);
+        if (fd >= 0) close(fd);
+        if (!rc) {
+            VEC_RESERVE(m->sizes, m->nsizes, m->sizes_cap, 64);
+            m->sizes[m->nsizes++] = (struct obj_size){xstrdup(ent.key), (int64_t)ent.size, false};
+            st->objects++;
+            st->bytes += (int64_t)ent.size;
+        }
+        json_decref(o);
+    }
+    transfer_lines_close(&r);
+    if (m->nsizes) qsort(m->sizes, m->nsizes, sizeof *m->sizes, size_cmp);
+    for (size_t i = 1; !rc && i < m->nsizes; i++)
+        if (!strcmp(m->sizes[i - 1].key, m->sizes[i].key))
+            rc = err_set(BR_INVALID, "objects.jsonl lists %s twice", m->sizes[i].key);
+    if (!rc && foto_table >= 0) rc = check_photo_rows(m, foto_table);
+    if (!rc && foto_table < 0 && m->nsizes)
+        rc = err_set(BR_INVALID, "objects.jsonl lists objects, and no photo names them");
+    return rc;
+}
+
+/* Loads manifest.json and checks every file against it, each opened once
+ * (kept open in m for the load). */
 static br_err check_export(const char *dir, struct manifest *m, struct transfer_stats *st)
 {
-    char *path = xasprintf("%s/manifest.json", dir);
+    int mfd = -1;
+    uint64_t msize = 0;
+    br_err rc = transfer_open_in(dir, "manifest.json", &mfd, &msize);
+    if (rc) return rc;
     json_error_t e;
-    m->root = json_load_file(path, 0, &e);
-    free(path);
-    if (!m->root) return err_set(BR_INVALID, "%s/manifest.json: %s", dir, e.text);
+    /* the manifest is small: a few lines per table */
+    m->root = msize <= TRANSFER_LINE_MAX ? json_loadfd(mfd, 0, &e) : NULL;
+    close(mfd);
+    if (!m->root)
+        return err_set(BR_INVALID, "%s/manifest.json: %s", dir,
+                       msize <= TRANSFER_LINE_MAX ? e.text : "too large");
     const char *format = json_string_value(json_object_get(m->root, "format"));
     json_int_t version = json_integer_value(json_object_get(m->root, "version"));
     if (!format || strcmp(format, FORMAT) || version < 1 || version > VERSION)
@@ -669,7 +782,7 @@ static br_err check_export(const char *dir, struct manifest *m, struct transfer_
         return err_set(BR_INVALID, "the manifest names other tables than version %d's", m->version);
     br_err planned = plan_tables(m);
     if (planned) return planned;
-    int n = (int)json_array_size(m->tables);
+    int n = (int)json_array_size(m->tables), foto_table = -1;
     for (int i = 0; i < n; i++) {
         json_t *t = json_array_get(m->tables, (size_t)i);
         const char *name = json_string_value(json_object_get(t, "name"));
@@ -678,113 +791,73 @@ static br_err check_export(const char *dir, struct manifest *m, struct transfer_
         if (!name || !cols || !want || strcmp(name, m->name[i]) || strcmp(cols, export_cols(m, i)))
             return err_set(BR_INVALID, "table %d of the manifest is not %s (%s)", i, m->name[i],
                            export_cols(m, i));
-        char *file = xasprintf("%s/%s.jsonl", dir, name);
+        char *file = xasprintf("%s.jsonl", name);
         char sum[65];
-        br_err rc = hash_file(file, sum, NULL);
+        uint64_t size;
+        rc = transfer_open_in(dir, file, &m->fd[i], &size);
+        if (!rc) rc = transfer_hash_fd(m->fd[i], UINT64_MAX, file, sum, NULL);
         free(file);
         if (rc) return rc;
         if (strcmp(sum, want)) return err_set(BR_INVALID, "%s.jsonl: checksum mismatch", name);
+        if (!strcmp(name, "fotos_cita")) foto_table = i;
         st->rows += json_integer_value(json_object_get(t, "rows"));
     }
     json_t *objects = json_object_get(m->root, "objects");
     const char *want = json_string_value(json_object_get(objects, "sha256"));
-    char *list = xasprintf("%s/objects.jsonl", dir);
     char sum[65];
-    br_err rc = hash_file(list, sum, NULL);
+    uint64_t size;
+    rc = transfer_open_in(dir, "objects.jsonl", &m->objects_fd, &size);
+    if (!rc) rc = transfer_hash_fd(m->objects_fd, UINT64_MAX, "objects.jsonl", sum, NULL);
     if (!rc && (!want || strcmp(sum, want)))
         rc = err_set(BR_INVALID, "objects.jsonl: checksum mismatch");
-    /* every object's bytes */
-    FILE *f = rc ? NULL : fopen(list, "r");
-    if (!rc && !f) rc = io_fail("cannot open", list);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    while (!rc && next_line(f, &line, &cap, &len)) {
-        json_t *o = json_loadb(line, (size_t)len, 0, &e);
-        const char *bucket = json_string_value(json_array_get(o, 0));
-        const char *key = json_string_value(json_array_get(o, 1));
-        const char *osum = json_string_value(json_array_get(o, 4));
-        json_int_t size = json_integer_value(json_array_get(o, 3));
-        if (!bucket || !key || !osum || !obj_bucket_valid(bucket) ||
-            !objkey_valid(key, strlen(key))) {
-            rc = err_set(BR_INVALID, "objects.jsonl: a malformed line");
-        } else {
-            char *p = xasprintf("%s/objects/%s/%s", dir, bucket, key);
-            uint64_t got = 0;
-            rc = hash_file(p, sum, &got);
-            free(p);
-            if (!rc && (strcmp(sum, osum) || got != (uint64_t)size))
-                rc = err_set(BR_INVALID, "object %s/%s: checksum mismatch", bucket, key);
-            if (!rc && !strcmp(bucket, PHOTO_BUCKET)) {
-                VEC_RESERVE(m->sizes, m->nsizes, m->sizes_cap, 64);
-                m->sizes[m->nsizes++] = (struct obj_size){xstrdup(key), (int64_t)got};
-            }
-            st->objects++;
-            st->bytes += (int64_t)got;
-        }
-        json_decref(o);
-    }
-    if (f) fclose(f);
-    free(line);
-    free(list);
-    if (m->nsizes) qsort(m->sizes, m->nsizes, sizeof *m->sizes, size_cmp);
+    if (!rc) rc = check_objects(dir, m, foto_table, st);
     return rc;
 }
 
-/* The photos this import stored, to remove again if the rows fail. */
-struct put_list {
-    char **keys;
-    size_t n, cap;
-};
-
+/* Stores every photo of the export, each read (and hashed again) from the
+ * descriptor it is stored from; only objects the check found, in the photo
+ * bucket. */
 static br_err put_objects(struct app *app, struct photos_bulk *hold, const char *dir,
-                          struct put_list *done)
+                          const struct manifest *m)
 {
-    char *list = xasprintf("%s/objects.jsonl", dir);
-    FILE *f = fopen(list, "r");
-    br_err rc = f ? BR_OK : io_fail("cannot open", list);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    while (!rc && next_line(f, &line, &cap, &len)) {
+    struct transfer_lines r;
+    br_err rc = transfer_lines_open(&r, m->objects_fd, "objects.jsonl");
+    if (!rc && m->nsizes) rc = obj_ensure_bucket(app->obj, PHOTO_BUCKET, true, PHOTO_BUCKET_LIMIT);
+    size_t len;
+    bool got = !rc;
+    while (!rc && got) {
+        rc = transfer_lines_next(&r, &len, &got);
+        if (rc || !got) break;
         json_error_t e;
-        json_t *o = json_loadb(line, (size_t)len, 0, &e);
-        const char *bucket = json_string_value(json_array_get(o, 0));
-        const char *key = json_string_value(json_array_get(o, 1));
-        const char *ct = json_string_value(json_array_get(o, 2));
-        char *p = xasprintf("%s/objects/%s/%s", dir, bucket, key);
-        int fd = open(p, O_RDONLY | O_CLOEXEC);
-        struct stat sb;
-        if (fd < 0 || fstat(fd, &sb) != 0) rc = io_fail("cannot open", p);
-        if (!rc) rc = obj_ensure_bucket(app->obj, bucket, true, PHOTO_BUCKET_LIMIT);
-        /* its intent first: a crash from here on leaves the sweeper an
-         * object no record names, to remove */
-        if (!rc) rc = photos_bulk_intent(hold, key);
-        if (!rc) rc = obj_put(app->obj, bucket, key, ct, fd, (uint64_t)sb.st_size);
+        json_t *o = json_loadb(r.line, len, 0, &e);
+        struct obj_entry ent;
+        rc = parse_object(o, &ent);
+        const struct obj_size *c = rc ? NULL : listed(m, ent.key);
+        if (!rc && (!c || c->size != (int64_t)ent.size))
+            rc = err_set(BR_INVALID, "objects.jsonl changed while it was imported");
+        int fd = -1;
+        if (!rc) rc = open_object(dir, ent.key, ent.size, ent.sum, &fd);
+        if (!rc) rc = photos_bulk_put(hold, ent.key, ent.type, fd, (uint64_t)ent.size);
         if (rc == BR_CONFLICT)
-            rc = err_set(BR_CONFLICT, "the store already has %s/%s", bucket, key);
-        if (!rc) {
-            VEC_RESERVE(done->keys, done->n, done->cap, 64);
-            done->keys[done->n++] = xstrdup(key);
-        }
+            rc = err_set(BR_CONFLICT, "the store already has %s/%s", PHOTO_BUCKET, ent.key);
         if (fd >= 0) close(fd);
-        free(p);
         json_decref(o);
     }
-    if (f) fclose(f);
-    free(line);
-    free(list);
+    const char *want =
+        json_string_value(json_object_get(json_object_get(m->root, "objects"), "sha256"));
+    if (!rc && !transfer_lines_sum_is(&r, want))
+        rc = err_set(BR_INVALID, "objects.jsonl changed while it was imported");
+    transfer_lines_close(&r);
     return rc;
 }
 
-/* Rows for store_load, table after table. */
+/* Rows for store_load, table after table, each read from the descriptor
+ * that was checked and hashed again as it is read. */
 struct loader {
-    const char *dir;
     const struct manifest *m;
     int ntables, table;
-    FILE *f;
-    char *line;
-    size_t cap;
+    struct transfer_lines r;
+    bool open;
     json_t *row; /* the row handed out last: its strings are borrowed */
 };
 
@@ -793,23 +866,29 @@ static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
     struct loader *l = ud;
     json_decref(l->row);
     l->row = NULL;
+    size_t len = 0;
     for (;;) {
-        if (!l->f) {
+        if (!l->open) {
             if (l->table >= l->ntables) return BR_NOTFOUND;
-            char *p = xasprintf("%s/%s.jsonl", l->dir, l->m->name[l->table]);
-            l->f = fopen(p, "r");
-            br_err rc = l->f ? BR_OK : io_fail("cannot open", p);
-            free(p);
+            br_err rc = transfer_lines_open(&l->r, l->m->fd[l->table], l->m->name[l->table]);
             if (rc) return rc;
+            l->open = true;
         }
-        ssize_t len;
-        if (next_line(l->f, &l->line, &l->cap, &len)) break;
-        fclose(l->f);
-        l->f = NULL;
+        bool got = false;
+        br_err rc = transfer_lines_next(&l->r, &len, &got);
+        if (rc) return rc;
+        if (got) break;
+        json_t *t = json_array_get(l->m->tables, (size_t)l->table);
+        bool same = transfer_lines_sum_is(&l->r, json_string_value(json_object_get(t, "sha256")));
+        transfer_lines_close(&l->r);
+        l->open = false;
+        if (!same)
+            return err_set(BR_INVALID, "%s.jsonl changed while it was imported",
+                           l->m->name[l->table]);
         l->table++;
     }
     json_error_t e;
-    l->row = json_loadb(l->line, strlen(l->line), 0, &e);
+    l->row = json_loadb(l->r.line, len, 0, &e);
     /* the store takes up to STORE_ROW_MAX values a row; an older
      * version's get up to 8 more (version 1's outbox) */
     if (!json_is_array(l->row) || json_array_size(l->row) > STORE_ROW_MAX - 8)
@@ -874,39 +953,41 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
 {
     struct transfer_stats got = {0};
     struct manifest m = {0};
+    m.objects_fd = -1;
+    for (int i = 0; i < MAX_TABLES; i++)
+        m.fd[i] = -1;
     br_err rc = check_export(dir, &m, &got);
     bool empty = false;
     if (!rc) rc = store_is_empty(app->store, &empty);
     if (!rc && !empty)
         rc = err_set(BR_CONFLICT, "the target already holds data: an import needs an empty one");
-    struct put_list done = {0};
     struct photos_bulk *hold = NULL;
     if (!rc) rc = photos_bulk_begin(app, &hold);
-    if (!rc) rc = put_objects(app, hold, dir, &done);
-    struct loader l = {.dir = dir, .m = &m, .ntables = (int)json_array_size(m.tables)};
+    if (!rc) rc = put_objects(app, hold, dir, &m);
+    struct loader l = {.m = &m, .ntables = (int)json_array_size(m.tables)};
     /* version 1 had no schedules: its barbers get the default week, as the
      * migration gives it to the barbers it finds */
     if (!rc) rc = store_load(app->store, load_next, &l, m.version == 1);
     json_decref(l.row);
-    if (l.f) fclose(l.f);
-    free(l.line);
-    if (rc && done.n) {
-        /* the rows are not there: neither may their photos be */
+    if (l.open) transfer_lines_close(&l.r);
+    if (rc) {
+        /* the rows are not there: neither may their photos be (those this
+         * import stored, and no other) */
         struct err_kept why;
         err_keep(&why);
-        for (size_t i = 0; i < done.n; i++)
-            (void)obj_remove(app->obj, PHOTO_BUCKET, done.keys[i]);
+        photos_bulk_undo(hold);
         err_restore(rc, &why);
     }
-    /* on a failure the intents stay: a sweep removes what is still there */
+    /* on a failure an object that could not be removed keeps its intent:
+     * a sweep removes it */
     photos_bulk_end(hold, !rc);
-    for (size_t i = 0; i < done.n; i++)
-        free(done.keys[i]);
-    free(done.keys);
     json_decref(m.root);
     for (size_t i = 0; i < m.nsizes; i++)
         free(m.sizes[i].key);
     free(m.sizes);
+    for (int i = 0; i < MAX_TABLES; i++)
+        if (m.fd[i] >= 0) close(m.fd[i]);
+    if (m.objects_fd >= 0) close(m.objects_fd);
     if (!rc && st) *st = got;
     return rc;
 }

@@ -18,6 +18,7 @@
  *   <table>.jsonl        one JSON array per row, in key order (ids, times in
  *                        the API's form: the same text from every backend)
  *   objects.jsonl        [bucket, key, content type, size, sha256] per photo
+ *                        (the bucket is always the photo bucket, fotos-citas)
  *   objects/<bucket>/<key>  the photos' bytes
  */
 #ifndef BR_TRANSFER_H
@@ -41,8 +42,13 @@ br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *
 
 /* Loads an export into app's stores, which must hold no data yet: checks
  * the whole folder against its manifest first (BR_INVALID on any
- * mismatch, nothing written), stores the photos, then inserts every row in
- * one transaction; on failure removes the photos it stored. */
+ * mismatch, nothing written: also for a file that is a link or not a
+ * regular file, a line past its cap, an object larger than a photo, in
+ * another bucket or not named by exactly one photo record, a photo record
+ * whose object is not listed), stores the photos, then inserts every row
+ * in one transaction (BR_INVALID, rolled back, when two live appointments
+ * of a barber overlap); on failure removes the photos it stored, and only
+ * those (BR_CONFLICT when the store already holds one of the keys). */
 br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *st) WARN_UNUSED;
 
 /* Makes dir, a new folder private to its owner (0700), for what (an
