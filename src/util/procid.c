@@ -10,16 +10,37 @@
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static struct procid self;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
+/* The first 8 characters of the kernel's boot id ("" when unknown). */
+static void boot_id(char out[9])
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f) return;
+    char line[64];
+    if (fgets(line, sizeof line, f) && strlen(line) >= 8) {
+        memcpy(out, line, 8);
+        out[8] = '\0';
+    }
+    fclose(f);
+}
+
 static void make_self(void)
 {
-    if (gethostname(self.node, sizeof self.node) != 0 || !self.node[0])
-        snprintf(self.node, sizeof self.node, "localhost");
-    self.node[sizeof self.node - 1] = '\0';
+    char host[200];
+    if (gethostname(host, sizeof host) != 0 || !host[0]) snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = '\0';
+    char boot[9];
+    boot_id(boot);
+    struct stat ns;
+    unsigned long long pidns =
+        stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino : 0;
+    snprintf(self.node, sizeof self.node, "%s/%s/%llu", host, boot, pidns);
     self.pid = (long)getpid();
     unsigned char raw[PROCID_INSTANCE_LEN / 2];
     randombytes_buf(raw, sizeof raw);

@@ -1,8 +1,12 @@
 /*
  * procid.h - who this process is, for work that must be told apart from a
- * dead process's work: the node (host name), the pid, and an instance id
- * drawn at random once per process, so that a later process that happens to
- * get the same pid is never taken for this one.
+ * dead process's work: the node, the pid, and an instance id drawn at
+ * random once per process, so that a later process that happens to get the
+ * same pid is never taken for this one. The node is where a pid means
+ * something: the host name, the kernel's boot and the pid namespace
+ * ("shop-1/1a2b3c4d/4026531836"), so that two machines or containers that
+ * share a host name (a cloned VM, containers all named alike, each server
+ * pid 1) never judge each other's pids by their own process table.
  */
 #ifndef BR_PROCID_H
 #define BR_PROCID_H
