@@ -145,11 +145,32 @@ br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
     return rc;
 }
 
+/* A backup's own files are never symbolic links: a restore reads its
+ * database and photos through them, and a link would bring any file the
+ * restoring user can read into the shop (its public photo bucket). */
+static br_err no_links(const char *dir)
+{
+    static const char *const parts[] = {"barberia.db", "storage", "storage/" PHOTO_BUCKET};
+    for (size_t i = 0; i < ARRAY_LEN(parts); i++) {
+        char *path = xasprintf("%s/%s", dir, parts[i]);
+        struct stat sb;
+        bool link = lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode);
+        free(path);
+        if (link)
+            return err_set(BR_INVALID,
+                           "%s is no backup to restore: its %s is a symbolic link (a backup "
+                           "holds its own files)",
+                           dir, parts[i]);
+    }
+    return BR_OK;
+}
+
 br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *st)
 {
     char *db = xasprintf("%s/barberia.db", dir);
     struct stat sb;
     br_err rc = stat(db, &sb) == 0 ? BR_OK : err_set(BR_INVALID, "%s is not a backup", dir);
+    if (!rc) rc = no_links(dir);
     /* on a database with tools of its own, before anything is read or copied */
     if (!rc) rc = store_backup_able(app->store, true);
     bool empty = false;

@@ -15,6 +15,13 @@
  * any path is built, so no key reaches outside its bucket's folder. The
  * folders of a key are made by the write that needs them and removed by
  * the removal that empties them (a key of many segments leaves nothing).
+ * Every path is resolved beneath the root one folder at a time, following
+ * no symbolic link (openat with O_NOFOLLOW, segment by segment: portable to
+ * every Linux 5.x, where openat2's RESOLVE_BENEATH is not), for reads,
+ * writes and removals alike, and the root, its dotted folders and the
+ * buckets' folders are never links either: a link planted anywhere in the
+ * store (or in a backup's) reads as no object, so no key ever reaches a
+ * file outside the store.
  * A crash can leave files in .tmp; they carry their writer's pid and
  * instance id (util/procid.h), so a sweep removes exactly the files of
  * writers that are gone and never one a live writer still needs.
@@ -25,6 +32,7 @@
 #include "../util/log.h"
 #include "../util/mediatype.h"
 #include "../util/procid.h"
+#include "../util/uuid.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -46,72 +54,138 @@ static br_err io_fail(const char *what, const char *path)
     return err_set(BR_OBJSTORE, "%s %s: %s", what, path, strerror(errno));
 }
 
-/* mkdir -p for the folders of path (not its last component). */
-static int mkdirs_for(char *path)
+/* close(fd) keeping errno (the error being reported is the earlier one). */
+static void close_keep(int fd)
 {
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        int r = mkdir(path, 0755);
-        *p = '/';
-        if (r != 0 && errno != EEXIST) return -1;
-    }
-    return 0;
+    int e = errno;
+    close(fd);
+    errno = e;
 }
 
-/* Removes the folders of path (not its last component) that are left
- * empty, deepest first, down to the first `keep` bytes of path (a folder
- * that is never removed). A key's folders are made by the writer that
- * needs them, so a key with many segments leaves nothing behind once its
- * object goes. */
-static void rmdirs_for(char *path, size_t keep)
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
+/* The root folder, opened (its last component never a symbolic link): every
+ * other path of the store is resolved beneath it. -1 with errno. */
+static int root_open(const struct fs_store *s)
 {
-    for (char *slash = strrchr(path, '/'); slash && (size_t)(slash - path) > keep;
-         slash = strrchr(path, '/')) {
+    return open(s->root, DIR_FLAGS);
+}
+
+/* Opens the folder at the first len bytes of rel, a '/'-separated path
+ * beneath the folder at (len 0: at itself), one segment at a time without
+ * following any symbolic link, so that nothing planted in the store leads
+ * outside it; with make, a missing folder is created (0755). -1 with
+ * errno (ELOOP or ENOTDIR for a link or a file in the way). */
+static int open_beneath(int at, const char *rel, size_t len, bool make)
+{
+    int fd = openat(at, ".", DIR_FLAGS);
+    size_t i = 0;
+    while (fd >= 0 && i < len) {
+        size_t n = strcspn(rel + i, "/");
+        if (n > len - i) n = len - i;
+        char name[OBJKEY_SEGMENT_MAX + 1];
+        if (n == 0 || n > OBJKEY_SEGMENT_MAX) {
+            close(fd);
+            errno = n ? ENAMETOOLONG : ENOENT;
+            return -1;
+        }
+        memcpy(name, rel + i, n);
+        name[n] = '\0';
+        int next = openat(fd, name, DIR_FLAGS);
+        if (next < 0 && errno == ENOENT && make &&
+            (mkdirat(fd, name, 0755) == 0 || errno == EEXIST))
+            next = openat(fd, name, DIR_FLAGS);
+        close_keep(fd);
+        fd = next;
+        i += n + 1;
+    }
+    return fd;
+}
+
+/* The folder holding rel (a path beneath the root), opened as
+ * open_beneath does; *leaf: rel's last segment. -1 with errno. */
+static int parent_of(const struct fs_store *s, const char *rel, bool make, const char **leaf)
+{
+    const char *slash = strrchr(rel, '/');
+    *leaf = slash ? slash + 1 : rel;
+    int root = root_open(s);
+    if (root < 0) return -1;
+    int fd = open_beneath(root, rel, slash ? (size_t)(slash - rel) : 0, make);
+    close_keep(root);
+    return fd;
+}
+
+/* Whether errno says a path is not there (or is not ours: a link or a
+ * file where a folder should be), rather than unreadable. */
+static bool not_there(void)
+{
+    return errno == ENOENT || errno == ENOTDIR || errno == ELOOP;
+}
+
+/* Removes the folders of rel (not its last component) that are left empty,
+ * deepest first, down to its first `keep` bytes (a folder that is never
+ * removed). A key's folders are made by the writer that needs them, so a
+ * key with many segments leaves nothing behind once its object goes. */
+static void rmdirs_for(const struct fs_store *s, const char *rel, size_t keep)
+{
+    char *p = xstrdup(rel);
+    for (char *slash = strrchr(p, '/'); slash && (size_t)(slash - p) > keep;
+         slash = strrchr(p, '/')) {
         *slash = '\0';
-        if (rmdir(path) != 0) break; /* not empty (or gone): its parents are not either */
+        const char *leaf;
+        int dir = parent_of(s, p, false, &leaf);
+        if (dir < 0) break;
+        int r = unlinkat(dir, leaf, AT_REMOVEDIR);
+        close(dir);
+        if (r != 0) break; /* not empty (or gone): its parents are not either */
     }
+    free(p);
 }
 
-/* link(from, to) (or rename) after making the folders of to; again when a
- * remover took an emptied folder away in between (rmdirs_for). -1 with
- * errno. */
-static int place(const char *from, char *to, bool by_link)
+/* A file written in .tmp: the folder it is in and its name there. */
+struct tmp_file {
+    int dir;
+    char name[64];
+};
+
+static void tmp_drop(struct tmp_file *t)
+{
+    if (t->dir < 0) return;
+    (void)unlinkat(t->dir, t->name, 0);
+    close(t->dir);
+    t->dir = -1;
+}
+
+/* Links (or renames) the temporary file t to rel, beneath the root, after
+ * making the folders of rel; again when a remover took an emptied folder
+ * away in between (rmdirs_for). -1 with errno. */
+static int place(const struct fs_store *s, const struct tmp_file *t, const char *rel, bool by_link)
 {
     for (int tries = 0;; tries++) {
-        if (mkdirs_for(to) == 0 && (by_link ? link(from, to) : rename(from, to)) == 0) return 0;
+        const char *leaf;
+        int dir = parent_of(s, rel, true, &leaf);
+        if (dir >= 0) {
+            int r = by_link ? linkat(t->dir, t->name, dir, leaf, 0)
+                            : renameat(t->dir, t->name, dir, leaf);
+            if (r == 0 && by_link) (void)fsync(dir); /* as a put's object is durable */
+            close_keep(dir);
+            if (r == 0) return 0;
+        }
         if (errno != ENOENT || tries == 8) return -1;
     }
 }
 
-static int mkdir_p(const char *dir)
+/* Reads the first line of the small file rel (beneath the root). */
+static br_err read_small(const struct fs_store *s, const char *rel, char *out, size_t cap)
 {
-    char *tmp = xasprintf("%s/", dir);
-    int r = mkdirs_for(tmp);
-    free(tmp);
-    return r;
-}
-
-static void fsync_dir_of(const char *path)
-{
-    char *dir = xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
-static br_err read_small(const char *path, char *out, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return errno == ENOENT ? BR_NOTFOUND : io_fail("cannot open", path);
+    const char *leaf;
+    int dir = parent_of(s, rel, false, &leaf);
+    int fd = dir < 0 ? -1 : openat(dir, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (dir >= 0) close_keep(dir);
+    if (fd < 0) return not_there() ? BR_NOTFOUND : io_fail("cannot open", rel);
     ssize_t n = read(fd, out, cap - 1);
-    close(fd);
-    if (n < 0) return io_fail("cannot read", path);
+    close_keep(fd);
+    if (n < 0) return io_fail("cannot read", rel);
     out[n] = '\0';
     char *nl = strchr(out, '\n');
     if (nl) *nl = '\0';
@@ -136,20 +210,45 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* Writes data to a new temporary file in .tmp; OUT: its path (caller frees).
- * Failures name the file relative to the root: the detail reaches clients. */
-static br_err write_tmp(struct fs_store *s, int src_fd, uint64_t size, const char *data,
-                        char **tmp_path)
+/* A new file in .tmp, named obj-<pid>-<instance>-<random> after its
+ * writer (0600). OUT: *t, and the open file. -1 with errno. */
+static int tmp_create(const struct fs_store *s, struct tmp_file *t)
 {
+    const char *leaf;
+    t->dir = parent_of(s, ".tmp/x", false, &leaf);
+    if (t->dir < 0) return -1;
     const struct procid *me = procid_self();
-    char *path = xasprintf("%s/.tmp/obj-%ld-%s-XXXXXX", s->root, me->pid, me->instance);
-    const char *shown = path + strlen(s->root) + 1;
-    int fd = mkostemp(path, O_CLOEXEC);
-    if (fd < 0) {
-        br_err e = io_fail("cannot create", shown);
-        free(path);
-        return e;
+    for (int tries = 0; tries < 16; tries++) {
+        char rnd[UUID_LEN + 1];
+        uuid_v4(rnd);
+        snprintf(t->name, sizeof t->name, "obj-%ld-%s-%.8s%.4s", me->pid, me->instance, rnd,
+                 rnd + 9);
+        int fd =
+            openat(t->dir, t->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST) {
+            if (fd < 0) {
+                close_keep(t->dir);
+                t->dir = -1;
+            }
+            return fd;
+        }
     }
+    close(t->dir);
+    t->dir = -1;
+    errno = EEXIST;
+    return -1;
+}
+
+/* Writes data to a new temporary file in .tmp (OUT: *t, tmp_drop it).
+ * Failures name the file relative to the root: the detail reaches
+ * clients. */
+static br_err write_tmp(struct fs_store *s, int src_fd, uint64_t size, const char *data,
+                        struct tmp_file *t)
+{
+    int fd = tmp_create(s, t);
+    if (fd < 0) return io_fail("cannot create a file in", ".tmp");
+    char shown[80];
+    snprintf(shown, sizeof shown, ".tmp/%s", t->name);
     br_err rc = BR_OK;
     if (data) {
         size_t len = strlen(data);
@@ -171,48 +270,55 @@ static br_err write_tmp(struct fs_store *s, int src_fd, uint64_t size, const cha
     }
     if (!rc && fsync(fd) != 0) rc = io_fail("cannot sync", shown);
     if (close(fd) != 0 && !rc) rc = io_fail("cannot close", shown);
-    if (rc) {
-        unlink(path);
-        free(path);
-        return rc;
-    }
-    *tmp_path = path;
-    return BR_OK;
+    if (rc) tmp_drop(t);
+    return rc;
 }
 
 static br_err fs_ensure_bucket(struct objstore *o, const char *bucket, bool public_read,
                                uint64_t size_limit)
 {
     struct fs_store *s = (struct fs_store *)o;
-    char *conf = xasprintf("%s/.buckets/%s", s->root, bucket);
-    char *dir = xasprintf("%s/%s", s->root, bucket);
-    br_err rc = BR_OK;
-    if (access(conf, F_OK) != 0) {
+    char *conf = xasprintf(".buckets/%s", bucket);
+    const char *leaf;
+    int confs = parent_of(s, conf, false, &leaf);
+    br_err rc = confs < 0 ? io_fail("cannot open", ".buckets") : BR_OK;
+    if (!rc && faccessat(confs, leaf, F_OK, AT_SYMLINK_NOFOLLOW) != 0) {
         char body[64];
         snprintf(body, sizeof body, "public=%d limit=%llu\n", public_read ? 1 : 0,
                  (unsigned long long)size_limit);
-        char *tmp = NULL;
+        struct tmp_file tmp = {.dir = -1};
         rc = write_tmp(s, -1, 0, body, &tmp);
-        if (!rc) {
-            if (link(tmp, conf) != 0 && errno != EEXIST) rc = io_fail("cannot create", conf);
-            unlink(tmp);
-            free(tmp);
-        }
+        if (!rc && linkat(tmp.dir, tmp.name, confs, leaf, 0) != 0 && errno != EEXIST)
+            rc = io_fail("cannot create", conf);
+        tmp_drop(&tmp);
         if (!rc)
             log_info("storage: created bucket %s (public=%d, limit=%llu bytes)", bucket,
                      public_read ? 1 : 0, (unsigned long long)size_limit);
     }
-    if (!rc && mkdir(dir, 0755) != 0 && errno != EEXIST) rc = io_fail("cannot create", dir);
+    if (confs >= 0) close(confs);
+    /* the bucket's folder, made here and never a link (its objects are
+     * reached only through it) */
+    int dir = rc ? -1 : parent_of(s, bucket, false, &leaf);
+    if (!rc && dir < 0) rc = io_fail("cannot open", s->root);
+    if (!rc && mkdirat(dir, leaf, 0755) != 0 && errno != EEXIST)
+        rc = io_fail("cannot create", bucket);
+    if (!rc) {
+        int b = openat(dir, leaf, DIR_FLAGS);
+        if (b < 0)
+            rc = io_fail("cannot open the bucket folder", bucket);
+        else
+            close(b);
+    }
+    if (dir >= 0) close(dir);
     free(conf);
-    free(dir);
     return rc;
 }
 
 static br_err bucket_limit(struct fs_store *s, const char *bucket, uint64_t *limit)
 {
-    char *conf = xasprintf("%s/.buckets/%s", s->root, bucket);
+    char *conf = xasprintf(".buckets/%s", bucket);
     char line[128];
-    br_err rc = read_small(conf, line, sizeof line);
+    br_err rc = read_small(s, conf, line, sizeof line);
     free(conf);
     if (rc == BR_NOTFOUND) return err_set(BR_OBJSTORE, "el bucket %s no existe", bucket);
     if (rc) return rc;
@@ -237,25 +343,27 @@ static br_err fs_put(struct objstore *o, const char *bucket, const char *key,
     /* only the canonical type is kept, never the declared text */
     char type[MEDIATYPE_MAX + 1];
     mediatype_stored(content_type, type);
-    char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
-    char *meta = xasprintf("%s/.meta/%s/%s", s->root, bucket, key);
-    char *tmp = NULL, *tmp_meta = NULL;
+    char *path = xasprintf("%s/%s", bucket, key);
+    char *meta = xasprintf(".meta/%s/%s", bucket, key);
+    struct tmp_file tmp = {.dir = -1}, tmp_meta = {.dir = -1};
     rc = write_tmp(s, fd, size, NULL, &tmp);
     if (!rc) rc = write_tmp(s, -1, 0, type, &tmp_meta);
-    if (!rc && place(tmp, path, true) != 0) {
+    if (!rc && place(s, &tmp, path, true) != 0) {
         rc = errno == EEXIST ? err_set(BR_CONFLICT, "el objeto ya existe")
                              : io_fail("cannot store", key);
     }
     /* the object is new and ours: its metadata may replace a stale leftover */
-    if (!rc && place(tmp_meta, meta, false) != 0) {
+    if (!rc && place(s, &tmp_meta, meta, false) != 0) {
         rc = io_fail("cannot store metadata of", key);
-        unlink(path);
+        const char *leaf;
+        int dir = parent_of(s, path, false, &leaf);
+        if (dir >= 0) {
+            (void)unlinkat(dir, leaf, 0);
+            close(dir);
+        }
     }
-    if (!rc) fsync_dir_of(path);
-    if (tmp) unlink(tmp);
-    if (tmp_meta) unlink(tmp_meta);
-    free(tmp);
-    free(tmp_meta);
+    tmp_drop(&tmp);
+    tmp_drop(&tmp_meta);
     free(path);
     free(meta);
     return rc;
@@ -264,12 +372,14 @@ static br_err fs_put(struct objstore *o, const char *bucket, const char *key,
 static br_err fs_get(struct objstore *o, const char *bucket, const char *key, struct obj_info *out)
 {
     struct fs_store *s = (struct fs_store *)o;
-    char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    char *path = xasprintf("%s/%s", bucket, key);
+    const char *leaf;
+    int dir = parent_of(s, path, false, &leaf);
+    int fd = dir < 0 ? -1 : openat(dir, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (dir >= 0) close_keep(dir);
     free(path);
     if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
-            return err_set(BR_NOTFOUND, "no such object");
+        if (not_there()) return err_set(BR_NOTFOUND, "no such object");
         return io_fail("cannot open", key);
     }
     struct stat sb;
@@ -277,9 +387,9 @@ static br_err fs_get(struct objstore *o, const char *bucket, const char *key, st
         close(fd);
         return err_set(BR_NOTFOUND, "no such object");
     }
-    char *meta = xasprintf("%s/.meta/%s/%s", s->root, bucket, key);
+    char *meta = xasprintf(".meta/%s/%s", bucket, key);
     char ct[256];
-    if (read_small(meta, ct, sizeof ct) != BR_OK || !obj_content_type_valid(ct))
+    if (read_small(s, meta, ct, sizeof ct) != BR_OK || !obj_content_type_valid(ct))
         snprintf(ct, sizeof ct, "application/octet-stream");
     free(meta);
     out->fd = fd;
@@ -288,17 +398,29 @@ static br_err fs_get(struct objstore *o, const char *bucket, const char *key, st
     return BR_OK;
 }
 
+/* Removes the file rel beneath the root; one that is not there (nor
+ * anything of the store's: a link on its way) is removed already. */
+static int remove_file(const struct fs_store *s, const char *rel)
+{
+    const char *leaf;
+    int dir = parent_of(s, rel, false, &leaf);
+    if (dir < 0) return not_there() ? 0 : -1;
+    int r = unlinkat(dir, leaf, 0);
+    close_keep(dir);
+    return r != 0 && errno != ENOENT ? -1 : 0;
+}
+
 static br_err fs_remove(struct objstore *o, const char *bucket, const char *key)
 {
     struct fs_store *s = (struct fs_store *)o;
-    char *path = xasprintf("%s/%s/%s", s->root, bucket, key);
-    char *meta = xasprintf("%s/.meta/%s/%s", s->root, bucket, key);
+    char *path = xasprintf("%s/%s", bucket, key);
+    char *meta = xasprintf(".meta/%s/%s", bucket, key);
     br_err rc = BR_OK;
-    if (unlink(path) != 0 && errno != ENOENT) rc = io_fail("cannot remove", key);
-    if (!rc && unlink(meta) != 0 && errno != ENOENT) rc = io_fail("cannot remove metadata of", key);
+    if (remove_file(s, path) != 0) rc = io_fail("cannot remove", key);
+    if (!rc && remove_file(s, meta) != 0) rc = io_fail("cannot remove metadata of", key);
     if (!rc) {
-        rmdirs_for(path, strlen(s->root) + 1 + strlen(bucket));
-        rmdirs_for(meta, strlen(s->root) + strlen("/.meta/") + strlen(bucket));
+        rmdirs_for(s, path, strlen(bucket));
+        rmdirs_for(s, meta, strlen(".meta/") + strlen(bucket));
     }
     free(path);
     free(meta);
@@ -323,13 +445,17 @@ static bool tmp_writer(const char *name, long *pid, char instance[PROCID_INSTANC
     return true;
 }
 
-/* Removes the regular files of dir that leftover(ud, name) picks, calling
- * removed for each. */
-static br_err sweep_dir(const char *dir, bool (*leftover)(void *ud, const char *name), void *lud,
-                        obj_removed_fn removed, void *ud)
+/* Removes the regular files of the folder fd (taken; named dir in what is
+ * reported) that leftover(ud, name) picks, calling removed for each. */
+static br_err sweep_fd(int fd, const char *dir, bool (*leftover)(void *ud, const char *name),
+                       void *lud, obj_removed_fn removed, void *ud)
 {
-    DIR *d = opendir(dir);
-    if (!d) return errno == ENOENT ? BR_OK : io_fail("cannot list", dir);
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        br_err e = io_fail("cannot list", dir);
+        close(fd);
+        return e;
+    }
     br_err rc = BR_OK;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
@@ -349,6 +475,15 @@ static br_err sweep_dir(const char *dir, bool (*leftover)(void *ud, const char *
     }
     closedir(d);
     return rc;
+}
+
+/* sweep_fd on the folder at path dir (a missing one is empty). */
+static br_err sweep_dir(const char *dir, bool (*leftover)(void *ud, const char *name), void *lud,
+                        obj_removed_fn removed, void *ud)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? BR_OK : io_fail("cannot list", dir);
+    return sweep_fd(fd, dir, leftover, lud, removed, ud);
 }
 
 struct tmp_sweep {
@@ -375,8 +510,12 @@ static br_err fs_sweep_tmp(struct objstore *o, obj_writer_gone_fn gone, obj_remo
                            void *ud)
 {
     struct fs_store *s = (struct fs_store *)o;
+    const char *leaf;
+    int fd = parent_of(s, ".tmp/x", false, &leaf);
     char *dir = xasprintf("%s/.tmp", s->root);
-    br_err rc = obj_tmp_sweep(dir, gone, removed, ud);
+    struct tmp_sweep t = {gone, ud};
+    br_err rc = fd < 0 ? (errno == ENOENT ? BR_OK : io_fail("cannot list", dir))
+                       : sweep_fd(fd, dir, tmp_leftover, &t, removed, ud);
     free(dir);
     return rc;
 }
@@ -393,12 +532,17 @@ static void fs_close(struct objstore *o)
     free(s);
 }
 
-/* fn for every regular file under dir, its key being prefix + its path
- * below dir (key holds prefix's bytes, room for a whole key). */
-static br_err each_under(const char *dir, char *key, size_t len, obj_key_fn fn, void *ud)
+/* fn for every regular file under the folder fd (taken), its key being
+ * prefix + its path below it (key holds prefix's bytes, room for a whole
+ * key); links are never followed. */
+static br_err each_under(int fd, char *key, size_t len, obj_key_fn fn, void *ud)
 {
-    DIR *d = opendir(dir);
-    if (!d) return errno == ENOENT ? BR_OK : io_fail("cannot list", dir);
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        br_err e = io_fail("cannot list", len ? key : "a bucket");
+        close(fd);
+        return e;
+    }
     br_err rc = BR_OK;
     struct dirent *e;
     while (!rc && (e = readdir(d))) {
@@ -406,17 +550,20 @@ static br_err each_under(const char *dir, char *key, size_t len, obj_key_fn fn, 
         size_t n = strlen(e->d_name);
         if (len + n + 2 > OBJKEY_MAX + 1) continue; /* no key of ours is that long */
         memcpy(key + len, e->d_name, n + 1);
-        char *path = xasprintf("%s/%s", dir, e->d_name);
         struct stat sb;
-        bool seen = lstat(path, &sb) == 0;
+        bool seen = fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0;
         if (seen && S_ISDIR(sb.st_mode)) {
+            int sub = openat(dirfd(d), e->d_name, DIR_FLAGS);
+            if (sub < 0) {
+                if (!not_there()) rc = io_fail("cannot list", key);
+                continue;
+            }
             key[len + n] = '/';
             key[len + n + 1] = '\0';
-            rc = each_under(path, key, len + n + 1, fn, ud);
+            rc = each_under(sub, key, len + n + 1, fn, ud);
         } else if (seen && S_ISREG(sb.st_mode)) {
             rc = fn(ud, key);
         }
-        free(path);
     }
     closedir(d);
     return rc;
@@ -425,11 +572,13 @@ static br_err each_under(const char *dir, char *key, size_t len, obj_key_fn fn, 
 static br_err fs_each(struct objstore *o, const char *bucket, obj_key_fn fn, void *ud)
 {
     struct fs_store *s = (struct fs_store *)o;
-    char *dir = xasprintf("%s/%s", s->root, bucket);
+    char *rel = xasprintf("%s/x", bucket);
+    const char *leaf;
+    int fd = parent_of(s, rel, false, &leaf);
+    free(rel);
+    if (fd < 0) return errno == ENOENT ? BR_OK : io_fail("cannot list the bucket", bucket);
     char key[OBJKEY_MAX + 1] = "";
-    br_err rc = each_under(dir, key, 0, fn, ud);
-    free(dir);
-    return rc;
+    return each_under(fd, key, 0, fn, ud);
 }
 
 static const struct obj_ops fs_ops = {
@@ -443,26 +592,64 @@ static const struct obj_ops fs_ops = {
     .close = fs_close,
 };
 
+/* mkdir -p dir (the operator's path: its own links are followed, but for
+ * its last component). -1 with errno. */
+static int mkdir_p(const char *dir)
+{
+    char *path = xasprintf("%s/", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        int r = mkdir(path, 0755);
+        *p = '/';
+        if (r != 0 && errno != EEXIST) {
+            int e = errno;
+            free(path);
+            errno = e;
+            return -1;
+        }
+    }
+    free(path);
+    return 0;
+}
+
+/* Whether the folder at (name beneath the folder at; "." for at itself) is
+ * one the store may use: a folder, never a link, writable. -1 with errno. */
+static int usable_dir(int at, const char *name)
+{
+    int fd = openat(at, name, DIR_FLAGS);
+    if (fd < 0) return -1;
+    int r = faccessat(fd, ".", W_OK, 0);
+    close_keep(fd);
+    return r;
+}
+
 br_err objstore_fs_open(const char *dir, struct objstore **out)
 {
-    const char *sub[] = {"", "/.tmp", "/.meta", "/.buckets"};
+    /* the root and its own folders: made when absent, never links (the
+     * store resolves nothing through one) */
+    const char *sub[] = {".", ".tmp", ".meta", ".buckets"};
+    int root = mkdir_p(dir) == 0 ? open(dir, DIR_FLAGS) : -1;
     for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
-        char *d = xasprintf("%s%s", dir, sub[i]);
-        int r = mkdir_p(d);
-        struct stat sb; /* mkdir_p takes a file in the way for an existing folder */
-        if (r == 0 && stat(d, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-            errno = ENOTDIR;
-            r = -1;
-        }
-        if (r == 0 && access(d, W_OK) != 0) r = -1;
+        int r = root < 0 ? -1 : 0;
+        if (!r && i > 0 && mkdirat(root, sub[i], 0755) != 0 && errno != EEXIST) r = -1;
+        if (!r) r = usable_dir(root, sub[i]);
         if (r != 0) {
-            br_err e = err_set(BR_CONFIG, "object store folder %s is not writable: %s", d,
-                               strerror(errno));
+            char *d = i ? xasprintf("%s/%s", dir, sub[i]) : xstrdup(dir);
+            struct stat sb;
+            br_err e = lstat(d, &sb) == 0 && S_ISLNK(sb.st_mode)
+                           ? err_set(BR_CONFIG,
+                                     "object store folder %s is a symbolic link (the folder "
+                                     "store follows none)",
+                                     d)
+                           : err_set(BR_CONFIG, "object store folder %s is not writable: %s", d,
+                                     strerror(errno));
             free(d);
+            if (root >= 0) close(root);
             return e;
         }
-        free(d);
     }
+    close(root);
     struct fs_store *s = xcalloc(1, sizeof *s);
     s->base.ops = &fs_ops;
     s->root = xstrdup(dir);

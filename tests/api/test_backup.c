@@ -326,6 +326,67 @@ static void a_backup_from_before_the_hours_restores_with_the_default_week(void *
     free(restored);
 }
 
+/* A backup of A's shop in dir, and a server for its database (for db_exec). */
+static void backup_of_a(const char *dir, struct srv *bk)
+{
+    char *err = NULL;
+    if (cli(&A.s, "backup", "--to", dir, &err) != 0) fail_msg("backup: %s", err);
+    free(err);
+    memset(bk, 0, sizeof *bk);
+    snprintf(bk->dir, sizeof bk->dir, "%s", A.s.dir);
+    snprintf(bk->data, sizeof bk->data, "%s", dir);
+}
+
+/* restore --from dir into a new deployment: refused (exit 1) with why in
+ * its message, and nothing of the target made. */
+static void restore_refused(const char *dir, const char *why)
+{
+    struct srv C = {0};
+    srv_init(&C);
+    char *err = NULL;
+    assert_int_equal(cli(&C, "restore", "--from", dir, &err), 1);
+    if (!err || !strstr(err, why)) fail_msg("restore: expected \"%s\" in: %s", why, err);
+    const char *nl = strchr(err, '\n');
+    assert_true(!nl || !nl[1]); /* one line */
+    free(err);
+    assert_false(file_exists(C.data));
+    srv_cleanup(&C);
+}
+
+/* A crafted backup whose photo folder is a link to another folder of the
+ * machine (its database naming a file there as a photo) would copy that
+ * file into the restored shop's public bucket: refused, as is one whose
+ * storage/ or barberia.db is a link. */
+static void a_backup_with_links_in_it_is_refused(void **state)
+{
+    (void)state;
+    if (test_pg()) skip(); /* backups are SQLite's (PostgreSQL: pg_dump) */
+    char dir[300], out[300], cmd[2400];
+    snprintf(dir, sizeof dir, "%s/backup-links", A.s.dir);
+    snprintf(out, sizeof out, "%s/elsewhere", A.s.dir);
+    struct srv bk;
+    backup_of_a(dir, &bk);
+    folder_with(out, "secret.txt");
+    assert_int_equal(db_exec(&bk, "UPDATE fotos_cita SET storage_path = 'secret.txt'", NULL), 0);
+    snprintf(cmd, sizeof cmd,
+             "rm -r '%s/storage/fotos-citas' && ln -s '%s' '%s/storage/fotos-citas'", dir, out,
+             dir);
+    assert_int_equal(system(cmd), 0);
+    restore_refused(dir, "storage/fotos-citas is a symbolic link");
+
+    snprintf(cmd, sizeof cmd, "mv '%s/storage' '%s/st' && ln -s '%s/st' '%s/storage'", dir, out,
+             out, dir);
+    assert_int_equal(system(cmd), 0);
+    restore_refused(dir, "storage is a symbolic link");
+
+    snprintf(cmd, sizeof cmd,
+             "rm '%s/storage' && mv '%s/st' '%s/storage' && mv '%s/barberia.db' '%s/' && "
+             "ln -s '%s/barberia.db' '%s/barberia.db'",
+             dir, out, dir, dir, out, out, dir);
+    assert_int_equal(system(cmd), 0);
+    restore_refused(dir, "barberia.db is a symbolic link");
+}
+
 /* The entries under a folder whose mode lets anyone but the owner in,
  * counted (nftw's callback takes no argument of its own). */
 static int open_to_others;
@@ -419,6 +480,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_backup_gives_back_the_same_service),
         cmocka_unit_test(a_backup_from_before_the_hours_restores_with_the_default_week),
+        cmocka_unit_test(a_backup_with_links_in_it_is_refused),
         cmocka_unit_test(an_export_and_a_backup_are_their_owners_alone_whatever_the_umask),
         cmocka_unit_test(a_new_database_is_its_owners_alone_whatever_the_folder),
     };

@@ -1072,6 +1072,72 @@ static void a_deleted_photo_leaves_no_folder_behind(void **state)
     free(cita);
 }
 
+/* A symbolic link planted anywhere in the folder store (by hand, or brought
+ * by a crafted backup) is never followed: no read serves the file it
+ * points at, no upload writes through it, no delete removes what is behind
+ * it. */
+static void a_link_planted_in_the_folder_store_is_never_followed(void **state)
+{
+    (void)state;
+    if (F.s.s3) skip(); /* S3 has no links */
+    char out[512], path[1024], link[1024];
+    snprintf(out, sizeof out, "%s/outside", F.s.dir);
+    assert_int_equal(mkdir(out, 0755), 0);
+    snprintf(path, sizeof path, "%s/secret.txt", out);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("secreto\n", fp);
+    fclose(fp);
+    size_t len;
+    const char *img = pixels(&len);
+
+    /* read: a link in the middle of a key */
+    snprintf(link, sizeof link, "%s/storage/fotos-citas/planted", F.s.data);
+    assert_int_equal(symlink(out, link), 0);
+    struct resp r;
+    http_get(&F.s, "/storage/v1/object/public/fotos-citas/planted/secret.txt", NULL, &r);
+    expect_error(&r, 404, "No encontrado");
+    resp_free(&r);
+    assert_int_equal(unlink(link), 0);
+
+    /* write: a link where the upload's key needs a folder */
+    char *cita = new_cita(&C);
+    snprintf(link, sizeof link, "%s/storage/fotos-citas/%s/%s", F.s.data, C.id, cita);
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && ln -s '%s' '%s/w'", link, out, link);
+    assert_int_equal(system(cmd), 0);
+    upload(&C, cita, "w/z", "f.png", "image/png", img, len, &r);
+    assert_int_not_equal(r.status, 201);
+    resp_free(&r);
+    assert_int_equal(count_files(out), 1); /* nothing written through the link */
+    snprintf(cmd, sizeof cmd, "rm -r '%s'", link);
+    assert_int_equal(system(cmd), 0);
+
+    /* delete: the photo's folder swapped for a link to a folder that holds
+     * a file of the same name */
+    json_t *f = upload_ok(&C, cita, "v/z", "f.png", "image/png", img, len);
+    snprintf(link, sizeof link, "%s/storage/fotos-citas/%s/%s/v", F.s.data, C.id, cita);
+    snprintf(cmd, sizeof cmd, "mv '%s' '%s/v' && ln -s '%s/v' '%s'", link, out, out, link);
+    assert_int_equal(system(cmd), 0);
+    http_get(&F.s, url_path(jstr(f, "url")), NULL, &r);
+    expect_error(&r, 404, "No encontrado");
+    resp_free(&r);
+    char q[128];
+    snprintf(q, sizeof q, "?id=%s", jstr(f, "id"));
+    delete_foto(&C, q, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    const char *leaf = strrchr(jstr(f, "storage_path"), '/');
+    snprintf(path, sizeof path, "%s/v%s", out, leaf);
+    assert_true(file_exists(path)); /* the file behind the link stays */
+
+    snprintf(cmd, sizeof cmd, "rm -r '%s/storage/fotos-citas/%s/%s' '%s'", F.s.data, C.id, cita,
+             out);
+    assert_int_equal(system(cmd), 0);
+    json_decref(f);
+    free(cita);
+}
+
 /* --- nothing partial -----------------------------------------------------------------------------
  */
 
@@ -1232,6 +1298,7 @@ int main(void)
         cmocka_unit_test(delete_of_unknown_or_foreign_photo_is_404_and_the_photo_stays),
         cmocka_unit_test(owner_delete_removes_the_record_the_object_and_its_url),
         cmocka_unit_test(a_deleted_photo_leaves_no_folder_behind),
+        cmocka_unit_test(a_link_planted_in_the_folder_store_is_never_followed),
         cmocka_unit_test_teardown(failed_record_store_removes_the_object_and_answers_500,
                                   drop_trigger),
         cmocka_unit_test_teardown(a_failed_record_store_is_logged_with_its_request, drop_trigger),
