@@ -3,6 +3,7 @@
  */
 #include "backup.h"
 #include "photos.h"
+#include "../store/restore.h"
 #include "../util/vec.h"
 
 #include <errno.h>
@@ -184,6 +185,13 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
      * first (as `serve` would bring its data folder), so that its rows read
      * as this version's */
     if (!rc) rc = store_migrate(b.st);
+    /* then it must be exactly this version's schema: a crafted backup's
+     * own trigger or view would run in the restored shop; and the intents
+     * and leases it holds are those of the shop it was taken from, which a
+     * sweep of this one must never finish (both said of the copy, before
+     * anything is stored or replaced) */
+    if (!rc && (rc = store_restore_check(db)) == BR_INVALID) rc = err_prefix(rc, dir);
+    if (!rc) rc = store_restore_forget_processes(b.st);
     struct photo_copy p = {.from = b.obj, .to = app->obj, .foto_table = foto_table(), .st = &got};
     /* each photo's intent in the target first: a crash before the database
      * is in place leaves the sweeper objects no record names, to remove */

@@ -387,6 +387,74 @@ static void a_backup_with_links_in_it_is_refused(void **state)
     restore_refused(dir, "barberia.db is a symbolic link");
 }
 
+/* A backup's database holds exactly the schema the migrations make: one
+ * that brings a trigger of its own (every sign-up made an administrator),
+ * a view, a table or an index is refused before anything is made. */
+static void a_backup_with_a_schema_of_its_own_is_refused(void **state)
+{
+    (void)state;
+    if (test_pg()) skip(); /* backups are SQLite's (PostgreSQL: pg_dump) */
+    static const struct {
+        const char *plant, *undo, *said;
+    } cases[] = {
+        {"CREATE TRIGGER zz_audit AFTER INSERT ON perfiles BEGIN UPDATE perfiles SET rol = "
+         "'admin' WHERE id = NEW.id; END",
+         "DROP TRIGGER zz_audit", "holds the trigger zz_audit"},
+        {"CREATE VIEW zz_view AS SELECT id FROM perfiles", "DROP VIEW zz_view",
+         "holds the view zz_view"},
+        {"CREATE TABLE zz_table (x TEXT)", "DROP TABLE zz_table", "holds the table zz_table"},
+        {"CREATE INDEX zz_index ON perfiles(rol)", "DROP INDEX zz_index", "the index zz_index"},
+        /* a trigger of the schema's own, redefined */
+        {"DROP TRIGGER barberos_alta; CREATE TRIGGER barberos_alta AFTER INSERT ON barberos "
+         "BEGIN SELECT 1; END",
+         NULL, "the trigger barberos_alta"},
+    };
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/backup-schema", A.s.dir);
+    struct srv bk;
+    backup_of_a(dir, &bk);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        assert_int_equal(db_exec(&bk, cases[i].plant, NULL), 0);
+        restore_refused(dir, cases[i].said);
+        if (cases[i].undo) assert_int_equal(db_exec(&bk, cases[i].undo, NULL), 0);
+    }
+}
+
+/* The object intents and process leases in a backup are those of the
+ * processes of the shop it was taken from: the restored shop starts
+ * without them, so that its first sweep finishes none (a planted delete
+ * intent would remove a photo, in a shared bucket another shop's). */
+static void a_restored_shop_holds_no_intents_of_the_backups_processes(void **state)
+{
+    (void)state;
+    if (test_pg()) skip(); /* backups are SQLite's (PostgreSQL: pg_dump) */
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/backup-intents", A.s.dir);
+    struct srv bk;
+    backup_of_a(dir, &bk);
+    const char *key = strstr(foto_path, "fotos-citas/") + strlen("fotos-citas/");
+    char sql[1200];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO obj_intents (id, bucket, key, op, node, pid, instance, created_at) "
+             "VALUES ('33333333-3333-4333-8333-333333333333', 'fotos-citas', '%s', 'delete', "
+             "'elsewhere', 1, '', '2030-01-01T00:00:00Z'); "
+             "INSERT INTO proc_leases (instance, node, pid, started_at, heartbeat_at) VALUES "
+             "('0123456789abcdef0123456789abcdef', 'elsewhere', 1, '2030-01-01T00:00:00Z', "
+             "'2030-01-01T00:00:00Z')",
+             key);
+    assert_int_equal(db_exec(&bk, sql, NULL), 0);
+    struct srv C = {0};
+    srv_init(&C);
+    char *err = NULL;
+    if (cli(&C, "restore", "--from", dir, &err) != 0) fail_msg("restore: %s", err);
+    free(err);
+    assert_int_equal(db_count(&C, "SELECT count(*) FROM obj_intents"), 0);
+    assert_int_equal(db_count(&C, "SELECT count(*) FROM proc_leases"), 0);
+    srv_start(&C, NULL, NULL);
+    expect_photo(&C);
+    srv_cleanup(&C);
+}
+
 /* The entries under a folder whose mode lets anyone but the owner in,
  * counted (nftw's callback takes no argument of its own). */
 static int open_to_others;
@@ -481,6 +549,8 @@ int main(void)
         cmocka_unit_test(a_backup_gives_back_the_same_service),
         cmocka_unit_test(a_backup_from_before_the_hours_restores_with_the_default_week),
         cmocka_unit_test(a_backup_with_links_in_it_is_refused),
+        cmocka_unit_test(a_backup_with_a_schema_of_its_own_is_refused),
+        cmocka_unit_test(a_restored_shop_holds_no_intents_of_the_backups_processes),
         cmocka_unit_test(an_export_and_a_backup_are_their_owners_alone_whatever_the_umask),
         cmocka_unit_test(a_new_database_is_its_owners_alone_whatever_the_folder),
     };
