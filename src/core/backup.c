@@ -4,6 +4,8 @@
 #include "backup.h"
 #include "photos.h"
 #include "../store/restore.h"
+#include "../util/log.h"
+#include "../util/procid.h"
 #include "../util/vec.h"
 
 #include <errno.h>
@@ -58,11 +60,25 @@ static br_err copy_object(struct objstore *from, struct objstore *to, const char
     return rc;
 }
 
+/* Clears this process's intent on key in the target's store: the object
+ * is not (or no longer) one this process wrote. A failure is logged (the
+ * detail of the error being reported kept): the intent is then a sweep's. */
+static void drop_intent(struct store *target, const char *key)
+{
+    struct err_kept why;
+    err_keep(&why);
+    if (store_intent_clear_key(target, PHOTO_BUCKET, key, procid_self()->instance) != BR_OK)
+        log_error("restore: could not clear the intent on %s/%s: %s (a sweep would remove it)",
+                  PHOTO_BUCKET, key, err_msg());
+    err_restore(BR_OK, &why);
+}
+
 /* The photos a database names (fotos_cita.storage_path), copied from one
  * object store to another; the keys copied are kept in *done. */
 struct photo_copy {
     struct objstore *from, *to;
     struct photos_bulk *hold; /* NULL: a copy into a new backup folder */
+    struct store *target;     /* with hold: the store its intents are in */
     int foto_table;
     struct transfer_stats *st;
     char **done;
@@ -80,7 +96,12 @@ static br_err copy_row(void *ud, int table, const struct store_value *cols, int 
     if (n < 6 || cols[5].type != STORE_TEXT) return err_set(BR_STORE, "a photo without its key");
     char *key = xstrndup(cols[5].s, cols[5].n);
     br_err rc = p->hold ? photos_bulk_intent(p->hold, key) : BR_OK;
-    if (!rc) rc = copy_object(p->from, p->to, key, p->st);
+    if (!rc) {
+        rc = copy_object(p->from, p->to, key, p->st);
+        /* an object someone else wrote (a shared bucket): this intent must
+         * not have a sweep remove it */
+        if (rc == BR_CONFLICT && p->hold) drop_intent(p->target, key);
+    }
     if (rc) {
         free(key);
         return rc;
@@ -99,10 +120,14 @@ static int foto_table(void)
     return -1;
 }
 
+/* Forgets the keys copied; with remove, their objects are removed again
+ * (and their intents cleared, when there are: what could not be removed
+ * keeps its intent, for a sweep). */
 static void forget(struct photo_copy *p, bool remove)
 {
     for (size_t i = 0; i < p->n; i++) {
-        if (remove) (void)obj_remove(p->to, PHOTO_BUCKET, p->done[i]);
+        if (remove && obj_remove(p->to, PHOTO_BUCKET, p->done[i]) == BR_OK && p->target)
+            drop_intent(p->target, p->done[i]);
         free(p->done[i]);
     }
     free(p->done);
@@ -192,7 +217,11 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
      * anything is stored or replaced) */
     if (!rc && (rc = store_restore_check(db)) == BR_INVALID) rc = err_prefix(rc, dir);
     if (!rc) rc = store_restore_forget_processes(b.st);
-    struct photo_copy p = {.from = b.obj, .to = app->obj, .foto_table = foto_table(), .st = &got};
+    struct photo_copy p = {.from = b.obj,
+                           .to = app->obj,
+                           .target = app->store,
+                           .foto_table = foto_table(),
+                           .st = &got};
     /* each photo's intent in the target first: a crash before the database
      * is in place leaves the sweeper objects no record names, to remove */
     if (!rc) rc = photos_bulk_begin(app, &p.hold);

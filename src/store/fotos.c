@@ -191,6 +191,14 @@ br_err store_intent_clear(struct store *st, const char *id, const char *instance
     return run_write_aside(st, sql_intent_clear, DB_ARGS(db_text(id), db_text(instance)), NULL);
 }
 
+br_err store_intent_clear_key(struct store *st, const char *bucket, const char *key,
+                              const char *instance)
+{
+    return run_write_aside(st,
+                           "DELETE FROM obj_intents WHERE bucket = ? AND key = ? AND instance = ?",
+                           DB_ARGS(db_text(bucket), db_text(key), db_text(instance)), NULL);
+}
+
 br_err store_intents_clear_all(struct store *st, const char *instance)
 {
     return run_write_aside(st, "DELETE FROM obj_intents WHERE instance = ?",

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 static struct fixture A;
 static struct user ana, admin;
@@ -455,6 +457,56 @@ static void a_restored_shop_holds_no_intents_of_the_backups_processes(void **sta
     srv_cleanup(&C);
 }
 
+/* A restore into a shared S3 bucket that meets an object it did not write
+ * (another shop's, at a key the backup names) fails, and leaves no intent
+ * on that key: no later sweep (the next restore's first step) removes the
+ * other shop's photo. Only what the restore stored is ever taken back. */
+static void a_failed_restore_never_removes_an_object_it_did_not_write(void **state)
+{
+    (void)state;
+    const char *env[4];
+    size_t n = 0;
+    if (test_pg() || !test_s3_env(env, &n)) skip(); /* needs the S3 test server */
+    char dir[300], sql[400], cmd[1600];
+    snprintf(dir, sizeof dir, "%s/backup-shared", A.s.dir);
+    struct srv bk;
+    backup_of_a(dir, &bk);
+    /* a key of its own on every run: the test server's bucket outlives it */
+    char key[128];
+    snprintf(key, sizeof key, "compartido-%ld-%lld/f.png", (long)getpid(), (long long)time(NULL));
+    char *old = db_query(&bk, "SELECT storage_path FROM fotos_cita LIMIT 1");
+    snprintf(sql, sizeof sql, "UPDATE fotos_cita SET storage_path = '%s'", key);
+    assert_int_equal(db_exec(&bk, sql, NULL), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/storage/fotos-citas' && mkdir -p \"$(dirname '%s')\" && mv '%s' '%s'", dir,
+             key, old, key);
+    assert_int_equal(system(cmd), 0);
+    free(old);
+
+    /* the other shop: the backup restored into the bucket first */
+    struct srv other = {0}, target = {0};
+    srv_init(&other);
+    other.s3 = true;
+    char *err = NULL;
+    if (cli(&other, "restore", "--from", dir, &err) != 0) fail_msg("restore: %s", err);
+    free(err);
+    assert_true(obj_exists(&other, key));
+    /* then into a shop of its own (made first: its database stays) */
+    srv_init(&target);
+    target.s3 = true;
+    const char *migrate[] = {"migrate", NULL};
+    assert_int_equal(run_cli(&target, NULL, migrate, true, NULL, NULL), 0);
+    assert_int_equal(cli(&target, "restore", "--from", dir, &err), 1);
+    assert_non_null(strstr(err, "already has"));
+    free(err);
+    assert_int_equal(db_count(&target, "SELECT count(*) FROM obj_intents"), 0);
+    assert_int_equal(cli(&target, "restore", "--from", dir, &err), 1); /* sweeps first */
+    free(err);
+    assert_true(obj_exists(&other, key));
+    srv_cleanup(&other);
+    srv_cleanup(&target);
+}
+
 /* The entries under a folder whose mode lets anyone but the owner in,
  * counted (nftw's callback takes no argument of its own). */
 static int open_to_others;
@@ -551,6 +603,7 @@ int main(void)
         cmocka_unit_test(a_backup_with_links_in_it_is_refused),
         cmocka_unit_test(a_backup_with_a_schema_of_its_own_is_refused),
         cmocka_unit_test(a_restored_shop_holds_no_intents_of_the_backups_processes),
+        cmocka_unit_test(a_failed_restore_never_removes_an_object_it_did_not_write),
         cmocka_unit_test(an_export_and_a_backup_are_their_owners_alone_whatever_the_umask),
         cmocka_unit_test(a_new_database_is_its_owners_alone_whatever_the_folder),
     };
