@@ -46,7 +46,7 @@ static br_err copy_object(struct objstore *from, struct objstore *to, const char
 {
     struct obj_info info;
     br_err rc = obj_get(from, PHOTO_BUCKET, key, &info);
-    if (rc == BR_NOTFOUND) return err_set(BR_OBJSTORE, "the photo %s is missing", key);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "the photo %s is missing", key);
     if (rc) return rc;
     rc = obj_ensure_bucket(to, PHOTO_BUCKET, true, PHOTO_BUCKET_LIMIT);
     if (!rc) rc = obj_put(to, PHOTO_BUCKET, key, info.content_type, info.fd, info.size);
@@ -79,11 +79,48 @@ struct photo_copy {
     struct objstore *from, *to;
     struct photos_bulk *hold; /* NULL: a copy into a new backup folder */
     struct store *target;     /* with hold: the store its intents are in */
+    struct store *live;       /* without: the shop's, whose photos are copied */
+    char **gone;              /* without: keys deleted from the shop meanwhile */
+    size_t ngone, capgone;
     int foto_table;
     struct transfer_stats *st;
     char **done;
     size_t n, cap;
 };
+
+static br_err delete_intent_on(void *ud, const struct obj_intent *in)
+{
+    const char *key = ud;
+    return !strcmp(in->op, "delete") && !strcmp(in->bucket, PHOTO_BUCKET) && !strcmp(in->key, key)
+               ? BR_CONFLICT /* found: the walk stops */
+               : BR_OK;
+}
+
+/* A photo of the backup's copy whose object is missing from the live
+ * store: deleted since the snapshot (its record gone from the shop, or a
+ * delete intent naming it) is left out of the copy (its key kept in
+ * p->gone, the row deleted once the copy is read), BR_OK; a missing object
+ * whose record still stands is BR_NOTFOUND (the detail kept). */
+static br_err deleted_meanwhile(struct photo_copy *p, const char *key)
+{
+    struct err_kept why;
+    err_keep(&why);
+    bool stands = false;
+    br_err rc = store_foto_path_exists(p->live, key, &stands);
+    if (!rc && stands) {
+        rc = store_intents_each(p->live, delete_intent_on, (void *)key);
+        if (rc == BR_CONFLICT) {
+            stands = false;
+            rc = BR_OK;
+        }
+    }
+    if (rc) return rc;
+    if (stands) return err_restore(BR_NOTFOUND, &why);
+    VEC_RESERVE(p->gone, p->ngone, p->capgone, 8);
+    p->gone[p->ngone++] = xstrdup(key);
+    p->st->rows--;
+    return BR_OK;
+}
 
 static br_err copy_row(void *ud, int table, const struct store_value *cols, int n)
 {
@@ -98,6 +135,8 @@ static br_err copy_row(void *ud, int table, const struct store_value *cols, int 
     br_err rc = p->hold ? photos_bulk_intent(p->hold, key) : BR_OK;
     if (!rc) {
         rc = copy_object(p->from, p->to, key, p->st);
+        if (rc == BR_NOTFOUND && !p->hold) rc = deleted_meanwhile(p, key);
+        if (rc == BR_NOTFOUND) rc = BR_OBJSTORE; /* the detail says which photo */
         /* an object someone else wrote (a shared bucket): this intent must
          * not have a sweep remove it */
         if (rc == BR_CONFLICT && p->hold) drop_intent(p->target, key);
@@ -153,8 +192,16 @@ br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
     struct side b = {0};
     struct transfer_stats got = {0};
     if (!rc) rc = side_open(&b, dir, true);
-    struct photo_copy p = {.from = app->obj, .to = b.obj, .foto_table = foto_table(), .st = &got};
+    struct photo_copy p = {
+        .from = app->obj, .to = b.obj, .live = app->store, .foto_table = foto_table(), .st = &got};
     if (!rc) rc = store_dump(b.st, copy_row, &p);
+    /* the photos deleted while the backup ran: out of the copy, which is
+     * this backup's own file */
+    for (size_t i = 0; i < p.ngone; i++) {
+        if (!rc) rc = store_foto_forget_path(b.st, p.gone[i]);
+        free(p.gone[i]);
+    }
+    free(p.gone);
     forget(&p, false);
     side_close(&b);
     if (rc) {

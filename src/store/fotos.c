@@ -191,6 +191,12 @@ br_err store_intent_clear(struct store *st, const char *id, const char *instance
     return run_write_aside(st, sql_intent_clear, DB_ARGS(db_text(id), db_text(instance)), NULL);
 }
 
+br_err store_foto_forget_path(struct store *st, const char *storage_path)
+{
+    return run_write_aside(st, "DELETE FROM fotos_cita WHERE storage_path = ?",
+                           DB_ARGS(db_text(storage_path)), NULL);
+}
+
 br_err store_intent_clear_key(struct store *st, const char *bucket, const char *key,
                               const char *instance)
 {

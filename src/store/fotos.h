@@ -58,6 +58,11 @@ br_err store_foto_delete(struct store *st, const char *id,
 /* OUT: *exists, whether a photo record names that object key. */
 br_err store_foto_path_exists(struct store *st, const char *storage_path, bool *exists) WARN_UNUSED;
 
+/* Deletes the photo records naming storage_path, and nothing else (no
+ * intent: for a backup's own copy, whose object is gone from the live
+ * store with its record). */
+br_err store_foto_forget_path(struct store *st, const char *storage_path) STORE_WRITE WARN_UNUSED;
+
 typedef br_err (*store_foto_fn)(void *ud, const struct foto *f);
 /* The cita's photos by created_at. */
 br_err store_fotos_each(struct store *st, const char *cita_id, store_foto_fn fn,
