@@ -4,8 +4,6 @@
 #include "backup.h"
 #include "photos.h"
 #include "../store/restore.h"
-#include "../util/log.h"
-#include "../util/procid.h"
 #include "../util/vec.h"
 
 #include <errno.h>
@@ -40,16 +38,22 @@ static void side_close(struct side *s)
     obj_close(s->obj);
 }
 
-/* Copies the photo key from one object store to another. */
-static br_err copy_object(struct objstore *from, struct objstore *to, const char *key,
-                          struct transfer_stats *st)
+/* Copies the photo key from one object store to another: into a restored
+ * shop's through hold (photos_bulk_put: under an intent of this process,
+ * cleared at once when the store already holds the key, another writer's),
+ * or straight into a new backup folder (hold NULL). */
+static br_err copy_object(struct objstore *from, struct objstore *to, struct photos_bulk *hold,
+                          const char *key, struct transfer_stats *st)
 {
     struct obj_info info;
     br_err rc = obj_get(from, PHOTO_BUCKET, key, &info);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "the photo %s is missing", key);
     if (rc) return rc;
     rc = obj_ensure_bucket(to, PHOTO_BUCKET, true, PHOTO_BUCKET_LIMIT);
-    if (!rc) rc = obj_put(to, PHOTO_BUCKET, key, info.content_type, info.fd, info.size);
+    if (!rc && hold)
+        rc = photos_bulk_put(hold, key, info.content_type, info.fd, info.size);
+    else if (!rc)
+        rc = obj_put(to, PHOTO_BUCKET, key, info.content_type, info.fd, info.size);
     if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "the store already has %s", key);
     if (!rc) {
         st->objects++;
@@ -60,32 +64,16 @@ static br_err copy_object(struct objstore *from, struct objstore *to, const char
     return rc;
 }
 
-/* Clears this process's intent on key in the target's store: the object
- * is not (or no longer) one this process wrote. A failure is logged (the
- * detail of the error being reported kept): the intent is then a sweep's. */
-static void drop_intent(struct store *target, const char *key)
-{
-    struct err_kept why;
-    err_keep(&why);
-    if (store_intent_clear_key(target, PHOTO_BUCKET, key, procid_self()->instance) != BR_OK)
-        log_error("restore: could not clear the intent on %s/%s: %s (a sweep would remove it)",
-                  PHOTO_BUCKET, key, err_msg());
-    err_restore(BR_OK, &why);
-}
-
 /* The photos a database names (fotos_cita.storage_path), copied from one
- * object store to another; the keys copied are kept in *done. */
+ * object store to another. */
 struct photo_copy {
     struct objstore *from, *to;
     struct photos_bulk *hold; /* NULL: a copy into a new backup folder */
-    struct store *target;     /* with hold: the store its intents are in */
     struct store *live;       /* without: the shop's, whose photos are copied */
     char **gone;              /* without: keys deleted from the shop meanwhile */
     size_t ngone, capgone;
     int foto_table;
     struct transfer_stats *st;
-    char **done;
-    size_t n, cap;
 };
 
 static br_err delete_intent_on(void *ud, const struct obj_intent *in)
@@ -132,22 +120,11 @@ static br_err copy_row(void *ud, int table, const struct store_value *cols, int 
     p->st->rows++;
     if (n < 6 || cols[5].type != STORE_TEXT) return err_set(BR_STORE, "a photo without its key");
     char *key = xstrndup(cols[5].s, cols[5].n);
-    br_err rc = p->hold ? photos_bulk_intent(p->hold, key) : BR_OK;
-    if (!rc) {
-        rc = copy_object(p->from, p->to, key, p->st);
-        if (rc == BR_NOTFOUND && !p->hold) rc = deleted_meanwhile(p, key);
-        if (rc == BR_NOTFOUND) rc = BR_OBJSTORE; /* the detail says which photo */
-        /* an object someone else wrote (a shared bucket): this intent must
-         * not have a sweep remove it */
-        if (rc == BR_CONFLICT && p->hold) drop_intent(p->target, key);
-    }
-    if (rc) {
-        free(key);
-        return rc;
-    }
-    VEC_RESERVE(p->done, p->n, p->cap, 64);
-    p->done[p->n++] = key;
-    return BR_OK;
+    br_err rc = copy_object(p->from, p->to, p->hold, key, p->st);
+    if (rc == BR_NOTFOUND && !p->hold) rc = deleted_meanwhile(p, key);
+    if (rc == BR_NOTFOUND) rc = BR_OBJSTORE; /* the detail says which photo */
+    free(key);
+    return rc;
 }
 
 static int foto_table(void)
@@ -157,19 +134,6 @@ static int foto_table(void)
     for (int i = 0; i < n; i++)
         if (!strcmp(t[i].name, "fotos_cita")) return i;
     return -1;
-}
-
-/* Forgets the keys copied; with remove, their objects are removed again
- * (and their intents cleared, when there are: what could not be removed
- * keeps its intent, for a sweep). */
-static void forget(struct photo_copy *p, bool remove)
-{
-    for (size_t i = 0; i < p->n; i++) {
-        if (remove && obj_remove(p->to, PHOTO_BUCKET, p->done[i]) == BR_OK && p->target)
-            drop_intent(p->target, p->done[i]);
-        free(p->done[i]);
-    }
-    free(p->done);
 }
 
 br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
@@ -202,7 +166,6 @@ br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
         free(p.gone[i]);
     }
     free(p.gone);
-    forget(&p, false);
     side_close(&b);
     if (rc) {
         /* no half copy, nor files in the way of the next try: the folder
@@ -264,11 +227,7 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
      * anything is stored or replaced) */
     if (!rc && (rc = store_restore_check(db)) == BR_INVALID) rc = err_prefix(rc, dir);
     if (!rc) rc = store_restore_forget_processes(b.st);
-    struct photo_copy p = {.from = b.obj,
-                           .to = app->obj,
-                           .target = app->store,
-                           .foto_table = foto_table(),
-                           .st = &got};
+    struct photo_copy p = {.from = b.obj, .to = app->obj, .foto_table = foto_table(), .st = &got};
     /* each photo's intent in the target first: a crash before the database
      * is in place leaves the sweeper objects no record names, to remove */
     if (!rc) rc = photos_bulk_begin(app, &p.hold);
@@ -276,17 +235,17 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
     side_close(&b);
     /* the database replaced takes the intents with it (no write of this
      * process's lease may meet the copy: restore runs on a stopped shop,
-     * where a sweep judges this process by its pid) */
-    photos_bulk_end(p.hold, false);
+     * where a sweep judges this process by its pid); on a failure, what
+     * this restore stored goes again, and nothing else */
+    photos_bulk_pause(p.hold);
     if (!rc) rc = store_restore(app->store, db);
     if (rc) {
         struct err_kept why;
         err_keep(&why);
-        forget(&p, true);
+        photos_bulk_undo(p.hold);
         err_restore(rc, &why);
-    } else {
-        forget(&p, false);
     }
+    photos_bulk_end(p.hold, false);
     free(db);
     if (!rc && st) *st = got;
     return rc;

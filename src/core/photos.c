@@ -157,13 +157,6 @@ br_err photos_bulk_begin(struct app *app, struct photos_bulk **out)
     return BR_OK;
 }
 
-br_err photos_bulk_intent(struct photos_bulk *b, const char *key)
-{
-    struct obj_intent in;
-    new_intent(&in, "put", (char *)key); /* borrowed for the call */
-    return store_intent_add(b->app->store, &in);
-}
-
 static void settle_intent(struct app *app, const struct obj_intent *in, bool done);
 
 br_err photos_bulk_put(struct photos_bulk *b, const char *key, const char *content_type, int fd,
@@ -205,13 +198,20 @@ void photos_bulk_undo(struct photos_bulk *b)
     }
 }
 
+void photos_bulk_pause(struct photos_bulk *b)
+{
+    if (!b) return;
+    worker_stop(b->lease, NULL);
+    b->lease = NULL;
+}
+
 void photos_bulk_end(struct photos_bulk *b, bool done)
 {
     if (!b) return;
     for (size_t i = 0; i < b->nputs; i++)
         free(b->puts[i].key);
     free(b->puts);
-    worker_stop(b->lease, NULL);
+    photos_bulk_pause(b);
     const struct procid *me = procid_self();
     if (done && store_intents_clear_all(b->app->store, me->instance) != BR_OK)
         log_warn("fotos: could not clear this process's intents: %s (a sweep finishes them)",

@@ -64,9 +64,6 @@ br_err photos_erase(struct app *app, const struct foto *f) WARN_UNUSED;
  * store that still holds a photo (BR_CONFLICT). OUT: *out. */
 struct photos_bulk;
 br_err photos_bulk_begin(struct app *app, struct photos_bulk **out) WARN_UNUSED;
-/* Records the put intent of key (in the photo bucket) before its object is
- * written. BR_CONFLICT when another process holds one on it. */
-br_err photos_bulk_intent(struct photos_bulk *b, const char *key) WARN_UNUSED;
 /* Stores the object key of the photo bucket under a put intent of this
  * process (recorded first). When the put fails - BR_CONFLICT: the store
  * already holds an object under key, another writer's - the intent is
@@ -79,6 +76,10 @@ br_err photos_bulk_put(struct photos_bulk *b, const char *key, const char *conte
  * nothing else), clearing the intent of each one gone; an object that
  * cannot be removed keeps its intent for a sweep. */
 void photos_bulk_undo(struct photos_bulk *b);
+/* Stops renewing this process's lease (a restore, before the database it
+ * replaces takes the lease's row away): photos_bulk_undo and
+ * photos_bulk_end still work after it. */
+void photos_bulk_pause(struct photos_bulk *b);
 /* Ends the hold: with done, the records naming the objects are committed
  * (or gone with the database the writer replaced) and the intents go;
  * without, they stay for a sweep, whoever runs it, to finish. NULL:

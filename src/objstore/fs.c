@@ -18,10 +18,11 @@
  * Every path is resolved beneath the root one folder at a time, following
  * no symbolic link (openat with O_NOFOLLOW, segment by segment: portable to
  * every Linux 5.x, where openat2's RESOLVE_BENEATH is not), for reads,
- * writes and removals alike, and the root, its dotted folders and the
- * buckets' folders are never links either: a link planted anywhere in the
- * store (or in a backup's) reads as no object, so no key ever reaches a
- * file outside the store.
+ * writes and removals alike, and its dotted folders and the buckets'
+ * folders are never links either (the root may be: it is the operator's
+ * choice, storage/ on another disk): a link planted anywhere in the store
+ * (or in a backup's) reads as no object, so no key ever reaches a file
+ * outside the store.
  * A crash can leave files in .tmp; they carry their writer's pid and
  * instance id (util/procid.h), so a sweep removes exactly the files of
  * writers that are gone and never one a live writer still needs.
@@ -64,11 +65,14 @@ static void close_keep(int fd)
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
-/* The root folder, opened (its last component never a symbolic link): every
- * other path of the store is resolved beneath it. -1 with errno. */
+/* The root folder, opened: every other path of the store is resolved
+ * beneath it. The root itself is the operator's (BARBERIA_DATA's storage/,
+ * which may be a link to another disk); nothing beneath it is followed.
+ * -1 with errno. */
+#define ROOT_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 static int root_open(const struct fs_store *s)
 {
-    return open(s->root, DIR_FLAGS);
+    return open(s->root, ROOT_FLAGS);
 }
 
 /* Opens the folder at the first len bytes of rel, a '/'-separated path
@@ -626,10 +630,11 @@ static int usable_dir(int at, const char *name)
 
 br_err objstore_fs_open(const char *dir, struct objstore **out)
 {
-    /* the root and its own folders: made when absent, never links (the
-     * store resolves nothing through one) */
+    /* the root (the operator's: it may be a link) and its own folders:
+     * made when absent, those never links (the store resolves nothing
+     * through one) */
     const char *sub[] = {".", ".tmp", ".meta", ".buckets"};
-    int root = mkdir_p(dir) == 0 ? open(dir, DIR_FLAGS) : -1;
+    int root = mkdir_p(dir) == 0 ? open(dir, ROOT_FLAGS) : -1;
     for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
         int r = root < 0 ? -1 : 0;
         if (!r && i > 0 && mkdirat(root, sub[i], 0755) != 0 && errno != EEXIST) r = -1;
@@ -637,7 +642,7 @@ br_err objstore_fs_open(const char *dir, struct objstore **out)
         if (r != 0) {
             char *d = i ? xasprintf("%s/%s", dir, sub[i]) : xstrdup(dir);
             struct stat sb;
-            br_err e = lstat(d, &sb) == 0 && S_ISLNK(sb.st_mode)
+            br_err e = i > 0 && lstat(d, &sb) == 0 && S_ISLNK(sb.st_mode)
                            ? err_set(BR_CONFIG,
                                      "object store folder %s is a symbolic link (the folder "
                                      "store follows none)",

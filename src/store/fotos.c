@@ -197,14 +197,6 @@ br_err store_foto_forget_path(struct store *st, const char *storage_path)
                            DB_ARGS(db_text(storage_path)), NULL);
 }
 
-br_err store_intent_clear_key(struct store *st, const char *bucket, const char *key,
-                              const char *instance)
-{
-    return run_write_aside(st,
-                           "DELETE FROM obj_intents WHERE bucket = ? AND key = ? AND instance = ?",
-                           DB_ARGS(db_text(bucket), db_text(key), db_text(instance)), NULL);
-}
-
 br_err store_intents_clear_all(struct store *st, const char *instance)
 {
     return run_write_aside(st, "DELETE FROM obj_intents WHERE instance = ?",

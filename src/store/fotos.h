@@ -78,11 +78,6 @@ br_err store_intent_add(struct store *st, const struct obj_intent *in) STORE_WRI
 br_err store_intent_clear(struct store *st, const char *id,
                           const char *instance) STORE_WRITE WARN_UNUSED;
 
-/* Clears the intent instance owns on bucket/key, if any (a bulk writer's
- * on an object it did not write, or has removed again). */
-br_err store_intent_clear_key(struct store *st, const char *bucket, const char *key,
-                              const char *instance) STORE_WRITE WARN_UNUSED;
-
 /* Clears every intent instance owns (a bulk writer whose records are
  * committed). */
 br_err store_intents_clear_all(struct store *st, const char *instance) STORE_WRITE WARN_UNUSED;

@@ -1209,6 +1209,12 @@ int run_program(const char *const *argv, const char *const *env, int timeout_ms,
     return run_program_for(NULL, argv, env, timeout_ms, out, err);
 }
 
+int run_program_as(const struct srv *s, const char *const *argv, int timeout_ms, char **out,
+                   char **err)
+{
+    return run_program_for(s, argv, NULL, timeout_ms, out, err);
+}
+
 void make_cert(const char *dir, char *cert, char *key, size_t n)
 {
     snprintf(cert, n, "%s/cert.pem", dir);

@@ -316,6 +316,10 @@ void expect_keys(const json_t *o, ...);
  * and had to be SIGKILLed. */
 int run_program(const char *const *argv, const char *const *env, int timeout_ms, char **out,
                 char **err);
+/* run_program with s's settings (its database and object store), as the
+ * CLI helpers run the binary: for a shell line that runs it. */
+int run_program_as(const struct srv *s, const char *const *argv, int timeout_ms, char **out,
+                   char **err);
 /* Makes a self-signed certificate for 127.0.0.1 and localhost in dir (its
  * own authority): *cert and *key, n bytes each, name the PEM files. */
 void make_cert(const char *dir, char *cert, char *key, size_t n);

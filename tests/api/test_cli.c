@@ -571,7 +571,7 @@ static void cli_works_while_serve_runs_on_the_same_data(void **state)
         "printf 'clave-por-tuberia\\n' | \"$0\" user add --email %s --password - --data \"$1\"",
         piped);
     const char *sh[] = {"/bin/sh", "-c", line, BARBERIA_BIN, s.data, NULL};
-    assert_int_equal(run_program(sh, NULL, 60000, &out, &err), 0);
+    assert_int_equal(run_program_as(&s, sh, 60000, &out, &err), 0);
     snprintf(uid, sizeof uid, "%s", expect_id_line(out));
     free(out);
     free(err);
@@ -814,6 +814,35 @@ static void migrate_creates_a_missing_data_folder(void **state)
     srv_cleanup(&s);
 }
 
+/* The photos' folder may be a link to another disk (the operator's
+ * choice): the store makes its own folders there. Nothing beneath it is
+ * followed (test_fotos). */
+static void a_storage_folder_linked_to_another_disk_is_used(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_init(&s);
+    if (s.s3) { /* the photos in S3: no folder store */
+        srv_cleanup(&s);
+        skip();
+    }
+    char data[400], disk[400], link[440], made[460];
+    snprintf(data, sizeof data, "%s/datos", s.dir);
+    snprintf(disk, sizeof disk, "%s/otro-disco", s.dir);
+    snprintf(link, sizeof link, "%s/storage", data);
+    assert_int_equal(mkdir(data, 0700), 0);
+    assert_int_equal(mkdir(disk, 0700), 0);
+    assert_int_equal(symlink(disk, link), 0);
+    const char *add[] = {"barbero", "add", "--nombre", "Con Disco", "--data", data, NULL};
+    char *out = NULL, *err = NULL;
+    if (cli(&s, &out, &err, add) != 0) fail_msg("barbero add: %s", err ? err : "");
+    free(out);
+    free(err);
+    snprintf(made, sizeof made, "%s/.tmp", disk);
+    assert_true(file_exists(made));
+    srv_cleanup(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -828,6 +857,7 @@ int main(void)
         cmocka_unit_test(user_add_takes_an_empty_profile_text_for_none),
         cmocka_unit_test(migrate_on_an_empty_folder_creates_the_spec_tables),
         cmocka_unit_test(migrate_creates_a_missing_data_folder),
+        cmocka_unit_test(a_storage_folder_linked_to_another_disk_is_used),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
