@@ -369,6 +369,7 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
         if (rc == BR_CONFLICT) return err_set(BR_INVALID, "Máximo 3 fotos por tipo");
         if (rc == BR_FORBIDDEN) return err_set(BR_FORBIDDEN, PHOTO_CONSENT_MSG); /* meanwhile */
         if (rc == BR_TOOLARGE) return err_set(BR_INVALID, PHOTO_QUOTA_MSG);
+        if (rc == BR_UNAUTH) return err_set(BR_UNAUTH, "No autenticado"); /* closed meanwhile */
         log_error("fotos: storing the record for cita %s failed: %s", cita_id, why.msg);
         if (rc == BR_BUSY) return err_restore(BR_BUSY, &why);
         return err_set(BR_STORE, "%s", why.msg);

@@ -48,7 +48,11 @@ static br_err foto_insert_tx(struct db *db, struct db_conn *c, void *ud)
 {
     struct foto_insert *a = ud;
     const struct foto *f = a->f;
-    br_err rc = lock_on(db, c, "fotos", f->cita_id);
+    /* the uploader's turn first (client_turn, before any other lock): an
+     * account closed since her request's session was checked stores
+     * nothing more (BR_UNAUTH), on her appointments or another's */
+    br_err rc = client_turn(db, c, f->cliente_id);
+    if (!rc) rc = lock_on(db, c, "fotos", f->cita_id);
     if (rc) return rc;
     /* refused since the upload's first look (her consent withdrawn, her
      * account closed): checked again under her consent's lock, so that a

@@ -1266,9 +1266,8 @@ int srv_wait_exit(struct srv *s, int timeout_ms)
     return rc;
 }
 
-long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, char **reply)
+int raw_open(const struct srv *s, int timeout_ms)
 {
-    if (reply) *reply = NULL;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) fail_msg("socket: %s", strerror(errno));
     struct sockaddr_in a = {0};
@@ -1283,7 +1282,12 @@ long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, 
     struct timeval tv = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    const char *p = req;
+    return fd;
+}
+
+void raw_send(int fd, const void *bytes, size_t len)
+{
+    const char *p = bytes;
     while (len) {
         ssize_t k = send(fd, p, len, MSG_NOSIGNAL);
         if (k < 0 && errno == EINTR) continue;
@@ -1291,6 +1295,11 @@ long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, 
         p += k;
         len -= (size_t)k;
     }
+}
+
+long raw_reply(int fd, char **reply)
+{
+    if (reply) *reply = NULL;
     struct sink in = {0};
     char chunk[16384];
     for (;;) {
@@ -1308,6 +1317,13 @@ long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, 
     else
         free(text);
     return status;
+}
+
+long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, char **reply)
+{
+    int fd = raw_open(s, timeout_ms);
+    raw_send(fd, req, len);
+    return raw_reply(fd, reply);
 }
 
 const char *raw_body(const char *reply)

@@ -337,6 +337,13 @@ int srv_wait_exit(struct srv *s, int timeout_ms);
  * the status of the reply, 0 when there is none. OUT: *reply, the whole
  * reply NUL-terminated (caller frees; may be NULL). */
 long raw_http(const struct srv *s, const void *req, size_t len, int timeout_ms, char **reply);
+/* raw_http in steps, for a request sent in parts with something done in
+ * between: a connection (sends and reads time out after timeout_ms), bytes
+ * sent on it (the server hanging up ends the sending quietly), and the
+ * answer read to the end (closes fd; as raw_http's). */
+int raw_open(const struct srv *s, int timeout_ms);
+void raw_send(int fd, const void *bytes, size_t len);
+long raw_reply(int fd, char **reply);
 /* The body of a raw reply (after the blank line), or "" when there is none. */
 const char *raw_body(const char *reply);
 /* --- the photo bucket, whichever store the server uses --------------------------------- */

@@ -1094,6 +1094,55 @@ static void what_is_written_of_her_while_she_leaves_is_refused_or_removed(void *
     }
 }
 
+/* Her upload's session was checked when its headers came; she closes her
+ * account before its body has all come: the photo is refused (401) and
+ * nothing of hers is stored, on another client's appointment too. */
+static void a_photo_whose_sender_left_meanwhile_is_refused(void **state)
+{
+    (void)state;
+    struct user ana, bea;
+    signup_user(&S, &ana, "Ana Sube Y Se Va");
+    signup_user(&S, &bea, "Bea Recibe");
+    struct resp r;
+    post("/api/auth/me/consentimientos", bea.token, "{\"fotos\":true}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char *cita = book_one(&bea);
+    char body[1024], head[512];
+    int n = snprintf(body, sizeof body,
+                     "--B0und\r\nContent-Disposition: form-data; name=\"cita_id\"\r\n\r\n%s\r\n"
+                     "--B0und\r\nContent-Disposition: form-data; name=\"tipo\"\r\n\r\nantes\r\n"
+                     "--B0und\r\nContent-Disposition: form-data; name=\"file\"; "
+                     "filename=\"f.png\"\r\nContent-Type: image/png\r\n\r\n",
+                     cita);
+    memcpy(body + n, PNG, sizeof PNG);
+    n += (int)sizeof PNG;
+    n += snprintf(body + n, sizeof body - (size_t)n, "\r\n--B0und--\r\n");
+    int h = snprintf(head, sizeof head,
+                     "POST /api/fotos HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+                     "Content-Type: multipart/form-data; boundary=B0und\r\n"
+                     "Content-Length: %d\r\nConnection: close\r\n\r\n",
+                     ana.token, n);
+    int fd = raw_open(&S, 30000);
+    raw_send(fd, head, (size_t)h);
+    raw_send(fd, body, (size_t)n - 8);
+    sleep_ms(300); /* the headers read, her session checked */
+    char del[128];
+    snprintf(del, sizeof del, "{\"password\":\"%s\"}", ana.password);
+    http_json(&S, "DELETE", "/api/auth/me", ana.token, del, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    raw_send(fd, body + n - 8, 8);
+    char *reply = NULL;
+    long st = raw_reply(fd, &reply);
+    if (st != 401) fail_msg("the upload answered %ld: %s", st, reply ? reply : "");
+    assert_non_null(strstr(raw_body(reply), "No autenticado"));
+    free(reply);
+    assert_int_equal(
+        db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cliente_id = '%s'", ana.id), 0);
+    free(cita);
+}
+
 struct deleted_msgs {
     const char *cliente_id;
 };
@@ -1295,6 +1344,7 @@ int main(void)
         cmocka_unit_test(bookings_racing_her_deletion_leave_none_behind),
         cmocka_unit_test(photos_racing_a_withdrawn_consent_leave_none_behind),
         cmocka_unit_test(what_is_written_of_her_while_she_leaves_is_refused_or_removed),
+        cmocka_unit_test(a_photo_whose_sender_left_meanwhile_is_refused),
         cmocka_unit_test(patch_me_changes_the_profile_by_the_rules),
         cmocka_unit_test(a_new_password_needs_the_current_one_and_ends_other_sessions),
         cmocka_unit_test(an_email_change_waits_for_the_link_sent_to_the_new_address),
