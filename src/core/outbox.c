@@ -33,6 +33,7 @@ struct outbox {
     int wa_max_per_day;       /* messages one client gets in 24 hours (0: no cap) */
     int64_t retry_for_ms;
     int64_t lease_ms;
+    int64_t send_ms; /* the longest a delivery may take (the mail or WhatsApp bound) */
     struct worker *wk;
     pthread_mutex_t mu;     /* guards task, task_ud and rescan */
     void (*task)(void *ud); /* to run on the worker's thread (outbox_wake_task) */
@@ -215,8 +216,25 @@ static bool addressed(struct outbox *o, struct outbox_msg *msg, const char *what
     return true;
 }
 
+/* Whether the claim made at claimed (monotonic ms) still lasts for a
+ * whole delivery: the checks before it read the database, which a slow one
+ * can make take long, and a lease that ran out lets another node claim and
+ * send the same message. Otherwise it is put back for the next claim. */
+static bool lease_lasts(struct outbox *o, struct outbox_msg *msg, int64_t claimed, const char *what,
+                        const char *chan)
+{
+    if (clock_mono_ms() - claimed + o->send_ms + 5000 <= o->lease_ms) return true;
+    log_warn("%s: %s %s for cita %s put back: its claim would run out while it is sent", chan, what,
+             msg->id, msg->cita_id);
+    br_ts now;
+    iso8601_format(clock_now_ms(), now);
+    if (store_outbox_retry(o->st, msg->id, "the claim ran short", now) != BR_OK)
+        log_error("%s: could not put back %s: %s", chan, msg->id, err_msg());
+    return false;
+}
+
 /* Delivers one message by its channel and records the outcome. */
-static void deliver(struct outbox *o, struct outbox_msg *msg)
+static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t claimed)
 {
     const char *what = kind_word(msg);
     bool wa = !strcmp(msg->canal, "whatsapp");
@@ -229,14 +247,16 @@ static void deliver(struct outbox *o, struct outbox_msg *msg)
         rc = err_set(BR_UPSTREAM, "no WhatsApp configured");
     } else if (wa) {
         if (!whatsapp_ready(o, msg, what) || !slot_ready(o, msg, what, chan) ||
-            !addressed(o, msg, what, chan))
+            !addressed(o, msg, what, chan) || !lease_lasts(o, msg, claimed, what, chan))
             return;
         err_clear();
         rc = whatsapp_send(o->wa, msg, msg->enlace ? msg->enlace : o->link_base, wamid);
     } else if (!mailer_enabled(o->m)) {
         rc = err_set(BR_UPSTREAM, "no mail transport configured");
     } else {
-        if (!slot_ready(o, msg, what, chan) || !addressed(o, msg, what, chan)) return;
+        if (!slot_ready(o, msg, what, chan) || !addressed(o, msg, what, chan) ||
+            !lease_lasts(o, msg, claimed, what, chan))
+            return;
         err_clear();
         rc = mailer_deliver(o->m, msg);
     }
@@ -369,9 +389,10 @@ static br_err deliver_next(void *ud, const char *now_ts, const char *lease)
 {
     struct outbox *o = ud;
     struct outbox_msg msg;
+    int64_t claimed = clock_mono_ms();
     br_err rc = store_outbox_claim(o->st, now_ts, lease, &msg);
     if (rc) return rc;
-    deliver(o, &msg);
+    deliver(o, &msg, claimed);
     outbox_clear(&msg);
     return BR_OK;
 }
@@ -447,6 +468,7 @@ br_err outbox_start(struct app *app, const struct outbox_links *links, struct ou
     o->wa_max_per_day = cfg->whatsapp_max_per_day;
     int64_t bound = cfg->smtp_timeout_ms > cfg->whatsapp_timeout_ms ? cfg->smtp_timeout_ms
                                                                     : cfg->whatsapp_timeout_ms;
+    o->send_ms = bound;
     o->lease_ms = bound + 30000;
     int64_t off[RULE_OFFSETS_MAX];
     if (!offsets_of(cfg, off, &o->noffsets) ||
