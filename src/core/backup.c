@@ -76,14 +76,6 @@ struct photo_copy {
     struct transfer_stats *st;
 };
 
-static br_err delete_intent_on(void *ud, const struct obj_intent *in)
-{
-    const char *key = ud;
-    return !strcmp(in->op, "delete") && !strcmp(in->bucket, PHOTO_BUCKET) && !strcmp(in->key, key)
-               ? BR_CONFLICT /* found: the walk stops */
-               : BR_OK;
-}
-
 /* A photo of the backup's copy whose object is missing from the live
  * store: deleted since the snapshot (its record gone from the shop, or a
  * delete intent naming it) is left out of the copy (its key kept in
@@ -93,17 +85,10 @@ static br_err deleted_meanwhile(struct photo_copy *p, const char *key)
 {
     struct err_kept why;
     err_keep(&why);
-    bool stands = false;
-    br_err rc = store_foto_path_exists(p->live, key, &stands);
-    if (!rc && stands) {
-        rc = store_intents_each(p->live, delete_intent_on, (void *)key);
-        if (rc == BR_CONFLICT) {
-            stands = false;
-            rc = BR_OK;
-        }
-    }
+    bool deleted = false;
+    br_err rc = photos_deleted_since(p->live, key, &deleted);
     if (rc) return rc;
-    if (stands) return err_restore(BR_NOTFOUND, &why);
+    if (!deleted) return err_restore(BR_NOTFOUND, &why);
     VEC_RESERVE(p->gone, p->ngone, p->capgone, 8);
     p->gone[p->ngone++] = xstrdup(key);
     p->st->rows--;

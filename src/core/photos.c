@@ -99,6 +99,30 @@ static void new_intent(struct obj_intent *in, const char *op, char *key)
     iso8601_format(clock_now_ms(), in->created_at);
 }
 
+static br_err delete_intent_on(void *ud, const struct obj_intent *in)
+{
+    const char *key = ud;
+    return !strcmp(in->op, "delete") && !strcmp(in->bucket, PHOTO_BUCKET) && !strcmp(in->key, key)
+               ? BR_CONFLICT /* found: the walk stops */
+               : BR_OK;
+}
+
+br_err photos_deleted_since(struct store *live, const char *key, bool *deleted)
+{
+    *deleted = false;
+    bool stands = false;
+    br_err rc = store_foto_path_exists(live, key, &stands);
+    if (!rc && stands) {
+        rc = store_intents_each(live, delete_intent_on, (void *)key);
+        if (rc == BR_CONFLICT) {
+            stands = false;
+            rc = BR_OK;
+        }
+    }
+    if (!rc) *deleted = !stands;
+    return rc;
+}
+
 /* --- bulk writers -------------------------------------------------------------- */
 
 struct photos_bulk {

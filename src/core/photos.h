@@ -86,6 +86,12 @@ void photos_bulk_pause(struct photos_bulk *b);
  * nothing. */
 void photos_bulk_end(struct photos_bulk *b, bool done);
 
+/* A photo whose object a copy of the shop (a backup, an export) found
+ * missing: *deleted when it was deleted since the copy's snapshot (its
+ * record gone from the live store, or a delete intent naming its key);
+ * else the object is missing for real. */
+br_err photos_deleted_since(struct store *live, const char *key, bool *deleted) WARN_UNUSED;
+
 struct photos_retype_stats {
     int64_t checked; /* objects of the photo bucket a photo record names */
     int64_t fixed;   /* of those, objects whose stored type was rewritten */

@@ -17,6 +17,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The export's format, as its manifest names it ("format", "version"). */
+#define TRANSFER_FORMAT "barberia-export"
+/* 2: activo, horarios and ausencias; 3: photo sizes; 4: the prices kept at booking, the
+ * clients' consents, the links' key, the waiting list, WhatsApp (the outbox's channel
+ * and delivery, the consents to it), the barbers' contacts, the
+ * services' margins and the attendance marks; 5: who recorded a WhatsApp consent; 6: each
+ * client's generation of the appointments' links */
+#define TRANSFER_VERSION    6
+#define TRANSFER_MAX_TABLES 32
+
 /* One line's JSON at most (one row, one object's entry). */
 #define TRANSFER_LINE_MAX (16u << 20)
 

@@ -516,7 +516,7 @@ static void a_photo_deleted_while_the_backup_runs_is_left_out_of_it(void **state
 {
     (void)state;
     if (test_pg()) skip(); /* backups are SQLite's (PostgreSQL: pg_dump) */
-    char dir[300], sql[900], host[256] = "";
+    char dir[300], sql[1400], host[256] = "";
     snprintf(dir, sizeof dir, "%s/backup-race", A.s.dir);
     assert_int_equal(gethostname(host, sizeof host - 1), 0);
     char *key = db_query(&A.s, "SELECT storage_path FROM fotos_cita ORDER BY id LIMIT 1");
@@ -524,16 +524,20 @@ static void a_photo_deleted_while_the_backup_runs_is_left_out_of_it(void **state
     /* this test process stands for the deleting one: alive, so no sweep
      * finishes the intent meanwhile */
     snprintf(sql, sizeof sql,
+             "INSERT INTO proc_leases VALUES ('feedfacefeedfacefeedfacefeedface', '%s', %ld, "
+             "strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ','now'), "
+             "strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ','now', '+1 hour'));"
              "INSERT INTO obj_intents (id, bucket, key, op, node, pid, instance, created_at) "
              "VALUES ('44444444-4444-4444-8444-444444444444', 'fotos-citas', '%s', 'delete', "
              "'%s', %ld, 'feedfacefeedfacefeedfacefeedface', '2030-01-01T00:00:00.000Z')",
-             key, host, (long)getpid());
+             host, (long)getpid(), key, host, (long)getpid());
     assert_int_equal(db_exec(&A.s, sql, NULL), 0);
     char *err = NULL;
     int status = cli(&A.s, "backup", "--to", dir, &err);
     assert_int_equal(db_exec(&A.s,
                              "DELETE FROM obj_intents WHERE id = "
-                             "'44444444-4444-4444-8444-444444444444'",
+                             "'44444444-4444-4444-8444-444444444444'; DELETE FROM proc_leases "
+                             "WHERE instance = 'feedfacefeedfacefeedfacefeedface'",
                              NULL),
                      0);
     photo_aside(&A.s, false);
