@@ -373,11 +373,13 @@ static br_err check_photo_rows(const struct manifest *m, int table)
     return rc;
 }
 
-/* Checks objects.jsonl (open in m->objects_fd) and every object it lists,
- * and that the photo records (table foto_table, -1: none) and the objects
- * name each other one to one. */
-static br_err check_objects(const char *dir, struct manifest *m, int foto_table,
-                            struct transfer_stats *st)
+/* Calls fn for each object objects.jsonl (open in m->objects_fd) lists,
+ * with its file opened below dir (open_object: its size and sum checked)
+ * and closed after; every byte of the list is read and hashed again, and a
+ * list that is no longer the one the manifest sums fails. */
+typedef br_err (*object_fn)(void *ud, const struct obj_entry *e, int fd);
+
+static br_err objects_each(const char *dir, const struct manifest *m, object_fn fn, void *ud)
 {
     struct transfer_lines r;
     br_err rc = transfer_lines_open(&r, m->objects_fd, "objects.jsonl");
@@ -392,16 +394,43 @@ static br_err check_objects(const char *dir, struct manifest *m, int foto_table,
         rc = parse_object(o, &ent);
         int fd = -1;
         if (!rc) rc = open_object(dir, ent.key, ent.size, ent.sum, &fd);
+        if (!rc) rc = fn(ud, &ent, fd);
         if (fd >= 0) close(fd);
-        if (!rc) {
-            VEC_RESERVE(m->sizes, m->nsizes, m->sizes_cap, 64);
-            m->sizes[m->nsizes++] = (struct obj_size){xstrdup(ent.key), (int64_t)ent.size, false};
-            st->objects++;
-            st->bytes += (int64_t)ent.size;
-        }
         json_decref(o);
     }
+    const char *want =
+        json_string_value(json_object_get(json_object_get(m->root, "objects"), "sha256"));
+    if (!rc && !transfer_lines_sum_is(&r, want))
+        rc = err_set(BR_INVALID, "objects.jsonl changed while it was imported");
     transfer_lines_close(&r);
+    return rc;
+}
+
+struct object_check {
+    struct manifest *m;
+    struct transfer_stats *st;
+};
+
+static br_err object_checked(void *ud, const struct obj_entry *e, int fd)
+{
+    (void)fd;
+    struct object_check *k = ud;
+    struct manifest *m = k->m;
+    VEC_RESERVE(m->sizes, m->nsizes, m->sizes_cap, 64);
+    m->sizes[m->nsizes++] = (struct obj_size){xstrdup(e->key), (int64_t)e->size, false};
+    k->st->objects++;
+    k->st->bytes += (int64_t)e->size;
+    return BR_OK;
+}
+
+/* Checks every object objects.jsonl lists, and that the photo records
+ * (table foto_table, -1: none) and the objects name each other one to
+ * one. */
+static br_err check_objects(const char *dir, struct manifest *m, int foto_table,
+                            struct transfer_stats *st)
+{
+    struct object_check k = {m, st};
+    br_err rc = objects_each(dir, m, object_checked, &k);
     if (m->nsizes) qsort(m->sizes, m->nsizes, sizeof *m->sizes, size_cmp);
     for (size_t i = 1; !rc && i < m->nsizes; i++)
         if (!strcmp(m->sizes[i - 1].key, m->sizes[i].key))
@@ -470,41 +499,33 @@ static br_err check_export(const char *dir, struct manifest *m, struct transfer_
     return rc;
 }
 
+struct object_put {
+    const struct manifest *m;
+    struct photos_bulk *hold;
+};
+
+static br_err object_put(void *ud, const struct obj_entry *e, int fd)
+{
+    struct object_put *k = ud;
+    const struct obj_size *c = listed(k->m, e->key);
+    if (!c || c->size != (int64_t)e->size)
+        return err_set(BR_INVALID, "objects.jsonl changed while it was imported");
+    br_err rc = photos_bulk_put(k->hold, e->key, e->type, fd, (uint64_t)e->size);
+    if (rc == BR_CONFLICT)
+        rc = err_set(BR_CONFLICT, "the store already has %s/%s", PHOTO_BUCKET, e->key);
+    return rc;
+}
+
 /* Stores every photo of the export, each read (and hashed again) from the
  * descriptor it is stored from; only objects the check found, in the photo
  * bucket. */
 static br_err put_objects(struct app *app, struct photos_bulk *hold, const char *dir,
                           const struct manifest *m)
 {
-    struct transfer_lines r;
-    br_err rc = transfer_lines_open(&r, m->objects_fd, "objects.jsonl");
-    if (!rc && m->nsizes) rc = obj_ensure_bucket(app->obj, PHOTO_BUCKET, true, PHOTO_BUCKET_LIMIT);
-    size_t len;
-    bool got = !rc;
-    while (!rc && got) {
-        rc = transfer_lines_next(&r, &len, &got);
-        if (rc || !got) break;
-        json_error_t e;
-        json_t *o = json_loadb(r.line, len, 0, &e);
-        struct obj_entry ent;
-        rc = parse_object(o, &ent);
-        const struct obj_size *c = rc ? NULL : listed(m, ent.key);
-        if (!rc && (!c || c->size != (int64_t)ent.size))
-            rc = err_set(BR_INVALID, "objects.jsonl changed while it was imported");
-        int fd = -1;
-        if (!rc) rc = open_object(dir, ent.key, ent.size, ent.sum, &fd);
-        if (!rc) rc = photos_bulk_put(hold, ent.key, ent.type, fd, (uint64_t)ent.size);
-        if (rc == BR_CONFLICT)
-            rc = err_set(BR_CONFLICT, "the store already has %s/%s", PHOTO_BUCKET, ent.key);
-        if (fd >= 0) close(fd);
-        json_decref(o);
-    }
-    const char *want =
-        json_string_value(json_object_get(json_object_get(m->root, "objects"), "sha256"));
-    if (!rc && !transfer_lines_sum_is(&r, want))
-        rc = err_set(BR_INVALID, "objects.jsonl changed while it was imported");
-    transfer_lines_close(&r);
-    return rc;
+    br_err rc =
+        m->nsizes ? obj_ensure_bucket(app->obj, PHOTO_BUCKET, true, PHOTO_BUCKET_LIMIT) : BR_OK;
+    struct object_put k = {m, hold};
+    return rc ? rc : objects_each(dir, m, object_put, &k);
 }
 
 /* Rows for store_load, table after table, each read from the descriptor
