@@ -308,7 +308,7 @@ struct obj_entry {
     json_int_t size;
 };
 
-static br_err parse_object(json_t *o, struct obj_entry *e)
+static br_err parse_object(const json_t *o, struct obj_entry *e)
 {
     const char *bucket = json_string_value(json_array_get(o, 0));
     e->key = json_string_value(json_array_get(o, 1));
@@ -336,34 +336,27 @@ static struct obj_size *listed(const struct manifest *m, const char *key)
  * the same one, and every object listed is named by a record: an import
  * stores exactly the photos its rows keep, nothing that would stay with no
  * record (and no sweep to take it back). */
+static br_err photo_row_named(void *ud, const json_t *row)
+{
+    const struct manifest *m = ud;
+    /* storage_path, the sixth column in every version */
+    const char *key = json_string_value(json_array_get(row, 5));
+    struct obj_size *o = key ? listed(m, key) : NULL;
+    if (!key) return err_set(BR_INVALID, "fotos_cita.jsonl: a row without its storage_path");
+    if (!o)
+        return err_set(BR_INVALID,
+                       "fotos_cita.jsonl: a photo whose object objects.jsonl does not list (%s)",
+                       objkey_valid(key, strlen(key)) ? key : "an invalid key");
+    if (o->named)
+        return err_set(BR_INVALID, "fotos_cita.jsonl: two photos name the object %s", key);
+    o->named = true;
+    return BR_OK;
+}
+
 static br_err check_photo_rows(const struct manifest *m, int table)
 {
-    struct transfer_lines r;
-    br_err rc = transfer_lines_open(&r, m->fd[table], "fotos_cita.jsonl");
-    size_t len;
-    bool got = !rc;
-    while (!rc && got) {
-        rc = transfer_lines_next(&r, &len, &got);
-        if (rc || !got) break;
-        json_error_t e;
-        json_t *row = json_loadb(r.line, len, 0, &e);
-        /* storage_path, the sixth column in every version */
-        const char *key = json_string_value(json_array_get(row, 5));
-        struct obj_size *o = key ? listed(m, key) : NULL;
-        if (!key)
-            rc = err_set(BR_INVALID, "fotos_cita.jsonl: a row without its storage_path");
-        else if (!o)
-            rc = err_set(BR_INVALID,
-                         "fotos_cita.jsonl: a photo whose object objects.jsonl does "
-                         "not list (%s)",
-                         objkey_valid(key, strlen(key)) ? key : "an invalid key");
-        else if (o->named)
-            rc = err_set(BR_INVALID, "fotos_cita.jsonl: two photos name the object %s", key);
-        else
-            o->named = true;
-        json_decref(row);
-    }
-    transfer_lines_close(&r);
+    br_err rc =
+        transfer_jsonl_each(m->fd[table], "fotos_cita.jsonl", photo_row_named, (void *)m, NULL);
     for (size_t i = 0; !rc && i < m->nsizes; i++)
         if (!m->sizes[i].named)
             rc = err_set(BR_INVALID,
@@ -379,31 +372,30 @@ static br_err check_photo_rows(const struct manifest *m, int table)
  * list that is no longer the one the manifest sums fails. */
 typedef br_err (*object_fn)(void *ud, const struct obj_entry *e, int fd);
 
+struct object_walk {
+    const char *dir;
+    object_fn fn;
+    void *ud;
+};
+
+static br_err object_line(void *ud, const json_t *o)
+{
+    const struct object_walk *w = ud;
+    struct obj_entry ent;
+    br_err rc = parse_object(o, &ent);
+    int fd = -1;
+    if (!rc) rc = open_object(w->dir, ent.key, ent.size, ent.sum, &fd);
+    if (!rc) rc = w->fn(w->ud, &ent, fd);
+    if (fd >= 0) close(fd);
+    return rc;
+}
+
 static br_err objects_each(const char *dir, const struct manifest *m, object_fn fn, void *ud)
 {
-    struct transfer_lines r;
-    br_err rc = transfer_lines_open(&r, m->objects_fd, "objects.jsonl");
-    size_t len;
-    bool got = !rc;
-    while (!rc && got) {
-        rc = transfer_lines_next(&r, &len, &got);
-        if (rc || !got) break;
-        json_error_t e;
-        json_t *o = json_loadb(r.line, len, 0, &e);
-        struct obj_entry ent;
-        rc = parse_object(o, &ent);
-        int fd = -1;
-        if (!rc) rc = open_object(dir, ent.key, ent.size, ent.sum, &fd);
-        if (!rc) rc = fn(ud, &ent, fd);
-        if (fd >= 0) close(fd);
-        json_decref(o);
-    }
+    struct object_walk w = {dir, fn, ud};
     const char *want =
         json_string_value(json_object_get(json_object_get(m->root, "objects"), "sha256"));
-    if (!rc && !transfer_lines_sum_is(&r, want))
-        rc = err_set(BR_INVALID, "objects.jsonl changed while it was imported");
-    transfer_lines_close(&r);
-    return rc;
+    return transfer_jsonl_each(m->objects_fd, "objects.jsonl", object_line, &w, want ? want : "");
 }
 
 struct object_check {

@@ -152,3 +152,24 @@ void transfer_lines_close(struct transfer_lines *r)
     free(r->line);
     memset(r, 0, sizeof *r);
 }
+
+br_err transfer_jsonl_each(int fd, const char *name, br_err (*fn)(void *ud, const json_t *line),
+                           void *ud, const char *want)
+{
+    struct transfer_lines r;
+    br_err rc = transfer_lines_open(&r, fd, name);
+    size_t len;
+    bool got = !rc;
+    while (!rc && got) {
+        rc = transfer_lines_next(&r, &len, &got);
+        if (rc || !got) break;
+        json_error_t e;
+        json_t *line = json_loadb(r.line, len, 0, &e);
+        rc = fn(ud, line);
+        json_decref(line);
+    }
+    if (!rc && want && !transfer_lines_sum_is(&r, want))
+        rc = err_set(BR_INVALID, "%s changed while it was imported", name);
+    transfer_lines_close(&r);
+    return rc;
+}

@@ -12,6 +12,7 @@
 
 #include "../util/err.h"
 
+#include <jansson.h>
 #include <sodium.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -67,5 +68,13 @@ br_err transfer_lines_next(struct transfer_lines *r, size_t *len, bool *got) WAR
 bool transfer_lines_sum_is(struct transfer_lines *r, const char *want);
 /* Closes r (nothing when it was never opened). */
 void transfer_lines_close(struct transfer_lines *r);
+
+/* Calls fn with each line of fd (read from its first byte, as
+ * transfer_lines) parsed as JSON (NULL for a line that is not; borrowed for
+ * the call), stopping at fn's first error; with want (hex, non-NULL), every
+ * byte read must hash to it, or BR_INVALID "<name> changed while it was
+ * imported". */
+br_err transfer_jsonl_each(int fd, const char *name, br_err (*fn)(void *ud, const json_t *line),
+                           void *ud, const char *want) WARN_UNUSED;
 
 #endif
