@@ -134,15 +134,8 @@ static br_err copy_out(int fd, uint64_t size, const char *path, char sum[65])
 /* Makes every folder of path's parent (path itself is a file). */
 static br_err make_parents(const char *path)
 {
-    char *p = xstrdup(path);
-    br_err rc = BR_OK;
-    for (char *s = strchr(p + 1, '/'); s && !rc; s = strchr(s + 1, '/')) {
-        *s = '\0';
-        if (mkdir(p, DIR_MODE) != 0 && errno != EEXIST) rc = io_fail("cannot create", p);
-        *s = '/';
-    }
-    free(p);
-    return rc;
+    return dirs_make(path, DIR_MODE, false) == 0 ? BR_OK
+                                                 : io_fail("cannot create the folders of", path);
 }
 
 /* --- export ----------------------------------------------------------------------- */

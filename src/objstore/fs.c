@@ -596,27 +596,6 @@ static const struct obj_ops fs_ops = {
     .close = fs_close,
 };
 
-/* mkdir -p dir (the operator's path: its own links are followed, but for
- * its last component). -1 with errno. */
-static int mkdir_p(const char *dir)
-{
-    char *path = xasprintf("%s/", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        int r = mkdir(path, 0755);
-        *p = '/';
-        if (r != 0 && errno != EEXIST) {
-            int e = errno;
-            free(path);
-            errno = e;
-            return -1;
-        }
-    }
-    free(path);
-    return 0;
-}
-
 /* Whether the folder at (name beneath the folder at; "." for at itself) is
  * one the store may use: a folder, never a link, writable. -1 with errno. */
 static int usable_dir(int at, const char *name)
@@ -634,7 +613,7 @@ br_err objstore_fs_open(const char *dir, struct objstore **out)
      * made when absent, those never links (the store resolves nothing
      * through one) */
     const char *sub[] = {".", ".tmp", ".meta", ".buckets"};
-    int root = mkdir_p(dir) == 0 ? open(dir, ROOT_FLAGS) : -1;
+    int root = dirs_make(dir, 0755, true) == 0 ? open(dir, ROOT_FLAGS) : -1;
     for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
         int r = root < 0 ? -1 : 0;
         if (!r && i > 0 && mkdirat(root, sub[i], 0755) != 0 && errno != EEXIST) r = -1;

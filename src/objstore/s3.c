@@ -580,21 +580,6 @@ static const struct obj_ops s3_ops = {
 
 /* --- opening ---------------------------------------------------------------------- */
 
-/* mkdir -p dir. -1 with errno on failure. */
-static int make_dirs(const char *dir)
-{
-    char *path = xasprintf("%s/", dir);
-    int r = 0;
-    for (char *p = path + 1; *p && r == 0; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(path, 0750) != 0 && errno != EEXIST) r = -1;
-        *p = '/';
-    }
-    free(path);
-    return r;
-}
-
 static bool is_aws_host(const char *host)
 {
     size_t n = strlen(host);
@@ -746,7 +731,7 @@ br_err objstore_s3_open(const struct config *cfg, struct objstore **out)
     if (!rc) rc = share_make(s);
     if (!rc && cfg->storage_public_url) rc = parse_public_base(s, cfg->storage_public_url);
     /* the last step: nothing is written for a configuration that is refused */
-    if (!rc && make_dirs(s->scratch) != 0)
+    if (!rc && dirs_make(s->scratch, 0750, true) != 0)
         rc = err_set(BR_CONFIG, "cannot create the S3 scratch folder %s: %s", s->scratch,
                      strerror(errno));
     if (rc) {

@@ -4,10 +4,12 @@
 #define _GNU_SOURCE
 #include "common.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -168,4 +170,22 @@ size_t utf8_count(const char *s, size_t n)
     for (size_t i = 0; i < n; i++)
         if (((unsigned char)s[i] & 0xC0) != 0x80) count++;
     return count;
+}
+
+int dirs_make(const char *path, unsigned mode, bool whole)
+{
+    char *p = whole ? xasprintf("%s/", path) : xstrdup(path);
+    for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        int r = mkdir(p, (mode_t)mode);
+        *s = '/';
+        if (r != 0 && errno != EEXIST) {
+            int e = errno;
+            free(p);
+            errno = e;
+            return -1;
+        }
+    }
+    free(p);
+    return 0;
 }

@@ -37,6 +37,11 @@ void wipe_free(char *s);
  * party (a server's error, a library's) that may quote what it was given. */
 void secret_scrub(char *buf, size_t n, const char *secret);
 
+/* mkdir -p: makes every folder of path that is missing, each with mode,
+ * up to its last component (whole) or up to the one before it (the
+ * parents of a file). -1 with errno. */
+int dirs_make(const char *path, unsigned mode, bool whole) WARN_UNUSED;
+
 /* Milliseconds since the Unix epoch, wall clock. */
 int64_t clock_now_ms(void);
 /* Milliseconds (microseconds) of a monotonic clock, for durations and deadlines. */
