@@ -17,14 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The UTC instants of a's dates: [desde 00:00, the day after hasta 00:00). */
+/* The UTC instants of a's dates: [desde 00:00, the day after hasta 00:00),
+ * each midnight the clocks skip (America/Santiago's spring) taken as the
+ * first minute of its day that exists. */
 static bool window(const struct ausencia *a, br_ts desde, br_ts hasta)
 {
     struct tz_date d, h;
     int64_t ms0, ms1;
     if (!tz_date_parse(a->desde, &d) || !tz_date_parse(a->hasta, &h)) return false;
     tz_civil_from_days(tz_days_from_civil(&h) + 1, &h);
-    if (!tz_local_to_utc(&d, 0, &ms0) || !tz_local_to_utc(&h, 0, &ms1)) return false;
+    if (!tz_local_instant(&d, 0, &ms0) || !tz_local_instant(&h, 0, &ms1)) return false;
     iso8601_format(ms0, desde);
     iso8601_format(ms1, hasta);
     return true;

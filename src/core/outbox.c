@@ -84,7 +84,7 @@ static int64_t quiet_until(const struct outbox *o, int64_t now)
     /* today's end, or tomorrow's when it is past today's (over midnight) */
     if (minute >= o->quiet_to) tz_civil_from_days(tz_days_from_civil(&d) + 1, &d);
     int64_t until = 0;
-    if (!tz_local_to_utc(&d, o->quiet_to, &until) || until <= now) until = now + 3600000;
+    if (!tz_local_instant(&d, o->quiet_to, &until) || until <= now) until = now + 3600000;
     return until;
 }
 

@@ -301,6 +301,57 @@ static void one_action_cancels_them_with_the_shops_message_once(void **state)
     free(c);
 }
 
+/* In a zone whose clocks skip midnight (America/Santiago: 2032-09-05
+ * begins at 01:00), a day off still meets its appointments: its window
+ * starts, or ends, at the first minute of the day that exists. */
+static void a_day_off_meets_its_appointments_where_midnight_is_skipped(void **state)
+{
+    (void)state;
+    struct srv t = {0};
+    srv_init(&t);
+    const char *env[] = {"BARBERIA_TZ=America/Santiago", "BARBERIA_MIN_NOTICE_MIN=0", NULL};
+    srv_start(&t, env, NULL);
+    char *barb = make_barbero(&t, "Barbero Santiago");
+    char *serv = make_servicio(&t, "Corte", 30, 10.0);
+    struct user ana, admin;
+    signup_user(&t, &ana, "Ana Santiago");
+    make_user(&t, &admin, "Admin Santiago", "admin");
+    char *sabado = book(&t, &ana, barb, serv, "2032-09-04T14:00:00.000Z", NULL); /* 10:00 -04 */
+    char *lunes = book(&t, &ana, barb, serv, "2032-09-06T13:00:00.000Z", NULL);  /* 10:00 -03 */
+    /* the Saturday before: its window ends where the Sunday begins */
+    struct resp r;
+    http_json(&t, "POST", "/api/admin/ausencias", admin.token,
+              "{\"desde\":\"2032-09-04\",\"hasta\":\"2032-09-04\"}", &r);
+    assert_int_equal(r.status, 201);
+    json_t *af = json_object_get(r.json, "afectadas");
+    assert_int_equal(json_array_size(af), 1);
+    assert_true(listed(af, sabado));
+    resp_free(&r);
+    /* from the skipped midnight on: its window starts at 01:00 */
+    http_json(&t, "POST", "/api/admin/ausencias", admin.token,
+              "{\"desde\":\"2032-09-05\",\"hasta\":\"2032-09-06\"}", &r);
+    assert_int_equal(r.status, 201);
+    af = json_object_get(r.json, "afectadas");
+    assert_int_equal(json_array_size(af), 1);
+    assert_true(listed(af, lunes));
+    char path[160];
+    snprintf(path, sizeof path, "/api/admin/ausencias/%s/cancelar-citas",
+             jstr(json_object_get(r.json, "ausencia"), "id"));
+    resp_free(&r);
+    http_json(&t, "POST", path, admin.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(listed(json_object_get(r.json, "canceladas"), lunes));
+    resp_free(&r);
+    char *e = db_query(&t, "SELECT estado FROM citas WHERE id = '%s'", lunes);
+    assert_string_equal(e, "cancelada");
+    free(e);
+    free(sabado);
+    free(lunes);
+    free(barb);
+    free(serv);
+    srv_cleanup(&t);
+}
+
 static void bad_input_and_other_roles_cancel_nothing(void **state)
 {
     (void)state;
@@ -358,6 +409,7 @@ int main(void)
         cmocka_unit_test(a_day_off_answers_with_the_appointments_it_meets_and_cancels_none),
         cmocka_unit_test(one_action_cancels_them_with_the_shops_message_once),
         cmocka_unit_test(bad_input_and_other_roles_cancel_nothing),
+        cmocka_unit_test(a_day_off_meets_its_appointments_where_midnight_is_skipped),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
