@@ -37,6 +37,7 @@
  * connection when its own fails at once with a lost connection.
  */
 #include "db.h"
+#include "db_pg_text.h"
 #include "../util/cond.h"
 #include "../util/log.h"
 #include "../util/metrics.h"
@@ -67,7 +68,6 @@
 #define DOWN_MSG             "Base de datos no disponible"
 #define RETRY_S              1
 #define MIGRATE_LOCK         7305402110529876481ll /* pg_advisory_lock key of migrations */
-#define TS_LEN               24                    /* YYYY-MM-DDTHH:MM:SS.sssZ */
 
 /* type oids (pg_type.h is a server header) */
 #define OID_BOOL        16
@@ -93,7 +93,7 @@ struct db_conn {
     int nstmt;
     int64_t deadline_ms; /* of the current call, on the monotonic clock */
     int op_ms;           /* bound on one statement */
-    char ts[MAX_COLS][TS_LEN + 1];
+    char ts[MAX_COLS][DB_PG_TS_LEN + 1];
     char why[256]; /* why it is broken */
     bool retry;    /* the last failure was a deadlock or serialisation failure */
     bool pipe;     /* in a write transaction, in libpq's pipeline mode */
@@ -147,44 +147,6 @@ static void ignore_notice(void *arg, const PGresult *r)
     (void)r;
 }
 
-/* What a message about connecting to target may show (in place, buf of n
- * bytes). libpq quotes the connection string, or a value of it, in some of
- * its messages, and the string may carry a password: when target parses,
- * each occurrence of its password becomes "***"; when it does not, every
- * quoted text becomes "...". */
-static void scrubbed(const char *target, char *buf, size_t n)
-{
-    char *perr = NULL;
-    PQconninfoOption *opts = PQconninfoParse(target, &perr);
-    PQfreemem(perr);
-    if (!opts) {
-        char out[256];
-        size_t o = 0;
-        bool quoted = false;
-        for (const char *p = buf; *p && o + 4 < sizeof out; p++) {
-            if (*p == '"') {
-                quoted = !quoted;
-                if (quoted) {
-                    memcpy(out + o, "\"...", 4);
-                    o += 4;
-                } else {
-                    out[o++] = '"';
-                }
-            } else if (!quoted) {
-                out[o++] = *p;
-            }
-        }
-        out[o] = '\0';
-        snprintf(buf, n, "%s", out);
-        return;
-    }
-    const char *pw = NULL;
-    for (PQconninfoOption *o = opts; o->keyword; o++)
-        if (!strcmp(o->keyword, "password") && o->val && *o->val) pw = o->val;
-    secret_scrub(buf, n, pw);
-    PQconninfoFree(opts);
-}
-
 /* libpq's last message on h, on one line without its final newline;
  * scrubbed of target's password when target is given. */
 static const char *conn_msg(PGconn *h, const char *target, char *buf, size_t n)
@@ -193,7 +155,7 @@ static const char *conn_msg(PGconn *h, const char *target, char *buf, size_t n)
     size_t len = strlen(buf);
     while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
         buf[--len] = '\0';
-    if (target) scrubbed(target, buf, n);
+    if (target) db_pg_scrub(target, buf, n);
     return buf;
 }
 
@@ -634,26 +596,6 @@ static void pg_rollback(struct db_conn *c)
         (void)simple(c, "ROLLBACK");
 }
 
-/* The SQL with each `?` outside a quoted string as $1, $2... OUT: *nparams. */
-static char *translate(const char *sql, int *nparams)
-{
-    size_t n = strlen(sql), cap = n * 4 + 1; /* "?" -> "$nnn" at most */
-    char *out = xmalloc(cap);
-    char *w = out;
-    int k = 0;
-    bool quoted = false;
-    for (const char *s = sql; *s; s++) {
-        if (*s == '\'') quoted = !quoted;
-        if (*s == '?' && !quoted)
-            w += snprintf(w, cap - (size_t)(w - out), "$%d", ++k);
-        else
-            *w++ = *s;
-    }
-    *w = '\0';
-    *nparams = k;
-    return out;
-}
-
 static br_err prepared(struct db_conn *c, const char *sql, char name[16])
 {
     size_t h = ((uintptr_t)sql >> 3) % STMT_CACHE;
@@ -665,7 +607,7 @@ static br_err prepared(struct db_conn *c, const char *sql, char name[16])
         }
         if (slot->sql) continue;
         int np = 0;
-        char *text = translate(sql, &np);
+        char *text = db_pg_translate(sql, &np);
         int id = ++c->nstmt;
         snprintf(name, 16, "s%d", id);
         br_err rc = BR_OK;
@@ -701,27 +643,6 @@ static br_err pg_lock(struct db_conn *c, const char *key)
     return c->pipe ? send_stmt(c, sql, &k, 1) : db_pg_ops.exec(c, sql, &k, 1, NULL, NULL, NULL);
 }
 
-/* A timestamp as PostgreSQL prints it in UTC with DateStyle ISO
- * ("2031-05-04 08:30:00.123+00") in the API's form. False when it is not
- * one (a year past 9999, BC). */
-static bool ts_canonical(const char *s, size_t n, char out[TS_LEN + 1])
-{
-    if (n < 19 || s[4] != '-' || s[10] != ' ' || s[13] != ':') return false;
-    memcpy(out, s, 10);
-    out[10] = 'T';
-    memcpy(out + 11, s + 11, 8);
-    out[19] = '.';
-    size_t i = 19, d = 0;
-    if (i < n && s[i] == '.')
-        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-            if (d < 3) out[20 + d++] = s[i];
-    while (d < 3)
-        out[20 + d++] = '0';
-    out[23] = 'Z';
-    out[24] = '\0';
-    return i == n || s[i] == '+' || s[i] == '-';
-}
-
 static br_err column(struct db_conn *c, const PGresult *r, int row, int col, struct db_val *v)
 {
     if (PQgetisnull(r, row, col)) {
@@ -746,40 +667,14 @@ static br_err column(struct db_conn *c, const PGresult *r, int row, int col, str
         return BR_OK;
     case OID_TIMESTAMP:
     case OID_TIMESTAMPTZ:
-        if (!ts_canonical(s, n, c->ts[col]))
+        if (!db_pg_ts_canonical(s, n, c->ts[col]))
             return err_set(BR_STORE, "timestamp out of range: %s", s);
-        *v = (struct db_val){.type = DB_TEXT, .s = c->ts[col], .n = TS_LEN};
+        *v = (struct db_val){.type = DB_TEXT, .s = c->ts[col], .n = DB_PG_TS_LEN};
         return BR_OK;
     default:
         *v = (struct db_val){.type = DB_TEXT, .s = s, .n = n};
         return BR_OK;
     }
-}
-
-/* A text parameter as PostgreSQL takes it: NUL-terminated, valid UTF-8.
- * Stored text is always valid UTF-8 (JSON bodies are, object keys are
- * checked), so what is not can only be a lookup from raw input (a query
- * string, a form field): each bad byte becomes U+FFFD, which matches what
- * SQLite would have matched - nothing - where SQLite compares the bytes. */
-static char *text_param(const char *s, size_t n)
-{
-    if (utf8_valid(s, n) && !memchr(s, '\0', n)) return xstrndup(s, n);
-    char *out = xmalloc(n * 3 + 1), *w = out;
-    for (size_t i = 0; i < n;) {
-        unsigned char b = (unsigned char)s[i];
-        size_t len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
-        if (b && len && i + len <= n && utf8_valid(s + i, len)) {
-            memcpy(w, s + i, len);
-            w += len;
-            i += len;
-        } else {
-            memcpy(w, "\xef\xbf\xbd", 3);
-            w += 3;
-            i++;
-        }
-    }
-    *w = '\0';
-    return out;
 }
 
 /* Sends one prepared statement (preparing it first when new on c). */
@@ -810,7 +705,7 @@ static br_err send_stmt(struct db_conn *c, const char *sql, const struct db_val 
             vals[i] = num[i];
             break;
         case DB_TEXT:
-            owned[i] = text_param(p->s, p->n);
+            owned[i] = db_pg_text_param(p->s, p->n);
             vals[i] = owned[i];
             break;
         }
