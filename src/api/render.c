@@ -180,7 +180,7 @@ void api_fail(struct http_req *r, br_err rc, const char *generic)
 {
     const char *detail = err_msg();
     http_req_set_detail(r, *detail ? detail : err_name(rc));
-    if (rc == BR_BUSY)
+    if (err_unavailable(rc))
         reply_error(r, 503, detail);
     else
         reply_error(r, 500, generic ? generic : detail);

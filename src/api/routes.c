@@ -219,7 +219,7 @@ static void caller_free(void *p)
  * detail kept for the log). */
 static br_err refusal(struct http_req *r, br_err rc, enum http_auth mode)
 {
-    if (rc == BR_BUSY) return BR_BUSY; /* 503 with its detail and Retry-After */
+    if (err_unavailable(rc)) return rc; /* 503 with its detail and Retry-After */
     if (rc != BR_UNAUTH) {
         http_req_set_detail(r, err_msg());
         return err_set(BR_INTERNAL, API_ERROR_INTERNAL);

@@ -263,7 +263,7 @@ static int cand_cmp(const void *a, const void *b)
 static br_err internal(br_err rc, const char *what)
 {
     log_error("disponibilidad: %s: %s", what, err_msg());
-    if (rc == BR_BUSY) return rc;
+    if (err_unavailable(rc)) return rc;
     return err_set(BR_INTERNAL, "Error interno del servidor");
 }
 

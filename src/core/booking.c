@@ -53,7 +53,7 @@ void booking_event_text(const char *servicio, const char *cliente, const char *b
 static br_err unexpected(br_err rc, const char *what)
 {
     log_error("citas: %s: %s", what, err_msg());
-    if (rc == BR_BUSY) return rc;
+    if (err_unavailable(rc)) return rc;
     return err_set(BR_INTERNAL, "Error interno del servidor");
 }
 
@@ -218,6 +218,18 @@ br_err booking_create_para(struct app *app, const struct booking_para *para,
     rc = para->staff
              ? store_cita_book_desk(app->store, out, queued, para->quien, srv.margen_min, espera)
              : store_cita_book_capped(app->store, out, queued, now, cap, espera);
+    if (rc == BR_INDOUBT) {
+        /* the appointment may be stored: its event stays with it (an event
+         * without its appointment is the lesser harm: a confirmed booking
+         * pointing at no event would lose its calendar entry) */
+        struct err_kept why;
+        err_keep(&why);
+        log_error("citas: whether cita %s was stored is unknown (its event %s kept): %s", out->id,
+                  out->google_event_id ? out->google_event_id : "none", why.msg);
+        cita_clear(out);
+        rc = err_restore(BR_INDOUBT, &why);
+        goto out;
+    }
     if (rc == BR_CONFLICT || rc == BR_BUSY || rc == BR_TOOLARGE || rc == BR_UNAUTH) {
         /* nothing was stored: the event goes too (what the store said is
          * read first: the calendar call may set a detail of its own) */

@@ -26,7 +26,7 @@ static void cutoff_words(int min, char *out, size_t n)
 static br_err unexpected(br_err rc, const char *what)
 {
     log_error("citas: %s: %s", what, err_msg());
-    if (rc == BR_BUSY) return rc;
+    if (err_unavailable(rc)) return rc;
     return err_set(BR_INTERNAL, "Error interno del servidor");
 }
 
@@ -73,7 +73,12 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
                  err_msg());
     } else {
         bool stored = false;
-        if (store_cita_set_event(app->store, id, made, &stored) != BR_OK || !stored) {
+        br_err src = store_cita_set_event(app->store, id, made, &stored);
+        if (src == BR_INDOUBT) {
+            /* it may be recorded: the event stays */
+            log_warn("calendar: whether event %s of cita %s was recorded is unknown: %s", made, id,
+                     err_msg());
+        } else if (src != BR_OK || !stored) {
             /* cancelled or given an event meanwhile: this one goes again */
             if (calendar_delete_event(cal, made) != BR_OK)
                 log_warn("calendar: could not delete the unrecorded event of cita %s: %s", id,

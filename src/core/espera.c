@@ -25,7 +25,7 @@ static void date_of_days(int64_t days, char out[11])
 static br_err unexpected(br_err rc, const char *what)
 {
     log_error("lista de espera: %s: %s", what, err_msg());
-    if (rc == BR_BUSY) return rc;
+    if (err_unavailable(rc)) return rc;
     return err_set(BR_INTERNAL, "Error interno del servidor");
 }
 

@@ -139,7 +139,7 @@ br_err gestion_cita(struct app *app, const char *token, br_id cita_id, uint32_t 
     if (rc) {
         cita_id[0] = '\0';
         log_error("citas: link lookup: %s", err_msg());
-        return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
+        return err_unavailable(rc) ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
     }
     *out_gen = gen;
     return BR_OK;
@@ -156,7 +156,7 @@ br_err gestion_ver(struct app *app, const char *token, struct gestion_vista *out
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Cita no encontrada");
     if (rc) {
         log_error("citas: link lookup: %s", err_msg());
-        return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
+        return err_unavailable(rc) ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
     }
     int64_t start = 0;
     if (!iso8601_parse(d.cita.fecha_inicio, strlen(d.cita.fecha_inicio), &start)) start = 0;

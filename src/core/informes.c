@@ -253,7 +253,7 @@ static void grupo_init(struct informe_grupo *g, const char *clave, const char *n
 static br_err internal(br_err rc, const char *what)
 {
     log_error("informes: %s: %s", what, err_msg());
-    if (rc == BR_BUSY) return rc;
+    if (err_unavailable(rc)) return rc;
     return err_set(BR_INTERNAL, "Error interno del servidor");
 }
 

@@ -122,7 +122,7 @@ static br_err desk_check(void *ud, struct app *app, const struct servicio *s,
     if (!rc) rc = store_ausencias_on(app->store, fecha, on_ausencia, &h);
     if (rc) {
         log_error("mostrador: hours of barber %s: %s", b->id, err_msg());
-        return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
+        return err_unavailable(rc) ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
     }
     if (h.closed) return err_set(BR_INVALID, "La barbería está cerrada ese día");
     if (h.off || !h.any) return err_set(BR_INVALID, "El barbero no trabaja ese día");
@@ -316,7 +316,7 @@ static br_err reservar(struct app *app, const struct mostrador_reserva *in, cons
     goto out;
 fail:
     log_error("mostrador: client lookup: %s", err_msg());
-    if (rc != BR_BUSY) rc = err_set(BR_INTERNAL, "Error interno del servidor");
+    if (!err_unavailable(rc)) rc = err_set(BR_INTERNAL, "Error interno del servidor");
 out:
     cliente_view_clear(&cv);
     tecleada_clear(&t);
@@ -380,7 +380,7 @@ static br_err alta(struct app *app, const struct mostrador_cliente *c, const cha
     }
     if (!rc && !leida) rc = mostrador_solo_cliente(app, t.id, out);
     if (rc) cliente_view_clear(out);
-    if (rc && rc != BR_NOTFOUND && rc != BR_CONFLICT && rc != BR_BUSY) {
+    if (rc && rc != BR_NOTFOUND && rc != BR_CONFLICT && !err_unavailable(rc)) {
         log_error("mostrador: registering a client: %s", err_msg());
         rc = err_set(BR_INTERNAL, "Error interno del servidor");
     }
@@ -467,13 +467,13 @@ br_err mostrador_corregir(struct app *app, const struct principal *caller, const
         return err_set(BR_CONFLICT, "El email ya está registrado");
     if (rc) {
         log_error("mostrador: correcting client %s: %s", id, err_msg());
-        return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
+        return err_unavailable(rc) ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
     }
     log_info("mostrador: client %s corrected at the front desk by %s (%s%s%s)", id, caller->user_id,
              in->nombre ? "name " : "", in->has_telefono ? "phone " : "",
              in->has_email ? "e-mail" : "");
     rc = mostrador_solo_cliente(app, id, out);
-    if (rc && rc != BR_NOTFOUND && rc != BR_BUSY) {
+    if (rc && rc != BR_NOTFOUND && !err_unavailable(rc)) {
         log_error("mostrador: client %s after its correction: %s", id, err_msg());
         rc = err_set(BR_INTERNAL, "Error interno del servidor");
     }
@@ -516,7 +516,7 @@ br_err mostrador_asistencia(struct app *app, const struct principal *caller, con
         case ASISTENCIA_OK:
             break;
         }
-    if (rc && rc != BR_BUSY) {
+    if (rc && !err_unavailable(rc)) {
         log_error("mostrador: attendance of cita %s: %s", id, err_msg());
         rc = err_set(BR_INTERNAL, "Error interno del servidor");
     }

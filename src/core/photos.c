@@ -284,7 +284,8 @@ static br_err put_object(struct app *app, const struct principal *caller, const 
             *key = NULL;
             continue;
         }
-        if (rc == BR_BUSY) break; /* 503: nothing was written */
+        if (rc == BR_INDOUBT) settle_intent(app, in, false); /* if stored: a sweep's */
+        if (err_unavailable(rc)) break;                      /* 503: no object was written */
         if (rc) {
             rc = err_set(BR_OBJSTORE, "%s", err_msg());
             break;
@@ -306,12 +307,13 @@ static br_err put_object(struct app *app, const struct principal *caller, const 
     return rc;
 }
 
-/* A failed store operation: BR_BUSY as it is (503 with Retry-After: a full
- * pool or a write lock held too long), anything else the specification's
- * 500 with the store's message. */
+/* A failed store operation: BR_BUSY and BR_INDOUBT as they are (503 with
+ * Retry-After: a full pool, a write lock held too long, a write whose
+ * outcome is unknown), anything else the specification's 500 with the
+ * store's message. */
 static br_err store_failed(br_err rc)
 {
-    if (rc == BR_BUSY) return err_set_retry(BR_BUSY, err_retry_after(), "%s", err_msg());
+    if (err_unavailable(rc)) return err_set_retry(rc, err_retry_after(), "%s", err_msg());
     return err_set(BR_STORE, "%s", err_msg());
 }
 
@@ -360,7 +362,7 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
     char *key = NULL;
     struct obj_intent in;
     rc = put_object(app, caller, cita_id, up, &key, &in);
-    if (rc == BR_BUSY) { /* the intent could not be recorded in time: nothing written */
+    if (err_unavailable(rc)) { /* the intent could not be recorded: no object written */
         free(key);
         return store_failed(rc);
     }
@@ -380,6 +382,17 @@ br_err photos_upload(struct app *app, const struct principal *caller, const stru
     out->storage_path = key;
     iso8601_format(clock_now_ms(), out->created_at);
     rc = store_foto_insert_put(app->store, out, (int64_t)up->size, PHOTO_MAX_PER_TIPO, quota, &in);
+    if (rc == BR_INDOUBT) {
+        /* the record may be stored: the object stays, and a sweep decides
+         * by whether a record names it */
+        struct err_kept why;
+        err_keep(&why);
+        log_error("fotos: whether the record of %s for cita %s was stored is unknown: %s", key,
+                  cita_id, why.msg);
+        settle_intent(app, &in, false);
+        foto_clear(out);
+        return err_restore(BR_INDOUBT, &why);
+    }
     if (rc) {
         struct err_kept why;
         err_keep(&why);
@@ -412,6 +425,18 @@ br_err photos_list(struct app *app, const char *cita_id, store_foto_fn fn, void 
     return BR_OK;
 }
 
+/* A photo's deletion whose outcome is unknown: its object stays, and its
+ * delete intent (stored or not, with the record's deletion) is disowned,
+ * so that a sweep removes the object exactly when no record names it. */
+static void delete_in_doubt(struct app *app, const struct obj_intent *in)
+{
+    struct err_kept why;
+    err_keep(&why);
+    log_error("fotos: whether the record of %s was deleted is unknown: %s", in->key, why.msg);
+    settle_intent(app, in, false);
+    err_restore(BR_INDOUBT, &why);
+}
+
 br_err photos_delete(struct app *app, const struct principal *caller, const char *id_text)
 {
     if (missing(id_text)) return err_set(BR_INVALID, "Falta id");
@@ -428,6 +453,9 @@ br_err photos_delete(struct app *app, const struct principal *caller, const char
     rc = store_foto_delete(app->store, id, &in);
     if (rc == BR_NOTFOUND) {
         rc = err_set(BR_NOTFOUND, "Foto no encontrada"); /* a racing delete won */
+    } else if (rc == BR_INDOUBT) {
+        delete_in_doubt(app, &in);
+        rc = store_failed(rc);
     } else if (rc) {
         rc = store_failed(rc);
     } else {
@@ -493,6 +521,9 @@ br_err photos_erase(struct app *app, const struct foto *f)
     br_err rc = store_foto_delete(app->store, f->id, &in);
     if (rc == BR_NOTFOUND) {
         rc = BR_OK; /* a racing delete won */
+    } else if (rc == BR_INDOUBT) {
+        delete_in_doubt(app, &in);
+        rc = store_failed(rc);
     } else if (rc) {
         rc = store_failed(rc);
     } else {

@@ -17,7 +17,7 @@ br_err users_list_page(struct app *app, const char *before_created, const char *
 {
     br_err rc = store_usuarios_page(app->store, before_created, before_id, limit, fn, ud);
     /* BR_BUSY: 503 with Retry-After; BR_TOOLARGE: the caller's row handler ran out of room */
-    if (rc == BR_BUSY || rc == BR_TOOLARGE) return rc;
+    if (err_unavailable(rc) || rc == BR_TOOLARGE) return rc;
     if (rc) return err_set(BR_STORE, "%s", err_msg());
     return BR_OK;
 }
@@ -32,7 +32,7 @@ br_err users_patch(struct app *app, const struct user_patch *p)
     if (given(p->password)) {
         br_err rc = is_uuid ? ident_set_password(app->ident, uid, p->password)
                             : err_set(BR_NOTFOUND, "Usuario no encontrado");
-        if (rc == BR_INVALID || rc == BR_BUSY) return rc; /* BR_BUSY: 503, Retry-After */
+        if (rc == BR_INVALID || err_unavailable(rc)) return rc; /* BR_BUSY: 503, Retry-After */
         if (rc) return err_set(BR_STORE, "%s", err_msg());
         log_info("admin: password of user %s changed; their sessions ended", uid);
     }
@@ -49,7 +49,7 @@ br_err users_patch(struct app *app, const struct user_patch *p)
     if (!patch.rol && !patch.nombre && !patch.set_telefono) return BR_OK;
     if (!is_uuid) return BR_OK; /* no such profile: nothing to update */
     br_err rc = store_perfil_update(app->store, uid, &patch);
-    if (rc == BR_BUSY) return rc; /* 503, Retry-After */
+    if (err_unavailable(rc)) return rc; /* 503, Retry-After */
     if (rc) return err_set(BR_STORE, "%s", err_msg());
     return BR_OK;
 }

@@ -76,7 +76,7 @@ static br_err desk_client(struct app *app, const struct principal *caller, const
     if (rc == BR_NOTFOUND) return rc;
     if (rc) {
         log_error("whatsapp: client lookup: %s", err_msg());
-        return rc == BR_BUSY ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
+        return err_unavailable(rc) ? rc : err_set(BR_INTERNAL, "Error interno del servidor");
     }
     return BR_OK;
 }
@@ -103,7 +103,7 @@ br_err whatsapp_consent_of(struct app *app, const struct principal *caller, cons
     if (rc) return rc;
     rc = store_whatsapp_consent_get(app->store, cv.perfil.id, c);
     cliente_view_clear(&cv);
-    if (rc && rc != BR_BUSY) {
+    if (rc && !err_unavailable(rc)) {
         log_error("whatsapp: consent of %s: %s", cliente_id, err_msg());
         rc = err_set(BR_INTERNAL, "Error interno del servidor");
     }

@@ -416,11 +416,11 @@ static void start(struct http_req *r, const char *url, const char *method)
         err_clear();
         br_err rc = s->o.authorize(r, r->route->auth);
         if (rc) {
-            unsigned st = rc == BR_UNAUTH      ? 401
-                          : rc == BR_FORBIDDEN ? 403
-                          : rc == BR_BUSY      ? 503
-                                               : 500;
-            if (rc == BR_BUSY) {
+            unsigned st = rc == BR_UNAUTH       ? 401
+                          : rc == BR_FORBIDDEN  ? 403
+                          : err_unavailable(rc) ? 503
+                                                : 500;
+            if (err_unavailable(rc)) {
                 char secs[16];
                 snprintf(secs, sizeof secs, "%d", err_retry_after() > 0 ? err_retry_after() : 1);
                 http_add_header(r, "Retry-After", secs);

@@ -66,19 +66,10 @@
 #define SLACK_MS             2000 /* client-side bound past the server's own timeouts */
 #define BUSY_MSG             "Servicio ocupado"
 #define DOWN_MSG             "Base de datos no disponible"
+#define INDOUBT_MSG          "No se sabe si el cambio se guardó: compruébelo antes de repetirlo"
+#define INDOUBT_PAUSE_MS     100 /* between two questions about a commit's outcome */
 #define RETRY_S              1
 #define MIGRATE_LOCK         7305402110529876481ll /* pg_advisory_lock key of migrations */
-
-/* type oids (pg_type.h is a server header) */
-#define OID_BOOL        16
-#define OID_INT8        20
-#define OID_INT2        21
-#define OID_INT4        23
-#define OID_FLOAT4      700
-#define OID_FLOAT8      701
-#define OID_NUMERIC     1700
-#define OID_TIMESTAMP   1114
-#define OID_TIMESTAMPTZ 1184
 
 struct stmt_slot {
     const char *sql;
@@ -94,10 +85,13 @@ struct db_conn {
     int64_t deadline_ms; /* of the current call, on the monotonic clock */
     int op_ms;           /* bound on one statement */
     char ts[MAX_COLS][DB_PG_TS_LEN + 1];
-    char why[256]; /* why it is broken */
-    bool retry;    /* the last failure was a deadlock or serialisation failure */
-    bool pipe;     /* in a write transaction, in libpq's pipeline mode */
-    int pending;   /* commands sent in the pipeline whose results are unread */
+    char why[256];    /* why it is broken */
+    bool retry;       /* the last failure was a deadlock or serialisation failure */
+    bool pipe;        /* in a write transaction, in libpq's pipeline mode */
+    int pending;      /* commands sent in the pipeline whose results are unread */
+    bool txid_unread; /* the transaction's txid_current() is sent, its answer unread */
+    int64_t txid;     /* the write transaction's id; 0 until its answer is read */
+    bool commit_sent; /* its COMMIT was handed to libpq */
 };
 
 struct pg_db {
@@ -346,6 +340,13 @@ static bool failed(const PGresult *r)
     return s == PGRES_FATAL_ERROR || s == PGRES_BAD_RESPONSE || s == PGRES_NONFATAL_ERROR;
 }
 
+/* The transaction's id, from the answer to pipe_begin's txid_current(). */
+static void take_txid(struct db_conn *c, const PGresult *r)
+{
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0))
+        c->txid = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+}
+
 /* Sends a sync point and reads every result up to it, within c's deadline.
  * Returns the first command's error, if any. OUT: *last (when last is not
  * NULL and all went well), the result of the last command sent. */
@@ -361,6 +362,7 @@ static br_err pipe_sync(struct db_conn *c, PGresult **last)
             rc = next_result(c, &r);
             if (rc || !r) break;
             if (failed(r) && !first) first = result_error(c, r);
+            if (c->txid_unread && i == 1) take_txid(c, r);
             if (last && i == c->pending - 1 && !first && !failed(r)) {
                 PQclear(keep);
                 keep = r;
@@ -377,6 +379,7 @@ static br_err pipe_sync(struct db_conn *c, PGresult **last)
         PQclear(r);
     }
     c->pending = 0;
+    c->txid_unread = false;
     if (rc || first) {
         PQclear(keep);
         return first ? first : rc;
@@ -388,13 +391,51 @@ static br_err pipe_sync(struct db_conn *c, PGresult **last)
     return BR_OK;
 }
 
+/* BEGIN, and the transaction's id asked for at once: a flush request
+ * makes the server answer both without a sync point, so the answer
+ * travels while the transaction's statements are sent, and is read at its
+ * first sync point or, at the latest, before COMMIT goes out (pipe_head).
+ * It is what tells, on another connection, whether a COMMIT whose answer
+ * was lost took effect (commit_outcome). */
 static br_err pipe_begin(struct db_conn *c)
 {
     if (!c->h || c->broken) return down(c, NULL);
     if (!PQenterPipelineMode(c->h)) return down(c, PQerrorMessage(c->h));
     c->pipe = true;
     c->pending = 0;
-    return pipe_sent(c, PQsendQueryParams(c->h, "BEGIN", 0, NULL, NULL, NULL, NULL, 0));
+    c->txid = 0;
+    c->txid_unread = false;
+    c->commit_sent = false;
+    br_err rc = pipe_sent(c, PQsendQueryParams(c->h, "BEGIN", 0, NULL, NULL, NULL, NULL, 0));
+    if (!rc)
+        rc = pipe_sent(
+            c, PQsendQueryParams(c->h, "SELECT txid_current()", 0, NULL, NULL, NULL, NULL, 0));
+    if (!rc) c->txid_unread = true;
+    if (!rc && !PQsendFlushRequest(c->h)) rc = down(c, PQerrorMessage(c->h));
+    /* out now, without waiting: what is left goes with the next flush */
+    if (!rc && PQflush(c->h) < 0) rc = down(c, PQerrorMessage(c->h));
+    return rc;
+}
+
+/* Reads the answers to BEGIN and txid_current() (the first two commands of
+ * the pipeline, answered at once by the flush request), within c's
+ * deadline. */
+static br_err pipe_head(struct db_conn *c)
+{
+    br_err rc = flush_out(c), first = BR_OK;
+    for (int i = 0; !rc && i < 2; i++) {
+        for (;;) {
+            PGresult *r = NULL;
+            rc = next_result(c, &r);
+            if (rc || !r) break;
+            if (failed(r) && !first) first = result_error(c, r);
+            if (i == 1) take_txid(c, r);
+            PQclear(r);
+        }
+    }
+    if (!rc) c->pending -= 2;
+    c->txid_unread = false;
+    return first ? first : rc;
 }
 
 /* Leaves pipeline mode (reading what is still unread first); a connection
@@ -419,8 +460,13 @@ static br_err pipe_commit(struct db_conn *c)
 {
     if (!c->h || c->broken) return down(c, NULL);
     c->deadline_ms = clock_mono_ms() + c->op_ms;
-    br_err rc = pipe_sent(c, PQsendQueryParams(c->h, "COMMIT", 0, NULL, NULL, NULL, NULL, 0));
-    if (!rc) rc = pipe_sync(c, NULL);
+    /* the transaction's id in hand before COMMIT goes out */
+    br_err rc = c->txid_unread ? pipe_head(c) : BR_OK;
+    if (!rc) rc = pipe_sent(c, PQsendQueryParams(c->h, "COMMIT", 0, NULL, NULL, NULL, NULL, 0));
+    if (!rc) {
+        c->commit_sent = true;
+        rc = pipe_sync(c, NULL);
+    }
     return rc;
 }
 
@@ -643,40 +689,6 @@ static br_err pg_lock(struct db_conn *c, const char *key)
     return c->pipe ? send_stmt(c, sql, &k, 1) : db_pg_ops.exec(c, sql, &k, 1, NULL, NULL, NULL);
 }
 
-static br_err column(struct db_conn *c, const PGresult *r, int row, int col, struct db_val *v)
-{
-    if (PQgetisnull(r, row, col)) {
-        *v = db_null();
-        return BR_OK;
-    }
-    const char *s = PQgetvalue(r, row, col);
-    size_t n = (size_t)PQgetlength(r, row, col);
-    switch (PQftype(r, col)) {
-    case OID_INT2:
-    case OID_INT4:
-    case OID_INT8:
-        *v = db_int(strtoll(s, NULL, 10));
-        return BR_OK;
-    case OID_FLOAT4:
-    case OID_FLOAT8:
-    case OID_NUMERIC:
-        *v = db_real(strtod(s, NULL));
-        return BR_OK;
-    case OID_BOOL:
-        *v = db_int(s[0] == 't');
-        return BR_OK;
-    case OID_TIMESTAMP:
-    case OID_TIMESTAMPTZ:
-        if (!db_pg_ts_canonical(s, n, c->ts[col]))
-            return err_set(BR_STORE, "timestamp out of range: %s", s);
-        *v = (struct db_val){.type = DB_TEXT, .s = c->ts[col], .n = DB_PG_TS_LEN};
-        return BR_OK;
-    default:
-        *v = (struct db_val){.type = DB_TEXT, .s = s, .n = n};
-        return BR_OK;
-    }
-}
-
 /* Sends one prepared statement (preparing it first when new on c). */
 static br_err send_stmt(struct db_conn *c, const char *sql, const struct db_val *params,
                         int nparams)
@@ -742,7 +754,7 @@ static br_err pg_exec(struct db_conn *c, const char *sql, const struct db_val *p
         struct db_val cols[MAX_COLS];
         for (int row = 0; row < rows && !rc; row++) {
             for (int i = 0; i < ncols && !rc; i++)
-                rc = column(c, r, row, i, &cols[i]);
+                rc = db_pg_column(r, row, i, c->ts[i], &cols[i]);
             if (!rc) rc = fn(ud, cols, ncols);
         }
     }
@@ -765,13 +777,72 @@ static br_err undo(struct db_conn *c, br_err rc)
     return err_restore(rc, &why);
 }
 
-/* One attempt of a write transaction on c. */
-static br_err write_once(struct db *db, struct db_conn *c, db_tx_fn fn, void *ud)
+static br_err status_row(void *ud, const struct db_val *cols, int n)
+{
+    if (n > 0 && cols[0].type == DB_TEXT) snprintf(ud, 16, "%.*s", (int)cols[0].n, cols[0].s);
+    return BR_OK;
+}
+
+/* Whether transaction txid, whose COMMIT went out and whose answer was
+ * lost, took effect: asked on a connection of its own (the pool's may all
+ * be taken) until bound_ms have passed. BR_OK, committed; BR_BUSY, aborted
+ * (nothing stored); BR_INDOUBT when no answer came in time. */
+static br_err commit_outcome(struct pg_db *p, int64_t txid, int bound_ms)
+{
+    static const char sql[] = "SELECT txid_status(?)";
+    struct db_val id = db_int(txid);
+    int64_t until = clock_mono_ms() + bound_ms;
+    struct db_conn q = {0};
+    char status[16] = "";
+    while (txid) {
+        int left = (int)(until - clock_mono_ms());
+        if (left <= 0) break;
+        br_err rc = q.h && !q.broken ? BR_OK : conn_open(p->target, left, p->lock_wait_ms, &q);
+        q.op_ms = left;
+        status[0] = '\0';
+        if (!rc) rc = pg_exec(&q, sql, &id, 1, status_row, status, NULL);
+        if (!rc && (!strcmp(status, "committed") || !strcmp(status, "aborted"))) break;
+        /* "in progress" (its backend has not finished the commit, or has not
+         * yet seen the connection go), or no answer: ask again */
+        left = (int)(until - clock_mono_ms());
+        int ms = left < INDOUBT_PAUSE_MS ? left : INDOUBT_PAUSE_MS;
+        struct timespec pause = {ms / 1000, (long)(ms % 1000) * 1000000};
+        if (ms > 0) nanosleep(&pause, NULL);
+    }
+    conn_drop(&q);
+    if (!strcmp(status, "committed")) {
+        log_warn("db: the answer to the COMMIT of transaction %lld was lost; it committed",
+                 (long long)txid);
+        err_clear();
+        return BR_OK;
+    }
+    if (!strcmp(status, "aborted")) {
+        log_warn("db: the answer to the COMMIT of transaction %lld was lost; it did not commit",
+                 (long long)txid);
+        return err_set_retry(BR_BUSY, RETRY_S, DOWN_MSG);
+    }
+    log_error("db: the answer to the COMMIT of transaction %lld was lost and its outcome is "
+              "unknown after %d ms",
+              (long long)txid, bound_ms);
+    return err_set_retry(BR_INDOUBT, RETRY_S, INDOUBT_MSG);
+}
+
+/* One attempt of a write transaction on c. A COMMIT that went out and
+ * whose answer never came (the connection lost, or its bound passed) is no
+ * failure to undo: the server may have committed it. The connection is
+ * closed (a backend that never received the COMMIT then rolls back) and
+ * the outcome asked for (commit_outcome). */
+static br_err write_once(struct pg_db *p, struct db_conn *c, db_tx_fn fn, void *ud)
 {
     c->retry = false;
     br_err rc = pipe_begin(c);
-    if (!rc) rc = fn(db, c, ud);
+    if (!rc) rc = fn(&p->base, c, ud);
     if (!rc) rc = pipe_commit(c);
+    if (rc == BR_BUSY && c->commit_sent && c->broken) {
+        conn_drop(c);
+        pipe_leave(c);
+        return commit_outcome(p, c->txid, c->op_ms);
+    }
     if (rc) rc = undo(c, rc);
     pipe_leave(c);
     return rc;
@@ -794,7 +865,7 @@ static br_err pg_write(struct db *db, db_tx_fn fn, void *ud, uint64_t touch)
     if (rc) return rc;
     int64_t until = clock_mono_ms() + p->lock_wait_ms;
     for (int attempt = 1;; attempt++) {
-        rc = write_once(db, c, fn, ud);
+        rc = write_once(p, c, fn, ud);
         if (rc != BR_BUSY || !c->retry || c->broken || clock_mono_ms() >= until) break;
         int step = attempt < 10 ? attempt : 10;
         struct timespec pause = {0, (long)(randombytes_uniform(5000) + 1000) * 1000 * step};

@@ -1,15 +1,26 @@
 /*
  * db_pg_text.c - the text conversions of the PostgreSQL adapter (see
  * db_pg_text.h): what a connection message may show, the SQL's
- * placeholders, timestamps and text parameters as the wire carries them.
+ * placeholders, text parameters, and result columns as the repository
+ * takes them.
  * Pure functions, kept apart from db_pg.c's connections and round trips.
  */
 #include "db_pg_text.h"
 
-#include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* type oids (pg_type.h is a server header) */
+#define OID_BOOL        16
+#define OID_INT8        20
+#define OID_INT2        21
+#define OID_INT4        23
+#define OID_FLOAT4      700
+#define OID_FLOAT8      701
+#define OID_NUMERIC     1700
+#define OID_TIMESTAMP   1114
+#define OID_TIMESTAMPTZ 1184
 
 /* What a message about connecting to target may show (in place, buf of n
  * bytes). libpq quotes the connection string, or a value of it, in some of
@@ -114,4 +125,39 @@ char *db_pg_text_param(const char *s, size_t n)
     }
     *w = '\0';
     return out;
+}
+
+br_err db_pg_column(const PGresult *r, int row, int col, char ts[DB_PG_TS_LEN + 1],
+                    struct db_val *v)
+{
+    if (PQgetisnull(r, row, col)) {
+        *v = db_null();
+        return BR_OK;
+    }
+    const char *s = PQgetvalue(r, row, col);
+    size_t n = (size_t)PQgetlength(r, row, col);
+    switch (PQftype(r, col)) {
+    case OID_INT2:
+    case OID_INT4:
+    case OID_INT8:
+        *v = db_int(strtoll(s, NULL, 10));
+        return BR_OK;
+    case OID_FLOAT4:
+    case OID_FLOAT8:
+    case OID_NUMERIC:
+        *v = db_real(strtod(s, NULL));
+        return BR_OK;
+    case OID_BOOL:
+        *v = db_int(s[0] == 't');
+        return BR_OK;
+    case OID_TIMESTAMP:
+    case OID_TIMESTAMPTZ:
+        if (!db_pg_ts_canonical(s, n, ts))
+            return err_set(BR_STORE, "timestamp out of range: %s", s);
+        *v = (struct db_val){.type = DB_TEXT, .s = ts, .n = DB_PG_TS_LEN};
+        return BR_OK;
+    default:
+        *v = (struct db_val){.type = DB_TEXT, .s = s, .n = n};
+        return BR_OK;
+    }
 }

@@ -4,7 +4,9 @@
 #ifndef BR_DB_PG_TEXT_H
 #define BR_DB_PG_TEXT_H
 
-#include "../util/common.h"
+#include "db.h"
+
+#include <libpq-fe.h>
 
 #define DB_PG_TS_LEN 24 /* YYYY-MM-DDTHH:MM:SS.sssZ */
 
@@ -24,5 +26,12 @@ bool db_pg_ts_canonical(const char *s, size_t n, char out[DB_PG_TS_LEN + 1]);
 /* s (n bytes) as a text parameter: NUL-terminated, valid UTF-8, each bad
  * byte U+FFFD. Caller frees. */
 char *db_pg_text_param(const char *s, size_t n);
+
+/* Column col of row in r as the repository takes it: integers DB_INT,
+ * floating and numeric DB_REAL, booleans 0/1, timestamps the API's form
+ * (written into ts, which v then borrows), everything else text borrowed
+ * from r. OUT: *v. */
+br_err db_pg_column(const PGresult *r, int row, int col, char ts[DB_PG_TS_LEN + 1],
+                    struct db_val *v);
 
 #endif

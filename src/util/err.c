@@ -98,6 +98,7 @@ const char *err_name(br_err code)
         [BR_INTERNAL] = "internal",
         [BR_BUSY] = "busy",
         [BR_THROTTLED] = "throttled",
+        [BR_INDOUBT] = "in doubt",
     };
     if ((unsigned)code < ARRAY_LEN(names) && names[code]) return names[code];
     return "unknown";

@@ -30,7 +30,16 @@ typedef enum br_err {
     BR_INTERNAL,  /* anything else (500, generic message) */
     BR_BUSY,      /* a bounded resource is full; try again soon (503) */
     BR_THROTTLED, /* too many attempts; try again later (429) */
+    BR_INDOUBT,   /* the outcome of a write is unknown: it may or may not be
+                   * stored (a lost COMMIT answer, PostgreSQL); 503 */
 } br_err;
+
+/* Whether code is answered 503 with Retry-After: a bounded resource was
+ * full (BR_BUSY) or a write's outcome could not be learnt (BR_INDOUBT). */
+static inline bool err_unavailable(br_err code)
+{
+    return code == BR_BUSY || code == BR_INDOUBT;
+}
 
 /* Records a detail message for the calling thread and returns code, so that
  * `return err_set(BR_NOTFOUND, "Cita no encontrada");` reads in one line. */
