@@ -30,6 +30,7 @@ struct pass {
     struct app *app;
     const struct procid *me;
     br_ts since; /* leases renewed before this have lapsed */
+    br_ts stale; /* this process's intents made before this are no request's; "": none */
     struct sweep_stats st;
     struct obj_intent *v; /* the intents found, owned */
     size_t n, cap;
@@ -62,6 +63,29 @@ static bool owner_gone(struct pass *p, const char *node, long pid, const char *i
         return false;
     }
     return !live;
+}
+
+/* The longest a request of this process may hold an intent, doubled and
+ * at least ten minutes: an upload or a deletion records its intent, makes
+ * one object call, writes its record and settles the intent; each store
+ * write waits at most for a connection (db_wait_ms), runs again after
+ * deadlocks until the lock bound, its last attempt bounded by the lock
+ * bound plus a slack, and a lost COMMIT answer is asked about for as long
+ * again (3 x db_lock_wait_ms + 4 s). An intent of this process older than
+ * that was left by a request that could neither finish nor disown it. */
+static int64_t own_bound_ms(const struct config *cfg)
+{
+    int64_t write = (int64_t)cfg->db_wait_ms + 3 * (int64_t)cfg->db_lock_wait_ms + 4000;
+    int64_t held = 3 * write + cfg->storage_timeout_ms;
+    return 2 * held > 600000 ? 2 * held : 600000;
+}
+
+/* Whether in is this process's own and older than any request of it can
+ * still be doing. */
+static bool own_stale(const struct pass *p, const struct obj_intent *in)
+{
+    return p->stale[0] && !strcmp(in->instance, p->me->instance) &&
+           strcmp(in->created_at, p->stale) < 0;
 }
 
 static bool tmp_writer_gone(void *ud, long pid, const char *instance)
@@ -138,7 +162,12 @@ static br_err intents_pass(struct pass *p, int64_t lease_ms)
     br_err rc = store_intents_each(st, collect, p);
     for (size_t i = 0; !rc && i < p->n; i++) {
         const struct obj_intent *in = &p->v[i];
-        if (!owner_gone(p, in->node, (long)in->pid, in->instance)) continue;
+        bool stale = own_stale(p, in);
+        if (!stale && !owner_gone(p, in->node, (long)in->pid, in->instance)) continue;
+        if (stale)
+            log_warn("sweep: the %s intent of %s/%s (this process's, made %s) outlived every "
+                     "request; finishing it",
+                     in->op, in->bucket, in->key, in->created_at);
         rc = finish(p, in);
     }
     if (rc) log_error("sweep: finishing intents failed: %s", err_msg());
@@ -163,6 +192,7 @@ br_err sweep_once(struct app *app, const char *spool_dir, int64_t lease_ms,
                   struct sweep_stats *stats)
 {
     struct pass p = {.app = app, .me = procid_self()};
+    if (app->cfg) iso8601_format(clock_now_ms() - own_bound_ms(app->cfg), p.stale);
     br_err first = intents_pass(&p, lease_ms);
     br_err rc = obj_sweep_tmp(app->obj, tmp_writer_gone, removed_tmp, &p);
     if (rc) log_error("sweep: %s", err_msg());

@@ -15,8 +15,12 @@
  * one sweeper can win) and then: a put intent whose record exists is just
  * cleared; a put intent without a record, and a delete intent, have their
  * object removed and are cleared. This process's own intents are uploads
- * and deletions in flight and are never touched. Every removal is logged,
- * one line each.
+ * and deletions in flight and are left alone, unless older than any
+ * request can run (sweep_once: twice the longest a request may hold one,
+ * at least ten minutes): such an intent was left by a request that could
+ * neither finish nor disown it (a write whose outcome was unknown, then the
+ * disowning failing too) and is finished like a gone process's. Every
+ * removal is logged, one line each.
  */
 #ifndef BR_SWEEPER_H
 #define BR_SWEEPER_H
