@@ -284,8 +284,13 @@ static br_err put_object(struct app *app, const struct principal *caller, const 
             *key = NULL;
             continue;
         }
-        if (rc == BR_INDOUBT) settle_intent(app, in, false); /* if stored: a sweep's */
-        if (err_unavailable(rc)) break;                      /* 503: no object was written */
+        if (rc == BR_INDOUBT) { /* the intent may be stored: a sweep's then */
+            struct err_kept why;
+            err_keep(&why);
+            settle_intent(app, in, false);
+            err_restore(rc, &why);
+        }
+        if (err_unavailable(rc)) break; /* 503: no object was written */
         if (rc) {
             rc = err_set(BR_OBJSTORE, "%s", err_msg());
             break;
