@@ -9,7 +9,9 @@
  * gone. When the outcome cannot be learnt (the proxy then refuses every
  * new connection) the answer is 503 with Retry-After and nothing is
  * undone: the photo the server did store is listed and served once the
- * database is reachable again. PostgreSQL runs only.
+ * database is reachable again. An intent a request could neither finish
+ * nor disown is finished by a sweep once older than any request can run.
+ * PostgreSQL runs only.
  */
 #include "harness.h"
 
@@ -287,6 +289,53 @@ static void an_upload_whose_outcome_cannot_be_learnt_answers_503_and_undoes_noth
     assert_true(srv_wait_log(&S, "its outcome is unknown", 1000));
 }
 
+struct gone {
+    const char *key;
+};
+
+static bool object_gone(void *ud)
+{
+    return !obj_exists(&S, ((struct gone *)ud)->key);
+}
+
+/* An intent a request could neither finish nor disown stays this live
+ * process's: once older than any request can run, a sweep finishes it; a
+ * young one is left alone. */
+static void an_own_intent_older_than_any_request_is_finished_by_a_sweep(void **state)
+{
+    (void)state;
+    if (!test_pg()) skip();
+    char *cita = new_cita(16);
+    json_t *old = upload_photo(&S, &ANA, cita, "antes", PNG, sizeof PNG - 1);
+    json_t *young = upload_photo(&S, &ANA, cita, "despues", PNG, sizeof PNG - 1);
+    const char *ko = jstr(old, "storage_path"), *ky = jstr(young, "storage_path");
+    /* their records gone, each object left under a delete intent of the
+     * server's own, one made an hour ago, one now */
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "DELETE FROM fotos_cita WHERE cita_id = '%s';"
+             "INSERT INTO obj_intents (id, bucket, key, op, node, pid, instance, created_at) "
+             "SELECT gen_random_uuid(), 'fotos-citas', '%s', 'delete', node, pid, instance, "
+             "now() - interval '1 hour' FROM proc_leases;"
+             "INSERT INTO obj_intents (id, bucket, key, op, node, pid, instance, created_at) "
+             "SELECT gen_random_uuid(), 'fotos-citas', '%s', 'delete', node, pid, instance, "
+             "now() FROM proc_leases;",
+             cita, ko, ky);
+    assert_int_equal(db_exec(&S, sql, NULL), 0);
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM obj_intents"), 2);
+    struct gone g = {ko};
+    assert_true(wait_until(object_gone, &g, 10000));
+    assert_true(srv_wait_log(&S, "outlived every request", 1000));
+    sleep_ms(1000); /* a few more passes */
+    assert_true(obj_exists(&S, ky));
+    assert_int_equal(db_count(&S, "SELECT count(*) FROM obj_intents WHERE key = '%s'", ky), 1);
+    snprintf(sql, sizeof sql, "DELETE FROM obj_intents WHERE key = '%s';", ky);
+    assert_int_equal(db_exec(&S, sql, NULL), 0);
+    json_decref(old);
+    json_decref(young);
+    free(cita);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +343,7 @@ int main(void)
         cmocka_unit_test(a_booking_whose_commit_answer_is_lost_answers_201_and_keeps_its_event),
         cmocka_unit_test(a_delete_whose_commit_answer_is_lost_answers_200_and_its_object_goes),
         cmocka_unit_test(an_upload_whose_outcome_cannot_be_learnt_answers_503_and_undoes_nothing),
+        cmocka_unit_test(an_own_intent_older_than_any_request_is_finished_by_a_sweep),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
