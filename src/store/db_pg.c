@@ -391,12 +391,10 @@ static br_err pipe_sync(struct db_conn *c, PGresult **last)
     return BR_OK;
 }
 
-/* BEGIN, and the transaction's id asked for at once: a flush request
- * makes the server answer both without a sync point, so the answer
- * travels while the transaction's statements are sent, and is read at its
- * first sync point or, at the latest, before COMMIT goes out (pipe_head).
- * It is what tells, on another connection, whether a COMMIT whose answer
- * was lost took effect (commit_outcome). */
+/* BEGIN, and the transaction's id asked for at once, read with the
+ * results of its first sync point (pipe_sync): what tells, on another
+ * connection, whether a COMMIT whose answer was lost took effect
+ * (commit_outcome). */
 static br_err pipe_begin(struct db_conn *c)
 {
     if (!c->h || c->broken) return down(c, NULL);
@@ -411,31 +409,7 @@ static br_err pipe_begin(struct db_conn *c)
         rc = pipe_sent(
             c, PQsendQueryParams(c->h, "SELECT txid_current()", 0, NULL, NULL, NULL, NULL, 0));
     if (!rc) c->txid_unread = true;
-    if (!rc && !PQsendFlushRequest(c->h)) rc = down(c, PQerrorMessage(c->h));
-    /* out now, without waiting: what is left goes with the next flush */
-    if (!rc && PQflush(c->h) < 0) rc = down(c, PQerrorMessage(c->h));
     return rc;
-}
-
-/* Reads the answers to BEGIN and txid_current() (the first two commands of
- * the pipeline, answered at once by the flush request), within c's
- * deadline. */
-static br_err pipe_head(struct db_conn *c)
-{
-    br_err rc = flush_out(c), first = BR_OK;
-    for (int i = 0; !rc && i < 2; i++) {
-        for (;;) {
-            PGresult *r = NULL;
-            rc = next_result(c, &r);
-            if (rc || !r) break;
-            if (failed(r) && !first) first = result_error(c, r);
-            if (i == 1) take_txid(c, r);
-            PQclear(r);
-        }
-    }
-    if (!rc) c->pending -= 2;
-    c->txid_unread = false;
-    return first ? first : rc;
 }
 
 /* Leaves pipeline mode (reading what is still unread first); a connection
@@ -460,8 +434,10 @@ static br_err pipe_commit(struct db_conn *c)
 {
     if (!c->h || c->broken) return down(c, NULL);
     c->deadline_ms = clock_mono_ms() + c->op_ms;
-    /* the transaction's id in hand before COMMIT goes out */
-    br_err rc = c->txid_unread ? pipe_head(c) : BR_OK;
+    /* the transaction's id in hand before COMMIT goes out: a sync point
+     * of its own only for a transaction that had none (every one today
+     * reads something before it commits) */
+    br_err rc = c->txid_unread ? pipe_sync(c, NULL) : BR_OK;
     if (!rc) rc = pipe_sent(c, PQsendQueryParams(c->h, "COMMIT", 0, NULL, NULL, NULL, NULL, 0));
     if (!rc) {
         c->commit_sent = true;
