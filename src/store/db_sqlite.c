@@ -48,6 +48,7 @@
  */
 #define _GNU_SOURCE /* sync_file_range */
 #include "db.h"
+#include "db_sqlite_copy.h"
 #include "../util/cond.h"
 #include "pool.h"
 #include "schema.h"
@@ -876,32 +877,14 @@ static br_err sq_ping(struct db *db)
     return rc;
 }
 
-/* SQLite's online backup: the copy is one snapshot (a read transaction on
- * the source, which WAL lets writers go on beside), written page by page. */
-static br_err copy_db(sqlite3 *from, sqlite3 *to, const char *what)
-{
-    sqlite3_backup *b = sqlite3_backup_init(to, "main", from, "main");
-    if (!b) return err_set(BR_STORE, "%s: %s", what, sqlite3_errmsg(to));
-    int rc;
-    do {
-        rc = sqlite3_backup_step(b, -1);
-        if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) sqlite3_sleep(10);
-    } while (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED);
-    sqlite3_backup_finish(b);
-    if (rc != SQLITE_DONE) return err_set(BR_STORE, "%s: %s", what, sqlite3_errstr(rc));
-    return BR_OK;
-}
-
 static br_err sq_backup_to(struct db *db, const char *path)
 {
     struct db_conn *c = NULL;
     br_err rc = sq_acquire(db, &c);
     if (rc) return rc;
     sqlite3 *to = NULL;
-    int orc = sqlite3_open_v2(path, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-    if (orc != SQLITE_OK)
-        rc = err_set(BR_IO, "cannot create %s: %s", path, to ? sqlite3_errmsg(to) : "");
-    if (!rc) rc = copy_db(c->h, to, path);
+    rc = sqlite_open_file(path, true, &to);
+    if (!rc) rc = sqlite_copy(c->h, to, path);
     /* the copy is a file of its own: no WAL beside it */
     if (!rc) rc = exec_plain(to, "PRAGMA journal_mode=DELETE");
     sqlite3_close(to);
@@ -912,15 +895,11 @@ static br_err sq_backup_to(struct db *db, const char *path)
 static br_err sq_restore_from(struct db *db, const char *path)
 {
     sqlite3 *from = NULL;
-    if (sqlite3_open_v2(path, &from, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        br_err rc = err_set(BR_IO, "cannot open %s: %s", path, from ? sqlite3_errmsg(from) : "");
-        sqlite3_close(from);
-        return rc;
-    }
+    br_err rc = sqlite_open_file(path, false, &from);
     struct db_conn *c = NULL;
-    br_err rc = sq_acquire(db, &c);
+    if (!rc) rc = sq_acquire(db, &c);
     /* the copy takes the write lock like any writer (busy timeout) */
-    if (!rc) rc = copy_db(from, c->h, ((struct sqlite_db *)db)->path);
+    if (!rc) rc = sqlite_copy(from, c->h, ((struct sqlite_db *)db)->path);
     if (!rc) rc = exec_plain(c->h, "PRAGMA journal_mode=WAL");
     if (c) sq_release(db, c);
     sqlite3_close(from);
