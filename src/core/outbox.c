@@ -216,25 +216,25 @@ static bool addressed(struct outbox *o, struct outbox_msg *msg, const char *what
     return true;
 }
 
-/* Whether the claim made at claimed (monotonic ms) still lasts for a
- * whole delivery: the checks before it read the database, which a slow one
- * can make take long, and a lease that ran out lets another node claim and
- * send the same message. Otherwise it is put back for the next claim. */
-static bool lease_lasts(struct outbox *o, struct outbox_msg *msg, int64_t claimed, const char *what,
-                        const char *chan)
+/* Whether the claim, leased until lease_ms (wall clock, as the row holds
+ * it), still lasts for a whole delivery: the checks before it read the
+ * database, which a slow one can make take long, and a lease that ran out
+ * lets another node claim and send the same message. Otherwise the message
+ * is left as it is: once its lease ends, the next claim (this node's or
+ * another's) takes it; nothing is written to a row another node may hold
+ * by now. */
+static bool lease_lasts(struct outbox *o, struct outbox_msg *msg, int64_t lease_ms,
+                        const char *what, const char *chan)
 {
-    if (clock_mono_ms() - claimed + o->send_ms + 5000 <= o->lease_ms) return true;
-    log_warn("%s: %s %s for cita %s put back: its claim would run out while it is sent", chan, what,
-             msg->id, msg->cita_id);
-    br_ts now;
-    iso8601_format(clock_now_ms(), now);
-    if (store_outbox_retry(o->st, msg->id, "the claim ran short", now) != BR_OK)
-        log_error("%s: could not put back %s: %s", chan, msg->id, err_msg());
+    if (clock_now_ms() + o->send_ms + 5000 <= lease_ms) return true;
+    log_warn("%s: %s %s for cita %s left for the next claim: its claim would run out while it "
+             "is sent",
+             chan, what, msg->id, msg->cita_id);
     return false;
 }
 
 /* Delivers one message by its channel and records the outcome. */
-static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t claimed)
+static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t lease_ms)
 {
     const char *what = kind_word(msg);
     bool wa = !strcmp(msg->canal, "whatsapp");
@@ -247,7 +247,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t claimed)
         rc = err_set(BR_UPSTREAM, "no WhatsApp configured");
     } else if (wa) {
         if (!whatsapp_ready(o, msg, what) || !slot_ready(o, msg, what, chan) ||
-            !addressed(o, msg, what, chan) || !lease_lasts(o, msg, claimed, what, chan))
+            !addressed(o, msg, what, chan) || !lease_lasts(o, msg, lease_ms, what, chan))
             return;
         err_clear();
         rc = whatsapp_send(o->wa, msg, msg->enlace ? msg->enlace : o->link_base, wamid);
@@ -255,7 +255,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t claimed)
         rc = err_set(BR_UPSTREAM, "no mail transport configured");
     } else {
         if (!slot_ready(o, msg, what, chan) || !addressed(o, msg, what, chan) ||
-            !lease_lasts(o, msg, claimed, what, chan))
+            !lease_lasts(o, msg, lease_ms, what, chan))
             return;
         err_clear();
         rc = mailer_deliver(o->m, msg);
@@ -389,10 +389,11 @@ static br_err deliver_next(void *ud, const char *now_ts, const char *lease)
 {
     struct outbox *o = ud;
     struct outbox_msg msg;
-    int64_t claimed = clock_mono_ms();
+    int64_t lease_ms = 0;
+    if (!iso8601_parse(lease, strlen(lease), &lease_ms)) return err_set(BR_INTERNAL, "a lease");
     br_err rc = store_outbox_claim(o->st, now_ts, lease, &msg);
     if (rc) return rc;
-    deliver(o, &msg, claimed);
+    deliver(o, &msg, lease_ms);
     outbox_clear(&msg);
     return BR_OK;
 }

@@ -160,12 +160,13 @@ void http_forget_cookie_copies(struct http_req *r, const char *name, bool secure
     for (size_t k = 0; k < nends; k++)
         forget(r, name, path, (size_t)(ends[k] - path), NULL, secure);
     /* a copy with a Domain: the host's own (another port's page may name
-     * it), and each parent's (a sibling subdomain's). Domain=<host> at
-     * Path=/ only for a dotted name: a browser makes a single-label
-     * host's (localhost) a host-only cookie, which would be ours. */
+     * it), and each parent's (a sibling subdomain's), at any of those paths.
+     * Never Domain=<host> at Path=/: for a host that is itself a public
+     * suffix (localhost, an EC2 public name) a browser takes it for a
+     * host-only cookie, which is ours. */
     const char *d = host;
     for (int depth = 0; *d && depth < COPY_DOMAINS_MAX; depth++) {
-        if (depth > 0 || strchr(d, '.')) forget(r, name, "/", 1, d, secure);
+        if (depth > 0) forget(r, name, "/", 1, d, secure);
         for (size_t k = 0; k < nends; k++)
             forget(r, name, path, (size_t)(ends[k] - path), d, secure);
         const char *dot = strchr(d, '.');
