@@ -171,7 +171,7 @@ br_err backup_write(struct app *app, const char *dir, struct transfer_stats *st)
  * restoring user can read into the shop (its public photo bucket). */
 static br_err no_links(const char *dir)
 {
-    static const char *const parts[] = {"barberia.db", "storage", "storage/" PHOTO_BUCKET};
+    static const char *const parts[] = {"barberia.db", "storage", ("storage/" PHOTO_BUCKET)};
     for (size_t i = 0; i < ARRAY_LEN(parts); i++) {
         char *path = xasprintf("%s/%s", dir, parts[i]);
         struct stat sb;
