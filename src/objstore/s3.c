@@ -163,9 +163,17 @@ static br_err s3_ensure_bucket(struct objstore *o, const char *bucket, bool publ
         c.content_type = "application/xml";
         rc = s3_call_perform(s, &c);
         created = !rc && c.status >= 200 && c.status <= 299;
-        /* a racing start made it first: as good */
-        bool ours = !rc && c.status == 409 && s3_call_has_code(&c, "BucketAlreadyOwnedByYou");
-        if (!rc && !created && !ours) rc = s3_call_failed(&c);
+        /* a racing request or node made it first (BucketAlreadyOwnedByYou;
+         * some stores say BucketAlreadyExists for their own too): as good
+         * when it now answers us, which another owner's would not */
+        bool raced = !rc && c.status == 409;
+        if (!rc && !created && !raced) rc = s3_call_failed(&c);
+        if (raced) {
+            s3_call_done(&c);
+            c = s3_call_new("HEAD", bucket, NULL);
+            rc = s3_call_perform(s, &c);
+            if (!rc && c.status != 200) rc = s3_call_failed(&c);
+        }
         s3_call_done(&c);
         free(conf);
     }

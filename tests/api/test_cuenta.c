@@ -922,6 +922,7 @@ struct closing_racer {
     const char *cita;                /* the photo's appointment */
     char fecha[12][ISO8601_LEN + 1]; /* a booker's slots, one after the other */
     long status;
+    char said[200]; /* the body of its last answer of 500 or more */
 };
 
 static void closing_race(void *item)
@@ -943,6 +944,7 @@ static void closing_race(void *item)
             {"tipo", "antes", 0, NULL, NULL},
         };
         x->status = http_multipart_try(&S, "/api/fotos", x->u->token, parts, 3, &r);
+        if (x->status >= 500) snprintf(x->said, sizeof x->said, "%s", r.body ? r.body : "");
     } else {
         /* books on until her session is gone: some bookings run while the
          * deletion does */
@@ -1002,7 +1004,7 @@ static void photos_racing_a_withdrawn_consent_leave_none_behind(void **state)
         assert_int_equal(xs[3].status, 200);
         for (size_t i = 0; i < ARRAY_LEN(xs); i++)
             if (i != 3 && xs[i].status != 201 && xs[i].status != 403 && xs[i].status != 400)
-                fail_msg("an upload answered %ld", xs[i].status);
+                fail_msg("an upload answered %ld: %s", xs[i].status, xs[i].said);
         assert_int_equal(db_count(&S, "SELECT count(*) FROM fotos_cita WHERE cita_id = '%s'", cita),
                          0);
         free(cita);
