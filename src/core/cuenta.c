@@ -213,14 +213,14 @@ static void deliver(struct cuenta_correo *w, const struct cuenta_mail *m)
     if (!rc) {
         log_info("mail: account message %s (%s) delivered (attempt %lld)", m->id, m->kind,
                  (long long)m->attempts);
-        if (store_cuenta_correo_done(w->st, m->id, NULL, now_ts) != BR_OK)
+        if (store_cuenta_correo_done(w->st, m->id, NULL, NULL, now_ts) != BR_OK)
             log_error("mail: could not mark %s as sent: %s", m->id, err_msg());
         return;
     }
     char why[512];
     snprintf(why, sizeof why, "%s", err_msg()[0] ? err_msg() : err_name(rc));
     if (worker_stopping(w->wk)) {
-        if (store_cuenta_correo_retry(w->st, m->id, why, now_ts) != BR_OK)
+        if (store_cuenta_correo_retry(w->st, m->id, m->claim, why, now_ts) != BR_OK)
             log_error("mail: could not release %s for the next start: %s", m->id, err_msg());
         return;
     }
@@ -234,7 +234,7 @@ static void deliver(struct cuenta_correo *w, const struct cuenta_mail *m)
     if (rc == BR_INVALID || aged || expired) {
         log_error("mail: account message %s (%s) dropped after %lld attempts: %s", m->id, m->kind,
                   (long long)m->attempts, why);
-        if (store_cuenta_correo_done(w->st, m->id, why, now_ts) != BR_OK)
+        if (store_cuenta_correo_done(w->st, m->id, m->claim, why, now_ts) != BR_OK)
             log_error("mail: could not mark %s as dropped: %s", m->id, err_msg());
         return;
     }
@@ -244,7 +244,7 @@ static void deliver(struct cuenta_correo *w, const struct cuenta_mail *m)
     log_warn("mail: delivery of account message %s (%s) failed (attempt %lld): %s; next attempt "
              "in %llds",
              m->id, m->kind, (long long)m->attempts, why, (long long)(delay / 1000));
-    if (store_cuenta_correo_retry(w->st, m->id, why, next) != BR_OK)
+    if (store_cuenta_correo_retry(w->st, m->id, m->claim, why, next) != BR_OK)
         log_error("mail: could not schedule a retry of %s: %s", m->id, err_msg());
 }
 

@@ -99,14 +99,14 @@ static bool check_passed(struct outbox *o, const struct outbox_msg *msg, const c
     if (rc) {
         log_error("%s: could not check %s %s: %s", chan, what, msg->id, err_msg());
         iso8601_format(now + ERROR_PAUSE_MS, at);
-        if (store_outbox_retry(o->st, msg->id, "could not be checked", at) != BR_OK)
+        if (store_outbox_retry(o->st, msg->id, msg->claim, "could not be checked", at) != BR_OK)
             log_error("%s: could not release %s: %s", chan, msg->id, err_msg());
         return false;
     }
     if (!why) return true;
     iso8601_format(now, at);
     log_info("%s: %s %s for cita %s not sent: %s", chan, what, msg->id, msg->cita_id, why);
-    if (store_outbox_skip(o->st, msg->id, why, at) != BR_OK)
+    if (store_outbox_skip(o->st, msg->id, msg->claim, why, at) != BR_OK)
         log_error("%s: could not mark %s as skipped: %s", chan, msg->id, err_msg());
     return false;
 }
@@ -132,7 +132,7 @@ static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char 
         iso8601_format(until, at);
         log_info("whatsapp: %s %s for cita %s waits for the end of the quiet hours (%s)", what,
                  msg->id, msg->cita_id, at);
-        if (store_outbox_defer(o->st, msg->id, at) != BR_OK)
+        if (store_outbox_defer(o->st, msg->id, msg->claim, at) != BR_OK)
             log_error("whatsapp: could not put off %s: %s", msg->id, err_msg());
         return false;
     }
@@ -182,7 +182,7 @@ static bool announced(struct outbox *o, struct outbox_msg *msg, const char *what
     iso8601_format(next_ms, at);
     log_info("%s: %s %s for cita %s waits for the message that announced its time (%s)", chan, what,
              msg->id, msg->cita_id, at);
-    if (store_outbox_defer(o->st, msg->id, at) != BR_OK)
+    if (store_outbox_defer(o->st, msg->id, msg->claim, at) != BR_OK)
         log_error("%s: could not put off %s: %s", chan, msg->id, err_msg());
     return false;
 }
@@ -283,7 +283,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t lease_ms)
         log_warn("%s: delivery of %s %s for cita %s cancelled by the stop: %s; "
                  "it stays queued",
                  chan, what, msg->id, msg->cita_id, why);
-        if (store_outbox_retry(o->st, msg->id, why, now_ts) != BR_OK)
+        if (store_outbox_retry(o->st, msg->id, msg->claim, why, now_ts) != BR_OK)
             log_error("%s: could not release %s for the next start: %s", chan, msg->id, err_msg());
         return;
     }
@@ -297,7 +297,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t lease_ms)
         if (!wa) metric_inc(M_MAIL_DROPPED);
         log_error("%s: %s %s for cita %s dropped: refused for good: %s", chan, what, msg->id,
                   msg->cita_id, why);
-        if (store_outbox_drop(o->st, msg->id, why, now_ts) != BR_OK)
+        if (store_outbox_drop(o->st, msg->id, msg->claim, why, now_ts) != BR_OK)
             log_error("%s: could not mark %s as dropped: %s", chan, msg->id, err_msg());
         return;
     }
@@ -305,7 +305,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t lease_ms)
         if (!wa) metric_inc(M_MAIL_DROPPED);
         log_error("%s: %s %s for cita %s dropped after %lld attempts: %s", chan, what, msg->id,
                   msg->cita_id, (long long)msg->attempts, why);
-        if (store_outbox_drop(o->st, msg->id, why, now_ts) != BR_OK)
+        if (store_outbox_drop(o->st, msg->id, msg->claim, why, now_ts) != BR_OK)
             log_error("%s: could not mark %s as dropped: %s", chan, msg->id, err_msg());
         return;
     }
@@ -316,7 +316,7 @@ static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t lease_ms)
              "next attempt in %llds",
              chan, what, msg->id, msg->cita_id, (long long)msg->attempts, why,
              (long long)(delay / 1000));
-    if (store_outbox_retry(o->st, msg->id, why, next) != BR_OK)
+    if (store_outbox_retry(o->st, msg->id, msg->claim, why, next) != BR_OK)
         log_error("%s: could not schedule a retry of %s: %s", chan, msg->id, err_msg());
 }
 

@@ -181,6 +181,12 @@ struct outbox_msg {
      * client's message: hers on its channel): the .ics SEQUENCE, one event
      * updated in place */
     int64_t secuencia;
+    /* read only: the lease of the claim that handed it out, as the row
+     * holds it (store_outbox_claim). A claim taken once this one's lease
+     * ran out leases until later, so it names this claim alone: what the
+     * claimant writes of the message's fate after that (a retry, a skip)
+     * is refused, never written over another node's claim */
+    br_ts claim;
 };
 
 /* A write or removal of an object, recorded durably before the object is
@@ -248,6 +254,7 @@ struct cuenta_mail {
     char *enlace; /* nullable (the notice has none) */
     br_ts created_at;
     int64_t attempts;
+    br_ts claim; /* read only: as outbox_msg's */
 };
 
 void cuenta_mail_clear(struct cuenta_mail *m);

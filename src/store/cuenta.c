@@ -310,6 +310,7 @@ static br_err correo_claim_tx(struct db *db, struct db_conn *c, void *ud)
               p, correo_row, a, NULL);
     if (rc || !a->found) return rc;
     struct db_val u[] = {db_text(a->lease), db_text(a->m->id)};
+    snprintf(a->m->claim, sizeof a->m->claim, "%s", a->lease);
     return EXEC(db, c,
                 "UPDATE cuenta_correo SET locked_until = ?, attempts = attempts + 1 WHERE id = ?",
                 u, NULL, NULL, NULL);
@@ -326,24 +327,34 @@ br_err store_cuenta_correo_claim(struct store *st, const char *now, const char *
     return rc;
 }
 
-br_err store_cuenta_correo_done(struct store *st, const char *id, const char *error,
-                                const char *now)
+br_err store_cuenta_correo_done(struct store *st, const char *id, const char *claim,
+                                const char *error, const char *now)
 {
-    return run_write_aside(
+    if (!error)
+        return run_write_aside(st,
+                               "UPDATE cuenta_correo SET status = 'sent', last_error = NULL, "
+                               "done_at = ?, enlace = NULL, locked_until = NULL WHERE id = ?",
+                               DB_ARGS(db_text(now), db_text(id)), NULL);
+    int64_t changed = 0;
+    br_err rc = run_write_aside(
         st,
-        "UPDATE cuenta_correo SET status = ?, last_error = ?, done_at = ?, "
-        "enlace = NULL, locked_until = NULL WHERE id = ?",
-        DB_ARGS(db_text(error ? "dropped" : "sent"), db_text(error), db_text(now), db_text(id)),
-        NULL);
+        "UPDATE cuenta_correo SET status = 'dropped', last_error = ?, done_at = ?, "
+        "enlace = NULL, locked_until = NULL WHERE id = ? AND status = 'pending' AND "
+        "locked_until = ?",
+        DB_ARGS(db_text(error), db_text(now), db_text(id), db_text(claim)), &changed);
+    return !rc && changed == 0 ? outbox_claim_lost() : rc;
 }
 
-br_err store_cuenta_correo_retry(struct store *st, const char *id, const char *error,
-                                 const char *next_attempt_at)
+br_err store_cuenta_correo_retry(struct store *st, const char *id, const char *claim,
+                                 const char *error, const char *next_attempt_at)
 {
-    return run_write_aside(st,
-                           "UPDATE cuenta_correo SET last_error = ?, next_attempt_at = ?, "
-                           "locked_until = NULL WHERE id = ?",
-                           DB_ARGS(db_text(error), db_text(next_attempt_at), db_text(id)), NULL);
+    int64_t changed = 0;
+    br_err rc = run_write_aside(
+        st,
+        "UPDATE cuenta_correo SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
+        "WHERE id = ? AND status = 'pending' AND locked_until = ?",
+        DB_ARGS(db_text(error), db_text(next_attempt_at), db_text(id), db_text(claim)), &changed);
+    return !rc && changed == 0 ? outbox_claim_lost() : rc;
 }
 
 br_err store_cuenta_correo_next_due(struct store *st, br_ts next)

@@ -66,11 +66,14 @@ br_err store_email_apply(struct store *st, const char *token_hash, const char *n
 /* As store_outbox_claim, for cuenta_correo. OUT: *m (cuenta_mail_clear). */
 br_err store_cuenta_correo_claim(struct store *st, const char *now, const char *lease_until,
                                  struct cuenta_mail *m) STORE_WRITE WARN_UNUSED;
-/* Sent or dropped (error non-NULL): the row keeps its kind and times, its
- * link is erased. */
-br_err store_cuenta_correo_done(struct store *st, const char *id, const char *error,
-                                const char *now) STORE_WRITE WARN_UNUSED;
-br_err store_cuenta_correo_retry(struct store *st, const char *id, const char *error,
+/* Sent (error NULL, whoever holds it now) or dropped (error non-NULL):
+ * the row keeps its kind and times, its link is erased. A drop, like a
+ * retry, is written only while the claim `claim` (its m->claim) holds the
+ * message: BR_CONFLICT otherwise (store_outbox_retry). */
+br_err store_cuenta_correo_done(struct store *st, const char *id, const char *claim,
+                                const char *error, const char *now) STORE_WRITE WARN_UNUSED;
+br_err store_cuenta_correo_retry(struct store *st, const char *id, const char *claim,
+                                 const char *error,
                                  const char *next_attempt_at) STORE_WRITE WARN_UNUSED;
 /* OUT: the earliest next_attempt_at of a pending message ("" when none). */
 br_err store_cuenta_correo_next_due(struct store *st, br_ts next) WARN_UNUSED;

@@ -154,9 +154,16 @@ static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
     if (rc || !cb.found) return rc;
     a->found = true;
     struct db_val u[] = {db_text(a->lease), db_text(a->m->id)};
+    snprintf(a->m->claim, sizeof a->m->claim, "%s", a->lease);
     return EXEC(db, c,
                 "UPDATE mail_outbox SET locked_until = ?, attempts = attempts + 1 WHERE id = ?", u,
                 NULL, NULL, NULL);
+}
+
+/* See store_int.h. */
+br_err outbox_claim_lost(void)
+{
+    return err_set(BR_CONFLICT, "its claim ran out: the next claim holds it, or it is done");
 }
 
 br_err store_outbox_claim(struct store *st, const char *now, const char *lease_until,
@@ -174,7 +181,7 @@ br_err store_outbox_claim(struct store *st, const char *now, const char *lease_u
 }
 
 struct done {
-    const char *id, *status, *error, *now;
+    const char *id, *claim, *status, *error, *now;
 };
 
 static br_err done_tx(struct db *db, struct db_conn *c, void *ud)
@@ -190,11 +197,17 @@ static br_err done_tx(struct db *db, struct db_conn *c, void *ud)
                      pc, one_text, cliente, NULL);
     if (!rc && cliente[0]) rc = lock_on(db, c, OUTBOX_LOCK_CLIENTE, cliente);
     if (rc) return rc;
-    struct db_val pu[] = {db_text(d->status), db_text(d->error), db_text(d->now), db_text(d->id)};
-    rc = EXEC(db, c,
-              "UPDATE mail_outbox SET status = ?, last_error = ?, done_at = ?, "
-              "locked_until = NULL WHERE id = ?",
-              pu, NULL, NULL, NULL);
+    struct db_val pu[] = {db_text(d->status), db_text(d->error), db_text(d->now), db_text(d->id),
+                          d->claim ? db_text(d->claim) : db_null()};
+    int64_t changed = 0;
+    rc = db->ops->exec(c,
+                       d->claim ? "UPDATE mail_outbox SET status = ?, last_error = ?, done_at = ?, "
+                                  "locked_until = NULL WHERE id = ? AND status = 'pending' AND "
+                                  "locked_until = ?"
+                                : "UPDATE mail_outbox SET status = ?, last_error = ?, done_at = ?, "
+                                  "locked_until = NULL WHERE id = ?",
+                       pu, d->claim ? 5 : 4, NULL, NULL, &changed);
+    if (!rc && d->claim && changed == 0) return outbox_claim_lost();
     /* a client's message that went out after she deleted her account (the
      * cancellations the deletion queued) is not kept */
     struct db_val pd[] = {db_text(d->id)};
@@ -208,31 +221,34 @@ static br_err done_tx(struct db *db, struct db_conn *c, void *ud)
 }
 
 /* See store_int.h. */
-br_err outbox_done(struct store *st, const char *id, const char *status, const char *error,
-                   const char *now)
+br_err outbox_done(struct store *st, const char *id, const char *claim, const char *status,
+                   const char *error, const char *now)
 {
-    struct done d = {id, status, error, now};
+    struct done d = {id, claim, status, error, now};
     return in_tx_as(st, DB_TOUCH_NONE, done_tx, &d);
 }
 
 br_err store_outbox_sent(struct store *st, const char *id, const char *now)
 {
-    return outbox_done(st, id, "sent", NULL, now);
+    return outbox_done(st, id, NULL, "sent", NULL, now);
 }
 
-br_err store_outbox_retry(struct store *st, const char *id, const char *error,
+br_err store_outbox_retry(struct store *st, const char *id, const char *claim, const char *error,
                           const char *next_attempt_at)
 {
-    return run_write_aside(
+    int64_t changed = 0;
+    br_err rc = run_write_aside(
         st,
         "UPDATE mail_outbox SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
-        "WHERE id = ?",
-        DB_ARGS(db_text(error), db_text(next_attempt_at), db_text(id)), NULL);
+        "WHERE id = ? AND status = 'pending' AND locked_until = ?",
+        DB_ARGS(db_text(error), db_text(next_attempt_at), db_text(id), db_text(claim)), &changed);
+    return !rc && changed == 0 ? outbox_claim_lost() : rc;
 }
 
-br_err store_outbox_drop(struct store *st, const char *id, const char *error, const char *now)
+br_err store_outbox_drop(struct store *st, const char *id, const char *claim, const char *error,
+                         const char *now)
 {
-    return outbox_done(st, id, "dropped", error, now);
+    return outbox_done(st, id, claim, "dropped", error, now);
 }
 
 static br_err two_ints(void *ud, const struct db_val *cols, int n)

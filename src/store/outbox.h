@@ -14,11 +14,17 @@
  * BR_NOTFOUND when nothing is due. */
 br_err store_outbox_claim(struct store *st, const char *now, const char *lease_until,
                           struct outbox_msg *m) STORE_WRITE WARN_UNUSED;
+/* A message that left: marked sent whoever holds it now (a node that
+ * claimed it after this one's lease ran out finds it done before it
+ * sends). */
 br_err store_outbox_sent(struct store *st, const char *id, const char *now) STORE_WRITE WARN_UNUSED;
-/* Records a failed attempt; the message is retried at next_attempt_at. */
-br_err store_outbox_retry(struct store *st, const char *id, const char *error,
+/* The fate of a message the claim `claim` (its m->claim) handed out: a
+ * failed attempt, retried at next_attempt_at, or one given up. BR_CONFLICT,
+ * nothing written, when that claim no longer holds it (its lease ran out
+ * and another claim took it, or it is done). */
+br_err store_outbox_retry(struct store *st, const char *id, const char *claim, const char *error,
                           const char *next_attempt_at) STORE_WRITE WARN_UNUSED;
-br_err store_outbox_drop(struct store *st, const char *id, const char *error,
+br_err store_outbox_drop(struct store *st, const char *id, const char *claim, const char *error,
                          const char *now) STORE_WRITE WARN_UNUSED;
 /* OUT: how many messages wait (pending) and were given up (dropped). */
 br_err store_outbox_counts(struct store *st, int64_t *pending, int64_t *dropped) WARN_UNUSED;

@@ -637,9 +637,13 @@ br_err espera_liberacion_insert(struct db *db, struct db_conn *conn,
 br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m);
 /* outbox.c: the message id is done with status ("sent", "dropped",
  * "skipped"), the error that ended it (NULL: none), at now; its lease
- * ends. */
-br_err outbox_done(struct store *st, const char *id, const char *status, const char *error,
-                   const char *now);
+ * ends. With a claim, only while that claim holds it (else BR_CONFLICT,
+ * nothing written). */
+br_err outbox_done(struct store *st, const char *id, const char *claim, const char *status,
+                   const char *error, const char *now);
+/* outbox.c: the error of a write refused because its claim (claim_tx)
+ * no longer holds the message. */
+br_err outbox_claim_lost(void);
 /* The kinds of the barber's notices, as an SQL list (the rest of the
  * outbox speaks to clients). */
 #define OUTBOX_AVISOS "('aviso_cita', 'aviso_cambio', 'aviso_cancelacion')"

@@ -214,17 +214,22 @@ br_err store_whatsapp_sent_since(struct store *st, const char *cita_id, const ch
                DB_ARGS(db_text(cita_id), db_text(cita_id), db_text(since)), one_int, n, NULL);
 }
 
-br_err store_outbox_skip(struct store *st, const char *id, const char *why, const char *now)
+br_err store_outbox_skip(struct store *st, const char *id, const char *claim, const char *why,
+                         const char *now)
 {
-    return outbox_done(st, id, "skipped", why, now);
+    return outbox_done(st, id, claim, "skipped", why, now);
 }
 
-br_err store_outbox_defer(struct store *st, const char *id, const char *until)
+br_err store_outbox_defer(struct store *st, const char *id, const char *claim, const char *until)
 {
-    return run_write_aside(st,
-                           "UPDATE mail_outbox SET next_attempt_at = ?, due_at = ?, "
-                           "locked_until = NULL, attempts = attempts - 1 WHERE id = ?",
-                           DB_ARGS(db_text(until), db_text(until), db_text(id)), NULL);
+    int64_t changed = 0;
+    br_err rc = run_write_aside(
+        st,
+        "UPDATE mail_outbox SET next_attempt_at = ?, due_at = ?, "
+        "locked_until = NULL, attempts = attempts - 1 WHERE id = ? AND "
+        "status = 'pending' AND locked_until = ?",
+        DB_ARGS(db_text(until), db_text(until), db_text(id), db_text(claim)), &changed);
+    return !rc && changed == 0 ? outbox_claim_lost() : rc;
 }
 
 struct wa_sent {

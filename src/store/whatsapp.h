@@ -58,13 +58,14 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
 br_err store_whatsapp_sent_since(struct store *st, const char *cita_id, const char *since,
                                  int64_t *n) WARN_UNUSED;
 
-/* A claimed message that must not leave any more (why): status 'skipped'. */
-br_err store_outbox_skip(struct store *st, const char *id, const char *why,
+/* A claimed message that must not leave any more (why): status 'skipped'.
+ * BR_CONFLICT when its claim no longer holds it (store_outbox_retry). */
+br_err store_outbox_skip(struct store *st, const char *id, const char *claim, const char *why,
                          const char *now) STORE_WRITE WARN_UNUSED;
 /* A claimed message put off until `until` without counting the attempt
  * (quiet hours, a reminder waiting for its confirmation): its retry window
- * starts then. */
-br_err store_outbox_defer(struct store *st, const char *id,
+ * starts then. BR_CONFLICT when its claim no longer holds it. */
+br_err store_outbox_defer(struct store *st, const char *id, const char *claim,
                           const char *until) STORE_WRITE WARN_UNUSED;
 /* A WhatsApp message the Graph API accepted, with the id it gave it,
  * counted for its client (store_whatsapp_sent_since); her counted

@@ -320,7 +320,9 @@ static void outbox_messages_are_claimed_once_retried_and_dropped(void **state)
     assert_int_equal(
         store_outbox_claim(f->st, "2031-01-01T00:00:02.000Z", "2031-01-01T00:01:00.000Z", &again),
         BR_NOTFOUND);
-    assert_int_equal(store_outbox_retry(f->st, got.id, "down", "2031-01-01T00:00:10.000Z"), BR_OK);
+    assert_string_equal(got.claim, "2031-01-01T00:01:00.000Z");
+    assert_int_equal(
+        store_outbox_retry(f->st, got.id, got.claim, "down", "2031-01-01T00:00:10.000Z"), BR_OK);
     br_ts next;
     assert_int_equal(store_outbox_next_due(f->st, next), BR_OK);
     assert_string_equal(next, "2031-01-01T00:00:10.000Z");
@@ -333,9 +335,37 @@ static void outbox_messages_are_claimed_once_retried_and_dropped(void **state)
         BR_OK);
     assert_int_equal(got.attempts, 2);
     assert_string_equal(got.last_error, "down");
-    assert_int_equal(store_outbox_drop(f->st, got.id, "gave up", "2031-01-01T00:00:11.000Z"),
-                     BR_OK);
+    /* its lease ran out (a slow database, a stalled node): another claim
+     * takes it, and nothing the first claimant writes of its fate lands */
+    assert_int_equal(
+        store_outbox_claim(f->st, "2031-01-01T00:01:00.000Z", "2031-01-01T00:02:00.000Z", &again),
+        BR_OK);
+    assert_string_equal(again.id, got.id);
+    assert_int_equal(again.attempts, 3);
+    assert_int_equal(
+        store_outbox_retry(f->st, got.id, got.claim, "late", "2031-01-01T00:01:01.000Z"),
+        BR_CONFLICT);
+    assert_int_equal(store_outbox_defer(f->st, got.id, got.claim, "2031-01-01T00:01:01.000Z"),
+                     BR_CONFLICT);
+    assert_int_equal(
+        store_outbox_skip(f->st, got.id, got.claim, "late", "2031-01-01T00:01:01.000Z"),
+        BR_CONFLICT);
+    assert_int_equal(
+        store_outbox_drop(f->st, got.id, got.claim, "late", "2031-01-01T00:01:01.000Z"),
+        BR_CONFLICT);
     outbox_clear(&got);
+    /* still held by the second claim, untouched */
+    assert_int_equal(
+        store_outbox_claim(f->st, "2031-01-01T00:01:30.000Z", "2031-01-01T00:03:00.000Z", &got),
+        BR_NOTFOUND);
+    assert_int_equal(
+        store_outbox_drop(f->st, again.id, again.claim, "gave up", "2031-01-01T00:01:31.000Z"),
+        BR_OK);
+    outbox_clear(&again);
+    /* done: no claim may write its fate any more */
+    assert_int_equal(store_outbox_retry(f->st, m.id, "2031-01-01T00:02:00.000Z", "x",
+                                        "2031-01-01T00:01:32.000Z"),
+                     BR_CONFLICT);
     assert_int_equal(store_outbox_next_due(f->st, next), BR_OK);
     assert_string_equal(next, "");
     assert_int_equal(
