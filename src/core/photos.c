@@ -442,6 +442,27 @@ static void delete_in_doubt(struct app *app, const struct obj_intent *in)
     err_restore(BR_INDOUBT, &why);
 }
 
+/* Deletes photo f: its record goes and the delete intent comes in one
+ * transaction, then the object follows. BR_NOTFOUND (no message) when a
+ * racing delete won. */
+static br_err erase(struct app *app, const struct foto *f)
+{
+    struct obj_intent in;
+    new_intent(&in, "delete", f->storage_path);
+    br_err rc = store_foto_delete(app->store, f->id, &in);
+    if (rc == BR_NOTFOUND) return rc;
+    if (rc == BR_INDOUBT) delete_in_doubt(app, &in);
+    if (rc) return store_failed(rc);
+    /* the photo is gone from the API; its object follows */
+    bool removed = obj_remove(app->obj, PHOTO_BUCKET, f->storage_path) == BR_OK;
+    if (removed) metric_inc(M_PHOTOS_REMOVED);
+    if (!removed)
+        log_error("fotos: removing object %s failed: %s (left to the sweeper)", f->storage_path,
+                  err_msg());
+    settle_intent(app, &in, removed);
+    return BR_OK;
+}
+
 br_err photos_delete(struct app *app, const struct principal *caller, const char *id_text)
 {
     if (missing(id_text)) return err_set(BR_INVALID, "Falta id");
@@ -452,26 +473,8 @@ br_err photos_delete(struct app *app, const struct principal *caller, const char
     br_err rc = store_foto_get_owned(app->store, id, caller->user_id, &f);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Foto no encontrada");
     if (rc) return store_failed(rc);
-    /* the record goes and the delete intent comes in one transaction */
-    struct obj_intent in;
-    new_intent(&in, "delete", f.storage_path);
-    rc = store_foto_delete(app->store, id, &in);
-    if (rc == BR_NOTFOUND) {
-        rc = err_set(BR_NOTFOUND, "Foto no encontrada"); /* a racing delete won */
-    } else if (rc == BR_INDOUBT) {
-        delete_in_doubt(app, &in);
-        rc = store_failed(rc);
-    } else if (rc) {
-        rc = store_failed(rc);
-    } else {
-        /* the photo is gone from the API; its object follows */
-        bool removed = obj_remove(app->obj, PHOTO_BUCKET, f.storage_path) == BR_OK;
-        if (removed) metric_inc(M_PHOTOS_REMOVED);
-        if (!removed)
-            log_error("fotos: removing object %s failed: %s (left to the sweeper)", f.storage_path,
-                      err_msg());
-        settle_intent(app, &in, removed);
-    }
+    rc = erase(app, &f);
+    if (rc == BR_NOTFOUND) rc = err_set(BR_NOTFOUND, "Foto no encontrada");
     foto_clear(&f);
     return rc;
 }
@@ -521,23 +524,6 @@ br_err photos_retype(struct app *app, photos_retyped_fn fn, void *ud, bool *appl
 
 br_err photos_erase(struct app *app, const struct foto *f)
 {
-    struct obj_intent in;
-    new_intent(&in, "delete", f->storage_path);
-    br_err rc = store_foto_delete(app->store, f->id, &in);
-    if (rc == BR_NOTFOUND) {
-        rc = BR_OK; /* a racing delete won */
-    } else if (rc == BR_INDOUBT) {
-        delete_in_doubt(app, &in);
-        rc = store_failed(rc);
-    } else if (rc) {
-        rc = store_failed(rc);
-    } else {
-        bool removed = obj_remove(app->obj, PHOTO_BUCKET, f->storage_path) == BR_OK;
-        if (removed) metric_inc(M_PHOTOS_REMOVED);
-        if (!removed)
-            log_error("fotos: removing object %s failed: %s (left to the sweeper)", f->storage_path,
-                      err_msg());
-        settle_intent(app, &in, removed);
-    }
-    return rc;
+    br_err rc = erase(app, f);
+    return rc == BR_NOTFOUND ? BR_OK : rc; /* a racing delete won */
 }
