@@ -227,6 +227,9 @@ static br_err claim_tx(struct db *db, struct db_conn *c, void *ud)
               "WHERE id = ? AND password_hash = '' AND email = ?",
               pu, NULL, NULL, &changes);
     if (rc || changes != 1) return rc;
+    /* a new password: the reset links asked for before no longer open it */
+    rc = account_links_end(db, c, who.id);
+    if (rc) return rc;
     /* the role asked for too (the operator's `user add --rol`; a client's
      * otherwise, which she is) */
     struct db_val pp[] = {db_text(u->nombre), db_text(u->telefono), db_text(u->rol),

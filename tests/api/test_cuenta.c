@@ -443,6 +443,36 @@ static void an_account_without_a_password_is_claimed_by_a_reset(void **state)
     assert_int_equal(login_status(eva.email, "mi-primera-clave"), 200);
 }
 
+/* The operator's `user add` that gives a client without a password her
+ * account sets a password too: a reset link asked for before (by anyone,
+ * for her address) no longer opens the account afterwards. */
+static void a_password_given_by_the_operator_ends_her_reset_links(void **state)
+{
+    (void)state;
+    struct user eva;
+    signup_user(&S, &eva, "Eva");
+    char *sql = NULL;
+    if (asprintf(&sql, "UPDATE auth_users SET password_hash = '' WHERE id = '%s'", eva.id) < 0)
+        fail_msg("asprintf");
+    assert_int_equal(db_exec(&S, sql, NULL), 0);
+    free(sql);
+    char tok[TOKEN_LEN + 1];
+    reset_link(&eva, tok);
+    char *out = NULL, *err = NULL;
+    assert_int_equal(srv_cli(&S, &out, &err, "user", "add", "--email", eva.email, "--password",
+                             "la-del-operador", NULL),
+                     0);
+    free(out);
+    free(err);
+    assert_int_equal(login_status(eva.email, "la-del-operador"), 200);
+    struct resp r;
+    restablecer(tok, "la-del-enlace", &r);
+    expect_error(&r, 400, LINK_BAD);
+    resp_free(&r);
+    assert_int_equal(login_status(eva.email, "la-del-operador"), 200);
+    assert_int_equal(login_status(eva.email, "la-del-enlace"), 401);
+}
+
 static void recuperar_is_throttled_per_address(void **state)
 {
     (void)state;
@@ -1338,6 +1368,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recuperar_answers_the_same_for_any_address),
         cmocka_unit_test(restablecer_sets_the_password_ends_sessions_and_signs_in),
+        cmocka_unit_test(a_password_given_by_the_operator_ends_her_reset_links),
         cmocka_unit_test(an_email_change_dies_with_a_new_password),
         cmocka_unit_test(an_email_change_is_bounded_and_names_the_address_as_stored),
         cmocka_unit_test(an_expired_link_is_refused),
