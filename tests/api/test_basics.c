@@ -61,7 +61,7 @@ static void wrong_method_is_405_with_allow(void **state)
     http_req(&S, "DELETE", "/api/admin/usuarios", NULL, &r);
     expect_error(&r, 405, "Método no permitido");
     assert_non_null(resp_header(&r, "Allow", allow, sizeof allow));
-    assert_string_equal(allow, "GET, PATCH");
+    assert_string_equal(allow, "GET, HEAD, PATCH");
     resp_free(&r);
 }
 

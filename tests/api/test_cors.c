@@ -64,7 +64,7 @@ static void a_listed_origin_gets_a_preflight_and_reads_answers_with_credentials(
     assert_int_equal(r.status, 204);
     expect_header(&r, "Access-Control-Allow-Origin", APP);
     expect_header(&r, "Access-Control-Allow-Credentials", "true");
-    expect_header(&r, "Access-Control-Allow-Methods", "GET, POST");
+    expect_header(&r, "Access-Control-Allow-Methods", "GET, HEAD, POST");
     char h[256];
     assert_non_null(resp_header(&r, "Access-Control-Allow-Headers", h, sizeof h));
     assert_non_null(strstr(h, "Authorization"));

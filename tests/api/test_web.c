@@ -452,20 +452,53 @@ static void head_is_get_without_the_body_on_every_page_and_asset(void **state)
     expect_head_as_get("/storage/v1/object/public/fotos-citas/no/such.png", NULL);
 }
 
-/* HEAD is answered where the routes serve it (the pages, the assets, the
- * stored objects); elsewhere it is a method like any other: 405 with the
- * path's methods. */
-static void head_elsewhere_is_405_and_allow_lists_it_where_served(void **state)
+/* HEAD is answered wherever GET is (RFC 9110 9.1: a general-purpose server
+ * must support both): the pages, the assets, the stored objects and every
+ * JSON endpoint that GET reads, with the same status and headers and no body,
+ * for an answer, an error and a refused session alike; a path without GET has
+ * no HEAD either (405 with the path's methods). */
+static void head_is_get_without_the_body_on_json_endpoints_too(void **state)
 {
     (void)state;
+    struct user u;
+    signup_user(&S, &u, "Cabeza");
+    char auth[160];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", u.token);
+    const char *const with_session[] = {auth, NULL};
+    static const char *const paths[] = {"/api/servicios",
+                                        "/api/barberos",
+                                        "/healthz",
+                                        "/api/citas",
+                                        "/api/citas?estado=confirmada",
+                                        "/api/fotos?cita_id=x",
+                                        "/api/fotos",
+                                        "/api/auth/me",
+                                        "/api/admin/usuarios"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        expect_head_as_get(paths[i], NULL);
+        expect_head_as_get(paths[i], with_session);
+    }
     struct resp r;
-    http_req(&S, "HEAD", "/api/servicios", NULL, &r);
-    assert_int_equal(r.status, 405);
-    expect_header(&r, "Allow", "GET");
+    struct req_opts o = {.token = u.token};
+    http_req(&S, "HEAD", "/api/citas", &o, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.len, 0);
     resp_free(&r);
     http_req(&S, "HEAD", "/api/citas", NULL, &r);
+    assert_int_equal(r.status, 401);
+    assert_int_equal(r.len, 0);
+    resp_free(&r);
+    http_json(&S, "PUT", "/api/servicios", NULL, "{}", &r);
+    expect_error(&r, 405, "Método no permitido");
+    expect_header(&r, "Allow", "GET, HEAD");
+    resp_free(&r);
+    http_json(&S, "PUT", "/api/citas", NULL, "{}", &r);
+    expect_error(&r, 405, "Método no permitido");
+    expect_header(&r, "Allow", "GET, HEAD, POST");
+    resp_free(&r);
+    http_req(&S, "HEAD", "/api/auth/login", NULL, &r);
     assert_int_equal(r.status, 405);
-    expect_header(&r, "Allow", "GET, POST");
+    expect_header(&r, "Allow", "POST");
     resp_free(&r);
     http_json(&S, "DELETE", "/app/x.js", NULL, NULL, &r);
     expect_error(&r, 405, "Método no permitido");
@@ -534,7 +567,7 @@ int main(void)
         cmocka_unit_test(unknown_or_unhashed_asset_is_404_json),
         cmocka_unit_test(head_answers_headers_without_body),
         cmocka_unit_test(head_is_get_without_the_body_on_every_page_and_asset),
-        cmocka_unit_test(head_elsewhere_is_405_and_allow_lists_it_where_served),
+        cmocka_unit_test(head_is_get_without_the_body_on_json_endpoints_too),
         cmocka_unit_test(head_requests_count_apart_in_the_metrics),
         cmocka_unit_test(pages_take_only_get_and_head),
         cmocka_unit_test(api_answers_keep_their_headers),
