@@ -60,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -393,13 +394,24 @@ static void route(struct http_req *r)
     buf_free(&allow);
 }
 
+/* The path of a request target. The absolute form ("http://host/path", RFC
+ * 9112 3.2.2: a server must accept it) names the same resource as its path
+ * alone; libmicrohttpd hands it over whole. */
+static const char *target_path(const char *url)
+{
+    size_t skip = !strncasecmp(url, "http://", 7) ? 7 : !strncasecmp(url, "https://", 8) ? 8 : 0;
+    if (!skip) return url;
+    const char *p = strchr(url + skip, '/');
+    return p ? p : "/";
+}
+
 /* The first call: route, authorize, check the declared body. */
 static void start(struct http_req *r, const char *url, const char *method)
 {
     struct http_server *s = r->srv;
     r->started = true;
     snprintf(r->method, sizeof r->method, "%s", method);
-    r->path = xstrdup(url);
+    r->path = xstrdup(target_path(url));
     http_cors_check(r);
     unsigned bad;
     const char *why;

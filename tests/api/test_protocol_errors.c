@@ -115,6 +115,20 @@ static void what_the_library_passes_on_is_answered_as_json_with_the_security_hea
         "GET /metrics%00.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     expect_service_json(reply, send_raw(nul, sizeof nul - 1, &reply), 404);
     free(reply);
+    /* a target in absolute form names its path (RFC 9112 3.2.2), whatever the case of
+     * its scheme */
+    static const char absolute[] =
+        "GET http://127.0.0.1/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    expect_service_json(reply, send_raw(absolute, sizeof absolute - 1, &reply), 200);
+    free(reply);
+    static const char absolute_q[] = "GET HTTPS://x:8080/api/fotos?cita_id= HTTP/1.1\r\nHost: "
+                                     "x\r\nConnection: close\r\n\r\n";
+    expect_service_json(reply, send_raw(absolute_q, sizeof absolute_q - 1, &reply), 401);
+    free(reply);
+    static const char absolute_nada[] =
+        "GET http://x/api/nada HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    expect_service_json(reply, send_raw(absolute_nada, sizeof absolute_nada - 1, &reply), 404);
+    free(reply);
     /* other escapes are decoded as before */
     static const char esc[] = "GET /%68ealthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     expect_service_json(reply, send_raw(esc, sizeof esc - 1, &reply), 200);
