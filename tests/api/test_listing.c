@@ -114,6 +114,19 @@ static void a_long_listing_is_streamed_whole_and_in_order(void **state)
     resp_free(&own);
     resp_free(&all);
 
+    /* HEAD of a streamed listing: GET's status and headers, no body, and the
+     * connection serves the next request */
+    struct req_opts o = {.token = ADMIN.token};
+    struct resp h;
+    http_req(&F.s, "HEAD", "/api/citas", &o, &h);
+    assert_int_equal(h.status, 200);
+    assert_int_equal(h.len, 0);
+    assert_true(chunked(&h));
+    resp_free(&h);
+    a = get_list("/api/citas", ADMIN.token, "citas", &all);
+    assert_int_equal(json_array_size(a), ROWS);
+    resp_free(&all);
+
     /* estado filters the streamed listing too */
     struct resp canc;
     a = get_list("/api/citas?estado=cancelada", ADMIN.token, "citas", &canc);
