@@ -294,22 +294,36 @@ static bool fitting_slot(struct freed *f, const struct espera *e, int64_t *ini, 
     return found;
 }
 
+/* The free slot found for an entry's day, service and barber (or any):
+ * entries that share them share it, so each is read once per freed slot. */
+struct slot_memo {
+    br_id servicio, barbero_pedido;
+    char fecha[11];
+    bool found;
+    int64_t ini, fin;
+    br_id barbero;
+};
+
 /* The candidates, copied out of the listing before anyone is told (no
  * connection is held while the slots are read), and their notices. */
 struct cand_list {
-    struct espera e[ESPERA_FANOUT];
-    char email[ESPERA_FANOUT][256];
-    char nombre[ESPERA_FANOUT][256];
+    struct espera e[ESPERA_CANDIDATAS];
+    char email[ESPERA_CANDIDATAS][256];
+    char nombre[ESPERA_CANDIDATAS][256];
     int n;
-    struct espera_aviso v[ESPERA_FANOUT];
-    br_id barbero[ESPERA_FANOUT];
+    struct espera_aviso v[ESPERA_CANDIDATAS];
+    br_id barbero[ESPERA_CANDIDATAS];
+    const char *cliente[ESPERA_CANDIDATAS]; /* whose notice v[i] is */
+    int64_t inicio[ESPERA_CANDIDATAS];      /* and the start it names */
     int nv;
+    struct slot_memo memo[ESPERA_CANDIDATAS];
+    int nmemo;
 };
 
 static br_err collect(void *ud, const struct espera *e)
 {
     struct cand_list *l = ud;
-    if (l->n >= ESPERA_FANOUT) return BR_OK;
+    if (l->n >= ESPERA_CANDIDATAS) return BR_OK;
     l->e[l->n] = *e;
     snprintf(l->email[l->n], sizeof l->email[0], "%s", e->email ? e->email : "");
     snprintf(l->nombre[l->n], sizeof l->nombre[0], "%s", e->nombre ? e->nombre : "");
@@ -317,6 +331,37 @@ static br_err collect(void *ud, const struct espera *e)
     l->e[l->n].nombre = l->nombre[l->n];
     l->n++;
     return BR_OK;
+}
+
+/* fitting_slot, read once for each day, service and barber asked. */
+static bool fitting_slot_memo(struct freed *f, struct cand_list *l, const struct espera *e,
+                              int64_t *ini, int64_t *fin, br_id barbero)
+{
+    for (int i = 0; i < l->nmemo; i++) {
+        const struct slot_memo *k = &l->memo[i];
+        if (strcmp(k->servicio, e->servicio_id) || strcmp(k->fecha, e->fecha) ||
+            strcmp(k->barbero_pedido, e->barbero_id))
+            continue;
+        *ini = k->ini;
+        *fin = k->fin;
+        memcpy(barbero, k->barbero, sizeof(br_id));
+        return k->found;
+    }
+    bool found = fitting_slot(f, e, ini, fin, barbero);
+    if (l->nmemo < ESPERA_CANDIDATAS) {
+        struct slot_memo *k = &l->memo[l->nmemo++];
+        memset(k, 0, sizeof *k);
+        memcpy(k->servicio, e->servicio_id, sizeof k->servicio);
+        memcpy(k->barbero_pedido, e->barbero_id, sizeof k->barbero_pedido);
+        snprintf(k->fecha, sizeof k->fecha, "%s", e->fecha);
+        k->found = found;
+        if (found) {
+            k->ini = *ini;
+            k->fin = *fin;
+            memcpy(k->barbero, barbero, sizeof(br_id));
+        }
+    }
+    return found;
 }
 
 /* An address to write to: not empty, not a front-desk client's placeholder. */
@@ -337,7 +382,12 @@ static bool notice_of(struct freed *f, struct cand_list *l, int i)
     if (!mail && !wa) return true;
     int64_t ini, fin;
     br_id barbero;
-    if (!fitting_slot(f, e, &ini, &fin, barbero)) return true;
+    if (!fitting_slot_memo(f, l, e, &ini, &fin, barbero)) return true;
+    /* her other entry of this day has this very slot told already */
+    for (int k = 0; k < l->nv; k++)
+        if (!strcmp(l->cliente[k], e->cliente_id) && l->inicio[k] == ini &&
+            !strcmp(l->barbero[k], barbero))
+            return true;
     struct servicio srv;
     struct barbero bar;
     memset(&srv, 0, sizeof srv);
@@ -352,6 +402,8 @@ static bool notice_of(struct freed *f, struct cand_list *l, int i)
     }
     struct espera_aviso *v = &l->v[l->nv];
     memcpy(l->barbero[l->nv], barbero, sizeof(br_id));
+    l->cliente[l->nv] = e->cliente_id;
+    l->inicio[l->nv] = ini;
     l->nv++;
     struct outbox_msg *m = &v->m;
     memset(m, 0, sizeof *m);
@@ -410,15 +462,16 @@ static br_err tell(struct app *app, const struct espera_liberacion *lib, int *qu
     struct cand_list *l = xcalloc(1, sizeof *l);
     br_err rc = BR_OK;
     if (any) {
-        rc = store_espera_candidatas(app->store, desde, hasta, f.barbero_id, ESPERA_FANOUT, collect,
-                                     l);
+        rc = store_espera_candidatas(app->store, desde, hasta, f.barbero_id, ESPERA_CANDIDATAS,
+                                     collect, l);
         if (rc)
             log_warn("lista de espera: reading the entries of %s..%s: %s", desde, hasta, err_msg());
     }
     for (int i = 0; !rc && i < l->n; i++)
         if (!notice_of(&f, l, i)) rc = err_set(BR_STORE, "a notice's names could not be read");
-    /* the notices and the end of the freed slot, together */
-    if (!rc) rc = store_espera_avisar(app->store, lib->id, l->v, l->nv, queued);
+    /* the notices (to the ESPERA_FANOUT oldest entries not told of it
+     * before) and the end of the freed slot, together */
+    if (!rc) rc = store_espera_avisar(app->store, lib->id, l->v, l->nv, ESPERA_FANOUT, queued);
     if (rc) log_warn("lista de espera: telling of freed slot %s: %s", lib->id, err_msg());
     notices_clear(l);
     free(l);

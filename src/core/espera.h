@@ -8,8 +8,11 @@
  * transaction; a worker then queues the notices - by e-mail and, when her
  * consent holds, by WhatsApp - in one transaction with the record that
  * each entry was told of that slot (so an entry never hears twice of one
- * slot) and the freed slot's deletion, at most ESPERA_FANOUT entries per
- * freed slot, oldest first. A notice carries a link that opens the booking
+ * slot) and the freed slot's deletion: at most ESPERA_FANOUT entries told
+ * per freed slot, the oldest of those a free slot fits and that were not
+ * told of it before (of the ESPERA_CANDIDATAS oldest entries of its days),
+ * so entries that cannot use it, or heard of it already, never keep the
+ * others from hearing. A notice carries a link that opens the booking
  * on that slot; the first to book it gets it (the booking's own overlap
  * rule decides). Entries last until their day has
  * passed: not listed after, removed by the sweeper.
@@ -19,8 +22,9 @@
 
 #include "app.h"
 
-#define ESPERA_MAX    10 /* entries on today or later one client may hold */
-#define ESPERA_FANOUT 20 /* entries told of one freed stretch, at most */
+#define ESPERA_MAX        10  /* entries on today or later one client may hold */
+#define ESPERA_FANOUT     20  /* entries told of one freed stretch, at most */
+#define ESPERA_CANDIDATAS 200 /* entries read for one freed stretch, oldest first, at most */
 
 #define ESPERA_MAX_MSG       "Máximo de avisos alcanzado"
 #define ESPERA_DUP_MSG       "Ya estás en la lista de espera de ese día"

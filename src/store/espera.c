@@ -332,7 +332,7 @@ br_err store_espera_liberacion_release(struct store *st, const char *id, const c
 struct avisar_args {
     const char *liberacion_id;
     const struct espera_aviso *v;
-    int n;
+    int n, max;
     int *queued;
 };
 
@@ -341,7 +341,7 @@ static br_err avisar_tx(struct db *db, struct db_conn *c, void *ud)
     struct avisar_args *a = ud;
     *a->queued = 0; /* the adapter may run this again (a deadlock) */
     br_err rc = BR_OK;
-    for (int i = 0; !rc && i < a->n; i++) {
+    for (int i = 0; !rc && i < a->n && *a->queued < a->max; i++) {
         const struct espera_aviso *v = &a->v[i];
         /* removed meanwhile: nobody to tell; her other entry (a barber
          * and "any barber" the same day) told her of this slot: once is enough */
@@ -371,9 +371,9 @@ static br_err avisar_tx(struct db *db, struct db_conn *c, void *ud)
 }
 
 br_err store_espera_avisar(struct store *st, const char *liberacion_id,
-                           const struct espera_aviso *v, int n, int *queued)
+                           const struct espera_aviso *v, int n, int max, int *queued)
 {
-    struct avisar_args a = {liberacion_id, v, n, queued};
+    struct avisar_args a = {liberacion_id, v, n, max, queued};
     br_err rc = in_tx_as(st, DB_TOUCH_NONE, avisar_tx, &a);
     if (rc) *queued = 0;
     return rc;

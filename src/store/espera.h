@@ -107,13 +107,14 @@ struct espera_aviso {
     struct outbox_msg m;
 };
 
-/* In one transaction: queues each notice of v whose entry still exists
- * and was never told of that slot (lista_espera_avisos records it), then
- * deletes the freed slot liberacion_id (gone already: another worker
- * finished it; the notices it queued are not queued twice). OUT: *queued,
- * how many notices were queued. */
+/* In one transaction: queues each notice of v, in order, whose entry
+ * still exists and was never told of that slot (lista_espera_avisos
+ * records it), until max were queued, then deletes the freed slot
+ * liberacion_id (gone already: another worker finished it; the notices it
+ * queued are not queued twice). OUT: *queued, how many notices were
+ * queued. */
 br_err store_espera_avisar(struct store *st, const char *liberacion_id,
-                           const struct espera_aviso *v, int n,
+                           const struct espera_aviso *v, int n, int max,
                            int *queued) STORE_WRITE WARN_UNUSED;
 
 #endif

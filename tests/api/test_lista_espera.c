@@ -593,6 +593,61 @@ static void two_entries_of_one_client_bring_one_notice_per_slot(void **state)
     free(barbero);
 }
 
+/* Entries that cannot use a freed slot (the same client's others, told of
+ * it already) never keep the others from hearing: two clients holding the
+ * twenty oldest entries of a day once kept a third from every notice. */
+static void entries_told_already_keep_nobody_from_hearing(void **state)
+{
+    (void)state;
+    struct user ana, bea, cris, dani, otra;
+    signup_user(&S, &ana, "Ana Diez");
+    signup_user(&S, &bea, "Bea Diez");
+    signup_user(&S, &cris, "Cris Tarde");
+    signup_user(&S, &dani, "Dani Luego");
+    signup_user(&S, &otra, "Otra Vez");
+    char *barbero = make_barbero(&S, "Pau Lleno");
+    char *servicios[5] = {strdup(SERVICIO)};
+    for (int i = 1; i < 5; i++) {
+        char nombre[40];
+        snprintf(nombre, sizeof nombre, "Corte de espera %d", i);
+        servicios[i] = make_servicio(&S, nombre, 30, 15.0);
+    }
+    char d[11], ten[32];
+    weekday_utc(5, d);
+    at(d, "10:00", ten);
+    char *cita = book(&S, &otra, barbero, SERVICIO, ten, NULL);
+    /* ten entries each, the oldest of the day: with this barber and with any */
+    for (int i = 0; i < 5; i++) {
+        free(pedir_ok(&ana, servicios[i], d, barbero));
+        free(pedir_ok(&ana, servicios[i], d, NULL));
+        free(pedir_ok(&bea, servicios[i], d, barbero));
+        free(pedir_ok(&bea, servicios[i], d, NULL));
+    }
+    free(pedir_ok(&cris, SERVICIO, d, barbero));
+    cancel_ok(&otra, cita);
+    char inicio[ISO8601_LEN + 1];
+    notice_link(&cris, barbero, d, inicio);
+    assert_string_equal(inicio, ten);
+    assert_int_equal(notices_to(&ana), 1);
+    assert_int_equal(notices_to(&bea), 1);
+    assert_int_equal(notices_to(&cris), 1);
+    /* the slot frees again: those told of it hear nothing more, and take
+     * no place of who has not heard */
+    free(pedir_ok(&dani, SERVICIO, d, NULL));
+    char *otra_vez = book(&S, &otra, barbero, SERVICIO, ten, NULL);
+    cancel_ok(&otra, otra_vez);
+    notice_link(&dani, barbero, d, inicio);
+    assert_string_equal(inicio, ten);
+    assert_int_equal(notices_to(&ana), 1);
+    assert_int_equal(notices_to(&bea), 1);
+    assert_int_equal(notices_to(&cris), 1);
+    for (int i = 0; i < 5; i++)
+        free(servicios[i]);
+    free(otra_vez);
+    free(cita);
+    free(barbero);
+}
+
 static void the_notice_goes_by_whatsapp_to_whoever_consented(void **state)
 {
     (void)state;
@@ -1044,6 +1099,7 @@ int main(void)
         cmocka_unit_test(wider_hours_tell_the_waiting),
         cmocka_unit_test(new_hours_tell_only_the_days_they_widen),
         cmocka_unit_test(two_entries_of_one_client_bring_one_notice_per_slot),
+        cmocka_unit_test(entries_told_already_keep_nobody_from_hearing),
         cmocka_unit_test(the_notice_goes_by_whatsapp_to_whoever_consented),
         cmocka_unit_test(a_crash_before_the_notices_were_queued_loses_none),
         cmocka_unit_test(past_entries_are_neither_listed_nor_kept),
