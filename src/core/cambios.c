@@ -98,7 +98,7 @@ enum actor { ACTOR_STAFF, ACTOR_CLIENT, ACTOR_LINK, ACTOR_SHOP };
 
 static br_err apply(struct app *app, enum actor who, const char *client_id, const char *id,
                     const uint32_t *gen, bool reschedule, const char *fecha_inicio,
-                    const char *mensaje, br_id cita_id);
+                    const char *mensaje, const struct cambio_dentro *dentro, br_id cita_id);
 
 /* The appointment id text names, as who may see it (a client: hers only).
  * BR_NOTFOUND "Cita no encontrada" otherwise. OUT: *d (cita_detail_clear). */
@@ -164,7 +164,7 @@ br_err cambios_apply(struct app *app, const struct principal *caller, const char
     /* NULL: barbero or admin, who may change any cita at any time */
     const char *client = booking_list_scope(caller);
     return apply(app, client ? ACTOR_CLIENT : ACTOR_STAFF, client, id, NULL, reschedule,
-                 fecha_inicio, NULL, cita_id);
+                 fecha_inicio, NULL, NULL, cita_id);
 }
 
 br_err cambios_apply_link(struct app *app, const char *token, bool reschedule,
@@ -175,13 +175,13 @@ br_err cambios_apply_link(struct app *app, const char *token, bool reschedule,
     br_err rc = gestion_cita(app, token, id, &gen);
     if (rc && rc != BR_NOTFOUND) return rc;
     /* a token that is none names no cita (once the body is judged) */
-    return apply(app, ACTOR_LINK, NULL, rc ? NULL : id, &gen, reschedule, fecha_inicio, NULL,
+    return apply(app, ACTOR_LINK, NULL, rc ? NULL : id, &gen, reschedule, fecha_inicio, NULL, NULL,
                  cita_id);
 }
 
 static br_err apply(struct app *app, enum actor who, const char *client, const char *id,
                     const uint32_t *gen, bool reschedule, const char *fecha_inicio,
-                    const char *mensaje, br_id cita_id)
+                    const char *mensaje, const struct cambio_dentro *dentro, br_id cita_id)
 {
     cita_id[0] = '\0';
     int64_t now = clock_now_ms();
@@ -256,6 +256,10 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
         /* a link's: still of her links' generation when the change is made */
         .enlace_cliente = gen ? d.cita.cliente_id : NULL,
         .enlace_gen = gen ? *gen : 0,
+        /* a closure's: still on its dates when it is cancelled */
+        .dentro_desde = dentro ? dentro->desde : NULL,
+        .dentro_hasta = dentro ? dentro->hasta : NULL,
+        .dentro_barbero = dentro ? dentro->barbero_id : NULL,
     };
     rc = store_cita_change(app->store, &ch);
     if (rc == BR_NOTFOUND) {
@@ -264,6 +268,8 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
         rc = err_set(BR_CONFLICT, "La cita está cancelada");
     } else if (rc == BR_CONFLICT && ch.why == CAMBIO_MARCADA) {
         rc = err_set(BR_CONFLICT, CAMBIO_MARCADA_MSG);
+    } else if (rc == BR_CONFLICT && ch.why == CAMBIO_FUERA) {
+        rc = err_set(BR_CONFLICT, "La cita ya no cae en el cierre");
     } else if (rc == BR_CONFLICT && ch.why == CAMBIO_PLAZO) {
         char words[32];
         cutoff_words(app->cfg->cancel_cutoff_min, words, sizeof words);
@@ -291,7 +297,8 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
     return BR_OK;
 }
 
-br_err cambios_cancelar_cierre(struct app *app, const char *id, const char *mensaje, br_id cita_id)
+br_err cambios_cancelar_cierre(struct app *app, const char *id, const char *mensaje,
+                               const struct cambio_dentro *dentro, br_id cita_id)
 {
-    return apply(app, ACTOR_SHOP, NULL, id, NULL, false, NULL, mensaje, cita_id);
+    return apply(app, ACTOR_SHOP, NULL, id, NULL, false, NULL, mensaje, dentro, cita_id);
 }

@@ -56,12 +56,21 @@ br_err cambios_huecos(struct app *app, const struct principal *caller, const cha
 br_err cambios_huecos_link(struct app *app, const char *token, const char *fecha,
                            struct cambio_huecos *out) WARN_UNUSED;
 
+/* The stretch a closure or day off covers: [desde, hasta) (API
+ * timestamps), of barbero_id (NULL: every barber's). */
+struct cambio_dentro {
+    const char *desde, *hasta, *barbero_id;
+};
+
 /* Cancels the cita named by id text as staff would, because the shop or
  * its barber is off that day: the same transaction, calendar follow-up and
  * barber's notice as a staff cancel; the client's e-mail says so and
- * carries mensaje (nullable, checked by the caller). Errors as
- * cambios_apply's cancel. */
+ * carries mensaje (nullable, checked by the caller). Only while the cita,
+ * as the transaction reads it, still starts inside *dentro (and is its
+ * barber's): one moved off since it was listed is BR_CONFLICT "La cita ya
+ * no cae en el cierre", untouched. Errors otherwise as cambios_apply's
+ * cancel. */
 br_err cambios_cancelar_cierre(struct app *app, const char *id, const char *mensaje,
-                               br_id cita_id) WARN_UNUSED;
+                               const struct cambio_dentro *dentro, br_id cita_id) WARN_UNUSED;
 
 #endif

@@ -90,11 +90,16 @@ br_err cierres_cancelar(struct app *app, const char *id, const char *mensaje,
     struct lista l = {xcalloc(CIERRES_MAX, sizeof *l.v),
                       xcalloc(LISTA_TEXTOS * CIERRES_MAX, sizeof(char *)), 0};
     rc = cierres_afectadas(app, &a, clock_now_ms(), collect, &l);
+    /* each is cancelled only while it still falls on the dates: one moved
+     * off them since it was listed is no longer the closure's */
+    br_ts desde, hasta;
+    bool dentro_ok = window(&a, desde, hasta);
+    struct cambio_dentro dentro = {desde, hasta, a.barbero_id[0] ? a.barbero_id : NULL};
     int done = 0;
-    for (int i = 0; i < l.n && !rc; i++) {
+    for (int i = 0; i < l.n && !rc && dentro_ok; i++) {
         br_id cita_id;
-        br_err c = cambios_cancelar_cierre(app, l.v[i].id, mensaje, cita_id);
-        if (c == BR_CONFLICT || c == BR_NOTFOUND) continue; /* cancelled meanwhile */
+        br_err c = cambios_cancelar_cierre(app, l.v[i].id, mensaje, &dentro, cita_id);
+        if (c == BR_CONFLICT || c == BR_NOTFOUND) continue; /* cancelled or moved meanwhile */
         if (c) {
             rc = c;
             break;

@@ -128,6 +128,14 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
         ch->why = CAMBIO_MARCADA;
         rc = err_set(BR_CONFLICT, "attendance marked");
     }
+    if (!rc && ch->dentro_desde &&
+        (strcmp(r.fecha_inicio, ch->dentro_desde) < 0 ||
+         strcmp(r.fecha_inicio, ch->dentro_hasta) >= 0 ||
+         (ch->dentro_barbero && strcmp(r.barbero_id, ch->dentro_barbero) != 0))) {
+        /* moved off the dates (or to another barber) since it was listed */
+        ch->why = CAMBIO_FUERA;
+        rc = err_set(BR_CONFLICT, "no longer in the closure");
+    }
     if (!rc && ch->cliente_id && ch->plazo && strcmp(r.fecha_inicio, ch->plazo) < 0) {
         ch->why = CAMBIO_PLAZO;
         rc = err_set(BR_CONFLICT, "past the cut-off");

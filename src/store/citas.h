@@ -115,7 +115,14 @@ br_err store_cita_detail(struct store *st, const char *id, struct cita_detail *d
 br_err store_cita_view(struct store *st, const char *id, store_cita_fn fn, void *ud) WARN_UNUSED;
 
 /* Why a change was refused (with BR_CONFLICT). */
-enum cambio_why { CAMBIO_OK, CAMBIO_CANCELADA, CAMBIO_MARCADA, CAMBIO_PLAZO, CAMBIO_SOLAPE };
+enum cambio_why {
+    CAMBIO_OK,
+    CAMBIO_CANCELADA,
+    CAMBIO_MARCADA,
+    CAMBIO_PLAZO,
+    CAMBIO_SOLAPE,
+    CAMBIO_FUERA
+};
 
 /* A cancel (inicio NULL) or a reschedule to [inicio, fin), done in one
  * write transaction that re-reads the cita and re-checks everything: the
@@ -139,6 +146,10 @@ struct cita_change {
      * moved to another generation meanwhile (store_enlace_gen) */
     const char *enlace_cliente;
     int64_t enlace_gen;
+    /* non-NULL: a cancel only while the row, as read under the lock, starts
+     * in [dentro_desde, dentro_hasta) and, with dentro_barbero, is that
+     * barber's (a closure's dates): else BR_CONFLICT CAMBIO_FUERA */
+    const char *dentro_desde, *dentro_hasta, *dentro_barbero;
     /* the client's message (nullable); a cancel's names the time the row
      * holds as read under the lock (another change may have moved it) */
     struct outbox_msg *mail;

@@ -4,8 +4,9 @@
  * behind it: who may change which cita and until when, every error of the
  * contract, the answer's shape, the slot a cancel frees, the history
  * record, a race of reschedules and bookings for one slot (exactly one
- * wins), the event deleted or moved in the calendar, and the e-mail of
- * each change with its kind.
+ * wins), a closure's cancels that leave alone an appointment moved off its
+ * day meanwhile, the event deleted or moved in the calendar, and the
+ * e-mail of each change with its kind.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define UNKNOWN_ID   "0b5f8e8a-3c1d-4e2f-9a7b-1234567890ab"
 #define NO_CITA      "Cita no encontrada"
@@ -567,6 +570,68 @@ static void a_cancel_racing_reschedules_names_the_time_it_cancelled(void **state
     }
 }
 
+/* --- a closure's cancels ---------------------------------------------------------------- */
+
+static bool cancelled(void *id)
+{
+    char *estado = db_query(&S, "SELECT estado FROM citas WHERE id = '%s'", (const char *)id);
+    bool yes = !strcmp(estado, "cancelada");
+    free(estado);
+    return yes;
+}
+
+/* A closure cancels what it meets as it cancels it: an appointment moved
+ * off its dates while the earlier ones were being cancelled (each waits on
+ * the calendar) is no longer its to cancel. */
+static void a_closure_never_cancels_an_appointment_moved_off_its_day(void **state)
+{
+    (void)state;
+    /* 10:00 and 11:00 in Madrid (CEST) on 2032-05-04; the move: the 5th */
+    char *first = book(&S, &BEA, BARBERO, SERVICIO, "2032-05-04T08:00:00Z", NULL);
+    char *moved = book(&S, &ANA, BARBERO, SERVICIO, "2032-05-04T09:00:00Z", NULL);
+    char body[200];
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"desde\":\"2032-05-04\",\"hasta\":\"2032-05-04\"}", BARBERO);
+    struct resp r;
+    http_json(&S, "POST", "/api/admin/ausencias", ADMIN.token, body, &r);
+    assert_int_equal(r.status, 201);
+    assert_int_equal(json_array_size(json_object_get(r.json, "afectadas")), 2);
+    char path[160];
+    snprintf(path, sizeof path, "/api/admin/ausencias/%s/cancelar-citas",
+             jstr(json_object_get(r.json, "ausencia"), "id"));
+    resp_free(&r);
+    /* each cancel's calendar delete takes a while (the calendar's bound) */
+    gcal_dbl_control(&D, "mode=hang&target=events");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct resp c;
+        http_json(&S, "POST", path, ADMIN.token, "{}", &c);
+        bool ok = c.status == 200 && json_array_size(json_object_get(c.json, "canceladas")) == 1;
+        _exit(ok ? 0 : 1);
+    }
+    /* the first is cancelled, its event being deleted: she moves hers */
+    if (!wait_until(cancelled, first, 30000)) fail_msg("the closure cancelled nothing");
+    json_t *c = cambio_ok(&ANA, moved, "reprogramar", "2032-05-05T09:00:00Z");
+    json_decref(c);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    char *estado = db_query(&S, "SELECT estado FROM citas WHERE id = '%s'", moved);
+    char *inicio = db_query(&S, "SELECT fecha_inicio FROM citas WHERE id = '%s'", moved);
+    assert_string_equal(estado, "confirmada");
+    assert_string_equal(inicio, "2032-05-05T09:00:00.000Z");
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND "
+                              "kind = 'cierre'",
+                              moved),
+                     0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    free(estado);
+    free(inicio);
+    free(first);
+    free(moved);
+}
+
 /* --- the calendar ---------------------------------------------------------------------- */
 
 static const json_t *entry(const json_t *all, const char *method, const char *event_id)
@@ -793,6 +858,8 @@ int main(void)
         cmocka_unit_test_setup(
             reschedules_and_bookings_racing_for_one_slot_leave_exactly_one_winner, reset_double),
         cmocka_unit_test_setup(a_cancel_racing_reschedules_names_the_time_it_cancelled,
+                               reset_double),
+        cmocka_unit_test_setup(a_closure_never_cancels_an_appointment_moved_off_its_day,
                                reset_double),
         cmocka_unit_test_setup(cancel_deletes_the_event_and_reschedule_patches_its_times,
                                reset_double),
