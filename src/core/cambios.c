@@ -245,6 +245,9 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
     struct espera_liberacion libera;
     bool frees =
         espera_liberacion_tramo(&libera, d.cita.barbero_id, d.cita.fecha_inicio, d.cita.fecha_fin);
+    /* the waiting-list entries a reschedule answers go with it (the shop's date) */
+    char dia[11];
+    const char *espera = reschedule && tz_local_date(start_ms, dia, NULL) ? dia : NULL;
     struct cita_change ch = {
         .id = d.cita.id,
         .cliente_id = client,
@@ -260,6 +263,7 @@ static br_err apply(struct app *app, enum actor who, const char *client, const c
         .dentro_desde = dentro ? dentro->desde : NULL,
         .dentro_hasta = dentro ? dentro->hasta : NULL,
         .dentro_barbero = dentro ? dentro->barbero_id : NULL,
+        .dia = espera,
     };
     rc = store_cita_change(app->store, &ch);
     if (rc == BR_NOTFOUND) {

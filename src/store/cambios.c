@@ -51,7 +51,7 @@ br_err store_cita_detail(struct store *st, const char *id, struct cita_detail *d
 struct change_row {
     br_id cliente_id;
     br_ts fecha_inicio, fecha_fin;
-    br_id barbero_id;
+    br_id barbero_id, servicio_id;
     char *estado, *event_id;
 };
 
@@ -65,6 +65,7 @@ static bool change_decode(void *out, const struct db_val *c, int n)
     COPY(r->fecha_inicio, &c[1]);
     COPY(r->barbero_id, &c[2]);
     COPY(r->fecha_fin, &c[5]);
+    COPY(r->servicio_id, &c[6]);
     if (!fits) return false;
     r->estado = dup_or_null(&c[3]);
     r->event_id = dup_or_null(&c[4]);
@@ -114,7 +115,7 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
     struct db_val pi[] = {db_text(ch->id)};
     rc = EXEC_ONE(db, conn,
                   "SELECT cliente_id, fecha_inicio, barbero_id, estado, google_event_id, "
-                  "fecha_fin FROM citas WHERE id = ?",
+                  "fecha_fin, servicio_id FROM citas WHERE id = ?",
                   pi, change_decode, &r, "no such cita");
     if (!rc && ch->cliente_id && strcmp(r.cliente_id, ch->cliente_id) != 0)
         rc = err_set(BR_NOTFOUND, "no such cita");
@@ -184,6 +185,9 @@ static br_err change_tx(struct db *db, struct db_conn *conn, void *ud)
         if (!rc)
             rc = EXEC(db, conn, "UPDATE historial_cortes SET fecha = ? WHERE cita_id = ?", ph, NULL,
                       NULL, NULL);
+        /* she waits no more for the day she moved it to, as a booking's */
+        if (!rc && ch->dia)
+            rc = espera_answered_drop(db, conn, r.cliente_id, ch->dia, r.servicio_id, r.barbero_id);
     } else if (!rc) {
         /* cancel: no haircut happens, so no history record either */
         rc = EXEC(db, conn, "UPDATE citas SET estado = 'cancelada' WHERE id = ?", pi, NULL, NULL,

@@ -175,6 +175,20 @@ br_err store_citas_upcoming(struct store *st, const char *cliente_id, const char
     "WHERE cliente_id = ? AND fecha = ? AND servicio_id = ? AND (barbero_id IS NULL OR "           \
     "barbero_id = ?)"
 
+/* See store_int.h. */
+br_err espera_answered_drop(struct db *db, struct db_conn *conn, const char *cliente_id,
+                            const char *dia, const char *servicio_id, const char *barbero_id)
+{
+    /* the entry's notices go first, where foreign keys are not enforced */
+    struct db_val pe[] = {db_text(cliente_id), db_text(dia), db_text(servicio_id),
+                          db_text(barbero_id)};
+    br_err rc = EXEC_LATER(db, conn,
+                           "DELETE FROM lista_espera_avisos WHERE entrada_id IN (SELECT id FROM "
+                           "lista_espera " ESPERA_ANSWERED ")",
+                           pe);
+    return rc ? rc : EXEC_LATER(db, conn, "DELETE FROM lista_espera " ESPERA_ANSWERED, pe);
+}
+
 struct book_args {
     const struct cita *c;
     const struct outbox_msg *m;
@@ -303,18 +317,8 @@ static br_err book_tx(struct db *db, struct db_conn *conn, void *ud)
                     ph);
     if (!rc && a->m) rc = outbox_insert(db, conn, a->m);
     if (!rc && a->avisos) rc = aviso_insert(db, conn, c->id, "aviso_cita", c->created_at);
-    if (!rc && a->dia) {
-        /* she no longer waits for what she has booked: no more notices of
-         * that day (the entry's notices go first, where foreign keys are
-         * not enforced) */
-        struct db_val pe[] = {db_text(c->cliente_id), db_text(a->dia), db_text(c->servicio_id),
-                              db_text(c->barbero_id)};
-        rc = EXEC_LATER(db, conn,
-                        "DELETE FROM lista_espera_avisos WHERE entrada_id IN (SELECT id FROM "
-                        "lista_espera " ESPERA_ANSWERED ")",
-                        pe);
-        if (!rc) rc = EXEC_LATER(db, conn, "DELETE FROM lista_espera " ESPERA_ANSWERED, pe);
-    }
+    if (!rc && a->dia)
+        rc = espera_answered_drop(db, conn, c->cliente_id, a->dia, c->servicio_id, c->barbero_id);
     return rc;
 }
 

@@ -150,6 +150,9 @@ struct cita_change {
      * in [dentro_desde, dentro_hasta) and, with dentro_barbero, is that
      * barber's (a closure's dates): else BR_CONFLICT CAMBIO_FUERA */
     const char *dentro_desde, *dentro_hasta, *dentro_barbero;
+    /* a reschedule: the new start's date in the shop's zone (NULL: none);
+     * her waiting-list entries it answers go with it, as a booking's */
+    const char *dia;
     /* the client's message (nullable); a cancel's names the time the row
      * holds as read under the lock (another change may have moved it) */
     struct outbox_msg *mail;

@@ -633,6 +633,12 @@ br_err margin_taken(struct db *db, struct db_conn *conn, const char *barbero_id,
 struct espera_liberacion;
 br_err espera_liberacion_insert(struct db *db, struct db_conn *conn,
                                 const struct espera_liberacion *l);
+/* citas.c: she no longer waits for what she has booked (or moved her
+ * appointment to): her waiting-list entries of that day (dia, the shop's
+ * date) for that service, and that barber or any, go with their notices,
+ * in the transaction on conn. */
+br_err espera_answered_drop(struct db *db, struct db_conn *conn, const char *cliente_id,
+                            const char *dia, const char *servicio_id, const char *barbero_id);
 /* outbox.c: queues m in the transaction on conn. */
 br_err outbox_insert(struct db *db, struct db_conn *conn, const struct outbox_msg *m);
 /* outbox.c: the message id is done with status ("sent", "dropped",

@@ -368,6 +368,42 @@ static void a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot(void 
     free(barbero);
 }
 
+/* Moving her appointment onto the day she waits for answers her entry, as
+ * booking it does: she is told of that day's freed slots no more. */
+static void a_reschedule_onto_her_waiting_day_ends_her_entry(void **state)
+{
+    (void)state;
+    struct user eli;
+    signup_user(&S, &eli, "Eli Mora");
+    char *barbero = make_barbero(&S, "Fran Luz");
+    char d1[11], d2[11], ten[32], eleven[32];
+    weekday_utc(1, d1);
+    weekday_utc(3, d2);
+    at(d1, "10:00", ten);
+    at(d2, "11:00", eleven);
+    char *cita = book(&S, &eli, barbero, SERVICIO, ten, NULL);
+    char *mine = pedir_ok(&eli, SERVICIO, d2, barbero);
+    char *other = pedir_ok(&eli, SERVICIO, d1, NULL); /* another day: stays */
+    assert_int_equal(entries_of(&eli), 2);
+    char path[120], body[160];
+    snprintf(path, sizeof path, "/api/citas/%s/reprogramar", cita);
+    snprintf(body, sizeof body, "{\"fecha_inicio\":\"%s\"}", eleven);
+    struct resp r;
+    http_json(&S, "POST", path, eli.token, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    assert_int_equal(entries_of(&eli), 1);
+    http_get(&S, "/api/lista-espera", eli.token, &r);
+    json_t *left = json_array_get(json_object_get(r.json, "entradas"), 0);
+    assert_non_null(left);
+    assert_string_equal(jstr(left, "id"), other);
+    resp_free(&r);
+    free(other);
+    free(mine);
+    free(cita);
+    free(barbero);
+}
+
 static void a_removed_closure_and_a_reschedule_tell_the_waiting(void **state)
 {
     (void)state;
@@ -1095,6 +1131,7 @@ int main(void)
         cmocka_unit_test(adding_checks_every_field_and_bound),
         cmocka_unit_test(a_client_reaches_only_her_own_entries),
         cmocka_unit_test(a_cancel_tells_the_waiting_and_the_first_to_book_gets_the_slot),
+        cmocka_unit_test(a_reschedule_onto_her_waiting_day_ends_her_entry),
         cmocka_unit_test(a_removed_closure_and_a_reschedule_tell_the_waiting),
         cmocka_unit_test(wider_hours_tell_the_waiting),
         cmocka_unit_test(new_hours_tell_only_the_days_they_widen),
