@@ -433,6 +433,85 @@ static br_err check_objects(const char *dir, struct manifest *m, int foto_table,
     return rc;
 }
 
+/* A value of a row as the store takes it (load_next's reading). False
+ * for what no column holds (an object, an array, true, false). */
+static bool value_of(const json_t *v, struct store_value *out)
+{
+    if (json_is_integer(v))
+        *out = (struct store_value){.type = STORE_INT, .i = json_integer_value(v)};
+    else if (json_is_real(v))
+        *out = (struct store_value){.type = STORE_REAL, .d = json_real_value(v)};
+    else if (json_is_string(v))
+        *out = (struct store_value){
+            .type = STORE_TEXT, .s = json_string_value(v), .n = json_string_length(v)};
+    else if (json_is_null(v))
+        *out = (struct store_value){.type = STORE_NULL};
+    else
+        return false;
+    return true;
+}
+
+/* The rows of one table of the export, each value checked against the
+ * kind its column has in the store (store_column_kind, by name: an older
+ * version's columns are some of this one's). */
+struct value_check {
+    const char *name; /* the table's */
+    const char *col[STORE_ROW_MAX];
+    size_t col_len[STORE_ROW_MAX];
+    struct store_column kind[STORE_ROW_MAX];
+    int ncols;
+    int64_t line;
+};
+
+static br_err row_values(void *ud, const json_t *row)
+{
+    struct value_check *k = ud;
+    k->line++;
+    if (!json_is_array(row))
+        return err_set(BR_INVALID, "%s.jsonl, line %" PRId64 ": not a row (a JSON array)", k->name,
+                       k->line);
+    if ((int)json_array_size(row) != k->ncols)
+        return err_set(BR_INVALID, "%s.jsonl, line %" PRId64 ": %zu values, and the table has %d",
+                       k->name, k->line, json_array_size(row), k->ncols);
+    for (int c = 0; c < k->ncols; c++) {
+        struct store_value v;
+        const char *wrong = value_of(json_array_get(row, (size_t)c), &v)
+                                ? store_value_wrong(&k->kind[c], &v)
+                                : "not a value a column holds";
+        if (wrong)
+            return err_set(BR_INVALID, "%s.jsonl, line %" PRId64 ", column %.*s: %s", k->name,
+                           k->line, (int)k->col_len[c], k->col[c], wrong);
+    }
+    return BR_OK;
+}
+
+/* Every value of the export's table i (its file open in m->fd[i], its sum
+ * want) of its column's kind, before anything is written: on SQLite,
+ * whose columns take any value, a time that is no time would load and be
+ * served (and its slot offered as free); PostgreSQL would refuse some,
+ * not all. */
+static br_err check_values(const struct manifest *m, int i, const char *want)
+{
+    struct value_check k = {.name = m->name[i]};
+    const char *cols = export_cols(m, i);
+    while (*cols) {
+        const char *end = strchr(cols, ',');
+        size_t len = end ? (size_t)(end - cols) : strlen(cols);
+        if (k.ncols == STORE_ROW_MAX || !store_column_kind(m->into[i], cols, len, &k.kind[k.ncols]))
+            return err_set(BR_INVALID, "%s: a column of no known kind (%.*s)", k.name, (int)len,
+                           cols);
+        k.col[k.ncols] = cols;
+        k.col_len[k.ncols++] = len;
+        cols += len;
+        while (*cols == ',' || *cols == ' ')
+            cols++;
+    }
+    char *file = xasprintf("%s.jsonl", k.name);
+    br_err rc = transfer_jsonl_each(m->fd[i], file, row_values, &k, want);
+    free(file);
+    return rc;
+}
+
 /* Loads manifest.json and checks every file against it, each opened once
  * (kept open in m for the load). */
 static br_err check_export(const char *dir, struct manifest *m, struct transfer_stats *st)
@@ -476,6 +555,8 @@ static br_err check_export(const char *dir, struct manifest *m, struct transfer_
         free(file);
         if (rc) return rc;
         if (strcmp(sum, want)) return err_set(BR_INVALID, "%s.jsonl: checksum mismatch", name);
+        rc = check_values(m, i, want);
+        if (rc) return rc;
         if (!strcmp(name, "fotos_cita")) foto_table = i;
         st->rows += json_integer_value(json_object_get(t, "rows"));
     }
@@ -564,20 +645,9 @@ static br_err load_next(void *ud, int *table, struct store_value *cols, int *n)
         return err_set(BR_INVALID, "a malformed row: %s", e.text);
     *table = l->m->into[l->table];
     *n = (int)json_array_size(l->row);
-    for (int i = 0; i < *n; i++) {
-        json_t *v = json_array_get(l->row, (size_t)i);
-        if (json_is_integer(v))
-            cols[i] = (struct store_value){.type = STORE_INT, .i = json_integer_value(v)};
-        else if (json_is_real(v))
-            cols[i] = (struct store_value){.type = STORE_REAL, .d = json_real_value(v)};
-        else if (json_is_string(v))
-            cols[i] = (struct store_value){
-                .type = STORE_TEXT, .s = json_string_value(v), .n = json_string_length(v)};
-        else if (json_is_null(v))
-            cols[i] = (struct store_value){.type = STORE_NULL};
-        else
+    for (int i = 0; i < *n; i++)
+        if (!value_of(json_array_get(l->row, (size_t)i), &cols[i]))
             return err_set(BR_INVALID, "a malformed value in a row");
-    }
     switch (l->m->add[l->table]) { /* an older version's rows: what was added since */
     case ADD_NONE:
         break;

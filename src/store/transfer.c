@@ -7,56 +7,74 @@
 
 /* --- a shop's data as rows ------------------------------------------------------------- */
 
-/* One table: its columns, its key (the first nkey columns), and the
- * statements that page through it and insert into it, all constant text. */
-#define DUMP_TABLE_KEY(name, key, nkey, keymarks, cols, n, marks)                                  \
+/* One table: its columns, its key (the first nkey columns), the statements
+ * that page through it and insert into it, all constant text, and what
+ * each column holds (kinds: one word a column, in the order of cols):
+ *   uuid    an id in the canonical lowercase form the service writes
+ *   time    a time in the service's form, YYYY-MM-DDTHH:MM:SS.sssZ
+ *   date    a date, YYYY-MM-DD
+ *   int     an integer       bool  0 or 1       number  a number
+ *   text    text             kind  an outbox message's kind (domain/records.h)
+ *   canal   an outbox message's channel (domain/records.h)
+ * and "?" after the word: NULL is allowed (the column is not NOT NULL).
+ * An import checks every value of an export against them before it writes
+ * anything (store_column_kind), on every backend alike. */
+#define DUMP_TABLE_KEY(name, key, nkey, keymarks, cols, n, marks, kinds)                           \
     {                                                                                              \
         {name, cols, n}, nkey, "SELECT " cols " FROM " name " ORDER BY " key " LIMIT ?",           \
             "SELECT " cols " FROM " name " WHERE (" key ") > (" keymarks ") ORDER BY " key         \
             " LIMIT ?",                                                                            \
-            "INSERT INTO " name " (" cols ") VALUES (" marks ")"                                   \
+            "INSERT INTO " name " (" cols ") VALUES (" marks ")", kinds                            \
     }
-#define DUMP_TABLE(name, key, cols, n, marks) DUMP_TABLE_KEY(name, key, 1, "?", cols, n, marks)
-#define DUMP_KEY_MAX                          3
+#define DUMP_TABLE(name, key, cols, n, marks, kinds)                                               \
+    DUMP_TABLE_KEY(name, key, 1, "?", cols, n, marks, kinds)
+#define DUMP_KEY_MAX 3
 
 static const struct dump_table {
     struct store_table t;
     int nkey;
     const char *first, *next, *insert;
+    const char *kinds;
 } dump_tables[] = {
     DUMP_TABLE("auth_users", "id", "id, email, password_hash, created_at, last_sign_in_at", 5,
-               "?, ?, ?, ?, ?"),
-    DUMP_TABLE("perfiles", "id", "id, rol, nombre, telefono, created_at", 5, "?, ?, ?, ?, ?"),
+               "?, ?, ?, ?, ?", "uuid, text, text, time, time?"),
+    DUMP_TABLE("perfiles", "id", "id, rol, nombre, telefono, created_at", 5, "?, ?, ?, ?, ?",
+               "uuid, text, text?, text?, time"),
     DUMP_TABLE("auth_sessions", "token_hash", "token_hash, user_id, created_at, expires_at", 4,
-               "?, ?, ?, ?"),
-    DUMP_TABLE("barberos", "id", "id, nombre, foto_url, activo", 4, "?, ?, ?, ?"),
+               "?, ?, ?, ?", "text, uuid, time, time"),
+    DUMP_TABLE("barberos", "id", "id, nombre, foto_url, activo", 4, "?, ?, ?, ?",
+               "uuid, text, text?, bool"),
     DUMP_TABLE("servicios", "id", "id, nombre, duracion_min, precio, activo, margen_min", 6,
-               "?, ?, ?, ?, ?, ?"),
+               "?, ?, ?, ?, ?, ?", "uuid, text, int, number, bool, int"),
     DUMP_TABLE("citas", "id",
                "id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, estado, notas, "
                "google_event_id, created_at, precio, asistencia_en",
-               12, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
+               12, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?",
+               "uuid, uuid, uuid, uuid, time, time, text, text?, text?, time, number?, time?"),
     DUMP_TABLE("historial_cortes", "id",
                "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at", 7,
-               "?, ?, ?, ?, ?, ?, ?"),
+               "?, ?, ?, ?, ?, ?, ?", "uuid, uuid, uuid, uuid, uuid, date, time"),
     DUMP_TABLE("fotos_cita", "id",
                "id, cita_id, cliente_id, tipo, url, storage_path, created_at, bytes", 8,
-               "?, ?, ?, ?, ?, ?, ?, ?"),
+               "?, ?, ?, ?, ?, ?, ?, ?", "uuid, uuid, uuid, text, text, text, time, int"),
     DUMP_TABLE("mail_outbox", "id",
                "id, cita_id, recipient, cliente_nombre, barbero_nombre, servicio_nombre, "
                "fecha_inicio, fecha_fin, notas, created_at, status, attempts, next_attempt_at, "
                "locked_until, last_error, done_at, kind, due_at, enlace, canal, antelacion_min, "
                "proveedor_id, entrega, entrega_at",
-               24, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"),
+               24, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?",
+               "uuid, uuid, text, text, text, text, time, time, text?, time, text, int, time, "
+               "time?, text?, time?, kind, time?, text?, canal, int, text?, text?, time?"),
     /* the schedules and days off: added at the end, so that the tables before keep their
      * places (an export of version 1 names those only) */
     DUMP_TABLE_KEY("horarios", "barbero_id, dia, inicio", 3, "?, ?, ?",
-                   "barbero_id, dia, inicio, fin", 4, "?, ?, ?, ?"),
+                   "barbero_id, dia, inicio, fin", 4, "?, ?, ?, ?", "uuid, int, int, int"),
     DUMP_TABLE("ausencias", "id", "id, barbero_id, desde, hasta, motivo, created_at", 6,
-               "?, ?, ?, ?, ?, ?"),
+               "?, ?, ?, ?, ?, ?", "uuid, uuid?, date, date, text?, time"),
     /* version 4: the clients' consents (an export of versions 2 and 3 ends before) */
     DUMP_TABLE_KEY("consentimientos", "cliente_id, tipo", 2, "?, ?",
-                   "cliente_id, tipo, otorgado_en, retirado_en", 4, "?, ?, ?, ?"),
+                   "cliente_id, tipo, otorgado_en, retirado_en", 4, "?, ?, ?, ?",
+                   "uuid, text, time?, time?"),
     /* version 4: the links' key (it replaces the one the target made when it
      * opened, so every link handed out before still opens), the waiting
      * list and the notices it has sent */
@@ -65,22 +83,26 @@ static const struct dump_table {
      "SELECT nombre, valor, created_at FROM claves ORDER BY nombre LIMIT ?",
      "SELECT nombre, valor, created_at FROM claves WHERE (nombre) > (?) ORDER BY nombre LIMIT ?",
      "INSERT INTO claves (nombre, valor, created_at) VALUES (?, ?, ?) ON CONFLICT (nombre) "
-     "DO UPDATE SET valor = excluded.valor, created_at = excluded.created_at"},
+     "DO UPDATE SET valor = excluded.valor, created_at = excluded.created_at",
+     "text, text, time"},
     DUMP_TABLE("lista_espera", "id", "id, cliente_id, servicio_id, barbero_id, fecha, created_at",
-               6, "?, ?, ?, ?, ?, ?"),
+               6, "?, ?, ?, ?, ?, ?", "uuid, uuid, uuid, uuid?, date, time"),
     DUMP_TABLE_KEY("lista_espera_avisos", "entrada_id, barbero_id, inicio", 3, "?, ?, ?",
-                   "entrada_id, barbero_id, inicio, created_at", 4, "?, ?, ?, ?"),
+                   "entrada_id, barbero_id, inicio, created_at", 4, "?, ?, ?, ?",
+                   "uuid, uuid, time, time"),
     /* version 4: the clients' consent to WhatsApp messages; version 5: who
      * recorded it (the last column) */
     DUMP_TABLE("whatsapp_consentimientos", "cliente_id",
-               "cliente_id, telefono, otorgado_en, retirado_en, registrado_por", 5,
-               "?, ?, ?, ?, ?"),
+               "cliente_id, telefono, otorgado_en, retirado_en, registrado_por", 5, "?, ?, ?, ?, ?",
+               "uuid, text, time, time?, uuid?"),
     /* version 4: a barber's address, linked user and feed token's hash */
     DUMP_TABLE("barbero_contactos", "barbero_id",
-               "barbero_id, email, usuario_id, feed_hash, updated_at", 5, "?, ?, ?, ?, ?"),
+               "barbero_id, email, usuario_id, feed_hash, updated_at", 5, "?, ?, ?, ?, ?",
+               "uuid, text?, uuid?, text?, time"),
     /* version 6: each client's generation of the personal links (an export
      * of versions 4 and 5 ends before) */
-    DUMP_TABLE("enlaces_cliente", "cliente_id", "cliente_id, gen, updated_at", 3, "?, ?, ?"),
+    DUMP_TABLE("enlaces_cliente", "cliente_id", "cliente_id, gen, updated_at", 3, "?, ?, ?",
+               "uuid, int, time"),
 };
 
 #define DUMP_PAGE 2000
@@ -92,6 +114,105 @@ int store_tables(const struct store_table **out)
         t[i] = dump_tables[i].t;
     *out = t;
     return (int)ARRAY_LEN(dump_tables);
+}
+
+/* The n bytes at s, up to the next ", " (or the end), as the k-th item of
+ * list: false when list has fewer. OUT: *item, *len. */
+static bool list_item(const char *list, int k, const char **item, size_t *len)
+{
+    const char *p = list;
+    for (; k > 0; k--) {
+        p = strstr(p, ", ");
+        if (!p) return false;
+        p += 2;
+    }
+    const char *end = strstr(p, ", ");
+    *item = p;
+    *len = end ? (size_t)(end - p) : strlen(p);
+    return true;
+}
+
+bool store_column_kind(int table, const char *column, size_t n, struct store_column *out)
+{
+    static const struct {
+        const char *word;
+        enum store_kind kind;
+    } words[] = {{"text", STORE_KIND_TEXT},         {"uuid", STORE_KIND_UUID},
+                 {"time", STORE_KIND_TIME},         {"date", STORE_KIND_DATE},
+                 {"int", STORE_KIND_INT},           {"bool", STORE_KIND_BOOL},
+                 {"number", STORE_KIND_NUMBER},     {"kind", STORE_KIND_OUTBOX_KIND},
+                 {"canal", STORE_KIND_OUTBOX_CANAL}};
+    if (table < 0 || table >= (int)ARRAY_LEN(dump_tables)) return false;
+    const struct dump_table *t = &dump_tables[table];
+    const char *name, *word;
+    size_t len, wlen;
+    for (int k = 0; list_item(t->t.cols, k, &name, &len); k++) {
+        if (len != n || memcmp(name, column, n)) continue;
+        if (!list_item(t->kinds, k, &word, &wlen) || !wlen) return false;
+        out->null = word[wlen - 1] == '?';
+        if (out->null) wlen--;
+        for (size_t w = 0; w < ARRAY_LEN(words); w++)
+            if (strlen(words[w].word) == wlen && !memcmp(words[w].word, word, wlen)) {
+                out->kind = words[w].kind;
+                return true;
+            }
+        return false;
+    }
+    return false;
+}
+
+/* Whether the n bytes at s are one of the names known(s) hands back as
+ * they are (a domain list: what is not in it reads as its first). */
+static bool known_text(const char *(*known)(const char *), const char *s, size_t n)
+{
+    char buf[64];
+    if (n >= sizeof buf || memchr(s, '\0', n)) return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return !strcmp(known(buf), buf);
+}
+
+const char *store_value_wrong(const struct store_column *c, const struct store_value *v)
+{
+    if (v->type == STORE_NULL) return c->null ? NULL : "null, and the column is NOT NULL";
+    bool text = v->type == STORE_TEXT;
+    switch (c->kind) {
+    case STORE_KIND_TEXT:
+        return text ? NULL : "not text";
+    case STORE_KIND_UUID: {
+        char id[UUID_LEN + 1];
+        return text && v->n == UUID_LEN && uuid_parse(v->s, v->n, id) && !memcmp(id, v->s, v->n)
+                   ? NULL
+                   : "not an id (a lowercase UUID, 8-4-4-4-12)";
+    }
+    case STORE_KIND_TIME: {
+        int64_t ms;
+        char back[ISO8601_LEN + 1];
+        bool ok = text && v->n == ISO8601_LEN && iso8601_parse(v->s, v->n, &ms);
+        if (ok) iso8601_format(ms, back);
+        return ok && !memcmp(back, v->s, v->n) ? NULL
+                                               : "not a time (YYYY-MM-DDTHH:MM:SS.sssZ, UTC)";
+    }
+    case STORE_KIND_DATE: {
+        int64_t ms;
+        char back[11];
+        bool ok = text && v->n == 10 && iso8601_parse(v->s, v->n, &ms);
+        if (ok) iso8601_date(ms, back);
+        return ok && !memcmp(back, v->s, v->n) ? NULL : "not a date (YYYY-MM-DD)";
+    }
+    case STORE_KIND_INT:
+        return v->type == STORE_INT ? NULL : "not an integer";
+    case STORE_KIND_BOOL:
+        return v->type == STORE_INT && (v->i == 0 || v->i == 1) ? NULL : "not 0 or 1";
+    case STORE_KIND_NUMBER:
+        return v->type == STORE_INT || v->type == STORE_REAL ? NULL : "not a number";
+    case STORE_KIND_OUTBOX_KIND:
+        return text && known_text(outbox_kind, v->s, v->n) ? NULL : "not a kind of message";
+    case STORE_KIND_OUTBOX_CANAL:
+        return text && known_text(outbox_canal, v->s, v->n) ? NULL
+                                                            : "not a channel (email, whatsapp)";
+    }
+    return "of no kind";
 }
 
 struct dump_page {

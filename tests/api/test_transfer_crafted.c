@@ -7,7 +7,8 @@
  * listed; a symbolic link (to /dev/zero: it would never end) or anything
  * but a regular file, a line past the cap and an object larger than a
  * photo may be are refused; two live appointments of a barber may not
- * overlap (SQLite has only the booking's own check). On S3, whose bucket
+ * overlap (SQLite has only the booking's own check); every value is of its
+ * column's kind (a time, an id, an integer, not null...). On S3, whose bucket
  * may be shared, an import refused because a key is taken leaves no
  * intent behind, so that no later sweep removes the object it never
  * wrote.
@@ -340,6 +341,81 @@ static void overlapping_appointments_of_a_barber_are_refused(void **state)
     }
 }
 
+/* The first row of dir/table.jsonl with its column col set to v (taken),
+ * the manifest's sum made to match. */
+static void set_first_value(const char *dir, const char *table, size_t col, json_t *v)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s.jsonl", dir, table);
+    size_t len = 0;
+    char *text = read_file(path, &len);
+    assert_non_null(text);
+    size_t first = strcspn(text, "\n");
+    json_error_t e;
+    json_t *row = json_loadb(text, first, 0, &e);
+    assert_non_null(row);
+    assert_int_equal(json_array_set_new(row, col, v), 0);
+    char *line = json_dumps(row, JSON_COMPACT);
+    json_decref(row);
+    write_text(path, "w", line, strlen(line));
+    write_text(path, "a", text + first, len - first);
+    free(line);
+    free(text);
+    refresh(dir, table);
+}
+
+/* Nothing checked the values of the rows: on SQLite, whose columns take
+ * anything, an appointment starting at "garbage" loaded, was listed so and
+ * its slot offered as free; a service lasted "x" minutes (served as 0).
+ * Each value not of its column's kind - a time in another form, an
+ * integer, an id, a null where the column is NOT NULL, a flag, a price -
+ * is refused naming the file, the line and the column, nothing written. */
+static void a_value_not_of_its_columns_kind_is_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *table;
+        size_t col;
+        const char *json; /* the value, as JSON */
+        const char *says;
+    } cases[] = {
+        {"citas", 4, "\"garbage\"", "citas.jsonl, line 1, column fecha_inicio: not a time"},
+        /* a time, but not in the service's form: it would sort apart */
+        {"citas", 5, "\"2032-09-01T10:30:00Z\"",
+         "citas.jsonl, line 1, column fecha_fin: not a time"},
+        {"citas", 4, "\"2032-02-30T10:00:00.000Z\"", "column fecha_inicio: not a time"},
+        {"citas", 2, "\"not-an-id\"", "citas.jsonl, line 1, column barbero_id: not an id"},
+        {"citas", 0, "\"0B7A8C1E-0000-4000-8000-0000000000AA\"", "column id: not an id"},
+        {"citas", 6, "null",
+         "citas.jsonl, line 1, column estado: null, and the column is NOT NULL"},
+        {"citas", 10, "\"abc\"", "citas.jsonl, line 1, column precio: not a number"},
+        {"servicios", 2, "\"x\"", "servicios.jsonl, line 1, column duracion_min: not an integer"},
+        {"servicios", 4, "2", "servicios.jsonl, line 1, column activo: not 0 or 1"},
+        {"horarios", 1, "1.5", "horarios.jsonl, line 1, column dia: not an integer"},
+        {"perfiles", 4, "{}", "perfiles.jsonl, line 1, column created_at: not a value"},
+        {"fotos_cita", 7, "null", "fotos_cita.jsonl, line 1, column bytes: null"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char out[400];
+        export_a(out, sizeof out);
+        json_error_t e;
+        json_t *v = json_loads(cases[i].json, JSON_DECODE_ANY, &e);
+        assert_non_null(v);
+        set_first_value(out, cases[i].table, cases[i].col, v);
+        expect_refused(out, cases[i].says);
+    }
+    /* a row of fewer values than the table's columns */
+    char out[400], path[900];
+    export_a(out, sizeof out);
+    snprintf(path, sizeof path, "%s/barberos.jsonl", out);
+    write_text(path, "a", "[\"0b7a8c1e-0000-4000-8000-0000000000ab\",\"B\"]\n", 45);
+    refresh(out, "barberos");
+    expect_refused(out, "barberos.jsonl, line 2: 2 values, and the table has 4");
+    /* what the export wrote, untouched, imports */
+    export_a(out, sizeof out);
+    expect_imported(out);
+}
+
 /* An S3 bucket may be shared: an import into it that finds one of its keys
  * taken (here by an earlier import of the same export) is refused, and
  * leaves no intent on that key, so that no sweep (serve's, the next
@@ -389,6 +465,7 @@ int main(void)
         cmocka_unit_test(a_link_or_anything_but_a_file_in_an_export_is_refused),
         cmocka_unit_test(a_line_or_an_object_past_its_cap_is_refused),
         cmocka_unit_test(overlapping_appointments_of_a_barber_are_refused),
+        cmocka_unit_test(a_value_not_of_its_columns_kind_is_refused),
         cmocka_unit_test(an_import_refused_by_a_taken_key_leaves_the_object_alone),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

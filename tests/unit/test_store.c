@@ -399,6 +399,73 @@ static void a_value_too_long_for_its_field_is_an_error(void **state)
     assert_non_null(strstr(err_msg(), "does not fit"));
 }
 
+/* Every column of every table an export carries has a kind (an import
+ * checks each value against it), and the kinds take what the service
+ * writes and nothing else. */
+static void every_exported_column_has_a_kind(void **state)
+{
+    (void)state;
+    const struct store_table *t;
+    int n = store_tables(&t);
+    for (int i = 0; i < n; i++) {
+        int cols = 0;
+        for (const char *c = t[i].cols; *c; cols++) {
+            size_t len = strcspn(c, ",");
+            struct store_column k;
+            if (!store_column_kind(i, c, len, &k))
+                fail_msg("%s.%.*s has no kind", t[i].name, (int)len, c);
+            c += len;
+            c += strspn(c, ", ");
+        }
+        assert_int_equal(cols, t[i].ncols);
+        assert_false(store_column_kind(i, "nope", 4, &(struct store_column){0}));
+    }
+    static const struct {
+        enum store_kind kind;
+        bool null, ok;
+        struct store_value v;
+    } cases[] = {
+#define TXT(lit) {.type = STORE_TEXT, .s = lit, .n = sizeof lit - 1}
+        {STORE_KIND_UUID, false, true, TXT("0b7a8c1e-0000-4000-8000-0000000000aa")},
+        {STORE_KIND_UUID, false, false, TXT("0B7A8C1E-0000-4000-8000-0000000000AA")},
+        {STORE_KIND_UUID, false, false, TXT("0b7a8c1e00004000800000000000000000aa")},
+        {STORE_KIND_UUID, false, false, {.type = STORE_INT, .i = 1}},
+        {STORE_KIND_TIME, false, true, TXT("2032-09-01T10:00:00.000Z")},
+        {STORE_KIND_TIME, false, false, TXT("2032-09-01T10:00:00Z")},
+        {STORE_KIND_TIME, false, false, TXT("2032-09-01T10:00:00.000+00:00")},
+        {STORE_KIND_TIME, false, false, TXT("2031-02-29T10:00:00.000Z")},
+        {STORE_KIND_TIME, false, false, TXT("garbage")},
+        {STORE_KIND_DATE, false, true, TXT("2032-02-29")},
+        {STORE_KIND_DATE, false, false, TXT("2031-02-29")},
+        {STORE_KIND_DATE, false, false, TXT("2031-2-28")},
+        {STORE_KIND_DATE, false, false, TXT("2031-02-28T00:00:00.000Z")},
+        {STORE_KIND_INT, false, true, {.type = STORE_INT, .i = -3}},
+        {STORE_KIND_INT, false, false, TXT("3")},
+        {STORE_KIND_INT, false, false, {.type = STORE_REAL, .d = 3}},
+        {STORE_KIND_BOOL, false, true, {.type = STORE_INT, .i = 0}},
+        {STORE_KIND_BOOL, false, false, {.type = STORE_INT, .i = 2}},
+        {STORE_KIND_NUMBER, false, true, {.type = STORE_REAL, .d = 12.5}},
+        {STORE_KIND_NUMBER, false, true, {.type = STORE_INT, .i = 12}},
+        {STORE_KIND_NUMBER, false, false, TXT("12.5")},
+        {STORE_KIND_TEXT, false, true, TXT("")},
+        {STORE_KIND_TEXT, false, false, {.type = STORE_INT, .i = 1}},
+        {STORE_KIND_TEXT, false, false, {.type = STORE_NULL}},
+        {STORE_KIND_TEXT, true, true, {.type = STORE_NULL}},
+        {STORE_KIND_OUTBOX_KIND, false, true, TXT("recordatorio")},
+        {STORE_KIND_OUTBOX_KIND, false, true, TXT("confirmacion")},
+        {STORE_KIND_OUTBOX_KIND, false, false, TXT("spam")},
+        {STORE_KIND_OUTBOX_CANAL, false, true, TXT("whatsapp")},
+        {STORE_KIND_OUTBOX_CANAL, false, true, TXT("email")},
+        {STORE_KIND_OUTBOX_CANAL, false, false, TXT("fax")},
+#undef TXT
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct store_column k = {cases[i].kind, cases[i].null};
+        const char *wrong = store_value_wrong(&k, &cases[i].v);
+        if ((wrong == NULL) != cases[i].ok) fail_msg("case %zu: %s", i, wrong ? wrong : "taken");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +483,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(outbox_messages_are_claimed_once_retried_and_dropped, setup,
                                         teardown),
+        cmocka_unit_test(every_exported_column_has_a_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
