@@ -12,7 +12,13 @@
  * the behaviour it proves - except the *_try functions and
  * db_lock_release, which any thread may call.
  *
- * A helper used by more than one test file belongs here, once.
+ * A helper used by more than one test file belongs here, once. Its code is
+ * in harness_*.c, one file per concern: harness_process.c (time, the server
+ * process, other programs, folders), harness_http.c (HTTP, raw sockets,
+ * loopback listeners), harness_fixtures.c (fixtures, shape checks, racers),
+ * harness_db.c (the backend, the database, its write lock),
+ * harness_storage.c (the photo store), harness_mail.c (the SMTP sink) and
+ * harness_doubles.c (the doubles, Google Calendar's).
  */
 #ifndef BR_TEST_HARNESS_H
 #define BR_TEST_HARNESS_H
