@@ -426,8 +426,8 @@ json_t *smtp_sink_message(const char *path);
 
 /* --- the Google Calendar double ---------------------------------------------------------
  * tests/doubles/gcal_double.c with a fresh RSA key and service-account key
- * file, for tests that need a calendar behind the server (test_calendar has
- * its own, richer set-up). */
+ * file, for tests that need a calendar behind the server (the calendar
+ * tests have their own, richer set-up: calendar_fixture.h). */
 struct gcal_dbl {
     pid_t pid;
     struct srv http; /* only .base is used: the harness's HTTP helpers */

@@ -9,7 +9,7 @@
  *
  * Elsewhere: a mail server that is down, then back (test_mail.c:
  * booking_is_answered_while_the_mail_server_is_down_and_mail_arrives_later),
- * and the calendar dead, slow or answering garbage (test_calendar.c).
+ * and the calendar dead, slow or answering garbage (test_calendar_failures.c).
  *
  * Bounds only ever bound from above, with a wide margin, so a slow machine
  * makes the tests slower, never red.

@@ -1,8 +1,8 @@
 /*
  * gcal_double.c - a local stand-in for Google's OAuth 2.0 token endpoint and
  * the Calendar API's events.insert, events.delete and events.patch,
- * for the tests of the Google Calendar adapter (tests/api/test_calendar.c,
- * test_cambios.c).
+ * for the tests of the Google Calendar adapter (tests/api/test_calendar_event.c,
+ * test_calendar_failures.c, test_cambios.c).
  *
  * It is as strict as Google about what it is sent, and stricter where the
  * contract fixes more than Google does: the token request must be a
