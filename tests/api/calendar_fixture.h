@@ -1,10 +1,10 @@
 /*
  * calendar_fixture.h - what the Google Calendar tests share
- * (test_calendar_event.c, test_calendar_failures.c): part of the harness
- * library. Two gcal_double processes (D, an ordinary service account; DS,
- * one with domain-wide delegation acting for SUBJECT), the key files made
- * for them, and two shops (G with a wide bound, T with a short one), all
- * started once per test program by calendar_group_setup.
+ * (test_calendar_event.c, test_calendar_failures.c), built into each. Two
+ * gcal_double processes (D, an ordinary service account; DS, one with
+ * domain-wide delegation acting for SUBJECT), the key files made for them,
+ * and two shops (G with a wide bound, T with a short one), all started once
+ * per test program by calendar_group_setup.
  */
 #ifndef BR_TEST_CALENDAR_FIXTURE_H
 #define BR_TEST_CALENDAR_FIXTURE_H

@@ -431,7 +431,7 @@ static void a_desk_client_cannot_sign_in_and_a_sign_up_does_not_take_her_account
     assert_string_equal(again, cliente);
     /* a sign-up with her address proves nothing of her mailbox: the
      * contract's 409, no session, the password given works nowhere; the
-     * link it sends her claims the account (tests/api/test_cuenta.c) */
+     * link it sends her claims the account (tests/api/test_cuenta_acceso.c) */
     long users = db_count(&S, "SELECT count(*) FROM auth_users");
     char signup[256];
     snprintf(signup, sizeof signup,
