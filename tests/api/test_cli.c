@@ -816,7 +816,7 @@ static void migrate_creates_a_missing_data_folder(void **state)
 
 /* The photos' folder may be a link to another disk (the operator's
  * choice): the store makes its own folders there. Nothing beneath it is
- * followed (test_fotos). */
+ * followed (test_fotos_objetos). */
 static void a_storage_folder_linked_to_another_disk_is_used(void **state)
 {
     (void)state;
