@@ -1,7 +1,8 @@
 /*
  * wa_double.c - a local stand-in for the WhatsApp Business Cloud API
  * (Meta's Graph API: POST /v21.0/{phone-number-id}/messages) and for the
- * webhook deliveries Meta makes, for tests/api/test_whatsapp.c.
+ * webhook deliveries Meta makes, for tests/api/test_whatsapp_envio.c and
+ * test_whatsapp_avisos.c.
  *
  * It is as strict as the Graph API about what it is sent, and stricter
  * where the service's contract fixes more: the Authorization header must
