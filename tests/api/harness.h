@@ -413,6 +413,10 @@ void smtp_sink_start(struct smtp_sink *k, const char *root, int port, const char
 /* SIGTERM and wait; the exit status (-1 when it had to be killed; 0 when it
  * was not running). */
 int smtp_sink_stop(struct smtp_sink *k);
+/* Starts s (after srv_init, which it calls) with its mail going to a new
+ * sink k in s's folder: BARBERIA_SMTP_URL naming k, then env's settings
+ * (NULL-ended, may be NULL). */
+void srv_start_mailing(struct srv *s, struct smtp_sink *k, const char *const *env);
 /* The saved messages, oldest first, as full paths (free with
  * smtp_sink_free_paths). Returns how many. */
 size_t smtp_sink_files(const struct smtp_sink *k, char ***paths);

@@ -70,6 +70,20 @@ void smtp_sink_start(struct smtp_sink *k, const char *root, int port, const char
     if (port && k->port != port) fail_msg("smtp_sink.py listens on %d, not %d", k->port, port);
 }
 
+void srv_start_mailing(struct srv *s, struct smtp_sink *k, const char *const *env)
+{
+    srv_init(s);
+    smtp_sink_start(k, s->dir, 0, NULL);
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", k->port);
+    const char *all[64] = {url};
+    size_t n = 1;
+    for (; env && *env && n < 63; env++)
+        all[n++] = *env;
+    all[n] = NULL;
+    srv_start(s, all, NULL);
+}
+
 int smtp_sink_stop(struct smtp_sink *k)
 {
     if (k->pid <= 0) return 0;

@@ -21,14 +21,10 @@ struct user ANA, BARB, ADMIN;
 int mostrador_group_setup(void **state)
 {
     (void)state;
-    srv_init(&S);
-    smtp_sink_start(&K, S.dir, 0, NULL);
-    char url[64];
-    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     /* the shop's zone UTC: the working hours below are UTC times */
-    const char *env[] = {url, "BARBERIA_MIN_NOTICE_MIN=0", "BARBERIA_TZ=UTC",
+    const char *env[] = {"BARBERIA_MIN_NOTICE_MIN=0", "BARBERIA_TZ=UTC",
                          "BARBERIA_MAX_DAYS_AHEAD=3660", NULL};
-    srv_start(&S, env, NULL);
+    srv_start_mailing(&S, &K, env);
     BARBERO = make_barbero(&S, "Carlos Méndez");
     SERVICIO = make_servicio(&S, "Corte clásico", SERV_MIN, 15.0);
     BARBERO2 = make_barbero(&S, "Diego Sanz");

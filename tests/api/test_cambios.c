@@ -39,14 +39,10 @@ static int group_setup(void **state)
 {
     (void)state;
     srv_init(&S);
-    smtp_sink_start(&K, S.dir, 0, NULL);
     gcal_dbl_start(&D, S.dir);
-    char url[64];
-    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
     /* MIN_NOTICE: bookings a moment ahead must be possible wherever the
      * booking rules (minimum notice, horizon) apply */
-    const char *env[] = {url,
-                         "BARBERIA_TZ=Europe/Madrid",
+    const char *env[] = {"BARBERIA_TZ=Europe/Madrid",
                          "BARBERIA_SMTP_FROM=citas@barberia.test",
                          "BARBERIA_MIN_NOTICE_MIN=0",
                          D.env[0],
@@ -54,7 +50,7 @@ static int group_setup(void **state)
                          D.env[2],
                          D.env[3],
                          NULL};
-    srv_start(&S, env, NULL);
+    srv_start_mailing(&S, &K, env);
     BARBERO = make_barbero(&S, BARB_NOMBRE);
     SERVICIO = make_servicio(&S, SERV_NOMBRE, SERV_MIN, 15.0);
     signup_user(&S, &ANA, ANA_NOMBRE);

@@ -29,13 +29,9 @@ static char BARB_MAIL[128];
 static int group_setup(void **state)
 {
     (void)state;
-    srv_init(&S);
-    smtp_sink_start(&K, S.dir, 0, NULL);
-    char url[64];
-    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
-    const char *env[] = {url, "BARBERIA_TZ=Europe/Madrid", "BARBERIA_SMTP_FROM=citas@barberia.test",
+    const char *env[] = {"BARBERIA_TZ=Europe/Madrid", "BARBERIA_SMTP_FROM=citas@barberia.test",
                          "BARBERIA_MIN_NOTICE_MIN=0", NULL};
-    srv_start(&S, env, NULL);
+    srv_start_mailing(&S, &K, env);
     BARBERO = make_barbero(&S, "Carlos Méndez");
     OTRO = make_barbero(&S, "Luis");
     SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);

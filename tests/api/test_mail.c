@@ -203,17 +203,10 @@ static void expect_contains(const char *hay, const char *needle, const char *wha
 static void confirmation_arrives_once_with_the_booking_details(void **state)
 {
     (void)state;
-    srv_init(&S);
-    smtp_sink_start(&K, S.dir, 0, NULL);
-    char url[64];
-    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
-    const char *env[] = {url,
-                         "BARBERIA_TZ=Europe/Madrid",
-                         "BARBERIA_SMTP_FROM=citas@barberia.test",
+    const char *env[] = {"BARBERIA_TZ=Europe/Madrid", "BARBERIA_SMTP_FROM=citas@barberia.test",
                          "BARBERIA_SHOP_NAME=Barbería Sol",
-                         "BARBERIA_SHOP_ADDRESS=Calle Mayor 1, Madrid",
-                         NULL};
-    srv_start(&S, env, NULL);
+                         "BARBERIA_SHOP_ADDRESS=Calle Mayor 1, Madrid", NULL};
+    srv_start_mailing(&S, &K, env);
     struct user u;
     char *id = book_one(&S, &u, "Ana María Pérez", "Degradado <b>corto</b> & barba; gracias");
 
@@ -288,12 +281,8 @@ static void confirmation_arrives_once_with_the_booking_details(void **state)
 /* S with its mail going to the sink K, and one more setting (may be NULL). */
 static void start_with_sink(const char *extra)
 {
-    srv_init(&S);
-    smtp_sink_start(&K, S.dir, 0, NULL);
-    char url[64];
-    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
-    const char *env[] = {url, extra, NULL};
-    srv_start(&S, env, NULL);
+    const char *env[] = {extra, NULL};
+    srv_start_mailing(&S, &K, env);
 }
 
 /* Without BARBERIA_TZ the shop's zone is UTC, as the product contract fixes
