@@ -10,8 +10,7 @@
  * consent and no address is told of a freed slot by WhatsApp only.
  */
 #define _GNU_SOURCE
-#include "harness.h"
-#include "wa_sink.h"
+#include "mostrador_whatsapp_fixture.h"
 #include "util/iso8601.h"
 
 #include <fcntl.h>
@@ -22,60 +21,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define WAIT_MS     60000
-#define TPL_ESPERA  "barberia_hueco_libre"
-#define WA_TOKEN    "EAAJtestTOKENmostrador0123456789abcd"
-#define WA_PHONE_ID "106540352242923"
-#define SIN_CANAL   "El cliente no tiene correo ni WhatsApp para avisarle"
-
-static struct srv S;
-static struct smtp_sink K;
-static char *SERVICIO;
-static char *BARBERO;
-static struct user ADMIN, BARB;
-
-/* --- the Graph API double (wa_sink.h) ------------------------------------------------------ */
-
-static struct wa_sink D;
-
-static bool wa_arrived(void *ud)
-{
-    return wa_sink_count(&D, ud) > 0;
-}
-
-/* --- the server -------------------------------------------------------------------------- */
-
-static struct wa_env E;
+#define WA_TOKEN "EAAJtestTOKENmostrador0123456789abcd"
 
 static int group_setup(void **state)
 {
     (void)state;
-    srv_init(&S);
-    wa_shop_start(&S, &K, &D, &E, WA_TOKEN, WA_PHONE_ID, NULL);
-    SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
-    BARBERO = make_barbero(&S, "Carlos Méndez");
-    make_user(&S, &ADMIN, "Admin Uno", "admin");
-    make_user(&S, &BARB, "Barbero Uno", "barbero");
+    desk_wa_shop_start(WA_TOKEN);
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    wa_shop_stop(&S, &K, &D);
-    free(SERVICIO);
-    free(BARBERO);
-    return 0;
-}
-
-/* The entry body for fecha; cliente_id and barbero may be NULL. */
-static void entry_body(char *out, size_t n, const char *fecha, const char *barbero,
-                       const char *cliente_id)
-{
-    int k = snprintf(out, n, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\"", SERVICIO, fecha);
-    if (barbero) k += snprintf(out + k, n - (size_t)k, ",\"barbero_id\":\"%s\"", barbero);
-    if (cliente_id) k += snprintf(out + k, n - (size_t)k, ",\"cliente_id\":\"%s\"", cliente_id);
-    snprintf(out + k, n - (size_t)k, "}");
 }
 
 static void pedir(const struct user *u, const char *body, struct resp *r)
@@ -153,24 +105,6 @@ static void quitar(const struct user *u, const char *id, const char *cliente_id,
 static long entries_of(const char *cliente_id)
 {
     return db_count(&S, "SELECT count(*) FROM lista_espera WHERE cliente_id = '%s'", cliente_id);
-}
-
-/* A client the desk creates with a booking, with a phone and no e-mail:
- * her id (caller frees). */
-static char *desk_client(const char *nombre, const char *telefono, const char *fecha,
-                         const char *hhmm)
-{
-    char body[600];
-    snprintf(body, sizeof body,
-             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%sT%s:00Z\","
-             "\"cliente\":{\"nombre\":\"%s\",\"telefono\":\"%s\"}}",
-             BARBERO, SERVICIO, fecha, hhmm, nombre, telefono);
-    struct resp r;
-    http_json(&S, "POST", "/api/agenda/citas", BARB.token, body, &r);
-    if (r.status != 201) fail_msg("desk booking: %ld %s", r.status, r.body);
-    char *id = strdup(jstr(json_object_get(r.json, "cita"), "cliente_id"));
-    resp_free(&r);
-    return id;
 }
 
 /* Her WhatsApp consent, as PUT /api/auth/me/whatsapp records it (a desk
@@ -461,5 +395,5 @@ int main(void)
         cmocka_unit_test(a_desk_client_with_no_channel_is_refused),
         cmocka_unit_test(a_desk_client_without_email_is_told_by_whatsapp),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, desk_wa_group_teardown);
 }

@@ -12,8 +12,7 @@
  * it herself), in the answers and in the database.
  */
 #define _GNU_SOURCE
-#include "harness.h"
-#include "wa_sink.h"
+#include "mostrador_whatsapp_fixture.h"
 #include "util/iso8601.h"
 
 #include <fcntl.h>
@@ -24,78 +23,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define WAIT_MS     60000
-#define TPL_ESPERA  "barberia_hueco_libre"
-#define WA_TOKEN    "EAAJtestTOKENmostradorWA0123456789ab"
-#define WA_PHONE_ID "106540352242923"
-#define SIN_CANAL   "El cliente no tiene correo ni WhatsApp para avisarle"
-
-static struct srv S;
-static struct smtp_sink K;
-static char *SERVICIO;
-static char *BARBERO;
-static struct user ADMIN, BARB;
-
-/* --- the Graph API double (wa_sink.h) ------------------------------------------------------ */
-
-static struct wa_sink D;
-
-static bool wa_arrived(void *ud)
-{
-    return wa_sink_count(&D, ud) > 0;
-}
-
-/* --- the server -------------------------------------------------------------------------- */
-
-static struct wa_env E;
+#define WA_TOKEN "EAAJtestTOKENmostradorWA0123456789ab"
 
 static int group_setup(void **state)
 {
     (void)state;
-    srv_init(&S);
-    wa_shop_start(&S, &K, &D, &E, WA_TOKEN, WA_PHONE_ID, NULL);
-    SERVICIO = make_servicio(&S, "Corte clásico", 30, 15.0);
-    BARBERO = make_barbero(&S, "Carlos Méndez");
-    make_user(&S, &ADMIN, "Admin Uno", "admin");
-    make_user(&S, &BARB, "Barbero Uno", "barbero");
+    desk_wa_shop_start(WA_TOKEN);
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    wa_shop_stop(&S, &K, &D);
-    free(SERVICIO);
-    free(BARBERO);
-    return 0;
-}
-
-/* The entry body for fecha; cliente_id and barbero may be NULL. */
-static void entry_body(char *out, size_t n, const char *fecha, const char *barbero,
-                       const char *cliente_id)
-{
-    int k = snprintf(out, n, "{\"servicio_id\":\"%s\",\"fecha\":\"%s\"", SERVICIO, fecha);
-    if (barbero) k += snprintf(out + k, n - (size_t)k, ",\"barbero_id\":\"%s\"", barbero);
-    if (cliente_id) k += snprintf(out + k, n - (size_t)k, ",\"cliente_id\":\"%s\"", cliente_id);
-    snprintf(out + k, n - (size_t)k, "}");
-}
-
-/* A client the desk creates with a booking at hhmm of fecha, with a phone
- * and no e-mail: her id (caller frees). */
-static char *desk_client(const char *nombre, const char *telefono, const char *fecha,
-                         const char *hhmm)
-{
-    char body[600];
-    snprintf(body, sizeof body,
-             "{\"barbero_id\":\"%s\",\"servicio_id\":\"%s\",\"fecha_inicio\":\"%sT%s:00Z\","
-             "\"cliente\":{\"nombre\":\"%s\",\"telefono\":\"%s\"}}",
-             BARBERO, SERVICIO, fecha, hhmm, nombre, telefono);
-    struct resp r;
-    http_json(&S, "POST", "/api/agenda/citas", BARB.token, body, &r);
-    if (r.status != 201) fail_msg("desk booking: %ld %s", r.status, r.body);
-    char *id = strdup(jstr(json_object_get(r.json, "cita"), "cliente_id"));
-    resp_free(&r);
-    return id;
 }
 
 /* The desk books cliente_id at hhmm of fecha: the appointment's id. */
@@ -589,5 +523,5 @@ int main(void)
         cmocka_unit_test(the_body_is_judged_as_her_own),
         cmocka_unit_test(a_corrected_number_takes_the_consent_given_for_it),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, desk_wa_group_teardown);
 }
