@@ -424,6 +424,14 @@ void smtp_sink_free_paths(char **paths, size_t n);
 size_t smtp_sink_count(const struct smtp_sink *k);
 /* Waits until at least n messages were saved; false on timeout. */
 bool smtp_sink_wait(const struct smtp_sink *k, size_t n, int timeout_ms);
+/* The saved messages to rcpt (their first recipient; NULL: anyone) whose
+ * text holds needle (NULL: any), oldest first, as smtp_sink_message reads
+ * them: a JSON array (caller decrefs). */
+json_t *smtp_sink_messages(const struct smtp_sink *k, const char *rcpt, const char *needle);
+/* Waits until smtp_sink_messages(k, rcpt, needle) holds at least n; false
+ * on timeout. */
+bool smtp_sink_wait_messages(const struct smtp_sink *k, const char *rcpt, const char *needle,
+                             size_t n, int timeout_ms);
 /* A saved message as a mail client sees it (tests/tools/mail_to_json.py):
  * caller decrefs. */
 json_t *smtp_sink_message(const char *path);

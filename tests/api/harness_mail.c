@@ -150,6 +150,46 @@ bool smtp_sink_wait(const struct smtp_sink *k, size_t n, int timeout_ms)
     return wait_until(sink_holds, &g, timeout_ms);
 }
 
+json_t *smtp_sink_messages(const struct smtp_sink *k, const char *rcpt, const char *needle)
+{
+    char **paths;
+    size_t n = smtp_sink_files(k, &paths);
+    json_t *out = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *m = smtp_sink_message(paths[i]);
+        const char *text = jstr(m, "text");
+        const char *to = json_string_value(json_array_get(json_object_get(m, "rcpt_tos"), 0));
+        if ((!needle || (text && strstr(text, needle))) && (!rcpt || (to && !strcmp(to, rcpt))))
+            json_array_append_new(out, m);
+        else
+            json_decref(m);
+    }
+    smtp_sink_free_paths(paths, n);
+    return out;
+}
+
+struct messages_goal {
+    const struct smtp_sink *k;
+    const char *rcpt, *needle;
+    size_t n;
+};
+
+static bool messages_there(void *ud)
+{
+    const struct messages_goal *g = ud;
+    json_t *all = smtp_sink_messages(g->k, g->rcpt, g->needle);
+    bool ok = json_array_size(all) >= g->n;
+    json_decref(all);
+    return ok;
+}
+
+bool smtp_sink_wait_messages(const struct smtp_sink *k, const char *rcpt, const char *needle,
+                             size_t n, int timeout_ms)
+{
+    struct messages_goal g = {k, rcpt, needle, n};
+    return wait_until(messages_there, &g, timeout_ms);
+}
+
 json_t *smtp_sink_message(const char *path)
 {
     const char *argv[] = {PYTHON, BARBERIA_TESTS_DIR "/tools/mail_to_json.py", path, NULL};

@@ -172,39 +172,6 @@ static void me_names_the_barber_a_linked_user_speaks_for(void **state)
 
 /* --- the e-mails ------------------------------------------------------------------------- */
 
-/* The sink's messages to rcpt that mention id, oldest first (caller decrefs). */
-static json_t *mails_to(const char *rcpt, const char *id)
-{
-    char **paths;
-    size_t n = smtp_sink_files(&K, &paths);
-    json_t *out = json_array();
-    for (size_t i = 0; i < n; i++) {
-        json_t *m = smtp_sink_message(paths[i]);
-        const char *text = jstr(m, "text");
-        const char *to = json_string_value(json_array_get(json_object_get(m, "rcpt_tos"), 0));
-        if (text && strstr(text, id) && to && !strcmp(to, rcpt))
-            json_array_append_new(out, m);
-        else
-            json_decref(m);
-    }
-    smtp_sink_free_paths(paths, n);
-    return out;
-}
-
-struct want {
-    const char *rcpt, *id;
-    size_t n;
-};
-
-static bool has_mails(void *ud)
-{
-    struct want *w = ud;
-    json_t *all = mails_to(w->rcpt, w->id);
-    bool ok = json_array_size(all) >= w->n;
-    json_decref(all);
-    return ok;
-}
-
 static const char *ics_value(const json_t *mail, const char *name)
 {
     size_t i;
@@ -253,13 +220,12 @@ static void the_barber_gets_one_mail_per_change_updating_one_event(void **state)
     free(body);
     cambio(&ANA, id, "cancelar", NULL);
 
-    struct want w = {BARB_MAIL, id, 3};
-    if (!wait_until(has_mails, &w, WAIT_MAIL_MS))
+    if (!smtp_sink_wait_messages(&K, BARB_MAIL, id, 3, WAIT_MAIL_MS))
         fail_msg("the barber's three mails did not arrive");
     /* the client's own three arrive as before */
-    struct want wc = {ANA.email, id, 3};
-    if (!wait_until(has_mails, &wc, WAIT_MAIL_MS)) fail_msg("the client's mails did not arrive");
-    json_t *all = mails_to(BARB_MAIL, id);
+    if (!smtp_sink_wait_messages(&K, ANA.email, id, 3, WAIT_MAIL_MS))
+        fail_msg("the client's mails did not arrive");
+    json_t *all = smtp_sink_messages(&K, BARB_MAIL, id);
     assert_int_equal(json_array_size(all), 3);
     char uid[64];
     snprintf(uid, sizeof uid, "%s@barberia", id);
@@ -318,8 +284,8 @@ static void a_barber_without_an_address_gets_no_mail(void **state)
     iso8601_format(base, f);
     char *id = book(&S, &ANA, OTRO, SERVICIO, f, NULL);
     cambio(&ADMIN, id, "cancelar", NULL);
-    struct want wc = {ANA.email, id, 2};
-    if (!wait_until(has_mails, &wc, WAIT_MAIL_MS)) fail_msg("the client's mails did not arrive");
+    if (!smtp_sink_wait_messages(&K, ANA.email, id, 2, WAIT_MAIL_MS))
+        fail_msg("the client's mails did not arrive");
     assert_int_equal(db_count(&S,
                               "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND kind LIKE "
                               "'aviso%%'",
@@ -365,9 +331,9 @@ static void a_waiting_notice_follows_the_barbers_new_address(void **state)
     assert_int_equal(r.status, 200);
     resp_free(&r);
     smtp_sink_start(&K, S.dir, port, NULL);
-    struct want w = {despues, id, 1};
-    if (!wait_until(has_mails, &w, WAIT_MAIL_MS)) fail_msg("no notice at the new address");
-    json_t *old = mails_to(antes, id);
+    if (!smtp_sink_wait_messages(&K, despues, id, 1, WAIT_MAIL_MS))
+        fail_msg("no notice at the new address");
+    json_t *old = smtp_sink_messages(&K, antes, id);
     assert_int_equal(json_array_size(old), 0);
     json_decref(old);
 
@@ -379,15 +345,15 @@ static void a_waiting_notice_follows_the_barbers_new_address(void **state)
     assert_int_equal(r.status, 200);
     resp_free(&r);
     smtp_sink_start(&K, S.dir, port, NULL);
-    struct want wc = {ANA.email, otra, 1};
-    if (!wait_until(has_mails, &wc, WAIT_MAIL_MS)) fail_msg("the client's mail did not arrive");
+    if (!smtp_sink_wait_messages(&K, ANA.email, otra, 1, WAIT_MAIL_MS))
+        fail_msg("the client's mail did not arrive");
     assert_int_equal(db_count(&S,
                               "SELECT count(*) FROM mail_outbox WHERE cita_id = '%s' AND kind = "
                               "'aviso_cita' AND status = 'skipped' AND last_error = 'el barbero "
                               "ya no tiene correo'",
                               otra),
                      1);
-    json_t *none = mails_to(despues, otra);
+    json_t *none = smtp_sink_messages(&K, despues, otra);
     assert_int_equal(json_array_size(none), 0);
     json_decref(none);
     free(otra);

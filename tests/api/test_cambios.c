@@ -730,38 +730,6 @@ a_failing_calendar_never_fails_the_change_and_a_reschedule_makes_a_missing_event
 
 /* --- e-mail ------------------------------------------------------------------------------ */
 
-/* The sink's messages for a cita id (in the text), as JSON (caller decrefs). */
-static json_t *mails_for(const char *id)
-{
-    char **paths;
-    size_t n = smtp_sink_files(&K, &paths);
-    json_t *out = json_array();
-    for (size_t i = 0; i < n; i++) {
-        json_t *m = smtp_sink_message(paths[i]);
-        const char *text = jstr(m, "text");
-        if (text && strstr(text, id))
-            json_array_append_new(out, m);
-        else
-            json_decref(m);
-    }
-    smtp_sink_free_paths(paths, n);
-    return out;
-}
-
-struct want_mails {
-    const char *id;
-    size_t n;
-};
-
-static bool has_mails(void *ud)
-{
-    struct want_mails *w = ud;
-    json_t *all = mails_for(w->id);
-    bool ok = json_array_size(all) >= w->n;
-    json_decref(all);
-    return ok;
-}
-
 static const char *ics_value(const json_t *mail, const char *name)
 {
     size_t i;
@@ -783,9 +751,9 @@ static void each_change_mails_the_client_with_its_kind(void **state)
     char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
     json_decref(cambio_ok(&BARB, id, "reprogramar", g));
     json_decref(cambio_ok(&BARB, id, "cancelar", NULL));
-    struct want_mails w = {id, 3};
-    if (!wait_until(has_mails, &w, WAIT_MAIL_MS)) fail_msg("three mails did not arrive");
-    json_t *all = mails_for(id);
+    if (!smtp_sink_wait_messages(&K, NULL, id, 3, WAIT_MAIL_MS))
+        fail_msg("three mails did not arrive");
+    json_t *all = smtp_sink_messages(&K, NULL, id);
     assert_int_equal(json_array_size(all), 3);
     bool seen[3] = {false, false, false};
     long long seq_cambio = -1, seq_cancel = -1;

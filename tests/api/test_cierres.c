@@ -186,39 +186,6 @@ static void a_day_off_answers_with_the_appointments_it_meets_and_cancels_none(vo
     free(d);
 }
 
-/* The sink's messages to rcpt about id (caller decrefs). */
-static json_t *mails_to(const char *rcpt, const char *id)
-{
-    char **paths;
-    size_t n = smtp_sink_files(&K, &paths);
-    json_t *out = json_array();
-    for (size_t i = 0; i < n; i++) {
-        json_t *m = smtp_sink_message(paths[i]);
-        const char *text = jstr(m, "text");
-        const char *to = json_string_value(json_array_get(json_object_get(m, "rcpt_tos"), 0));
-        if (text && strstr(text, id) && to && !strcmp(to, rcpt))
-            json_array_append_new(out, m);
-        else
-            json_decref(m);
-    }
-    smtp_sink_free_paths(paths, n);
-    return out;
-}
-
-struct want {
-    const char *rcpt, *id;
-    size_t n;
-};
-
-static bool has_mails(void *ud)
-{
-    struct want *w = ud;
-    json_t *all = mails_to(w->rcpt, w->id);
-    bool ok = json_array_size(all) >= w->n;
-    json_decref(all);
-    return ok;
-}
-
 static json_t *the_mail_with(json_t *all, const char *subject)
 {
     size_t i;
@@ -261,17 +228,17 @@ static void one_action_cancels_them_with_the_shops_message_once(void **state)
 
     /* the client's mail says why, with the message; the barber's notice
      * removes the event */
-    struct want w = {ANA.email, a, 2};
-    if (!wait_until(has_mails, &w, WAIT_MAIL_MS)) fail_msg("the client's mails did not arrive");
-    json_t *all = mails_to(ANA.email, a);
+    if (!smtp_sink_wait_messages(&K, ANA.email, a, 2, WAIT_MAIL_MS))
+        fail_msg("the client's mails did not arrive");
+    json_t *all = smtp_sink_messages(&K, ANA.email, a);
     json_t *m = the_mail_with(all, "Cita cancelada");
     assert_int_equal(json_array_size(json_object_get(m, "problems")), 0);
     assert_non_null(strstr(jstr(m, "text"), "no podremos atenderte"));
     assert_non_null(strstr(jstr(m, "text"), MENSAJE));
     json_decref(all);
-    struct want wb = {BARB_MAIL, a, 2};
-    if (!wait_until(has_mails, &wb, WAIT_MAIL_MS)) fail_msg("the barber's mails did not arrive");
-    all = mails_to(BARB_MAIL, a);
+    if (!smtp_sink_wait_messages(&K, BARB_MAIL, a, 2, WAIT_MAIL_MS))
+        fail_msg("the barber's mails did not arrive");
+    all = smtp_sink_messages(&K, BARB_MAIL, a);
     m = the_mail_with(all, "Cita cancelada");
     json_decref(all);
 
