@@ -7,32 +7,15 @@
 #define _GNU_SOURCE
 #include "calendar_fixture.h"
 
-#define _GNU_SOURCE
-#include "harness.h"
-#include "util/iso8601.h"
-
-#include <curl/curl.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rsa.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 /* --- the doubles --------------------------------------------------------------------- */
 
-struct dbl D;  /* an ordinary service account: no delegation, no "sub" */
-struct dbl DS; /* domain-wide delegation, acting for SUBJECT */
+struct gcal_dbl D;  /* an ordinary service account: no delegation, no "sub" */
+struct gcal_dbl DS; /* domain-wide delegation, acting for SUBJECT */
 
 char ROOT[256]; /* temporary folder of the group */
 char KEY[320];
@@ -43,16 +26,13 @@ char CREDS_DS[320]; /* the same account, with DS's token_uri */
 
 /* Starts a double whose files are <ROOT>/<name>.*; subject NULL: no
  * domain-wide delegation; port 0: any free one. */
-void dbl_start_on(struct dbl *d, const char *name, const char *subject, int port)
+void dbl_start_on(struct gcal_dbl *d, const char *name, const char *subject, int port)
 {
     char portarg[16];
     snprintf(portarg, sizeof portarg, "%d", port);
     snprintf(d->log, sizeof d->log, "%s/%s.jsonl", ROOT, name);
     snprintf(d->out, sizeof d->out, "%s/%s.out", ROOT, name);
     snprintf(d->err, sizeof d->err, "%s/%s.err", ROOT, name);
-    int outfd = open(d->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int errfd = open(d->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    assert_true(outfd >= 0 && errfd >= 0);
     const char *argv[] = {
         "gcal_double", "--public-key",
         PUB,           "--client-email",
@@ -60,120 +40,29 @@ void dbl_start_on(struct dbl *d, const char *name, const char *subject, int port
         d->log,        "--port",
         portarg,       subject ? "--subject" : NULL, /* the list ends here without one */
         subject,       NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(outfd, 1);
-        dup2(errfd, 2);
-        execv(BARBERIA_DOUBLES_DIR "/gcal_double", (char *const *)argv);
-        _exit(127);
-    }
-    close(outfd);
-    close(errfd);
-    assert_true(pid > 0);
-    d->pid = pid;
-    for (int waited = 0; waited < 60000; waited += 20) {
-        char *out = read_file(d->out, NULL);
-        const char *p = out ? strstr(out, "port ") : NULL;
-        if (p && strchr(p, '\n')) {
-            int bound = (int)strtol(p + 5, NULL, 10);
-            free(out);
-            snprintf(d->http.base, sizeof d->http.base, "http://127.0.0.1:%d", bound);
-            snprintf(d->token_url, sizeof d->token_url, "http://127.0.0.1:%d/token", bound);
-            return;
-        }
-        free(out);
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) {
-            d->pid = 0;
-            char *err = read_file(d->err, NULL);
-            fail_msg("gcal_double exited before listening: %s", err ? err : "");
-        }
-        sleep_ms(20);
-    }
-    fail_msg("gcal_double did not print its port within 60 s");
+    int bound = double_spawn(argv, d->out, d->err, &d->pid);
+    snprintf(d->http.base, sizeof d->http.base, "http://127.0.0.1:%d", bound);
+    snprintf(d->token_url, sizeof d->token_url, "http://127.0.0.1:%d/token", bound);
 }
 
-void dbl_start(struct dbl *d, const char *name, const char *subject)
+void dbl_start(struct gcal_dbl *d, const char *name, const char *subject)
 {
     dbl_start_on(d, name, subject, 0);
 }
 
-/* Stops a double; it must go promptly (even with hung requests) and
- * cleanly. */
-void dbl_stop(struct dbl *d)
-{
-    if (d->pid <= 0) return;
-    kill(d->pid, SIGTERM);
-    int st = 0;
-    bool gone = false;
-    for (int waited = 0; waited < 20000 && !gone; waited += 10) {
-        gone = waitpid(d->pid, &st, WNOHANG) == d->pid;
-        if (!gone) sleep_ms(10);
-    }
-    if (!gone) {
-        kill(d->pid, SIGKILL);
-        waitpid(d->pid, &st, 0);
-    }
-    d->pid = 0;
-    char *err = read_file(d->err, NULL);
-    bool sanitizer = err && (strstr(err, "Sanitizer") || strstr(err, "runtime error:"));
-    if (!gone || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || sanitizer) {
-        fprintf(stderr, "gcal_double stderr:\n%s\n", err ? err : "");
-        free(err);
-        fail_msg("gcal_double did not stop promptly and cleanly on SIGTERM");
-    }
-    free(err);
-}
-
-void dbl_control(struct dbl *d, const char *query)
-{
-    char path[256];
-    snprintf(path, sizeof path, "/control?%s", query);
-    struct resp r;
-    http_req(&d->http, "POST", path, NULL, &r);
-    if (r.status != 200) fail_msg("double control %s: %ld %s", query, r.status, r.body);
-    resp_free(&r);
-}
-
 void double_control(const char *query)
 {
-    dbl_control(&D, query);
-}
-
-/* Where a double's log ends now: entries after it are what came next. */
-size_t dbl_mark(const struct dbl *d)
-{
-    struct stat st;
-    return stat(d->log, &st) == 0 ? (size_t)st.st_size : 0;
+    gcal_dbl_control(&D, query);
 }
 
 size_t dlog_mark(void)
 {
-    return dbl_mark(&D);
-}
-
-/* A double's log entries written after mark, as a JSON array (caller
- * decrefs). */
-json_t *dbl_since(const struct dbl *d, size_t mark)
-{
-    size_t len = 0;
-    char *text = d->log[0] ? read_file(d->log, &len) : NULL;
-    json_t *all = json_array();
-    for (char *line = text && mark <= len ? text + mark : NULL; line && *line;) {
-        char *nl = strchr(line, '\n');
-        if (!nl) break;
-        json_t *e = json_loadb(line, (size_t)(nl - line), 0, NULL);
-        if (!e) fail_msg("double log line is not JSON: %.*s", (int)(nl - line), line);
-        json_array_append_new(all, e);
-        line = nl + 1;
-    }
-    free(text);
-    return all;
+    return gcal_dbl_mark(&D);
 }
 
 json_t *dlog_since(size_t mark)
 {
-    return dbl_since(&D, mark);
+    return gcal_dbl_since(&D, mark);
 }
 
 bool is_token_entry(const json_t *e)
@@ -211,51 +100,7 @@ const json_t *insert_entry_for(const json_t *all, const char *event_id)
     return NULL;
 }
 
-/* --- keys and key files --------------------------------------------------------------- */
-
-static void make_keypair(const char *priv_path, const char *pub_path)
-{
-    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, NULL);
-    EVP_PKEY *k = NULL;
-    assert_non_null(ctx);
-    assert_int_equal(EVP_PKEY_keygen_init(ctx), 1);
-    assert_true(EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, 2048) > 0);
-    assert_int_equal(EVP_PKEY_keygen(ctx, &k), 1);
-    FILE *f = fopen(priv_path, "w");
-    assert_non_null(f);
-    /* PKCS#8, "BEGIN PRIVATE KEY", as Google's key files hold it */
-    assert_int_equal(PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL), 1);
-    fclose(f);
-    if (pub_path) {
-        f = fopen(pub_path, "w");
-        assert_non_null(f);
-        assert_int_equal(PEM_write_PUBKEY(f, k), 1);
-        fclose(f);
-    }
-    EVP_PKEY_free(k);
-    EVP_PKEY_CTX_free(ctx);
-}
-
-/* Writes a service-account key file shaped like the ones Google hands out,
- * whose token_uri is d's. */
-void write_creds_for(const struct dbl *d, const char *path, const char *email, const char *key_path)
-{
-    char *pem = read_file(key_path, NULL);
-    assert_non_null(pem);
-    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type", "service_account",
-                          "project_id", "barberia-test", "private_key_id", "0123456789abcdef",
-                          "private_key", pem, "client_email", email, "client_id",
-                          "123456789012345678901", "auth_uri",
-                          "https://accounts.google.com/o/oauth2/auth", "token_uri", d->token_url);
-    free(pem);
-    assert_int_equal(json_dump_file(j, path, JSON_INDENT(2)), 0);
-    json_decref(j);
-}
-
-static void write_creds(const char *path, const char *email, const char *key_path)
-{
-    write_creds_for(&D, path, email, key_path);
-}
+/* --- files -------------------------------------------------------------------------------- */
 
 void write_text(const char *path, const char *text)
 {
@@ -270,8 +115,8 @@ struct shop T; /* short bound, for the failure modes */
 
 /* Starts a shop that talks to double d. creds NULL: no calendar configured
  * at all. subject: BARBERIA_GOOGLE_SUBJECT (NULL: unset). */
-void shop_start_on(struct shop *sh, const struct dbl *d, const char *creds, const char *calendar_id,
-                   int bound_ms, const char *subject)
+void shop_start_on(struct shop *sh, const struct gcal_dbl *d, const char *creds,
+                   const char *calendar_id, int bound_ms, const char *subject)
 {
     memset(sh, 0, sizeof *sh);
     int n = 0;
@@ -371,9 +216,9 @@ char *one_log_line(const struct srv *s, const char *a, const char *b)
 void assert_log_holds_no_secret(const struct srv *s)
 {
     char *log = srv_log(s);
-    const struct dbl *ds[] = {&D, &DS};
+    const struct gcal_dbl *ds[] = {&D, &DS};
     for (size_t k = 0; k < ARRAY_LEN(ds); k++) {
-        json_t *all = dbl_since(ds[k], 0);
+        json_t *all = gcal_dbl_since(ds[k], 0);
         size_t i;
         json_t *e;
         json_array_foreach(all, i, e)
@@ -460,15 +305,16 @@ int calendar_group_setup(void **state)
     snprintf(CREDS, sizeof CREDS, "%s/service-account.json", ROOT);
     snprintf(CREDS_WRONG_EMAIL, sizeof CREDS_WRONG_EMAIL, "%s/wrong-email.json", ROOT);
     snprintf(CREDS_WRONG_KEY, sizeof CREDS_WRONG_KEY, "%s/wrong-key.json", ROOT);
-    make_keypair(KEY, PUB);
-    make_keypair(OTHER_KEY, NULL);
+    gcal_keypair(KEY, PUB);
+    gcal_keypair(OTHER_KEY, NULL);
     dbl_start(&D, "double", NULL);
     dbl_start(&DS, "double-dwd", SUBJECT);
     snprintf(CREDS_DS, sizeof CREDS_DS, "%s/service-account-dwd.json", ROOT);
-    write_creds_for(&DS, CREDS_DS, CLIENT_EMAIL, KEY);
-    write_creds(CREDS, CLIENT_EMAIL, KEY);
-    write_creds(CREDS_WRONG_EMAIL, "someone-else@other.iam.gserviceaccount.com", KEY);
-    write_creds(CREDS_WRONG_KEY, CLIENT_EMAIL, OTHER_KEY);
+    gcal_write_creds(CREDS_DS, CLIENT_EMAIL, KEY, DS.token_url);
+    gcal_write_creds(CREDS, CLIENT_EMAIL, KEY, D.token_url);
+    gcal_write_creds(CREDS_WRONG_EMAIL, "someone-else@other.iam.gserviceaccount.com", KEY,
+                     D.token_url);
+    gcal_write_creds(CREDS_WRONG_KEY, CLIENT_EMAIL, OTHER_KEY, D.token_url);
     shop_start(&G, CREDS, CALENDAR_ID, LONG_BOUND_MS);
     shop_start(&T, CREDS, CALENDAR_ID, SHORT_BOUND_MS);
     return 0;
@@ -479,8 +325,8 @@ int calendar_group_teardown(void **state)
     (void)state;
     shop_stop(&G);
     shop_stop(&T);
-    dbl_stop(&D);
-    dbl_stop(&DS);
+    gcal_dbl_stop(&D);
+    gcal_dbl_stop(&DS);
     rm_tree(ROOT);
     return 0;
 }

@@ -27,14 +27,6 @@
 /* the Workspace user DS's account acts for (domain-wide delegation) */
 #define SUBJECT "agenda@barberia-test.example"
 
-/* One running gcal_double. */
-struct dbl {
-    pid_t pid;
-    struct srv http; /* only .base is used: the harness's HTTP helpers */
-    char log[320], out[320], err[320];
-    char token_url[128];
-};
-
 struct shop {
     struct srv s;
     char *barbero, *servicio;
@@ -58,8 +50,8 @@ struct racer {
 
 /* --- the doubles -------------------------------------------------------------------------- */
 
-extern struct dbl D;  /* an ordinary service account: no delegation, no "sub" */
-extern struct dbl DS; /* domain-wide delegation, acting for SUBJECT */
+extern struct gcal_dbl D;  /* an ordinary service account: no delegation, no "sub" */
+extern struct gcal_dbl DS; /* domain-wide delegation, acting for SUBJECT */
 
 extern char ROOT[256];  /* temporary folder of the group */
 extern char KEY[320];   /* the account's private key (PEM) */
@@ -69,20 +61,11 @@ extern char CREDS_DS[320]; /* the same account, with DS's token_uri */
 
 /* Starts a double whose files are <ROOT>/<name>.*; subject NULL: no
  * domain-wide delegation; port 0: any free one. */
-void dbl_start_on(struct dbl *d, const char *name, const char *subject, int port);
-void dbl_start(struct dbl *d, const char *name, const char *subject);
-/* Stops a double; it must go promptly (even with hung requests) and
- * cleanly. */
-void dbl_stop(struct dbl *d);
-void dbl_control(struct dbl *d, const char *query);
+void dbl_start_on(struct gcal_dbl *d, const char *name, const char *subject, int port);
+void dbl_start(struct gcal_dbl *d, const char *name, const char *subject);
 void double_control(const char *query); /* D's */
-/* Where a double's log ends now: entries after it are what came next. */
-size_t dbl_mark(const struct dbl *d);
-size_t dlog_mark(void); /* D's */
-/* A double's log entries written after mark, as a JSON array (caller
- * decrefs). */
-json_t *dbl_since(const struct dbl *d, size_t mark);
-json_t *dlog_since(size_t mark); /* D's */
+size_t dlog_mark(void);                 /* D's */
+json_t *dlog_since(size_t mark);        /* D's */
 bool is_token_entry(const json_t *e);
 bool is_insert_entry(const json_t *e);
 size_t count_tokens_since(size_t mark);
@@ -96,12 +79,8 @@ json_t *entry_event(const json_t *e);
 /* How many events.insert calls in ALL were for an event starting at FECHA. */
 size_t inserts_at(const json_t *all, const char *fecha);
 
-/* --- key files ------------------------------------------------------------------------------ */
+/* --- files ------------------------------------------------------------------------------ */
 
-/* Writes a service-account key file shaped like the ones Google hands out,
- * whose token_uri is d's. */
-void write_creds_for(const struct dbl *d, const char *path, const char *email,
-                     const char *key_path);
 void write_text(const char *path, const char *text);
 
 /* --- shops ------------------------------------------------------------------------------------ */
@@ -111,8 +90,8 @@ extern struct shop T; /* short bound, for the failure modes */
 
 /* Starts a shop that talks to double d. creds NULL: no calendar configured
  * at all. subject: BARBERIA_GOOGLE_SUBJECT (NULL: unset). */
-void shop_start_on(struct shop *sh, const struct dbl *d, const char *creds, const char *calendar_id,
-                   int bound_ms, const char *subject);
+void shop_start_on(struct shop *sh, const struct gcal_dbl *d, const char *creds,
+                   const char *calendar_id, int bound_ms, const char *subject);
 void shop_start(struct shop *sh, const char *creds, const char *calendar_id, int bound_ms);
 void shop_stop(struct shop *sh);
 /* A fresh slot every call: one hour apart from 2031-01-01. */

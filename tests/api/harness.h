@@ -449,7 +449,15 @@ struct gcal_dbl {
 };
 /* Makes root/ key files and starts the double. */
 void gcal_dbl_start(struct gcal_dbl *d, const char *root);
-/* Stops it (promptly and cleanly, or the test fails). */
+/* A fresh 2048-bit RSA key: the private one into priv_path (PKCS#8), the
+ * public one into pub_path (NULL: not written). */
+void gcal_keypair(const char *priv_path, const char *pub_path);
+/* Writes a service-account key file shaped like the ones Google hands out:
+ * email, the private key in key_path, and token_url as its token_uri. */
+void gcal_write_creds(const char *path, const char *email, const char *key_path,
+                      const char *token_url);
+/* Stops it (promptly and cleanly, without a sanitizer report, or the test
+ * fails). */
 void gcal_dbl_stop(struct gcal_dbl *d);
 /* POST /control?query (see the double's header comment). */
 void gcal_dbl_control(struct gcal_dbl *d, const char *query);

@@ -45,7 +45,8 @@ int double_spawn(const char *const *argv, const char *out, const char *err, pid_
         int st;
         if (!port && waitpid(p, &st, WNOHANG) == p) {
             *pid = 0;
-            fail_msg("%s exited before listening", argv[0]);
+            char *why = err ? read_file(err, NULL) : NULL;
+            fail_msg("%s exited before listening: %s", argv[0], why ? why : "");
         }
         if (!port) sleep_ms(20);
     }
@@ -58,7 +59,7 @@ int double_spawn(const char *const *argv, const char *out, const char *err, pid_
 #define GCAL_CLIENT_EMAIL "barberia-test@barberia-test.iam.gserviceaccount.com"
 #define GCAL_CALENDAR_ID  "barberia@group.calendar.google.com"
 
-static void gcal_keypair(const char *priv_path, const char *pub_path)
+void gcal_keypair(const char *priv_path, const char *pub_path)
 {
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, NULL);
     EVP_PKEY *k = NULL;
@@ -68,14 +69,32 @@ static void gcal_keypair(const char *priv_path, const char *pub_path)
     assert_int_equal(EVP_PKEY_keygen(ctx, &k), 1);
     FILE *f = fopen(priv_path, "w");
     assert_non_null(f);
+    /* PKCS#8, "BEGIN PRIVATE KEY", as Google's key files hold it */
     assert_int_equal(PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL), 1);
     fclose(f);
-    f = fopen(pub_path, "w");
-    assert_non_null(f);
-    assert_int_equal(PEM_write_PUBKEY(f, k), 1);
-    fclose(f);
+    if (pub_path) {
+        f = fopen(pub_path, "w");
+        assert_non_null(f);
+        assert_int_equal(PEM_write_PUBKEY(f, k), 1);
+        fclose(f);
+    }
     EVP_PKEY_free(k);
     EVP_PKEY_CTX_free(ctx);
+}
+
+void gcal_write_creds(const char *path, const char *email, const char *key_path,
+                      const char *token_url)
+{
+    char *pem = read_file(key_path, NULL);
+    assert_non_null(pem);
+    json_t *j =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type", "service_account",
+                  "project_id", "barberia-test", "private_key_id", "0123456789abcdef",
+                  "private_key", pem, "client_email", email, "client_id", "123456789012345678901",
+                  "auth_uri", "https://accounts.google.com/o/oauth2/auth", "token_uri", token_url);
+    free(pem);
+    assert_int_equal(json_dump_file(j, path, JSON_INDENT(2)), 0);
+    json_decref(j);
 }
 
 void gcal_dbl_start(struct gcal_dbl *d, const char *root)
@@ -94,18 +113,8 @@ void gcal_dbl_start(struct gcal_dbl *d, const char *root)
     int port = double_spawn(argv, d->out, d->err, &d->pid);
     snprintf(d->http.base, sizeof d->http.base, "http://127.0.0.1:%d", port);
     snprintf(d->token_url, sizeof d->token_url, "http://127.0.0.1:%d/token", port);
-    /* a service-account key file as Google hands them out */
     snprintf(d->creds, sizeof d->creds, "%s/gcal-service-account.json", root);
-    char *pem = read_file(key, NULL);
-    assert_non_null(pem);
-    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type", "service_account",
-                          "project_id", "barberia-test", "private_key_id", "0123456789abcdef",
-                          "private_key", pem, "client_email", GCAL_CLIENT_EMAIL, "client_id",
-                          "123456789012345678901", "auth_uri",
-                          "https://accounts.google.com/o/oauth2/auth", "token_uri", d->token_url);
-    free(pem);
-    assert_int_equal(json_dump_file(j, d->creds, JSON_INDENT(2)), 0);
-    json_decref(j);
+    gcal_write_creds(d->creds, GCAL_CLIENT_EMAIL, key, d->token_url);
     snprintf(d->env[0], sizeof d->env[0], "BARBERIA_GOOGLE_CREDENTIALS=%s", d->creds);
     snprintf(d->env[1], sizeof d->env[1], "BARBERIA_GOOGLE_API_URL=%s/calendar/v3", d->http.base);
     snprintf(d->env[2], sizeof d->env[2], "BARBERIA_GOOGLE_CALENDAR_ID=%s", GCAL_CALENDAR_ID);
@@ -127,8 +136,14 @@ void gcal_dbl_stop(struct gcal_dbl *d)
         waitpid(d->pid, &st, 0);
     }
     d->pid = 0;
-    if (!gone || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    char *err = read_file(d->err, NULL);
+    bool sanitizer = err && (strstr(err, "Sanitizer") || strstr(err, "runtime error:"));
+    if (!gone || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || sanitizer) {
+        fprintf(stderr, "gcal_double stderr:\n%s\n", err ? err : "");
+        free(err);
         fail_msg("gcal_double did not stop promptly and cleanly on SIGTERM");
+    }
+    free(err);
 }
 
 void gcal_dbl_control(struct gcal_dbl *d, const char *query)

@@ -11,10 +11,6 @@
 #define _GNU_SOURCE
 #include "calendar_fixture.h"
 
-#define _GNU_SOURCE
-#include "harness.h"
-#include "util/iso8601.h"
-
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
@@ -521,13 +517,13 @@ static void attendee_less_retry_stays_within_the_bound(void **state)
 static void subject_goes_into_the_assertion_and_the_client_is_invited(void **state)
 {
     (void)state;
-    dbl_control(&DS, "reset=1");
+    gcal_dbl_control(&DS, "reset=1");
     /* the mode that refuses attendees to an account acting as itself: one
      * acting for a user of its domain may invite */
-    dbl_control(&DS, "mode=forbidden");
+    gcal_dbl_control(&DS, "mode=forbidden");
     struct shop ws;
     shop_start_on(&ws, &DS, CREDS_DS, CALENDAR_ID, LONG_BOUND_MS, SUBJECT);
-    size_t mark = dbl_mark(&DS);
+    size_t mark = gcal_dbl_mark(&DS);
     json_t *citas[2];
     for (int k = 0; k < 2; k++) {
         char fecha[32];
@@ -535,7 +531,7 @@ static void subject_goes_into_the_assertion_and_the_client_is_invited(void **sta
         citas[k] = book_cita(&ws, &ws.ana, fecha, NULL, NULL);
         assert_non_null(jstr(citas[k], "google_event_id"));
     }
-    json_t *all = dbl_since(&DS, mark);
+    json_t *all = gcal_dbl_since(&DS, mark);
     size_t i, tokens = 0;
     json_t *e;
     json_array_foreach(all, i, e)
@@ -576,7 +572,7 @@ static void subject_goes_into_the_assertion_and_the_client_is_invited(void **sta
 static void a_subject_google_does_not_accept_fails_at_the_token_request(void **state)
 {
     (void)state;
-    dbl_control(&DS, "reset=1");
+    gcal_dbl_control(&DS, "reset=1");
     static const struct {
         bool delegated;      /* the double with domain-wide delegation */
         const char *subject; /* NULL: unset */
@@ -590,13 +586,13 @@ static void a_subject_google_does_not_accept_fails_at_the_token_request(void **s
         {true, NULL, "no sub claim"},
     };
     for (size_t k = 0; k < ARRAY_LEN(cases); k++) {
-        const struct dbl *d = cases[k].delegated ? &DS : &D;
+        const struct gcal_dbl *d = cases[k].delegated ? &DS : &D;
         struct shop bad;
         shop_start_on(&bad, d, cases[k].delegated ? CREDS_DS : CREDS, CALENDAR_ID, LONG_BOUND_MS,
                       cases[k].subject);
         char fecha[32];
         next_slot(fecha);
-        size_t mark = dbl_mark(d);
+        size_t mark = gcal_dbl_mark(d);
         json_t *cita = book_cita(&bad, &bad.ana, fecha, NULL, NULL);
         assert_true(json_is_null(json_object_get(cita, "google_event_id")));
         char *line = one_log_line(&bad.s, jstr(cita, "id"), "(google): token request");
@@ -604,7 +600,7 @@ static void a_subject_google_does_not_accept_fails_at_the_token_request(void **s
             fail_msg("case %zu: log line without \"%s\": %s", k, cases[k].want, line);
         free(line);
         json_decref(cita);
-        json_t *all = dbl_since(d, mark);
+        json_t *all = gcal_dbl_since(d, mark);
         size_t inserts = inserts_at(all, fecha);
         json_decref(all);
         assert_int_equal(inserts, 0);

@@ -12,10 +12,6 @@
 #define _GNU_SOURCE
 #include "calendar_fixture.h"
 
-#define _GNU_SOURCE
-#include "harness.h"
-#include "util/iso8601.h"
-
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
@@ -140,17 +136,17 @@ static void every_google_failure_heals_by_itself_at_the_next_booking(void **stat
 static void google_down_leaves_the_event_null_at_once_and_events_return_with_it(void **state)
 {
     (void)state;
-    struct dbl e;
+    struct gcal_dbl e;
     memset(&e, 0, sizeof e);
     dbl_start(&e, "double-down", NULL);
     int port = (int)strtol(strrchr(e.http.base, ':') + 1, NULL, 10);
     char creds[400];
     snprintf(creds, sizeof creds, "%s/service-account-down.json", ROOT);
-    write_creds_for(&e, creds, CLIENT_EMAIL, KEY);
+    gcal_write_creds(creds, CLIENT_EMAIL, KEY, e.token_url);
     struct shop sh;
     shop_start_on(&sh, &e, creds, CALENDAR_ID, SHORT_BOUND_MS, NULL);
     /* Google is down: connections are refused */
-    dbl_stop(&e);
+    gcal_dbl_stop(&e);
     char fecha[32];
     next_slot(fecha);
     int64_t elapsed = 0;
@@ -162,17 +158,17 @@ static void google_down_leaves_the_event_null_at_once_and_events_return_with_it(
     json_decref(cita);
     /* Google is back on the same address: the next booking has its event */
     dbl_start_on(&e, "double-down", NULL, port);
-    size_t mark = dbl_mark(&e);
+    size_t mark = gcal_dbl_mark(&e);
     next_slot(fecha);
     cita = book_cita(&sh, &sh.ana, fecha, NULL, NULL);
     const char *event_id = jstr(cita, "google_event_id");
     if (!event_id) fail_msg("no event once Google was back; log:\n%s", srv_log(&sh.s));
-    json_t *all = dbl_since(&e, mark);
+    json_t *all = gcal_dbl_since(&e, mark);
     assert_string_equal(jstr(insert_entry_for(all, event_id), "verdict"), "ok");
     json_decref(all);
     json_decref(cita);
     shop_stop(&sh);
-    dbl_stop(&e);
+    gcal_dbl_stop(&e);
 }
 
 static int drop_citas_trigger(void **state)
