@@ -432,7 +432,7 @@ static void test_pool_checkout_has_a_deadline(void **state)
     }
     /* while they read, another read waits its bound and is refused (one
      * that needs the database: the catalog's answer may be remembered,
-     * test_memo.c) */
+     * test_memo_lecturas.c) */
     bool refused = false;
     int64_t end = clock_mono_ms() + 30000;
     while (!refused && clock_mono_ms() < end) {

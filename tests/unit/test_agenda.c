@@ -6,7 +6,7 @@
  * the key that goes with it (agenda_disponibilidad_clave) changes with the
  * shop's date and with every field of the query, and with nothing else.
  * GET /api/disponibilidad remembers an answer under that key for that span
- * (tests/api/test_memo.c checks the whole at the real clock).
+ * (tests/api/test_memo_huecos.c checks the whole at the real clock).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
