@@ -335,26 +335,22 @@ br_err store_cuenta_correo_done(struct store *st, const char *id, const char *cl
                                "UPDATE cuenta_correo SET status = 'sent', last_error = NULL, "
                                "done_at = ?, enlace = NULL, locked_until = NULL WHERE id = ?",
                                DB_ARGS(db_text(now), db_text(id)), NULL);
-    int64_t changed = 0;
-    br_err rc = run_write_aside(
+    return outbox_claimed_write(
         st,
         "UPDATE cuenta_correo SET status = 'dropped', last_error = ?, done_at = ?, "
         "enlace = NULL, locked_until = NULL WHERE id = ? AND status = 'pending' AND "
         "locked_until = ?",
-        DB_ARGS(db_text(error), db_text(now), db_text(id), db_text(claim)), &changed);
-    return !rc && changed == 0 ? outbox_claim_lost() : rc;
+        DB_ARGS(db_text(error), db_text(now), db_text(id), db_text(claim)));
 }
 
 br_err store_cuenta_correo_retry(struct store *st, const char *id, const char *claim,
                                  const char *error, const char *next_attempt_at)
 {
-    int64_t changed = 0;
-    br_err rc = run_write_aside(
+    return outbox_claimed_write(
         st,
         "UPDATE cuenta_correo SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
         "WHERE id = ? AND status = 'pending' AND locked_until = ?",
-        DB_ARGS(db_text(error), db_text(next_attempt_at), db_text(id), db_text(claim)), &changed);
-    return !rc && changed == 0 ? outbox_claim_lost() : rc;
+        DB_ARGS(db_text(error), db_text(next_attempt_at), db_text(id), db_text(claim)));
 }
 
 br_err store_cuenta_correo_next_due(struct store *st, br_ts next)

@@ -166,6 +166,14 @@ br_err outbox_claim_lost(void)
     return err_set(BR_CONFLICT, "its claim ran out: the next claim holds it, or it is done");
 }
 
+/* See store_int.h. */
+br_err outbox_claimed_write(struct store *st, const char *sql, const struct db_val *p, int n)
+{
+    int64_t changed = 0;
+    br_err rc = run_write_aside(st, sql, p, n, &changed);
+    return !rc && changed == 0 ? outbox_claim_lost() : rc;
+}
+
 br_err store_outbox_claim(struct store *st, const char *now, const char *lease_until,
                           struct outbox_msg *m)
 {
@@ -236,13 +244,11 @@ br_err store_outbox_sent(struct store *st, const char *id, const char *now)
 br_err store_outbox_retry(struct store *st, const char *id, const char *claim, const char *error,
                           const char *next_attempt_at)
 {
-    int64_t changed = 0;
-    br_err rc = run_write_aside(
+    return outbox_claimed_write(
         st,
         "UPDATE mail_outbox SET last_error = ?, next_attempt_at = ?, locked_until = NULL "
         "WHERE id = ? AND status = 'pending' AND locked_until = ?",
-        DB_ARGS(db_text(error), db_text(next_attempt_at), db_text(id), db_text(claim)), &changed);
-    return !rc && changed == 0 ? outbox_claim_lost() : rc;
+        DB_ARGS(db_text(error), db_text(next_attempt_at), db_text(id), db_text(claim)));
 }
 
 br_err store_outbox_drop(struct store *st, const char *id, const char *claim, const char *error,

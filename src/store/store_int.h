@@ -650,6 +650,10 @@ br_err outbox_done(struct store *st, const char *id, const char *claim, const ch
 /* outbox.c: the error of a write refused because its claim (claim_tx)
  * no longer holds the message. */
 br_err outbox_claim_lost(void);
+/* outbox.c: one write of a claimed message's fate, its SQL conditioned on
+ * the claim (`... AND locked_until = ?`): outbox_claim_lost() when it
+ * changed no row. */
+br_err outbox_claimed_write(struct store *st, const char *sql, const struct db_val *p, int n);
 /* The kinds of the barber's notices, as an SQL list (the rest of the
  * outbox speaks to clients). */
 #define OUTBOX_AVISOS "('aviso_cita', 'aviso_cambio', 'aviso_cancelacion')"

@@ -222,14 +222,12 @@ br_err store_outbox_skip(struct store *st, const char *id, const char *claim, co
 
 br_err store_outbox_defer(struct store *st, const char *id, const char *claim, const char *until)
 {
-    int64_t changed = 0;
-    br_err rc = run_write_aside(
+    return outbox_claimed_write(
         st,
         "UPDATE mail_outbox SET next_attempt_at = ?, due_at = ?, "
         "locked_until = NULL, attempts = attempts - 1 WHERE id = ? AND "
         "status = 'pending' AND locked_until = ?",
-        DB_ARGS(db_text(until), db_text(until), db_text(id), db_text(claim)), &changed);
-    return !rc && changed == 0 ? outbox_claim_lost() : rc;
+        DB_ARGS(db_text(until), db_text(until), db_text(id), db_text(claim)));
 }
 
 struct wa_sent {
