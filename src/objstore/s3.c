@@ -231,12 +231,26 @@ static br_err s3_put(struct objstore *o, const char *bucket, const char *key,
     rc = s3_call_perform(s, &c);
     /* 412: the key exists; 409 ConditionalRequestConflict: a racing
      * conditional write to it */
-    if (!rc && (c.status == 412 ||
-                (c.status == 409 && s3_call_has_code(&c, "ConditionalRequestConflict"))))
+    bool exists = !rc && (c.status == 412 ||
+                          (c.status == 409 && s3_call_has_code(&c, "ConditionalRequestConflict")));
+    bool retried = c.retried;
+    if (exists)
         rc = err_set(BR_CONFLICT, "el objeto ya existe");
     else if (!rc && (c.status < 200 || c.status > 299))
         rc = s3_call_failed(&c);
     s3_call_done(&c);
+    if (exists && retried) {
+        /* the try that answered 500 stored it after all: the key is this
+         * upload's alone (its intent reserved it), so an object of its
+         * size there is the one it sent */
+        c = s3_call_new("HEAD", bucket, key);
+        if (s3_call_perform(s, &c) == BR_OK && c.status == 200 && c.length_out >= 0 &&
+            (uint64_t)c.length_out == size) {
+            err_clear();
+            rc = BR_OK;
+        }
+        s3_call_done(&c);
+    }
     return rc;
 }
 

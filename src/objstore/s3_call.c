@@ -18,10 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
-#define ERROR_BODY_MAX (16 * 1024) /* what is kept of an error answer */
-#define UNSIGNED       "UNSIGNED-PAYLOAD"
+#define ERROR_BODY_MAX    (16 * 1024) /* what is kept of an error answer */
+#define S3_ATTEMPTS       3           /* a call's tries when the store answers a passing failure */
+#define S3_RETRY_PAUSE_MS 100         /* before the second (then four times as long) */
+#define UNSIGNED          "UNSIGNED-PAYLOAD"
 
 /* The text between <tag> and </tag> in an XML answer, reduced to
  * printable ASCII and capped; "" when absent. */
@@ -213,8 +216,8 @@ static struct curl_slist *call_headers(const struct s3_call *c, bool *oom)
     return hs;
 }
 
-/* See s3_int.h. */
-br_err s3_call_perform(struct s3_store *s, struct s3_call *c)
+/* One exchange of c, given timeout_ms in all. */
+static br_err perform_once(struct s3_store *s, struct s3_call *c, long timeout_ms)
 {
     buf_init(&c->resp, c->resp_max ? c->resp_max : ERROR_BODY_MAX);
     c->resp_truncated = false;
@@ -222,6 +225,7 @@ br_err s3_call_perform(struct s3_store *s, struct s3_call *c)
     c->status = 0;
     c->received = 0;
     c->src_off = 0;
+    c->length_out = -1;
     c->content_type_out = NULL;
     int64_t t0 = clock_mono_ms();
     CURL *h = curl_easy_init();
@@ -237,8 +241,8 @@ br_err s3_call_perform(struct s3_store *s, struct s3_call *c)
     SETOPT(CURLOPT_ERRORBUFFER, errbuf);
     /* request threads must never get SIGALRM from curl's resolver */
     SETOPT(CURLOPT_NOSIGNAL, 1L);
-    SETOPT(CURLOPT_TIMEOUT_MS, s->timeout_ms);
-    SETOPT(CURLOPT_CONNECTTIMEOUT_MS, s->timeout_ms);
+    SETOPT(CURLOPT_TIMEOUT_MS, timeout_ms);
+    SETOPT(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 #if LIBCURL_VERSION_NUM >= 0x075500
     SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
 #else
@@ -306,12 +310,46 @@ br_err s3_call_perform(struct s3_store *s, struct s3_call *c)
         char *ct = NULL;
         if (!rc && curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
             c->content_type_out = xstrdup(ct);
+        curl_off_t cl = -1;
+        if (!rc && curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK)
+            c->length_out = (int64_t)cl;
     }
     curl_slist_free_all(headers);
     curl_easy_cleanup(h);
     c->h = NULL;
     free(url);
     return rc;
+}
+
+/* Whether an answer is the store's own passing failure, which S3's
+ * documentation asks clients to try again: 500 InternalError, 503 SlowDown
+ * or ServiceUnavailable. */
+static bool passing(const struct s3_call *c)
+{
+    return c->status == 500 || c->status == 503;
+}
+
+/* See s3_int.h. */
+br_err s3_call_perform(struct s3_store *s, struct s3_call *c)
+{
+    int64_t t0 = clock_mono_ms(), pause = S3_RETRY_PAUSE_MS;
+    c->retried = false;
+    for (int attempt = 1;; attempt++) {
+        long left = s->timeout_ms - (long)(clock_mono_ms() - t0);
+        br_err rc = perform_once(s, c, left > 0 ? left : 1);
+        left = s->timeout_ms - (long)(clock_mono_ms() - t0);
+        if (rc || !passing(c) || attempt >= S3_ATTEMPTS || left <= pause + 100) return rc;
+        char why[REASON_MAX + 96];
+        s3_call_reason(c, why, sizeof why);
+        log_warn("storage: %s %s%s%s: %s; trying again in %lld ms", c->method, c->bucket,
+                 c->key ? "/" : "", c->key ? c->key : "", why, (long long)pause);
+        s3_call_done(c);
+        c->retried = true;
+        /* what a 2xx answer wrote to dst_fd: none yet (a 5xx body is kept in resp) */
+        struct timespec ts = {pause / 1000, (pause % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        pause *= 4;
+    }
 }
 
 /* See s3_int.h. */

@@ -73,6 +73,8 @@ struct s3_call {
     char *content_type_out; /* the answer's Content-Type (caller frees) */
     char *disposition_out;  /* the answer's Content-Disposition (caller frees) */
     bool resp_truncated;    /* resp reached its cap: the rest was dropped */
+    bool retried;           /* an earlier try got a passing failure (500, 503) */
+    int64_t length_out;     /* the answer's Content-Length (-1: none) */
     /* what went wrong in a callback */
     CURL *h;
     uint64_t src_off;
@@ -83,9 +85,12 @@ struct s3_call {
 /* A call of method on bucket/key (key NULL: the bucket itself), no body. */
 struct s3_call s3_call_new(const char *method, const char *bucket, const char *key);
 
-/* Performs c against the store, bounded by the store's timeout. A transport
- * failure is BR_OBJSTORE with a detail (and one warn line); any HTTP status
- * is BR_OK, for the caller to judge (see s3_call_failed). c->resp is
+/* Performs c against the store, bounded by the store's timeout in all: a
+ * 500 or 503 answer (the store's passing failure) is tried again, up to
+ * three tries, after 100 ms then 400 ms, while the bound leaves time (one
+ * warn line each). A transport failure is BR_OBJSTORE with a detail (and
+ * one warn line); any HTTP status is BR_OK, for the caller to judge (see
+ * s3_call_failed). c->resp is
  * initialised here; the caller frees it with s3_call_done(). */
 br_err s3_call_perform(struct s3_store *s, struct s3_call *c);
 

@@ -660,6 +660,11 @@ struct recorder {
     char seen[16][1024]; /* "METHOD TARGET|HOST|AUTHORIZATION" */
     int n;
     int conns; /* connections accepted */
+    /* 0: as above; 1: the first PUT of a key answers 500 InternalError, the
+     * next ones 200; 2: the first answers 500 but stores it, the next ones
+     * 412 (a HEAD of the key then finds it, 3 bytes) */
+    int mode;
+    int puts;
 };
 
 static const char *header_value(const char *head, const char *name, char *out, size_t cap)
@@ -715,9 +720,28 @@ static void *recorder_run(void *arg)
                 snprintf(r->seen[r->n++], sizeof r->seen[0], "%.*s|%s|%s", (int)strcspn(buf, "\r"),
                          buf, host, auth);
             pthread_mutex_unlock(&r->mu);
-            bool bucket_head = !strncmp(buf, "HEAD / ", 7);
+            /* the request-target names a key when it has a second '/' (path-style) or
+             * anything after the first (virtual-hosted: "/" is the bucket) */
+            const char *target = strchr(buf, ' ') + 1;
+            size_t tlen = strcspn(target, " ");
+            const char *second = memchr(target + 1, '/', tlen - 1);
+            bool names_key = (r->mode ? second != NULL : tlen > 1);
+            bool bucket_head = !strncmp(buf, "HEAD ", 5) && !names_key;
+            bool key_put = !strncmp(buf, "PUT ", 4) && names_key;
+            pthread_mutex_lock(&r->mu);
+            int puts = key_put ? ++r->puts : r->puts;
+            pthread_mutex_unlock(&r->mu);
+            static const char failed[] =
+                "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/xml\r\n"
+                "Content-Length: 116\r\n\r\n<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                "<Error><Code>InternalError</Code><Message>Please try again.</Message></Error>";
             const char *ans = !strncmp(buf, "HEAD ", 5) && !bucket_head
-                                  ? "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+                                  ? (r->mode == 2 && puts > 0
+                                         ? "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n"
+                                         : "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                              : key_put && r->mode && puts == 1 ? failed
+                              : key_put && r->mode == 2
+                                  ? "HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n"
                                   : "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
             if (write(c, ans, strlen(ans)) < 0) break;
             have = 0;
@@ -770,6 +794,37 @@ virtual_hosted_calls_name_the_bucket_in_the_host_sign_it_and_reuse_connections(v
     if (r->n < 3 || r->conns != 1) fail_msg("%d requests over %d connections", r->n, r->conns);
     pthread_mutex_destroy(&r->mu);
     free(r);
+}
+
+/* A store's passing failure (500 InternalError; S3's documentation asks
+ * for another try) does not fail the upload: the call is tried again. And
+ * when the try that answered 500 stored the object after all, the retry's
+ * 412 is not taken for somebody else's object. */
+static void a_passing_failure_of_the_store_is_tried_again(void **state)
+{
+    struct fx *f = fixture(state);
+    for (int mode = 1; mode <= 2; mode++) {
+        struct recorder *r = calloc(1, sizeof *r);
+        r->lsn = silent_listener(&r->port);
+        r->mode = mode;
+        pthread_mutex_init(&r->mu, NULL);
+        assert_int_equal(pthread_create(&r->th, NULL, recorder_run, r), 0);
+        char url[128];
+        snprintf(url, sizeof url, "http://127.0.0.1:%d", r->port);
+        struct config c = f->cfg;
+        c.storage_url = url;
+        c.storage_path_style = "1";
+        struct objstore *v = open_with(&c);
+        assert_int_equal(obj_ensure_bucket(v, "bkt", false, 0), BR_OK);
+        assert_int_equal(put_bytes(v, "bkt", "k/uno.png", "image/png", "uno", 3), BR_OK);
+        obj_close(v);
+        shutdown(r->lsn, SHUT_RDWR);
+        close(r->lsn);
+        pthread_join(r->th, NULL);
+        assert_int_equal(r->puts, 2);
+        pthread_mutex_destroy(&r->mu);
+        free(r);
+    }
 }
 
 static bool gone_if_odd(void *ud, long pid, const char *instance)
@@ -857,6 +912,7 @@ int main(void)
         T(a_stopped_store_fails_every_call_within_the_bound),
         T(public_url_points_at_the_store_only_when_configured),
         T(virtual_hosted_calls_name_the_bucket_in_the_host_sign_it_and_reuse_connections),
+        T(a_passing_failure_of_the_store_is_tried_again),
         T(sweep_removes_the_scratch_leftovers_of_gone_writers_only),
         T(unusable_settings_are_refused_at_open),
     };
