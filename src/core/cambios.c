@@ -49,14 +49,22 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
     }
     if (event_id) {
         br_err rc = calendar_move_event(cal, event_id, start, end);
-        if (rc && rc != BR_CONFIG) {
-            metric_inc(M_CAL_FAILURES);
-            log_warn("calendar: could not move the event of rescheduled cita %s (%s): %s", id,
-                     cal->ops->name, err_msg());
+        if (rc != BR_NOTFOUND) {
+            if (rc && rc != BR_CONFIG) {
+                metric_inc(M_CAL_FAILURES);
+                log_warn("calendar: could not move the event of rescheduled cita %s (%s): %s", id,
+                         cal->ops->name, err_msg());
+            }
+            return;
         }
-        return;
+        /* deleted in the calendar by hand: the appointment stands, so it
+         * gets a new event in place of the one that is gone */
+        log_info("calendar: the event %s of rescheduled cita %s is gone from the calendar: "
+                 "making a new one",
+                 event_id, id);
     }
-    /* no event yet (the calendar failed at booking time): make one now */
+    /* no event (the calendar failed at booking time, or it was deleted
+     * there): make one now */
     const char *cliente = d->cliente_nombre && *d->cliente_nombre ? d->cliente_nombre
                           : d->cliente_email                      ? d->cliente_email
                                                                   : "";
@@ -73,7 +81,7 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
                  err_msg());
     } else {
         bool stored = false;
-        br_err src = store_cita_set_event(app->store, id, made, &stored);
+        br_err src = store_cita_set_event(app->store, id, made, event_id, &stored);
         if (src == BR_INDOUBT) {
             /* it may be recorded: the event stays */
             log_warn("calendar: whether event %s of cita %s was recorded is unknown: %s", made, id,

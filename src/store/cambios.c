@@ -241,13 +241,18 @@ br_err store_cita_change(struct store *st, struct cita_change *ch)
     return rc;
 }
 
-br_err store_cita_set_event(struct store *st, const char *id, const char *event_id, bool *stored)
+br_err store_cita_set_event(struct store *st, const char *id, const char *event_id, const char *was,
+                            bool *stored)
 {
     int64_t n = 0;
-    br_err rc = run_write(st,
-                          "UPDATE citas SET google_event_id = ? WHERE id = ? AND "
-                          "google_event_id IS NULL AND estado <> 'cancelada'",
-                          DB_ARGS(db_text(event_id), db_text(id)), &n);
+    br_err rc = was ? run_write(st,
+                                "UPDATE citas SET google_event_id = ? WHERE id = ? AND "
+                                "google_event_id = ? AND estado <> 'cancelada'",
+                                DB_ARGS(db_text(event_id), db_text(id), db_text(was)), &n)
+                    : run_write(st,
+                                "UPDATE citas SET google_event_id = ? WHERE id = ? AND "
+                                "google_event_id IS NULL AND estado <> 'cancelada'",
+                                DB_ARGS(db_text(event_id), db_text(id)), &n);
     *stored = !rc && n == 1;
     return rc;
 }

@@ -167,9 +167,10 @@ struct cita_change {
 br_err store_cita_change(struct store *st, struct cita_change *ch) STORE_WRITE WARN_UNUSED;
 
 /* Records a calendar event made after the booking (a reschedule of a cita
- * that had none): only when the cita still has none and is not cancelled.
- * OUT: *stored, whether it was recorded. */
-br_err store_cita_set_event(struct store *st, const char *id, const char *event_id,
+ * that had none, or whose event the calendar no longer has): only when the
+ * cita still has the event was (NULL: none) and is not cancelled. OUT:
+ * *stored, whether it was recorded. */
+br_err store_cita_set_event(struct store *st, const char *id, const char *event_id, const char *was,
                             bool *stored) STORE_WRITE WARN_UNUSED;
 
 /* Queues the reminders of the offset window_ms due at now_ms: one per

@@ -728,6 +728,45 @@ a_failing_calendar_never_fails_the_change_and_a_reschedule_makes_a_missing_event
     free(id);
 }
 
+/* Someone deleted the event in Google Calendar's own pages: the
+ * reschedule finds it gone and makes the appointment a new one. */
+static void a_reschedule_whose_event_was_deleted_in_the_calendar_makes_a_new_one(void **state)
+{
+    (void)state;
+    char f[32], g[32];
+    next_slot(f);
+    next_slot(g);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    json_t *c = listed(&ANA, id);
+    char *old = strdup(jstr(c, "google_event_id"));
+    json_decref(c);
+    char q[128];
+    snprintf(q, sizeof q, "drop=%s", old);
+    gcal_dbl_control(&D, q);
+    size_t mark = gcal_dbl_mark(&D);
+    json_decref(cambio_ok(&ANA, id, "reprogramar", g));
+    c = listed(&ANA, id);
+    const char *now = jstr(c, "google_event_id");
+    assert_non_null(now);
+    assert_string_not_equal(now, old);
+    json_t *all = gcal_dbl_since(&D, mark);
+    const json_t *p = entry(all, "PATCH", old);
+    if (!p) fail_msg("no events.patch of %s reached the double", old);
+    assert_int_equal(json_integer_value(json_object_get(p, "status")), 410);
+    size_t i, inserts = 0;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        const char *issued = jstr(e, "issued_id");
+        inserts += issued && !strcmp(issued, now);
+    }
+    assert_int_equal(inserts, 1);
+    json_decref(all);
+    json_decref(c);
+    free(old);
+    free(id);
+}
+
 /* --- e-mail ------------------------------------------------------------------------------ */
 
 static const char *ics_value(const json_t *mail, const char *name)
@@ -830,6 +869,8 @@ int main(void)
         cmocka_unit_test_setup(
             a_failing_calendar_never_fails_the_change_and_a_reschedule_makes_a_missing_event,
             reset_double),
+        cmocka_unit_test_setup(a_reschedule_whose_event_was_deleted_in_the_calendar_makes_a_new_one,
+                               reset_double),
         cmocka_unit_test_setup(each_change_mails_the_client_with_its_kind, reset_double),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -34,6 +34,8 @@
  *   POST /control?token_delay_ms=N  tokens are answered after N ms
  *   POST /control?expires_in=N    lifetime of the tokens issued from now on
  *   POST /control?reset=1         modes ok, no delays, tokens last 3600 s
+ *   POST /control?drop=ID         the event ID is deleted, as by someone in
+ *                                 Google Calendar's own pages
  *
  * Usage: gcal_double --public-key PEM --client-email E --log FILE
  *                    [--calendar-id ID] [--subject USER] [--port N]
@@ -80,6 +82,7 @@ static void on_control(struct MHD_Connection *conn, struct reply *r)
     const char *ttl = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "expires_in");
     const char *tdelay = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token_delay_ms");
     const char *reset = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "reset");
+    const char *drop = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "drop");
     static const char *const modes[] = {"ok",        "500",      "garbage", "truncated", "hang",
                                         "forbidden", "noaccess", "noid",    "huge"};
     bool known = !mode;
@@ -107,6 +110,8 @@ static void on_control(struct MHD_Connection *conn, struct reply *r)
     if (delay) S.delay_ms = (int)strtol(delay, NULL, 10);
     if (tdelay) S.token_delay_ms = (int)strtol(tdelay, NULL, 10);
     if (ttl) S.expires_in = strtol(ttl, NULL, 10);
+    for (size_t i = 0; drop && i < S.nevents; i++)
+        if (!strcmp(S.events[i].id, drop)) S.events[i].deleted = true;
     pthread_mutex_unlock(&S.lock);
     reply_set(r, 200, json_pack("{s:b}", "ok", 1), "ok");
 }
