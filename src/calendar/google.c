@@ -434,14 +434,12 @@ static void forget_token(struct gcal *g, int64_t deadline, const char *refused)
 
 /* --- the Calendar API ------------------------------------------------------------- */
 
-/* Performs c with the access token, extra_header (may be NULL) and an
- * Accept header; a 401 drops the cached token. */
-static br_err authorized_call(struct gcal *g, int64_t deadline, struct call *c,
+/* One try of c with token, extra_header (may be NULL) and an Accept
+ * header. */
+static br_err call_with_token(int64_t deadline, struct call *c, const char *token,
                               const char *extra_header)
 {
-    char *token = NULL;
-    br_err rc = get_token(g, deadline, &token);
-    if (rc) return rc;
+    br_err rc = BR_OK;
     char *auth = xasprintf("Authorization: Bearer %s", token);
     const char *lines[] = {auth, "Accept: application/json", "Expect:", extra_header};
     struct curl_slist *hdrs = NULL, *h;
@@ -463,8 +461,31 @@ static br_err authorized_call(struct gcal *g, int64_t deadline, struct call *c,
         secret_scrub(c->resp.p, c->resp.len + 1, token);
         c->resp.len = strlen(c->resp.p);
     }
-    if (!rc && c->status == 401) forget_token(g, deadline, token);
-    wipe_free(token);
+    return rc;
+}
+
+/* Performs c with the access token. A 401 (a token revoked, or expired
+ * while the cached one looked good, e.g. across a suspend that stopped the
+ * monotonic clock) drops it, and c is tried once more with a fresh one
+ * within the same deadline, as Google asks: nothing was done with the
+ * refused token. */
+static br_err authorized_call(struct gcal *g, int64_t deadline, struct call *c,
+                              const char *extra_header)
+{
+    br_err rc = BR_OK;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        char *token = NULL;
+        rc = get_token(g, deadline, &token);
+        if (rc) return rc;
+        c->status = 0;
+        c->too_large = false;
+        buf_reset(&c->resp);
+        rc = call_with_token(deadline, c, token, extra_header);
+        bool refused = !rc && c->status == 401;
+        if (refused) forget_token(g, deadline, token);
+        wipe_free(token);
+        if (!refused) break;
+    }
     return rc;
 }
 

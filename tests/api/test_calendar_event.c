@@ -307,7 +307,10 @@ static void token_is_renewed_when_less_than_a_minute_of_it_is_left(void **state)
     shop_stop(&fresh);
 }
 
-static void refused_token_is_dropped_and_the_next_booking_fetches_a_fresh_one(void **state)
+/* Google refusing the cached token (revoked, or expired while it looked
+ * good): it is dropped, a fresh one fetched and the event made with it,
+ * within the same booking and its bound. */
+static void refused_token_is_renewed_and_the_event_made_with_a_fresh_one(void **state)
 {
     (void)state;
     /* make sure G holds a token, then have Google forget it */
@@ -318,15 +321,30 @@ static void refused_token_is_dropped_and_the_next_booking_fetches_a_fresh_one(vo
     size_t mark = dlog_mark();
     next_slot(fecha);
     json_t *cita = book_cita(&G, &G.ana, fecha, NULL, NULL);
-    assert_true(json_is_null(json_object_get(cita, "google_event_id")));
-    free(one_log_line(&G.s, jstr(cita, "id"), "HTTP 401"));
+    const char *event = jstr(cita, "google_event_id");
+    assert_non_null(event);
+    json_t *all = dlog_since(mark);
+    size_t i, refused = 0, inserts = 0;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        if (!is_insert_entry(e)) continue;
+        refused += json_integer_value(json_object_get(e, "status")) == 401;
+        inserts++;
+    }
+    assert_int_equal(refused, 1);
+    assert_int_equal(inserts, 2);
+    assert_non_null(insert_entry_for(all, event));
+    json_decref(all);
     json_decref(cita);
-    assert_int_equal(count_tokens_since(mark), 0);
+    assert_int_equal(count_tokens_since(mark), 1);
+    /* the fresh token is kept for the next booking */
+    mark = dlog_mark();
     next_slot(fecha);
     cita = book_cita(&G, &G.ana, fecha, NULL, NULL);
     assert_non_null(jstr(cita, "google_event_id"));
     json_decref(cita);
-    assert_int_equal(count_tokens_since(mark), 1);
+    assert_int_equal(count_tokens_since(mark), 0);
     assert_log_holds_no_secret(&G.s);
 }
 
@@ -678,7 +696,7 @@ int main(void)
         T_(one_token_request_serves_several_bookings),
         T_(concurrent_first_bookings_share_one_token_request),
         T_(token_is_renewed_when_less_than_a_minute_of_it_is_left),
-        T_(refused_token_is_dropped_and_the_next_booking_fetches_a_fresh_one),
+        T_(refused_token_is_renewed_and_the_event_made_with_a_fresh_one),
         T_(ordinary_service_account_creates_the_event_without_inviting_the_client),
         T_(concurrent_first_bookings_without_delegation_all_get_events),
         T_(attendee_less_retry_stays_within_the_bound),
