@@ -67,6 +67,12 @@
 #define TOKEN_MARGIN_MS 60000
 /* Google's tokens last an hour; a longer claim is not believed */
 #define TOKEN_TTL_MAX_S 86400
+/* an answer that asks to be tried again later: the first pause (doubled,
+ * with jitter, each time), the time a try needs to be worth it, and how
+ * many tries at most, all within the attempt's one deadline */
+#define RETRY_FIRST_MS 250
+#define RETRY_MIN_LEFT 500
+#define TRIES_MAX      4
 
 struct gcal {
     struct calendar base; /* first: the port hands &base back to us */
@@ -489,6 +495,57 @@ static br_err authorized_call(struct gcal *g, int64_t deadline, struct call *c,
     return rc;
 }
 
+/* True when one of Google's error reasons in body (error.errors[].reason)
+ * is a rate limit: rateLimitExceeded or userRateLimitExceeded. */
+static bool rate_limited(const struct buf *body)
+{
+    json_t *j = json_loadb(body->p ? body->p : "", body->len, 0, NULL);
+    size_t i;
+    const json_t *item;
+    bool yes = false;
+    json_array_foreach(json_object_get(json_object_get(j, "error"), "errors"), i, item)
+    {
+        const char *reason = json_string_value(json_object_get(item, "reason"));
+        yes = yes || (reason && (!strcmp(reason, "rateLimitExceeded") ||
+                                 !strcmp(reason, "userRateLimitExceeded")));
+    }
+    json_decref(j);
+    return yes;
+}
+
+/* True when c's outcome (rc, c->status) is one Google asks to be tried
+ * again with backoff: a 429, or a 403 for a rate limit (nothing was done);
+ * and, when Google may see the request twice without harm (idempotent:
+ * events.patch, events.delete), a 5xx or a failed transport too. A
+ * timeout never is: it used up the deadline. */
+static bool try_again(br_err rc, const struct call *c, bool idempotent)
+{
+    if (rc) return idempotent && rc == BR_UPSTREAM && !c->too_large;
+    if (c->status == 429 || (c->status == 403 && rate_limited(&c->resp))) return true;
+    return idempotent && c->status >= 500 && c->status <= 599;
+}
+
+/* authorized_call, tried again with exponential backoff and jitter while
+ * Google asks for it (see try_again) and the deadline leaves a try its
+ * chance. */
+static br_err call_retrying(struct gcal *g, int64_t deadline, struct call *c,
+                            const char *extra_header, bool idempotent)
+{
+    int64_t pause = RETRY_FIRST_MS;
+    br_err rc = BR_OK;
+    for (int tries = 1;; tries++) {
+        rc = authorized_call(g, deadline, c, extra_header);
+        if (tries >= TRIES_MAX || !try_again(rc, c, idempotent)) break;
+        int64_t wait = pause / 2 + (int64_t)randombytes_uniform((uint32_t)(pause / 2 + 1));
+        if (deadline - clock_mono_ms() < wait + RETRY_MIN_LEFT) break;
+        struct timespec ts = {(time_t)(wait / 1000), (long)(wait % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+        pause *= 2;
+    }
+    return rc;
+}
+
 /* The events.insert body, with or without the attendees member. Caller
  * frees; NULL when a text is not UTF-8. */
 static char *event_json(const struct cal_event *ev, bool with_attendees)
@@ -566,7 +623,7 @@ static br_err insert_event(struct gcal *g, int64_t deadline, const struct cal_ev
                      .body = body,
                      .body_len = strlen(body)};
     buf_init(&c.resp, RESPONSE_MAX);
-    br_err rc = authorized_call(g, deadline, &c, "Content-Type: application/json");
+    br_err rc = call_retrying(g, deadline, &c, "Content-Type: application/json", false);
     free(body);
     if (!rc && (c.status < 200 || c.status > 299)) {
         char why[REASON_MAX + 4];
@@ -638,7 +695,7 @@ static br_err gcal_delete(struct calendar *cal, const char *event_id)
     free(id);
     struct call c = {.what = "events.delete", .method = "DELETE", .url = url};
     buf_init(&c.resp, RESPONSE_MAX);
-    br_err rc = authorized_call(g, deadline, &c, NULL);
+    br_err rc = call_retrying(g, deadline, &c, NULL, true);
     /* gone already (404, 410) is as good as deleted */
     if (!rc && c.status != 200 && c.status != 204 && c.status != 404 && c.status != 410) {
         char why[REASON_MAX + 4];
@@ -669,7 +726,7 @@ static br_err gcal_move(struct calendar *cal, const char *event_id, const char *
                      .body = body,
                      .body_len = strlen(body)};
     buf_init(&c.resp, RESPONSE_MAX);
-    br_err rc = authorized_call(g, deadline, &c, "Content-Type: application/json");
+    br_err rc = call_retrying(g, deadline, &c, "Content-Type: application/json", true);
     if (!rc && (c.status == 404 || c.status == 410)) {
         rc = err_set(BR_NOTFOUND, "events.patch: HTTP %ld: the event is gone", c.status);
     } else if (!rc && (c.status < 200 || c.status > 299)) {

@@ -247,6 +247,77 @@ static void google_refusing_writes_with_another_403_fails_without_a_retry(void *
     assert_int_equal(inserts, 1);
 }
 
+/* Google's rate limit (429, or 403 rateLimitExceeded) did nothing and
+ * asks to be tried again with backoff: within the bound, the booking gets
+ * its event. A 500 to an events.insert is not tried again (Google may
+ * have made the event: a second would be a duplicate). */
+static void google_rate_limiting_an_insert_is_tried_again_within_the_bound(void **state)
+{
+    (void)state;
+    const char *controls[] = {"fail=1&status=429", "fail=2&status=403"};
+    for (size_t k = 0; k < ARRAY_LEN(controls); k++) {
+        double_control(controls[k]);
+        size_t mark = dlog_mark();
+        char fecha[32];
+        next_slot(fecha);
+        int64_t elapsed = 0;
+        json_t *cita = book_cita(&T, &T.ana, fecha, NULL, &elapsed);
+        if (!jstr(cita, "google_event_id")) fail_msg("no event after %s", controls[k]);
+        if (elapsed >= SHORT_BOUND_MS + MARGIN_MS)
+            fail_msg("the booking took %lld ms with a %d ms bound", (long long)elapsed,
+                     SHORT_BOUND_MS);
+        json_t *all = dlog_since(mark);
+        assert_int_equal(inserts_at(all, fecha), k + 2);
+        json_decref(all);
+        json_decref(cita);
+    }
+    size_t mark = dlog_mark();
+    char fecha[32];
+    booking_survives_at("fail=1&status=500", "events.insert: HTTP 500", fecha);
+    json_t *all = dlog_since(mark);
+    assert_int_equal(inserts_at(all, fecha), 1);
+    json_decref(all);
+}
+
+/* A cancel while Google has a passing backend error (503) or rate limit:
+ * events.delete may be sent twice without harm, so it is tried again and
+ * the cancelled appointment leaves no event behind. */
+static void a_cancel_deletes_the_event_through_a_passing_google_failure(void **state)
+{
+    (void)state;
+    const char *controls[] = {"fail=1&status=503", "fail=1&status=429"};
+    for (size_t k = 0; k < ARRAY_LEN(controls); k++) {
+        char fecha[32];
+        next_slot(fecha);
+        json_t *cita = book_cita(&T, &T.ana, fecha, NULL, NULL);
+        const char *event = jstr(cita, "google_event_id");
+        assert_non_null(event);
+        double_control(controls[k]);
+        size_t mark = dlog_mark();
+        char path[160];
+        snprintf(path, sizeof path, "/api/citas/%s/cancelar", jstr(cita, "id"));
+        struct resp r;
+        http_json(&T.s, "POST", path, T.ana.token, NULL, &r);
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+        json_t *all = dlog_since(mark);
+        size_t i, tries = 0, deleted = 0;
+        json_t *e;
+        json_array_foreach(all, i, e)
+        {
+            if (strcmp(jstr(e, "method"), "DELETE") || !jstr(e, "event_id") ||
+                strcmp(jstr(e, "event_id"), event))
+                continue;
+            tries++;
+            deleted += json_integer_value(json_object_get(e, "status")) == 204;
+        }
+        json_decref(all);
+        if (tries != 2 || deleted != 1)
+            fail_msg("after %s: %zu deletes, %zu of them done", controls[k], tries, deleted);
+        json_decref(cita);
+    }
+}
+
 static void token_endpoint_never_answering_bounds_every_waiting_booking(void **state)
 {
     (void)state;
@@ -575,6 +646,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(booking_the_store_refuses_answers_500_and_deletes_its_event,
                                         calendar_reset_double, drop_citas_trigger),
         T_(google_refusing_writes_with_another_403_fails_without_a_retry),
+        T_(google_rate_limiting_an_insert_is_tried_again_within_the_bound),
+        T_(a_cancel_deletes_the_event_through_a_passing_google_failure),
         T_(token_endpoint_never_answering_bounds_every_waiting_booking),
         T_(token_refused_by_google_leaves_the_event_null_and_logs_why),
         T_(booking_that_loses_the_race_deletes_its_event),

@@ -34,6 +34,10 @@
  *   POST /control?token_delay_ms=N  tokens are answered after N ms
  *   POST /control?expires_in=N    lifetime of the tokens issued from now on
  *   POST /control?reset=1         modes ok, no delays, tokens last 3600 s
+ *   POST /control?fail=N&status=S the next N event requests (once their token
+ *                                 is checked) get S: 429 or 403 Google's rate
+ *                                 limit (reason rateLimitExceeded), a 5xx its
+ *                                 backendError; nothing is done
  *   POST /control?drop=ID         the event ID is deleted, as by someone in
  *                                 Google Calendar's own pages
  *
@@ -83,6 +87,8 @@ static void on_control(struct MHD_Connection *conn, struct reply *r)
     const char *tdelay = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token_delay_ms");
     const char *reset = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "reset");
     const char *drop = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "drop");
+    const char *fail = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "fail");
+    const char *fstatus = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "status");
     static const char *const modes[] = {"ok",        "500",      "garbage", "truncated", "hang",
                                         "forbidden", "noaccess", "noid",    "huge"};
     bool known = !mode;
@@ -97,7 +103,12 @@ static void on_control(struct MHD_Connection *conn, struct reply *r)
         snprintf(S.events_mode, sizeof S.events_mode, "ok");
         snprintf(S.token_mode, sizeof S.token_mode, "ok");
         S.delay_ms = S.token_delay_ms = 0;
+        S.fail_left = 0;
         S.expires_in = 3600;
+    }
+    if (fail) {
+        S.fail_left = (int)strtol(fail, NULL, 10);
+        S.fail_status = fstatus ? (unsigned)strtoul(fstatus, NULL, 10) : 503;
     }
     if (mode)
         snprintf(target && !strcmp(target, "token") ? S.token_mode : S.events_mode,

@@ -203,6 +203,29 @@ static void on_patch(struct MHD_Connection *conn, struct req *q, struct reply *r
     json_decref(ev);
 }
 
+/* The failure POST /control?fail=N&status=S set, while any is left. */
+static bool injected_failure(struct reply *r)
+{
+    pthread_mutex_lock(&S.lock);
+    bool inject = S.fail_left > 0;
+    unsigned status = S.fail_status;
+    if (inject) S.fail_left--;
+    pthread_mutex_unlock(&S.lock);
+    if (!inject) return false;
+    if (status == 429 || status == 403)
+        reply_set(r, status,
+                  json_pack("{s:{s:[{s:s, s:s, s:s}], s:i, s:s}}", "error", "errors", "domain",
+                            "usageLimits", "reason", "rateLimitExceeded", "message",
+                            "Rate Limit Exceeded", "code", (int)status, "message",
+                            "Rate Limit Exceeded"),
+                  "injected");
+    else
+        reply_set(r, status, api_error((int)status, "backendError", "Backend Error", "INTERNAL"),
+                  "injected");
+    json_object_set_new(r->extra, "mode", json_string("fail"));
+    return true;
+}
+
 void on_events(struct MHD_Connection *conn, const char *method, struct req *q, struct reply *r)
 {
     char *cal = NULL, *event = NULL;
@@ -231,6 +254,8 @@ void on_events(struct MHD_Connection *conn, const char *method, struct req *q, s
                   "bearer token not issued by this double, or revoked");
     } else if (S.calendar_id && strcmp(cal, S.calendar_id) != 0) {
         reply_set(r, 404, api_error(404, "notFound", "Not Found", "NOT_FOUND"), "unknown calendar");
+    } else if (injected_failure(r)) {
+        /* a rate limit or a backend error: nothing done */
     } else if (apply_mode("events", r)) {
         /* the mode answers */
     } else if (patch) {

@@ -47,6 +47,8 @@ struct state {
     char token_url[96];
     char events_mode[16], token_mode[16];
     int delay_ms, token_delay_ms;
+    int fail_left;        /* the next event requests answered fail_status */
+    unsigned fail_status; /* 429, 403 (a rate limit) or 5xx */
     long expires_in;
     unsigned long seq;
     struct token *tokens; /* issued and not revoked */
