@@ -707,6 +707,17 @@ static br_err gcal_delete(struct calendar *cal, const char *event_id)
     return rc;
 }
 
+/* True when an event in Google's answer has status "cancelled": deleted
+ * (in the calendar's own pages, or through the API). */
+static bool event_cancelled(const struct buf *body)
+{
+    json_t *j = json_loadb(body->p ? body->p : "", body->len, 0, NULL);
+    const char *status = json_string_value(json_object_get(j, "status"));
+    bool yes = status && !strcmp(status, "cancelled");
+    json_decref(j);
+    return yes;
+}
+
 /* events.patch of a rescheduled appointment: only its start and end. */
 static br_err gcal_move(struct calendar *cal, const char *event_id, const char *start,
                         const char *end)
@@ -733,6 +744,10 @@ static br_err gcal_move(struct calendar *cal, const char *event_id, const char *
         char why[REASON_MAX + 4];
         error_reason(&c.resp, why, sizeof why);
         rc = err_set(BR_UPSTREAM, "events.patch: HTTP %ld%s", c.status, why);
+    } else if (!rc && event_cancelled(&c.resp)) {
+        /* Google keeps a deleted event (status "cancelled") and lets it be
+         * patched: moved, it stays deleted */
+        rc = err_set(BR_NOTFOUND, "events.patch: HTTP %ld: the event was deleted", c.status);
     }
     buf_free(&c.resp);
     free(url);

@@ -170,8 +170,9 @@ static const char *check_patch(const json_t *ev)
     return NULL;
 }
 
-/* events.patch: an event this double issued and did not delete; an unknown
- * one is 404 and a deleted one 410, as Google answers. */
+/* events.patch: an unknown event is 404; a deleted one is patched but
+ * stays deleted, answered 200 with status "cancelled", as Google keeps a
+ * deleted event (its get always returns it) and lets it be updated. */
 static void on_patch(struct MHD_Connection *conn, struct req *q, struct reply *r, const char *event)
 {
     const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
@@ -191,13 +192,11 @@ static void on_patch(struct MHD_Connection *conn, struct req *q, struct reply *r
         reply_set(r, 400, api_error(400, "invalid", why, "INVALID_ARGUMENT"), "%s", why);
     } else if (found == 0) {
         reply_set(r, 404, api_error(404, "notFound", "Not Found", "NOT_FOUND"), "ok");
-    } else if (found == 2) {
-        reply_set(r, 410, api_error(410, "deleted", "Resource has been deleted", "GONE"), "ok");
     } else {
         json_t *answer = json_deep_copy(ev);
         json_object_set_new(answer, "kind", json_string("calendar#event"));
         json_object_set_new(answer, "id", json_string(event));
-        json_object_set_new(answer, "status", json_string("confirmed"));
+        json_object_set_new(answer, "status", json_string(found == 2 ? "cancelled" : "confirmed"));
         reply_set(r, 200, answer, "ok");
     }
     json_decref(ev);
