@@ -36,9 +36,10 @@ br_err calendar_delete_event(struct calendar *c, const char *event_id)
     return c->ops->delete_event(c, event_id);
 }
 
-br_err calendar_move_event(struct calendar *c, const char *event_id, const char *start,
-                           const char *end)
+br_err calendar_move_event(struct calendar *c, const char *event_id, const struct cal_event *ev,
+                           char **made)
 {
+    *made = NULL;
     if (!c->ops->move_event) return err_set(BR_CONFIG, "no calendar configured");
-    return c->ops->move_event(c, event_id, start, end);
+    return c->ops->move_event(c, event_id, ev, made);
 }

@@ -39,11 +39,13 @@ struct cal_ops {
     /* Deletes an event this service created (a booking that lost a race
      * for its slot after the event was made). Same errors. */
     br_err (*delete_event)(struct calendar *c, const char *event_id);
-    /* Moves an event this service created to [start, end) (UTC, the API's
-     * form): a rescheduled appointment. Same errors, and BR_NOTFOUND when
-     * the calendar no longer has the event. */
-    br_err (*move_event)(struct calendar *c, const char *event_id, const char *start,
-                         const char *end);
+    /* Moves an event this service created to [ev->start, ev->end) (UTC,
+     * the API's form): a rescheduled appointment. When the calendar no
+     * longer has the event (deleted there by hand), makes ev anew within
+     * the same bound: OUT *made, its id (caller frees; NULL when moved).
+     * Same errors. */
+    br_err (*move_event)(struct calendar *c, const char *event_id, const struct cal_event *ev,
+                         char **made);
     void (*close)(struct calendar *c);
 };
 
@@ -57,8 +59,8 @@ br_err calendar_open(const struct config *cfg, struct calendar **out) WARN_UNUSE
 br_err calendar_create_event(struct calendar *c, const struct cal_event *ev,
                              char **event_id) WARN_UNUSED;
 br_err calendar_delete_event(struct calendar *c, const char *event_id) WARN_UNUSED;
-br_err calendar_move_event(struct calendar *c, const char *event_id, const char *start,
-                           const char *end) WARN_UNUSED;
+br_err calendar_move_event(struct calendar *c, const char *event_id, const struct cal_event *ev,
+                           char **made) WARN_UNUSED;
 
 static inline void calendar_close(struct calendar *c)
 {

@@ -667,11 +667,11 @@ static void explain_no_invites(struct gcal *g)
                  g->client_email, g->subject);
 }
 
-static br_err gcal_create(struct calendar *cal, const struct cal_event *ev, char **event_id)
+/* Creates ev within deadline (see gcal_create). */
+static br_err create_until(struct gcal *g, int64_t deadline, const struct cal_event *ev,
+                           char **event_id)
 {
-    struct gcal *g = (struct gcal *)cal;
     *event_id = NULL;
-    int64_t deadline = clock_mono_ms() + g->timeout_ms;
     /* without a subject, a refusal is final: skip the doomed attempt */
     bool invite = g->subject || !atomic_load(&g->no_invites);
     bool refused = false;
@@ -684,6 +684,12 @@ static br_err gcal_create(struct calendar *cal, const struct cal_event *ev, char
     }
     if (!rc && !invite) explain_no_invites(g);
     return rc;
+}
+
+static br_err gcal_create(struct calendar *cal, const struct cal_event *ev, char **event_id)
+{
+    struct gcal *g = (struct gcal *)cal;
+    return create_until(g, clock_mono_ms() + g->timeout_ms, ev, event_id);
 }
 
 static br_err gcal_delete(struct calendar *cal, const char *event_id)
@@ -718,13 +724,16 @@ static bool event_cancelled(const struct buf *body)
     return yes;
 }
 
-/* events.patch of a rescheduled appointment: only its start and end. */
-static br_err gcal_move(struct calendar *cal, const char *event_id, const char *start,
-                        const char *end)
+/* events.patch of a rescheduled appointment: only its start and end; an
+ * event that is gone is made anew, within the same bound. */
+static br_err gcal_move(struct calendar *cal, const char *event_id, const struct cal_event *ev,
+                        char **made)
 {
     struct gcal *g = (struct gcal *)cal;
+    *made = NULL;
     int64_t deadline = clock_mono_ms() + g->timeout_ms;
-    json_t *o = json_pack("{s:{s:s}, s:{s:s}}", "start", "dateTime", start, "end", "dateTime", end);
+    json_t *o =
+        json_pack("{s:{s:s}, s:{s:s}}", "start", "dateTime", ev->start, "end", "dateTime", ev->end);
     char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!body) return err_set(BR_INTERNAL, "events.patch: cannot build the change");
@@ -752,6 +761,11 @@ static br_err gcal_move(struct calendar *cal, const char *event_id, const char *
     buf_free(&c.resp);
     free(url);
     free(body);
+    if (rc == BR_NOTFOUND) {
+        log_info("calendar: event %s is gone from the calendar (%s): making a new one", event_id,
+                 err_msg());
+        rc = create_until(g, deadline, ev, made);
+    }
     return rc;
 }
 

@@ -47,24 +47,6 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
         }
         return;
     }
-    if (event_id) {
-        br_err rc = calendar_move_event(cal, event_id, start, end);
-        if (rc != BR_NOTFOUND) {
-            if (rc && rc != BR_CONFIG) {
-                metric_inc(M_CAL_FAILURES);
-                log_warn("calendar: could not move the event of rescheduled cita %s (%s): %s", id,
-                         cal->ops->name, err_msg());
-            }
-            return;
-        }
-        /* deleted in the calendar by hand: the appointment stands, so it
-         * gets a new event in place of the one that is gone */
-        log_info("calendar: the event %s of rescheduled cita %s is gone from the calendar: "
-                 "making a new one",
-                 event_id, id);
-    }
-    /* no event (the calendar failed at booking time, or it was deleted
-     * there): make one now */
     const char *cliente = d->cliente_nombre && *d->cliente_nombre ? d->cliente_nombre
                           : d->cliente_email                      ? d->cliente_email
                                                                   : "";
@@ -72,14 +54,23 @@ static void calendar_follow(struct app *app, const struct cita_detail *d, const 
     booking_event_text(d->servicio_nombre, cliente, d->barbero_nombre, d->cita.notas, &summary,
                        &description);
     struct cal_event ev = {summary, description, start, end, d->cliente_email};
-    br_err rc = calendar_create_event(cal, &ev, &made);
+    /* moved; or, when it was deleted in the calendar by hand, made anew
+     * (made) in the same bound. No event yet (the calendar failed at
+     * booking time): made now. */
+    br_err rc = event_id ? calendar_move_event(cal, event_id, &ev, &made)
+                         : calendar_create_event(cal, &ev, &made);
     if (rc == BR_CONFIG) {
         /* nothing configured: nothing to say */
+    } else if (rc && event_id) {
+        metric_inc(M_CAL_FAILURES);
+        log_warn("calendar: could not move the event of rescheduled cita %s (%s): %s", id,
+                 cal->ops->name, err_msg());
     } else if (rc) {
         metric_inc(M_CAL_FAILURES);
         log_warn("calendar: no event for rescheduled cita %s (%s): %s", id, cal->ops->name,
                  err_msg());
-    } else {
+    } else if (made) {
+        /* recorded in place of the one it replaces (none, or the one gone) */
         bool stored = false;
         br_err src = store_cita_set_event(app->store, id, made, event_id, &stored);
         if (src == BR_INDOUBT) {
