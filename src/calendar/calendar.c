@@ -43,3 +43,9 @@ br_err calendar_move_event(struct calendar *c, const char *event_id, const struc
     if (!c->ops->move_event) return err_set(BR_CONFIG, "no calendar configured");
     return c->ops->move_event(c, event_id, ev, made);
 }
+
+br_err calendar_rewrite_event(struct calendar *c, const char *event_id, const struct cal_event *ev)
+{
+    if (!c->ops->rewrite_event) return err_set(BR_CONFIG, "no calendar configured");
+    return c->ops->rewrite_event(c, event_id, ev);
+}

@@ -46,6 +46,11 @@ struct cal_ops {
      * Same errors. */
     br_err (*move_event)(struct calendar *c, const char *event_id, const struct cal_event *ev,
                          char **made);
+    /* Rewrites an event's title and description as ev's, and its
+     * attendees as ev's (none when ev->attendee_email is NULL): the event of
+     * a client whose account was deleted. An event gone already is no
+     * failure. Same errors. */
+    br_err (*rewrite_event)(struct calendar *c, const char *event_id, const struct cal_event *ev);
     void (*close)(struct calendar *c);
 };
 
@@ -61,6 +66,8 @@ br_err calendar_create_event(struct calendar *c, const struct cal_event *ev,
 br_err calendar_delete_event(struct calendar *c, const char *event_id) WARN_UNUSED;
 br_err calendar_move_event(struct calendar *c, const char *event_id, const struct cal_event *ev,
                            char **made) WARN_UNUSED;
+br_err calendar_rewrite_event(struct calendar *c, const char *event_id,
+                              const struct cal_event *ev) WARN_UNUSED;
 
 static inline void calendar_close(struct calendar *c)
 {

@@ -769,6 +769,45 @@ static br_err gcal_move(struct calendar *cal, const char *event_id, const struct
     return rc;
 }
 
+/* events.patch of the title, description and attendees (see
+ * rewrite_event in calendar.h). */
+static br_err gcal_rewrite(struct calendar *cal, const char *event_id, const struct cal_event *ev)
+{
+    struct gcal *g = (struct gcal *)cal;
+    int64_t deadline = clock_mono_ms() + g->timeout_ms;
+    json_t *att = json_array();
+    if (ev->attendee_email && *ev->attendee_email)
+        json_array_append_new(att, json_pack("{s:s}", "email", ev->attendee_email));
+    json_t *o = json_object();
+    int bad = 0;
+    bad |= json_object_set_new(o, "summary", json_string(ev->summary));
+    bad |= json_object_set_new(o, "description", json_string(ev->description));
+    bad |= json_object_set_new(o, "attendees", att);
+    char *body = bad ? NULL : json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (!body) return err_set(BR_INTERNAL, "events.patch: cannot build the change");
+    char *id = pct_encode(event_id);
+    char *url = xasprintf("%s/%s", g->events_url, id);
+    free(id);
+    struct call c = {.what = "events.patch",
+                     .method = "PATCH",
+                     .url = url,
+                     .body = body,
+                     .body_len = strlen(body)};
+    buf_init(&c.resp, RESPONSE_MAX);
+    br_err rc = call_retrying(g, deadline, &c, "Content-Type: application/json", true);
+    /* gone (404, 410) is as good as rewritten */
+    if (!rc && c.status != 404 && c.status != 410 && (c.status < 200 || c.status > 299)) {
+        char why[REASON_MAX + 4];
+        error_reason(&c.resp, why, sizeof why);
+        rc = err_set(BR_UPSTREAM, "events.patch: HTTP %ld%s", c.status, why);
+    }
+    buf_free(&c.resp);
+    free(url);
+    free(body);
+    return rc;
+}
+
 /* --- opening and closing ----------------------------------------------------------- */
 
 static void gcal_free(struct gcal *g)
@@ -794,6 +833,7 @@ static const struct cal_ops gcal_ops = {
     .create_event = gcal_create,
     .delete_event = gcal_delete,
     .move_event = gcal_move,
+    .rewrite_event = gcal_rewrite,
     .close = gcal_close,
 };
 

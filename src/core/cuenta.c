@@ -2,6 +2,7 @@
  * cuenta.c - the client's own account (see cuenta.h).
  */
 #include "cuenta.h"
+#include "booking.h"
 #include "cambios.h"
 #include "mostrador.h"
 #include "outbox.h"
@@ -149,6 +150,43 @@ static br_err id_collect(void *ud, const char *id)
     return BR_OK;
 }
 
+/* The calendar events of a deleted account's appointments, past ones
+ * included, rewritten as the store now has them: "Cliente eliminado", no
+ * notes, no attendee (her name, e-mail and notes leave Google too).
+ * Best-effort: the first failure ends it, with one warn line. */
+static void calendar_olvidar(struct app *app, const char *cliente_id)
+{
+    struct ids l = {0};
+    br_err rc = store_citas_con_evento_each(app->store, cliente_id, id_collect, &l);
+    size_t done = 0;
+    for (size_t i = 0; !rc && i < l.n; i++, done++) {
+        struct cita_detail d;
+        rc = store_cita_detail(app->store, l.v[i], &d);
+        if (rc == BR_NOTFOUND) {
+            rc = BR_OK;
+            continue;
+        }
+        if (rc) break;
+        if (d.cita.google_event_id) {
+            char *summary = NULL, *description = NULL;
+            booking_event_text(d.servicio_nombre, CUENTA_NOMBRE_ELIMINADO, d.barbero_nombre, NULL,
+                               &summary, &description);
+            struct cal_event ev = {summary, description, d.cita.fecha_inicio, d.cita.fecha_fin,
+                                   NULL};
+            rc = calendar_rewrite_event(app->cal, d.cita.google_event_id, &ev);
+            free(summary);
+            free(description);
+        }
+        cita_detail_clear(&d);
+    }
+    if (rc && rc != BR_CONFIG) {
+        metric_inc(M_CAL_FAILURES);
+        log_warn("calendar: %zu events of the deleted account of user %s still name her: %s",
+                 l.n - done, cliente_id, err_msg());
+    }
+    free(l.v);
+}
+
 br_err cuenta_eliminar(struct app *app, const struct principal *caller, const char *password,
                        const char *remote)
 {
@@ -184,6 +222,7 @@ br_err cuenta_eliminar(struct app *app, const struct principal *caller, const ch
         else
             break;
     }
+    if (!rc) calendar_olvidar(app, caller->user_id);
     if (!rc)
         log_info("auth: the account of user %s was deleted at its owner's request",
                  caller->user_id);

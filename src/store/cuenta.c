@@ -597,6 +597,16 @@ br_err store_citas_futuras_each(struct store *st, const char *cliente_id, const 
                DB_ARGS(db_text(cliente_id), db_text(now)), each_id_row, &a, NULL);
 }
 
+br_err store_citas_con_evento_each(struct store *st, const char *cliente_id, store_id_fn fn,
+                                   void *ud)
+{
+    struct ids_cb a = {fn, ud};
+    return run(st,
+               "SELECT id FROM citas WHERE cliente_id = ? AND google_event_id IS NOT NULL "
+               "ORDER BY fecha_inicio, id",
+               DB_ARGS(db_text(cliente_id)), each_id_row, &a, NULL);
+}
+
 LISTING(foto_cliente, struct foto, store_foto_fn, foto_view)
 
 br_err store_fotos_de_cliente_each(struct store *st, const char *cliente_id, store_foto_fn fn,

@@ -131,6 +131,10 @@ br_err store_datos_each(struct store *st, enum datos_seccion s, const char *user
 /* --- deleting an account ----------------------------------------------------------- */
 
 typedef br_err (*store_id_fn)(void *ud, const char *id);
+/* Her appointments that have a calendar event, cancelled or not, oldest
+ * first. */
+br_err store_citas_con_evento_each(struct store *st, const char *cliente_id, store_id_fn fn,
+                                   void *ud) WARN_UNUSED;
 /* Her appointments not cancelled that start after now. */
 br_err store_citas_futuras_each(struct store *st, const char *cliente_id, const char *now,
                                 store_id_fn fn, void *ud) WARN_UNUSED;

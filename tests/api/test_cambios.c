@@ -768,6 +768,55 @@ static void a_reschedule_whose_event_was_deleted_in_the_calendar_makes_a_new_one
     free(id);
 }
 
+/* A client deletes her account: her future appointments' events go, and
+ * those of her past ones stop naming her (her name, e-mail and notes
+ * leave Google too, as they leave the store). */
+static void a_deleted_account_leaves_no_name_or_notes_in_the_calendar(void **state)
+{
+    (void)state;
+    struct user carla;
+    signup_user(&S, &carla, "Carla Pinto");
+    char f[32], g[32];
+    next_slot(f);
+    next_slot(g);
+    char *past = book(&S, &carla, BARBERO, SERVICIO, f, "alergia al tinte");
+    char *future = book(&S, &carla, BARBERO, SERVICIO, g, NULL);
+    char *past_event = db_query(&S, "SELECT google_event_id FROM citas WHERE id = '%s'", past);
+    char *future_event = db_query(&S, "SELECT google_event_id FROM citas WHERE id = '%s'", future);
+    assert_true(past_event && *past_event && future_event && *future_event);
+    char sql[300];
+    snprintf(sql, sizeof sql,
+             "UPDATE citas SET fecha_inicio = '2020-01-07T10:00:00.000Z', fecha_fin = "
+             "'2020-01-07T10:30:00.000Z' WHERE id = '%s'",
+             past);
+    assert_int_equal(db_exec(&S, sql, NULL), 0);
+    size_t mark = gcal_dbl_mark(&D);
+    char *text = xasprintf("{\"password\": \"%s\"}", carla.password);
+    struct resp r;
+    http_json(&S, "DELETE", "/api/auth/me", carla.token, text, &r);
+    free(text);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    json_t *all = gcal_dbl_since(&D, mark);
+    const json_t *d = entry(all, "DELETE", future_event);
+    if (!d) fail_msg("no events.delete of %s reached the double", future_event);
+    const json_t *p = entry(all, "PATCH", past_event);
+    if (!p) fail_msg("no events.patch of %s reached the double", past_event);
+    assert_int_equal(json_integer_value(json_object_get(p, "status")), 200);
+    const char *body = jstr(p, "body");
+    if (strstr(body, "Carla") || strstr(body, "tinte") || strstr(body, carla.email))
+        fail_msg("the rewritten event still names her: %s", body);
+    json_t *sent = json_loads(body, 0, NULL);
+    assert_non_null(strstr(jstr(sent, "summary"), "Cliente eliminado"));
+    assert_int_equal(json_array_size(json_object_get(sent, "attendees")), 0);
+    json_decref(sent);
+    json_decref(all);
+    free(past_event);
+    free(future_event);
+    free(past);
+    free(future);
+}
+
 /* --- e-mail ------------------------------------------------------------------------------ */
 
 static const char *ics_value(const json_t *mail, const char *name)
@@ -871,6 +920,8 @@ int main(void)
             a_failing_calendar_never_fails_the_change_and_a_reschedule_makes_a_missing_event,
             reset_double),
         cmocka_unit_test_setup(a_reschedule_whose_event_was_deleted_in_the_calendar_makes_a_new_one,
+                               reset_double),
+        cmocka_unit_test_setup(a_deleted_account_leaves_no_name_or_notes_in_the_calendar,
                                reset_double),
         cmocka_unit_test_setup(each_change_mails_the_client_with_its_kind, reset_double),
     };

@@ -146,7 +146,8 @@ static const char *parse_events_path(const char *raw, char **cal, char **event)
  * may have, each as events.insert wants it. NULL when good. */
 static const char *check_patch(const json_t *ev)
 {
-    static const char *const allowed[] = {"summary", "description", "start", "end"};
+    static const char *const allowed[] = {"summary", "description", "start", "end", "attendees"};
+    static const char *const who[] = {"email", NULL};
     static const char *const when[] = {"dateTime", NULL};
     if (!json_is_object(ev) || json_object_size(ev) == 0) return "the patch is not a JSON object";
     const char *key;
@@ -167,6 +168,14 @@ static const char *check_patch(const json_t *ev)
     if (start && (!s || !rfc3339(s, &s_ms))) return "start.dateTime is not RFC 3339";
     if (end && (!e || !rfc3339(e, &e_ms))) return "end.dateTime is not RFC 3339";
     if (start && end && e_ms <= s_ms) return "The specified time range is empty.";
+    const json_t *att = json_object_get(ev, "attendees");
+    if (att && !json_is_array(att)) return "attendees is not an array";
+    size_t i;
+    const json_t *a;
+    json_array_foreach(att, i, a)
+    {
+        if (!exact_members(a, who)) return "an attendee must be exactly {email}";
+    }
     return NULL;
 }
 
