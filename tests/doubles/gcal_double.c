@@ -9,7 +9,8 @@
  * form-encoded JWT-bearer grant whose RS256 assertion verifies with the
  * public key given on the command line and carries exactly the expected
  * claims (with --subject, also "sub" naming that user; without, no "sub"
- * at all); an event must come with a token this double issued, as JSON with
+ * at all); an event must come with a token this double issued (and that
+ * has not expired: expires_in is kept), as JSON with
  * exactly the members the contract names (or the same without attendees),
  * to a calendar id that is percent-encoded in the raw request line. Every
  * request is appended to the log file as one JSON line (method, raw URI,

@@ -31,8 +31,9 @@
 
 /* --- the events endpoint -------------------------------------------------------------- */
 
-/* True when auth carries a token this double issued and did not revoke.
- * OUT: *delegated, whether it was issued for a "sub". */
+/* True when auth carries a token this double issued, did not revoke, and
+ * that has not expired. OUT: *delegated, whether it was issued for a
+ * "sub". */
 static bool token_valid(const char *auth, bool *delegated)
 {
     *delegated = false;
@@ -40,7 +41,7 @@ static bool token_valid(const char *auth, bool *delegated)
     bool found = false;
     pthread_mutex_lock(&S.lock);
     for (size_t i = 0; i < S.ntokens && !found; i++)
-        if (!strcmp(S.tokens[i].text, auth + 7)) {
+        if (!strcmp(S.tokens[i].text, auth + 7) && time(NULL) < S.tokens[i].expires) {
             found = true;
             *delegated = S.tokens[i].delegated;
         }
@@ -259,7 +260,7 @@ void on_events(struct MHD_Connection *conn, const char *method, struct req *q, s
                             "access token, login cookie or other valid authentication "
                             "credential.",
                             "UNAUTHENTICATED"),
-                  "bearer token not issued by this double, or revoked");
+                  "bearer token not issued by this double, revoked or expired");
     } else if (S.calendar_id && strcmp(cal, S.calendar_id) != 0) {
         reply_set(r, 404, api_error(404, "notFound", "Not Found", "NOT_FOUND"), "unknown calendar");
     } else if (injected_failure(r)) {

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #define BODY_MAX      (1024 * 1024)
 #define SCOPE         "https://www.googleapis.com/auth/calendar"
@@ -32,6 +33,7 @@ struct event {
 struct token {
     char *text;
     bool delegated; /* issued for an assertion with "sub" */
+    time_t expires; /* refused from then on, as Google refuses an expired token */
 };
 
 /* Everything the handler threads share, behind lock. */

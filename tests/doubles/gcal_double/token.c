@@ -228,7 +228,8 @@ void on_token(struct MHD_Connection *conn, const char *method, struct req *q, st
             S.tokens = xrealloc(S.tokens, (S.ntokens + 1) * sizeof *S.tokens);
             S.tokens[S.ntokens].text = xstrdup(token);
             /* only a checked assertion gets here: a "sub" is the expected one */
-            S.tokens[S.ntokens++].delegated = S.subject != NULL;
+            S.tokens[S.ntokens].delegated = S.subject != NULL;
+            S.tokens[S.ntokens++].expires = time(NULL) + S.expires_in;
             long ttl = S.expires_in;
             int delay = S.token_delay_ms;
             pthread_mutex_unlock(&S.lock);
