@@ -481,6 +481,8 @@ static br_err authorized_call(struct gcal *g, int64_t deadline, struct call *c,
     br_err rc = BR_OK;
     for (int attempt = 0; attempt < 2; attempt++) {
         char *token = NULL;
+        /* -1: no token, the request never left (see try_again) */
+        c->status = -1;
         rc = get_token(g, deadline, &token);
         if (rc) return rc;
         c->status = 0;
@@ -517,10 +519,11 @@ static bool rate_limited(const struct buf *body)
  * again with backoff: a 429, or a 403 for a rate limit (nothing was done);
  * and, when Google may see the request twice without harm (idempotent:
  * events.patch, events.delete), a 5xx or a failed transport too. A
- * timeout never is: it used up the deadline. */
+ * timeout never is (it used up the deadline), nor a failed token request
+ * (it has a verdict of its own). */
 static bool try_again(br_err rc, const struct call *c, bool idempotent)
 {
-    if (rc) return idempotent && rc == BR_UPSTREAM && !c->too_large;
+    if (rc) return idempotent && rc == BR_UPSTREAM && !c->too_large && c->status == 0;
     if (c->status == 429 || (c->status == 403 && rate_limited(&c->resp))) return true;
     return idempotent && c->status >= 500 && c->status <= 599;
 }
