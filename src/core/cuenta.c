@@ -150,16 +150,27 @@ static br_err id_collect(void *ud, const char *id)
     return BR_OK;
 }
 
+/* How long a deletion's request may spend rewriting her calendar events
+ * (one call each, each bounded by BARBERIA_CALENDAR_TIMEOUT_MS). */
+#define OLVIDO_CALENDARIO_MS 20000
+
 /* The calendar events of a deleted account's appointments, past ones
  * included, rewritten as the store now has them: "Cliente eliminado", no
  * notes, no attendee (her name, e-mail and notes leave Google too).
- * Best-effort: the first failure ends it, with one warn line. */
+ * Best-effort, and bounded: the first failure, or OLVIDO_CALENDARIO_MS
+ * spent, ends it, with one warn line naming what is left. */
 static void calendar_olvidar(struct app *app, const char *cliente_id)
 {
     struct ids l = {0};
     br_err rc = store_citas_con_evento_each(app->store, cliente_id, id_collect, &l);
     size_t done = 0;
+    int64_t until = clock_mono_ms() + OLVIDO_CALENDARIO_MS;
     for (size_t i = 0; !rc && i < l.n; i++, done++) {
+        if (clock_mono_ms() >= until) {
+            rc = err_set(BR_TIMEOUT, "the deletion's %d s for the calendar ran out",
+                         OLVIDO_CALENDARIO_MS / 1000);
+            break;
+        }
         struct cita_detail d;
         rc = store_cita_detail(app->store, l.v[i], &d);
         if (rc == BR_NOTFOUND) {
