@@ -164,9 +164,13 @@ def test(srv, br):
     past = srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": "2024-03-05T10:00:00Z", "notas": "Degradado bajo, nuca cuadrada"}, token=client)["cita"]
     srv.upload(client, past["id"], "despues", webtest.png_bytes())
     # "tomorrow" is the shop's (Europe/Madrid, the default zone): between
-    # 22:00 and 24:00 UTC today there is already tomorrow
+    # 22:00 and 24:00 UTC today there is already tomorrow; and the next day
+    # the default week works (a Sunday is off)
     madrid = zoneinfo.ZoneInfo("Europe/Madrid")
-    day = datetime.datetime.now(madrid).date() + datetime.timedelta(days=1)
+    today = datetime.datetime.now(madrid).date()
+    day = today + datetime.timedelta(days=1)
+    while day.isoweekday() == 7:
+        day += datetime.timedelta(days=1)
     local = datetime.datetime(day.year, day.month, day.day, 10, 0, tzinfo=madrid)
     tomorrow = local.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": tomorrow, "notas": "Lo mismo que la última vez"}, token=client)
@@ -178,7 +182,8 @@ def test(srv, br):
     br.focused_heading("Agenda")
     br.see("No hay citas")  # today
     br.check("Agenda - hoy vacio")
-    br.click("Siguiente ›")
+    for _ in range((day - today).days):
+        br.click("Siguiente ›")
     br.see("Carla Gómez")
     for needle in ("611222333", "Lo mismo que la última vez", b["nombre"], s["nombre"]):
         br.see(needle)
