@@ -727,6 +727,26 @@ static bool event_cancelled(const struct buf *body)
     return yes;
 }
 
+/* events.patch of event_id with the JSON body, tried again as a patch may
+ * be, until deadline. OUT: *c, its answer to judge (buf_free(&c->resp)). */
+static br_err patch_event(struct gcal *g, int64_t deadline, const char *event_id, const char *body,
+                          struct call *c)
+{
+    char *id = pct_encode(event_id);
+    char *url = xasprintf("%s/%s", g->events_url, id);
+    free(id);
+    *c = (struct call){.what = "events.patch",
+                       .method = "PATCH",
+                       .url = url,
+                       .body = body,
+                       .body_len = strlen(body)};
+    buf_init(&c->resp, RESPONSE_MAX);
+    br_err rc = call_retrying(g, deadline, c, "Content-Type: application/json", true);
+    c->url = NULL;
+    free(url);
+    return rc;
+}
+
 /* events.patch of a rescheduled appointment: only its start and end; an
  * event that is gone is made anew, within the same bound. */
 static br_err gcal_move(struct calendar *cal, const char *event_id, const struct cal_event *ev,
@@ -740,16 +760,8 @@ static br_err gcal_move(struct calendar *cal, const char *event_id, const struct
     char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!body) return err_set(BR_INTERNAL, "events.patch: cannot build the change");
-    char *id = pct_encode(event_id);
-    char *url = xasprintf("%s/%s", g->events_url, id);
-    free(id);
-    struct call c = {.what = "events.patch",
-                     .method = "PATCH",
-                     .url = url,
-                     .body = body,
-                     .body_len = strlen(body)};
-    buf_init(&c.resp, RESPONSE_MAX);
-    br_err rc = call_retrying(g, deadline, &c, "Content-Type: application/json", true);
+    struct call c;
+    br_err rc = patch_event(g, deadline, event_id, body, &c);
     if (!rc && (c.status == 404 || c.status == 410)) {
         rc = err_set(BR_NOTFOUND, "events.patch: HTTP %ld: the event is gone", c.status);
     } else if (!rc && (c.status < 200 || c.status > 299)) {
@@ -762,7 +774,6 @@ static br_err gcal_move(struct calendar *cal, const char *event_id, const struct
         rc = err_set(BR_NOTFOUND, "events.patch: HTTP %ld: the event was deleted", c.status);
     }
     buf_free(&c.resp);
-    free(url);
     free(body);
     if (rc == BR_NOTFOUND) {
         log_info("calendar: event %s is gone from the calendar (%s): making a new one", event_id,
@@ -789,16 +800,8 @@ static br_err gcal_rewrite(struct calendar *cal, const char *event_id, const str
     char *body = bad ? NULL : json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (!body) return err_set(BR_INTERNAL, "events.patch: cannot build the change");
-    char *id = pct_encode(event_id);
-    char *url = xasprintf("%s/%s", g->events_url, id);
-    free(id);
-    struct call c = {.what = "events.patch",
-                     .method = "PATCH",
-                     .url = url,
-                     .body = body,
-                     .body_len = strlen(body)};
-    buf_init(&c.resp, RESPONSE_MAX);
-    br_err rc = call_retrying(g, deadline, &c, "Content-Type: application/json", true);
+    struct call c;
+    br_err rc = patch_event(g, deadline, event_id, body, &c);
     /* gone (404, 410) is as good as rewritten */
     if (!rc && c.status != 404 && c.status != 410 && (c.status < 200 || c.status > 299)) {
         char why[REASON_MAX + 4];
@@ -806,7 +809,6 @@ static br_err gcal_rewrite(struct calendar *cal, const char *event_id, const str
         rc = err_set(BR_UPSTREAM, "events.patch: HTTP %ld%s", c.status, why);
     }
     buf_free(&c.resp);
-    free(url);
     free(body);
     return rc;
 }
