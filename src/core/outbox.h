@@ -47,7 +47,7 @@ br_err outbox_start(struct app *app, const struct outbox_links *links,
  * with WhatsApp configured, that the public URL (without a trailing '/')
  * leaves every link a WhatsApp message carries whole: at most
  * WHATSAPP_LINK_MAX less what a waiting-list notice's link adds
- * (core/espera.h), 851 bytes. BR_CONFIG with a one-line detail when they
+ * (core/espera.h), 300 bytes. BR_CONFIG with a one-line detail when they
  * do not hold. */
 br_err outbox_check(const struct config *cfg) WARN_UNUSED;
 

@@ -61,6 +61,50 @@ void whatsapp_param_text(const char *in, char *out, size_t n)
     out[o] = '\0';
 }
 
+static size_t utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* Cuts s to keep characters, the last of them "…" (keep >= 2). */
+static void cut_with_ellipsis(char *s, size_t keep)
+{
+    size_t seen = 0, o = 0;
+    for (; s[o]; o++)
+        if (((unsigned char)s[o] & 0xC0) != 0x80 && seen++ == keep - 1) break;
+    while (o > 0 && s[o - 1] == ' ')
+        o--;
+    memcpy(s + o, "\xE2\x80\xA6", 4); /* U+2026 and the NUL */
+}
+
+#define PARAM_FLOOR 8
+
+void whatsapp_params_fit(char *const *t, size_t n, size_t fixed, size_t budget)
+{
+    size_t len[8], total = 0, longest = 0;
+    if (n > 8) n = 8;
+    for (size_t i = 0; i < n; i++) {
+        len[i] = utf8_chars(t[i]);
+        total += len[i];
+        if (len[i] > longest) longest = len[i];
+    }
+    size_t room = budget > fixed + n * PARAM_FLOOR ? budget - fixed : n * PARAM_FLOOR;
+    if (total <= room) return;
+    /* the one length the longest are cut to: the largest that fits */
+    size_t cap = longest;
+    while (cap > PARAM_FLOOR && total > room) {
+        cap--;
+        total = 0;
+        for (size_t i = 0; i < n; i++)
+            total += len[i] < cap ? len[i] : cap;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (len[i] > cap) cut_with_ellipsis(t[i], cap);
+}
+
 static bool token_char_ok(const char *s)
 {
     for (; *s; s++)
@@ -162,12 +206,16 @@ static char *message_body(const struct whatsapp *w, const struct outbox_msg *m, 
     }
     const char *raw[6] = {
         m->cliente_nombre, m->servicio_nombre, m->barbero_nombre, when, w->where, link};
+    char t[6][WHATSAPP_LINK_MAX + 1]; /* a link is whole or useless */
+    char *texts[5];
+    for (int i = 0; i < 6; i++)
+        whatsapp_param_text(raw[i], t[i], i == 5 ? WHATSAPP_LINK_MAX + 1 : PARAM_MAX + 1);
+    for (int i = 0; i < 5; i++)
+        texts[i] = t[i];
+    whatsapp_params_fit(texts, 5, utf8_chars(t[5]), WHATSAPP_PARAMS_BUDGET);
     json_t *params = json_array();
-    for (int i = 0; i < 6; i++) {
-        char t[WHATSAPP_LINK_MAX + 1]; /* a link is whole or useless */
-        whatsapp_param_text(raw[i], t, i == 5 ? WHATSAPP_LINK_MAX + 1 : PARAM_MAX + 1);
-        json_array_append_new(params, json_pack("{s:s, s:s}", "type", "text", "text", t));
-    }
+    for (int i = 0; i < 6; i++)
+        json_array_append_new(params, json_pack("{s:s, s:s}", "type", "text", "text", t[i]));
     json_t *body = json_pack(
         "{s:s, s:s, s:s, s:{s:s, s:{s:s}, s:[{s:s, s:o}]}}", "messaging_product", "whatsapp", "to",
         m->recipient, "type", "template", "template", "name", template_of(w, m->kind), "language",

@@ -35,9 +35,10 @@ struct whatsapp;
 br_err whatsapp_open(const struct config *cfg, struct whatsapp **out) WARN_UNUSED;
 void whatsapp_close(struct whatsapp *w);
 
-/* The longest link parameter sent whole (the Graph API takes 1,024 bytes a
- * parameter); a longer one would be cut. */
-#define WHATSAPP_LINK_MAX 1000
+/* The longest link parameter sent whole: beside the five others, within
+ * WHATSAPP_PARAMS_BUDGET (below), it leaves them 251 characters; it takes
+ * a public URL of 300 bytes (core/outbox.h). A longer one would be cut. */
+#define WHATSAPP_LINK_MAX 449
 
 /* Sends msg (recipient: E.164 digits) as its kind's template, link as
  * parameter {{6}}. OUT: id, the Graph API's message id ("wamid..."; "" when
@@ -56,5 +57,19 @@ void whatsapp_cancel(struct whatsapp *w);
  * spaces, runs of spaces one, trimmed, at most n - 1 bytes (whole UTF-8
  * characters), "-" when nothing is left. OUT: out (n bytes). */
 void whatsapp_param_text(const char *in, char *out, size_t n);
+
+/* Meta refuses a template message whose body, its parameters put in,
+ * passes 1,024 characters (error 132005, for good). The parameters of one
+ * message keep within WHATSAPP_PARAMS_BUDGET characters together, which
+ * leaves a template's own text 324 (docs/operations.md). */
+#define WHATSAPP_PARAMS_BUDGET 700
+
+/* Shortens the n texts of t (each as whatsapp_param_text left it, in a
+ * buffer of at least its length + 3 bytes) so that, with `fixed` more
+ * characters (the link, which is whole or useless), they hold at most
+ * budget characters (UTF-8 code points) together: the longest are cut
+ * first, to one length, each cut ending in "…"; none below 8 characters,
+ * so a very long fixed part may leave the total above budget. */
+void whatsapp_params_fit(char *const *t, size_t n, size_t fixed, size_t budget);
 
 #endif

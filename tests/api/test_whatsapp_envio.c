@@ -398,6 +398,70 @@ static void a_closures_cancellation_goes_by_whatsapp_as_hers_would(void **state)
     free(id);
 }
 
+/* Characters (UTF-8 code points) of s. */
+static size_t chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* Meta refuses for good a message whose body passes 1,024 characters with
+ * its parameters (132005; the double counts a template's own text as 130):
+ * with the longest names and address there are, the message still goes,
+ * its longest parameters shortened to one length with "…", the day and the
+ * link whole. */
+static void the_longest_names_are_shortened_so_that_the_message_goes(void **state)
+{
+    (void)state;
+    char largo[4][201];
+    const char *de[4] = {"Cliente ", "Servicio ", "Barbero ", "Calle "};
+    for (int i = 0; i < 4; i++) {
+        memset(largo[i], 'x', 200);
+        memcpy(largo[i], de[i], strlen(de[i]));
+        largo[i][200] = '\0';
+    }
+    char address[240];
+    snprintf(address, sizeof address, "BARBERIA_SHOP_ADDRESS=%s", largo[3]);
+    const char *extra[] = {address, NULL};
+    start_shop(extra);
+    struct user u;
+    signup_with_phone(&u, largo[0], "622 11 22 33");
+    char *barbero = make_barbero(&S, largo[2]);
+    char *servicio = make_servicio(&S, largo[1], 30, 15.0);
+    struct resp r;
+    consent(&u, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    char f[32];
+    at(3 * 86400000LL, f);
+    char *id = book(&S, &u, barbero, servicio, f, NULL);
+    wait_requests("barberia_confirmacion", 200, 1);
+    json_t *all = dbl_requests();
+    assert_int_equal(json_array_size(all), 1);
+    json_t *m = req_message(json_array_get(all, 0));
+    size_t total = 0;
+    for (size_t i = 0; i < 6; i++)
+        total += chars(msg_param(m, i));
+    assert_true(total <= 700);
+    for (int i = 0; i < 3; i++) {
+        const char *p = msg_param(m, (size_t)i);
+        assert_true(chars(p) < 200);
+        assert_int_equal(strncmp(p, largo[i], strlen(de[i])), 0);
+        assert_string_equal(p + strlen(p) - strlen("…"), "…");
+    }
+    /* the shop's name and its address, cut to the same length */
+    assert_int_equal(chars(msg_param(m, 4)), chars(msg_param(m, 0)));
+    assert_non_null(strstr(msg_param(m, 3), "(Europe/Madrid)"));
+    link_opens(msg_param(m, 5), S.base);
+    json_decref(m);
+    json_decref(all);
+    assert_int_equal(wa_rows(id, "confirmacion", "sent"), 1);
+    free(id);
+    free(barbero);
+    free(servicio);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +475,8 @@ int main(void)
         cmocka_unit_test_teardown(in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes,
                                   whatsapp_teardown),
         cmocka_unit_test_teardown(a_closures_cancellation_goes_by_whatsapp_as_hers_would,
+                                  whatsapp_teardown),
+        cmocka_unit_test_teardown(the_longest_names_are_shortened_so_that_the_message_goes,
                                   whatsapp_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,15 +178,16 @@ void start_shop(const char *const *extra)
     env[n++] = "BARBERIA_WHATSAPP_VERIFY_TOKEN=" VERIFY;
     env[n++] = "BARBERIA_TZ=Europe/Madrid";
     env[n++] = "BARBERIA_SHOP_NAME=Barbería Central";
-    env[n++] = "BARBERIA_SHOP_ADDRESS=Calle Mayor 1, Madrid";
     env[n++] = "BARBERIA_MIN_NOTICE_MIN=0";
     env[n++] = "BARBERIA_CANCEL_CUTOFF_MIN=0";
-    bool quiet = false, offsets = false;
+    bool quiet = false, offsets = false, address = false;
     for (size_t i = 0; extra && extra[i]; i++) {
         quiet = quiet || !strncmp(extra[i], "BARBERIA_WHATSAPP_QUIET_HOURS=", 30);
         offsets = offsets || !strncmp(extra[i], "BARBERIA_REMINDER_OFFSETS=", 26);
+        address = address || !strncmp(extra[i], "BARBERIA_SHOP_ADDRESS=", 22);
         env[n++] = extra[i];
     }
+    if (!address) env[n++] = "BARBERIA_SHOP_ADDRESS=Calle Mayor 1, Madrid";
     if (!quiet) env[n++] = "BARBERIA_WHATSAPP_QUIET_HOURS=no";
     if (!offsets) env[n++] = "BARBERIA_REMINDER_OFFSETS=no";
     env[n] = NULL;

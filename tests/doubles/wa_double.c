@@ -13,10 +13,13 @@
  * 15 digits only, type "template", template {name, language {code},
  * components [{type "body", parameters [{type "text", text}...]}]} - and
  * nothing else (400, code 100 "Invalid parameter"); the template must be
- * one registered with --template NAME:PARAMS in the language given (404,
- * code 132001), with that many non-empty parameters that hold no line
- * break or tab and no run of more than four spaces (400, code 132000 /
- * 131008). More than --rate messages in one second get 429, code 130429.
+ * one registered with --template NAME:PARAMS[:CHARS] in the language given
+ * (404, code 132001), with that many non-empty parameters that hold no
+ * line break or tab and no run of more than four spaces (400, code 132000
+ * / 131008), and whose text with them - CHARS characters of its own,
+ * default 130, as the suggested bodies of docs/operations.md, plus the
+ * parameters' - is at most 1,024 characters (400, code 132005). More than
+ * --rate messages in one second get 429, code 130429.
  * A good message gets 200 {"messaging_product", "contacts", "messages":
  * [{"id": "wamid...."}]}. Every request is appended to the log file as one
  * JSON line (method, uri, authorization, body, verdict, status, wamid), so
@@ -33,7 +36,7 @@
  *        secret when secret=wrong), and answers {"status": U's HTTP status}
  *
  * Usage: wa_double --token T --phone-id ID --app-secret S --log FILE
- *                  --template NAME:PARAMS... [--language es] [--rate N]
+ *                  --template NAME:PARAMS[:CHARS]... [--language es] [--rate N]
  * It listens on 127.0.0.1 on an ephemeral port, prints "port N" on stdout,
  * and stops promptly on SIGTERM or SIGINT.
  */
@@ -64,6 +67,7 @@
 struct tpl {
     const char *name;
     int params;
+    long chars; /* the body's own text, without its parameters */
 };
 
 struct sent {
@@ -215,15 +219,22 @@ static const char *check_message(const json_t *m, unsigned *status, json_t **err
     }
     size_t i;
     const json_t *p;
+    long chars = found->chars;
     json_array_foreach(params, i, p)
     {
         const char *pt = json_string_value(json_object_get(p, "type"));
-        if (!exact_members(p, pm, 2) || !pt || strcmp(pt, "text") ||
-            !param_text_ok(json_string_value(json_object_get(p, "text")))) {
+        const char *text = json_string_value(json_object_get(p, "text"));
+        if (!exact_members(p, pm, 2) || !pt || strcmp(pt, "text") || !param_text_ok(text)) {
             *err = graph_error("(#131008) Required parameter is missing or invalid",
                                "OAuthException", 131008, 0);
             return "a parameter";
         }
+        for (; *text; text++)
+            chars += ((unsigned char)*text & 0xC0) != 0x80;
+    }
+    if (chars > 1024) {
+        *err = graph_error("(#132005) Translated text too long", "OAuthException", 132005, 0);
+        return "text too long";
     }
     return NULL;
 }
@@ -513,7 +524,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static int usage(void)
 {
     fputs("usage: wa_double --token T --phone-id ID --app-secret S --log FILE\n"
-          "                 --template NAME:PARAMS... [--language es] [--rate N]\n",
+          "                 --template NAME:PARAMS[:CHARS]... [--language es] [--rate N]\n",
           stderr);
     return 2;
 }
@@ -542,7 +553,9 @@ int main(int argc, char **argv)
             if (!colon) return usage();
             *colon = '\0';
             S.tpl[S.ntpl].name = v;
-            S.tpl[S.ntpl].params = (int)strtol(colon + 1, NULL, 10);
+            char *end;
+            S.tpl[S.ntpl].params = (int)strtol(colon + 1, &end, 10);
+            S.tpl[S.ntpl].chars = *end == ':' ? strtol(end + 1, NULL, 10) : 130;
             S.ntpl++;
         } else
             return usage();
