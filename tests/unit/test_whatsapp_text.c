@@ -60,9 +60,9 @@ static void the_longest_are_cut_first_to_one_length(void **state)
     memset(a, 'a', 300);
     a[300] = '\0';
     /* 200 characters of two bytes each */
-    b[0] = '\0';
     for (int i = 0; i < 200; i++)
-        strcat(b, "ñ");
+        memcpy(b + 2 * i, "ñ", 2);
+    b[400] = '\0';
     char *t[] = {a, b, c};
     size_t fixed = 40, budget = 300;
     size_t short_one = chars(c);
