@@ -185,9 +185,12 @@ void http_forget_cookie_copies(struct http_req *r, const char *name, bool secure
  * its Origin ("null" included) is not the origin the request was addressed
  * to (http:// and its own Host), nor the public URL's, nor one cors_origins
  * allows; or, without Origin, its Sec-Fetch-Site is neither "same-origin"
- * nor "none". A request with neither header (curl, scripts, apps, older
- * browsers) is not marked. Origins compare as browsers write them: scheme
- * and host without regard to case, a missing port as the scheme's own. */
+ * nor "none". With an https:// public URL, an http:// Origin of its host
+ * name (but a loopback one) is another origin whatever the Host: a plain
+ * HTTP page anyone on the network path can write. A request with neither
+ * header (curl, scripts, apps, older browsers) is not marked. Origins
+ * compare as browsers write them: scheme and host without regard to case,
+ * a missing port as the scheme's own. */
 bool http_req_cross_origin(struct http_req *r);
 /* The client's IP address as text ("127.0.0.1", "::1"); "" when unknown.
  * Borrowed for the request's lifetime. */

@@ -101,6 +101,28 @@ static const char *header_trimmed(struct http_req *r, const char *name, char *bu
     return buf;
 }
 
+/* A host name only this machine answers for (a browser reaches it without
+ * the network): "localhost" and its subdomains, 127.0.0.0/8, [::1]. */
+static bool loopback_host(const char *h)
+{
+    size_t n = strlen(h);
+    if (!strcasecmp(h, "localhost") || !strcmp(h, "[::1]")) return true;
+    if (n > 10 && !strcasecmp(h + n - 10, ".localhost")) return true;
+    return !strncmp(h, "127.", 4) && strspn(h, "0123456789.") == n;
+}
+
+/* A page served over plain HTTP under the host name of an https:// public
+ * URL: anyone on the network path between the browser and the shop can
+ * write it (a browser that types the name, or follows an http:// link,
+ * reaches it unencrypted before any redirect), so it is never one of the
+ * service's own pages, whatever Host the proxy forwards (nginx's $host is
+ * that name without a port: http:// and the Host would be its origin). */
+static bool plain_http_twin(const struct http_server *s, const struct origin *from)
+{
+    return s->has_pub && s->pub.https && !from->https && !strcasecmp(from->host, s->pub.host) &&
+           !loopback_host(from->host);
+}
+
 bool http_req_cross_origin(struct http_req *r)
 {
     struct http_server *s = r->srv;
@@ -111,6 +133,7 @@ bool http_req_cross_origin(struct http_req *r)
         struct origin from, own = {.https = false};
         if (!origin_parse(origin, false, &from)) return true; /* "null", or not an origin */
         if (s->has_pub && same_origin(&from, &s->pub)) return false;
+        if (plain_http_twin(s, &from)) return true;
         /* the service speaks plain HTTP: what it was addressed as is
          * http:// and the Host (a TLS proxy's own is the public URL) */
         char hbuf[300];

@@ -10,7 +10,9 @@
  * the same host is another origin. The service's own pages (under any name
  * of the server), the public URL's, a CORS origin's, requests by Bearer
  * token and requests without those headers (curl, scripts) write as
- * before; the session is checked first (401, 403 Sin permisos).
+ * before; the session is checked first (401, 403 Sin permisos). With an
+ * https:// public URL, a plain HTTP page under its name is another origin,
+ * whatever Host the proxy forwards.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -278,6 +280,31 @@ static void a_page_of_another_origin_changes_nothing_with_the_cookie(void **stat
     }
 }
 
+/* The public URL is https://: a page under its name over plain HTTP (which
+ * anyone on the network path can serve before nginx's redirect) sends
+ * Origin: http://<name>, and a proxy forwards the Host that name gives
+ * (nginx's $host, no port; or the port too): the origin "addressed" is then
+ * http:// and that Host, but the page is not the service's. */
+static void a_plain_http_page_under_the_public_name_is_another_origin(void **state)
+{
+    (void)state;
+    every_write_is_refused("http://citas.example.com", "Host: citas.example.com");
+    every_write_is_refused("http://citas.example.com:8443", "Host: citas.example.com:8443");
+    every_write_is_refused("http://CITAS.example.com", "Host: citas.example.com");
+    /* nor does it sign the visitor in to an account of its own */
+    char body[512];
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"%s\"}", ANA.email, ANA.password);
+    struct resp r;
+    cookie_call(NULL, "POST", "/api/auth/login", "http://citas.example.com",
+                "Host: citas.example.com", "text/plain", body, &r);
+    assert_int_equal(r.status, 200);
+    char v[256];
+    assert_null(resp_header(&r, "Set-Cookie", v, sizeof v));
+    resp_free(&r);
+    /* the https:// page through the same proxy writes as before */
+    writes_as_before(PUBLIC, "Host: citas.example.com");
+}
+
 static void without_origin_a_fetch_site_other_than_same_origin_is_refused(void **state)
 {
     (void)state;
@@ -420,6 +447,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_page_of_another_origin_changes_nothing_with_the_cookie),
+        cmocka_unit_test(a_plain_http_page_under_the_public_name_is_another_origin),
         cmocka_unit_test(without_origin_a_fetch_site_other_than_same_origin_is_refused),
         cmocka_unit_test(the_service_own_pages_write_as_before),
         cmocka_unit_test(bearer_and_header_less_requests_are_judged_as_before),
