@@ -7,10 +7,13 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
+/* The public URL's scheme, in any case (as it is read for the origin:
+ * "HTTPS://" is https too). */
 static bool secure_cookies(struct http_req *r)
 {
-    return !strncmp(api_app(r)->public_url, "https://", 8);
+    return !strncasecmp(api_app(r)->public_url, "https://", 8);
 }
 
 static void set_cookie(struct http_req *r, const char *token, long max_age)

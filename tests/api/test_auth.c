@@ -812,23 +812,29 @@ static void access_log_never_holds_a_token_or_a_password(void **state)
 
 /* --- https ------------------------------------------------------------------------------ */
 
+/* The scheme in any case: a URL's scheme is case-insensitive, and the
+ * service takes "HTTPS://" for https everywhere else. */
 static void cookie_is_secure_when_the_public_url_is_https(void **state)
 {
     (void)state;
-    struct srv s2;
-    memset(&s2, 0, sizeof s2);
-    const char *env[] = {"BARBERIA_PUBLIC_URL=https://barberia.example", NULL};
-    srv_start(&s2, env, NULL);
-    struct resp r;
-    http_json(&s2, "POST", "/api/auth/signup", NULL,
-              "{\"email\":\"seguro@test.example\",\"password\":\"secreto-seguro\"}", &r);
-    assert_int_equal(r.status, 201);
-    char cookie[512];
-    assert_non_null(resp_header(&r, "Set-Cookie", cookie, sizeof cookie));
-    assert_non_null(strstr(cookie, "; HttpOnly"));
-    assert_non_null(strstr(cookie, "; Secure"));
-    resp_free(&r);
-    srv_cleanup(&s2);
+    const char *urls[] = {"BARBERIA_PUBLIC_URL=https://barberia.example",
+                          "BARBERIA_PUBLIC_URL=HTTPS://barberia.example"};
+    for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
+        struct srv s2;
+        memset(&s2, 0, sizeof s2);
+        const char *env[] = {urls[i], NULL};
+        srv_start(&s2, env, NULL);
+        struct resp r;
+        http_json(&s2, "POST", "/api/auth/signup", NULL,
+                  "{\"email\":\"seguro@test.example\",\"password\":\"secreto-seguro\"}", &r);
+        assert_int_equal(r.status, 201);
+        char cookie[512];
+        assert_non_null(resp_header(&r, "Set-Cookie", cookie, sizeof cookie));
+        assert_non_null(strstr(cookie, "; HttpOnly"));
+        if (!strstr(cookie, "; Secure")) fail_msg("%s: %s", urls[i], cookie);
+        resp_free(&r);
+        srv_cleanup(&s2);
+    }
 }
 
 /* Sign-ins with the right password racing its change: whichever session
