@@ -45,11 +45,18 @@ async function nav() {
   );
 }
 
+// Signs out; the menu keeps "Salir" while the session may still be open.
 async function signout() {
   try {
     await post('/api/auth/logout');
-  } catch {
-    /* the session is gone either way */
+  } catch (e) {
+    // a 401: the session had already ended. Any other failure (no
+    // connection, a busy server) left it open: saying "Has salido" would
+    // leave the next person at this computer signed in as her.
+    if (e.status !== 401) {
+      announce('No se ha cerrado la sesión. ' + e.message);
+      return;
+    }
   }
   signedOut();
   announce('Has salido');

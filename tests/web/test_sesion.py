@@ -10,6 +10,8 @@ link that signs in and comes back to the same page:
   without free slots) and "Cancelar cita".
 A cookie of the session's name set by a page on another port is deleted by
 the first answer that sees it (the request itself is answered signed-out).
+"Salir" with the server out of reach says the session is still open (and
+keeps "Salir" in the menu), never "Has salido".
 Every state: axe-core, 360 px, transfer budget, console (webtest.py)."""
 import datetime
 import os
@@ -173,10 +175,29 @@ def shadowed(br):
     assert status_of_me(br) == 200
 
 
+def salir(br):
+    """"Salir" with the server out of reach does not say she is out: her
+    session is still open, and on a shared computer the next person would
+    have it. The menu keeps "Salir"; back online, it ends the session."""
+    br.offline(True)
+    br.click("Salir")
+    br.see("No se ha cerrado la sesión. No hay conexión con el servidor")
+    assert "Has salido" not in br.text(), br.text()
+    br.button("Salir")
+    br.offline(False)
+    assert status_of_me(br) == 200
+    br.check("Sesion - salir sin conexion")
+    br.click("Salir")
+    br.see("Has salido")
+    br.button("Entrar")
+    assert status_of_me(br) == 401
+
+
 def test(srv, br):
     agenda(srv, br)
     mis_citas(srv, br)
     shadowed(br)
+    salir(br)
 
 
 if __name__ == "__main__":
