@@ -11,21 +11,28 @@ function field(id, label, attrs, hint) {
   ];
 }
 
+// ?volver= as a path of this origin, or null. It is judged as the browser
+// reads it: "/\\host" or "/<tab>/host" start with one "/" but name another
+// host (history.replaceState refuses those: sign-in then ended on an error
+// naming it).
+function ownPath(v) {
+  if (!v || !v.startsWith('/')) return null;
+  try {
+    const u = new URL(v, location.origin);
+    return u.origin === location.origin ? u.pathname + u.search + u.hash : null;
+  } catch {
+    return null;
+  }
+}
+
 // Where to go once signed in: ?volver= when it is a page of ours, else
 // her role's page. It takes the place of the sign-in page in the history
 // (replaceState): Back never shows the form again, nor re-runs the step
 // that sent her here (a booking she has just made).
 function after(me) {
-  const v = new URLSearchParams(location.search).get('volver');
+  const v = ownPath(new URLSearchParams(location.search).get('volver'));
   const r = rol(me);
-  const to =
-    v && v.startsWith('/') && !v.startsWith('//')
-      ? v
-      : r === 'admin'
-        ? '/admin'
-        : r === 'barbero'
-          ? '/agenda'
-          : '/mis-citas';
+  const to = v || (r === 'admin' ? '/admin' : r === 'barbero' ? '/agenda' : '/mis-citas');
   history.replaceState(null, '', to);
   window.dispatchEvent(new Event('popstate'));
 }

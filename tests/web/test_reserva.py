@@ -205,6 +205,13 @@ def signup_then_back(srv, br, s, b):
     br.open("/entrar")
     br.focused_heading("Mis citas")
     assert "Contraseña" not in br.text(), br.text()
+    # a volver that is one "/" to a prefix check but another host to the
+    # browser ("/\\host", "/<tab>/host") is not where she goes, nor does it
+    # end in an error naming that host: her own page
+    for v in ("%2F%5Cexample.com%2Fx", "%2F%09%2Fexample.com", "%2F%5C"):
+        br.open("/entrar?volver=" + v)
+        br.focused_heading("Mis citas")
+        assert br.d.current_url == srv.base + "/mis-citas", br.d.current_url
 
 
 def waiting_day(srv, br, s, b):
