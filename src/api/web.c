@@ -51,6 +51,11 @@ static void add_security_headers(struct http_req *r)
      * which a proxy's access log would keep */
     bool keyed = !strncmp(http_req_path(r), "/c/", 3);
     http_add_header(r, "Referrer-Policy", keyed ? "no-referrer" : "same-origin");
+    /* served over https (the public URL says so, behind its proxy): the
+     * browser comes back over https only for a year (RFC 6797), so a later
+     * visit typed as plain http cannot be stripped on its way */
+    if (!strncasecmp(pub, "https://", 8))
+        http_add_header(r, "Strict-Transport-Security", "max-age=31536000");
 }
 
 /* What the Accept-Encoding fields (RFC 9110 12.5.3: codings, each with

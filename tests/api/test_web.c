@@ -94,6 +94,35 @@ static void every_page_path_serves_the_shell(void **state)
         assert_string_equal(etag, etag0); /* one shell */
         resp_free(&r);
     }
+    /* plain http here: no HSTS */
+    struct resp r;
+    char v[64];
+    http_get(&S, "/", NULL, &r);
+    assert_null(resp_header(&r, "Strict-Transport-Security", v, sizeof v));
+    resp_free(&r);
+}
+
+/* Behind https (the public URL's scheme, in any case) every page tells the
+ * browser to come back over https only (RFC 6797). */
+static void behind_https_the_pages_ask_for_https_only(void **state)
+{
+    (void)state;
+    const char *urls[] = {"BARBERIA_PUBLIC_URL=https://citas.example.com",
+                          "BARBERIA_PUBLIC_URL=HTTPS://citas.example.com"};
+    for (size_t u = 0; u < 2; u++) {
+        struct srv s;
+        memset(&s, 0, sizeof s);
+        const char *env[] = {urls[u], NULL};
+        srv_start(&s, env, NULL);
+        for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+            struct resp r;
+            http_get(&s, pages[i], NULL, &r);
+            assert_int_equal(r.status, 200);
+            expect_header(&r, "Strict-Transport-Security", "max-age=31536000");
+            resp_free(&r);
+        }
+        srv_cleanup(&s);
+    }
 }
 
 static void shell_is_revalidated_with_its_etag(void **state)
@@ -560,6 +589,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_page_path_serves_the_shell),
+        cmocka_unit_test(behind_https_the_pages_ask_for_https_only),
         cmocka_unit_test(shell_is_revalidated_with_its_etag),
         cmocka_unit_test(assets_are_hashed_immutable_and_typed),
         cmocka_unit_test(files_go_gzip_compressed_to_a_browser_that_takes_it),
