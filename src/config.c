@@ -132,6 +132,9 @@ static const struct setting settings[] = {
     S("SMTP_FROM", CONFIG_SERVE, smtp_from, "no-reply@localhost", "sender address"),
     S("SMTP_CA_FILE", CONFIG_SERVE, smtp_ca_file, NULL,
       "CA bundle to verify the mail server with (default: the system's)"),
+    S("SMTP_TLS", CONFIG_SERVE, smtp_tls, "try",
+      "STARTTLS over smtp://: try (used when the server offers it) or require (a server that "
+      "offers none gets nothing; the message waits and is retried); smtps:// is TLS throughout"),
     I("SMTP_TIMEOUT_MS", CONFIG_SERVE, smtp_timeout_ms, "15000", 100, 600000,
       "bound on one delivery attempt"),
     I("SMTP_RETRY_FOR", CONFIG_SERVE, smtp_retry_for_s, "86400", 0, 30 * 86400,

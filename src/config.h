@@ -68,6 +68,7 @@ struct config {
     char *smtp_password;
     char *smtp_from;
     char *smtp_ca_file;
+    char *smtp_tls; /* "try" or "require": STARTTLS over smtp:// (mail/smtp.c) */
     int smtp_timeout_ms;
     int smtp_retry_for_s; /* give up on a message this long after it was queued */
     /* bookable hours: the shop's zone and the booking rules */

@@ -6,9 +6,12 @@
  * in the mailer. smtp:// upgrades with STARTTLS whenever the server offers
  * it - and insists on it when credentials are configured, so a password
  * never crosses the network in the clear; smtps:// is TLS from the first
- * byte. Certificates are always verified (against BARBERIA_SMTP_CA_FILE
- * when set, else the system's store). The password is never written to a
- * log or an error detail: libcurl's own messages are scrubbed of it too.
+ * byte. BARBERIA_SMTP_TLS=require insists on STARTTLS without credentials
+ * too, so that nobody between us and the server can strip it and read the
+ * personal and reset links the messages carry. Certificates are always
+ * verified (against BARBERIA_SMTP_CA_FILE when set, else the system's
+ * store). The password is never written to a log or an error detail:
+ * libcurl's own messages are scrubbed of it too.
  */
 #include "smtp.h"
 #include "compose.h"
@@ -37,6 +40,7 @@ struct smtp {
     int64_t plazo_ms; /* the clients' cut-off before an appointment */
     long timeout_ms;
     long use_ssl;          /* CURLUSESSL_TRY or CURLUSESSL_ALL */
+    bool require_tls;      /* BARBERIA_SMTP_TLS=require */
     atomic_bool cancelled; /* the service is stopping: abandon the transfer */
 };
 
@@ -180,11 +184,17 @@ static br_err smtp_send(struct smtp *s, const char *recipient, char *data, size_
         scrub(errbuf, s->password);
         char reply[48] = "";
         if (code > 0) snprintf(reply, sizeof reply, "; last SMTP reply %ld", code);
+        /* no STARTTLS where it is required: the operator's or the network's
+         * to fix, so retried like a server that is down */
+        const char *why = cc != CURLE_USE_SSL_FAILED ? ""
+                          : s->require_tls
+                              ? "; the server offers no STARTTLS and BARBERIA_SMTP_TLS=require"
+                              : "; the server offers no STARTTLS, required with credentials";
         br_err kind = cc == CURLE_OPERATION_TIMEDOUT ? BR_TIMEOUT
                       : permanent_reply(code)        ? BR_INVALID
                                                      : BR_UPSTREAM;
-        rc = err_set(kind, "smtp: %s%s%s%s%s", curl_easy_strerror(cc), errbuf[0] ? " (" : "",
-                     errbuf, errbuf[0] ? ")" : "", reply);
+        rc = err_set(kind, "smtp: %s%s%s%s%s%s", curl_easy_strerror(cc), errbuf[0] ? " (" : "",
+                     errbuf, errbuf[0] ? ")" : "", reply, why);
     }
     curl_slist_free_all(rcpt);
     curl_easy_cleanup(c);
@@ -287,6 +297,16 @@ br_err mailer_smtp_open(const struct config *cfg, struct mailer **out)
     char *use = NULL, *where = NULL;
     br_err rc = check_url(cfg->smtp_url, strchr(cfg->smtp_from, '@') + 1, &tls, &use, &where);
     if (rc) return rc;
+    bool require = false;
+    if (cfg->smtp_tls && !strcmp(cfg->smtp_tls, "require"))
+        require = true;
+    else if (cfg->smtp_tls && strcmp(cfg->smtp_tls, "try") != 0)
+        rc = err_set(BR_CONFIG, "BARBERIA_SMTP_TLS must be try or require");
+    if (rc) {
+        free(use);
+        free(where);
+        return rc;
+    }
     bool has_user = cfg->smtp_user && *cfg->smtp_user;
     bool has_pass = cfg->smtp_password && *cfg->smtp_password;
     if (has_user != has_pass)
@@ -317,12 +337,13 @@ br_err mailer_smtp_open(const struct config *cfg, struct mailer **out)
                    : NULL;
     s->timeout_ms = cfg->smtp_timeout_ms;
     /* smtps is TLS already; over smtp, credentials are only ever sent
-     * after STARTTLS */
-    s->use_ssl = tls || has_user ? (long)CURLUSESSL_ALL : (long)CURLUSESSL_TRY;
+     * after STARTTLS, and with BARBERIA_SMTP_TLS=require nothing is */
+    s->require_tls = require;
+    s->use_ssl = tls || has_user || require ? (long)CURLUSESSL_ALL : (long)CURLUSESSL_TRY;
     log_info("mail: confirmations go to %s (%s%s), from %s, times shown in %s", where,
-             tls        ? "TLS"
-             : has_user ? "STARTTLS required"
-                        : "STARTTLS when offered",
+             tls                   ? "TLS"
+             : has_user || require ? "STARTTLS required"
+                                   : "STARTTLS when offered",
              has_user ? ", with credentials" : "", s->from, s->tz);
     free(where);
     *out = &s->base;

@@ -5,7 +5,8 @@
  * Python's email package (tests/tools/mail_to_json.py) so the assertions
  * are about what a mail client would show. Also: a mail server that is
  * down, silent, restarted or never configured; STARTTLS with a certificate
- * made here; AUTH; and that a booking never waits for any of it.
+ * made here, and required of a server that offers none; AUTH; and that a
+ * booking never waits for any of it.
  *
  * Waits poll with generous bounds: a slow machine makes a test slower,
  * never red.
@@ -211,6 +212,9 @@ static void confirmation_arrives_once_with_the_booking_details(void **state)
     char *id = book_one(&S, &u, "Ana María Pérez", "Degradado <b>corto</b> & barba; gracias");
 
     json_t *m = sink_the_one_message(&K, &S);
+    /* BARBERIA_SMTP_TLS's default (try): a server that offers no STARTTLS
+     * gets the message in plain text */
+    assert_true(json_is_false(json_object_get(m, "tls")));
     /* the envelope and the headers name the client, and only the client */
     assert_string_equal(jstr(m, "mail_from"), "citas@barberia.test");
     json_t *rcpt = json_object_get(m, "rcpt_tos");
@@ -575,6 +579,104 @@ static void wrong_credentials_are_reported_without_the_password(void **state)
     free(id);
 }
 
+/* The cuenta_correo row of the reset link sent to email: its link, which
+ * only the row and the message hold (caller frees). */
+static char *reset_link(const struct srv *s, const char *email)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT enlace FROM cuenta_correo WHERE recipient = '%s' AND kind = 'restablecer'",
+             email);
+    char *out = NULL;
+    assert_int_equal(db_exec(s, sql, &out), 0);
+    out[strcspn(out, "\n")] = '\0';
+    return out;
+}
+
+/* BARBERIA_SMTP_TLS=require: a server that offers no STARTTLS (as when
+ * someone between strips it from its EHLO answer) gets nothing, neither the
+ * confirmation nor a reset link; each attempt fails with one warn line that
+ * says why and holds no link, and the message waits. The same message, once
+ * the setting is back to its default, is delivered in plain text. */
+static void required_starttls_sends_nothing_to_a_server_that_offers_none(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    smtp_sink_start(&K, S.dir, 0, NULL); /* no --tls-cert: no STARTTLS offered */
+    char url[64];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    const char *env[] = {url, "BARBERIA_SMTP_TLS=require", "BARBERIA_SMTP_RETRY_FOR=3600", NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Valeria", NULL); /* the booking is answered all the same */
+    char body[256];
+    snprintf(body, sizeof body, "{\"email\":\"%s\"}", u.email);
+    struct resp r;
+    http_json(&S, "POST", "/api/auth/recuperar", NULL, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* retried, one warn line a failure, each saying why */
+    assert_true(srv_wait_log(&S, "failed (attempt 2)", 60000));
+    assert_true(srv_wait_log(&S, "account message", 60000));
+    char *link = reset_link(&S, u.email);
+    assert_true(strlen(link) > 20);
+    char *log = srv_log(&S);
+    size_t fails = 0;
+    for (const char *p = log; (p = strstr(p, "warn mail: delivery of ")); p++) {
+        size_t n = strcspn(p, "\n");
+        char *line = strndup(p, n);
+        expect_contains(line, "failed (attempt ", "a failure's line");
+        expect_contains(line, "BARBERIA_SMTP_TLS=require", "a failure's line");
+        fails++;
+        free(line);
+    }
+    if (fails < 3) fail_msg("%zu failure lines, expected 3 or more:\n%s", fails, log);
+    if (strstr(log, link)) fail_msg("the reset link is in the log:\n%s", log);
+    expect_contains(log, "(STARTTLS required)", "the start-up line");
+    free(log);
+    char st[32];
+    assert_string_equal(outbox_state(&S, id, st, sizeof st, NULL), "retrying");
+    assert_int_equal(smtp_sink_count(&K), 0);
+    char *sinklog = read_file(K.log, NULL);
+    assert_null(strstr(sinklog, link));
+    free(sinklog);
+
+    /* the default again: the confirmation and the link leave, in plain text */
+    assert_int_equal(srv_stop(&S), 0);
+    const char *plain[] = {url, "BARBERIA_SMTP_RETRY_FOR=3600", NULL};
+    srv_start(&S, plain, NULL);
+    assert_true(smtp_sink_wait(&K, 2, WAIT_MAIL_MS));
+    json_t *m = smtp_sink_messages(&K, u.email, id);
+    assert_int_equal(json_array_size(m), 1);
+    assert_true(json_is_false(json_object_get(json_array_get(m, 0), "tls")));
+    json_decref(m);
+    free(link);
+    free(id);
+}
+
+/* ... and a server that offers STARTTLS gets its messages over TLS. */
+static void required_starttls_delivers_over_tls(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    char cert[400], key[400];
+    make_cert(S.dir, cert, key, sizeof cert);
+    const char *extra[] = {"--tls-cert", cert, "--tls-key", key, NULL};
+    smtp_sink_start(&K, S.dir, 0, extra);
+    char url[64], ca[440];
+    snprintf(url, sizeof url, "BARBERIA_SMTP_URL=smtp://127.0.0.1:%d", K.port);
+    snprintf(ca, sizeof ca, "BARBERIA_SMTP_CA_FILE=%s", cert);
+    const char *env[] = {url, ca, "BARBERIA_SMTP_TLS=require", NULL};
+    srv_start(&S, env, NULL);
+    struct user u;
+    char *id = book_one(&S, &u, "Wanda", NULL);
+    json_t *m = sink_the_one_message(&K, &S);
+    assert_true(json_is_true(json_object_get(m, "tls")));
+    expect_contains(jstr(m, "text"), id, "the text body");
+    json_decref(m);
+    free(id);
+}
+
 static void an_untrusted_certificate_is_refused(void **state)
 {
     (void)state;
@@ -800,6 +902,8 @@ static void unusable_smtp_settings_stop_the_start(void **state)
          "BARBERIA_SMTP_USER"},
         {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_SMTP_CA_FILE=/no/such/ca.pem"},
          "BARBERIA_SMTP_CA_FILE"},
+        {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_SMTP_TLS=always"},
+         "BARBERIA_SMTP_TLS"},
         {{"BARBERIA_SMTP_URL=smtp://127.0.0.1:25", "BARBERIA_REMINDER_OFFSETS=pronto"},
          "BARBERIA_REMINDER_OFFSETS"},
         /* wrong even where REMINDER_HOURS decides for now */
@@ -840,6 +944,9 @@ int main(void)
         cmocka_unit_test_teardown(retrying_is_visible_while_the_server_is_down, teardown),
         cmocka_unit_test_teardown(starttls_and_auth_deliver_without_leaking_the_password, teardown),
         cmocka_unit_test_teardown(wrong_credentials_are_reported_without_the_password, teardown),
+        cmocka_unit_test_teardown(required_starttls_sends_nothing_to_a_server_that_offers_none,
+                                  teardown),
+        cmocka_unit_test_teardown(required_starttls_delivers_over_tls, teardown),
         cmocka_unit_test_teardown(an_untrusted_certificate_is_refused, teardown),
         cmocka_unit_test_teardown(booking_never_waits_on_a_silent_mail_server, teardown),
         cmocka_unit_test_teardown(a_recipient_refused_for_good_is_dropped_at_once, teardown),
