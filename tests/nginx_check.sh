@@ -27,7 +27,7 @@
 #   - http:// answers 301 to the same URL on https://;
 #   - a body over 1m gets Barberia's own 413 JSON answer (as a node gives it
 #     for a body over its own cap), an upload over 6m its own 400
-#     `Máximo 5MB por imagen`;
+#     `Máximo 5MB por imagen`; a 2 MiB webhook delivery reaches a node;
 #   - sign-ups from one client past the example's burst get Barberia's 429;
 #   - GET /metrics (and spellings of it) is refused through nginx, while a
 #     node answers it on its own address;
@@ -410,6 +410,14 @@ done
 # and past /api/ too (the server-wide cap)
 s=$(req "$tmp/r" -X POST "$base/" --data-binary "@$tmp/1m")
 same_answer "$s" "POST / with a 1m body"
+# Meta's webhook deliveries may be up to 3 MiB, which Barberia takes on that route
+# alone: one of 2 MiB passes nginx and is judged by a node for its signature (none
+# here: 403), not refused for its size
+head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' 'a' >"$tmp/2m"
+s=$(req "$tmp/r" -X POST "$base/api/whatsapp/webhook" -H 'Content-Type: application/json' \
+  --data-binary "@$tmp/2m")
+[ "$s" = 403 ] && [ "$(cat "$tmp/r")" = '{"error":"Firma inválida"}' ] ||
+  fail "POST /api/whatsapp/webhook with a 2 MiB body through nginx: $s $(cat "$tmp/r")"
 
 # an upload over 6m: Barberia's own 400 for an image over 5 MiB, as a node gives it
 { printf '\x89PNG\r\n\x1a\n'; head -c $((6 * 1024 * 1024 + 1)) /dev/zero; } >"$tmp/big.png"

@@ -14,6 +14,12 @@
 #define SESSION_COOKIE "barberia_session"
 
 /* The routing table and the hook that authenticates callers. */
+/* The largest body POST /api/whatsapp/webhook takes: Meta's documentation
+ * of the Cloud API's webhooks says their payloads can be up to 3MB, read
+ * as 3 MiB so that either meaning of MB fits (every other route keeps the
+ * HTTP layer's 64 KiB). */
+#define API_WHATSAPP_WEBHOOK_MAX (3u * 1024 * 1024)
+
 extern const struct http_route api_routes[];
 extern const size_t api_nroutes;
 /* A route's flags (struct http_route.flags, the API's own): with

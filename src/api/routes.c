@@ -108,8 +108,9 @@ const struct http_route api_routes[] = {
      api_whatsapp_consent_put},
     {"GET", "/api/whatsapp/webhook", false, HTTP_AUTH_NONE, HTTP_BODY_NONE,
      api_whatsapp_webhook_get, .head = true},
+    /* Meta batches up to 1000 statuses a delivery: its bodies pass 64 KiB */
     {"POST", "/api/whatsapp/webhook", false, HTTP_AUTH_NONE, HTTP_BODY_RAW,
-     api_whatsapp_webhook_post},
+     api_whatsapp_webhook_post, .body_max = API_WHATSAPP_WEBHOOK_MAX},
     {"GET", "/api/admin/citas/", true, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, api_admin_cita_mensajes,
      api_admin_cita_mensajes_path, .head = true},
     /* /api/citas/{id}/cancelar and /reprogramar */

@@ -1,6 +1,7 @@
 /*
  * body.c - request bodies (see http.h). A JSON body accumulates in a buffer
- * capped at json_max (past it: 413 at the end); a multipart form goes
+ * capped at json_max or its route's body_max (past it: 413 at the end),
+ * set when the request is routed; a multipart form goes
  * through libmicrohttpd's post processor as it streams in, its file part
  * written to an unlinked temporary file in spool_dir and dropped (truncated,
  * only counted) past file_max, its other fields kept up to FIELD_MAX bytes

@@ -48,8 +48,9 @@ enum http_body {
      * (http_req_json: NULL, http_req_json_invalid: true): for a route whose one action
      * takes a body and another none (which ignores any) */
     HTTP_BODY_JSON_LAX,
-    /* a body of at most json_max bytes kept as it arrived, not parsed
-     * (http_req_body_raw): a signed body, checked before it is read */
+    /* a body of at most json_max bytes (or the route's body_max) kept as it
+     * arrived, not parsed (http_req_body_raw): a signed body, checked before
+     * it is read */
     HTTP_BODY_RAW,
 };
 
@@ -78,6 +79,10 @@ struct http_route {
     /* the layer above's own marks on the route, never read here: its
      * authorize hook and handlers see them (http_req_route_flags) */
     unsigned flags;
+    /* a JSON or raw body's cap for this route alone, in bytes (0: json_max):
+     * for a sender whose bodies may be larger than any client's (413 past
+     * it, as past json_max); the body is held in memory, so keep it bounded */
+    size_t body_max;
 };
 
 /* Decides, before the body is read, whether a request to a route with
@@ -105,7 +110,8 @@ struct http_options {
     int idle_timeout_s;        /* a connection silent this long is closed (30) */
     int shutdown_grace_ms;     /* how long http_stop() waits for in-flight requests */
     const char *spool_dir;     /* uploads are spooled here (unlinked at once) */
-    size_t json_max;           /* cap of JSON (and ignored) bodies: 413 past it */
+    size_t json_max;           /* cap of JSON (and ignored) bodies: 413 past it (a route
+                                * may set its own, http_route.body_max) */
     uint64_t file_max;         /* bytes of the file part kept; more marks it too_large */
     uint64_t multipart_max;    /* a multipart body past this is refused */
     const char *too_large_msg; /* the 400 message for multipart_max */

@@ -258,6 +258,12 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
     return (size_t)(w - s);
 }
 
+/* The cap of a JSON, raw or ignored body on route rt (NULL: not routed). */
+static size_t body_cap(const struct http_server *s, const struct http_route *rt)
+{
+    return rt && rt->body_max ? rt->body_max : s->o.json_max;
+}
+
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     (void)uri;
@@ -424,6 +430,8 @@ static void start(struct http_req *r, const char *url, const char *method)
     }
     route(r);
     if (!r->route) return;
+    /* nothing of the body is in yet: the route's own cap from now on */
+    buf_init(&r->body, body_cap(s, r->route));
     if (r->route->auth != HTTP_AUTH_NONE) {
         err_clear();
         br_err rc = s->o.authorize(r, r->route->auth);
@@ -450,7 +458,7 @@ static void start(struct http_req *r, const char *url, const char *method)
          * huge declared length drips in no longer than a whole photo may
          * (an undeclared length counts as that too) */
         uint64_t paced = r->route->body == HTTP_BODY_MULTIPART ? s->o.file_max + s->o.json_max
-                                                               : s->o.json_max + DRAIN_MAX;
+                                                               : body_cap(s, r->route) + DRAIN_MAX;
         uint64_t bytes = known && declared < paced ? declared : paced;
         conn_deadline(r->conn, s->o.body_timeout_ms +
                                    (int64_t)(bytes * 1000 / (uint64_t)s->o.body_min_rate));
@@ -461,7 +469,7 @@ static void start(struct http_req *r, const char *url, const char *method)
             return;
         }
         http_body_form_start(r);
-    } else if (known && declared > s->o.json_max) {
+    } else if (known && declared > body_cap(s, r->route)) {
         set_verdict(r, 413, "Cuerpo demasiado grande");
     }
 }
@@ -539,7 +547,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         uint64_t declared;
         bool known;
         if (r->verdict && (r->must_close || (http_body_declared(r, &declared, &known) && known &&
-                                             declared > s->o.json_max + DRAIN_MAX))) {
+                                             declared > body_cap(s, r->route) + DRAIN_MAX))) {
             /* refuse now, without reading a body we would throw away. A
              * smaller one is read and dropped first: a client still
              * sending when the connection closes gets a reset, not the
@@ -554,7 +562,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         if (r->route && r->route->body == HTTP_BODY_MULTIPART && !r->verdict) {
             if (r->body_bytes > s->o.multipart_max) return MHD_NO; /* hang up */
-        } else if (r->body_bytes > s->o.json_max + DRAIN_MAX) {
+        } else if (r->body_bytes > body_cap(s, r->route) + DRAIN_MAX) {
             return MHD_NO; /* drained enough */
         }
         return MHD_YES;

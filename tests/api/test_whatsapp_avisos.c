@@ -2,7 +2,8 @@
  * test_whatsapp_avisos.c - what follows a booking by WhatsApp, through a
  * strict local double of the Graph API (tests/doubles/wa_double.c;
  * whatsapp_fixture.h): the webhook's handshake and signed statuses and what
- * the admin sees of an appointment's messages (403 for a client), reminders
+ * the admin sees of an appointment's messages (403 for a client), a batch of
+ * statuses as large as Meta's deliveries get (and no larger), reminders
  * at the configured offsets by both channels, the day's cap per client, a
  * consent told to her address, a number she moved to, the links of the
  * longest public URL sent whole (a longer one stops the start), and never
@@ -16,6 +17,8 @@
 #include "util/iso8601.h"
 
 #include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Meta's documentation: webhook payloads can be up to 3MB (taken as MiB) */
+#define WEBHOOK_MAX (3u * 1024 * 1024)
 
 static void the_webhook_verifies_and_records_signed_statuses_for_the_admin(void **state)
 {
@@ -129,6 +135,147 @@ static void the_webhook_verifies_and_records_signed_statuses_for_the_admin(void 
     http_get(&S, "/api/admin/citas/00000000-0000-4000-8000-000000000000/otra", ADMIN.token, &r);
     assert_int_equal(r.status, 404);
     resp_free(&r);
+    free(id);
+}
+
+/* A webhook delivery of n statuses as Meta sends them (conversation,
+ * pricing, the callback data the sender attached: pad bytes of it): the
+ * first n - 1 about messages this shop never sent, the last `last` for
+ * wamid; then spaces (JSON's own) up to size bytes when size is larger.
+ * OUT: *len. Caller frees. */
+static char *status_batch(const char *wamid, int n, size_t pad, const char *last, size_t size,
+                          size_t *len)
+{
+    char *fill = malloc(pad + 1);
+    memset(fill, 'x', pad);
+    fill[pad] = '\0';
+    char *out = NULL;
+    FILE *f = open_memstream(&out, len);
+    fputs("{\"object\":\"whatsapp_business_account\",\"entry\":[{\"id\":\"102290129340398\","
+          "\"changes\":[{\"field\":\"messages\",\"value\":{\"messaging_product\":\"whatsapp\","
+          "\"metadata\":{\"display_phone_number\":\"34910000000\",\"phone_number_id\":\"" PHONE_ID
+          "\"},\"statuses\":[",
+          f);
+    for (int i = 0; i < n; i++) {
+        bool mine = i == n - 1;
+        char id[160];
+        if (mine)
+            snprintf(id, sizeof id, "%s", wamid);
+        else
+            snprintf(id, sizeof id, "wamid.HBgLMzQ2MDAwMDAwMDAVAgARGBI%06d", i);
+        fprintf(f,
+                "%s{\"id\":\"%s\",\"status\":\"%s\",\"timestamp\":\"%d\","
+                "\"recipient_id\":\"34600%06d\",\"conversation\":{\"id\":"
+                "\"a75d17ad06104c51166f948319b03c6a\",\"origin\":{\"type\":\"utility\"}},"
+                "\"pricing\":{\"billable\":true,\"pricing_model\":\"CBP\",\"category\":"
+                "\"utility\"},\"biz_opaque_callback_data\":\"%s\"}",
+                i ? "," : "", id, mine ? last : "delivered", 1750857384 + i, i, fill);
+    }
+    fputs("]}}]}]}", f);
+    fflush(f);
+    while (*len < size) {
+        fputc(' ', f);
+        fflush(f);
+    }
+    fclose(f);
+    free(fill);
+    return out;
+}
+
+/* POST /api/whatsapp/webhook with body[0, len) signed with the app's
+ * secret, as Meta signs it (X-Hub-Signature-256 over the whole body). */
+static void webhook_signed(const char *body, size_t len, struct resp *r)
+{
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    assert_non_null(HMAC(EVP_sha256(), APP_SECRET, (int)strlen(APP_SECRET),
+                         (const unsigned char *)body, len, mac, &n));
+    char sig[128] = "X-Hub-Signature-256: sha256=";
+    size_t at = strlen(sig);
+    for (unsigned int i = 0; i < n; i++)
+        at += (size_t)snprintf(sig + at, sizeof sig - at, "%02x", mac[i]);
+    const char *headers[] = {sig, NULL};
+    struct req_opts o = {
+        .content_type = "application/json", .body = body, .len = len, .headers = headers};
+    http_req(&S, "POST", "/api/whatsapp/webhook", &o, r);
+}
+
+/* What the admin sees of the confirmation's WhatsApp delivery (caller frees). */
+static char *entrega(const char *id)
+{
+    json_t *list = mensajes(id);
+    const char *e = jstr(mensaje(list, "whatsapp", "confirmacion"), "entrega");
+    char *out = strdup(e ? e : "(null)");
+    json_decref(list);
+    return out;
+}
+
+/* Meta's webhook payloads may be up to 3MB (a batch of up to 1000 statuses):
+ * a signed body of about 1 MB is read whole (its last status counts) and so
+ * is one of exactly WEBHOOK_MAX bytes; one byte more is 413,
+ * with nothing recorded, as every route answers a body past its cap; and
+ * every other route keeps its 64 KiB. */
+static void a_status_batch_up_to_metas_maximum_is_read_whole(void **state)
+{
+    (void)state;
+    start_shop(NULL);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    char f[32];
+    at(3 * 86400000LL, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    wait_requests("barberia_confirmacion", 200, 1);
+    json_t *all = dbl_requests();
+    char wamid[128];
+    snprintf(wamid, sizeof wamid, "%s", jstr(json_array_get(all, 0), "wamid"));
+    json_decref(all);
+    struct row_q q = {id, "confirmacion", "sent"};
+    assert_true(wait_until(row_there, &q, WAIT_MS));
+
+    size_t len;
+    char *body = status_batch(wamid, 1000, 850, "delivered", 0, &len);
+    if (len < 1000 * 1000 || len > WEBHOOK_MAX / 2)
+        fail_msg("the batch is %zu bytes, not about 1 MB", len);
+    webhook_signed(body, len, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    free(body);
+    char *e = entrega(id);
+    assert_string_equal(e, "delivered");
+    free(e);
+
+    /* one byte past the bound: refused whole, the signature never checked */
+    body = status_batch(wamid, 1000, 850, "read", WEBHOOK_MAX + 1, &len);
+    assert_int_equal(len, WEBHOOK_MAX + 1);
+    webhook_signed(body, len, &r);
+    expect_error(&r, 413, "Cuerpo demasiado grande");
+    resp_free(&r);
+    free(body);
+    e = entrega(id);
+    assert_string_equal(e, "delivered");
+    free(e);
+    /* the bound itself is read */
+    body = status_batch(wamid, 1000, 850, "read", WEBHOOK_MAX, &len);
+    assert_int_equal(len, WEBHOOK_MAX);
+    webhook_signed(body, len, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    free(body);
+    e = entrega(id);
+    assert_string_equal(e, "read");
+    free(e);
+
+    /* any other route: 64 KiB as before */
+    size_t big = 64 * 1024 + 1;
+    char *login = malloc(big + 1);
+    memset(login, ' ', big);
+    memcpy(login, "{\"email\":\"x@y.z\"}", 17);
+    login[big] = '\0';
+    http_json(&S, "POST", "/api/auth/login", NULL, login, &r);
+    expect_error(&r, 413, "Cuerpo demasiado grande");
+    resp_free(&r);
+    free(login);
     free(id);
 }
 
@@ -526,6 +673,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(the_webhook_verifies_and_records_signed_statuses_for_the_admin,
+                                  whatsapp_teardown),
+        cmocka_unit_test_teardown(a_status_batch_up_to_metas_maximum_is_read_whole,
                                   whatsapp_teardown),
         cmocka_unit_test_teardown(reminders_go_at_each_offset_by_both_channels_once,
                                   whatsapp_teardown),

@@ -18,8 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define APP_SECRET "3f1c9a7e5b2d4c6e8a0b1c2d3e4f5a6b"
-
 /* --- the Graph API double ---------------------------------------------------------------- */
 
 struct wa_dbl D;

@@ -17,6 +17,8 @@
 #define TOKEN    "EAAJtestTOKENwhatsapp0123456789abcdef"
 #define PHONE_ID "106540352242922"
 #define VERIFY   "verificame-por-favor"
+/* the Meta app's secret: signs the webhook's deliveries */
+#define APP_SECRET "3f1c9a7e5b2d4c6e8a0b1c2d3e4f5a6b"
 
 /* The double (wa_sink.h), and its address for the control calls. */
 struct wa_dbl {
