@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "../util/log.h"
+#include "../util/mediatype.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -141,6 +142,35 @@ static void scan_delimiter(struct http_req *r, const char *data, size_t size)
     }
 }
 
+#define FORM_TYPE_CANONICAL "multipart/form-data;boundary="
+
+/* libmicrohttpd 0.9.75's post processor finds the boundary with a
+ * case-sensitive strstr(ct, "boundary=") and takes the rest of the field as
+ * its value, while parameter names are case-insensitive and any parameter
+ * may come after it (RFC 9110 section 8.3.1, RFC 2046 section 5.1.1):
+ * `BOUNDARY=x`, or `boundary=x; charset=utf-8`, would leave it no form to
+ * parse. It reads the field from the connection, so the field is rewritten
+ * in place first, to the shape it reads: FORM_TYPE_CANONICAL and the
+ * boundary as written (quoted or not). That is never longer than the field
+ * (its type, ';', the name and '=' take at least as many bytes), whose
+ * bytes are the connection's own (libmicrohttpd keeps received fields in
+ * the connection's writable buffer for the request's life). A field that is
+ * not one well-formed multipart/form-data type with a boundary is left as
+ * it came. */
+static void form_type_canonical(char *ct)
+{
+    size_t at, len, n = strlen(ct);
+    char type[MEDIATYPE_MAX + 1];
+    if (!mediatype_parse(ct, n, type) || strcmp(type, "multipart/form-data") != 0 ||
+        !mediatype_param(ct, n, "boundary", &at, &len))
+        return;
+    size_t head = sizeof FORM_TYPE_CANONICAL - 1;
+    if (at < head || at + len > n) return; /* cannot happen: see above */
+    memmove(ct + head, ct + at, len);
+    memcpy(ct, FORM_TYPE_CANONICAL, head);
+    ct[head + len] = '\0';
+}
+
 void http_body_form_start(struct http_req *r)
 {
     /* only multipart/form-data is a form here (MHD would also parse
@@ -149,6 +179,7 @@ void http_body_form_start(struct http_req *r)
     const char *ct =
         MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (ct && !strncasecmp(ct, "multipart/form-data", 19)) {
+        form_type_canonical((char *)ct);
         r->pp = MHD_create_post_processor(r->conn, PP_BUFFER, on_part, r);
         /* a boundary too long to look for: trust the parser alone */
         if (r->pp && !form_delimiter(r, ct)) r->saw_delim = true;

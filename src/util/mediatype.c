@@ -54,10 +54,30 @@ static size_t skip_quoted(const char *s, size_t i, size_t n)
     return 0;
 }
 
-bool mediatype_parse(const char *text, size_t n, char out[MEDIATYPE_MAX + 1])
+static bool same_name(const char *s, size_t n, const char *name)
 {
-    out[0] = '\0';
-    if (!text) return false;
+    if (strlen(name) != n) return false;
+    for (size_t i = 0; i < n; i++) {
+        char a = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
+        char b = name[i] >= 'A' && name[i] <= 'Z' ? (char)(name[i] - 'A' + 'a') : name[i];
+        if (a != b) return false;
+    }
+    return true;
+}
+
+/* The parameter walk() looks for (want; NULL: none) and where it is. */
+struct param_hit {
+    const char *want; /* the name, any case */
+    size_t at;        /* where the first such parameter's value starts */
+    size_t len;       /* its value's length, quotes included */
+    bool found;
+};
+
+/* Parses text[0, n) as one media type (mediatype_parse); OUT: *start,
+ * *end, where type/subtype lies, and the parameter hit->want in *hit. */
+static bool walk(const char *text, size_t n, size_t *start_out, size_t *end_out,
+                 struct param_hit *hit)
+{
     /* the whitespace around a field's value is the field's, not the type's */
     size_t i = skip_ows(text, 0, n);
     while (n > i && ows_byte(text[n - 1]))
@@ -79,22 +99,43 @@ bool mediatype_parse(const char *text, size_t n, char out[MEDIATYPE_MAX + 1])
         size_t name = i;
         i = skip_token(text, i, n);
         if (i == name || i >= n || text[i] != '=') return false;
-        i++;
+        size_t value = ++i;
         if (i < n && text[i] == '"') {
             i = skip_quoted(text, i, n);
             if (i == 0) return false;
         } else {
-            size_t value = i;
             i = skip_token(text, i, n);
             if (i == value) return false;
         }
+        if (hit && hit->want && !hit->found && same_name(text + name, value - 1 - name, hit->want))
+            *hit = (struct param_hit){hit->want, value, i - value, true};
     }
     if (end - start > MEDIATYPE_MAX) return false;
+    *start_out = start;
+    *end_out = end;
+    return true;
+}
+
+bool mediatype_parse(const char *text, size_t n, char out[MEDIATYPE_MAX + 1])
+{
+    out[0] = '\0';
+    size_t start, end;
+    if (!text || !walk(text, n, &start, &end, NULL)) return false;
     for (size_t k = start; k < end; k++) {
         char c = text[k];
         out[k - start] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
     }
     out[end - start] = '\0';
+    return true;
+}
+
+bool mediatype_param(const char *text, size_t n, const char *name, size_t *at, size_t *len)
+{
+    struct param_hit hit = {.want = name};
+    size_t start, end;
+    if (!text || !walk(text, n, &start, &end, &hit) || !hit.found) return false;
+    *at = hit.at;
+    *len = hit.len;
     return true;
 }
 

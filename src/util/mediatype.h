@@ -9,7 +9,8 @@
  * list). Everything that stores or serves an object's type goes through
  * mediatype_stored(), so the stores and the service agree byte for byte.
  *
- * Pure functions, no allocation; thread-safe.
+ * Also where a parameter lies (mediatype_param), for the HTTP layer's
+ * multipart boundary. Pure functions, no allocation; thread-safe.
  */
 #ifndef BR_MEDIATYPE_H
 #define BR_MEDIATYPE_H
@@ -33,6 +34,14 @@
  * false when text is not such a media type or type/subtype is longer than
  * MEDIATYPE_MAX. */
 bool mediatype_parse(const char *text, size_t n, char out[MEDIATYPE_MAX + 1]);
+
+/* Where parameter `name` of the media type text[0, n) is: the type as
+ * mediatype_parse() accepts it, the parameter's name matched in any case
+ * (RFC 9110: parameter names are case-insensitive), the first one when it
+ * is repeated. OUT: *at and *len, where its value is, as written (a token,
+ * or a quoted-string with its quotes). False
+ * when text is no such media type or has no such parameter. */
+bool mediatype_param(const char *text, size_t n, const char *name, size_t *at, size_t *len);
 
 /* The type an object declared as text (NUL-terminated; NULL: none) is
  * stored and served with: "image/<subtype>", lowercased and without

@@ -5,6 +5,8 @@
  * piece (201, and the stored object holds exactly the uploaded bytes). And
  * forms libmicrohttpd's parser hands over with NULL arguments (a part
  * without a name) or no parts at all get their clear 400, never a crash.
+ * The boundary parameter is found as RFC 9110 says: its name in any case,
+ * wherever it stands among the parameters.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -51,11 +53,11 @@ static size_t image(char *out, size_t n)
     return n;
 }
 
-/* A whole upload request (head and body); the tipo is unique per call so
- * that the three-per-tipo rule never interferes. OUT: *body_at, where the
- * body starts. Caller frees. */
-static char *upload_request(const char *tipo, const char *img, size_t img_len, size_t *len,
-                            size_t *body_at)
+/* A whole upload request (head and body) whose Content-Type is ctype (its
+ * boundary BOUNDARY); the tipo is unique per call so that the three-per-tipo
+ * rule never interferes. OUT: *body_at, where the body starts. Caller frees. */
+static char *upload_request_typed(const char *ctype, const char *tipo, const char *img,
+                                  size_t img_len, size_t *len, size_t *body_at)
 {
     char pre[512], post[256];
     int pl = snprintf(pre, sizeof pre,
@@ -75,9 +77,9 @@ static char *upload_request(const char *tipo, const char *img, size_t img_len, s
     int hl = snprintf(head, sizeof head,
                       "POST /api/fotos HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                       "Authorization: Bearer %s\r\n"
-                      "Content-Type: multipart/form-data; boundary=" BOUNDARY "\r\n"
+                      "Content-Type: %s\r\n"
                       "Content-Length: %zu\r\n\r\n",
-                      U.token, blen);
+                      U.token, ctype, blen);
     char *req = malloc((size_t)hl + blen);
     assert_non_null(req);
     memcpy(req, head, (size_t)hl);
@@ -87,6 +89,14 @@ static char *upload_request(const char *tipo, const char *img, size_t img_len, s
     *len = (size_t)hl + blen;
     *body_at = (size_t)hl;
     return req;
+}
+
+/* The same, with the usual Content-Type. */
+static char *upload_request(const char *tipo, const char *img, size_t img_len, size_t *len,
+                            size_t *body_at)
+{
+    return upload_request_typed("multipart/form-data; boundary=" BOUNDARY, tipo, img, img_len, len,
+                                body_at);
 }
 
 static void pause_us(long us)
@@ -230,6 +240,33 @@ static void an_upload_in_many_small_reads_is_parsed_whole(void **state)
     free(cuts);
 }
 
+/* RFC 2046 and RFC 9110: parameter names are case-insensitive, and any
+ * parameter may come before or after the boundary; each of these is the
+ * same form as the usual `boundary=`, stored byte for byte. */
+static void the_boundary_parameter_is_read_in_any_case_and_place(void **state)
+{
+    (void)state;
+    static const char *const types[] = {
+        "multipart/form-data; BOUNDARY=" BOUNDARY,
+        "Multipart/Form-Data; Boundary=\"" BOUNDARY "\"",
+        "multipart/form-data; boundary=" BOUNDARY "; charset=utf-8",
+        "multipart/form-data;charset=utf-8;\tBoUnDaRy=" BOUNDARY,
+    };
+    char img[200];
+    size_t img_len = image(img, sizeof img);
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        char tipo[32], what[160];
+        snprintf(tipo, sizeof tipo, "caso%zu", i);
+        snprintf(what, sizeof what, "Content-Type: %s", types[i]);
+        size_t len, body_at;
+        char *req = upload_request_typed(types[i], tipo, img, img_len, &len, &body_at);
+        char *reply = send_split(req, len, NULL, 0);
+        expect_stored(reply, img, img_len, what);
+        free(reply);
+        free(req);
+    }
+}
+
 static void a_part_without_a_name_is_400_formulario_invalido(void **state)
 {
     (void)state;
@@ -282,6 +319,7 @@ int main(void)
         cmocka_unit_test(a_form_with_no_parts_is_400_faltan_campos),
         cmocka_unit_test(an_upload_split_at_every_offset_around_every_boundary_is_parsed_whole),
         cmocka_unit_test(an_upload_in_many_small_reads_is_parsed_whole),
+        cmocka_unit_test(the_boundary_parameter_is_read_in_any_case_and_place),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -11,13 +11,17 @@
  * - mediatype_stored() gives either application/octet-stream or an
  *   image/ type, the parsed type exactly when the text parses to an image
  *   type, and is a fixed point (what is stored reads back the same);
- * - the raster list only holds image types.
+ * - the raster list only holds image types;
+ * - mediatype_param() finds a parameter only in a text mediatype_parse()
+ *   accepts, and then right after its name (in any case) and '=', within
+ *   the text, not empty.
  */
 #include "fz.h"
 #include "util/mediatype.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static bool tchar(unsigned char c)
 {
@@ -81,6 +85,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_accepted(data, size, out);
     else if (out[0])
         fz_fail("refused, yet wrote \"%s\"", out);
+
+    size_t at = 0, len = 0;
+    if (mediatype_param((const char *)data, size, "boundary", &at, &len)) {
+        if (!ok) fz_fail("a parameter found in a refused text");
+        if (at < 10 || len == 0 || at + len > size)
+            fz_fail("a parameter at %zu, %zu bytes, in %zu", at, len, size);
+        if (data[at - 1] != '=' || strncasecmp((const char *)data + at - 9, "boundary", 8) != 0 ||
+            (data[at - 10] != ';' && data[at - 10] != ' ' && data[at - 10] != '\t'))
+            fz_fail("a parameter at %zu that follows no \"boundary=\"", at);
+    }
 
     /* the stored type is made from a C string: up to the first NUL */
     char *text = xstrndup((const char *)data, size);

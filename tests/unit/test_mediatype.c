@@ -1,7 +1,8 @@
 /*
  * test_mediatype.c - declared content types: the RFC 9110 media-type
- * parser, the canonical type a stored object carries, and which types are
- * raster images served inline.
+ * parser, the canonical type a stored object carries, which types are
+ * raster images served inline, and where a parameter's value is (a
+ * multipart form's boundary).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -169,6 +170,46 @@ static void only_raster_images_are_raster(void **state)
     assert_false(mediatype_raster(NULL));
 }
 
+/* A field and the value its `boundary` parameter has there, as written
+ * (NULL: none found). */
+static const struct {
+    const char *text, *value;
+} PARAMS[] = {
+    {"multipart/form-data; boundary=xyz", "xyz"},
+    {"multipart/form-data; BOUNDARY=xyz", "xyz"}, /* names in any case (RFC 9110) */
+    {"Multipart/Form-Data;Boundary=\"a b\"", "\"a b\""},
+    {"multipart/form-data; boundary=xyz; charset=utf-8", "xyz"},
+    {"multipart/form-data; charset=utf-8 ;\tbOuNdArY=x-1", "x-1"},
+    {"multipart/form-data; a=\"boundary=no\"; boundary=yes", "yes"}, /* not inside a value */
+    {"multipart/form-data; xboundary=no; boundary=yes", "yes"},
+    {"multipart/form-data; boundary=first; boundary=second", "first"},
+    {"multipart/form-data; boundary=\"\"", "\"\""},
+    {"  multipart/form-data ; boundary=xyz  ", "xyz"},
+    {"multipart/form-data", NULL},
+    {"multipart/form-data; boundaryx=no", NULL},
+    {"multipart/form-data; boundary=", NULL},      /* not a media type */
+    {"multipart/form-data; boundary=a b", NULL},   /* nor this */
+    {"multipart/form-data, boundary=xyz", NULL},   /* nor this */
+    {"multipart/form-data; boundary=\"xyz", NULL}, /* unterminated */
+};
+
+static void a_parameter_is_found_in_any_case_and_nowhere_else(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof PARAMS / sizeof PARAMS[0]; i++) {
+        const char *t = PARAMS[i].text;
+        size_t at = 99, len = 99;
+        bool ok = mediatype_param(t, strlen(t), "boundary", &at, &len);
+        if (ok != (PARAMS[i].value != NULL))
+            fail_msg("case %zu \"%s\": %s", i, t, ok ? "found" : "not found");
+        if (ok && (len != strlen(PARAMS[i].value) || memcmp(t + at, PARAMS[i].value, len) != 0))
+            fail_msg("case %zu \"%s\": found \"%.*s\", expected \"%s\"", i, t, (int)len, t + at,
+                     PARAMS[i].value);
+    }
+    size_t at, len;
+    assert_false(mediatype_param(NULL, 0, "boundary", &at, &len));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +217,7 @@ int main(void)
         cmocka_unit_test(a_missing_type_is_stored_as_octet_stream),
         cmocka_unit_test(types_longer_than_the_limit_are_refused),
         cmocka_unit_test(only_raster_images_are_raster),
+        cmocka_unit_test(a_parameter_is_found_in_any_case_and_nowhere_else),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
