@@ -329,6 +329,14 @@ const char *const schema_pg[] = {
      "  enviado_en timestamptz NOT NULL"
      ");"
      "CREATE INDEX whatsapp_envios_cliente ON whatsapp_envios(cliente_id, enviado_en);"),
+
+    /* barbers' and services' names compare by code point (UTF-8's byte
+     * order), as SQLite's BINARY compares them: the listings the contract
+     * orders by nombre (and every other comparison of these names) must not
+     * follow the locale the database was made with ("álvaro" after "Zoe",
+     * "B" before "b"). No index, view or lower() reads these columns */
+    ("ALTER TABLE barberos ALTER COLUMN nombre TYPE text COLLATE \"C\";"
+     "ALTER TABLE servicios ALTER COLUMN nombre TYPE text COLLATE \"C\";"),
 };
 
 const int schema_pg_count = (int)(sizeof schema_pg / sizeof schema_pg[0]);

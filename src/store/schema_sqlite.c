@@ -401,6 +401,11 @@ const char *const schema_sqlite[] = {
      "  enviado_en TEXT NOT NULL"
      ");"
      "CREATE INDEX whatsapp_envios_cliente ON whatsapp_envios(cliente_id, enviado_en);"),
+
+    /* nothing: PostgreSQL's version of this one makes barbers' and
+     * services' names compare by code point, as SQLite's BINARY already
+     * compares all text; kept so that both schemas move on together */
+    (""),
 };
 
 const int schema_sqlite_count = (int)(sizeof schema_sqlite / sizeof schema_sqlite[0]);

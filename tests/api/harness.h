@@ -81,6 +81,12 @@ void srv_init_peer(struct srv *s, const struct srv *first);
  * psql on it. A test program of such a run exits 77 (skipped) at once when
  * no cluster is given. */
 bool test_pg(void);
+/* On a PostgreSQL run, makes s's database anew (after srv_init, before
+ * srv_start) with the ICU locale icu ("en-US") as its default collation, as
+ * a cluster made under that locale would give it, whatever the test
+ * cluster's own (C.UTF-8); fails the test when the server cannot. Nothing on
+ * SQLite. */
+void srv_pg_locale(const struct srv *s, const char *icu);
 
 /* With an S3 test server (BARBERIA_TEST_S3_URL, its keys in
  * BARBERIA_TEST_S3_ACCESS_KEY and _SECRET_KEY): appends the three settings

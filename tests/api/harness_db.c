@@ -126,6 +126,25 @@ void pg_database(const struct srv *s, bool create)
     }
 }
 
+void srv_pg_locale(const struct srv *s, const char *icu)
+{
+    if (!s->dburl[0]) return;
+    pg_database(s, false);
+    const char *name = strrchr(s->dburl, '/') + 1;
+    char sql[512], opath[400], epath[400], url[512];
+    snprintf(sql, sizeof sql,
+             "CREATE DATABASE %s TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '%s' "
+             "LOCALE 'C'",
+             name, icu);
+    snprintf(opath, sizeof opath, "%s/pg.out", s->dir);
+    snprintf(epath, sizeof epath, "%s/pg.err", s->dir);
+    snprintf(url, sizeof url, "%spostgres", getenv("BARBERIA_TEST_PG"));
+    if (psql(url, sql, false, opath, epath) != 0) {
+        char *e = read_file(epath, NULL);
+        fail_msg("cannot make a database with the ICU locale %s: %s", icu, e ? e : "");
+    }
+}
+
 /* --- the database through the sqlite3 tool, and shape checks --------------------------- */
 
 int db_exec(const struct srv *s, const char *sql, char **out)

@@ -3,6 +3,8 @@
  * cacheable: each answer carries an ETag (a digest of its body) and
  * Cache-Control: no-cache; an If-None-Match that names the current tag gets
  * 304 with no body, and any change to the catalog changes the tag at once.
+ * Both are ordered by nombre byte by byte on either database, whatever the
+ * locale the PostgreSQL database was made with.
  */
 #include "harness.h"
 
@@ -112,12 +114,69 @@ static void other_answers_are_never_stored(void **state)
     resp_free(&r);
 }
 
+/* The names of `key` in the listing at path, in order, one line each
+ * (caller frees). */
+static char *names_at(const struct srv *s, const char *path, const char *token, const char *key)
+{
+    struct resp r;
+    http_get(s, path, token, &r);
+    assert_int_equal(r.status, 200);
+    char *out = calloc(1, 1024);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(r.json, key), i, e)
+    {
+        strncat(out, jstr(e, "nombre"), 1000 - strlen(out));
+        strncat(out, "\n", 1000 - strlen(out));
+    }
+    resp_free(&r);
+    return out;
+}
+
+/* "Ordered by nombre" (the contract): by the names' bytes, UTF-8's code
+ * point order, as SQLite compares text; on PostgreSQL too when the database
+ * was made under a locale that orders otherwise (en-US, where "álvaro"
+ * comes before "Zoe" and "bruno" before "Bruno"). */
+static void the_catalog_is_ordered_by_the_names_bytes_whatever_the_locale(void **state)
+{
+    (void)state;
+    struct srv T = {0};
+    srv_init(&T);
+    srv_pg_locale(&T, "en-US");
+    srv_start(&T, NULL, NULL);
+    static const char *const names[] = {"Zoe", "álvaro", "Bruno", "bruno", "Ana", "Ñandú", "ana"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        free(make_barbero(&T, names[i]));
+        free(make_servicio(&T, names[i], 30, 10.0));
+    }
+    /* Ñ is U+00D1, á U+00E1: after every ASCII letter, Ñ first */
+    static const char want[] = "Ana\nBruno\nZoe\nana\nbruno\nÑandú\nálvaro\n";
+    struct user admin;
+    make_user(&T, &admin, "Admin Orden", "admin");
+    static const struct {
+        const char *path, *key;
+        bool admin;
+    } lists[] = {
+        {"/api/barberos", "barberos", false},
+        {"/api/servicios", "servicios", false},
+        {"/api/admin/barberos", "barberos", true},
+        {"/api/admin/servicios", "servicios", true},
+    };
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        char *got = names_at(&T, lists[i].path, lists[i].admin ? admin.token : NULL, lists[i].key);
+        if (strcmp(got, want) != 0) fail_msg("%s in this order:\n%s", lists[i].path, got);
+        free(got);
+    }
+    srv_cleanup(&T);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_catalog_is_revalidated_by_etag),
         cmocka_unit_test(a_change_to_the_catalog_changes_its_tag),
         cmocka_unit_test(other_answers_are_never_stored),
+        cmocka_unit_test(the_catalog_is_ordered_by_the_names_bytes_whatever_the_locale),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

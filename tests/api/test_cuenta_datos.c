@@ -553,8 +553,8 @@ static void deleting_her_account_cancels_anonymises_and_keeps_the_books(void **s
  * refused, on a database of the schema version before that migration
  * (AFTER_ELIMINADOS versions ago, the ones after it undone too): the
  * upgrade takes it out again. */
-#define AFTER_ELIMINADOS     2
-#define AFTER_ELIMINADOS_SQL "2"
+#define AFTER_ELIMINADOS     3
+#define AFTER_ELIMINADOS_SQL "3"
 static void an_upgrade_undoes_what_the_deleted_accounts_domain_let_in(void **state)
 {
     (void)state;
