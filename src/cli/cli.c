@@ -604,13 +604,9 @@ static br_err print_cuenta_correo(void *ud, const struct cuenta_correo_view *m)
 static int outbox_check(void *args)
 {
     const char *status = *(const char **)args;
-    static const char *const states[] = {"pending", "retrying", "sent", "dropped", "skipped"};
-    for (size_t i = 0; status && i < sizeof states / sizeof states[0]; i++)
-        if (!strcmp(status, states[i])) return 0;
-    if (status)
-        return usage_error(
-            "outbox list: --status must be pending, retrying, sent, dropped or skipped");
-    return 0;
+    /* the outbox's states, and retrying: a pending message already tried */
+    if (!status || word_in(outbox_estados(), status) || !strcmp(status, "retrying")) return 0;
+    return usage_error("outbox list: --status must be pending, retrying, sent, dropped or skipped");
 }
 
 static int outbox_list(struct app *app, void *args)

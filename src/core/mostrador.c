@@ -488,9 +488,7 @@ br_err mostrador_asistencia(struct app *app, const struct principal *caller, con
     br_err rc = staff_only(caller);
     if (rc) return rc;
     if (missing(estado)) return err_set(BR_INVALID, "Faltan campos requeridos");
-    if (strcmp(estado, "completada") && strcmp(estado, "no_presentado") &&
-        strcmp(estado, "confirmada"))
-        return err_set(BR_INVALID, "estado inválido");
+    if (!cita_estado_asistencia(estado)) return err_set(BR_INVALID, "estado inválido");
     int64_t now_ms = clock_now_ms();
     struct tz_date today;
     int minute;

@@ -475,8 +475,9 @@ static br_err row_values(void *ud, const json_t *row)
                        k->name, k->line, json_array_size(row), k->ncols);
     for (int c = 0; c < k->ncols; c++) {
         struct store_value v;
+        char why[STORE_WRONG_MAX];
         const char *wrong = value_of(json_array_get(row, (size_t)c), &v)
-                                ? store_value_wrong(&k->kind[c], &v)
+                                ? store_value_wrong(&k->kind[c], &v, why)
                                 : "not a value a column holds";
         if (wrong)
             return err_set(BR_INVALID, "%s.jsonl, line %" PRId64 ", column %.*s: %s", k->name,

@@ -185,9 +185,7 @@ br_err whatsapp_webhook_statuses(struct app *app, const json_t *body, int *recor
                 const char *status = json_string_value(json_object_get(st, "status"));
                 const char *ts = json_string_value(json_object_get(st, "timestamp"));
                 if (!id || !status || strlen(id) > 200) continue;
-                if (strcmp(status, "sent") && strcmp(status, "delivered") &&
-                    strcmp(status, "read") && strcmp(status, "failed"))
-                    continue;
+                if (!word_in(whatsapp_entregas(), status)) continue;
                 int64_t ms = clock_now_ms();
                 if (ts) {
                     char *end = NULL;

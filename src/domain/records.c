@@ -75,14 +75,70 @@ void cita_detail_clear(struct cita_detail *d)
     TEXTS_FREE(&d->cliente_email, &d->cliente_nombre, &d->barbero_nombre, &d->servicio_nombre);
 }
 
+/* --- the words a text column takes ------------------------------------------------ */
+
+bool word_in(const char *const *words, const char *s)
+{
+    for (; s && *words; words++)
+        if (!strcmp(s, *words)) return true;
+    return false;
+}
+
+const char *const *cita_estados(void)
+{
+    static const char *const estados[] = {"confirmada", "cancelada", "completada", "no_presentado",
+                                          NULL};
+    return estados;
+}
+
+bool cita_estado_asistencia(const char *s)
+{
+    return word_in(cita_estados(), s) && strcmp(s, "cancelada") != 0;
+}
+
+const char *const *outbox_estados(void)
+{
+    static const char *const estados[] = {"pending", "sent", "dropped", "skipped", NULL};
+    return estados;
+}
+
+const char *const *outbox_kinds(void)
+{
+    static const char *const kinds[] = {
+        "confirmacion", "cancelacion",  "reprogramacion",    "recordatorio", "aviso_espera",
+        "aviso_cita",   "aviso_cambio", "aviso_cancelacion", "cierre",       NULL};
+    return kinds;
+}
+
+const char *const *outbox_canales(void)
+{
+    static const char *const canales[] = {"email", "whatsapp", NULL};
+    return canales;
+}
+
+const char *const *whatsapp_entregas(void)
+{
+    static const char *const entregas[] = {"sent", "delivered", "read", "failed", NULL};
+    return entregas;
+}
+
+const char *const *consentimiento_tipos(void)
+{
+    static const char *const tipos[] = {"fotos", NULL};
+    return tipos;
+}
+
+/* s as the word of words it matches, else the first of words. */
+static const char *word_or_first(const char *const *words, const char *s)
+{
+    for (size_t i = 0; s && words[i]; i++)
+        if (!strcmp(s, words[i])) return words[i];
+    return words[0];
+}
+
 const char *outbox_kind(const char *s)
 {
-    static const char *const kinds[] = {"confirmacion", "cancelacion",       "reprogramacion",
-                                        "recordatorio", "aviso_espera",      "aviso_cita",
-                                        "aviso_cambio", "aviso_cancelacion", "cierre"};
-    for (size_t i = 0; s && i < ARRAY_LEN(kinds); i++)
-        if (!strcmp(s, kinds[i])) return kinds[i];
-    return kinds[0];
+    return word_or_first(outbox_kinds(), s);
 }
 
 bool outbox_kind_cancela(const char *kind)
@@ -104,5 +160,5 @@ void cuenta_mail_clear(struct cuenta_mail *m)
 
 const char *outbox_canal(const char *s)
 {
-    return s && !strcmp(s, "whatsapp") ? "whatsapp" : "email";
+    return word_or_first(outbox_canales(), s);
 }

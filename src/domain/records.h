@@ -220,6 +220,34 @@ struct cita_detail {
 
 void cita_detail_clear(struct cita_detail *d);
 
+/* --- the words a text column takes ------------------------------------------------ */
+
+/* Each list below is the whole set of values its column holds, NULL-terminated,
+ * written once: what the service writes and checks, and what an import
+ * accepts (store/transfer.c). */
+
+/* Whether s (nullable) is one of words. */
+bool word_in(const char *const *words, const char *s);
+
+/* citas.estado: confirmada (booked), cancelada, and the attendance marks
+ * completada and no_presentado. */
+const char *const *cita_estados(void);
+/* Whether s is an estado the front desk may set as an attendance mark:
+ * completada, no_presentado, or confirmada (the mark taken back). */
+bool cita_estado_asistencia(const char *s);
+/* mail_outbox.status: pending, sent, dropped, skipped (not to be sent any
+ * more: a withdrawn consent, a cancelled appointment). */
+const char *const *outbox_estados(void);
+/* mail_outbox.kind, in outbox_msg.kind's words (confirmacion first). */
+const char *const *outbox_kinds(void);
+/* mail_outbox.canal: email, whatsapp. */
+const char *const *outbox_canales(void);
+/* mail_outbox.entrega: a WhatsApp message's delivery status as its webhook
+ * reports it, in the order it moves on (sent, delivered, read, failed). */
+const char *const *whatsapp_entregas(void);
+/* consentimientos.tipo: what a client consents to (fotos). */
+const char *const *consentimiento_tipos(void);
+
 /* The kind of an outbox message as stored text: one of the known kinds,
  * whatever s holds (unknown or NULL text reads as confirmacion). */
 const char *outbox_kind(const char *s);

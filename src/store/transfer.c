@@ -14,9 +14,19 @@
  *   time    a time in the service's form, YYYY-MM-DDTHH:MM:SS.sssZ
  *   date    a date, YYYY-MM-DD
  *   int     an integer       bool  0 or 1       number  a number
- *   text    text             kind  an outbox message's kind (domain/records.h)
- *   canal   an outbox message's channel (domain/records.h)
+ *   text    text
+ * or text that is one of a domain list (domain/records.h), every value the
+ * service writes there:
+ *   estado  an appointment's state (cita_estados)
+ *   status  an outbox message's state (outbox_estados)
+ *   kind    an outbox message's kind (outbox_kinds)
+ *   canal   an outbox message's channel (outbox_canales)
+ *   entrega a WhatsApp message's delivery status (whatsapp_entregas)
+ *   consent what a client consents to (consentimiento_tipos)
  * and "?" after the word: NULL is allowed (the column is not NOT NULL).
+ * perfiles.rol and fotos_cita.tipo stay text: the specification stores
+ * them as given (a rol PATCH is not validated, a photo's tipo is not
+ * checked against antes/despues), so an export may hold any text there.
  * An import checks every value of an export against them before it writes
  * anything (store_column_kind), on every backend alike. */
 #define DUMP_TABLE_KEY(name, key, nkey, keymarks, cols, n, marks, kinds)                           \
@@ -50,7 +60,7 @@ static const struct dump_table {
                "id, cliente_id, barbero_id, servicio_id, fecha_inicio, fecha_fin, estado, notas, "
                "google_event_id, created_at, precio, asistencia_en",
                12, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?",
-               "uuid, uuid, uuid, uuid, time, time, text, text?, text?, time, number?, time?"),
+               "uuid, uuid, uuid, uuid, time, time, estado, text?, text?, time, number?, time?"),
     DUMP_TABLE("historial_cortes", "id",
                "id, cliente_id, cita_id, barbero_id, servicio_id, fecha, created_at", 7,
                "?, ?, ?, ?, ?, ?, ?", "uuid, uuid, uuid, uuid, uuid, date, time"),
@@ -63,8 +73,8 @@ static const struct dump_table {
                "locked_until, last_error, done_at, kind, due_at, enlace, canal, antelacion_min, "
                "proveedor_id, entrega, entrega_at",
                24, "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?",
-               "uuid, uuid, text, text, text, text, time, time, text?, time, text, int, time, "
-               "time?, text?, time?, kind, time?, text?, canal, int, text?, text?, time?"),
+               "uuid, uuid, text, text, text, text, time, time, text?, time, status, int, time, "
+               "time?, text?, time?, kind, time?, text?, canal, int, text?, entrega?, time?"),
     /* the schedules and days off: added at the end, so that the tables before keep their
      * places (an export of version 1 names those only) */
     DUMP_TABLE_KEY("horarios", "barbero_id, dia, inicio", 3, "?, ?, ?",
@@ -74,7 +84,7 @@ static const struct dump_table {
     /* version 4: the clients' consents (an export of versions 2 and 3 ends before) */
     DUMP_TABLE_KEY("consentimientos", "cliente_id, tipo", 2, "?, ?",
                    "cliente_id, tipo, otorgado_en, retirado_en", 4, "?, ?, ?, ?",
-                   "uuid, text, time?, time?"),
+                   "uuid, consent, time?, time?"),
     /* version 4: the links' key (it replaces the one the target made when it
      * opened, so every link handed out before still opens), the waiting
      * list and the notices it has sent */
@@ -137,11 +147,20 @@ bool store_column_kind(int table, const char *column, size_t n, struct store_col
     static const struct {
         const char *word;
         enum store_kind kind;
-    } words[] = {{"text", STORE_KIND_TEXT},         {"uuid", STORE_KIND_UUID},
-                 {"time", STORE_KIND_TIME},         {"date", STORE_KIND_DATE},
-                 {"int", STORE_KIND_INT},           {"bool", STORE_KIND_BOOL},
-                 {"number", STORE_KIND_NUMBER},     {"kind", STORE_KIND_OUTBOX_KIND},
-                 {"canal", STORE_KIND_OUTBOX_CANAL}};
+        const char *const *(*words)(void); /* STORE_KIND_WORD */
+    } words[] = {{"text", STORE_KIND_TEXT, NULL},
+                 {"uuid", STORE_KIND_UUID, NULL},
+                 {"time", STORE_KIND_TIME, NULL},
+                 {"date", STORE_KIND_DATE, NULL},
+                 {"int", STORE_KIND_INT, NULL},
+                 {"bool", STORE_KIND_BOOL, NULL},
+                 {"number", STORE_KIND_NUMBER, NULL},
+                 {"estado", STORE_KIND_WORD, cita_estados},
+                 {"status", STORE_KIND_WORD, outbox_estados},
+                 {"kind", STORE_KIND_WORD, outbox_kinds},
+                 {"canal", STORE_KIND_WORD, outbox_canales},
+                 {"entrega", STORE_KIND_WORD, whatsapp_entregas},
+                 {"consent", STORE_KIND_WORD, consentimiento_tipos}};
     if (table < 0 || table >= (int)ARRAY_LEN(dump_tables)) return false;
     const struct dump_table *t = &dump_tables[table];
     const char *name, *word;
@@ -154,6 +173,7 @@ bool store_column_kind(int table, const char *column, size_t n, struct store_col
         for (size_t w = 0; w < ARRAY_LEN(words); w++)
             if (strlen(words[w].word) == wlen && !memcmp(words[w].word, word, wlen)) {
                 out->kind = words[w].kind;
+                out->words = words[w].words ? words[w].words() : NULL;
                 return true;
             }
         return false;
@@ -161,18 +181,25 @@ bool store_column_kind(int table, const char *column, size_t n, struct store_col
     return false;
 }
 
-/* Whether the n bytes at s are one of the names known(s) hands back as
- * they are (a domain list: what is not in it reads as its first). */
-static bool known_text(const char *(*known)(const char *), const char *s, size_t n)
+/* Whether the n bytes at s are one of words. */
+static bool word_text(const char *const *words, const char *s, size_t n)
 {
-    char buf[64];
-    if (n >= sizeof buf || memchr(s, '\0', n)) return false;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return !strcmp(known(buf), buf);
+    for (; words && *words; words++)
+        if (strlen(*words) == n && !memcmp(*words, s, n)) return true;
+    return false;
 }
 
-const char *store_value_wrong(const struct store_column *c, const struct store_value *v)
+/* "not one of a, b, c" into why. */
+static const char *not_one_of(const char *const *words, char why[STORE_WRONG_MAX])
+{
+    size_t o = (size_t)snprintf(why, STORE_WRONG_MAX, "not one of");
+    for (size_t i = 0; words && words[i] && o < STORE_WRONG_MAX; i++)
+        o += (size_t)snprintf(why + o, STORE_WRONG_MAX - o, "%s %s", i ? "," : "", words[i]);
+    return why;
+}
+
+const char *store_value_wrong(const struct store_column *c, const struct store_value *v,
+                              char why[STORE_WRONG_MAX])
 {
     if (v->type == STORE_NULL) return c->null ? NULL : "null, and the column is NOT NULL";
     bool text = v->type == STORE_TEXT;
@@ -206,11 +233,8 @@ const char *store_value_wrong(const struct store_column *c, const struct store_v
         return v->type == STORE_INT && (v->i == 0 || v->i == 1) ? NULL : "not 0 or 1";
     case STORE_KIND_NUMBER:
         return v->type == STORE_INT || v->type == STORE_REAL ? NULL : "not a number";
-    case STORE_KIND_OUTBOX_KIND:
-        return text && known_text(outbox_kind, v->s, v->n) ? NULL : "not a kind of message";
-    case STORE_KIND_OUTBOX_CANAL:
-        return text && known_text(outbox_canal, v->s, v->n) ? NULL
-                                                            : "not a channel (email, whatsapp)";
+    case STORE_KIND_WORD:
+        return text && word_text(c->words, v->s, v->n) ? NULL : not_one_of(c->words, why);
     }
     return "of no kind";
 }

@@ -39,26 +39,29 @@ struct store_value {
  * same on every backend, whatever type the SQL schema gives it. */
 enum store_kind {
     STORE_KIND_TEXT,
-    STORE_KIND_UUID,         /* text: an id in the lowercase canonical form */
-    STORE_KIND_TIME,         /* text: YYYY-MM-DDTHH:MM:SS.sssZ, a real instant */
-    STORE_KIND_DATE,         /* text: YYYY-MM-DD, a real day */
-    STORE_KIND_INT,          /* STORE_INT */
-    STORE_KIND_BOOL,         /* STORE_INT, 0 or 1 */
-    STORE_KIND_NUMBER,       /* STORE_INT or STORE_REAL */
-    STORE_KIND_OUTBOX_KIND,  /* text: a kind of outbox message (outbox_kind) */
-    STORE_KIND_OUTBOX_CANAL, /* text: an outbox channel (outbox_canal) */
+    STORE_KIND_UUID,   /* text: an id in the lowercase canonical form */
+    STORE_KIND_TIME,   /* text: YYYY-MM-DDTHH:MM:SS.sssZ, a real instant */
+    STORE_KIND_DATE,   /* text: YYYY-MM-DD, a real day */
+    STORE_KIND_INT,    /* STORE_INT */
+    STORE_KIND_BOOL,   /* STORE_INT, 0 or 1 */
+    STORE_KIND_NUMBER, /* STORE_INT or STORE_REAL */
+    STORE_KIND_WORD,   /* text: one of words (a domain list: records.h) */
 };
 struct store_column {
     enum store_kind kind;
-    bool null; /* NULL allowed (the schema has no NOT NULL on it) */
+    bool null;                /* NULL allowed (the schema has no NOT NULL on it) */
+    const char *const *words; /* STORE_KIND_WORD: the values it takes, NULL-terminated */
 };
 /* The kind of the column named by the n bytes at column in table (an
  * index of store_tables()). OUT: *out. False when the table has no such
  * column. */
 bool store_column_kind(int table, const char *column, size_t n, struct store_column *out);
+#define STORE_WRONG_MAX 256 /* bytes of what store_value_wrong says, with its NUL */
 /* NULL when v is a value of column c's kind; else what is wrong with it
- * (static text: "not a time (YYYY-MM-DDTHH:MM:SS.sssZ, UTC)"). */
-const char *store_value_wrong(const struct store_column *c, const struct store_value *v);
+ * ("not a time (YYYY-MM-DDTHH:MM:SS.sssZ, UTC)", "not one of confirmada,
+ * cancelada, ..."), static text or written into why. */
+const char *store_value_wrong(const struct store_column *c, const struct store_value *v,
+                              char why[STORE_WRONG_MAX]);
 
 /* Called once per row with the table's index and its ncols values (times
  * in the API's form, ids lowercase, on every backend), borrowed until fn

@@ -8,7 +8,9 @@
  * but a regular file, a line past the cap and an object larger than a
  * photo may be are refused; two live appointments of a barber may not
  * overlap (SQLite has only the booking's own check); every value is of its
- * column's kind (a time, an id, an integer, not null...). On S3, whose bucket
+ * column's kind (a time, an id, an integer, not null...) and, where the
+ * column holds a set (an appointment's estado, an outbox message's
+ * status...), one of its words. On S3, whose bucket
  * may be shared, an import refused because a key is taken leaves no
  * intent behind, so that no later sweep removes the object it never
  * wrote.
@@ -416,6 +418,63 @@ static void a_value_not_of_its_columns_kind_is_refused(void **state)
     expect_imported(out);
 }
 
+/* dir/table.jsonl with the row (JSON) added at its end, the manifest's
+ * sum made to match. */
+static void add_row(const char *dir, const char *table, const char *row)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s.jsonl", dir, table);
+    write_text(path, "a", row, strlen(row));
+    write_text(path, "a", "\n", 1);
+    refresh(dir, table);
+}
+
+/* A WhatsApp message of the outbox, delivered; status and entrega as given. */
+#define OUTBOX_ROW(status, entrega)                                                                \
+    "[\"0b7a8c1e-0000-4000-8000-0000000000b1\",\"0b7a8c1e-0000-4000-8000-0000000000b2\","          \
+    "\"34600111222\",\"Ana\",\"B\",\"S\",\"2032-09-01T10:00:00.000Z\","                            \
+    "\"2032-09-01T10:30:00.000Z\",null,\"2032-08-01T10:00:00.000Z\",\"" status "\",1,"             \
+    "\"2032-08-01T10:00:00.000Z\",null,null,\"2032-08-01T10:00:01.000Z\",\"confirmacion\",null,"   \
+    "null,\"whatsapp\",0,\"wamid.x\",\"" entrega "\",\"2032-08-01T10:00:02.000Z\"]"
+
+/* Only the kind of a state was checked: an export edited to hold an
+ * appointment "borrada" imported, and was neither live nor cancelled
+ * (the overlap rule and the listings filter by the words); an outbox
+ * message "queued" was never sent nor listed as pending. Every column
+ * whose values are a domain list (citas.estado, mail_outbox.status, kind,
+ * canal and entrega, consentimientos.tipo) refuses any other word, naming
+ * the file, the line, the column and the words it takes, nothing written;
+ * perfiles.rol stays free text, as the specification stores it. */
+static void a_value_outside_its_columns_words_is_refused(void **state)
+{
+    (void)state;
+    char out[400], row[200];
+    export_a(out, sizeof out);
+    set_first_value(out, "citas", 6, json_string("borrada"));
+    expect_refused(out, "citas.jsonl, line 1, column estado: not one of confirmada, cancelada, "
+                        "completada, no_presentado");
+    export_a(out, sizeof out);
+    add_row(out, "mail_outbox", OUTBOX_ROW("queued", "read"));
+    expect_refused(out, "mail_outbox.jsonl, line 1, column status: not one of pending, sent, "
+                        "dropped, skipped");
+    export_a(out, sizeof out);
+    add_row(out, "mail_outbox", OUTBOX_ROW("sent", "seen"));
+    expect_refused(out, "mail_outbox.jsonl, line 1, column entrega: not one of sent, delivered, "
+                        "read, failed");
+    export_a(out, sizeof out);
+    snprintf(row, sizeof row, "[\"%s\",\"video\",\"2032-08-01T10:00:00.000Z\",null]", ana.id);
+    add_row(out, "consentimientos", row);
+    expect_refused(out, "column tipo: not one of fotos");
+    /* each word of its list imports, and so does any rol */
+    export_a(out, sizeof out);
+    set_first_value(out, "citas", 6, json_string("no_presentado"));
+    set_first_value(out, "perfiles", 1, json_string("jefa"));
+    add_row(out, "mail_outbox", OUTBOX_ROW("skipped", "failed"));
+    snprintf(row, sizeof row, "[\"%s\",\"fotos\",\"2032-08-01T10:00:00.000Z\",null]", ana.id);
+    add_row(out, "consentimientos", row);
+    expect_imported(out);
+}
+
 /* An S3 bucket may be shared: an import into it that finds one of its keys
  * taken (here by an earlier import of the same export) is refused, and
  * leaves no intent on that key, so that no sweep (serve's, the next
@@ -466,6 +525,7 @@ int main(void)
         cmocka_unit_test(a_line_or_an_object_past_its_cap_is_refused),
         cmocka_unit_test(overlapping_appointments_of_a_barber_are_refused),
         cmocka_unit_test(a_value_not_of_its_columns_kind_is_refused),
+        cmocka_unit_test(a_value_outside_its_columns_words_is_refused),
         cmocka_unit_test(an_import_refused_by_a_taken_key_leaves_the_object_alone),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
