@@ -5,6 +5,8 @@
  */
 #include "store_int.h"
 
+#include <inttypes.h>
+
 /* --- a shop's data as rows ------------------------------------------------------------- */
 
 /* One table: its columns, its key (the first nkey columns), the statements
@@ -350,6 +352,8 @@ struct load {
     store_load_fn next;
     void *ud;
     bool default_week;
+    int table;    /* of the row loaded last (-1: none yet) */
+    int64_t line; /* its line in its table's file */
 };
 
 struct id_list {
@@ -430,17 +434,30 @@ static br_err load_tx(struct db *db, struct db_conn *c, void *ud)
         if (rc) return rc;
         if (table < 0 || table >= (int)ARRAY_LEN(dump_tables) || n != dump_tables[table].t.ncols)
             return err_set(BR_INVALID, "a row that fits no table");
+        if (table != l->table) {
+            l->table = table;
+            l->line = 0;
+        }
+        l->line++;
         struct db_val p[STORE_ROW_MAX];
         for (int i = 0; i < n; i++)
             p[i] = param_of(&v[i]);
         rc = db->ops->exec(c, dump_tables[table].insert, p, n, NULL, NULL, NULL);
+        if (rc && !err_unavailable(rc)) {
+            /* a row the schema refuses (a CHECK, a unique key, a reference):
+             * the database's words, after the row's file and line */
+            char where[160];
+            snprintf(where, sizeof where, "%s.jsonl, line %" PRId64, dump_tables[table].t.name,
+                     l->line);
+            return err_prefix(rc, where);
+        }
         if (rc) return rc;
     }
 }
 
 br_err store_load(struct store *st, store_load_fn next, void *ud, bool default_week)
 {
-    struct load l = {next, ud, default_week};
+    struct load l = {next, ud, default_week, -1, 0};
     return in_tx(st, load_tx, &l);
 }
 

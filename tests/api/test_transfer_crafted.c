@@ -10,7 +10,8 @@
  * overlap (SQLite has only the booking's own check); every value is of its
  * column's kind (a time, an id, an integer, not null...) and, where the
  * column holds a set (an appointment's estado, an outbox message's
- * status...), one of its words. On S3, whose bucket
+ * status...), one of its words; a row the schema's checks refuse is named
+ * by its file and line. On S3, whose bucket
  * may be shared, an import refused because a key is taken leaves no
  * intent behind, so that no later sweep removes the object it never
  * wrote.
@@ -475,6 +476,37 @@ static void a_value_outside_its_columns_words_is_refused(void **state)
     expect_imported(out);
 }
 
+/* A value of its kind that the schema's CHECK refuses (a service of 0
+ * minutes, an appointment ending before it starts, a day 9 of the week)
+ * was refused with the database's bare words ("CHECK constraint failed:
+ * duracion_min > 0"), no file or line to look at; now they follow the
+ * row's file and line, and nothing is written. */
+static void a_row_the_schema_refuses_names_its_file_and_line(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *table;
+        size_t col;
+        const char *json;
+    } cases[] = {
+        {"servicios", 2, "0"},
+        {"servicios", 5, "121"},
+        {"citas", 5, "\"2032-09-01T09:00:00.000Z\""},
+        {"horarios", 1, "9"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char out[400], where[100];
+        export_a(out, sizeof out);
+        json_error_t e;
+        json_t *v = json_loads(cases[i].json, JSON_DECODE_ANY, &e);
+        assert_non_null(v);
+        set_first_value(out, cases[i].table, cases[i].col, v);
+        /* then the database's own words, which differ by backend */
+        snprintf(where, sizeof where, "%s.jsonl, line 1: ", cases[i].table);
+        expect_refused(out, where);
+    }
+}
+
 /* An S3 bucket may be shared: an import into it that finds one of its keys
  * taken (here by an earlier import of the same export) is refused, and
  * leaves no intent on that key, so that no sweep (serve's, the next
@@ -526,6 +558,7 @@ int main(void)
         cmocka_unit_test(overlapping_appointments_of_a_barber_are_refused),
         cmocka_unit_test(a_value_not_of_its_columns_kind_is_refused),
         cmocka_unit_test(a_value_outside_its_columns_words_is_refused),
+        cmocka_unit_test(a_row_the_schema_refuses_names_its_file_and_line),
         cmocka_unit_test(an_import_refused_by_a_taken_key_leaves_the_object_alone),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
