@@ -266,17 +266,27 @@ static bool code_transient(long long code)
     return false;
 }
 
-/* The verdict on an answer that is not a 2xx; its text never holds w's
- * token, should the answer quote what it was sent. */
-static br_err refusal(const struct whatsapp *w, long status, const struct answer *a)
+/* The verdict on an answer that is not a 2xx; its text (logged, kept as
+ * the message's error) never holds w's token nor the link the message
+ * carried, whose token opens the appointment without signing in, should
+ * the answer quote what it was sent. Both go before the text is cut, so
+ * that no piece of one survives at the cut. */
+static br_err refusal(const struct whatsapp *w, long status, const struct answer *a,
+                      const char *link)
 {
     json_t *j = a->p ? json_loads(a->p, 0, NULL) : NULL;
     json_t *e = json_object_get(j, "error");
     long long code = json_integer_value(json_object_get(e, "code"));
     long long sub = json_integer_value(json_object_get(e, "error_subcode"));
-    char msg[200];
-    whatsapp_param_text(json_string_value(json_object_get(e, "message")), msg, sizeof msg);
-    secret_scrub(msg, sizeof msg, w->auth + strlen(AUTH_PREFIX));
+    const char *said = json_string_value(json_object_get(e, "message"));
+    size_t n = (said ? strlen(said) : 0) + 1;
+    char *full = xstrdup(said ? said : ""), msg[200];
+    secret_scrub(full, n, w->auth + strlen(AUTH_PREFIX));
+    secret_scrub(full, n, link);
+    const char *tail = link ? strrchr(link, '/') : NULL; /* its token alone */
+    if (tail && strlen(tail + 1) >= 16) secret_scrub(full, n, tail + 1);
+    whatsapp_param_text(said ? full : NULL, msg, sizeof msg);
+    free(full);
     bool transient = status >= 500 || status == 429 || status == 408 || code_transient(code);
     br_err rc = err_set(transient ? BR_UPSTREAM : BR_INVALID,
                         "whatsapp: HTTP %ld, code %lld (subcode %lld): %s", status, code, sub,
@@ -323,7 +333,7 @@ br_err whatsapp_send(struct whatsapp *w, const struct outbox_msg *msg, const cha
                      curl_easy_strerror(cc));
     } else if (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK || status < 200 ||
                status > 299) {
-        rc = refusal(w, status, &a);
+        rc = refusal(w, status, &a, link);
     } else {
         /* accepted: whatever the answer says, never sent twice */
         json_t *j = a.p ? json_loads(a.p, 0, NULL) : NULL;

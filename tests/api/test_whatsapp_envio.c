@@ -4,7 +4,8 @@
  * (tests/doubles/wa_double.c; whatsapp_fixture.h): a client's consent
  * (given with a number in E.164, withdrawn), one template message per event
  * and never a second, retries with backoff after a 5xx or a 429, a wrong
- * token retried and never logged, and the quiet hours (a confirmation
+ * token retried and never logged, a refusal quoting the personal link
+ * logged without it, and the quiet hours (a confirmation
  * waits, a cancellation goes; a cancelled cita's waiting confirmation never
  * leaves). Reminders, statuses and links are test_whatsapp_avisos.c's.
  */
@@ -261,6 +262,49 @@ static void a_wrong_token_is_retried_and_never_logged(void **state)
     free(id);
 }
 
+/* A refusal whose message quotes what it was sent (here the last
+ * parameter, the appointment's personal link) was logged and kept as the
+ * message's error as it came: the link, which opens, moves and cancels her
+ * appointment without signing in, went into the server's log and the
+ * admin's view. Neither holds its token now; the refusal itself (its code)
+ * is still logged and kept. */
+static void a_refusal_that_quotes_the_link_never_logs_it(void **state)
+{
+    (void)state;
+    start_shop(NULL);
+    struct resp r;
+    consent(&ANA, "{\"acepta\": true}", 200, &r);
+    resp_free(&r);
+    json_decref(dbl_control("fail=1&status=400&code=100&quote=1"));
+    char f[32];
+    at(3 * 86400000LL, f);
+    char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
+    struct row_q q = {id, "confirmacion", "dropped"};
+    assert_true(wait_until(row_there, &q, WAIT_MS));
+    /* the link the double was sent, and quoted back */
+    json_t *all = dbl_requests();
+    assert_int_equal(json_array_size(all), 1);
+    json_t *m = req_message(json_array_get(all, 0));
+    const char *link = msg_param(m, 5);
+    const char *token = strstr(link, "/c/");
+    assert_non_null(token);
+    token += 3;
+    assert_true(strlen(token) >= 32);
+    char *log = srv_log(&S);
+    assert_non_null(strstr(log, "code 100"));
+    assert_null(strstr(log, token));
+    free(log);
+    json_t *list = mensajes(id);
+    json_t *msg = mensaje(list, "whatsapp", "confirmacion");
+    assert_non_null(msg);
+    assert_non_null(strstr(jstr(msg, "error"), "code 100"));
+    assert_null(strstr(jstr(msg, "error"), token));
+    json_decref(list);
+    json_decref(m);
+    json_decref(all);
+    free(id);
+}
+
 /* The quiet hours around now in the shop's zone: "HH:MM-HH:MM" from an
  * hour ago to an hour ahead. */
 static void quiet_around_now(char out[64])
@@ -472,6 +516,7 @@ int main(void)
         cmocka_unit_test_teardown(a_5xx_and_a_429_are_retried_with_backoff_and_sent_once,
                                   whatsapp_teardown),
         cmocka_unit_test_teardown(a_wrong_token_is_retried_and_never_logged, whatsapp_teardown),
+        cmocka_unit_test_teardown(a_refusal_that_quotes_the_link_never_logs_it, whatsapp_teardown),
         cmocka_unit_test_teardown(in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes,
                                   whatsapp_teardown),
         cmocka_unit_test_teardown(a_closures_cancellation_goes_by_whatsapp_as_hers_would,

@@ -25,9 +25,11 @@
  * JSON line (method, uri, authorization, body, verdict, status, wamid), so
  * a test asserts on exactly what went over the wire.
  *
- *   POST /control?fail=N&status=S&code=C   the next N messages get HTTP S
- *        with the Graph API's error object of code C (e.g. 500 / 131000,
- *        429 / 130429, 400 / 131026)
+ *   POST /control?fail=N&status=S&code=C[&quote=1]   the next N messages
+ *        get HTTP S with the Graph API's error object of code C (e.g. 500 /
+ *        131000, 429 / 130429, 400 / 131026); with quote=1 its message
+ *        quotes the last parameter the message was sent ("Invalid
+ *        parameter: <text>"), as an error about a parameter may
  *   POST /control?reset=1                  no failures pending
  *   POST /control?deliver=WAMID&status=ST&url=U[&secret=wrong][&code=C]
  *        posts to U the webhook delivery Meta would for that message's
@@ -85,6 +87,7 @@ struct state {
     unsigned long seq;
     int fail_left, fail_status;
     long long fail_code;
+    bool fail_quote;
     time_t window;
     int in_window;
     struct sent sent[SENT_MAX];
@@ -292,6 +295,7 @@ static void on_messages(struct MHD_Connection *conn, const char *method, const c
     bool inject = !limited && S.fail_left > 0;
     int fstatus = S.fail_status;
     long long fcode = S.fail_code;
+    bool quote = S.fail_quote;
     if (inject) S.fail_left--;
     pthread_mutex_unlock(&S.lock);
     if (limited) {
@@ -302,9 +306,17 @@ static void on_messages(struct MHD_Connection *conn, const char *method, const c
         return;
     }
     if (inject) {
+        char said[1200] = "Injected failure";
+        if (quote) {
+            json_t *ps = json_object_get(
+                json_array_get(json_object_get(json_object_get(m, "template"), "components"), 0),
+                "parameters");
+            const char *last = json_string_value(
+                json_object_get(json_array_get(ps, json_array_size(ps) - 1), "text"));
+            snprintf(said, sizeof said, "Invalid parameter: %s", last ? last : "");
+        }
         json_decref(m);
-        reply_set(r, (unsigned)fstatus, graph_error("Injected failure", "OAuthException", fcode, 0),
-                  "injected");
+        reply_set(r, (unsigned)fstatus, graph_error(said, "OAuthException", fcode, 0), "injected");
         return;
     }
     const char *to = json_string_value(json_object_get(m, "to"));
@@ -407,12 +419,14 @@ static void on_control(struct MHD_Connection *conn, struct reply *r)
     const char *status = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "status");
     const char *code = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "code");
     const char *reset = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "reset");
+    const char *quote = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "quote");
     pthread_mutex_lock(&S.lock);
     if (reset) S.fail_left = 0;
     if (fail) {
         S.fail_left = (int)strtol(fail, NULL, 10);
         S.fail_status = status ? (int)strtol(status, NULL, 10) : 500;
         S.fail_code = code ? strtoll(code, NULL, 10) : 131000;
+        S.fail_quote = quote != NULL;
     }
     pthread_mutex_unlock(&S.lock);
     reply_set(r, 200, json_pack("{s:b}", "ok", 1), "ok");
