@@ -248,6 +248,7 @@ br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv, i
         if (!v) v = s->def;
         if (v) rc = set_value(cfg, s, v, var);
     }
+    bool given[ARRAY_LEN(settings)] = {false};
     while (!rc && *idx < argc) {
         const char *arg = argv[*idx];
         if (strncmp(arg, "--", 2) != 0) break;
@@ -264,6 +265,10 @@ br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv, i
             }
         }
         if (!found) break;
+        /* which of two values was meant is not ours to guess */
+        if (given[found - settings])
+            return err_set(BR_CONFIG, "--%.*s given twice", (int)nlen, name);
+        given[found - settings] = true;
         const char *v;
         if (eq) {
             v = eq + 1;

@@ -82,9 +82,14 @@ int cli_parse(const char *cmd, int argc, char **argv, unsigned scopes, struct co
                     cli_error("%s: --%s takes no value", cmd, f->name);
                     return EXIT_USAGE;
                 }
-                *f->present = true;
+                *f->present = true; /* twice says the same */
                 i++;
             } else if (f) {
+                if (*f->value) {
+                    /* which of two values was meant is not ours to guess */
+                    cli_error("%s: --%s given twice", cmd, f->name);
+                    return EXIT_USAGE;
+                }
                 if (eq) {
                     *f->value = eq + 1;
                     i++;

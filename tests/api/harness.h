@@ -109,7 +109,8 @@ void test_folder_store(void);
 void srv_init(struct srv *s);
 
 /* Starts `barberia serve --listen 127.0.0.1:0 --data <data>` plus args
- * (NULL-terminated, may be NULL), with the environment cleared of every
+ * (NULL-terminated, may be NULL; a --listen or --data among them replaces
+ * the default: a flag may be given once), with the environment cleared of every
  * BARBERIA_* variable and then given env ("NAME=value" strings,
  * NULL-terminated, may be NULL). Waits until it listens. Reuses the data
  * folder when called again on the same struct after srv_stop. */

@@ -204,10 +204,20 @@ void srv_start(struct srv *s, const char *const *env, const char *const *args)
     int n = 0;
     argv[n++] = "barberia";
     argv[n++] = "serve";
-    argv[n++] = "--listen";
-    argv[n++] = "127.0.0.1:0";
-    argv[n++] = "--data";
-    argv[n++] = s->data;
+    /* a flag may be given once: args' own --listen or --data replaces ours */
+    bool listen = false, data = false;
+    for (const char *const *a = args; a && *a; a++) {
+        listen = listen || !strcmp(*a, "--listen") || !strncmp(*a, "--listen=", 9);
+        data = data || !strcmp(*a, "--data") || !strncmp(*a, "--data=", 7);
+    }
+    if (!listen) {
+        argv[n++] = "--listen";
+        argv[n++] = "127.0.0.1:0";
+    }
+    if (!data) {
+        argv[n++] = "--data";
+        argv[n++] = s->data;
+    }
     for (; args && *args && n < 62; args++)
         argv[n++] = *args;
     argv[n] = NULL;

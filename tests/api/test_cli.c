@@ -249,6 +249,48 @@ static void bad_arguments_exit_2_and_create_nothing(void **state)
     srv_cleanup(&s);
 }
 
+/* A flag given twice took its last value without a word: `user add --email
+ * a --email b` made b, `migrate --data x --data y` made y, `serve --listen
+ * A --listen B` listened on B. Which one was meant is not the command's to
+ * guess: exit 2, one line naming the flag, nothing made; a flag without a
+ * value given twice says the same thing once more, and is taken. */
+static void a_flag_given_twice_is_refused_naming_it(void **state)
+{
+    (void)state;
+    struct srv s = {0};
+    srv_init(&s);
+    const char *d = s.data;
+    char other[400];
+    snprintf(other, sizeof other, "%s/other", s.dir);
+    const char *const cases[][12] = {
+        {"user", "add", "--data", d, "--email", "a@test.example", "--password", "secreto1",
+         "--email", "b@test.example", NULL},
+        {"barbero", "add", "--data", d, "--nombre", "A", "--nombre=B", NULL},
+        {"migrate", "--data", d, "--data", other, NULL},
+        {"migrate", "--data=", "--data", d, NULL},
+        {"export", "--data", d, "--to", other, "--to", other, NULL},
+        {"serve", "--data", d, "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out = NULL, *err = NULL;
+        int st = cli(&s, &out, &err, cases[i]);
+        if (st != 2 || !strstr(err, "given twice") || count_lines(err) != 1) {
+            print_argv(cases[i]);
+            fail_msg("want exit 2 and one line saying \"given twice\"; got %d: %s", st, err);
+        }
+        free(out);
+        free(err);
+    }
+    assert_false(db_exists(&s));
+    assert_false(file_exists(other));
+    /* --demo twice is --demo */
+    const char *demo[] = {"--demo", "--demo", NULL};
+    srv_start(&s, NULL, demo);
+    srv_stop(&s);
+    assert_int_equal(db_count(&s, "SELECT count(*) FROM barberos"), 3);
+    srv_cleanup(&s);
+}
+
 static void bad_arguments_write_no_rows(void **state)
 {
     (void)state;
@@ -849,6 +891,7 @@ int main(void)
         cmocka_unit_test(help_and_version_exit_0),
         cmocka_unit_test(bad_arguments_exit_2_and_create_nothing),
         cmocka_unit_test(bad_arguments_write_no_rows),
+        cmocka_unit_test(a_flag_given_twice_is_refused_naming_it),
         cmocka_unit_test(user_add_with_a_registered_email_exits_1),
         cmocka_unit_test(add_commands_print_ids_and_lists_print_tab_separated_rows),
         cmocka_unit_test(cli_works_while_serve_runs_on_the_same_data),
