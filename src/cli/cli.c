@@ -171,9 +171,16 @@ static int data_command_run(const struct data_command *c, int argc, char **argv)
          * a backup of it, empty, would look like one) */
         char *db = xasprintf("%s/barberia.db", cfg.data_dir);
         struct stat sb;
-        if (stat(db, &sb) != 0) {
+        if (stat(db, &sb) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
             cli_error("%s: no shop at %s (no barberia.db there): check --data", c->name,
                       cfg.data_dir);
+            rc = EXIT_REFUSED;
+        } else if (access(db, R_OK) != 0) {
+            /* a shop this user may not read (the service's folder, read by
+             * another user) is not a mistyped --data */
+            bool denied = errno == EACCES || errno == EPERM;
+            cli_error("%s: cannot read %s: %s%s", c->name, db, strerror(errno),
+                      denied ? " (run it as the user the data folder belongs to)" : "");
             rc = EXIT_REFUSED;
         }
         free(db);
