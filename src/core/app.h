@@ -18,7 +18,7 @@ struct outbox;
 struct memo;
 struct cuenta_correo;
 
-#define APP_LINK_KEY_BYTES 32
+#define APP_LINK_KEY_BYTES CLAVE_BYTES
 
 struct app {
     const struct config *cfg;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define KEY_NAME  "enlaces"
+#define KEY_NAME  CLAVE_ENLACES
 #define DOMAIN_V1 "barberia/c/v1:" /* what the MAC is of: never another use's */
 #define DOMAIN_V2 "barberia/c/v2:" /* the same with the client's generation */
 #define MAC_LEN   crypto_auth_hmacsha256_BYTES

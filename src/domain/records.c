@@ -128,6 +128,12 @@ const char *const *consentimiento_tipos(void)
     return tipos;
 }
 
+const char *const *clave_nombres(void)
+{
+    static const char *const nombres[] = {CLAVE_ENLACES, NULL};
+    return nombres;
+}
+
 /* s as the word of words it matches, else the first of words. */
 static const char *word_or_first(const char *const *words, const char *s)
 {

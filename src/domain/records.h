@@ -247,6 +247,13 @@ const char *const *outbox_canales(void);
 const char *const *whatsapp_entregas(void);
 /* consentimientos.tipo: what a client consents to (fotos). */
 const char *const *consentimiento_tipos(void);
+/* claves.nombre: the keys the service keeps; CLAVE_ENLACES signs the
+ * appointments' personal links (core/gestion.c). */
+const char *const *clave_nombres(void);
+#define CLAVE_ENLACES "enlaces"
+/* Octets of a kept key: claves.valor holds twice as many lowercase hex
+ * digits. */
+#define CLAVE_BYTES 32
 
 /* The kind of an outbox message as stored text: one of the known kinds,
  * whatever s holds (unknown or NULL text reads as confirmacion). */

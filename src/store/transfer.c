@@ -25,6 +25,9 @@
  *   canal   an outbox message's channel (outbox_canales)
  *   entrega a WhatsApp message's delivery status (whatsapp_entregas)
  *   consent what a client consents to (consentimiento_tipos)
+ *   clave   the name of a key the service keeps (clave_nombres)
+ * and
+ *   key     a key: 2 x CLAVE_BYTES lowercase hex digits
  * and "?" after the word: NULL is allowed (the column is not NOT NULL).
  * perfiles.rol and fotos_cita.tipo stay text: the specification stores
  * them as given (a rol PATCH is not validated, a photo's tipo is not
@@ -96,7 +99,7 @@ static const struct dump_table {
      "SELECT nombre, valor, created_at FROM claves WHERE (nombre) > (?) ORDER BY nombre LIMIT ?",
      "INSERT INTO claves (nombre, valor, created_at) VALUES (?, ?, ?) ON CONFLICT (nombre) "
      "DO UPDATE SET valor = excluded.valor, created_at = excluded.created_at",
-     "text, text, time"},
+     "clave, key, time"},
     DUMP_TABLE("lista_espera", "id", "id, cliente_id, servicio_id, barbero_id, fecha, created_at",
                6, "?, ?, ?, ?, ?, ?", "uuid, uuid, uuid, uuid?, date, time"),
     DUMP_TABLE_KEY("lista_espera_avisos", "entrada_id, barbero_id, inicio", 3, "?, ?, ?",
@@ -162,7 +165,9 @@ bool store_column_kind(int table, const char *column, size_t n, struct store_col
                  {"kind", STORE_KIND_WORD, outbox_kinds},
                  {"canal", STORE_KIND_WORD, outbox_canales},
                  {"entrega", STORE_KIND_WORD, whatsapp_entregas},
-                 {"consent", STORE_KIND_WORD, consentimiento_tipos}};
+                 {"consent", STORE_KIND_WORD, consentimiento_tipos},
+                 {"clave", STORE_KIND_WORD, clave_nombres},
+                 {"key", STORE_KIND_KEY, NULL}};
     if (table < 0 || table >= (int)ARRAY_LEN(dump_tables)) return false;
     const struct dump_table *t = &dump_tables[table];
     const char *name, *word;
@@ -237,6 +242,14 @@ const char *store_value_wrong(const struct store_column *c, const struct store_v
         return v->type == STORE_INT || v->type == STORE_REAL ? NULL : "not a number";
     case STORE_KIND_WORD:
         return text && word_text(c->words, v->s, v->n) ? NULL : not_one_of(c->words, why);
+    case STORE_KIND_KEY: {
+        bool ok = text && v->n == 2 * CLAVE_BYTES;
+        for (size_t i = 0; ok && i < v->n; i++)
+            ok = (v->s[i] >= '0' && v->s[i] <= '9') || (v->s[i] >= 'a' && v->s[i] <= 'f');
+        if (!ok)
+            snprintf(why, STORE_WRONG_MAX, "not a key (%d lowercase hex digits)", 2 * CLAVE_BYTES);
+        return ok ? NULL : why;
+    }
     }
     return "of no kind";
 }

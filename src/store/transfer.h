@@ -46,6 +46,7 @@ enum store_kind {
     STORE_KIND_BOOL,   /* STORE_INT, 0 or 1 */
     STORE_KIND_NUMBER, /* STORE_INT or STORE_REAL */
     STORE_KIND_WORD,   /* text: one of words (a domain list: records.h) */
+    STORE_KIND_KEY,    /* text: 2 x CLAVE_BYTES lowercase hex digits */
 };
 struct store_column {
     enum store_kind kind;

@@ -397,6 +397,12 @@ static void a_value_not_of_its_columns_kind_is_refused(void **state)
         {"horarios", 1, "1.5", "horarios.jsonl, line 1, column dia: not an integer"},
         {"perfiles", 4, "{}", "perfiles.jsonl, line 1, column created_at: not a value"},
         {"fotos_cita", 7, "null", "fotos_cita.jsonl, line 1, column bytes: null"},
+        /* the links' key: anything else loaded, and then no command (serve,
+         * a list, an export) could open the shop ("the stored link key is
+         * malformed") */
+        {"claves", 1, "\"zz\"", "claves.jsonl, line 1, column valor: not a key (64 lowercase hex"},
+        {"claves", 1, "\"6CB988E2EFF5F111A394A86C67DF9A4445EEB4DD3EE6A53300112233445566AA\"",
+         "column valor: not a key"},
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         char out[400];
@@ -466,6 +472,11 @@ static void a_value_outside_its_columns_words_is_refused(void **state)
     snprintf(row, sizeof row, "[\"%s\",\"video\",\"2032-08-01T10:00:00.000Z\",null]", ana.id);
     add_row(out, "consentimientos", row);
     expect_refused(out, "column tipo: not one of fotos");
+    /* a key under another name loaded beside the target's own, and every
+     * link handed out before stopped opening */
+    export_a(out, sizeof out);
+    set_first_value(out, "claves", 0, json_string("otra"));
+    expect_refused(out, "claves.jsonl, line 1, column nombre: not one of enlaces");
     /* each word of its list imports, and so does any rol */
     export_a(out, sizeof out);
     set_first_value(out, "citas", 6, json_string("no_presentado"));

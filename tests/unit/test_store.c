@@ -456,6 +456,12 @@ static void every_exported_column_has_a_kind(void **state)
         {STORE_KIND_WORD, false, false, TXT("spam")},
         {STORE_KIND_WORD, false, false, TXT("confirmacion\0")},
         {STORE_KIND_WORD, false, false, {.type = STORE_INT, .i = 1}},
+        {STORE_KIND_KEY, false, true,
+         TXT("6cb988e2eff5f111a394a86c67df9a4445eeb4dd3ee6a53300112233445566aa")},
+        {STORE_KIND_KEY, false, false,
+         TXT("6cb988e2eff5f111a394a86c67df9a4445eeb4dd3ee6a53300112233445566a")},
+        {STORE_KIND_KEY, false, false,
+         TXT("6CB988E2EFF5F111A394A86C67DF9A4445EEB4DD3EE6A53300112233445566AA")},
 #undef TXT
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
