@@ -815,7 +815,8 @@ int cli_restore(int argc, char **argv)
     return transfer("restore", "from", backup_restore, "restored", argc, argv,
                     "Usage: barberia restore --from DIR [--data DIR]\n"
                     "Restores a backup into the data folder the settings name, which must hold\n"
-                    "no data yet (stop serve first): the photos into the object store, then\n"
+                    "no data yet (stop serve first): checks every row as import checks an\n"
+                    "export's, stores the photos into the object store, then\n"
                     "the database in one step (on a failure the photos are removed again;\n"
                     "after a crash, by serve's sweeper or by the next restore).\n");
 }

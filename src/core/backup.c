@@ -74,7 +74,45 @@ struct photo_copy {
     size_t ngone, capgone;
     int foto_table;
     struct transfer_stats *st;
+    /* a restore: every row of the backup checked as an import checks an
+     * export's (the kinds of the table read last, its row in key order) */
+    const char *dir;
+    int table;
+    int64_t row;
+    struct transfer_cols k;
 };
+
+/* A row of the backup a restore would copy: of its columns' kinds (a time
+ * the service's, an estado one of the domain's, the links' key a key...),
+ * as an import takes them, BR_INVALID naming the table, the row and the
+ * column: the backup's database is copied whole, so a value no version
+ * writes would be the restored shop's (a links' key that is none, and no
+ * command opens it again). */
+static br_err restored_row_fits(struct photo_copy *p, int table, const struct store_value *cols,
+                                int n)
+{
+    const struct store_table *t;
+    int nt = store_tables(&t);
+    if (table != p->table) {
+        if (table < 0 || table >= nt) return err_set(BR_STORE, "a row of no table");
+        br_err rc = transfer_cols_of(table, t[table].name, t[table].cols, &p->k);
+        if (rc) return rc;
+        p->table = table;
+        p->row = 0;
+    }
+    p->row++;
+    for (int c = 0; c < n && c < p->k.n; c++) {
+        char why[STORE_WRONG_MAX];
+        const char *wrong = store_value_wrong(&p->k.kind[c], &cols[c], why);
+        if (wrong)
+            return err_set(BR_INVALID,
+                           "%s is no backup to restore: its table %s, row %lld (in key order), "
+                           "column %.*s: %s",
+                           p->dir, t[table].name, (long long)p->row, (int)p->k.len[c], p->k.col[c],
+                           wrong);
+    }
+    return BR_OK;
+}
 
 /* A photo of the backup's copy whose object is missing from the live
  * store: deleted since the snapshot (its record gone from the shop, or a
@@ -98,6 +136,10 @@ static br_err deleted_meanwhile(struct photo_copy *p, const char *key)
 static br_err copy_row(void *ud, int table, const struct store_value *cols, int n)
 {
     struct photo_copy *p = ud;
+    if (p->hold) {
+        br_err rc = restored_row_fits(p, table, cols, n);
+        if (rc) return rc;
+    }
     if (table != p->foto_table) {
         p->st->rows++;
         return BR_OK;
@@ -212,7 +254,12 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
      * anything is stored or replaced) */
     if (!rc && (rc = store_restore_check(db)) == BR_INVALID) rc = err_prefix(rc, dir);
     if (!rc) rc = store_restore_forget_processes(b.st);
-    struct photo_copy p = {.from = b.obj, .to = app->obj, .foto_table = foto_table(), .st = &got};
+    struct photo_copy p = {.from = b.obj,
+                           .to = app->obj,
+                           .foto_table = foto_table(),
+                           .st = &got,
+                           .dir = dir,
+                           .table = -1};
     /* each photo's intent in the target first: a crash before the database
      * is in place leaves the sweeper objects no record names, to remove */
     if (!rc) rc = photos_bulk_begin(app, &p.hold);

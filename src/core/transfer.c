@@ -451,15 +451,30 @@ static bool value_of(const json_t *v, struct store_value *out)
     return true;
 }
 
+br_err transfer_cols_of(int table, const char *what, const char *cols, struct transfer_cols *out)
+{
+    out->n = 0;
+    while (*cols) {
+        const char *end = strchr(cols, ',');
+        size_t len = end ? (size_t)(end - cols) : strlen(cols);
+        if (out->n == STORE_ROW_MAX || !store_column_kind(table, cols, len, &out->kind[out->n]))
+            return err_set(BR_INVALID, "%s: a column of no known kind (%.*s)", what, (int)len,
+                           cols);
+        out->col[out->n] = cols;
+        out->len[out->n++] = len;
+        cols += len;
+        while (*cols == ',' || *cols == ' ')
+            cols++;
+    }
+    return BR_OK;
+}
+
 /* The rows of one table of the export, each value checked against the
  * kind its column has in the store (store_column_kind, by name: an older
  * version's columns are some of this one's). */
 struct value_check {
     const char *name; /* the table's */
-    const char *col[STORE_ROW_MAX];
-    size_t col_len[STORE_ROW_MAX];
-    struct store_column kind[STORE_ROW_MAX];
-    int ncols;
+    struct transfer_cols k;
     int64_t line;
 };
 
@@ -470,18 +485,18 @@ static br_err row_values(void *ud, const json_t *row)
     if (!json_is_array(row))
         return err_set(BR_INVALID, "%s.jsonl, line %" PRId64 ": not a row (a JSON array)", k->name,
                        k->line);
-    if ((int)json_array_size(row) != k->ncols)
+    if ((int)json_array_size(row) != k->k.n)
         return err_set(BR_INVALID, "%s.jsonl, line %" PRId64 ": %zu values, and the table has %d",
-                       k->name, k->line, json_array_size(row), k->ncols);
-    for (int c = 0; c < k->ncols; c++) {
+                       k->name, k->line, json_array_size(row), k->k.n);
+    for (int c = 0; c < k->k.n; c++) {
         struct store_value v;
         char why[STORE_WRONG_MAX];
         const char *wrong = value_of(json_array_get(row, (size_t)c), &v)
-                                ? store_value_wrong(&k->kind[c], &v, why)
+                                ? store_value_wrong(&k->k.kind[c], &v, why)
                                 : "not a value a column holds";
         if (wrong)
             return err_set(BR_INVALID, "%s.jsonl, line %" PRId64 ", column %.*s: %s", k->name,
-                           k->line, (int)k->col_len[c], k->col[c], wrong);
+                           k->line, (int)k->k.len[c], k->k.col[c], wrong);
     }
     return BR_OK;
 }
@@ -494,21 +509,10 @@ static br_err row_values(void *ud, const json_t *row)
 static br_err check_values(const struct manifest *m, int i, const char *want)
 {
     struct value_check k = {.name = m->name[i]};
-    const char *cols = export_cols(m, i);
-    while (*cols) {
-        const char *end = strchr(cols, ',');
-        size_t len = end ? (size_t)(end - cols) : strlen(cols);
-        if (k.ncols == STORE_ROW_MAX || !store_column_kind(m->into[i], cols, len, &k.kind[k.ncols]))
-            return err_set(BR_INVALID, "%s: a column of no known kind (%.*s)", k.name, (int)len,
-                           cols);
-        k.col[k.ncols] = cols;
-        k.col_len[k.ncols++] = len;
-        cols += len;
-        while (*cols == ',' || *cols == ' ')
-            cols++;
-    }
+    br_err rc = transfer_cols_of(m->into[i], k.name, export_cols(m, i), &k.k);
+    if (rc) return rc;
     char *file = xasprintf("%s.jsonl", k.name);
-    br_err rc = transfer_jsonl_each(m->fd[i], file, row_values, &k, want);
+    rc = transfer_jsonl_each(m->fd[i], file, row_values, &k, want);
     free(file);
     return rc;
 }

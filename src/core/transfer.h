@@ -51,6 +51,20 @@ br_err transfer_export(struct app *app, const char *dir, struct transfer_stats *
  * those (BR_CONFLICT when the store already holds one of the keys). */
 br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *st) WARN_UNUSED;
 
+/* The columns of the store's table `table` that cols names (", "
+ * separated: the table's own, or an older export's fewer), each with the
+ * kind its values must have (store_column_kind): what an import checks of
+ * an export's rows and a restore of a backup's, before either writes. */
+struct transfer_cols {
+    const char *col[STORE_ROW_MAX]; /* pointing into cols, len[i] bytes */
+    size_t len[STORE_ROW_MAX];
+    struct store_column kind[STORE_ROW_MAX];
+    int n;
+};
+/* BR_INVALID, naming what (the file or table) and the column, when one has
+ * no known kind. */
+br_err transfer_cols_of(int table, const char *what, const char *cols, struct transfer_cols *out);
+
 /* Makes dir, a new folder private to its owner (0700), for what (an
  * export, a backup: "an export" as the messages say it), or takes an
  * existing empty one (whose mode stays). BR_IO when dir is not a folder,
