@@ -235,7 +235,13 @@ br_err http_origins_init(struct http_server *s)
     /* every link the service hands out (photos, e-mails, WhatsApp) starts
      * with it, and photo URLs are stored: a typo must not start */
     if (s->o.public_url) {
-        s->has_pub = origin_parse(s->o.public_url, true, &s->pub);
+        /* a base that paths follow: a query, a fragment or a byte a URL
+         * does not hold as it is would break every link made from it */
+        const char *u = s->o.public_url;
+        bool plain = true;
+        for (const char *c = u; *c && plain; c++)
+            plain = (unsigned char)*c > ' ' && *c != 0x7f && !strchr("?#\\\"<>`{}|^", *c);
+        s->has_pub = plain && origin_parse(u, true, &s->pub);
         if (!s->has_pub)
             return err_set(BR_CONFIG, "BARBERIA_PUBLIC_URL must be an http:// or https:// URL "
                                       "(scheme://host[:port][/path])");

@@ -705,13 +705,22 @@ static br_err parse_endpoint(struct s3_store *s, const char *url, const char *pa
 static br_err parse_public_base(struct s3_store *s, const char *url)
 {
     CURLU *u = curl_url();
-    char *scheme = NULL;
+    char *scheme = NULL, *part = NULL;
     bool ok = u && visible_ascii(url) && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
               curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
               (!strcasecmp(scheme, "http") || !strcasecmp(scheme, "https"));
+    /* a base that keys follow: a query or a fragment would end up inside
+     * every photo URL stored */
+    if (ok && curl_url_get(u, CURLUPART_QUERY, &part, 0) != CURLUE_NO_QUERY) ok = false;
+    curl_free(part);
+    part = NULL;
+    if (ok && curl_url_get(u, CURLUPART_FRAGMENT, &part, 0) != CURLUE_NO_FRAGMENT) ok = false;
+    curl_free(part);
     curl_free(scheme);
     curl_url_cleanup(u);
-    if (!ok) return err_set(BR_CONFIG, "BARBERIA_STORAGE_PUBLIC_URL: expected an http(s) URL");
+    if (!ok)
+        return err_set(BR_CONFIG, "BARBERIA_STORAGE_PUBLIC_URL: expected an http(s) URL without "
+                                  "a query or a fragment (the photos' keys follow it)");
     size_t n = strlen(url);
     while (n && url[n - 1] == '/')
         n--;

@@ -138,12 +138,22 @@ static void unset_the_api_is_same_origin_only_as_before(void **state)
 }
 
 /* Every link handed out starts with the public URL, and photo URLs are
- * stored: one the service cannot use stops the start, writing nothing. */
+ * stored: one the service cannot use stops the start, writing nothing. A
+ * query, a fragment or a blank used to pass, and every link was then
+ * "https://citas.example.com/?utm=x/c/<token>", every photo URL stored so
+ * for good. */
 static void a_public_url_that_is_no_http_url_stops_the_start(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"htps://citas.example.com", "ftp://citas.example.com",
-                                      "citas.example.com", "https://", "http://:8080"};
+    static const char *const bad[] = {"htps://citas.example.com",
+                                      "ftp://citas.example.com",
+                                      "citas.example.com",
+                                      "https://",
+                                      "http://:8080",
+                                      "https://citas.example.com/?utm=x",
+                                      "https://citas.example.com#a",
+                                      "https://citas.example.com/a b",
+                                      "https://citas.example.com/\\x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct srv s = {0};
         srv_init(&s);

@@ -644,6 +644,16 @@ static void storage_url_without_credentials_or_with_an_unknown_scheme_is_refused
     expect_refused_start(userinfo, args, "credentials do not belong in the URL");
     const char *pub[] = {"BARBERIA_STORAGE_PUBLIC_URL=http://127.0.0.1:9000/fotos-citas", NULL};
     expect_refused_start(pub, args, "BARBERIA_STORAGE_PUBLIC_URL");
+    /* a base that keys follow: with a query or a fragment every photo URL
+     * stored would be "<base>?v=1/<key>", for good */
+    static const char *const bases[] = {"BARBERIA_STORAGE_PUBLIC_URL=https://cdn.example/f?v=1",
+                                        "BARBERIA_STORAGE_PUBLIC_URL=https://cdn.example/f#x"};
+    for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
+        const char *query[] = {"BARBERIA_STORAGE_URL=http://127.0.0.1:9000",
+                               "BARBERIA_STORAGE_ACCESS_KEY=k", "BARBERIA_STORAGE_SECRET_KEY=s",
+                               bases[i], NULL};
+        expect_refused_start(query, args, "BARBERIA_STORAGE_PUBLIC_URL");
+    }
     const char *ca[] = {"BARBERIA_STORAGE_URL=https://127.0.0.1:9000",
                         "BARBERIA_STORAGE_ACCESS_KEY=k", "BARBERIA_STORAGE_SECRET_KEY=s",
                         "BARBERIA_STORAGE_CA_FILE=/nonexistent/barberia-ca.pem", NULL};
