@@ -465,6 +465,8 @@ br_err mostrador_corregir(struct app *app, const struct principal *caller, const
         return err_set(BR_INVALID, "Indique el teléfono o el email del cliente");
     if (rc == BR_CONFLICT && k.why == CORRECCION_EMAIL)
         return err_set(BR_CONFLICT, "El email ya está registrado");
+    if (rc == BR_CONFLICT && k.why == CORRECCION_GEMELA)
+        return err_set(BR_CONFLICT, "Ya hay un cliente con ese nombre y teléfono");
     if (rc) {
         log_error("mostrador: correcting client %s: %s", id, err_msg());
         return err_unavailable(rc) ? rc : err_set(BR_INTERNAL, "Error interno del servidor");

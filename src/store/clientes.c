@@ -6,6 +6,7 @@
 #include "citas.h"
 #include "../domain/avisos.h"
 #include "../domain/roles.h"
+#include "../domain/rules.h"
 
 /* --- finding clients ------------------------------------------------------------------ */
 
@@ -135,13 +136,15 @@ struct claim {
 /* only the desk's own records (no password: nobody has signed in to them),
  * since a guess must never hand a booking to an account someone else holds
  * (anyone may sign up with another's name and number) */
-static const char sql_gemela[] =
-    "SELECT p.id FROM perfiles p JOIN auth_users u ON u.id = p.id WHERE p.rol = 'cliente' "
-    "AND u.password_hash = '' AND u.eliminado_en IS NULL AND " FOLD(
-        "coalesce(p.nombre, '')") " = ? AND (" DIGITS " = ? OR (length(" DIGITS
-                                  ") >= 9 AND length(?) >= 9 AND (? LIKE '%' || " DIGITS_PATTERN
-                                  " ESCAPE '\\' OR " DIGITS
-                                  " LIKE '%' || ?))) ORDER BY p.created_at, p.id LIMIT 1";
+#define SQL_GEMELAS                                                                                \
+    "SELECT p.id FROM perfiles p JOIN auth_users u ON u.id = p.id WHERE p.rol = 'cliente' "        \
+    "AND u.password_hash = '' AND u.eliminado_en IS NULL AND " FOLD(                               \
+        "coalesce(p.nombre, '')") " = ? AND (" DIGITS " = ? OR (length(" DIGITS                    \
+                                  ") >= 9 AND length(?) >= 9 AND (? LIKE '%' || " DIGITS_PATTERN   \
+                                  " ESCAPE '\\' OR " DIGITS " LIKE '%' || ?))) "
+static const char sql_gemela[] = SQL_GEMELAS "ORDER BY p.created_at, p.id LIMIT 1";
+/* the same, another client than the one named (a correction's) */
+static const char sql_gemela_otra[] = SQL_GEMELAS "AND p.id <> ? LIMIT 1";
 
 br_err store_cliente_gemela(struct store *st, const char *nombre_plegado, const char *digitos,
                             br_id id)
@@ -153,17 +156,23 @@ br_err store_cliente_gemela(struct store *st, const char *nombre_plegado, const 
                one_id, id, NULL);
 }
 
+/* Two desks typing the same person, or correcting one into another,
+ * take turns (PostgreSQL; on SQLite the writers do anyway): numbers that
+ * match (sql_gemela) share their last nine digits, or are the same. */
+static br_err telefono_turn(struct db *db, struct db_conn *c, const char *digitos)
+{
+    size_t n = strlen(digitos);
+    return lock_on(db, c, "cliente-telefono", digitos + (n > 9 ? n - 9 : 0));
+}
+
 br_err desk_cliente_settle(struct db *db, struct db_conn *c, const struct desk_cliente *q,
                            const char *cliente_id)
 {
     if (q->nuevo) {
         br_err rc = BR_OK;
         if (q->digitos && *q->digitos) {
-            /* two desks typing the same person take turns (PostgreSQL; on
-             * SQLite the writers do anyway): numbers that match share their
-             * last nine digits, or are the same */
-            size_t n = strlen(q->digitos);
-            rc = lock_on(db, c, "cliente-telefono", q->digitos + (n > 9 ? n - 9 : 0));
+            /* two desks typing the same person take turns */
+            rc = telefono_turn(db, c, q->digitos);
             br_id twin = "";
             if (!rc) {
                 struct db_val p[] = {db_text(q->plegado), db_text(q->digitos), db_text(q->digitos),
@@ -261,6 +270,7 @@ struct correccion_row {
     bool reclamada, staff, email, telefono;
     char *email_actual;    /* owned */
     char *telefono_actual; /* owned */
+    char *nombre_actual;   /* owned */
 };
 
 /* row_decode_fn: what a correction starts from, as flags */
@@ -276,7 +286,41 @@ static bool correccion_decode(void *out, const struct db_val *c, int n)
     r->email_actual = dup_or_null(&c[4]);
     free(r->telefono_actual);
     r->telefono_actual = dup_or_null(&c[5]);
+    free(r->nombre_actual);
+    r->nombre_actual = dup_or_null(&c[6]);
     return true;
+}
+
+/* The name and phone she would have after k are another unclaimed desk
+ * client's (sql_gemela's rule, herself left out): the desk's next new client
+ * typed with them would be that one, not her. Checked under the lock the
+ * desk's registration takes on the number (telefono_turn), so that a
+ * registration and a correction, or two corrections, cannot make twins
+ * between them. BR_CONFLICT with k->why, nothing written. */
+static br_err correccion_gemela(struct db *db, struct db_conn *conn, struct cliente_correccion *k,
+                                const struct correccion_row *r)
+{
+    const char *nombre = k->nombre ? k->nombre : r->nombre_actual;
+    const char *telefono = k->set_telefono ? k->telefono : r->telefono_actual;
+    if (!nombre || !telefono) return BR_OK;
+    size_t nn = strlen(nombre), tn = strlen(telefono);
+    char *plegado = xmalloc(nn + 1), *digitos = xmalloc(tn + 1);
+    rule_busqueda_fold(nombre, nn, plegado);
+    br_err rc = BR_OK;
+    br_id twin = "";
+    if (rule_telefono_digitos(telefono, tn, digitos) > 0) {
+        rc = telefono_turn(db, conn, digitos);
+        struct db_val p[] = {db_text(plegado), db_text(digitos), db_text(digitos),
+                             db_text(digitos), db_text(digitos), db_text(k->id)};
+        if (!rc) rc = EXEC(db, conn, sql_gemela_otra, p, one_id, twin, NULL);
+    }
+    free(plegado);
+    free(digitos);
+    if (!rc && twin[0]) {
+        k->why = CORRECCION_GEMELA;
+        rc = err_set(BR_CONFLICT, "another desk client has that name and phone");
+    }
+    return rc;
 }
 
 static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
@@ -301,8 +345,8 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
             "SELECT CASE WHEN u.password_hash = '' THEN 0 ELSE 1 END, "
             "CASE WHEN p.rol IN " ROL_STAFF_SQL " THEN 1 ELSE 0 END, "
             "CASE WHEN u.email LIKE '" EMAIL_NINGUNO_PREFIX "%' THEN 0 ELSE 1 END, "
-            "CASE WHEN coalesce(p.telefono, '') = '' THEN 0 ELSE 1 END, u.email, p.telefono "
-            "FROM auth_users u JOIN perfiles p ON p.id = u.id WHERE u.id = ?",
+            "CASE WHEN coalesce(p.telefono, '') = '' THEN 0 ELSE 1 END, u.email, p.telefono, "
+            "p.nombre FROM auth_users u JOIN perfiles p ON p.id = u.id WHERE u.id = ?",
             pi, correccion_decode, &r, "no such client");
     if (!rc && r.staff) rc = err_set(BR_NOTFOUND, "a staff account");
     if (!rc && r.reclamada) {
@@ -315,6 +359,8 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
         k->why = CORRECCION_SIN_CONTACTO;
         rc = err_set(BR_INVALID, "no address and no phone");
     }
+    /* before any write: the lock it takes comes before the address's */
+    if (!rc && (k->nombre || k->set_telefono)) rc = correccion_gemela(db, conn, k, &r);
     bool otro_contacto = false; /* her address or phone changes */
     if (!rc && k->set_email) {
         char *ninguno = k->email ? NULL : xasprintf("%s%s", EMAIL_NINGUNO_PREFIX, k->id);
@@ -347,6 +393,7 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
                   pp, NULL, NULL, NULL);
     free(r.email_actual);
     free(r.telefono_actual);
+    free(r.nombre_actual);
     return rc;
 }
 

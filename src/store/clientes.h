@@ -89,6 +89,8 @@ enum correccion_why {
     CORRECCION_RECLAMADA,    /* she has a password: her data are hers (BR_CONFLICT) */
     CORRECCION_SIN_CONTACTO, /* neither an address nor a phone would be left (BR_INVALID) */
     CORRECCION_EMAIL,        /* another account has the address (BR_CONFLICT) */
+    CORRECCION_GEMELA,       /* another unclaimed desk client has the name and phone she would have
+                                (store_cliente_gemela's rule; BR_CONFLICT) */
 };
 struct cliente_correccion {
     const char *id;

@@ -4,7 +4,8 @@
  * folder, and again on PostgreSQL + S3): who may, the order of the checks
  * with nothing changed on a refusal, a name, a phone and an address put
  * right, the messages still waiting re-addressed or skipped, the links sent
- * to the old address ended, and an account its client claimed left to her.
+ * to the old address ended, no correction making her the twin of another
+ * desk client, and an account its client claimed left to her.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -15,6 +16,7 @@
 
 #define UNKNOWN_ID "0b5f8e8a-3c1d-4e2f-9a7b-1234567890ab"
 #define RECLAMADA  "La clienta ya usa su cuenta: sus datos los cambia ella"
+#define GEMELA     "Ya hay un cliente con ese nombre y teléfono"
 
 static struct srv S;
 static char *BARBERO, *SERVICIO;
@@ -297,6 +299,50 @@ static void another_persons_messages_to_the_same_address_stay_theirs(void **stat
     free(cita);
 }
 
+/* PATCH id with body: 409 GEMELA, and nothing of hers changed. */
+static void twin_refused(const char *id, const char *body)
+{
+    char *before = stored(id);
+    struct resp r;
+    patch(&BARB, id, body, &r);
+    expect_error(&r, 409, GEMELA);
+    resp_free(&r);
+    char *after = stored(id);
+    assert_string_equal(after, before);
+    free(after);
+    free(before);
+}
+
+static void a_correction_never_makes_her_another_desk_clients_twin(void **state)
+{
+    (void)state;
+    char a[40], b[40], c[40], d[40];
+    desk_client("{\"nombre\":\"Rosa Martín\",\"telefono\":\"655 10 20 30\"}", a);
+    desk_client("{\"nombre\":\"Rosa Marín\",\"telefono\":\"655 10 20 99\"}", b);
+    /* the same name on another number, another name on the same number:
+     * other people (a family phone) */
+    desk_client("{\"nombre\":\"Rosa Martín\",\"telefono\":\"666 10 20 30\"}", c);
+    desk_client("{\"nombre\":\"Rosa M.\",\"telefono\":\"655 10 20 30\"}", d);
+    assert_string_not_equal(c, a);
+    assert_string_not_equal(d, a);
+    /* her name and number made A's, however written: the desk's next
+     * "Rosa Martín, 655 10 20 30" would be A, never her */
+    twin_refused(b, "{\"nombre\":\"rosa  martin\",\"telefono\":\"+34 655-10-20-30\"}");
+    /* the phone alone, her name already A's; the name alone, her number A's */
+    twin_refused(c, "{\"telefono\":\"655102030\"}");
+    twin_refused(d, "{\"nombre\":\"Rosa Martin\"}");
+    /* her own values again are no twin of hers */
+    struct resp r;
+    json_t *k = patch_ok(c, "{\"nombre\":\"Rosa Martín\",\"telefono\":\"666 10 20 30\"}", &r);
+    assert_string_equal(jstr(k, "nombre"), "Rosa Martín");
+    assert_string_equal(jstr(k, "telefono"), "666 10 20 30");
+    resp_free(&r);
+    /* and a name or number of nobody else's still goes */
+    k = patch_ok(b, "{\"nombre\":\"Rosa Martín\",\"telefono\":\"677 10 20 30\"}", &r);
+    assert_string_equal(jstr(k, "nombre"), "Rosa Martín");
+    resp_free(&r);
+}
+
 static void an_account_its_client_uses_or_closed_is_not_the_desks(void **state)
 {
     (void)state;
@@ -323,6 +369,7 @@ int main(void)
         cmocka_unit_test(the_desk_puts_a_name_a_phone_and_an_address_right),
         cmocka_unit_test(waiting_messages_follow_the_address_and_old_links_end),
         cmocka_unit_test(another_persons_messages_to_the_same_address_stay_theirs),
+        cmocka_unit_test(a_correction_never_makes_her_another_desk_clients_twin),
         cmocka_unit_test(an_account_its_client_uses_or_closed_is_not_the_desks),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
