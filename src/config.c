@@ -247,6 +247,13 @@ br_err config_load(struct config *cfg, unsigned scopes, int argc, char **argv, i
         if (v && !*v) v = NULL; /* an empty variable counts as unset */
         if (!v) v = s->def;
         if (v) rc = set_value(cfg, s, v, var);
+        /* a setting of another command (serve's), in an environment the
+         * commands share: a value that command would refuse stops it, not
+         * this one, which keeps the default */
+        if (rc && !(s->scope & scopes)) {
+            err_clear();
+            rc = s->def ? set_value(cfg, s, s->def, var) : BR_OK;
+        }
     }
     bool given[ARRAY_LEN(settings)] = {false};
     while (!rc && *idx < argc) {

@@ -751,6 +751,28 @@ static void plain_serve_never_creates_demo_data(void **state)
     assert_int_equal(db_count(&S, "SELECT count(*) FROM perfiles"), 0);
 }
 
+/* A setting only serve reads, with a value serve refuses, in the
+ * environment the commands share (one env file): serve stops on it, and
+ * the data commands, which take only the data settings, run. */
+static void a_bad_serve_setting_stops_serve_but_not_a_data_command(void **state)
+{
+    (void)state;
+    srv_init(&S);
+    const char *env[] = {"BARBERIA_WORKERS=abc", NULL};
+    const char *args[] = {"--listen", "127.0.0.1:0", "--data", S.data, NULL};
+    expect_refused_start(env, args, "BARBERIA_WORKERS");
+    const char *migrate[] = {"migrate", "--data", S.data, NULL};
+    const char *list[] = {"user", "list", "--data", S.data, NULL};
+    const char *const *cmds[] = {migrate, list};
+    for (size_t i = 0; i < 2; i++) {
+        char *out = NULL, *err = NULL;
+        int st = run_cli_within(&S, env, cmds[i], false, 60000, &out, &err);
+        if (st != 0) fail_msg("%s: exit %d: %s", cmds[i][0], st, err ? err : "");
+        free(out);
+        free(err);
+    }
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, reset, cleanup)
 
 int main(void)
@@ -772,6 +794,7 @@ int main(void)
         T(serve_demo_seeds_an_empty_folder_once),
         T(serve_demo_leaves_a_folder_with_data_alone),
         T(plain_serve_never_creates_demo_data),
+        T(a_bad_serve_setting_stops_serve_but_not_a_data_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
