@@ -11,6 +11,7 @@
 #include "../core/catalog.h"
 #include "../core/photos.h"
 #include "../core/transfer.h"
+#include "../core/users.h"
 #include "../domain/roles.h"
 #include "../domain/rules.h"
 #include "../util/jsonw.h"
@@ -276,8 +277,15 @@ static int subcommand(const char *cmd, int argc, char **argv, const char *const 
         *status = 0;
         return -1;
     }
-    cli_error("%s: expected '%s'%s%s%s (see barberia %s --help)", cmd, subs[0],
-              subs[1] ? " or '" : "", subs[1] ? subs[1] : "", subs[1] ? "'" : "", cmd);
+    char names[128] = "";
+    size_t o = 0;
+    for (int i = 0; subs[i] && o < sizeof names; i++)
+        o += (size_t)snprintf(names + o, sizeof names - o, "%s'%s'",
+                              !i            ? ""
+                              : subs[i + 1] ? ", "
+                                            : " or ",
+                              subs[i]);
+    cli_error("%s: expected %s (see barberia %s --help)", cmd, names, cmd);
     *status = EXIT_USAGE;
     return -1;
 }
@@ -345,7 +353,7 @@ static bool password_from_stdin(char *buf, size_t n)
         fputc('\n', stderr);
     }
     if (!got) {
-        cli_error("user add: --password -: no line on standard input");
+        cli_error("user: --password -: no line on standard input");
         return false;
     }
     buf[strcspn(buf, "\r\n")] = '\0'; /* a line too long stays too long */
@@ -386,6 +394,34 @@ static int user_add(struct app *app, void *args)
     return 0;
 }
 
+/* user password: the same flags' checks as add's, but for an existing
+ * account (its e-mail and password rules) */
+static int user_password_check(void *args)
+{
+    struct user_args *a = args;
+    if (!a->email || !*a->email || !a->password || !*a->password)
+        return usage_error("user password: --email and --password are required");
+    if (a->nombre || a->telefono || a->rol)
+        return usage_error("user password: takes --email and --password only");
+    if (!strcmp(a->password, "-")) {
+        if (!password_from_stdin(a->typed, sizeof a->typed)) return EXIT_USAGE;
+        a->password = a->typed;
+    }
+    struct ident_signup check = {a->email, a->password, NULL, NULL, NULL};
+    if (ident_signup_check(&check) != BR_OK) return failed("user password", EXIT_USAGE);
+    return 0;
+}
+
+static int user_password(struct app *app, void *args)
+{
+    const struct user_args *a = args;
+    br_id id;
+    br_err e = users_password_set(app, a->email, a->password, id);
+    if (e) return failed("user password", add_status(e));
+    printf("%s\n", id);
+    return 0;
+}
+
 static int user_list(struct app *app, void *args)
 {
     (void)args;
@@ -397,7 +433,8 @@ int cli_user(int argc, char **argv)
     static const char help[] =
         "Usage: barberia user add --email E --password P [--nombre N] [--telefono T] [--rol R]\n"
         "       barberia user list\n"
-        "Both take --data DIR (BARBERIA_DATA) and the data store's settings, as every\n"
+        "       barberia user password --email E --password P\n"
+        "Each takes --data DIR (BARBERIA_DATA) and the data store's settings, as every\n"
         "command does (docs/operations.md). --password - reads the password from the\n"
         "first line of standard input (without echo from a terminal), so that it shows\n"
         "in no process list or shell history.\n"
@@ -408,14 +445,25 @@ int cli_user(int argc, char **argv)
         "     her id.\n"
         "list: one tab-separated row per user: id, email (empty for a client the front\n"
         "      desk made without one, and for a deleted account), rol, nombre, telefono,\n"
-        "      created_at, last sign-in.\n";
+        "      created_at, last sign-in.\n"
+        "password: sets the password of the account at that address (a lost\n"
+        "      administrator's, say), ends its sessions and the reset links asked for\n"
+        "      before, and prints its id; an address no account has is refused (exit 1).\n";
     struct user_args a = {0};
     const struct cli_flag flags[] = {{"email", &a.email, NULL},   {"password", &a.password, NULL},
                                      {"nombre", &a.nombre, NULL}, {"telefono", &a.telefono, NULL},
                                      {"rol", &a.rol, NULL},       {NULL, NULL, NULL}};
     const struct data_command add = {"user add", help, flags, user_add_check, user_add, &a};
     const struct data_command list = {"user list", help, NULL, NULL, user_list, NULL, true};
-    int status = add_or_list("user", argc, argv, &add, &list);
+    const struct data_command password = {"user password", help, flags, user_password_check,
+                                          user_password,   &a,   true};
+    static const char *const subs[] = {"add", "list", "password", NULL};
+    int status;
+    int which = subcommand("user", argc, argv, subs, help, &status);
+    if (which >= 0) {
+        const struct data_command *c[] = {&add, &list, &password};
+        status = data_command_run(c[which], argc - 1, argv + 1);
+    }
     sodium_memzero(a.typed, sizeof a.typed);
     return status;
 }

@@ -5,6 +5,7 @@
 #include "../domain/rules.h"
 #include "../util/log.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static bool given(const char *s)
@@ -52,4 +53,30 @@ br_err users_patch(struct app *app, const struct user_patch *p)
     if (err_unavailable(rc)) return rc; /* 503, Retry-After */
     if (rc) return err_set(BR_STORE, "%s", err_msg());
     return BR_OK;
+}
+
+br_err users_password_set(struct app *app, const char *email, const char *password, br_id user_id)
+{
+    user_id[0] = '\0';
+    char *norm = NULL;
+    if (!email || !ident_normalize_email(email, &norm))
+        return err_set(BR_INVALID, "Email inválido");
+    if (!rule_password_long_enough(password)) {
+        free(norm);
+        return err_set(BR_INVALID, "Mínimo 6 caracteres");
+    }
+    struct user u;
+    char *hash = NULL;
+    br_err rc = store_user_by_email(app->store, norm, &u, &hash);
+    free(norm);
+    if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Usuario no encontrado");
+    if (rc) return rc;
+    wipe_free(hash);
+    rc = ident_set_password(app->ident, u.id, password);
+    if (!rc) {
+        memcpy(user_id, u.id, sizeof u.id);
+        log_info("operator: password of user %s set; their sessions and reset links ended", u.id);
+    }
+    user_clear(&u);
+    return rc;
 }

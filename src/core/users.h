@@ -31,4 +31,13 @@ struct user_patch {
  * unknown user). */
 br_err users_patch(struct app *app, const struct user_patch *p) WARN_UNUSED;
 
+/* The operator's way back into an account (`barberia user password`): sets
+ * the password of the account at email (any role; a front-desk client's
+ * first), ending its sessions and the reset links asked for before.
+ * BR_INVALID "Email inválido", "Mínimo 6 caracteres", "Contraseña
+ * demasiado larga"; BR_NOTFOUND "Usuario no encontrado" (none there, or a
+ * deleted account); else the store's error. OUT: user_id. */
+br_err users_password_set(struct app *app, const char *email, const char *password,
+                          br_id user_id) WARN_UNUSED;
+
 #endif

@@ -250,6 +250,51 @@ static void a_password_given_by_the_operator_ends_her_reset_links(void **state)
     assert_int_equal(login_status(eva.email, "la-del-enlace"), 401);
 }
 
+/* `barberia user password`: the operator's way back into an account whose
+ * password is lost (an administrator's, on a shop without e-mail). The new
+ * password signs in, the old one no longer does, her sessions end, and so
+ * does a reset link asked for before; an address no account has is
+ * refused (exit 1) and a short password is a bad argument (exit 2). */
+static void the_operator_sets_a_lost_password(void **state)
+{
+    (void)state;
+    struct user ada;
+    make_user(&S, &ada, "Ada", "admin");
+    char tok[TOKEN_LEN + 1];
+    reset_link(&ada, tok);
+    char *out = NULL, *err = NULL;
+    assert_int_equal(srv_cli(&S, &out, &err, "user", "password", "--email", ada.email, "--password",
+                             "recuperada-por-el-operador", NULL),
+                     0);
+    assert_non_null(out);
+    assert_int_equal(strncmp(out, ada.id, strlen(ada.id)), 0); /* her id */
+    free(out);
+    free(err);
+    struct resp r;
+    http_get(&S, "/api/auth/me", ada.token, &r);
+    assert_int_equal(r.status, 401); /* her session ended */
+    resp_free(&r);
+    assert_int_equal(login_status(ada.email, ada.password), 401);
+    assert_int_equal(login_status(ada.email, "recuperada-por-el-operador"), 200);
+    restablecer(tok, "la-del-enlace", &r);
+    expect_error(&r, 400, LINK_BAD);
+    resp_free(&r);
+    out = err = NULL;
+    assert_int_equal(srv_cli(&S, &out, &err, "user", "password", "--email", "nadie@example.com",
+                             "--password", "da-igual-123", NULL),
+                     1);
+    assert_non_null(strstr(err, "Usuario no encontrado"));
+    free(out);
+    free(err);
+    out = err = NULL;
+    assert_int_equal(srv_cli(&S, &out, &err, "user", "password", "--email", ada.email, "--password",
+                             "corta", NULL),
+                     2);
+    free(out);
+    free(err);
+    assert_int_equal(login_status(ada.email, "recuperada-por-el-operador"), 200);
+}
+
 static void recuperar_is_throttled_per_address(void **state)
 {
     (void)state;
@@ -534,6 +579,7 @@ int main(void)
         cmocka_unit_test(recuperar_answers_the_same_for_any_address),
         cmocka_unit_test(restablecer_sets_the_password_ends_sessions_and_signs_in),
         cmocka_unit_test(a_password_given_by_the_operator_ends_her_reset_links),
+        cmocka_unit_test(the_operator_sets_a_lost_password),
         cmocka_unit_test(an_email_change_dies_with_a_new_password),
         cmocka_unit_test(an_email_change_is_bounded_and_names_the_address_as_stored),
         cmocka_unit_test(an_expired_link_is_refused),
