@@ -348,7 +348,11 @@ void config_print_help(unsigned scopes, void *file)
         flag_name(s, fl, sizeof fl);
         snprintf(left, sizeof left, "--%s (BARBERIA_%s)", fl, s->name);
         fprintf(f, "  %-44s %s", left, s->help);
-        if (s->def) fprintf(f, " [default: %s]", s->def);
+        if (s->kind == K_INT)
+            fprintf(f, " [%s%s%s%ld to %ld]", s->def ? "default: " : "", s->def ? s->def : "",
+                    s->def ? ", " : "", s->min, s->max);
+        else if (s->def)
+            fprintf(f, " [default: %s]", s->def);
         fputc('\n', f);
     }
 }

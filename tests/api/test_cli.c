@@ -136,6 +136,7 @@ static void help_and_version_exit_0(void **state)
         {"user", "--help", NULL},
         {"user", "add", "--help", NULL},
         {"user", "list", "--help", NULL},
+        {"user", "password", "--help", NULL},
         {"barbero", "--help", NULL},
         {"barbero", "add", "--help", NULL},
         {"barbero", "list", "--help", NULL},
@@ -152,6 +153,9 @@ static void help_and_version_exit_0(void **state)
             fail_msg("no '%s' in: %s", want, out);
         }
         assert_string_equal(err, "");
+        /* a number's range beside its default, so it is known before a refusal */
+        if (!strcmp(cmds[i][0], "serve"))
+            assert_non_null(strstr(out, "[default: 64, 1 to 4096]"));
         free(out);
         free(err);
     }
