@@ -442,6 +442,12 @@ bool smtp_sink_wait_messages(const struct smtp_sink *k, const char *rcpt, const 
 /* A saved message as a mail client sees it (tests/tools/mail_to_json.py):
  * caller decrefs. */
 json_t *smtp_sink_message(const char *path);
+/* The first unfolded line named name of a message's calendar file (its
+ * "ics", as smtp_sink_message reads it): that line's field key ("value", or
+ * "text" unescaped), NULL when no line has that name. ics_value is its
+ * "value". */
+const char *ics_field(const json_t *mail, const char *name, const char *key);
+const char *ics_value(const json_t *mail, const char *name);
 
 /* --- the Google Calendar double ---------------------------------------------------------
  * tests/doubles/gcal_double.c with a fresh RSA key and service-account key

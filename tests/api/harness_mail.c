@@ -202,3 +202,19 @@ json_t *smtp_sink_message(const char *path)
     free(err);
     return j;
 }
+
+const char *ics_field(const json_t *mail, const char *name, const char *key)
+{
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(mail, "ics"), i, l)
+    {
+        if (!strcmp(jstr(l, "name"), name)) return jstr(l, key);
+    }
+    return NULL;
+}
+
+const char *ics_value(const json_t *mail, const char *name)
+{
+    return ics_field(mail, name, "value");
+}

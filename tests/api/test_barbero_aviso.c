@@ -172,17 +172,6 @@ static void me_names_the_barber_a_linked_user_speaks_for(void **state)
 
 /* --- the e-mails ------------------------------------------------------------------------- */
 
-static const char *ics_value(const json_t *mail, const char *name)
-{
-    size_t i;
-    json_t *l;
-    json_array_foreach(json_object_get(mail, "ics"), i, l)
-    {
-        if (!strcmp(jstr(l, "name"), name)) return jstr(l, "value");
-    }
-    return NULL;
-}
-
 /* The mail whose .ics SEQUENCE is seq. */
 static json_t *with_sequence(json_t *all, const char *seq)
 {

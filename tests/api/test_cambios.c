@@ -819,17 +819,6 @@ static void a_deleted_account_leaves_no_name_or_notes_in_the_calendar(void **sta
 
 /* --- e-mail ------------------------------------------------------------------------------ */
 
-static const char *ics_value(const json_t *mail, const char *name)
-{
-    size_t i;
-    json_t *l;
-    json_array_foreach(json_object_get(mail, "ics"), i, l)
-    {
-        if (!strcmp(jstr(l, "name"), name)) return jstr(l, "value");
-    }
-    return NULL;
-}
-
 static void each_change_mails_the_client_with_its_kind(void **state)
 {
     (void)state;

@@ -181,17 +181,6 @@ static size_t ics_count(const json_t *mail, const char *name, const char *value)
     return n;
 }
 
-static const char *ics_value(const json_t *mail, const char *name, const char *key)
-{
-    size_t i;
-    json_t *l;
-    json_array_foreach(json_object_get(mail, "ics"), i, l)
-    {
-        if (!strcmp(jstr(l, "name"), name)) return jstr(l, key);
-    }
-    return NULL;
-}
-
 static void expect_contains(const char *hay, const char *needle, const char *what)
 {
     if (!hay) fail_msg("%s is missing (looking for \"%s\")", what, needle);
@@ -257,17 +246,17 @@ static void confirmation_arrives_once_with_the_booking_details(void **state)
     ics_form(jstr(cita, "fecha_fin"), dtend);
     resp_free(&r);
     assert_string_equal(jstr(m, "ics_filename"), "cita.ics");
-    assert_string_equal(ics_value(m, "METHOD", "value"), "PUBLISH");
+    assert_string_equal(ics_field(m, "METHOD", "value"), "PUBLISH");
     assert_int_equal(ics_count(m, "BEGIN", "VEVENT"), 1);
-    expect_contains(ics_value(m, "UID", "value"), id, "UID");
-    assert_string_equal(ics_value(m, "DTSTART", "value"), dtstart);
-    assert_string_equal(ics_value(m, "DTEND", "value"), dtend);
+    expect_contains(ics_field(m, "UID", "value"), id, "UID");
+    assert_string_equal(ics_field(m, "DTSTART", "value"), dtstart);
+    assert_string_equal(ics_field(m, "DTEND", "value"), dtend);
     assert_string_equal(dtstart, "20310504T083000Z");
     assert_string_equal(dtend, "20310504T090000Z");
-    expect_contains(ics_value(m, "SUMMARY", "text"), "Corte clásico", "SUMMARY");
-    expect_contains(ics_value(m, "DESCRIPTION", "text"), "Degradado <b>corto</b> & barba; gracias",
+    expect_contains(ics_field(m, "SUMMARY", "text"), "Corte clásico", "SUMMARY");
+    expect_contains(ics_field(m, "DESCRIPTION", "text"), "Degradado <b>corto</b> & barba; gracias",
                     "DESCRIPTION");
-    const char *loc = ics_value(m, "LOCATION", "text");
+    const char *loc = ics_field(m, "LOCATION", "text");
     assert_non_null(loc);
     assert_string_equal(loc, "Barbería Sol, Calle Mayor 1, Madrid");
     json_decref(m);
@@ -340,7 +329,7 @@ static void a_name_with_crlf_adds_no_header_or_recipient(void **state)
     assert_int_equal(json_array_size(parts), 5);
     assert_string_equal(json_string_value(json_array_get(parts, 4)), "text/calendar");
     expect_contains(jstr(m, "text"), "Eva  Bcc: evil@x", "the text body");
-    expect_contains(ics_value(m, "UID", "value"), id, "UID");
+    expect_contains(ics_field(m, "UID", "value"), id, "UID");
     json_decref(m);
     free(id);
 }
