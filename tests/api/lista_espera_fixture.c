@@ -30,11 +30,6 @@ struct user ADMIN;
 
 struct wa_sink D;
 
-bool wa_arrived(void *ud)
-{
-    return wa_sink_count(&D, ud) > 0;
-}
-
 /* --- the server -------------------------------------------------------------------------- */
 
 struct wa_env E;

@@ -20,8 +20,6 @@ extern char *SERVICIO;
 extern struct user ADMIN;
 extern struct wa_sink D;
 
-bool wa_arrived(void *ud);
-
 extern struct wa_env E;
 
 int lista_espera_group_setup(void **state);

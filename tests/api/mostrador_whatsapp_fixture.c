@@ -19,11 +19,6 @@ struct user ADMIN, BARB;
 
 struct wa_sink D;
 
-bool wa_arrived(void *ud)
-{
-    return wa_sink_count(&D, ud) > 0;
-}
-
 /* --- the server -------------------------------------------------------------------------- */
 
 static struct wa_env E;

@@ -23,9 +23,6 @@ extern char *BARBERO;
 extern struct user ADMIN, BARB;
 extern struct wa_sink D; /* the Graph API double */
 
-/* wait_until's condition: the double accepted a message to the number ud. */
-bool wa_arrived(void *ud);
-
 /* Starts the program's shop, the double taking the WhatsApp token token. */
 void desk_wa_shop_start(const char *token);
 int desk_wa_group_teardown(void **state);

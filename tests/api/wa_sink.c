@@ -82,6 +82,36 @@ size_t wa_sink_count(const struct wa_sink *d, const char *to)
     return n;
 }
 
+struct wa_goal {
+    const struct wa_sink *d;
+    const char *to;
+};
+
+static bool wa_there(void *ud)
+{
+    const struct wa_goal *g = ud;
+    return wa_sink_count(g->d, g->to) > 0;
+}
+
+bool wa_sink_wait(const struct wa_sink *d, const char *to, int timeout_ms)
+{
+    struct wa_goal g = {d, to};
+    return wait_until(wa_there, &g, timeout_ms);
+}
+
+json_t *wa_sink_sole(const struct wa_sink *d, struct srv *s, const char *to, int timeout_ms)
+{
+    if (!wa_sink_wait(d, to, timeout_ms)) {
+        char *log = srv_log(s);
+        fail_msg("no WhatsApp message to %s; server log:\n%s", to, log);
+    }
+    json_t *all = wa_sink_accepted(d, to);
+    assert_int_equal(json_array_size(all), 1);
+    json_t *m = json_incref(json_array_get(all, 0));
+    json_decref(all);
+    return m;
+}
+
 const char *wa_param(const json_t *m, size_t i)
 {
     const json_t *comp =

@@ -8,6 +8,7 @@
 #define BR_TEST_WA_SINK_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -30,10 +31,20 @@ void wa_sink_stop(struct wa_sink *d);
 json_t *wa_sink_accepted(const struct wa_sink *d, const char *to);
 size_t wa_sink_count(const struct wa_sink *d, const char *to);
 
+/* Waits up to timeout_ms until the double accepted a message for the
+ * number to; false on timeout. */
+bool wa_sink_wait(const struct wa_sink *d, const char *to, int timeout_ms);
+
+struct srv;
+
+/* The one template message the double accepted for the number to, waited
+ * for up to timeout_ms (caller decrefs): fails the test with s's log when
+ * none came, and when more than one did. */
+json_t *wa_sink_sole(const struct wa_sink *d, struct srv *s, const char *to, int timeout_ms);
+
 /* Body parameter i (0-based) of a template message. */
 const char *wa_param(const json_t *m, size_t i);
 
-struct srv;
 struct smtp_sink;
 
 /* The settings of a shop that sends e-mail to an SMTP sink and WhatsApp to
