@@ -256,6 +256,11 @@ char *make_servicio(const struct srv *s, const char *nombre, int duracion_min, d
 char *book(const struct srv *s, const struct user *u, const char *barbero, const char *servicio,
            const char *fecha_inicio, const char *notas);
 
+/* POST /api/citas/<id>/<accion> (cancelar, reprogramar) as u with body
+ * (may be NULL); fails the test unless it answers 200. */
+void cita_cambio(const struct srv *s, const struct user *u, const char *id, const char *accion,
+                 const char *body);
+
 /* Uploads len bytes as a PNG photo of tipo for cita through POST
  * /api/fotos and asserts 201. Returns the answer's "foto" object (caller
  * decrefs). */

@@ -143,6 +143,17 @@ char *book(const struct srv *s, const struct user *u, const char *barbero, const
     return copy;
 }
 
+void cita_cambio(const struct srv *s, const struct user *u, const char *id, const char *accion,
+                 const char *body)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/api/citas/%s/%s", id, accion);
+    struct resp r;
+    http_json(s, "POST", path, u->token, body, &r);
+    if (r.status != 200) fail_msg("%s: %ld %s", accion, r.status, r.body);
+    resp_free(&r);
+}
+
 json_t *upload_photo(const struct srv *s, const struct user *u, const char *cita, const char *tipo,
                      const void *bytes, size_t len)
 {

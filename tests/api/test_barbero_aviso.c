@@ -185,16 +185,6 @@ static json_t *with_sequence(json_t *all, const char *seq)
     return NULL;
 }
 
-static void cambio(const struct user *u, const char *id, const char *accion, const char *body)
-{
-    char path[160];
-    snprintf(path, sizeof path, "/api/citas/%s/%s", id, accion);
-    struct resp r;
-    http_json(&S, "POST", path, u->token, body, &r);
-    if (r.status != 200) fail_msg("%s: %ld %s", accion, r.status, r.body);
-    resp_free(&r);
-}
-
 static void the_barber_gets_one_mail_per_change_updating_one_event(void **state)
 {
     (void)state;
@@ -205,9 +195,9 @@ static void the_barber_gets_one_mail_per_change_updating_one_event(void **state)
     char *id = book(&S, &ANA, BARBERO, SERVICIO, f, "Degradado; corto, por favor");
     char *body = NULL;
     if (asprintf(&body, "{\"fecha_inicio\":\"%s\"}", g) < 0) fail_msg("asprintf");
-    cambio(&BARB, id, "reprogramar", body);
+    cita_cambio(&S, &BARB, id, "reprogramar", body);
     free(body);
-    cambio(&ANA, id, "cancelar", NULL);
+    cita_cambio(&S, &ANA, id, "cancelar", NULL);
 
     if (!smtp_sink_wait_messages(&K, BARB_MAIL, id, 3, WAIT_MAIL_MS))
         fail_msg("the barber's three mails did not arrive");
@@ -272,7 +262,7 @@ static void a_barber_without_an_address_gets_no_mail(void **state)
     char f[32];
     iso8601_format(base, f);
     char *id = book(&S, &ANA, OTRO, SERVICIO, f, NULL);
-    cambio(&ADMIN, id, "cancelar", NULL);
+    cita_cambio(&S, &ADMIN, id, "cancelar", NULL);
     if (!smtp_sink_wait_messages(&K, ANA.email, id, 2, WAIT_MAIL_MS))
         fail_msg("the client's mails did not arrive");
     assert_int_equal(db_count(&S,

@@ -36,16 +36,6 @@ static void consents(const struct user *u, const char *telefono)
     resp_free(&r);
 }
 
-static void cancel_ok(const struct user *u, const char *cita)
-{
-    char path[120];
-    snprintf(path, sizeof path, "/api/citas/%s/cancelar", cita);
-    struct resp r;
-    http_json(&S, "POST", path, u->token, NULL, &r);
-    assert_int_equal(r.status, 200);
-    resp_free(&r);
-}
-
 /* The one WhatsApp notice to the number to (waited for): the approved
  * template with its six parameters, the link opening the booking on the
  * slot inicio of barbero on fecha. */
@@ -81,7 +71,7 @@ static void two_entries_of_one_client_bring_one_notice_per_slot(void **state)
     char *cita = book(&S, &otra, barbero, SERVICIO, ten, NULL);
     free(pedir_ok(&eli, SERVICIO, d, barbero));
     free(pedir_ok(&eli, SERVICIO, d, NULL));
-    cancel_ok(&otra, cita);
+    cita_cambio(&S, &otra, cita, "cancelar", NULL);
     char inicio[ISO8601_LEN + 1];
     notice_link(&eli, barbero, d, inicio);
     assert_int_equal(notices_to(&eli), 1);
@@ -120,7 +110,7 @@ static void entries_told_already_keep_nobody_from_hearing(void **state)
         free(pedir_ok(&bea, servicios[i], d, NULL));
     }
     free(pedir_ok(&cris, SERVICIO, d, barbero));
-    cancel_ok(&otra, cita);
+    cita_cambio(&S, &otra, cita, "cancelar", NULL);
     char inicio[ISO8601_LEN + 1];
     notice_link(&cris, barbero, d, inicio);
     assert_string_equal(inicio, ten);
@@ -131,7 +121,7 @@ static void entries_told_already_keep_nobody_from_hearing(void **state)
      * no place of who has not heard */
     free(pedir_ok(&dani, SERVICIO, d, NULL));
     char *otra_vez = book(&S, &otra, barbero, SERVICIO, ten, NULL);
-    cancel_ok(&otra, otra_vez);
+    cita_cambio(&S, &otra, otra_vez, "cancelar", NULL);
     notice_link(&dani, barbero, d, inicio);
     assert_string_equal(inicio, ten);
     assert_int_equal(notices_to(&ana), 1);
@@ -168,7 +158,7 @@ static void the_notice_goes_by_whatsapp_to_whoever_consented(void **state)
     snprintf(sql, sizeof sql, "UPDATE auth_users SET email = 'sin-email:%s' WHERE id = '%s'",
              dani.id, dani.id);
     assert_int_equal(db_exec(&S, sql, NULL), 0);
-    cancel_ok(&ana, cita);
+    cita_cambio(&S, &ana, cita, "cancelar", NULL);
     /* Bea by both channels, Cris by e-mail, Dani by WhatsApp only */
     char ib[ISO8601_LEN + 1], ic[ISO8601_LEN + 1];
     notice_link(&bea, barbero, d, ib);
@@ -223,7 +213,7 @@ static void a_crash_before_the_notices_were_queued_loses_none(void **state)
     /* the notices cannot be written for now: the window between the
      * change's answer and the notices stays open */
     assert_int_equal(db_forced_failure(&S, "lista_espera_avisos", true), 0);
-    cancel_ok(&ana, cita);
+    cita_cambio(&S, &ana, cita, "cancelar", NULL);
     /* the server dies in that window, once its worker has tried and put the
      * freed slot back for a later pass (killed while it held the slot, the
      * next start would wait out the lease: a minute) */
@@ -311,7 +301,7 @@ static void in_the_quiet_hours_the_whatsapp_notice_waits(void **state)
     char *cita = book(&S, &ana, barbero, SERVICIO, half, NULL);
     consents(&bea, "+34 611 000 004");
     char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
-    cancel_ok(&ana, cita);
+    cita_cambio(&S, &ana, cita, "cancelar", NULL);
     /* the e-mail goes; the WhatsApp notice waits for the end of the quiet hours */
     char ib[ISO8601_LEN + 1];
     notice_link(&bea, barbero, d, ib);
@@ -346,8 +336,8 @@ static void a_notice_held_back_never_announces_a_slot_booked_meanwhile(void **st
     consents(&cris, "+34 611 000 006");
     char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
     char *ec = pedir_ok(&cris, SERVICIO, e, barbero);
-    cancel_ok(&ana, cd);
-    cancel_ok(&ana, ce);
+    cita_cambio(&S, &ana, cd, "cancelar", NULL);
+    cita_cambio(&S, &ana, ce, "cancelar", NULL);
     /* the e-mails go at once (the slots are free); the WhatsApp notices
      * wait for the end of the quiet hours */
     char ib[ISO8601_LEN + 1], ic[ISO8601_LEN + 1];
@@ -418,7 +408,7 @@ static void a_notice_held_back_never_goes_to_who_left_the_list(void **state)
     /* the mail server is down: the notice fails and waits for a retry */
     int port = K.port;
     assert_int_equal(smtp_sink_stop(&K), 0);
-    cancel_ok(&ana, cita);
+    cita_cambio(&S, &ana, cita, "cancelar", NULL);
     struct notice_q failed = {eb, "email", "status = 'pending' AND attempts >= 1"};
     if (!wait_until(notice_is, &failed, WAIT_MAIL_MS))
         fail_msg("the notice was not tried while the mail server was down");
@@ -469,7 +459,7 @@ static void without_mail_no_notice_is_queued_by_email(void **state)
     consents(&bea, "+34 611 000 009");
     char *eb = pedir_ok(&bea, SERVICIO, d, barbero);
     char *ec = pedir_ok(&cris, SERVICIO, d, barbero);
-    cancel_ok(&ana, cita);
+    cita_cambio(&S, &ana, cita, "cancelar", NULL);
     struct notice_q by_wa = {eb, "whatsapp", "1 = 1"};
     if (!wait_until(notice_is, &by_wa, WAIT_MAIL_MS))
         fail_msg("the WhatsApp notice was not queued without a mail server");
@@ -523,7 +513,7 @@ static void a_notice_counts_against_her_cap_after_she_leaves_the_list(void **sta
     char *cita = book(&S, &otro, barbero, SERVICIO, t1, NULL);
     consents(&eva, "+34 611 000 019");
     char *entrada = pedir_ok(&eva, SERVICIO, d, barbero);
-    cancel_ok(&otro, cita);
+    cita_cambio(&S, &otro, cita, "cancelar", NULL);
     struct wa_count_q q = {"34611000019", 1};
     if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no WhatsApp notice");
     /* she leaves the list: the notice still counts */
@@ -540,7 +530,7 @@ static void a_notice_counts_against_her_cap_after_she_leaves_the_list(void **sta
     q.want = 3;
     if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no third message");
     /* the fourth in the day is one too many */
-    cancel_ok(&eva, c2);
+    cita_cambio(&S, &eva, c2, "cancelar", NULL);
     if (!wait_until(cancel_skipped, c2, WAIT_MAIL_MS)) {
         char *log = srv_log(&S);
         fail_msg("the fourth message was not skipped; server log:\n%s", log);

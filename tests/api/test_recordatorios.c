@@ -126,16 +126,6 @@ static void local_hhmm(const char *iso, char out[8])
     snprintf(out, 8, "%02d:%02d", tm.tm_hour, tm.tm_min);
 }
 
-static void cambio(const char *id, const char *accion, const char *body)
-{
-    char path[160];
-    snprintf(path, sizeof path, "/api/citas/%s/%s", id, accion);
-    struct resp r;
-    http_json(&S, "POST", path, ANA.token, body, &r);
-    if (r.status != 200) fail_msg("%s: %ld %s", accion, r.status, r.body);
-    resp_free(&r);
-}
-
 static long reminder_rows(const char *id)
 {
     return db_count(&S,
@@ -230,7 +220,7 @@ static void a_cancelled_cita_gets_no_reminder(void **state)
     char f[32];
     at(HOUR_MS + 5000, f);
     char *id = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
-    cambio(id, "cancelar", NULL);
+    cita_cambio(&S, &ANA, id, "cancelar", NULL);
     /* well past the moment it would have been due */
     sleep_ms(9000);
     assert_true(smtp_sink_wait(&K, 2, WAIT_MAIL_MS)); /* confirmation, cancellation */
@@ -250,7 +240,7 @@ static void after_a_reschedule_the_reminder_is_for_the_new_time(void **state)
     at(HOUR_MS + 6000, g); /* the new one: seconds away */
     char body[96];
     snprintf(body, sizeof body, "{\"fecha_inicio\":\"%s\"}", g);
-    cambio(id, "reprogramar", body);
+    cita_cambio(&S, &ANA, id, "reprogramar", body);
     char *text = the_reminder();
     char hhmm[8], old[8];
     local_hhmm(g, hhmm);

@@ -317,7 +317,7 @@ static void reminders_go_at_each_offset_by_both_channels_once(void **state)
     at(3 * 86400000LL, g);
     char body[96];
     snprintf(body, sizeof body, "{\"fecha_inicio\": \"%s\"}", g);
-    cambio(&ANA, id, "reprogramar", body);
+    cita_cambio(&S, &ANA, id, "reprogramar", body);
     wait_requests("barberia_reprogramacion", 200, 1);
     free(id);
 }
@@ -390,7 +390,7 @@ the_longest_public_url_goes_whole_in_the_links_and_a_longer_one_stops_the_start(
     http_json(&S, "POST", "/api/lista-espera", BEA.token, body, &r);
     if (r.status != 201) fail_msg("lista-espera: %ld %s", r.status, r.body);
     resp_free(&r);
-    cambio(&ANA, id, "cancelar", NULL);
+    cita_cambio(&S, &ANA, id, "cancelar", NULL);
     wait_requests("barberia_hueco_libre", 200, 1);
     char reservar[1100];
     snprintf(reservar, sizeof reservar, "%s/reservar?servicio=%s&barbero=%s&fecha=%s&inicio=%s",
@@ -455,14 +455,14 @@ static void a_client_gets_at_most_the_days_cap_and_another_is_not_silenced(void 
     at(5 * 86400000LL, h);
     char *id1 = book(&S, &ANA, BARBERO, SERVICIO, f, NULL);
     wait_requests("barberia_confirmacion", 200, 1);
-    cambio(&ANA, id1, "cancelar", NULL);
+    cita_cambio(&S, &ANA, id1, "cancelar", NULL);
     wait_requests("barberia_cancelacion", 200, 1);
     char *id2 = book(&S, &ANA, BARBERO, SERVICIO, g, NULL);
     wait_requests("barberia_confirmacion", 200, 2);
     /* another number for the next turn: still her allowance */
     consent(&ANA, "{\"acepta\": true, \"telefono\": \"699 000 111\"}", 200, &r);
     resp_free(&r);
-    cambio(&ANA, id2, "cancelar", NULL);
+    cita_cambio(&S, &ANA, id2, "cancelar", NULL);
     struct row_q q = {id2, "cancelacion", "skipped"};
     if (!wait_until(row_there, &q, WAIT_MS)) {
         char *log = srv_log(&S);

@@ -359,7 +359,7 @@ static void in_the_quiet_hours_a_confirmation_waits_and_a_cancellation_goes(void
                               id),
                      1);
     /* the cancellation goes at once */
-    cambio(&ANA, id, "cancelar", NULL);
+    cita_cambio(&S, &ANA, id, "cancelar", NULL);
     wait_requests("barberia_cancelacion", 200, 1);
     json_t *all = dbl_requests();
     json_t *m = req_message(json_array_get(all, 0));

@@ -227,16 +227,6 @@ void consent(const struct user *u, const char *body, long want, struct resp *r)
     if (r->status != want) fail_msg("consent %s: %ld %s", body, r->status, r->body);
 }
 
-void cambio(const struct user *u, const char *id, const char *accion, const char *body)
-{
-    char path[160];
-    snprintf(path, sizeof path, "/api/citas/%s/%s", id, accion);
-    struct resp r;
-    http_json(&S, "POST", path, u->token, body, &r);
-    if (r.status != 200) fail_msg("%s: %ld %s", accion, r.status, r.body);
-    resp_free(&r);
-}
-
 json_t *mensajes(const char *id)
 {
     char path[160];

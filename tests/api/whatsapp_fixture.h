@@ -56,7 +56,6 @@ void start_shop(const char *const *extra);
 int whatsapp_teardown(void **state);
 void at(int64_t ms, char out[ISO8601_LEN + 1]);
 void consent(const struct user *u, const char *body, long want, struct resp *r);
-void cambio(const struct user *u, const char *id, const char *accion, const char *body);
 /* GET /api/admin/citas/{id}/mensajes as the admin: the array (caller decrefs). */
 json_t *mensajes(const char *id);
 /* The message of canal and tipo in a listing (borrowed), or NULL. */
