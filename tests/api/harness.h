@@ -261,6 +261,15 @@ char *book(const struct srv *s, const struct user *u, const char *barbero, const
 void cita_cambio(const struct srv *s, const struct user *u, const char *id, const char *accion,
                  const char *body);
 
+/* GET /api/lista-espera as u (for cliente_id when not NULL: the front
+ * desk's listing of a client's entries). */
+void lista_espera_get(const struct srv *s, const struct user *u, const char *cliente_id,
+                      struct resp *r);
+/* How many entries that listing holds, or, with id, how many of them are id;
+ * fails the test unless it answers 200. */
+size_t lista_espera_listed(const struct srv *s, const struct user *u, const char *cliente_id,
+                           const char *id);
+
 /* Uploads len bytes as a PNG photo of tipo for cita through POST
  * /api/fotos and asserts 201. Returns the answer's "foto" object (caller
  * decrefs). */

@@ -154,6 +154,34 @@ void cita_cambio(const struct srv *s, const struct user *u, const char *id, cons
     resp_free(&r);
 }
 
+void lista_espera_get(const struct srv *s, const struct user *u, const char *cliente_id,
+                      struct resp *r)
+{
+    char path[160];
+    if (cliente_id)
+        snprintf(path, sizeof path, "/api/lista-espera?cliente_id=%s", cliente_id);
+    else
+        snprintf(path, sizeof path, "/api/lista-espera");
+    http_get(s, path, u->token, r);
+}
+
+size_t lista_espera_listed(const struct srv *s, const struct user *u, const char *cliente_id,
+                           const char *id)
+{
+    struct resp r;
+    lista_espera_get(s, u, cliente_id, &r);
+    if (r.status != 200) fail_msg("listing: %ld %s", r.status, r.body);
+    json_t *all = json_object_get(r.json, "entradas");
+    size_t n = json_array_size(all), hit = 0, i;
+    json_t *e;
+    json_array_foreach(all, i, e)
+    {
+        if (id && !strcmp(jstr(e, "id"), id)) hit++;
+    }
+    resp_free(&r);
+    return id ? hit : n;
+}
+
 json_t *upload_photo(const struct srv *s, const struct user *u, const char *cita, const char *tipo,
                      const void *bytes, size_t len)
 {

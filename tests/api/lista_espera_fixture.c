@@ -85,18 +85,7 @@ char *pedir_ok(const struct user *u, const char *servicio, const char *fecha, co
 
 size_t listed(const struct user *u, const char *id)
 {
-    struct resp r;
-    http_get(&S, "/api/lista-espera", u->token, &r);
-    assert_int_equal(r.status, 200);
-    json_t *all = json_object_get(r.json, "entradas");
-    size_t n = json_array_size(all), hit = 0, i;
-    json_t *e;
-    json_array_foreach(all, i, e)
-    {
-        if (id && !strcmp(jstr(e, "id"), id)) hit++;
-    }
-    resp_free(&r);
-    return id ? hit : n;
+    return lista_espera_listed(&S, u, NULL, id);
 }
 
 /* --- the mails -------------------------------------------------------------------------- */

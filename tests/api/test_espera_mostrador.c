@@ -64,32 +64,10 @@ static void expect_pedir(const struct user *u, const char *body, long status, co
     resp_free(&r);
 }
 
-/* GET /api/lista-espera as u (for cliente_id when not NULL): the answer. */
-static void listar(const struct user *u, const char *cliente_id, struct resp *r)
-{
-    char path[160];
-    if (cliente_id)
-        snprintf(path, sizeof path, "/api/lista-espera?cliente_id=%s", cliente_id);
-    else
-        snprintf(path, sizeof path, "/api/lista-espera");
-    http_get(&S, path, u->token, r);
-}
-
 /* How many entries u's listing (for cliente_id) holds, or, with id, whether it holds id. */
 static size_t listed(const struct user *u, const char *cliente_id, const char *id)
 {
-    struct resp r;
-    listar(u, cliente_id, &r);
-    if (r.status != 200) fail_msg("listing: %ld %s", r.status, r.body);
-    json_t *all = json_object_get(r.json, "entradas");
-    size_t n = json_array_size(all), hit = 0, i;
-    json_t *e;
-    json_array_foreach(all, i, e)
-    {
-        if (id && !strcmp(jstr(e, "id"), id)) hit++;
-    }
-    resp_free(&r);
-    return id ? hit : n;
+    return lista_espera_listed(&S, u, cliente_id, id);
 }
 
 static void quitar(const struct user *u, const char *id, const char *cliente_id, struct resp *r)
@@ -141,7 +119,7 @@ static void staff_put_a_client_on_the_list_and_she_sees_it(void **state)
     assert_int_equal(entries_of(ana.id), 2);
     /* staff list them by her id, with the names */
     struct resp r;
-    listar(&BARB, ana.id, &r);
+    lista_espera_get(&S, &BARB, ana.id, &r);
     assert_int_equal(r.status, 200);
     json_t *all = json_object_get(r.json, "entradas");
     assert_int_equal(json_array_size(all), 2);
@@ -245,10 +223,10 @@ static void the_desk_gets_her_checks_in_her_order(void **state)
     assert_int_equal(entries_of(ana.id), 10);
     /* listing and removing for a client who is not one */
     struct resp r;
-    listar(&BARB, nadie, &r);
+    lista_espera_get(&S, &BARB, nadie, &r);
     expect_error(&r, 404, "Cliente no encontrado");
     resp_free(&r);
-    listar(&ADMIN, "x", &r);
+    lista_espera_get(&S, &ADMIN, "x", &r);
     expect_error(&r, 404, "Cliente no encontrado");
     resp_free(&r);
     quitar(&BARB, id, nadie, &r);
