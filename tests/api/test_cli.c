@@ -154,8 +154,7 @@ static void help_and_version_exit_0(void **state)
         }
         assert_string_equal(err, "");
         /* a number's range beside its default, so it is known before a refusal */
-        if (!strcmp(cmds[i][0], "serve"))
-            assert_non_null(strstr(out, "[default: 64, 1 to 4096]"));
+        if (!strcmp(cmds[i][0], "serve")) assert_non_null(strstr(out, "[default: 64, 1 to 4096]"));
         free(out);
         free(err);
     }
