@@ -532,8 +532,15 @@ static void a_notice_counts_against_her_cap_after_she_leaves_the_list(void **sta
     /* the fourth in the day is one too many */
     cita_cambio(&S, &eva, c2, "cancelar", NULL);
     if (!wait_until(cancel_skipped, c2, WAIT_MAIL_MS)) {
-        char *log = srv_log(&S);
-        fail_msg("the fourth message was not skipped; server log:\n%s", log);
+        /* what became of each of her WhatsApp messages, and what the
+         * double got: enough to tell a late count from a second send */
+        char *rows = db_query(&S,
+                              "SELECT kind, status, attempts, coalesce(last_error, '-'), "
+                              "coalesce(done_at, '-') FROM mail_outbox WHERE canal = "
+                              "'whatsapp' AND cita_id IN ('%s', '%s', '%s') ORDER BY created_at",
+                              entrada, c1, c2);
+        fail_msg("the fourth message was not skipped; the double got %ld; her rows:\n%s",
+                 (long)wa_sink_count(&D, "34611000019"), rows);
     }
     assert_int_equal(wa_sink_count(&D, "34611000019"), 3);
     restart_with("BARBERIA_WHATSAPP_MAX_PER_DAY=", NULL);
