@@ -10,6 +10,7 @@
  */
 #include "fz.h"
 #include "api/api.h"
+#include "domain/rules.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +19,18 @@
 
 static struct app *the_app;
 
-static void check_field(const char *name, const json_t *v, const char *got, bool null_if_empty)
+/* cap: the profile keeps the value as rule_una_linea makes it one line of
+ * at most cap - 1 bytes (docs/decisions.md); 0: as given */
+static void check_field(const char *name, const json_t *v, const char *got, bool null_if_empty,
+                        size_t cap)
 {
     const char *want = json_string_value(v);
     if (!want) return; /* absent or null: telefono null is checked below */
+    char line[RULE_NOMBRE_MAX + 1];
+    if (cap && cap <= sizeof line) {
+        rule_una_linea(want, line, cap);
+        want = line;
+    }
     if (!*want) {
         if (null_if_empty && got) fz_fail("%s \"\" should clear it, holds '%s'", name, got);
         return;
@@ -37,10 +46,10 @@ static void check_victim(const struct fz_fixture *fx, json_t *body)
     struct perfil p;
     if (store_perfil_get(the_app->store, fx->victim_id, &p) != BR_OK)
         fz_fail("the victim's profile cannot be read: %s", err_msg());
-    check_field("nombre", json_object_get(body, "nombre"), p.nombre, false);
-    check_field("rol", json_object_get(body, "rol"), p.rol, false);
+    check_field("nombre", json_object_get(body, "nombre"), p.nombre, false, RULE_NOMBRE_MAX + 1);
+    check_field("rol", json_object_get(body, "rol"), p.rol, false, 0);
     json_t *tel = json_object_get(body, "telefono");
-    check_field("telefono", tel, p.telefono, true);
+    check_field("telefono", tel, p.telefono, true, RULE_TELEFONO_MAX + 1);
     if (json_is_null(tel) && p.telefono) fz_fail("telefono null left '%s'", p.telefono);
     perfil_clear(&p);
 }
