@@ -246,9 +246,7 @@ static br_err insert_event(struct gcal *g, int64_t deadline, const struct cal_ev
     br_err rc = call_retrying(g, deadline, &c, "Content-Type: application/json", false);
     free(body);
     if (!rc && (c.status < 200 || c.status > 299)) {
-        char why[REASON_MAX + 4];
-        gcal_error_reason(&c.resp, why, sizeof why);
-        rc = err_set(BR_UPSTREAM, "%s: HTTP %ld%s", what, c.status, why);
+        rc = gcal_refused(&c);
         *no_invites = with_attendees && c.status == 403 && refuses_attendees(&c.resp);
     }
     json_t *j = NULL;
@@ -323,11 +321,8 @@ static br_err gcal_delete(struct calendar *cal, const char *event_id)
     buf_init(&c.resp, RESPONSE_MAX);
     br_err rc = call_retrying(g, deadline, &c, NULL, true);
     /* gone already (404, 410) is as good as deleted */
-    if (!rc && c.status != 200 && c.status != 204 && c.status != 404 && c.status != 410) {
-        char why[REASON_MAX + 4];
-        gcal_error_reason(&c.resp, why, sizeof why);
-        rc = err_set(BR_UPSTREAM, "events.delete: HTTP %ld%s", c.status, why);
-    }
+    if (!rc && c.status != 200 && c.status != 204 && c.status != 404 && c.status != 410)
+        rc = gcal_refused(&c);
     buf_free(&c.resp);
     free(url);
     return rc;
@@ -382,9 +377,7 @@ static br_err gcal_move(struct calendar *cal, const char *event_id, const struct
     if (!rc && (c.status == 404 || c.status == 410)) {
         rc = err_set(BR_NOTFOUND, "events.patch: HTTP %ld: the event is gone", c.status);
     } else if (!rc && (c.status < 200 || c.status > 299)) {
-        char why[REASON_MAX + 4];
-        gcal_error_reason(&c.resp, why, sizeof why);
-        rc = err_set(BR_UPSTREAM, "events.patch: HTTP %ld%s", c.status, why);
+        rc = gcal_refused(&c);
     } else if (!rc && event_cancelled(&c.resp)) {
         /* Google keeps a deleted event (status "cancelled") and lets it be
          * patched: moved, it stays deleted */
@@ -420,11 +413,8 @@ static br_err gcal_rewrite(struct calendar *cal, const char *event_id, const str
     struct call c;
     br_err rc = patch_event(g, deadline, event_id, body, &c);
     /* gone (404, 410) is as good as rewritten */
-    if (!rc && c.status != 404 && c.status != 410 && (c.status < 200 || c.status > 299)) {
-        char why[REASON_MAX + 4];
-        gcal_error_reason(&c.resp, why, sizeof why);
-        rc = err_set(BR_UPSTREAM, "events.patch: HTTP %ld%s", c.status, why);
-    }
+    if (!rc && c.status != 404 && c.status != 410 && (c.status < 200 || c.status > 299))
+        rc = gcal_refused(&c);
     buf_free(&c.resp);
     free(body);
     return rc;

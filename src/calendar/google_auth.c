@@ -168,11 +168,7 @@ static br_err fetch_token(struct gcal *g, int64_t deadline)
     if (!rc) rc = gcal_http_call(deadline, &c);
     wipe_free(form);
     curl_slist_free_all(hdrs);
-    if (!rc && (c.status < 200 || c.status > 299)) {
-        char why[REASON_MAX + 4];
-        gcal_error_reason(&c.resp, why, sizeof why);
-        rc = err_set(BR_UPSTREAM, "token request: HTTP %ld%s", c.status, why);
-    }
+    if (!rc && (c.status < 200 || c.status > 299)) rc = gcal_refused(&c);
     char *token = NULL;
     int64_t ttl_s = 0;
     if (!rc) rc = parse_token(&c.resp, &token, &ttl_s);

@@ -47,33 +47,28 @@ bool gcal_visible_ascii(const char *s, size_t max)
     return n > 0;
 }
 
-/* The one-line log detail a failed call may carry: Google's own short error
- * text (OAuth's error/error_description, or the API's error.message),
- * reduced to printable ASCII and capped, preceded by ": ". Nothing else of
- * the answer is ever echoed. out is "" when there is no such text. */
-void gcal_error_reason(const struct buf *body, char *out, size_t n)
+/* A call Google answered with another status than the one asked for:
+ * BR_UPSTREAM, detailed as "<what>: HTTP <status>" and Google's own short
+ * error text (OAuth's error/error_description, or the API's error.message),
+ * reduced to printable ASCII and capped. Nothing else of the answer is ever
+ * echoed. */
+br_err gcal_refused(const struct call *c)
 {
-    out[0] = '\0';
-    json_t *j = json_loadb(body->p ? body->p : "", body->len, 0, NULL);
+    json_t *j = json_loadb(c->resp.p ? c->resp.p : "", c->resp.len, 0, NULL);
     const json_t *e = json_object_get(j, "error");
     const char *text = json_string_value(json_object_get(e, "message"));
     const char *code = json_string_value(e);
     const char *desc = json_string_value(json_object_get(j, "error_description"));
-    char raw[REASON_MAX + 1];
+    char why[REASON_MAX + 3] = "";
     if (text)
-        snprintf(raw, sizeof raw, "%s", text);
+        snprintf(why, sizeof why, ": %s", text);
     else if (code)
-        snprintf(raw, sizeof raw, "%s%s%s", code, desc ? " " : "", desc ? desc : "");
-    else
-        raw[0] = '\0';
+        snprintf(why, sizeof why, ": %s%s%s", code, desc ? " " : "", desc ? desc : "");
     json_decref(j);
-    if (!raw[0] || n < 3) return;
-    size_t o = 0;
-    out[o++] = ':';
-    out[o++] = ' ';
-    for (const unsigned char *p = (const unsigned char *)raw; *p && o + 1 < n; p++)
-        out[o++] = *p >= 0x20 && *p < 0x7f ? (char)*p : '?';
-    out[o] = '\0';
+    if (!why[2]) why[0] = '\0'; /* an empty text says nothing */
+    for (char *p = why; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) *p = '?';
+    return err_set(BR_UPSTREAM, "%s: HTTP %ld%s", c->what, c->status, why);
 }
 
 /* --- HTTP --------------------------------------------------------------------- */

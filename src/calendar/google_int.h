@@ -67,9 +67,10 @@ char *gcal_pct_encode(const char *s);
  * go into a header line or a URL segment without smuggling anything else. */
 bool gcal_visible_ascii(const char *s, size_t max);
 
-/* The one-line log detail a failed call may carry (": " and Google's own
- * short error text, printable ASCII, capped; "" when there is none). */
-void gcal_error_reason(const struct buf *body, char *out, size_t n);
+/* BR_UPSTREAM for a call answered with a status it did not want, detailed
+ * as "<what>: HTTP <status>: <Google's short error text>" (printable ASCII,
+ * capped; nothing else of the answer). */
+br_err gcal_refused(const struct call *c);
 
 /* Performs c within what is left until deadline. A transport failure is
  * BR_TIMEOUT or BR_UPSTREAM; any HTTP status is BR_OK (the caller judges
