@@ -838,7 +838,8 @@ int cli_import(int argc, char **argv)
     return transfer("import", "from", transfer_import, "imported", argc, argv,
                     "Usage: barberia import --from DIR [--data DIR]\n"
                     "Loads an export into the data store the settings name, which must hold no\n"
-                    "data yet: checks every file against the manifest first (nothing is written\n"
+                    "data yet and no running serve (refused while a serve's lease is live):\n"
+                    "checks every file against the manifest first (nothing is written\n"
                     "on a mismatch), stores the photos, then inserts every row in one\n"
                     "transaction (on failure the photos it stored are removed again; after a\n"
                     "crash, by serve's sweeper or by the next import). An\n"
@@ -863,7 +864,8 @@ int cli_restore(int argc, char **argv)
     return transfer("restore", "from", backup_restore, "restored", argc, argv,
                     "Usage: barberia restore --from DIR [--data DIR]\n"
                     "Restores a backup into the data folder the settings name, which must hold\n"
-                    "no data yet (stop serve first): checks every row as import checks an\n"
+                    "no data yet (stop serve first: refused while its lease is live): checks\n"
+                    "every row as import checks an\n"
                     "export's, stores the photos into the object store, then\n"
                     "the database in one step (on a failure the photos are removed again;\n"
                     "after a crash, by serve's sweeper or by the next restore).\n");

@@ -2,6 +2,7 @@
  * backup.c - backups of the embedded defaults (see backup.h).
  */
 #include "backup.h"
+#include "sweeper.h"
 #include "photos.h"
 #include "../store/restore.h"
 #include "../util/vec.h"
@@ -240,6 +241,8 @@ br_err backup_restore(struct app *app, const char *dir, struct transfer_stats *s
     if (!rc) rc = store_is_empty(app->store, &empty);
     if (!rc && !empty)
         rc = err_set(BR_CONFLICT, "the target already holds data: a restore needs an empty one");
+    /* nor may anything else be serving or loading it meanwhile */
+    if (!rc) rc = sweep_alone(app, "a restore");
     struct side b = {0};
     struct transfer_stats got = {0};
     if (!rc) rc = side_open(&b, dir, true);

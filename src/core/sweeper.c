@@ -237,6 +237,39 @@ static void run(struct worker *wk, void *ud)
     }
 }
 
+struct alone {
+    const struct procid *me;
+    char *who; /* the first live process found, owned */
+};
+
+static br_err other_lease(void *ud, const char *instance, const char *node, int64_t pid,
+                          const char *heartbeat_at)
+{
+    struct alone *a = ud;
+    if (a->who || !strcmp(instance, a->me->instance)) return BR_OK;
+    /* one of this node's that is gone (a crash) counts no more */
+    if (!strcmp(node, a->me->node) && !procid_pid_alive((long)pid)) return BR_OK;
+    a->who = xasprintf("pid %lld on %s, alive at %s", (long long)pid, node, heartbeat_at);
+    return BR_OK;
+}
+
+br_err sweep_alone(struct app *app, const char *what)
+{
+    int interval_ms = app->cfg ? app->cfg->sweep_interval_ms : 10000;
+    br_ts since;
+    iso8601_format(clock_now_ms() - lease_of(interval_ms), since);
+    struct alone a = {.me = procid_self()};
+    br_err rc = store_leases_each(app->store, since, other_lease, &a);
+    if (!rc && a.who)
+        rc = err_set(BR_CONFLICT,
+                     "another barberia process is using this data (%s): stop it before %s (a "
+                     "process that crashed on another node counts for %lld s after it was last "
+                     "alive)",
+                     a.who, what, (long long)(lease_of(interval_ms) / 1000));
+    free(a.who);
+    return rc;
+}
+
 br_err sweep_start(struct app *app, const char *spool_dir, int interval_ms, struct sweeper **out)
 {
     struct sweep_stats s;

@@ -56,6 +56,13 @@ br_err sweep_lease_renew(struct app *app);
  * are gone. */
 br_err sweep_intents(struct app *app, int64_t lease_ms, struct sweep_stats *stats) WARN_UNUSED;
 
+/* BR_CONFLICT while another process keeps a live lease on this data: a
+ * `serve` on any node (its sweeper renews the lease every interval), or
+ * an import or restore under way. One of this node's whose pid is gone
+ * counts no more; another node's until its lease lapses (three intervals).
+ * what names the caller's work in the message ("an import"). */
+br_err sweep_alone(struct app *app, const char *what) WARN_UNUSED;
+
 /* Runs a pass now, then one every interval_ms on a new thread. spool_dir
  * is borrowed until sweep_stop. OUT: *out. A failing first pass is logged
  * and does not stop the start; failing to start the thread does. */

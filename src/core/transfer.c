@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "transfer.h"
+#include "sweeper.h"
 #include "photos.h"
 #include "transfer_files.h"
 #include "../util/iso8601.h"
@@ -705,6 +706,8 @@ br_err transfer_import(struct app *app, const char *dir, struct transfer_stats *
     if (!rc) rc = store_is_empty(app->store, &empty);
     if (!rc && !empty)
         rc = err_set(BR_CONFLICT, "the target already holds data: an import needs an empty one");
+    /* nor may anything else be serving or loading it meanwhile */
+    if (!rc) rc = sweep_alone(app, "an import");
     struct photos_bulk *hold = NULL;
     if (!rc) rc = photos_bulk_begin(app, &hold);
     if (!rc) rc = put_objects(app, hold, dir, &m);

@@ -135,9 +135,16 @@ static void sqlite_backup_while_serving_and_restore(void)
     expect_photo(&B);
     srv_cleanup(&B);
 
-    /* restored into an empty deployment */
+    /* restored into an empty deployment: not while a serve runs on it
+     * (its open database would be replaced under it) */
     struct srv C = {0};
     srv_init(&C);
+    srv_start(&C, NULL, NULL);
+    assert_int_equal(cli(&C, "restore", "--from", dir, &err), 1);
+    if (!err || !strstr(err, "another barberia process is using this data"))
+        fail_msg("restore: %s", err ? err : "");
+    free(err);
+    assert_int_equal(srv_stop(&C), 0);
     if (cli(&C, "restore", "--from", dir, &err) != 0) fail_msg("restore: %s", err);
     free(err);
     srv_start(&C, NULL, NULL);

@@ -12,8 +12,9 @@
  * (before photo sizes) gives each photo its object's size, which the
  * uploader's quota then counts; one of version 4 (before a consent kept
  * who recorded it) brings the clients' WhatsApp consents back as she gave
- * them, recorded by no staff user. A damaged export or
- * a target that already holds data is refused with nothing written.
+ * them, recorded by no staff user. A damaged export, a target that
+ * already holds data or one a `serve` runs on is refused with nothing
+ * written.
  */
 #include "harness.h"
 
@@ -542,6 +543,32 @@ static void an_import_cut_short_by_a_crash_is_finished_and_runs_again(void **sta
     srv_cleanup(&D);
 }
 
+/* An import while a `serve` runs on the target would leave that serve
+ * answering from what it read before (the links' key it holds among it):
+ * refused while the serve's lease is live, with nothing written, and done
+ * once it has stopped. */
+static void an_import_while_the_target_serves_is_refused(void **state)
+{
+    (void)state;
+    char out[400];
+    snprintf(out, sizeof out, "%s/export-serving", A.s.dir);
+    expect_cli_ok(&A.s, NULL, "export", "--to", out);
+    struct srv D = {0};
+    srv_init(&D);
+    D.s3 = false; /* the folder store: the suite's bucket holds these photos already */
+    srv_start(&D, NULL, NULL);
+    char *err = NULL;
+    assert_int_equal(cli_in(&D, NULL, "import", "--from", out, &err), 1);
+    if (!err || !strstr(err, "another barberia process is using this data"))
+        fail_msg("import: %s", err ? err : "");
+    free(err);
+    assert_int_equal(db_count(&D, "SELECT count(*) FROM auth_users"), 0);
+    assert_int_equal(srv_stop(&D), 0);
+    expect_cli_ok(&D, NULL, "import", "--from", out);
+    assert_true(db_count(&D, "SELECT count(*) FROM auth_users") > 0);
+    srv_cleanup(&D);
+}
+
 /* A target whose object store holds photos already (another shop's, in a
  * shared bucket, or ones left by hand) is not empty: refused, nothing
  * written. */
@@ -827,6 +854,7 @@ int main(void)
         cmocka_unit_test(a_damaged_export_or_a_used_target_is_refused_with_nothing_written),
         cmocka_unit_test(an_import_cut_short_by_a_crash_is_finished_and_runs_again),
         cmocka_unit_test(an_import_into_a_store_that_holds_photos_is_refused),
+        cmocka_unit_test(an_import_while_the_target_serves_is_refused),
         cmocka_unit_test(a_photo_deleted_while_the_export_runs_is_left_out_of_it),
         cmocka_unit_test(an_export_of_version_1_loads_with_every_barber_on_the_default_week),
         cmocka_unit_test(an_export_of_version_2_loads_each_photos_size_for_the_quota),
