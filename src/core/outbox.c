@@ -115,7 +115,8 @@ static bool check_passed(struct outbox *o, const struct outbox_msg *msg, const c
  * cancelled cita, the number's messages of the last 24 hours) and whether
  * the quiet hours hold it back. True when it is to be sent now; otherwise
  * its fate is recorded. */
-static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char *what)
+static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char *what,
+                           br_id cliente)
 {
     const char *why = NULL;
     br_err rc = store_whatsapp_sendable(o->st, msg->cita_id, msg->kind, &why);
@@ -144,7 +145,7 @@ static bool whatsapp_ready(struct outbox *o, struct outbox_msg *msg, const char 
         br_ts since;
         iso8601_format(clock_now_ms() - ISO8601_DAY_MS, since);
         int64_t sent = 0;
-        rc = store_whatsapp_sent_since(o->st, msg->cita_id, since, &sent);
+        rc = store_whatsapp_sent_since(o->st, msg->cita_id, since, cliente, &sent);
         why = !rc && sent >= o->wa_max_per_day ? "demasiados mensajes a este cliente en 24 horas"
                                                : NULL;
         return check_passed(o, msg, what, "whatsapp", rc, why);
@@ -243,10 +244,11 @@ static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t lease_ms)
     err_clear();
     br_err rc;
     char wamid[128] = "";
+    br_id cliente = ""; /* whom the cap counted it for */
     if (wa && !o->wa) {
         rc = err_set(BR_UPSTREAM, "no WhatsApp configured");
     } else if (wa) {
-        if (!whatsapp_ready(o, msg, what) || !slot_ready(o, msg, what, chan) ||
+        if (!whatsapp_ready(o, msg, what, cliente) || !slot_ready(o, msg, what, chan) ||
             !addressed(o, msg, what, chan) || !lease_lasts(o, msg, lease_ms, what, chan))
             return;
         err_clear();
@@ -269,9 +271,9 @@ static void deliver(struct outbox *o, struct outbox_msg *msg, int64_t lease_ms)
                  msg->cita_id, (long long)msg->attempts);
         br_ts olvido; /* what the cap no longer reads */
         iso8601_format(now - 2 * ISO8601_DAY_MS, olvido);
-        br_err sr =
-            wa ? store_whatsapp_sent(o->st, msg->id, wamid[0] ? wamid : NULL, now_ts, olvido)
-               : store_outbox_sent(o->st, msg->id, now_ts);
+        br_err sr = wa ? store_whatsapp_sent(o->st, msg->id, wamid[0] ? wamid : NULL,
+                                             cliente[0] ? cliente : NULL, now_ts, olvido)
+                       : store_outbox_sent(o->st, msg->id, now_ts);
         if (sr != BR_OK) log_error("%s: could not mark %s as sent: %s", chan, msg->id, err_msg());
         return;
     }

@@ -203,15 +203,32 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
     return BR_OK;
 }
 
-br_err store_whatsapp_sent_since(struct store *st, const char *cita_id, const char *since,
-                                 int64_t *n)
+struct sent_since {
+    char *cliente; /* a br_id */
+    int64_t *n;
+};
+
+static br_err sent_since_row(void *ud, const struct db_val *c, int n)
 {
+    (void)n;
+    const struct sent_since *a = ud;
+    snprintf(a->cliente, sizeof(br_id), "%s", text_or_empty(&c[0]));
+    *a->n = as_int(&c[1]);
+    return BR_OK;
+}
+
+br_err store_whatsapp_sent_since(struct store *st, const char *cita_id, const char *since,
+                                 br_id cliente, int64_t *n)
+{
+    cliente[0] = '\0';
     *n = 0;
+    struct sent_since a = {cliente, n};
     return run(st,
-               "SELECT count(*) FROM whatsapp_envios WHERE cliente_id IN (SELECT cliente_id FROM "
-               "citas WHERE id = ? UNION ALL SELECT cliente_id FROM lista_espera WHERE id = ?) "
-               "AND enviado_en >= ?",
-               DB_ARGS(db_text(cita_id), db_text(cita_id), db_text(since)), one_int, n, NULL);
+               "SELECT q.cliente_id, (SELECT count(*) FROM whatsapp_envios w WHERE w.cliente_id "
+               "= q.cliente_id AND w.enviado_en >= ?) FROM (SELECT cliente_id FROM citas WHERE "
+               "id = ? UNION ALL SELECT cliente_id FROM lista_espera WHERE id = ?) q",
+               DB_ARGS(db_text(since), db_text(cita_id), db_text(cita_id)), sent_since_row, &a,
+               NULL);
 }
 
 br_err store_outbox_skip(struct store *st, const char *id, const char *claim, const char *why,
@@ -231,7 +248,7 @@ br_err store_outbox_defer(struct store *st, const char *id, const char *claim, c
 }
 
 struct wa_sent {
-    const char *id, *proveedor_id, *now, *olvido;
+    const char *id, *proveedor_id, *cliente_id, *now, *olvido;
 };
 
 static br_err wa_sent_tx(struct db *db, struct db_conn *c, void *ud)
@@ -242,10 +259,18 @@ static br_err wa_sent_tx(struct db *db, struct db_conn *c, void *ud)
                      "UPDATE mail_outbox SET status = 'sent', done_at = ?, proveedor_id = ?, "
                      "locked_until = NULL, last_error = NULL WHERE id = ?",
                      pu, NULL, NULL, NULL);
-    /* counted for the client it is about (the cap's), while that is known:
-     * an appointment's client, or a waiting-list entry's */
+    /* counted for the client it is about (the cap's): the one found before
+     * it left (a waiting-list entry she left meanwhile names nobody now),
+     * or an appointment's client, or a waiting-list entry's, while that is
+     * known */
+    struct db_val pv[] = {db_text(a->id), db_text(a->cliente_id), db_text(a->now)};
     struct db_val pe[] = {db_text(a->id), db_text(a->now), db_text(a->id), db_text(a->id)};
-    if (!rc)
+    if (!rc && a->cliente_id)
+        rc = EXEC(db, c,
+                  "INSERT INTO whatsapp_envios (mensaje_id, cliente_id, enviado_en) "
+                  "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                  pv, NULL, NULL, NULL);
+    else if (!rc)
         rc = EXEC(db, c,
                   "INSERT INTO whatsapp_envios (mensaje_id, cliente_id, enviado_en) "
                   "SELECT ?, q.cliente_id, ? FROM (SELECT c.cliente_id FROM mail_outbox m "
@@ -264,9 +289,9 @@ static br_err wa_sent_tx(struct db *db, struct db_conn *c, void *ud)
 }
 
 br_err store_whatsapp_sent(struct store *st, const char *id, const char *proveedor_id,
-                           const char *now, const char *olvido)
+                           const char *cliente_id, const char *now, const char *olvido)
 {
-    struct wa_sent a = {id, proveedor_id, now, olvido};
+    struct wa_sent a = {id, proveedor_id, cliente_id, now, olvido};
     return in_tx_as(st, DB_TOUCH_NONE, wa_sent_tx, &a);
 }
 

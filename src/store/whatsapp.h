@@ -54,9 +54,9 @@ br_err store_whatsapp_sendable(struct store *st, const char *cita_id, const char
 /* How many WhatsApp messages about the client of cita_id (an
  * appointment's, or a waiting-list entry's: whatever a message's cita_id
  * names) went since `since`, to any number, as store_whatsapp_sent counted
- * them. OUT: *n. */
+ * them. OUT: cliente, that client's id ("" when cita_id names none); *n. */
 br_err store_whatsapp_sent_since(struct store *st, const char *cita_id, const char *since,
-                                 int64_t *n) WARN_UNUSED;
+                                 br_id cliente, int64_t *n) WARN_UNUSED;
 
 /* A claimed message that must not leave any more (why): status 'skipped'.
  * BR_CONFLICT when its claim no longer holds it (store_outbox_retry). */
@@ -68,10 +68,12 @@ br_err store_outbox_skip(struct store *st, const char *id, const char *claim, co
 br_err store_outbox_defer(struct store *st, const char *id, const char *claim,
                           const char *until) STORE_WRITE WARN_UNUSED;
 /* A WhatsApp message the Graph API accepted, with the id it gave it,
- * counted for its client (store_whatsapp_sent_since); her counted
- * messages sent before olvido are forgotten. */
+ * counted for its client (store_whatsapp_sent_since): cliente_id, the one
+ * the cap's check found before it was sent, or (NULL) the one its cita_id
+ * names now; her counted messages sent before olvido are forgotten. */
 br_err store_whatsapp_sent(struct store *st, const char *id, const char *proveedor_id,
-                           const char *now, const char *olvido) STORE_WRITE WARN_UNUSED;
+                           const char *cliente_id, const char *now,
+                           const char *olvido) STORE_WRITE WARN_UNUSED;
 /* A delivery status from the webhook ("sent", "delivered", "read",
  * "failed") for the message the Graph API called proveedor_id, at `at`;
  * never one that comes after what is known (read stays read when a late

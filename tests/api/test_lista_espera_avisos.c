@@ -551,6 +551,68 @@ static void a_notice_counts_against_her_cap_after_she_leaves_the_list(void **sta
     free(barbero);
 }
 
+static bool confirmation_capped(void *cita)
+{
+    return db_count(&S,
+                    "SELECT count(*) FROM mail_outbox WHERE kind = 'confirmacion' AND canal = "
+                    "'whatsapp' AND cita_id = '%s' AND status = 'skipped' AND last_error = "
+                    "'demasiados mensajes a este cliente en 24 horas'",
+                    (const char *)cita) == 1;
+}
+
+/* A notice on its way as she leaves the list (sent, its answer not back
+ * yet, so not marked sent) counts against her cap all the same: whom it
+ * was for is known from before it left, not looked up through the entry
+ * once it is answered. */
+static void a_notice_on_its_way_as_she_leaves_counts_against_her_cap(void **state)
+{
+    (void)state;
+    restart_with("BARBERIA_WHATSAPP_MAX_PER_DAY=", "BARBERIA_WHATSAPP_MAX_PER_DAY=2");
+    struct user eva, otro;
+    signup_user(&S, &eva, "Eva Gil");
+    signup_user(&S, &otro, "Otro Ruiz");
+    char *barbero = make_barbero(&S, "Sol Paz");
+    char d[11], e[11], t1[32], t2[32], t3[32];
+    weekday_utc(12, d);
+    weekday_utc(13, e);
+    at(d, "10:00", t1);
+    at(e, "10:00", t2);
+    at(e, "11:00", t3);
+    char *cita = book(&S, &otro, barbero, SERVICIO, t1, NULL);
+    consents(&eva, "+34 611 000 029");
+    char *entrada = pedir_ok(&eva, SERVICIO, d, barbero);
+    /* the Graph API takes its time to answer the notice: she leaves then */
+    wa_sink_control(&D, "hold=3000");
+    cita_cambio(&S, &otro, cita, "cancelar", NULL);
+    struct wa_count_q q = {"34611000029", 1};
+    if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no WhatsApp notice");
+    char path[160];
+    snprintf(path, sizeof path, "/api/lista-espera/%s", entrada);
+    struct resp r;
+    http_json(&S, "DELETE", path, eva.token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    wa_sink_control(&D, "hold=0");
+    struct notice_q sent = {entrada, "whatsapp", "status = 'sent'"};
+    if (!wait_until(notice_is, &sent, WAIT_MAIL_MS)) fail_msg("the notice was not marked sent");
+    /* her second message of the day reaches the cap of 2, the third is one
+     * too many */
+    char *c1 = book(&S, &eva, barbero, SERVICIO, t2, NULL);
+    q.want = 2;
+    if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no second message");
+    char *c2 = book(&S, &eva, barbero, SERVICIO, t3, NULL);
+    if (!wait_until(confirmation_capped, c2, WAIT_MAIL_MS))
+        fail_msg("the third message was not skipped; the double got %ld",
+                 (long)wa_sink_count(&D, "34611000029"));
+    assert_int_equal(wa_sink_count(&D, "34611000029"), 2);
+    restart_with("BARBERIA_WHATSAPP_MAX_PER_DAY=", NULL);
+    free(c1);
+    free(c2);
+    free(entrada);
+    free(cita);
+    free(barbero);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -564,6 +626,7 @@ int main(void)
         cmocka_unit_test(a_notice_held_back_never_announces_a_slot_booked_meanwhile),
         cmocka_unit_test(without_mail_no_notice_is_queued_by_email),
         cmocka_unit_test(a_notice_counts_against_her_cap_after_she_leaves_the_list),
+        cmocka_unit_test(a_notice_on_its_way_as_she_leaves_counts_against_her_cap),
     };
     return cmocka_run_group_tests(tests, lista_espera_group_setup, lista_espera_group_teardown);
 }

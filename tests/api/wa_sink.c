@@ -93,6 +93,18 @@ static bool wa_there(void *ud)
     return wa_sink_count(g->d, g->to) > 0;
 }
 
+void wa_sink_control(const struct wa_sink *d, const char *query)
+{
+    struct srv at = {0};
+    snprintf(at.base, sizeof at.base, "%s", d->base);
+    char path[600];
+    snprintf(path, sizeof path, "/control?%s", query);
+    struct resp r;
+    http_req(&at, "POST", path, NULL, &r);
+    if (r.status != 200) fail_msg("double control %s: %ld %s", query, r.status, r.body);
+    resp_free(&r);
+}
+
 bool wa_sink_wait(const struct wa_sink *d, const char *to, int timeout_ms)
 {
     struct wa_goal g = {d, to};

@@ -35,6 +35,10 @@ size_t wa_sink_count(const struct wa_sink *d, const char *to);
  * number to; false on timeout. */
 bool wa_sink_wait(const struct wa_sink *d, const char *to, int timeout_ms);
 
+/* POST /control?query to the double (see its header comment); fails the
+ * test unless it answers 200. */
+void wa_sink_control(const struct wa_sink *d, const char *query);
+
 struct srv;
 
 /* The one template message the double accepted for the number to, waited

@@ -30,7 +30,10 @@
  *        131000, 429 / 130429, 400 / 131026); with quote=1 its message
  *        quotes the last parameter the message was sent ("Invalid
  *        parameter: <text>"), as an error about a parameter may
- *   POST /control?reset=1                  no failures pending
+ *   POST /control?reset=1                  no failures pending, no hold
+ *   POST /control?hold=MS                  every message is answered MS
+ *        milliseconds after it was judged and logged (0: at once), as a slow
+ *        network leaves a sent message unanswered for a while
  *   POST /control?deliver=WAMID&status=ST&url=U[&secret=wrong][&code=C]
  *        posts to U the webhook delivery Meta would for that message's
  *        status ST (sent, delivered, read, failed with error code C),
@@ -88,6 +91,7 @@ struct state {
     int fail_left, fail_status;
     long long fail_code;
     bool fail_quote;
+    long hold_ms; /* each message's answer waits this long after its log line */
     time_t window;
     int in_window;
     struct sent sent[SENT_MAX];
@@ -420,8 +424,13 @@ static void on_control(struct MHD_Connection *conn, struct reply *r)
     const char *code = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "code");
     const char *reset = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "reset");
     const char *quote = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "quote");
+    const char *hold = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "hold");
     pthread_mutex_lock(&S.lock);
-    if (reset) S.fail_left = 0;
+    if (reset) {
+        S.fail_left = 0;
+        S.hold_ms = 0;
+    }
+    if (hold) S.hold_ms = strtol(hold, NULL, 10);
     if (fail) {
         S.fail_left = (int)strtol(fail, NULL, 10);
         S.fail_status = status ? (int)strtol(status, NULL, 10) : 500;
@@ -519,6 +528,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r.extra = NULL;
     } else {
         log_request(conn, method, q, &r);
+        pthread_mutex_lock(&S.lock);
+        long hold_ms = S.hold_ms;
+        pthread_mutex_unlock(&S.lock);
+        if (hold_ms > 0) {
+            struct timespec ts = {hold_ms / 1000, (hold_ms % 1000) * 1000000L};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+            }
+        }
     }
     const char *text = r.body ? r.body : "";
     enum MHD_Result ret = MHD_NO;
