@@ -332,6 +332,112 @@ void http_body_consume(struct http_req *r, const char *data, size_t size)
     }
 }
 
+/* Length of the JSON number (RFC 8259's grammar) at s[0..n), 0 if none;
+ * *integer: no fraction and no exponent. */
+static size_t json_number_len(const char *s, size_t n, bool *integer)
+{
+    size_t i = 0;
+    *integer = true;
+    if (i < n && s[i] == '-') i++;
+    if (i >= n || s[i] < '0' || s[i] > '9') return 0;
+    if (s[i] == '0')
+        i++;
+    else
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    if (i < n && s[i] == '.') {
+        *integer = false;
+        if (++i >= n || s[i] < '0' || s[i] > '9') return 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        *integer = false;
+        if (++i < n && (s[i] == '+' || s[i] == '-')) i++;
+        if (i >= n || s[i] < '0' || s[i] > '9') return 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    return i;
+}
+
+/* The JSON text p[0..n) with every number jansson cannot hold written as
+ * one it can, the same kind of value to every handler (a number, past any
+ * range they accept): an integer past 64 bits as a real, a number past a
+ * double's range as +-1e308. Strings are copied as they are. NULL when
+ * nothing needed it. Caller frees. */
+static char *json_numbers_in_range(const char *p, size_t n, size_t *out_len)
+{
+    /* a rewritten number grows by at most 2 bytes (".0"): one past a
+     * double's range is at least as long as "1e309" */
+    char *out = xmalloc(3 * n + 8);
+    size_t o = 0;
+    bool changed = false, in_str = false;
+    for (size_t i = 0; i < n;) {
+        char c = p[i];
+        if (in_str) {
+            size_t k = c == '\\' && i + 1 < n ? 2 : 1;
+            if (c == '"') in_str = false;
+            memcpy(out + o, p + i, k);
+            o += k;
+            i += k;
+            continue;
+        }
+        bool integer;
+        size_t len =
+            c == '-' || (c >= '0' && c <= '9') ? json_number_len(p + i, n - i, &integer) : 0;
+        if (!len) {
+            if (c == '"') in_str = true;
+            out[o++] = c;
+            i++;
+            continue;
+        }
+        char *tok = xstrndup(p + i, len);
+        errno = 0;
+        double d = strtod(tok, NULL);
+        bool huge = errno == ERANGE && (d > 1 || d < -1);
+        errno = 0;
+        if (!huge && integer) (void)strtoll(tok, NULL, 10);
+        if (huge) {
+            const char *big = d < 0 ? "-1e308" : "1e308";
+            memcpy(out + o, big, strlen(big));
+            o += strlen(big);
+            changed = true;
+        } else {
+            memcpy(out + o, tok, len);
+            o += len;
+            if (integer && errno == ERANGE) {
+                memcpy(out + o, ".0", 2);
+                o += 2;
+                changed = true;
+            }
+        }
+        free(tok);
+        i += len;
+    }
+    if (!changed) {
+        free(out);
+        return NULL;
+    }
+    *out_len = o;
+    return out;
+}
+
+/* The body as JSON: any JSON text, numbers of any size included (RFC 8259
+ * sets no limit on them; JavaScript's JSON.parse takes them all). */
+static json_t *body_json(const char *p, size_t n)
+{
+    json_error_t jerr;
+    json_t *j = json_loadb(p, n, 0, &jerr);
+    if (j || json_error_code(&jerr) != json_error_numeric_overflow) return j;
+    size_t len = 0;
+    char *fixed = json_numbers_in_range(p, n, &len);
+    if (!fixed) return NULL;
+    j = json_loadb(fixed, len, 0, &jerr);
+    free(fixed);
+    return j;
+}
+
 bool http_body_end(struct http_req *r)
 {
     const struct http_route *rt = r->route;
@@ -366,8 +472,7 @@ bool http_body_end(struct http_req *r)
     }
     bool opt = rt->body == HTTP_BODY_JSON_OPT || rt->body == HTTP_BODY_JSON_LAX;
     if (rt->body == HTTP_BODY_JSON || (opt && r->body.len)) {
-        json_error_t jerr;
-        r->json = r->body.len ? json_loadb(r->body.p, r->body.len, 0, &jerr) : NULL;
+        r->json = r->body.len ? body_json(r->body.p, r->body.len) : NULL;
         if (!json_is_object(r->json)) {
             json_decref(r->json);
             r->json = NULL;

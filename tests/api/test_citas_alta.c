@@ -321,6 +321,45 @@ static void unknown_barbero_is_404(void **state)
     free(f);
 }
 
+/* Numbers of any size are JSON (RFC 8259 sets no limit; JSON.parse takes them all): an id
+ * that is one is not found, notas that is one is not a string, and an unknown member that
+ * holds one is ignored like any other. */
+static void numbers_past_64_bits_or_a_double_are_json_not_400(void **state)
+{
+    (void)state;
+    char *b = q(F.barbero), *s = q(F.servicio), *f = q("2031-01-01T10:00:00Z");
+    const char *huge[] = {"123456789012345678901234567890", "-99999999999999999999", "1e999",
+                          "-1E400", "1.5e309"};
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        char *body = body3(huge[i], s, f, NULL);
+        post_expect(U.token, body, 404, NO_BARB);
+        free(body);
+        body = body3(b, huge[i], f, NULL);
+        post_expect(U.token, body, 404, NO_SERV);
+        free(body);
+        char notas[64];
+        snprintf(notas, sizeof notas, "\"notas\":%s", huge[i]);
+        body = body3(b, s, f, notas);
+        post_expect(U.token, body, 400, "Campo inválido: notas");
+        free(body);
+    }
+    /* not a number, however large: still not JSON */
+    post_expect(U.token, "{\"x\":01e999}", 400, "JSON inválido");
+    post_expect(U.token, "{\"x\":1e999,}", 400, "JSON inválido");
+    post_expect(U.token, "{\"x\":1e999", 400, "JSON inválido");
+    free(b);
+    free(s);
+    free(f);
+    /* beside the fields, in a member nobody reads: booked, the text untouched */
+    char *barb = make_barbero(&F.s, "Barbero Numeros");
+    json_t *c = book_json(&U, barb, F.servicio, "2031-03-12T10:00:00Z",
+                          "\"extra\":[1e999,-123456789012345678901234567890,1e-999,"
+                          "{\"a\":\"1e999\\\"99999999999999999999\"}],\"notas\":\"9e999\"");
+    assert_string_equal(jstr(c, "notas"), "9e999");
+    json_decref(c);
+    free(barb);
+}
+
 /* --- notas ---------------------------------------------------------------------------- */
 
 static void non_string_notas_is_400_campo_invalido(void **state)
@@ -573,6 +612,7 @@ int main(void)
         cmocka_unit_test(bad_fecha_is_400_with_known_servicio_and_barbero),
         cmocka_unit_test(bad_fecha_wins_over_unknown_barbero),
         cmocka_unit_test(unknown_barbero_is_404),
+        cmocka_unit_test(numbers_past_64_bits_or_a_double_are_json_not_400),
         cmocka_unit_test(non_string_notas_is_400_campo_invalido),
         cmocka_unit_test(created_cita_is_201_with_exactly_the_appointment_fields),
         cmocka_unit_test(ids_given_in_uppercase_are_found_and_stored_lowercase),
