@@ -242,14 +242,13 @@ struct alone {
     char *who; /* the first live process found, owned */
 };
 
-static br_err other_lease(void *ud, const char *instance, const char *node, int64_t pid,
-                          const char *heartbeat_at)
+static br_err other_lease(void *ud, const struct proc_lease *l)
 {
     struct alone *a = ud;
-    if (a->who || !strcmp(instance, a->me->instance)) return BR_OK;
+    if (a->who || !strcmp(l->instance, a->me->instance)) return BR_OK;
     /* one of this node's that is gone (a crash) counts no more */
-    if (!strcmp(node, a->me->node) && !procid_pid_alive((long)pid)) return BR_OK;
-    a->who = xasprintf("pid %lld on %s, alive at %s", (long long)pid, node, heartbeat_at);
+    if (!strcmp(l->node, a->me->node) && !procid_pid_alive((long)l->pid)) return BR_OK;
+    a->who = xasprintf("pid %lld on %s, alive at %s", (long long)l->pid, l->node, l->heartbeat_at);
     return BR_OK;
 }
 

@@ -273,26 +273,22 @@ br_err store_lease_live(struct store *st, const char *instance, const char *sinc
                DB_ARGS(db_text(instance), db_text(since)), one_flag, live, NULL);
 }
 
-struct lease_each {
-    store_lease_fn fn;
-    void *ud;
-};
-
-static br_err lease_row(void *ud, const struct db_val *c, int n)
+static bool lease_view(struct proc_lease *l, const struct db_val *c, int n)
 {
     (void)n;
-    const struct lease_each *a = ud;
-    return a->fn(a->ud, text_or_empty(&c[0]), text_or_empty(&c[1]), as_int(&c[2]),
-                 text_or_empty(&c[3]));
+    *l = (struct proc_lease){text_or_empty(&c[0]), text_or_empty(&c[1]), as_int(&c[2]),
+                             text_or_empty(&c[3])};
+    return true;
 }
+
+LISTING(lease, struct proc_lease, store_lease_fn, lease_view)
 
 br_err store_leases_each(struct store *st, const char *since, store_lease_fn fn, void *ud)
 {
-    struct lease_each a = {fn, ud};
-    return run(st,
-               "SELECT instance, node, pid, heartbeat_at FROM proc_leases WHERE heartbeat_at >= ? "
-               "ORDER BY heartbeat_at DESC, instance",
-               DB_ARGS(db_text(since)), lease_row, &a, NULL);
+    return lease_list(st,
+                      "SELECT instance, node, pid, heartbeat_at FROM proc_leases WHERE "
+                      "heartbeat_at >= ? ORDER BY heartbeat_at DESC, instance",
+                      DB_ARGS(db_text(since)), fn, ud);
 }
 
 br_err store_lease_end(struct store *st, const char *instance)

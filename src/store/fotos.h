@@ -103,8 +103,14 @@ br_err store_lease_renew(struct store *st, const char *instance, const char *nod
 /* OUT: *live, whether instance renewed its lease at or after since. */
 br_err store_lease_live(struct store *st, const char *instance, const char *since,
                         bool *live) WARN_UNUSED;
-typedef br_err (*store_lease_fn)(void *ud, const char *instance, const char *node, int64_t pid,
-                                 const char *heartbeat_at);
+/* A process's lease as store_leases_each hands it (borrowed). */
+struct proc_lease {
+    const char *instance, *node;
+    int64_t pid;
+    const char *heartbeat_at;
+};
+
+typedef br_err (*store_lease_fn)(void *ud, const struct proc_lease *l);
 /* Every lease renewed at or after since, the latest first. */
 br_err store_leases_each(struct store *st, const char *since, store_lease_fn fn,
                          void *ud) WARN_UNUSED;

@@ -485,13 +485,56 @@ static bool wa_count_is(void *ud)
     return wa_sink_count(&D, q->to) >= q->want;
 }
 
-static bool cancel_skipped(void *cita)
+struct capped_q {
+    const char *cita_id, *kind;
+};
+
+/* cita_id's WhatsApp message of kind was skipped by the daily cap. */
+static bool capped(void *ud)
 {
+    const struct capped_q *q = ud;
     return db_count(&S,
-                    "SELECT count(*) FROM mail_outbox WHERE kind = 'cancelacion' AND canal = "
-                    "'whatsapp' AND cita_id = '%s' AND status = 'skipped' AND last_error = "
-                    "'demasiados mensajes a este cliente en 24 horas'",
-                    (const char *)cita) == 1;
+                    "SELECT count(*) FROM mail_outbox WHERE kind = '%s' AND canal = 'whatsapp' "
+                    "AND cita_id = '%s' AND status = 'skipped' AND last_error = 'demasiados "
+                    "mensajes a este cliente en 24 horas'",
+                    q->kind, q->cita_id) == 1;
+}
+
+/* The first part of the cap's tests: with the daily WhatsApp cap at cap,
+ * a slot of day frees up with her on its list, she is sent the notice
+ * (the double holding its answer hold_ms, 0: none) and leaves the list as
+ * soon as the double has it. Returns her entry's id (caller frees). */
+static char *notified_then_she_leaves(struct user *eva, const char *telefono, const char *to,
+                                      const char *barbero, int day, int cap, int hold_ms)
+{
+    char env_cap[64];
+    snprintf(env_cap, sizeof env_cap, "BARBERIA_WHATSAPP_MAX_PER_DAY=%d", cap);
+    restart_with("BARBERIA_WHATSAPP_MAX_PER_DAY=", env_cap);
+    struct user otro;
+    signup_user(&S, &otro, "Otro Mas");
+    char d[11], t1[32];
+    weekday_utc(day, d);
+    at(d, "10:00", t1);
+    char *cita = book(&S, &otro, barbero, SERVICIO, t1, NULL);
+    consents(eva, telefono);
+    char *entrada = pedir_ok(eva, SERVICIO, d, barbero);
+    char hold[32];
+    snprintf(hold, sizeof hold, "hold=%d", hold_ms);
+    wa_sink_control(&D, hold);
+    cita_cambio(&S, &otro, cita, "cancelar", NULL);
+    struct wa_count_q q = {to, 1};
+    if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no WhatsApp notice");
+    char path[160];
+    snprintf(path, sizeof path, "/api/lista-espera/%s", entrada);
+    struct resp r;
+    http_json(&S, "DELETE", path, eva->token, NULL, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    wa_sink_control(&D, "hold=0");
+    struct notice_q sent = {entrada, "whatsapp", "status = 'sent'"};
+    if (!wait_until(notice_is, &sent, WAIT_MAIL_MS)) fail_msg("the notice was not marked sent");
+    free(cita);
+    return entrada;
 }
 
 /* A waiting-list notice she was sent counts against her daily WhatsApp
@@ -499,39 +542,24 @@ static bool cancel_skipped(void *cita)
 static void a_notice_counts_against_her_cap_after_she_leaves_the_list(void **state)
 {
     (void)state;
-    restart_with("BARBERIA_WHATSAPP_MAX_PER_DAY=", "BARBERIA_WHATSAPP_MAX_PER_DAY=3");
-    struct user eva, otro;
+    struct user eva;
     signup_user(&S, &eva, "Eva Sanz");
-    signup_user(&S, &otro, "Otro Mas");
     char *barbero = make_barbero(&S, "Rai Sol");
-    char d[11], e[11], t1[32], t2[32], t3[32];
-    weekday_utc(10, d);
+    char *entrada =
+        notified_then_she_leaves(&eva, "+34 611 000 019", "34611000019", barbero, 10, 3, 0);
+    char e[11], t2[32], t3[32];
     weekday_utc(11, e);
-    at(d, "10:00", t1);
     at(e, "10:00", t2);
     at(e, "11:00", t3);
-    char *cita = book(&S, &otro, barbero, SERVICIO, t1, NULL);
-    consents(&eva, "+34 611 000 019");
-    char *entrada = pedir_ok(&eva, SERVICIO, d, barbero);
-    cita_cambio(&S, &otro, cita, "cancelar", NULL);
-    struct wa_count_q q = {"34611000019", 1};
-    if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no WhatsApp notice");
-    /* she leaves the list: the notice still counts */
-    char path[160];
-    snprintf(path, sizeof path, "/api/lista-espera/%s", entrada);
-    struct resp r;
-    http_json(&S, "DELETE", path, eva.token, NULL, &r);
-    assert_int_equal(r.status, 200);
-    resp_free(&r);
     char *c1 = book(&S, &eva, barbero, SERVICIO, t2, NULL);
-    q.want = 2;
+    struct wa_count_q q = {"34611000019", 2};
     if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no second message");
     char *c2 = book(&S, &eva, barbero, SERVICIO, t3, NULL);
     q.want = 3;
     if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no third message");
     /* the fourth in the day is one too many */
     cita_cambio(&S, &eva, c2, "cancelar", NULL);
-    if (!wait_until(cancel_skipped, c2, WAIT_MAIL_MS)) {
+    if (!wait_until(capped, &(struct capped_q){c2, "cancelacion"}, WAIT_MAIL_MS)) {
         /* what became of each of her WhatsApp messages, and what the
          * double got: enough to tell a late count from a second send */
         char *rows = db_query(&S,
@@ -547,17 +575,7 @@ static void a_notice_counts_against_her_cap_after_she_leaves_the_list(void **sta
     free(c1);
     free(c2);
     free(entrada);
-    free(cita);
     free(barbero);
-}
-
-static bool confirmation_capped(void *cita)
-{
-    return db_count(&S,
-                    "SELECT count(*) FROM mail_outbox WHERE kind = 'confirmacion' AND canal = "
-                    "'whatsapp' AND cita_id = '%s' AND status = 'skipped' AND last_error = "
-                    "'demasiados mensajes a este cliente en 24 horas'",
-                    (const char *)cita) == 1;
 }
 
 /* A notice on its way as she leaves the list (sent, its answer not back
@@ -567,41 +585,22 @@ static bool confirmation_capped(void *cita)
 static void a_notice_on_its_way_as_she_leaves_counts_against_her_cap(void **state)
 {
     (void)state;
-    restart_with("BARBERIA_WHATSAPP_MAX_PER_DAY=", "BARBERIA_WHATSAPP_MAX_PER_DAY=2");
-    struct user eva, otro;
+    struct user eva;
     signup_user(&S, &eva, "Eva Gil");
-    signup_user(&S, &otro, "Otro Ruiz");
     char *barbero = make_barbero(&S, "Sol Paz");
-    char d[11], e[11], t1[32], t2[32], t3[32];
-    weekday_utc(12, d);
-    weekday_utc(13, e);
-    at(d, "10:00", t1);
-    at(e, "10:00", t2);
-    at(e, "11:00", t3);
-    char *cita = book(&S, &otro, barbero, SERVICIO, t1, NULL);
-    consents(&eva, "+34 611 000 029");
-    char *entrada = pedir_ok(&eva, SERVICIO, d, barbero);
-    /* the Graph API takes its time to answer the notice: she leaves then */
-    wa_sink_control(&D, "hold=3000");
-    cita_cambio(&S, &otro, cita, "cancelar", NULL);
-    struct wa_count_q q = {"34611000029", 1};
-    if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no WhatsApp notice");
-    char path[160];
-    snprintf(path, sizeof path, "/api/lista-espera/%s", entrada);
-    struct resp r;
-    http_json(&S, "DELETE", path, eva.token, NULL, &r);
-    assert_int_equal(r.status, 200);
-    resp_free(&r);
-    wa_sink_control(&D, "hold=0");
-    struct notice_q sent = {entrada, "whatsapp", "status = 'sent'"};
-    if (!wait_until(notice_is, &sent, WAIT_MAIL_MS)) fail_msg("the notice was not marked sent");
+    char *entrada =
+        notified_then_she_leaves(&eva, "+34 611 000 029", "34611000029", barbero, 12, 2, 3000);
     /* her second message of the day reaches the cap of 2, the third is one
      * too many */
+    char e[11], t2[32], t3[32];
+    weekday_utc(13, e);
+    at(e, "10:00", t2);
+    at(e, "11:00", t3);
     char *c1 = book(&S, &eva, barbero, SERVICIO, t2, NULL);
-    q.want = 2;
+    struct wa_count_q q = {"34611000029", 2};
     if (!wait_until(wa_count_is, &q, WAIT_MAIL_MS)) fail_msg("no second message");
     char *c2 = book(&S, &eva, barbero, SERVICIO, t3, NULL);
-    if (!wait_until(confirmation_capped, c2, WAIT_MAIL_MS))
+    if (!wait_until(capped, &(struct capped_q){c2, "confirmacion"}, WAIT_MAIL_MS))
         fail_msg("the third message was not skipped; the double got %ld",
                  (long)wa_sink_count(&D, "34611000029"));
     assert_int_equal(wa_sink_count(&D, "34611000029"), 2);
@@ -609,7 +608,6 @@ static void a_notice_on_its_way_as_she_leaves_counts_against_her_cap(void **stat
     free(c1);
     free(c2);
     free(entrada);
-    free(cita);
     free(barbero);
 }
 
