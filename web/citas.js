@@ -163,6 +163,11 @@ function card(c, me, upcoming, consent) {
   return li;
 }
 
+// What the API answers (409) when another booking took the time meanwhile;
+// its other 409s (the cut-off passed, the appointment was cancelled or its
+// attendance marked meanwhile) are said as they are.
+export const TAKEN = 'El horario ya no está disponible';
+
 // Asks before cancelling an appointment, here and on its own page
 // (gestion.js); run() cancels it.
 export const askCancel = (area, err, run) =>
@@ -197,7 +202,7 @@ export function reschedule(c, area, done) {
               await done();
             } catch (ex) {
               ok.disabled = false;
-              if (ex.status === 409) {
+              if (ex.status === 409 && ex.message === TAKEN) {
                 // taken meanwhile: said beside the fresh list, where the focus goes
                 box.remove();
                 await pk.refresh(fecha);

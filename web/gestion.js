@@ -15,7 +15,7 @@ import {
   callShop,
 } from './ui.js';
 import { picker } from './slots.js';
-import { askCancel } from './citas.js';
+import { askCancel, TAKEN } from './citas.js';
 
 const token = () => location.pathname.slice('/c/'.length);
 const base = () => '/api/gestion/' + encodeURIComponent(token());
@@ -36,7 +36,9 @@ export async function show() {
   render(g);
 }
 
-function render(g) {
+// said: an error to show on the page drawn (a change refused because the
+// page was out of date), with the focus on it.
+function render(g, said) {
   const c = g.cita;
   const cancelada = c.estado === 'cancelada';
   const err = alertBox();
@@ -93,6 +95,10 @@ function render(g) {
   }
   kids.push(area);
   page(cancelada ? 'Cita cancelada' : 'Tu cita', ...kids);
+  if (said) {
+    showError(err, said);
+    focus(err);
+  }
 }
 
 function reschedule(c, area) {
@@ -114,7 +120,7 @@ function reschedule(c, area) {
               announce('Cita cambiada al ' + whenFull(hu.inicio));
             } catch (ex) {
               ok.disabled = false;
-              if (ex.status === 409) {
+              if (ex.status === 409 && ex.message === TAKEN) {
                 // taken meanwhile: said beside the fresh list, where the focus goes
                 box.remove();
                 await pk.refresh(fecha);
@@ -122,6 +128,17 @@ function reschedule(c, area) {
                   'Lo sentimos: alguien acaba de reservar esa hora. Elige otra de la lista actualizada.',
                 );
                 focus(pk.slotsTitle);
+              } else if (ex.status === 409) {
+                // the page is out of date (the cut-off passed, the shop
+                // cancelled it meanwhile): drawn again as it is now, the
+                // refusal said on it (with the shop's phone when it can no
+                // longer be changed here)
+                const now = await get(base()).catch(() => null);
+                if (now) render(now, ex);
+                else {
+                  showError(boxErr, ex);
+                  focus(boxErr);
+                }
               } else {
                 showError(boxErr, ex);
                 focus(boxErr);

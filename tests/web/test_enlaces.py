@@ -5,7 +5,9 @@ sink the server sends to:
 - the confirmation's link opens the appointment without signing in; "Cambiar
   hora" (the slot picker, then a confirmation) moves it, and "Cancelar" (after
   a confirmation) cancels it; the link then shows it cancelled; past the
-  cut-off the link and her "Mis citas" show the shop's phone to call;
+  cut-off the link and her "Mis citas" show the shop's phone to call; a
+  change confirmed on a page drawn before the appointment was cancelled
+  elsewhere is refused as such, not as a time someone else took;
 - a signed-in client asks "Avísame si se libera" for a day; another client's
   cancel frees a slot; the notice's link opens the booking on that slot and
   she books it.
@@ -102,6 +104,37 @@ def manage_by_link(srv, br, sink, s, b):
     br.check("Enlace - no valido")
 
 
+def change_on_a_stale_page(srv, br, sink, s, b):
+    """A new time confirmed on the link's page after the appointment was
+    cancelled elsewhere (her e-mail on another device, the shop): the
+    refusal is said as the API words it, on the page drawn again as the
+    appointment is now, never as a time someone else just took (the page
+    used to say that for every 409, and offer the list again)."""
+    token, _ = srv.signup("eva.vieja@example.com", "Eva Vieja")
+    inicio, _ = free_slot(srv, s["id"], b["id"], after=3)
+    cita = srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": inicio}, token=token)["cita"]
+    text = sink.wait("eva.vieja@example.com", "Cita confirmada")
+    m = re.search(re.escape(srv.base) + r"(/c/[A-Za-z0-9_-]{64})", text)
+    assert m, text
+    br.open(m.group(1))
+    br.focused_heading("Tu cita")
+    br.click("Cambiar hora")
+    br.focused_heading("Elige la nueva hora")
+    free = lambda: [e for e in br.d.find_elements(By.CSS_SELECTOR, ".slots button.slot") if e.is_enabled()]
+    br.wait(free, what="free slots")
+    free()[0].click()
+    br.see("Nueva hora:")
+    # cancelled elsewhere while the page is open
+    srv.ok("POST", "/api/citas/%s/cancelar" % cita["id"], token=token)
+    br.allowed_errors.append(r"/api/gestion/.* - Failed to load resource: the server responded with a status of 409")
+    br.click("Confirmar cambio")
+    br.see("Esta cita está cancelada.")
+    br.see("La cita está cancelada")
+    assert "alguien acaba de reservar" not in br.text(), br.text()[:400]
+    assert br.active().text == "La cita está cancelada", br.active().get_attribute("outerHTML")[:200]
+    br.check("Enlace - cambio de una cita cancelada entretanto")
+
+
 def waiting_list_to_booking(srv, br, sink, s, b):
     other, _ = srv.signup("otro.cliente@example.com", "Otro Cliente")
     # a day past the first free one, so that the picker shows it only when asked to
@@ -154,6 +187,7 @@ def waiting_list_to_booking(srv, br, sink, s, b):
 def test(srv, br, sink):
     servicios, barberos = srv.catalog()
     manage_by_link(srv, br, sink, servicios[0], barberos[0])
+    change_on_a_stale_page(srv, br, sink, servicios[0], barberos[0])
     waiting_list_to_booking(srv, br, sink, servicios[0], barberos[-1])
 
 
