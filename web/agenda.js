@@ -410,6 +410,13 @@ async function withClients(citas) {
     }
 }
 
+// The marks made on this page (appointment id -> the shop's date the mark
+// was made): a mark can be taken back on the day it was made (the API's
+// rule), whatever the appointment's own day, and the listing does not say
+// when a mark was made; so a card of an earlier day marked this morning
+// (yesterday's late appointments, one tapped wrong) keeps its "Deshacer".
+const markedOn = new Map();
+
 // Attendance of an appointment that has started: came (completada) or
 // not (no_presentado), undone the same day (back to confirmada).
 function attendance(c, redraw) {
@@ -417,6 +424,8 @@ function attendance(c, redraw) {
   const set = async (estado, msg) => {
     try {
       await post(`/api/citas/${encodeURIComponent(c.id)}/asistencia`, { estado });
+      if (estado === 'confirmada') markedOn.delete(c.id);
+      else markedOn.set(c.id, today());
       announce(msg);
       // drawn again with its card open, its new state and the next action
       await redraw({ open: c.id });
@@ -456,7 +465,7 @@ function attendance(c, redraw) {
     );
   if (
     (c.estado === 'completada' || c.estado === 'no_presentado') &&
-    ymd(new Date(c.fecha_inicio)) === today()
+    (ymd(new Date(c.fecha_inicio)) === today() || markedOn.get(c.id) === today())
   )
     return h(
       'div',

@@ -2,7 +2,7 @@
 """web/mostrador - the shop's front desk: on a phone a barber books a new
 client ("Nueva cita": a client who has no account, the slot picker) and a
 walk-in ("Ahora"), marks a no-show and sees it counted on the client's
-cards; puts a phone caller on a full day's waiting list (with a
+cards (and takes back a mark made this morning on yesterday's card); puts a phone caller on a full day's waiting list (with a
 confirmation), sees her entry under her name and takes her off, and is
 told when a client has no way to be told, and records her WhatsApp consent;
 puts a new caller on the waiting list with no booking (registered, with her
@@ -664,6 +664,26 @@ def now_line(srv, br, b, s):
     br.d.set_window_size(390, 844)
 
 
+def marked_this_morning(srv, br, b, s):
+    """Yesterday's appointment marked this morning (a late one, tapped
+    wrong): its card keeps "Deshacer", as the API lets a mark be taken back
+    on the day it was made, whatever the appointment's day (the card used to
+    offer it only for today's appointments, so the wrong no-show stayed)."""
+    yesterday = datetime.datetime.now(MADRID).date() - datetime.timedelta(days=1)
+    token, _ = srv.signup("berta.ayer@example.com", "Berta Ayer", "622333444")
+    cita = srv.ok("POST", "/api/citas", {"barbero_id": b["id"], "servicio_id": s["id"], "fecha_inicio": utc(yesterday, 12)}, token=token)["cita"]
+    br.d.set_window_size(390, 844)
+    br.open("/agenda?fecha=%s&barbero=%s" % (yesterday.isoformat(), b["id"]))
+    br.focused_heading("Agenda")
+    br.click("No vino", within=card(br, "Berta Ayer"))
+    br.wait(lambda: "Deshacer" in card_text(br, "Berta Ayer"), what="the no-show, with Deshacer")
+    br.wait(lambda: br.active().text == "Deshacer", what="focus on Deshacer")
+    br.click("Deshacer", within=card(br, "Berta Ayer"))
+    br.wait(lambda: "Deshacer" not in card_text(br, "Berta Ayer"), what="the mark taken back")
+    estado = next(c for c in srv.ok("GET", "/api/citas?cliente_id=" + cita["cliente_id"], token=srv.admin)["citas"] if c["id"] == cita["id"])["estado"]
+    assert estado == "confirmada", estado
+
+
 def test(srv, br):
     servicios, barberos = srv.catalog()
     s, b = servicios[0], barberos[0]
@@ -685,6 +705,7 @@ def test(srv, br):
     new_caller(srv, br)
     closure(srv, br, working_day(day), b, s)
     now_line(srv, br, barberos[-1], s)
+    marked_this_morning(srv, br, b, s)
 
 
 if __name__ == "__main__":
