@@ -87,29 +87,39 @@ br_err cierres_cancelar(struct app *app, const char *id, const char *mensaje,
     br_err rc = store_ausencia_get(app->store, aid, &a);
     if (rc == BR_NOTFOUND) return err_set(BR_NOTFOUND, "Ausencia no encontrada");
     if (rc) return rc;
-    struct lista l = {xcalloc(CIERRES_MAX, sizeof *l.v),
-                      xcalloc(LISTA_TEXTOS * CIERRES_MAX, sizeof(char *)), 0};
-    rc = cierres_afectadas(app, &a, clock_now_ms(), collect, &l);
     /* each is cancelled only while it still falls on the dates: one moved
      * off them since it was listed is no longer the closure's */
     br_ts desde, hasta;
     bool dentro_ok = window(&a, desde, hasta);
     struct cambio_dentro dentro = {desde, hasta, a.barbero_id[0] ? a.barbero_id : NULL};
     int done = 0;
-    for (int i = 0; i < l.n && !rc && dentro_ok; i++) {
-        br_id cita_id;
-        br_err c = cambios_cancelar_cierre(app, l.v[i].id, mensaje, &dentro, cita_id);
-        if (c == BR_CONFLICT || c == BR_NOTFOUND) continue; /* cancelled or moved meanwhile */
-        if (c) {
-            rc = c;
-            break;
+    /* CIERRES_MAX at a time, listed again after each batch (those cancelled
+     * are listed no more) until one is not full: every appointment the day
+     * off meets, never only the first CIERRES_MAX of a long closure; a
+     * batch that cancels nothing (each moved meanwhile) ends it too */
+    bool full = true;
+    while (!rc && dentro_ok && full) {
+        struct lista l = {xcalloc(CIERRES_MAX, sizeof *l.v),
+                          xcalloc(LISTA_TEXTOS * CIERRES_MAX, sizeof(char *)), 0};
+        rc = cierres_afectadas(app, &a, clock_now_ms(), collect, &l);
+        int batch = 0;
+        for (int i = 0; i < l.n && !rc; i++) {
+            br_id cita_id;
+            br_err c = cambios_cancelar_cierre(app, l.v[i].id, mensaje, &dentro, cita_id);
+            if (c == BR_CONFLICT || c == BR_NOTFOUND) continue; /* cancelled or moved meanwhile */
+            if (c) {
+                rc = c;
+                break;
+            }
+            batch++;
+            rc = fn(ud, &l.v[i]);
         }
-        done++;
-        rc = fn(ud, &l.v[i]);
+        full = l.n >= CIERRES_MAX && batch > 0;
+        done += batch;
+        lista_free(&l);
     }
     if (done)
         log_info("agenda: ausencia %s: %d cita%s cancelled", a.id, done, done == 1 ? "" : "s");
-    lista_free(&l);
     free(a.motivo);
     return rc;
 }

@@ -366,6 +366,71 @@ static void bad_input_and_other_roles_cancel_nothing(void **state)
     free(a);
 }
 
+/* A long closure of a busy barber: more appointments than one listing
+ * holds (CIERRES_MAX, 500). One action cancels every one of them, not the
+ * first 500 only (it used to answer 500 and leave the rest booked on the
+ * closed days, the admin told all was done). */
+static void one_action_cancels_every_one_of_a_long_closure(void **state)
+{
+    (void)state;
+    struct user carmen;
+    signup_user(&S, &carmen, "Carmen Larga");
+    enum { N = 505 };
+    /* half-hour appointments back to back from 2032-09-01 00:00 UTC (02:00
+     * Madrid): ten and a half days of the barber without e-mail */
+    int64_t t0 = iso8601_days_from_civil(2032, 9, 1) * 86400000LL;
+    char *first = NULL, *last = NULL;
+    for (int k = 0; k < N; k++) {
+        char f[32];
+        iso8601_format(t0 + (int64_t)k * 30 * 60000, f);
+        char *id = book(&S, &carmen, OTRO, SERVICIO, f, NULL);
+        if (k == 0)
+            first = id;
+        else if (k == N - 1)
+            last = id;
+        else
+            free(id);
+    }
+    char body[256];
+    snprintf(body, sizeof body,
+             "{\"barbero_id\":\"%s\",\"desde\":\"2032-09-01\",\"hasta\":\"2032-09-12\"}", OTRO);
+    struct resp r;
+    http_json(&S, "POST", "/api/admin/ausencias", ADMIN.token, body, &r);
+    assert_int_equal(r.status, 201);
+    assert_int_equal(json_array_size(json_object_get(r.json, "afectadas")), 500); /* listed: 500 */
+    char *aid = strdup(jstr(json_object_get(r.json, "ausencia"), "id"));
+    resp_free(&r);
+
+    cancelar(&ADMIN, aid, "{\"mensaje\":\"" MENSAJE "\"}", &r);
+    assert_int_equal(r.status, 200);
+    json_t *cc = json_object_get(r.json, "canceladas");
+    assert_int_equal(json_array_size(cc), N);
+    assert_true(listed(cc, first) && listed(cc, last));
+    resp_free(&r);
+    assert_int_equal(db_count(&S,
+                              "SELECT count(*) FROM citas WHERE barbero_id = '%s' AND estado = "
+                              "'confirmada' AND fecha_inicio >= '2032-09-01'",
+                              OTRO),
+                     0);
+    char *e = estado(last);
+    assert_string_equal(e, "cancelada");
+    free(e);
+    /* nothing left for the closure, and again: nothing more */
+    char path[160];
+    snprintf(path, sizeof path, "/api/admin/ausencias/%s/citas", aid);
+    http_get(&S, path, ADMIN.token, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(r.json, "afectadas")), 0);
+    resp_free(&r);
+    cancelar(&ADMIN, aid, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(r.json, "canceladas")), 0);
+    resp_free(&r);
+    free(aid);
+    free(first);
+    free(last);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -373,6 +438,7 @@ int main(void)
         cmocka_unit_test(one_action_cancels_them_with_the_shops_message_once),
         cmocka_unit_test(bad_input_and_other_roles_cancel_nothing),
         cmocka_unit_test(a_day_off_meets_its_appointments_where_midnight_is_skipped),
+        cmocka_unit_test(one_action_cancels_every_one_of_a_long_closure),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
