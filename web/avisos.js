@@ -51,15 +51,21 @@ const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 // with a message (to each client it reaches; the others are to be called),
 // shown in area with the focus on its heading. done(): after cancelling or
 // leaving them.
+// The most appointments the API lists for a closure (docs/api.md); a list
+// that long may go on: "Cancelar" cancels them all, listed or not.
+const LISTED_MAX = 500;
+
 function afectadas(area, a, list, done) {
   const n = list.length;
   const mute = list.filter((c) => !c.avisable).length;
   const t = h(
     'h3',
     { tabindex: '-1' },
-    n
-      ? `Este cierre coincide con ${plural(n, 'cita', 'citas')}`
-      : 'Este cierre no coincide con ninguna cita',
+    n >= LISTED_MAX
+      ? `Este cierre coincide con ${n} citas o más (aquí, las ${n} primeras; se cancelan todas)`
+      : n
+        ? `Este cierre coincide con ${plural(n, 'cita', 'citas')}`
+        : 'Este cierre no coincide con ninguna cita',
   );
   if (!n) {
     area.replaceChildren(
