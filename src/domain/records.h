@@ -109,7 +109,7 @@ struct usuario_view {
     const char *creado_en;     /* the user's created_at, else the profile's */
     int64_t total_citas;
     int64_t completadas, no_presentado; /* the user's appointments in those states */
-    bool puede_entrar;                  /* has a password (a desk client may not yet) */
+    bool puede_entrar;                  /* a password and an address (CUENTA_RECLAMADA_SQL) */
 };
 
 /* A client as the front desk finds her (GET /api/clientes). A client the
@@ -117,6 +117,13 @@ struct usuario_view {
  * no e-mail: auth_users.email then holds EMAIL_NINGUNO_PREFIX and her id,
  * which no address matches (an address has no ':'). */
 #define EMAIL_NINGUNO_PREFIX "sin-email:"
+/* Whether a user (auth_users u) can sign in, as SQL giving 1 or 0: a
+ * password and an address to sign in with. A desk client with no address
+ * given a password by an administrator (PATCH /api/admin/usuarios) still
+ * cannot: her account is not claimed, the desk may still give her one. */
+#define CUENTA_RECLAMADA_SQL                                                                       \
+    "CASE WHEN u.password_hash <> '' AND u.email NOT LIKE '" EMAIL_NINGUNO_PREFIX "%' THEN 1 "     \
+    "ELSE 0 END"
 struct cliente_view {
     struct perfil perfil;
     const char *email; /* NULL: none */

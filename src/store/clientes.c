@@ -15,8 +15,8 @@
     "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id AND c.estado = 'completada'), "       \
     "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id AND c.estado = 'no_presentado')"
 #define CLIENTE_COLS                                                                               \
-    "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, u.email, "                            \
-    "CASE WHEN u.password_hash = '' THEN 0 ELSE 1 END, " CLIENTE_COUNTS " "                        \
+    "SELECT p.id, p.rol, p.nombre, p.telefono, p.created_at, u.email, " CUENTA_RECLAMADA_SQL       \
+    ", " CLIENTE_COUNTS " "                                                                        \
     "FROM perfiles p JOIN auth_users u ON u.id = p.id "
 /* a name as rule_busqueda_fold folds it: lowercase, the Spanish accents plain */
 #define FOLD(x)                                                                                        \
@@ -342,7 +342,7 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
     if (!rc)
         rc = EXEC_ONE(
             db, conn,
-            "SELECT CASE WHEN u.password_hash = '' THEN 0 ELSE 1 END, "
+            "SELECT " CUENTA_RECLAMADA_SQL ", "
             "CASE WHEN p.rol IN " ROL_STAFF_SQL " THEN 1 ELSE 0 END, "
             "CASE WHEN u.email LIKE '" EMAIL_NINGUNO_PREFIX "%' THEN 0 ELSE 1 END, "
             "CASE WHEN coalesce(p.telefono, '') = '' THEN 0 ELSE 1 END, u.email, p.telefono, "

@@ -511,8 +511,8 @@ LISTING(usuarios, struct usuario_view, store_usuario_fn, usuario_view)
     "u.email, u.last_sign_in_at, u.created_at, "                                                   \
     "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id), "                                   \
     "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id AND c.estado = 'completada'), "       \
-    "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id AND c.estado = 'no_presentado'), "    \
-    "CASE WHEN u.password_hash <> '' THEN 1 ELSE 0 END "                                           \
+    "(SELECT count(*) FROM citas c WHERE c.cliente_id = p.id AND c.estado = "                      \
+    "'no_presentado'), " CUENTA_RECLAMADA_SQL " "                                                  \
     "FROM perfiles p LEFT JOIN auth_users u ON u.id = p.id "
 #define USUARIOS_ORDER     " ORDER BY p.created_at DESC, p.id DESC LIMIT ?"
 #define SQL_USUARIOS_FIRST SQL_USUARIOS USUARIOS_ORDER

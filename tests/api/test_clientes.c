@@ -362,6 +362,62 @@ static void an_account_its_client_uses_or_closed_is_not_the_desks(void **state)
     resp_free(&r);
 }
 
+/* An administrator gives a password (PATCH /api/admin/usuarios, as the
+ * specification lets him) to a desk client who has no address: she still
+ * cannot sign in (there is no address to sign in with), so her account is
+ * not claimed. The desk's search and the admin's listing say she cannot
+ * enter, and the desk still puts her address right, after which she signs
+ * in with that password. (She used to read puede_entrar true, and the desk
+ * was refused 409 for good: nobody could give her an address.) */
+static void a_password_without_an_address_leaves_her_to_the_desk(void **state)
+{
+    (void)state;
+    char id[40];
+    desk_client("{\"nombre\":\"Pilar Sin Correo\",\"telefono\":\"633 44 55 66\"}", id);
+    char body[300];
+    snprintf(body, sizeof body, "{\"userId\":\"%s\",\"password\":\"pilar123\"}", id);
+    struct resp r;
+    http_json(&S, "PATCH", "/api/admin/usuarios", ADMIN.token, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* she cannot enter: the desk's search and the admin's listing say so */
+    char path[128];
+    snprintf(path, sizeof path, "/api/clientes?id=%s", id);
+    http_get(&S, path, BARB.token, &r);
+    assert_int_equal(r.status, 200);
+    json_t *c = json_array_get(json_object_get(r.json, "clientes"), 0);
+    assert_non_null(c);
+    assert_true(json_is_false(json_object_get(c, "puede_entrar")));
+    resp_free(&r);
+    http_get(&S, "/api/admin/usuarios", ADMIN.token, &r);
+    assert_int_equal(r.status, 200);
+    size_t i;
+    json_t *u, *mine = NULL;
+    json_array_foreach(json_object_get(r.json, "usuarios"), i, u)
+    {
+        if (!strcmp(jstr(u, "id"), id)) mine = u;
+    }
+    assert_non_null(mine);
+    assert_true(json_is_false(json_object_get(mine, "puede_entrar")));
+    resp_free(&r);
+    /* the desk gives her the address she dictates, and she signs in */
+    char mail[128];
+    unique_email(mail, sizeof mail, "pilar");
+    snprintf(body, sizeof body, "{\"email\":\"%s\"}", mail);
+    c = patch_ok(id, body, &r);
+    assert_string_equal(jstr(c, "email"), mail);
+    assert_true(json_is_true(json_object_get(c, "puede_entrar")));
+    resp_free(&r);
+    snprintf(body, sizeof body, "{\"email\":\"%s\",\"password\":\"pilar123\"}", mail);
+    http_json(&S, "POST", "/api/auth/login", NULL, body, &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* from then on her details are hers */
+    patch(&BARB, id, "{\"nombre\":\"Otra\"}", &r);
+    expect_error(&r, 409, RECLAMADA);
+    resp_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +427,7 @@ int main(void)
         cmocka_unit_test(another_persons_messages_to_the_same_address_stay_theirs),
         cmocka_unit_test(a_correction_never_makes_her_another_desk_clients_twin),
         cmocka_unit_test(an_account_its_client_uses_or_closed_is_not_the_desks),
+        cmocka_unit_test(a_password_without_an_address_leaves_her_to_the_desk),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
