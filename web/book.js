@@ -14,6 +14,7 @@ import {
   ymd,
   today,
   addDays,
+  telLink,
 } from './ui.js';
 import { picker } from './slots.js';
 import { waitForm } from './espera.js';
@@ -370,6 +371,16 @@ export async function book() {
           ),
           h('a', { class: 'button', href: '/entrar?volver=' + volver }, 'Ya tengo cuenta'),
         ),
+        // a client the shop registered with no e-mail (told of a freed
+        // slot by WhatsApp) has no account to enter: she books by phone
+        cfg().telefono
+          ? h(
+              'p',
+              {},
+              'Si te dimos de alta sin correo, resérvala por teléfono: ',
+              telLink(cfg().telefono),
+            )
+          : null,
         h('p', {}, back),
       );
       stepBox.querySelector('.hint').remove();
