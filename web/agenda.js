@@ -26,7 +26,7 @@ import {
 import { photos, reschedule, askCancel } from './citas.js';
 import { mensajes } from './mensajes.js';
 import { dayGrid, moveNow } from './grid.js';
-import { noShows, nueva, fixClient } from './mostrador.js';
+import { noShows, cuts, nueva, fixClient } from './mostrador.js';
 
 // The barber a barber's account is linked to (GET /api/auth/me).
 const linked = (me) => me.barbero_id || null;
@@ -407,6 +407,7 @@ async function withClients(citas) {
     if (c.perfil) {
       c.ficha = n.get(c.cliente_id) || null;
       c.perfil.no_presentado = c.ficha ? c.ficha.no_presentado || 0 : 0;
+      c.perfil.completadas = c.ficha ? c.ficha.completadas || 0 : 0;
     }
 }
 
@@ -545,6 +546,7 @@ function row(c, me, redraw) {
     ),
     h('h3', { tabindex: '-1' }, cl.nombre || 'Cliente sin nombre'),
     warn ? h('p', { class: 'aviso' }, warn) : null,
+    cuts(cl) ? h('p', { class: 'hint' }, cuts(cl)) : null,
     cl.telefono ? h('p', {}, 'Teléfono: ', telLink(cl.telefono)) : null,
     // a desk client's details corrected here: the day drawn again with
     // them, this card open and its heading (her name) focused

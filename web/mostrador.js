@@ -80,6 +80,12 @@ function hintFor(el, text) {
 export function clientLine(c) {
   return [c.nombre || 'Sin nombre', c.telefono, c.email, noShows(c)].filter(Boolean).join(' · ');
 }
+// The count of completed cuts, when there is any (the API's completadas):
+// a regular, at a glance.
+export function cuts(c) {
+  const n = c && c.completadas;
+  return n ? (n === 1 ? '1 corte hecho aquí' : `${n} cortes hechos aquí`) : '';
+}
 // The count of no-shows, when there is any (the API's no_presentado).
 export function noShows(c) {
   const n = c && c.no_presentado;
@@ -347,7 +353,13 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
       esperas = deskList(st.cliente);
       whats = deskWhatsApp(st.cliente);
       who.replaceChildren(
-        h('p', {}, 'Cliente: ', h('strong', {}, clientLine(st.cliente))),
+        h(
+          'p',
+          {},
+          'Cliente: ',
+          h('strong', {}, clientLine(st.cliente)),
+          cuts(st.cliente) ? ` · ${cuts(st.cliente)}` : null,
+        ),
         h(
           'button',
           {

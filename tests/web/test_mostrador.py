@@ -253,6 +253,8 @@ def phone_desk(srv, br, b, s, day):
     br.wait(lambda: br.active().text == "Vino", what="focus on Vino")
     br.click("Vino", within=card(br, "Carla Gómez"))
     br.wait(lambda: "Deshacer" in card_text(br, "Carla Gómez") and "1 vez no vino" not in br.text(), what="came")
+    # her completed cuts counted on her card, as her no-shows are
+    br.wait(lambda: "1 corte hecho aquí" in card_text(br, "Carla Gómez"), what="her completed cut, counted")
     # on a tablet's grid her card stays open under it, with its new state
     # and "Deshacer" (when the grid shows her hour)
     br.d.set_window_size(1024, 768)
