@@ -266,6 +266,54 @@ static void a_corrected_number_ends_the_links_sent_to_the_old_one(void **state)
     free(mar);
 }
 
+/* The desk writes her number another way (spaces, the country code): the
+ * same phone, so the links already sent to it keep opening her appointment
+ * (a reformat used to end them all, as a new number does); a number that
+ * really changes still ends them. */
+static void a_number_written_another_way_keeps_her_links(void **state)
+{
+    (void)state;
+    char d[11], e[11];
+    weekday_utc(8, d);
+    weekday_utc(9, e);
+    char *noa = desk_client("Noa Paz", "600111601", d, "09:00");
+    struct resp r;
+    desk_put(&BARB, noa, "{\"acepta\": true}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    char *cita = desk_book(noa, e, "12:00");
+    if (!wa_sink_wait(&D, "34600111601", WAIT_MS)) fail_msg("no WhatsApp confirmation");
+    json_t *all = wa_sink_accepted(&D, "34600111601");
+    const char *link = wa_param(json_array_get(all, 0), 5);
+    const char *tok = link ? strstr(link, "/c/") : NULL;
+    if (!tok) fail_msg("no link in the confirmation: %s", link ? link : "(none)");
+    char path[200], corr[200];
+    snprintf(path, sizeof path, "/api/gestion/%s", tok + 3);
+    json_decref(all);
+    snprintf(corr, sizeof corr, "/api/clientes/%s", noa);
+    /* the same number, written as people write it */
+    static const char *const same[] = {"600 11 16 01", "+34 600 111 601", "0034 600-111-601"};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        char body[100];
+        snprintf(body, sizeof body, "{\"telefono\": \"%s\"}", same[i]);
+        http_json(&S, "PATCH", corr, BARB.token, body, &r);
+        assert_int_equal(r.status, 200);
+        resp_free(&r);
+        http_get(&S, path, NULL, &r);
+        if (r.status != 200) fail_msg("after \"%s\": %ld %s", same[i], r.status, r.body);
+        resp_free(&r);
+    }
+    /* another number: the link sent to the old one opens nothing */
+    http_json(&S, "PATCH", corr, BARB.token, "{\"telefono\": \"600 111 602\"}", &r);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    http_get(&S, path, NULL, &r);
+    expect_error(&r, 404, "Cita no encontrada");
+    resp_free(&r);
+    free(cita);
+    free(noa);
+}
+
 static void the_desk_or_she_withdraws_it(void **state)
 {
     (void)state;
@@ -511,6 +559,7 @@ int main(void)
         cmocka_unit_test(the_desk_records_her_consent_and_she_is_told_by_whatsapp),
         cmocka_unit_test(a_new_caller_goes_on_the_waiting_list),
         cmocka_unit_test(a_corrected_number_ends_the_links_sent_to_the_old_one),
+        cmocka_unit_test(a_number_written_another_way_keeps_her_links),
         cmocka_unit_test(the_desk_or_she_withdraws_it),
         cmocka_unit_test(a_client_gets_403),
         cmocka_unit_test(an_unknown_client_is_not_found),
