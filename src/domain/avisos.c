@@ -56,6 +56,19 @@ bool rule_telefono_e164(const char *in, const char *default_cc, char out[RULE_E1
     return true;
 }
 
+bool rule_telefono_mismo(const char *a, const char *b, const char *default_cc)
+{
+    if (!strcmp(a, b)) return true;
+    char ea[RULE_E164_MAX], eb[RULE_E164_MAX];
+    if (default_cc && rule_telefono_e164(a, default_cc, ea) &&
+        rule_telefono_e164(b, default_cc, eb))
+        return !strcmp(ea, eb);
+    char da[64], db[64];
+    size_t na = strlen(a), nb = strlen(b);
+    return na < sizeof da && nb < sizeof db && rule_telefono_digitos(a, na, da) > 0 &&
+           rule_telefono_digitos(b, nb, db) > 0 && !strcmp(da, db);
+}
+
 bool rule_quiet_hours_parse(const char *s, int *from, int *to)
 {
     *from = *to = 0;

@@ -27,6 +27,12 @@
  * letters, a '+' elsewhere, too short or too long, a bad default_cc. */
 bool rule_telefono_e164(const char *in, const char *default_cc, char out[RULE_E164_MAX]);
 
+/* Whether two phones as typed are one number however written
+ * ("611223344", "611 22 33 44", "+34 611 22 33 44"): their E.164 forms
+ * with default_cc (nullable) when both have one, else their digits
+ * (rule_telefono_digitos); text that is no number only as itself. */
+bool rule_telefono_mismo(const char *a, const char *b, const char *default_cc);
+
 /* "HH:MM-HH:MM" (from-to, e.g. "21:00-09:00", over midnight when from is
  * later than to) to minutes from midnight; "" or "no" is no quiet hours at
  * all (*from == *to == 0). False for anything else, or from == to. */

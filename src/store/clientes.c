@@ -323,24 +323,6 @@ static br_err correccion_gemela(struct db *db, struct db_conn *conn, struct clie
     return rc;
 }
 
-/* Whether two phones are one number however written ("611223344", "611 22
- * 33 44", "+34 611 22 33 44"): their E.164 forms with the default country
- * cc when both have one, else their digits. */
-static bool mismo_numero(const char *a, const char *b, const char *cc)
-{
-    if (!strcmp(a, b)) return true;
-    char ea[RULE_E164_MAX], eb[RULE_E164_MAX];
-    if (cc && rule_telefono_e164(a, cc, ea) && rule_telefono_e164(b, cc, eb))
-        return !strcmp(ea, eb);
-    size_t na = strlen(a), nb = strlen(b);
-    char *da = xmalloc(na + 1), *dx = xmalloc(nb + 1);
-    bool same = rule_telefono_digitos(a, na, da) > 0 && rule_telefono_digitos(b, nb, dx) > 0 &&
-                !strcmp(da, dx);
-    free(da);
-    free(dx);
-    return same;
-}
-
 static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
 {
     struct cliente_correccion *k = ud;
@@ -395,9 +377,10 @@ static br_err correccion_tx(struct db *db, struct db_conn *conn, void *ud)
     /* a number written another way (spaces, its country code) is the same
      * phone: the links sent to it stay good */
     if (k->set_telefono)
-        otro_contacto = otro_contacto ||
-                        (r.telefono_actual &&
-                         (!k->telefono || !mismo_numero(k->telefono, r.telefono_actual, k->wa_cc)));
+        otro_contacto =
+            otro_contacto ||
+            (r.telefono_actual &&
+             (!k->telefono || !rule_telefono_mismo(k->telefono, r.telefono_actual, k->wa_cc)));
     /* and the appointments' links sent there no longer open them */
     if (!rc && otro_contacto) rc = appointment_links_end(db, conn, k->id, now);
     /* her consent was for the number the desk typed: it follows it */

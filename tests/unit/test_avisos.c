@@ -112,10 +112,26 @@ static void reminder_offsets(void **state)
     assert_false(rule_reminder_offsets_parse(NULL, o, &n));
 }
 
+/* One number however written; two numbers never one. */
+static void the_same_phone_written_another_way(void **state)
+{
+    (void)state;
+    assert_true(rule_telefono_mismo("611223344", "611 22 33 44", "34"));
+    assert_true(rule_telefono_mismo("611223344", "+34 611 22 33 44", "34"));
+    assert_true(rule_telefono_mismo("0034611223344", "(611) 22-33-44", "34"));
+    assert_true(rule_telefono_mismo("611 22 33 44", "611-22-33-44", NULL));
+    assert_true(rule_telefono_mismo("llamar", "llamar", "34"));
+    assert_false(rule_telefono_mismo("611223344", "611223345", "34"));
+    assert_false(rule_telefono_mismo("611223344", "+44 611 22 33 44", "34"));
+    assert_false(rule_telefono_mismo("611223344", "+34611223344", NULL)); /* no country known */
+    assert_false(rule_telefono_mismo("llamar", "LLAMAR", "34"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(phone_numbers_to_e164),
+        cmocka_unit_test(the_same_phone_written_another_way),
         cmocka_unit_test(quiet_hours),
         cmocka_unit_test(reminder_offsets),
     };
