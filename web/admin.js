@@ -65,7 +65,12 @@ export async function admin() {
   if (!me || rol(me) !== 'admin') {
     page(
       'Administración',
-      h('p', {}, 'Solo para administración. ', h('a', { href: '/entrar?volver=/admin' }, 'Entrar')),
+      h(
+        'p',
+        {},
+        'Solo para administración. ',
+        h('a', { class: 'tap', href: '/entrar?volver=/admin' }, 'Entrar'),
+      ),
     );
     return;
   }

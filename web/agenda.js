@@ -40,7 +40,7 @@ export async function agenda() {
         'p',
         {},
         'La agenda es para barberos y administración. ',
-        h('a', { href: '/entrar?volver=/agenda' }, 'Entrar'),
+        h('a', { class: 'tap', href: '/entrar?volver=/agenda' }, 'Entrar'),
       ),
     );
     return;

@@ -98,8 +98,13 @@ export async function signin() {
       ],
       (d) => post('/api/auth/login', { email: d.get('email'), password: d.get('password') }),
     ),
-    h('p', {}, h('a', { href: '/recuperar' }, '¿Olvidaste tu contraseña?')),
-    h('p', {}, '¿Primera vez? ', h('a', { href: '/registro' + keep() }, 'Crea tu cuenta')),
+    h('p', {}, h('a', { class: 'tap', href: '/recuperar' }, '¿Olvidaste tu contraseña?')),
+    h(
+      'p',
+      {},
+      '¿Primera vez? ',
+      h('a', { class: 'tap', href: '/registro' + keep() }, 'Crea tu cuenta'),
+    ),
   );
 }
 
@@ -154,6 +159,6 @@ export async function signup() {
             ]
           : null,
     ),
-    h('p', {}, '¿Ya tienes cuenta? ', h('a', { href: '/entrar' + keep() }, 'Entra')),
+    h('p', {}, '¿Ya tienes cuenta? ', h('a', { class: 'tap', href: '/entrar' + keep() }, 'Entra')),
   );
 }

@@ -26,7 +26,7 @@ export async function mine() {
         'p',
         {},
         'Entra para ver tus citas. ',
-        h('a', { href: '/entrar?volver=/mis-citas' }, 'Entrar'),
+        h('a', { class: 'tap', href: '/entrar?volver=/mis-citas' }, 'Entrar'),
       ),
     );
     return;

@@ -105,7 +105,7 @@ export function recuperar() {
         return 'Si ese correo es de una cuenta, te llegará un enlace en unos minutos. Sirve una vez durante 30 minutos.';
       },
     ),
-    h('p', {}, h('a', { href: '/entrar' }, 'Volver a entrar')),
+    h('p', {}, h('a', { class: 'tap', href: '/entrar' }, 'Volver a entrar')),
   );
 }
 
@@ -116,7 +116,7 @@ export function restablecer() {
     page(
       'Enlace incompleto',
       h('p', {}, 'Abre el enlace tal como llegó en el correo, o pide otro.'),
-      h('p', {}, h('a', { href: '/recuperar' }, 'Pedir otro enlace')),
+      h('p', {}, h('a', { class: 'tap', href: '/recuperar' }, 'Pedir otro enlace')),
     );
     return;
   }
@@ -138,7 +138,7 @@ export function restablecer() {
         instead('/mis-citas');
       },
     ),
-    h('p', {}, h('a', { href: '/recuperar' }, 'Pedir otro enlace')),
+    h('p', {}, h('a', { class: 'tap', href: '/recuperar' }, 'Pedir otro enlace')),
   );
 }
 
@@ -157,7 +157,7 @@ export async function confirmarEmail() {
       .getElementById('main')
       .append(
         h('p', { class: 'ok', role: 'status' }, `Listo: tu cuenta usa ahora ${r.email}.`),
-        h('p', {}, h('a', { href: '/entrar' }, 'Entrar')),
+        h('p', {}, h('a', { class: 'tap', href: '/entrar' }, 'Entrar')),
       );
     await session(true);
   } catch (e) {

@@ -74,7 +74,7 @@ export function waitForm({ servicio, barbero, day, back }) {
               '/reservar?' +
               qs({ servicio, barbero: barbero || 'cualquiera', fecha: input.value || undefined });
             err.replaceChildren(
-              h('a', { href: '/entrar?' + qs({ volver }) }, 'Entra en tu cuenta'),
+              h('a', { class: 'tap', href: '/entrar?' + qs({ volver }) }, 'Entra en tu cuenta'),
               ' para que te avisemos.',
             );
             err.hidden = false;

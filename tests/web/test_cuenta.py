@@ -60,6 +60,13 @@ def mail_text(to, needle, timeout=60):
     raise AssertionError("no message to %s holding %r" % (to, needle))
 
 
+def own_targets(br, *labels):
+    """Each link (in the page, not the menu) is a 44 x 44 px touch target."""
+    main = br.d.find_element(By.ID, "main")
+    for label in labels:
+        br.tap_target(br.button(label, within=main))
+
+
 def desk_client_signs_up(srv, br):
     """A client the front desk booked with her e-mail signs up herself: she
     is told a link to choose her password is on its way; it is, and with it
@@ -72,6 +79,7 @@ def desk_client_signs_up(srv, br):
     br.allowed_errors.append(r"/api/auth/signup - Failed to load resource: the server responded with a status of 409")
     br.open("/registro")
     br.focused_heading("Crear cuenta")
+    own_targets(br, "Entra")
     br.fill("Nombre", "Lola Ruiz")
     br.fill("Correo electrónico", addr)
     br.fill("Contraseña", "la-de-lola")
@@ -93,8 +101,12 @@ def test(srv, br):
     srv.signup(addr, "Eva Gómez", password="antigua1")
     br.open("/entrar")
     br.focused_heading("Entrar")
+    # the links that stand alone under a form are touch targets of their own
+    # (a.tap: they were 19 px high, a line of text)
+    own_targets(br, "¿Olvidaste tu contraseña?", "Crea tu cuenta")
     br.click("¿Olvidaste tu contraseña?")
     br.focused_heading("¿Olvidaste tu contraseña?")
+    own_targets(br, "Volver a entrar")
     br.check("Recuperar")
     br.fill("Correo electrónico", addr)
     br.click("Enviar enlace")
@@ -108,6 +120,7 @@ def test(srv, br):
     br.focused_heading("Elige tu contraseña")
     # the token leaves the address bar (no history entry, no bookmark keeps it)
     assert "#" not in br.d.current_url and "token" not in br.d.current_url, br.d.current_url
+    own_targets(br, "Pedir otro enlace")
     br.check("Restablecer")
     br.fill("Contraseña nueva", "nueva-clave-1")
     br.click("Guardar y entrar")
@@ -206,6 +219,10 @@ def test(srv, br):
     br.check("Cuenta eliminada")
     assert br.button("Entrar")  # signed out
     assert srv.call("POST", "/api/auth/login", {"email": addr, "password": "nueva-clave-1"})[0] == 401
+    for path, heading in (("/mis-citas", "Mis citas"), ("/agenda", "Agenda"), ("/admin", "Administración")):
+        br.open(path)
+        br.focused_heading(heading)
+        own_targets(br, "Entrar")
     desk_client_signs_up(srv, br)
 
 
