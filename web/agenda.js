@@ -161,6 +161,9 @@ export async function agenda() {
       '/agenda?' + qs({ vista, fecha, barbero: ver === (linked(me) || '') ? null : ver }),
     );
     const n = vista === 'semana' ? 7 : 1;
+    // the bar is drawn anew: a button of it that had the focus (pressed
+    // with the keyboard or a screen reader) keeps it, never left to <body>
+    const had = bar.contains(document.activeElement) ? document.activeElement.textContent : null;
     bar.replaceChildren(
       btn(
         'Día',
@@ -191,6 +194,7 @@ export async function agenda() {
         show();
       }),
     );
+    if (had) [...bar.children].find((b) => b.textContent === had)?.focus();
     const title = heading(n);
     body.replaceChildren(title, h('p', { class: 'hint' }, 'Cargando…'));
     try {

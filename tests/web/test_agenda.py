@@ -184,6 +184,9 @@ def test(srv, br):
     br.check("Agenda - hoy vacio")
     for _ in range((day - today).days):
         br.click("Siguiente ›")
+        # the bar is drawn anew: the button pressed keeps the focus (with the
+        # keyboard, the next press is the same key; it was left to <body>)
+        assert br.active().text == "Siguiente ›", br.active().tag_name
     br.see("Carla Gómez")
     for needle in ("611222333", "Lo mismo que la última vez", b["nombre"], s["nombre"]):
         br.see(needle)
@@ -198,6 +201,7 @@ def test(srv, br):
     br.click("Semana")
     br.see("Semana del")
     br.see("Carla Gómez")
+    assert br.active().text == "Semana" and br.active().get_attribute("aria-pressed") == "true", br.active().tag_name
     br.check("Agenda - semana")
     # the client calls: the barber moves her appointment, then cancels it
     # (the agenda opened afresh on her day: the transfer budget counts from a
