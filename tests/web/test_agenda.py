@@ -154,6 +154,35 @@ def left_open(srv, br, s, b, client):
     assert "Carla Gómez" in br.d.find_element(By.CSS_SELECTOR, ".detalle li.cita h3").text, "her card is still open"
 
 
+def new_booking_by_keyboard(br):
+    """On a small phone (360x740), "Nueva cita" walked with Tab: every control
+    the focus reaches is in sight, none under the bar of "Reservar cita" and
+    "Volver a la agenda" stuck to the window's bottom (it hid the barber's
+    list and "Ahora")."""
+    size = br.d.get_window_size()
+    br.d.set_window_size(360, 740)
+    br.click("Nueva cita")
+    br.focused_heading("Nueva cita")
+    under = ("const a = document.activeElement, s = document.querySelector('main .sticky');"
+             "const r = a.getBoundingClientRect(), q = s.getBoundingClientRect();"
+             "return s.contains(a) || a === document.body ? null :"
+             " [a.outerHTML.slice(0, 80), r.top < q.bottom && r.bottom > q.top, r.top >= 0 && r.bottom <= innerHeight]")
+    seen = 0
+    for _ in range(40):
+        br.active().send_keys(webtest.Keys.TAB)
+        time.sleep(0.05)
+        got = br.d.execute_script(under)
+        if got is None:
+            if br.active().text == "Volver a la agenda":
+                break
+            continue
+        seen += 1
+        assert not got[1] and got[2], "under the bar or out of sight: %s" % got[0]
+    assert seen >= 5, seen
+    br.click("Volver a la agenda")
+    br.d.set_window_size(size["width"], size["height"])
+
+
 def test(srv, br):
     servicios, barberos = srv.catalog()
     s, b = servicios[0], barberos[0]
@@ -203,6 +232,7 @@ def test(srv, br):
     br.see("Carla Gómez")
     assert br.active().text == "Semana" and br.active().get_attribute("aria-pressed") == "true", br.active().tag_name
     br.check("Agenda - semana")
+    new_booking_by_keyboard(br)
     # the client calls: the barber moves her appointment, then cancels it
     # (the agenda opened afresh on her day: the transfer budget counts from a
     # page's start)
