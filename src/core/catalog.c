@@ -77,7 +77,7 @@ br_err catalog_barbero_update(struct app *app, const char *id, const struct barb
         q.email = NULL;
     }
     br_id uid;
-    if (p->set_usuario && p->usuario_id) {
+    if (p->set_usuario && p->usuario_id && *p->usuario_id) {
         struct perfil pf;
         memset(&pf, 0, sizeof pf);
         br_err rc = uuid_parse(p->usuario_id, strlen(p->usuario_id), uid)
@@ -92,6 +92,8 @@ br_err catalog_barbero_update(struct app *app, const char *id, const struct barb
             return rc;
         }
         q.usuario_id = uid;
+    } else if (p->set_usuario) {
+        q.usuario_id = NULL; /* "" unlinks, as null does (and as email) */
     }
     br_err rc = store_barbero_update(app->store, id, &q);
     if (rc == BR_CONFLICT) rc = err_set(BR_CONFLICT, "El usuario ya está vinculado a otro barbero");

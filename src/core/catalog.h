@@ -26,7 +26,8 @@ br_err catalog_barbero_add(struct app *app, struct barbero *b) WARN_UNUSED;
  * user with a profile BR_NOTFOUND "Usuario no encontrado", one whose rol is
  * not barbero BR_INVALID "El usuario no tiene el rol barbero", one linked
  * to another barber BR_CONFLICT "El usuario ya está vinculado a otro
- * barbero"; nothing is written then. */
+ * barbero"; nothing is written then. An empty email or usuario_id clears
+ * it, as NULL does. */
 br_err catalog_barbero_update(struct app *app, const char *id,
                               const struct barbero_patch *p) WARN_UNUSED;
 

@@ -170,6 +170,39 @@ static void me_names_the_barber_a_linked_user_speaks_for(void **state)
     free(body);
 }
 
+/* "" is empty, as null (docs/decisions.md, Input): it clears the linked user
+ * as it clears the address, rather than naming no user (404) */
+static void an_empty_usuario_id_unlinks_as_null_does(void **state)
+{
+    (void)state;
+    char *body = NULL;
+    patch_expect(&ADMIN, BARBERO, "{\"usuario_id\":\"\"}", 200, NULL);
+    char *c = contact_of(BARBERO);
+    if (asprintf(&body, "%s|null", BARB_MAIL) < 0) fail_msg("asprintf");
+    assert_string_equal(c, body);
+    free(body);
+    free(c);
+    struct resp r;
+    http_get(&S, "/api/auth/me", BARB.token, &r);
+    assert_int_equal(r.status, 200);
+    expect_keys(r.json, "user", "perfil", NULL);
+    resp_free(&r);
+    patch_expect(&ADMIN, BARBERO, "{\"email\":\"\",\"usuario_id\":\"\"}", 200, NULL);
+    c = contact_of(BARBERO);
+    assert_string_equal(c, "null|null");
+    free(c);
+    /* linked again, with the address, for the e-mails below */
+    if (asprintf(&body, "{\"email\":\"%s\",\"usuario_id\":\"%s\"}", BARB_MAIL, BARB.id) < 0)
+        fail_msg("asprintf");
+    patch_expect(&ADMIN, BARBERO, body, 200, NULL);
+    free(body);
+    c = contact_of(BARBERO);
+    if (asprintf(&body, "%s|%s", BARB_MAIL, BARB.id) < 0) fail_msg("asprintf");
+    assert_string_equal(c, body);
+    free(body);
+    free(c);
+}
+
 /* --- the e-mails ------------------------------------------------------------------------- */
 
 /* The mail whose .ics SEQUENCE is seq. */
@@ -345,6 +378,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_admin_sets_the_barbers_email_and_user_and_bad_values_change_nothing),
         cmocka_unit_test(me_names_the_barber_a_linked_user_speaks_for),
+        cmocka_unit_test(an_empty_usuario_id_unlinks_as_null_does),
         cmocka_unit_test(the_barber_gets_one_mail_per_change_updating_one_event),
         cmocka_unit_test(a_barber_without_an_address_gets_no_mail),
         cmocka_unit_test(a_waiting_notice_follows_the_barbers_new_address),
