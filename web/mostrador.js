@@ -76,9 +76,13 @@ function hintFor(el, text) {
   return p;
 }
 
-// "Ana Pérez · 600111222 · 2 veces no vino": how a client is named in a list.
+// "Ana Pérez · 600111222 · 2 veces no vino · 5 cortes hechos aquí": how a
+// client is named in a list (the search's results) and once chosen, with
+// her counts in the agenda card's words.
 export function clientLine(c) {
-  return [c.nombre || 'Sin nombre', c.telefono, c.email, noShows(c)].filter(Boolean).join(' · ');
+  return [c.nombre || 'Sin nombre', c.telefono, c.email, noShows(c), cuts(c)]
+    .filter(Boolean)
+    .join(' · ');
 }
 // The count of completed cuts, when there is any (the API's completadas):
 // a regular, at a glance.
@@ -353,13 +357,7 @@ export async function nueva(box, { barbero, inicio, onDone, onCancel }) {
       esperas = deskList(st.cliente);
       whats = deskWhatsApp(st.cliente);
       who.replaceChildren(
-        h(
-          'p',
-          {},
-          'Cliente: ',
-          h('strong', {}, clientLine(st.cliente)),
-          cuts(st.cliente) ? ` · ${cuts(st.cliente)}` : null,
-        ),
+        h('p', {}, 'Cliente: ', h('strong', {}, clientLine(st.cliente))),
         h(
           'button',
           {

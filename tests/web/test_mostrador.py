@@ -331,8 +331,9 @@ def waiting_list(srv, br, b, s, day):
     br.click("Nueva cita")
     br.focused_heading("Nueva cita")
     br.fill("Buscar cliente (nombre, teléfono o correo)", "611222")
-    br.click("Carla Gómez · 611222333 · carla@example.com")
-    br.see("Cliente: Carla Gómez")
+    # her completed cut in the search's result too, in the card's words
+    br.click("Carla Gómez · 611222333 · carla@example.com · 1 corte hecho aquí")
+    br.see("Cliente: Carla Gómez · 611222333 · carla@example.com · 1 corte hecho aquí")
     br.see("No está en ninguna lista de espera.")
     # the desk sees she withdrew it herself, and is not told to ask her again
     br.see("Lo retiró desde su cuenta el ")
