@@ -143,6 +143,15 @@ export async function agenda() {
     );
   }
 
+  // Each service's clean-up margin (GET /api/admin/servicios, which staff
+  // read: every service, a deactivated one's appointments too): service id
+  // -> minutes after each of its appointments that the grid offers no free
+  // time, as the desk's booking (POST /api/agenda/citas) refuses them.
+  const margenes = () =>
+    get('/api/admin/servicios').then(
+      (x) => new Map(x.servicios.map((s) => [s.id, s.margen_min || 0])),
+    );
+
   // keep.open: an appointment whose card stays open (its attendance just
   // marked), with the focus on its attendance action, or on keep.at (a
   // selector in the card)
@@ -261,12 +270,14 @@ export async function agenda() {
           }),
       ),
       n === 1 ? tramos(cols) : null,
+      n === 1 ? margenes() : null,
     ]);
-    // a lost session first: the closures (an admin path) then answer 403
+    // a lost session first: the closures and the margins (admin paths)
+    // then answer 403
     const bad = got.filter((r) => r.status === 'rejected').map((r) => r.reason);
     if (bad.length) throw bad.find((e) => e.expired) || bad[0];
     if (stale()) return title;
-    const [{ citas: all }, tr] = got.map((r) => r.value);
+    const [{ citas: all }, tr, mg] = got.map((r) => r.value);
     const citas = all.filter((c) => !ver || c.barbero_id === ver);
     await withClients(citas);
     if (stale()) return title;
@@ -275,6 +286,7 @@ export async function agenda() {
     seen = JSON.stringify([
       citas,
       tr && [...tr],
+      mg && [...mg],
       Math.floor(Date.now() / 6e4 / (cfg().paso_min || 15)),
     ]);
     if (quiet && seen === was) {
@@ -335,6 +347,7 @@ export async function agenda() {
       fecha,
       barberos: cols,
       tramos: tr,
+      margenes: mg,
       citas,
       badge: (c) => {
         const t = noShows(c.perfil);

@@ -2,7 +2,8 @@
 // a row per paso_min minutes. Booked time shows the appointment (a tap opens
 // its card); free time within the barber's hours is a button that starts a
 // booking with that barber at that hour; the rest (off hours, a closure, the
-// past) stays grey. On today's grid a line marks the current time.
+// past, an appointment's clean-up margin after it) stays grey. On today's
+// grid a line marks the current time.
 import { cfg } from './api.js';
 import { h, hm, ymd, dayStart, estadoLabel, today } from './ui.js';
 
@@ -26,9 +27,11 @@ export const moveNow = (g) =>
     .forEach((el) => at(el, toMin(hm(Date.now())), g.dataset.lo, g.dataset.paso));
 
 // barberos: the columns, in order; tramos: Map barber id -> [[from, to]]
-// of minutes that day (empty: not working); onFree(barbero, inicio ISO);
-// onCita(cita, button); badge(cita) -> an element or null.
-export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge }) {
+// of minutes that day (empty: not working); margenes: Map service id ->
+// its clean-up minutes (margen_min), busy after each of its appointments
+// as the server counts them (docs/decisions.md); onFree(barbero, inicio
+// ISO); onCita(cita, button); badge(cita) -> an element or null.
+export function dayGrid({ fecha, barberos, tramos, margenes, citas, onFree, onCita, badge }) {
   const paso = cfg().paso_min || 15;
   const live = citas.filter((c) => c.estado !== 'cancelada');
   let lo = Infinity;
@@ -75,6 +78,11 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
   if (marks) axis.append(line());
   const cols = barberos.map((b) => {
     const mine = live.filter((c) => c.barbero_id === b.id).map((c) => [span(c, fecha), c]);
+    // busy until each appointment's end plus its service's margin
+    const busy = mine.map(([[a, e], c]) => [
+      a,
+      e + ((margenes && margenes.get(c.servicio_id)) || 0),
+    ]);
     const items = mine.map(([[a, e], c]) => {
       const btn = h(
         'button',
@@ -90,7 +98,7 @@ export function dayGrid({ fecha, barberos, tramos, citas, onFree, onCita, badge 
     });
     for (const [a, e] of tramos.get(b.id) || []) {
       for (let m = Math.ceil((a - lo) / paso) * paso + lo; m + paso <= e; m += paso) {
-        if (mine.some(([[x, y]]) => x < m + paso && y > m)) continue;
+        if (busy.some(([x, y]) => x < m + paso && y > m)) continue;
         const at = dayStart(fecha, m);
         if (at.getTime() < now) continue;
         items.push([

@@ -70,7 +70,8 @@ const struct http_route api_routes[] = {
      api_admin_barbero_patch, api_barbero_path},
     {"PUT", "/api/admin/barberos/", true, HTTP_AUTH_ADMIN, HTTP_BODY_JSON, api_admin_barbero_put,
      api_barbero_horario_admin_path},
-    {"GET", "/api/admin/servicios", false, HTTP_AUTH_ADMIN, HTTP_BODY_NONE, api_admin_servicios_get,
+    /* read by staff too: the agenda's grid keeps each service's clean-up margin */
+    {"GET", "/api/admin/servicios", false, HTTP_AUTH_STAFF, HTTP_BODY_NONE, api_admin_servicios_get,
      .head = true},
     {"POST", "/api/admin/servicios", false, HTTP_AUTH_ADMIN, HTTP_BODY_JSON,
      api_admin_servicios_post},

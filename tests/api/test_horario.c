@@ -129,7 +129,6 @@ static void only_an_administrator_manages(void **state)
         {"POST", "/api/admin/barberos", "{\"nombre\":\"X\"}"},
         {"PATCH", pb, "{\"activo\":false}"},
         {"PUT", ph, "{\"horario\":[]}"},
-        {"GET", "/api/admin/servicios", NULL},
         {"POST", "/api/admin/servicios", "{\"nombre\":\"X\",\"duracion_min\":10,\"precio\":1}"},
         {"PATCH", ps, "{\"activo\":false}"},
         {"POST", "/api/admin/ausencias", "{\"desde\":\"2030-01-01\",\"hasta\":\"2030-01-01\"}"},
@@ -150,6 +149,23 @@ static void only_an_administrator_manages(void **state)
     expect_call("GET", "/api/admin/ausencias", CLIENTE.token, NULL, 403, "Sin permisos");
     /* an admin endpoint: 403 without a session, as every one */
     expect_call("GET", "/api/admin/ausencias", NULL, NULL, 403, "Sin permisos");
+    /* the services with their clean-up margins likewise (the grid keeps
+     * the margin after each appointment free of buttons) */
+    struct resp r;
+    http_get(&S, "/api/admin/servicios", BARBERO.token, &r);
+    assert_int_equal(r.status, 200);
+    size_t i;
+    json_t *sv;
+    bool seen = false;
+    json_array_foreach(json_object_get(r.json, "servicios"), i, sv)
+    {
+        expect_keys(sv, "id", "nombre", "duracion_min", "precio", "activo", "margen_min", NULL);
+        seen = seen || !strcmp(jstr(sv, "id"), s);
+    }
+    assert_true(seen);
+    resp_free(&r);
+    expect_call("GET", "/api/admin/servicios", CLIENTE.token, NULL, 403, "Sin permisos");
+    expect_call("GET", "/api/admin/servicios", NULL, NULL, 403, "Sin permisos");
     /* the public reads need no session */
     char pub[160];
     snprintf(pub, sizeof pub, "/api/barberos/%s/horario", b);

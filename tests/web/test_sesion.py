@@ -65,9 +65,10 @@ def agenda(srv, br):
     # the session ends (a new password): the next view says so
     srv.ok("PATCH", "/api/admin/usuarios", {"userId": uid, "password": "otraclave1"}, token=srv.admin)
     br.allowed_errors.append(r"status of 401")
-    # the day's closures (GET /api/admin/ausencias) answer 403 without a
-    # session, as every admin path: the page still says the session expired
-    br.allowed_errors.append(r"/api/admin/ausencias - .*status of 403")
+    # the day's closures and margins (GET /api/admin/ausencias, /servicios)
+    # answer 403 without a session, as every admin path: the page still says
+    # the session expired
+    br.allowed_errors.append(r"/api/admin/(ausencias|servicios) - .*status of 403")
     br.click("Siguiente ›")
     a = expired_link(br, "/agenda")
     assert "Cargando" not in br.text(), br.text()
